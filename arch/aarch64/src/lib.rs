@@ -1,1 +1,23 @@
+//! AArch64 hardware abstraction for the kernel: boot entry, exception
+//! vectors and frames, system registers, MMU and page tables, caches and
+//! TLBs, the GIC, the generic timer, PSCI and semihosting.
+//!
+//! Unsafe code lives here behind safe interfaces; each block says why it
+//! holds.
 #![no_std]
+
+pub mod barrier;
+pub mod boot;
+pub mod cache;
+pub mod cpu;
+pub mod entry;
+pub mod esr;
+pub mod gic;
+pub mod memory;
+pub mod mmu;
+pub mod nofault;
+pub mod psci;
+pub mod ptrace;
+pub mod semihosting;
+pub mod timer;
+pub mod tlb;

@@ -1,0 +1,107 @@
+//! The executing CPU: identity, interrupt masking, idling, per-CPU pointer.
+
+use aarch64_cpu::asm;
+use aarch64_cpu::registers::{Readable, Writeable, DAIF, MIDR_EL1, MPIDR_EL1, TPIDR_EL1};
+
+/// Affinity fields of MPIDR_EL1 (Aff3..Aff0), which identify a CPU.
+pub fn mpidr() -> u64 {
+    MPIDR_EL1.get() & 0xff_00ff_ffff
+}
+
+/// MIDR_EL1, the CPU model.
+pub fn midr() -> u64 {
+    MIDR_EL1.get()
+}
+
+/// Saved interrupt mask state, from `local_irq_save`.
+#[derive(Clone, Copy, Debug)]
+pub struct IrqFlags(u64);
+
+/// Masks IRQs and FIQs on this CPU, returning the previous state.
+#[inline(always)]
+pub fn local_irq_save() -> IrqFlags {
+    let flags = IrqFlags(DAIF.get());
+    // SAFETY: masking interrupts is always sound.
+    unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
+    flags
+}
+
+/// Restores the state saved by `local_irq_save`.
+#[inline(always)]
+pub fn local_irq_restore(flags: IrqFlags) {
+    DAIF.set(flags.0);
+}
+
+/// Unmasks IRQs on this CPU.
+#[inline(always)]
+pub fn local_irq_enable() {
+    // SAFETY: handlers are installed before any caller unmasks interrupts.
+    unsafe { core::arch::asm!("msr daifclr, #3", options(nomem, nostack)) };
+}
+
+/// Masks IRQs on this CPU.
+#[inline(always)]
+pub fn local_irq_disable() {
+    // SAFETY: masking interrupts is always sound.
+    unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
+}
+
+/// Whether IRQs are masked on this CPU.
+pub fn irqs_disabled() -> bool {
+    DAIF.is_set(DAIF::I)
+}
+
+/// Waits for an interrupt.
+#[inline(always)]
+pub fn wfi() {
+    asm::wfi();
+}
+
+/// Waits for an event.
+#[inline(always)]
+pub fn wfe() {
+    asm::wfe();
+}
+
+/// Signals an event to all CPUs.
+#[inline(always)]
+pub fn sev() {
+    asm::sev();
+}
+
+/// Stops this CPU for good: interrupts masked, waiting forever.
+pub fn halt() -> ! {
+    local_irq_disable();
+    loop {
+        asm::wfi();
+    }
+}
+
+/// Sets this CPU's logical number, read back by `cpu_id`.
+pub fn set_cpu_id(id: usize) {
+    TPIDR_EL1.set(id as u64);
+}
+
+/// This CPU's logical number (0 = the boot CPU).
+#[inline(always)]
+pub fn cpu_id() -> usize {
+    TPIDR_EL1.get() as usize
+}
+
+/// The current frame pointer (x29), for backtraces of the running code.
+#[inline(always)]
+pub fn frame_pointer() -> usize {
+    let fp: usize;
+    // SAFETY: reads a register.
+    unsafe { core::arch::asm!("mov {}, x29", out(reg) fp, options(nomem, nostack)) };
+    fp
+}
+
+/// The current stack pointer.
+#[inline(always)]
+pub fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: reads a register.
+    unsafe { core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack)) };
+    sp
+}

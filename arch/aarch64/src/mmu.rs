@@ -1,0 +1,667 @@
+//! Stage-1 translation for EL1&0 with 4 KiB granules and 48-bit addresses:
+//! descriptor formats, MAIR/TCR settings, the early boot tables, and the
+//! kernel's own address space (image with W^X, linear map, MMIO window,
+//! heap window, fixmap).
+//!
+//! Page-table memory is only touched here. The kernel asks for mappings by
+//! purpose (`ioremap`, `map_heap_page`, `fixmap::set`), never by raw entry.
+
+use crate::barrier;
+use crate::memory::*;
+use aarch64_cpu::registers::{MAIR_EL1, TCR_EL1};
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use spin::Mutex;
+use tock_registers::register_bitfields;
+
+register_bitfields! {u64,
+    /// A level 0-2 table descriptor (ARM ARM D8.3.1).
+    pub TABLE_DESCRIPTOR [
+        /// Physical address of the next-level table, bits 47:12.
+        NEXT_LEVEL_TABLE_ADDR OFFSET(12) NUMBITS(36) [],
+        /// 1 for a table (at levels 0-2).
+        TYPE OFFSET(1) NUMBITS(1) [Block = 0, Table = 1],
+        /// Entry is valid.
+        VALID OFFSET(0) NUMBITS(1) [False = 0, True = 1]
+    ],
+    /// A level 1-2 block or level 3 page descriptor (ARM ARM D8.3.2).
+    pub PAGE_DESCRIPTOR [
+        /// Unprivileged execute-never.
+        UXN OFFSET(54) NUMBITS(1) [False = 0, True = 1],
+        /// Privileged execute-never.
+        PXN OFFSET(53) NUMBITS(1) [False = 0, True = 1],
+        /// Output address, bits 47:12.
+        OUTPUT_ADDR OFFSET(12) NUMBITS(36) [],
+        /// Not global: the entry is tagged with the current ASID.
+        NG OFFSET(11) NUMBITS(1) [False = 0, True = 1],
+        /// Access flag; set so that first access does not fault.
+        AF OFFSET(10) NUMBITS(1) [False = 0, True = 1],
+        /// Shareability.
+        SH OFFSET(8) NUMBITS(2) [OuterShareable = 0b10, InnerShareable = 0b11],
+        /// Access permissions AP[2:1].
+        AP OFFSET(6) NUMBITS(2) [
+            RW_EL1 = 0b00,
+            RW_EL1_EL0 = 0b01,
+            RO_EL1 = 0b10,
+            RO_EL1_EL0 = 0b11
+        ],
+        /// Index into MAIR_EL1.
+        ATTR_INDX OFFSET(2) NUMBITS(3) [],
+        /// At level 3, 1 for a page; at levels 1-2, 0 for a block.
+        TYPE OFFSET(1) NUMBITS(1) [Block = 0, Page = 1],
+        /// Entry is valid.
+        VALID OFFSET(0) NUMBITS(1) [False = 0, True = 1]
+    ]
+}
+
+/// MAIR index of Device-nGnRE memory.
+pub const MT_DEVICE_NGNRE: u64 = 0;
+/// MAIR index of Normal write-back cacheable memory.
+pub const MT_NORMAL: u64 = 1;
+/// MAIR index of Normal non-cacheable memory.
+pub const MT_NORMAL_NC: u64 = 2;
+
+/// MAIR_EL1: the three memory types above, in their indices.
+pub const MAIR_VALUE: u64 = MAIR_EL1::Attr0_Device::nonGathering_nonReordering_EarlyWriteAck.value
+    | MAIR_EL1::Attr1_Normal_Outer::WriteBack_NonTransient_ReadWriteAlloc.value
+    | MAIR_EL1::Attr1_Normal_Inner::WriteBack_NonTransient_ReadWriteAlloc.value
+    | MAIR_EL1::Attr2_Normal_Outer::NonCacheable.value
+    | MAIR_EL1::Attr2_Normal_Inner::NonCacheable.value;
+
+/// TCR_EL1 without IPS (filled in from ID_AA64MMFR0_EL1 at boot): 48-bit
+/// VAs in both halves, 4 KiB granules, cacheable inner-shareable walks,
+/// 16-bit ASIDs taken from TTBR0.
+pub const TCR_VALUE: u64 = TCR_EL1::T0SZ.val(16).value
+    | TCR_EL1::T1SZ.val(16).value
+    | TCR_EL1::TG0::KiB_4.value
+    | TCR_EL1::TG1::KiB_4.value
+    | TCR_EL1::SH0::Inner.value
+    | TCR_EL1::SH1::Inner.value
+    | TCR_EL1::IRGN0::WriteBack_ReadAlloc_WriteAlloc_Cacheable.value
+    | TCR_EL1::ORGN0::WriteBack_ReadAlloc_WriteAlloc_Cacheable.value
+    | TCR_EL1::IRGN1::WriteBack_ReadAlloc_WriteAlloc_Cacheable.value
+    | TCR_EL1::ORGN1::WriteBack_ReadAlloc_WriteAlloc_Cacheable.value
+    | TCR_EL1::AS::ASID16Bits.value
+    | TCR_EL1::A1::TTBR0.value;
+
+const ENTRIES: usize = 512;
+
+/// One translation table.
+#[repr(C, align(4096))]
+pub struct Table([u64; ENTRIES]);
+
+/// The tables used from kernel entry until the kernel's own are built.
+pub mod early {
+    use super::*;
+    use tock_registers::fields::FieldValue;
+
+    /// The early tables, in one page-aligned block so that the entry code
+    /// reaches each by a fixed offset.
+    #[repr(C, align(4096))]
+    pub struct EarlyTables {
+        /// TTBR1 root.
+        pub ttbr1: Table,
+        l1: Table,
+        l2: Table,
+        /// TTBR0 root: the identity map, kept for secondary CPU entry.
+        pub idmap_l0: Table,
+        idmap_l1: Table,
+    }
+
+    /// Written by the entry code (with the MMU off) before any Rust runs.
+    #[no_mangle]
+    pub static mut EARLY_TABLES: EarlyTables = EarlyTables {
+        ttbr1: Table([0; ENTRIES]),
+        l1: Table([0; ENTRIES]),
+        l2: Table([0; ENTRIES]),
+        idmap_l0: Table([0; ENTRIES]),
+        idmap_l1: Table([0; ENTRIES]),
+    };
+    /// Offset of the level-1 table of the image mapping.
+    pub const OFF_L1: usize = PAGE_SIZE;
+    /// Offset of the level-2 table of the image mapping.
+    pub const OFF_L2: usize = 2 * PAGE_SIZE;
+    /// Offset of the identity map's root.
+    pub const OFF_IDMAP_L0: usize = 3 * PAGE_SIZE;
+    /// Offset of the identity map's level-1 table.
+    pub const OFF_IDMAP_L1: usize = 4 * PAGE_SIZE;
+    /// Size of the block.
+    pub const OFF_END: usize = 5 * PAGE_SIZE;
+
+    const BLOCK: FieldValue<u64, PAGE_DESCRIPTOR::Register> = PAGE_DESCRIPTOR::VALID::True;
+
+    /// Attributes of the early 2 MiB / 1 GiB blocks: Normal memory,
+    /// read-write, executable (W^X starts with the kernel's own tables).
+    pub const BLOCK_ATTRS: u64 = BLOCK.value
+        | PAGE_DESCRIPTOR::TYPE::Block.value
+        | PAGE_DESCRIPTOR::AF::True.value
+        | PAGE_DESCRIPTOR::SH::InnerShareable.value
+        | PAGE_DESCRIPTOR::ATTR_INDX.val(MT_NORMAL).value;
+}
+
+/// Permissions and memory type of a mapping. W^X is built in: no
+/// constructor yields a writable and executable mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prot(u64);
+
+impl Prot {
+    const NORMAL: u64 = PAGE_DESCRIPTOR::AF::True.value
+        | PAGE_DESCRIPTOR::SH::InnerShareable.value
+        | PAGE_DESCRIPTOR::ATTR_INDX.val(MT_NORMAL).value
+        | PAGE_DESCRIPTOR::UXN::True.value;
+    /// Kernel text: read-only, executable at EL1.
+    pub const KERNEL_TEXT: Prot = Prot(Self::NORMAL | PAGE_DESCRIPTOR::AP::RO_EL1.value);
+    /// Kernel read-only data.
+    pub const KERNEL_RO: Prot =
+        Prot(Self::NORMAL | PAGE_DESCRIPTOR::AP::RO_EL1.value | PAGE_DESCRIPTOR::PXN::True.value);
+    /// Kernel read-write data.
+    pub const KERNEL_RW: Prot =
+        Prot(Self::NORMAL | PAGE_DESCRIPTOR::AP::RW_EL1.value | PAGE_DESCRIPTOR::PXN::True.value);
+    /// Device registers.
+    pub const DEVICE: Prot = Prot(
+        PAGE_DESCRIPTOR::AF::True.value
+            | PAGE_DESCRIPTOR::SH::OuterShareable.value
+            | PAGE_DESCRIPTOR::ATTR_INDX.val(MT_DEVICE_NGNRE).value
+            | PAGE_DESCRIPTOR::AP::RW_EL1.value
+            | PAGE_DESCRIPTOR::PXN::True.value
+            | PAGE_DESCRIPTOR::UXN::True.value,
+    );
+
+    /// Whether EL1 may execute from such a mapping.
+    pub fn is_exec(self) -> bool {
+        self.0 & PAGE_DESCRIPTOR::PXN::True.value == 0
+    }
+
+    /// Whether EL1 may write through such a mapping.
+    pub fn is_writable(self) -> bool {
+        let ap = (self.0 >> 6) & 3;
+        ap == PAGE_DESCRIPTOR::AP::RW_EL1.value >> 6
+            || ap == PAGE_DESCRIPTOR::AP::RW_EL1_EL0.value >> 6
+    }
+}
+
+/// Why a mapping could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapError {
+    /// No memory for a page table.
+    NoMemory,
+    /// The address or size is not page aligned.
+    Unaligned,
+    /// Part of the range is already mapped.
+    AlreadyMapped,
+    /// The range leaves the window it must stay in.
+    OutOfWindow,
+}
+
+/// Where page-table frames come from once the boot pool is used up: set by
+/// the frame allocator when it starts. Returns a physical address.
+static TABLE_FRAME_SOURCE: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers the function that hands out (not necessarily zeroed) frames
+/// for page tables after boot.
+pub fn set_table_frame_source(f: fn() -> Option<u64>) {
+    TABLE_FRAME_SOURCE.store(f as usize, Ordering::Release);
+}
+
+const BOOT_POOL_PAGES: usize = 48;
+
+/// Frames for the kernel's tables before the frame allocator exists.
+struct BootPool {
+    pages: UnsafeCell<[Table; BOOT_POOL_PAGES]>,
+    next: AtomicUsize,
+}
+// SAFETY: `next` hands each page out once; a page is then only reached
+// through the page-table code under KERNEL_PGD.
+unsafe impl Sync for BootPool {}
+
+static BOOT_POOL: BootPool = BootPool {
+    pages: UnsafeCell::new([const { Table([0; ENTRIES]) }; BOOT_POOL_PAGES]),
+    next: AtomicUsize::new(0),
+};
+
+/// `KIMAGE_VADDR - phys_base`: how to reach image memory before (and
+/// besides) the linear map.
+static KIMAGE_VOFFSET: AtomicUsize = AtomicUsize::new(0);
+static KIMAGE_PHYS_BASE: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" {
+    static _text: u8;
+    static _etext: u8;
+    static __start_rodata: u8;
+    static __end_rodata: u8;
+    static __start_data: u8;
+    static _end: u8;
+    static __idmap_text_start: u8;
+}
+
+fn sym_addr(s: &u8) -> usize {
+    s as *const u8 as usize
+}
+
+/// Addresses of the image's parts, from the link script.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageLayout {
+    /// Start of text (the Image header).
+    pub text: usize,
+    /// End of text.
+    pub etext: usize,
+    /// Start of read-only data.
+    pub rodata: usize,
+    /// End of read-only data.
+    pub erodata: usize,
+    /// Start of data (then bss).
+    pub data: usize,
+    /// End of the image.
+    pub end: usize,
+}
+
+/// The image's section bounds.
+pub fn image_layout() -> ImageLayout {
+    // SAFETY: only the addresses of linker-defined symbols are taken.
+    unsafe {
+        ImageLayout {
+            text: sym_addr(&_text),
+            etext: sym_addr(&_etext),
+            rodata: sym_addr(&__start_rodata),
+            erodata: sym_addr(&__end_rodata),
+            data: sym_addr(&__start_data),
+            end: sym_addr(&_end),
+        }
+    }
+}
+
+/// Physical address of an address inside the kernel image.
+pub fn kimage_to_phys(va: usize) -> u64 {
+    (va - KIMAGE_VOFFSET.load(Ordering::Relaxed)) as u64
+}
+
+/// Physical range `[start, end)` the image occupies (from `_text`).
+pub fn kimage_phys_range() -> (u64, u64) {
+    let l = image_layout();
+    (kimage_to_phys(l.text), kimage_to_phys(l.end))
+}
+
+/// Virtual address at which page-table code may touch the frame `pa`.
+fn table_va(pa: u64) -> *mut u64 {
+    let (start, end) = kimage_phys_range();
+    let base = KIMAGE_PHYS_BASE.load(Ordering::Relaxed) as u64;
+    if pa >= base && pa < end.max(start) {
+        (pa as usize + KIMAGE_VOFFSET.load(Ordering::Relaxed)) as *mut u64
+    } else {
+        phys_to_virt(pa) as *mut u64
+    }
+}
+
+fn alloc_table() -> Option<u64> {
+    let i = BOOT_POOL.next.fetch_add(1, Ordering::Relaxed);
+    let pa = if i < BOOT_POOL_PAGES {
+        let va = BOOT_POOL.pages.get() as usize + i * PAGE_SIZE;
+        kimage_to_phys(va)
+    } else {
+        let f = TABLE_FRAME_SOURCE.load(Ordering::Acquire);
+        if f == 0 {
+            return None;
+        }
+        // SAFETY: only `set_table_frame_source` stores here, from a `fn`.
+        let f: fn() -> Option<u64> = unsafe { core::mem::transmute(f) };
+        f()?
+    };
+    let va = table_va(pa);
+    // SAFETY: `pa` is a fresh frame owned by the page-table code; `va` maps
+    // it (image alias or linear map) and it is one page long.
+    unsafe { core::ptr::write_bytes(va, 0, ENTRIES) };
+    Some(pa)
+}
+
+/// The kernel's TTBR1 tables.
+struct KernelPgd {
+    root: u64,
+    ioremap_next: usize,
+    heap_mapped: usize,
+}
+
+static KERNEL_PGD: Mutex<KernelPgd> = Mutex::new(KernelPgd {
+    root: 0,
+    ioremap_next: IOREMAP_BASE,
+    heap_mapped: 0,
+});
+
+const fn index(va: usize, level: usize) -> usize {
+    (va >> (39 - 9 * level)) & (ENTRIES - 1)
+}
+
+const fn level_size(level: usize) -> usize {
+    1 << (39 - 9 * level)
+}
+
+fn table_desc(pa: u64) -> u64 {
+    (TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table).value | pa
+}
+
+fn leaf_desc(pa: u64, prot: Prot, level: usize) -> u64 {
+    let kind = if level == 3 {
+        PAGE_DESCRIPTOR::TYPE::Page
+    } else {
+        PAGE_DESCRIPTOR::TYPE::Block
+    };
+    (PAGE_DESCRIPTOR::VALID::True + kind).value | prot.0 | pa
+}
+
+const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
+
+fn is_table(desc: u64) -> bool {
+    desc & 3 == 3
+}
+
+/// Returns a pointer to the entry for `va` at `level`, creating tables on
+/// the way.
+fn walk_create(root: u64, va: usize, level: usize) -> Result<*mut u64, MapError> {
+    let mut table = root;
+    for l in 0..level {
+        let entry = table_va(table).wrapping_add(index(va, l));
+        // SAFETY: `entry` is inside a live table page owned by KERNEL_PGD,
+        // whose lock the caller holds.
+        let desc = unsafe { entry.read_volatile() };
+        table = if desc & 1 == 0 {
+            let new = alloc_table().ok_or(MapError::NoMemory)?;
+            barrier::dsb_ishst();
+            // SAFETY: as above.
+            unsafe { entry.write_volatile(table_desc(new)) };
+            new
+        } else if is_table(desc) {
+            desc & ADDR_MASK
+        } else {
+            return Err(MapError::AlreadyMapped);
+        };
+    }
+    Ok(table_va(table).wrapping_add(index(va, level)))
+}
+
+/// Finds the leaf entry mapping `va`, if any.
+fn walk(root: u64, va: usize) -> Option<(*mut u64, usize)> {
+    let mut table = root;
+    for level in 0..4 {
+        let entry = table_va(table).wrapping_add(index(va, level));
+        // SAFETY: `entry` is inside a live table page.
+        let desc = unsafe { entry.read_volatile() };
+        if desc & 1 == 0 {
+            return None;
+        }
+        if level == 3 || !is_table(desc) {
+            return Some((entry, level));
+        }
+        table = desc & ADDR_MASK;
+    }
+    None
+}
+
+/// Maps `[va, va + size)` to `[pa, ...)`, with blocks where alignment
+/// allows if `blocks`.
+fn map_range(
+    root: u64,
+    va: usize,
+    pa: u64,
+    size: usize,
+    prot: Prot,
+    blocks: bool,
+) -> Result<(), MapError> {
+    if va % PAGE_SIZE != 0 || pa as usize % PAGE_SIZE != 0 || size % PAGE_SIZE != 0 {
+        return Err(MapError::Unaligned);
+    }
+    let mut off = 0;
+    while off < size {
+        let (v, p) = (va + off, pa + off as u64);
+        let level = if blocks {
+            (1..=3)
+                .find(|&l| {
+                    v % level_size(l) == 0
+                        && p as usize % level_size(l) == 0
+                        && size - off >= level_size(l)
+                })
+                .unwrap_or(3)
+        } else {
+            3
+        };
+        let entry = walk_create(root, v, level)?;
+        // SAFETY: `entry` points into a live table (see walk_create).
+        unsafe {
+            if entry.read_volatile() & 1 != 0 {
+                return Err(MapError::AlreadyMapped);
+            }
+            entry.write_volatile(leaf_desc(p, prot, level));
+        }
+        off += level_size(level);
+    }
+    barrier::dsb_ishst();
+    barrier::isb();
+    Ok(())
+}
+
+/// What the final kernel tables must cover, besides the image.
+pub struct KernelMapSpec<'a> {
+    /// RAM regions `(base, size)` for the linear map.
+    pub ram: &'a [(u64, u64)],
+}
+
+/// Builds the kernel's own TTBR1 tables (image with W^X, linear map of RAM
+/// with the image's alias read-only, an empty fixmap table) and switches to
+/// them; TTBR0 is then pointed at an empty table so that low addresses
+/// fault. Runs once, on the boot CPU. `phys_base` is the 2 MiB aligned
+/// physical base of the image.
+pub fn paging_init(phys_base: u64, spec: &KernelMapSpec) -> Result<(), MapError> {
+    KIMAGE_PHYS_BASE.store(phys_base as usize, Ordering::Relaxed);
+    KIMAGE_VOFFSET.store(KIMAGE_VADDR - phys_base as usize, Ordering::Relaxed);
+    let l = image_layout();
+    let mut pgd = KERNEL_PGD.lock();
+    let root = alloc_table().ok_or(MapError::NoMemory)?;
+    let ph = kimage_to_phys;
+    map_range(
+        root,
+        l.text,
+        ph(l.text),
+        l.etext - l.text,
+        Prot::KERNEL_TEXT,
+        false,
+    )?;
+    map_range(
+        root,
+        l.rodata,
+        ph(l.rodata),
+        l.erodata - l.rodata,
+        Prot::KERNEL_RO,
+        false,
+    )?;
+    map_range(
+        root,
+        l.data,
+        ph(l.data),
+        align_up(l.end, PAGE_SIZE) - l.data,
+        Prot::KERNEL_RW,
+        false,
+    )?;
+    // The linear map: RW data everywhere except the image, whose alias is
+    // read-only so that text can never be written through it.
+    let (img_lo, img_hi) = (ph(l.text), align_up(ph(l.end) as usize, PAGE_SIZE) as u64);
+    for &(base, size) in spec.ram {
+        let (start, end) = (
+            align_up(base as usize, PAGE_SIZE) as u64,
+            align_down((base + size) as usize, PAGE_SIZE) as u64,
+        );
+        if end <= start || phys_to_virt(end) > PAGE_END {
+            continue;
+        }
+        let mut cur = start;
+        for (lo, hi, prot) in [
+            (start, img_lo, Prot::KERNEL_RW),
+            (img_lo, img_hi, Prot::KERNEL_RO),
+            (img_hi, end, Prot::KERNEL_RW),
+        ] {
+            let (lo, hi) = (lo.max(cur), hi.min(end));
+            if hi > lo {
+                map_range(root, phys_to_virt(lo), lo, (hi - lo) as usize, prot, true)?;
+                cur = hi;
+            }
+        }
+    }
+    // The fixmap's level-3 table exists from the start, so that setting a
+    // slot never allocates (it is used with interrupts off, under stop_machine).
+    let fix_pte = walk_create(root, FIXADDR_START, 3)?;
+    FIXMAP_PTE.store(fix_pte as usize, Ordering::Release);
+    pgd.root = root;
+    drop(pgd);
+    // SAFETY: the new tables map the image (text, stacks, data) at the same
+    // addresses as the early ones, so execution continues seamlessly.
+    unsafe { replace_ttbr1(root) };
+    // SAFETY: the empty table makes all of TTBR0's half fault, which is the
+    // intent until a user address space is installed.
+    unsafe { set_ttbr0(kimage_to_phys(empty_table_va())) };
+    Ok(())
+}
+
+/// The fixmap's level-3 table (its first entry), found without the page
+/// table lock: fixmap users may run while other CPUs are parked.
+static FIXMAP_PTE: AtomicUsize = AtomicUsize::new(0);
+
+static EMPTY_TABLE: Table = Table([0; ENTRIES]);
+
+fn empty_table_va() -> usize {
+    &EMPTY_TABLE as *const Table as usize
+}
+
+/// Physical address of the kernel's TTBR1 root (for secondary CPUs).
+pub fn kernel_root() -> u64 {
+    KERNEL_PGD.lock().root
+}
+
+/// Physical address of the identity map root (for secondary CPUs).
+pub fn idmap_root() -> u64 {
+    // SAFETY: only the address is taken.
+    kimage_to_phys(unsafe { core::ptr::addr_of!(early::EARLY_TABLES.idmap_l0) } as usize)
+}
+
+/// Switches TTBR1 through the identity map.
+///
+/// # Safety
+/// `root` must be a complete kernel table that maps the running code, stack
+/// and data at their current addresses.
+unsafe fn replace_ttbr1(root: u64) {
+    extern "C" {
+        fn __cpu_replace_ttbr1();
+    }
+    let fn_pa = kimage_to_phys(__cpu_replace_ttbr1 as *const () as usize);
+    let empty = kimage_to_phys(empty_table_va());
+    // SAFETY: the callee runs from the identity map (TTBR0 still holds it),
+    // uses only x0/x1 and returns to the caller's (virtual) address, which
+    // the new table maps.
+    unsafe {
+        core::arch::asm!("blr {f}", f = in(reg) fn_pa, in("x0") root, in("x1") empty, out("x30") _, options(nostack));
+    }
+}
+
+/// Loads TTBR0 (the user half) and invalidates the TLB.
+///
+/// # Safety
+/// `root` must be a valid table (or the empty table), with no live user of
+/// the previous one on this CPU.
+pub unsafe fn set_ttbr0(root: u64) {
+    // SAFETY: per the contract.
+    unsafe {
+        core::arch::asm!("msr ttbr0_el1, {r}", "isb", "tlbi vmalle1", "dsb nsh", "isb", r = in(reg) root, options(nostack));
+    }
+}
+
+/// Secondary CPUs come up with the early identity map in TTBR0; once at
+/// their virtual address they drop it for the empty table.
+pub fn secondary_drop_idmap() {
+    // SAFETY: the secondary runs at kernel virtual addresses by now.
+    unsafe { set_ttbr0(kimage_to_phys(empty_table_va())) };
+}
+
+/// Maps device registers at `[pa, pa + size)` into the MMIO window and
+/// returns the virtual address of `pa`.
+pub fn ioremap(pa: u64, size: usize) -> Result<usize, MapError> {
+    let start = align_down(pa as usize, PAGE_SIZE);
+    let len = align_up(pa as usize + size, PAGE_SIZE) - start;
+    let mut pgd = KERNEL_PGD.lock();
+    let va = pgd.ioremap_next;
+    if va + len > IOREMAP_BASE + IOREMAP_SIZE {
+        return Err(MapError::OutOfWindow);
+    }
+    map_range(pgd.root, va, start as u64, len, Prot::DEVICE, false)?;
+    pgd.ioremap_next = va + len + PAGE_SIZE; // a guard page between devices
+    Ok(va + (pa as usize - start))
+}
+
+/// Extends the heap window by one page backed by frame `pa`; returns the
+/// new end of the mapped heap.
+pub fn map_heap_page(pa: u64) -> Result<usize, MapError> {
+    let mut pgd = KERNEL_PGD.lock();
+    let va = HEAP_BASE + pgd.heap_mapped;
+    if pgd.heap_mapped + PAGE_SIZE > HEAP_MAX {
+        return Err(MapError::OutOfWindow);
+    }
+    map_range(pgd.root, va, pa, PAGE_SIZE, Prot::KERNEL_RW, false)?;
+    pgd.heap_mapped += PAGE_SIZE;
+    Ok(va + PAGE_SIZE)
+}
+
+/// Maps `[va, va + size)` in the vmalloc window to `[pa, ...)` with `prot`.
+pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError> {
+    if va < VMALLOC_BASE || va + size > VMALLOC_BASE + VMALLOC_SIZE {
+        return Err(MapError::OutOfWindow);
+    }
+    let pgd = KERNEL_PGD.lock();
+    map_range(pgd.root, va, pa, size, prot, false)
+}
+
+/// The kernel mapping of `va`: physical address and permissions.
+pub fn translate(va: usize) -> Option<(u64, Prot)> {
+    let root = KERNEL_PGD.lock().root;
+    let (entry, level) = walk(root, va)?;
+    // SAFETY: `walk` returns a pointer into a live table.
+    let desc = unsafe { entry.read_volatile() };
+    let mask = level_size(level) as u64 - 1;
+    let pa = (desc & ADDR_MASK & !mask) | (va as u64 & mask);
+    Some((pa, Prot(desc & !(ADDR_MASK | 3))))
+}
+
+/// The fixmap: fixed virtual slots for short-lived mappings of any physical
+/// page, e.g. the writable alias through which text is patched.
+pub mod fixmap {
+    use super::*;
+
+    /// Virtual address of slot `slot`.
+    pub const fn slot_addr(slot: usize) -> usize {
+        FIXADDR_START + slot * PAGE_SIZE
+    }
+
+    fn slot_entry(slot: usize) -> *mut u64 {
+        assert!(slot < FIX_SLOTS, "fixmap slot {slot} out of range");
+        let table = FIXMAP_PTE.load(Ordering::Acquire) as *mut u64;
+        assert!(!table.is_null(), "fixmap used before paging_init");
+        table.wrapping_add(slot)
+    }
+
+    /// Maps physical page `pa` at `slot` with `prot`; returns its address.
+    ///
+    /// # Safety
+    /// The caller owns `slot` until `clear`, and must not create a writable
+    /// alias of memory that other code relies on being unchanged, except
+    /// under the rules of the mechanism it implements (text patching).
+    pub unsafe fn set(slot: usize, pa: u64, prot: Prot) -> usize {
+        let entry = slot_entry(slot);
+        // SAFETY: `entry` is the slot's entry in the fixmap level-3 table.
+        unsafe { entry.write_volatile(leaf_desc(pa & ADDR_MASK, prot, 3)) };
+        barrier::dsb_ishst();
+        barrier::isb();
+        slot_addr(slot)
+    }
+
+    /// Unmaps `slot` and invalidates its TLB entry on all CPUs.
+    pub fn clear(slot: usize) {
+        let entry = slot_entry(slot);
+        // SAFETY: as in `set`.
+        unsafe { entry.write_volatile(0) };
+        crate::tlb::flush_kernel_page(slot_addr(slot));
+    }
+}

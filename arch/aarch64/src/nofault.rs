@@ -1,0 +1,115 @@
+//! Memory accesses that may fault, recovered through the exception table
+//! (`__ex_table`): the fault handler finds the faulting instruction there
+//! and resumes at its fixup. Linux's `copy_from_kernel_nofault` idea, and
+//! the basis of the uaccess helpers.
+
+/// One exception-table entry: relative offsets of a faulting instruction
+/// and of where to resume.
+#[repr(C)]
+pub struct ExEntry {
+    insn: i32,
+    fixup: i32,
+}
+
+impl ExEntry {
+    fn insn_addr(&self) -> usize {
+        (&self.insn as *const i32 as usize).wrapping_add_signed(self.insn as isize)
+    }
+    fn fixup_addr(&self) -> usize {
+        (&self.fixup as *const i32 as usize).wrapping_add_signed(self.fixup as isize)
+    }
+}
+
+/// The entries, from the link script.
+fn table() -> &'static [ExEntry] {
+    extern "C" {
+        static __start___ex_table: ExEntry;
+        static __stop___ex_table: ExEntry;
+    }
+    // SAFETY: the linker places all `__ex_table` entries, each an ExEntry,
+    // between these two symbols.
+    unsafe {
+        let start = core::ptr::addr_of!(__start___ex_table);
+        let stop = core::ptr::addr_of!(__stop___ex_table);
+        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
+    }
+}
+
+/// Where to resume after a fault at `pc`, if `pc` may fault.
+pub fn search_exception_table(pc: u64) -> Option<u64> {
+    table()
+        .iter()
+        .find(|e| e.insn_addr() == pc as usize)
+        .map(|e| e.fixup_addr() as u64)
+}
+
+/// The access faulted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault;
+
+/// Reads the u64 at `addr`, or reports that the access faulted.
+#[inline(never)]
+pub fn read_u64_nofault(addr: usize) -> Result<u64, Fault> {
+    let val: u64;
+    let err: u64;
+    // SAFETY: a fault on the load is caught by the exception table and
+    // resumes at label 3 with err = 1; the load itself reads at most 8
+    // bytes and changes nothing.
+    unsafe {
+        core::arch::asm!(
+            "mov {err}, #0",
+            "2: ldr {val}, [{addr}]",
+            "4:",
+            ".pushsection .text.fixup, \"ax\"",
+            "3: mov {err}, #1",
+            "mov {val}, #0",
+            "b 4b",
+            ".popsection",
+            ".pushsection __ex_table, \"a\"",
+            ".balign 4",
+            ".long 2b - .",
+            ".long 3b - .",
+            ".popsection",
+            addr = in(reg) addr, val = out(reg) val, err = out(reg) err, options(nostack, readonly)
+        );
+    }
+    if err == 0 {
+        Ok(val)
+    } else {
+        Err(Fault)
+    }
+}
+
+/// Writes `val` at `addr`, or reports that the access faulted.
+///
+/// # Safety
+/// Like any raw write: if it succeeds, `addr` was writable memory, which the
+/// caller must be allowed to change.
+#[inline(never)]
+pub unsafe fn write_u32_nofault(addr: usize, val: u32) -> Result<(), Fault> {
+    let err: u64;
+    // SAFETY: a fault on the store is caught by the exception table as in
+    // `read_u64_nofault`; a successful store is the caller's responsibility.
+    unsafe {
+        core::arch::asm!(
+            "mov {err}, #0",
+            "2: str {val:w}, [{addr}]",
+            "4:",
+            ".pushsection .text.fixup, \"ax\"",
+            "3: mov {err}, #1",
+            "b 4b",
+            ".popsection",
+            ".pushsection __ex_table, \"a\"",
+            ".balign 4",
+            ".long 2b - .",
+            ".long 3b - .",
+            ".popsection",
+            addr = in(reg) addr, val = in(reg) val, err = out(reg) err, options(nostack)
+        );
+    }
+    if err == 0 {
+        Ok(())
+    } else {
+        Err(Fault)
+    }
+}
