@@ -1,1 +1,44 @@
+//! The kernel above the CPU: start-up, memory, interrupts, time, SMP,
+//! the console, oopses and kallsyms.
+//!
+//! Unsafe code is denied here except in the few modules that say why they
+//! need it (the frame allocator, the heap, MMIO drivers, the test
+//! harness); hardware access goes through the `arch` crate.
 #![no_std]
+#![deny(unsafe_code)]
+
+extern crate alloc;
+
+pub mod drivers;
+pub mod errno;
+pub mod fault;
+pub mod idle;
+pub mod init;
+pub mod irq;
+pub mod kallsyms;
+pub mod mm;
+pub mod oops;
+pub mod percpu;
+pub mod printk;
+pub mod smp;
+pub mod stacktrace;
+pub mod sync;
+pub mod time;
+pub mod traps;
+
+#[cfg(feature = "ktest")]
+pub mod ktest;
+
+#[cfg(feature = "ktest")]
+mod selftests;
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    use core::fmt::Write;
+    arch::cpu::local_irq_disable();
+    crate::printk::set_oops_in_progress();
+    let mut out = crate::printk::console_log_sink();
+    let _ = writeln!(out, "{info}");
+    crate::stacktrace::dump_backtrace(&mut out, panic as *const () as usize, arch::cpu::frame_pointer());
+    crate::oops::panic_stop(format_args!("{}", info.message()))
+}

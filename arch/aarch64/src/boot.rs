@@ -345,3 +345,74 @@ pub fn init_stack_bounds() -> (usize, usize) {
     let top = core::ptr::addr_of!(init_stack_top) as usize;
     (top - INIT_STACK_SIZE, top)
 }
+
+/// Why the DTB handed over at entry cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DtbError {
+    /// x0 was 0.
+    Missing,
+    /// Not 8-byte aligned.
+    Misaligned(u64),
+    /// No FDT magic at the address.
+    BadMagic(u64),
+    /// Its size runs past the memory mapped for it.
+    TooLarge(usize),
+    /// Not reachable through the linear map.
+    NotInRam(u64),
+}
+
+const FDT_MAGIC: u32 = 0xd00d_feed;
+/// Largest DTB accepted (Linux's MAX_FDT_SIZE).
+pub const MAX_FDT_SIZE: usize = 2 << 20;
+
+/// Where a DTB view reads through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DtbMapping {
+    /// The boot identity map (only before `paging_init`).
+    Idmap,
+    /// The linear map (after `paging_init`).
+    Linear,
+}
+
+/// A view of the DTB at physical address `pa`, checked for magic and size.
+///
+/// # Safety
+/// With `Idmap`, the view must not be used after `paging_init`. With
+/// `Linear`, the DTB's memory must be kept from the frame allocator (it is
+/// never written), so that the `'static` view stays valid.
+pub unsafe fn dtb_view(pa: u64, via: DtbMapping) -> Result<&'static [u8], DtbError> {
+    if pa == 0 {
+        return Err(DtbError::Missing);
+    }
+    if pa % 8 != 0 {
+        return Err(DtbError::Misaligned(pa));
+    }
+    let va = match via {
+        // The entry code maps the whole 1 GiB block holding `pa`.
+        DtbMapping::Idmap => pa as usize,
+        DtbMapping::Linear => {
+            crate::mmu::translate(crate::memory::phys_to_virt(pa)).ok_or(DtbError::NotInRam(pa))?;
+            crate::memory::phys_to_virt(pa)
+        }
+    };
+    // SAFETY: the first 8 bytes at `va` are mapped (see above) and the
+    // address is aligned.
+    let head = unsafe { core::ptr::read_volatile(va as *const [u8; 8]) };
+    if u32::from_be_bytes([head[0], head[1], head[2], head[3]]) != FDT_MAGIC {
+        return Err(DtbError::BadMagic(pa));
+    }
+    let size = u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    let limit = match via {
+        DtbMapping::Idmap => SZ_1G - (pa as usize & (SZ_1G - 1)),
+        DtbMapping::Linear => MAX_FDT_SIZE,
+    };
+    if size > MAX_FDT_SIZE || size > limit {
+        return Err(DtbError::TooLarge(size));
+    }
+    if via == DtbMapping::Linear && crate::mmu::translate(va + size.saturating_sub(1)).is_none() {
+        return Err(DtbError::NotInRam(pa));
+    }
+    // SAFETY: `[va, va + size)` is mapped (checked above) and, per the
+    // contract, stays valid and unchanged for as long as the view is used.
+    Ok(unsafe { core::slice::from_raw_parts(va as *const u8, size) })
+}

@@ -182,3 +182,14 @@ pub fn send_sgi(sgi: u32, targets: u8) {
             + GICD_SGIR::SGIINTID.val(sgi),
     );
 }
+
+/// Maps the distributor and CPU interface at the given physical addresses
+/// (from the device tree) and sets up the distributor.
+pub fn init_from_phys(dist_pa: u64, cpu_pa: u64) -> Result<(), crate::mmu::MapError> {
+    let dist_va = crate::mmu::ioremap(dist_pa, 0x1000)?;
+    let cpu_va = crate::mmu::ioremap(cpu_pa, 0x2000)?;
+    // SAFETY: the addresses come from the device tree's GICv2 node and were
+    // just mapped as Device memory, never unmapped.
+    unsafe { init(dist_va, cpu_va) };
+    Ok(())
+}

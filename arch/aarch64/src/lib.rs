@@ -18,6 +18,7 @@ pub mod mmu;
 pub mod nofault;
 pub mod psci;
 pub mod ptrace;
+pub mod sections;
 pub mod semihosting;
 pub mod timer;
 pub mod tlb;

@@ -665,3 +665,20 @@ pub mod fixmap {
         crate::tlb::flush_kernel_page(slot_addr(slot));
     }
 }
+
+/// Writes `val` to the 8-byte aligned physical address `pa` through the
+/// linear map (e.g. a spin-table release address), if RAM is mapped there
+/// writable.
+pub fn write_phys_u64(pa: u64, val: u64) -> Result<(), MapError> {
+    if pa % 8 != 0 {
+        return Err(MapError::Unaligned);
+    }
+    let va = phys_to_virt(pa);
+    match translate(va) {
+        // SAFETY: the linear map holds RAM at `va`, writable, and the
+        // caller names memory it owns (firmware mailbox words).
+        Some((_, prot)) if prot.is_writable() => unsafe { (va as *mut u64).write_volatile(val) },
+        _ => return Err(MapError::OutOfWindow),
+    }
+    Ok(())
+}

@@ -28,14 +28,27 @@ const FDT_END: u32 = 9;
 
 /// Big-endian u32 at `at`, if the bytes are there.
 pub(crate) fn be32(bytes: &[u8], at: usize) -> Option<u32> {
-    let raw = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_be_bytes(<[u8; 4]>::try_from(raw).ok()?))
+    // A slice pattern rather than try_into: this is the hottest function,
+    // and it stays cheap in unoptimised (test) builds too.
+    match bytes.get(at..)? {
+        [a, b, c, d, ..] => Some(u32::from_be_bytes([*a, *b, *c, *d])),
+        _ => None,
+    }
 }
 
 /// Big-endian u64 at `at`, if the bytes are there.
 fn be64(bytes: &[u8], at: usize) -> Option<u64> {
-    let raw = bytes.get(at..at.checked_add(8)?)?;
-    Some(u64::from_be_bytes(<[u8; 8]>::try_from(raw).ok()?))
+    let high = be32(bytes, at)?;
+    let low = be32(bytes, at.checked_add(4)?)?;
+    Some(u64::from(high) << 32 | u64::from(low))
+}
+
+/// The bytes before the first NUL, if there is one.
+fn until_nul(bytes: &[u8]) -> Option<&[u8]> {
+    // CStr's search is core's optimised memchr.
+    core::ffi::CStr::from_bytes_until_nul(bytes)
+        .ok()
+        .map(|s| s.to_bytes())
 }
 
 /// `x` rounded up to a multiple of 4 (tokens are 32-bit aligned).
@@ -179,13 +192,10 @@ impl<'a> Fdt<'a> {
                 FDT_NOP => pos = body,
                 FDT_BEGIN_NODE => {
                     let rest = self.structure.get(body..).unwrap_or(&[]);
-                    let len = rest
-                        .iter()
-                        .position(|&b| b == 0)
+                    let name = until_nul(rest)
                         .ok_or_else(|| self.malformed(pos, "node name is not terminated"))?;
-                    let name = rest.get(..len).unwrap_or(&[]);
                     let next = body
-                        .checked_add(len)
+                        .checked_add(name.len())
                         .and_then(|e| align4(e.checked_add(1)?))
                         .ok_or_else(|| self.malformed(pos, "node name is too long"))?;
                     return Ok((Token::BeginNode { name }, next));
@@ -218,8 +228,7 @@ impl<'a> Fdt<'a> {
 
     /// The NUL-terminated string at `offset` in the strings block.
     fn string(&self, offset: usize) -> Option<&'a [u8]> {
-        let rest = self.strings.get(offset..)?;
-        rest.get(..rest.iter().position(|&b| b == 0)?)
+        until_nul(self.strings.get(offset..)?)
     }
 
     /// The properties of `node`, as (name, value).
@@ -250,8 +259,8 @@ impl<'a> Fdt<'a> {
             let (token, next) = self.token(pos)?;
             match token {
                 Token::BeginNode { name } => {
-                    let parent = depth.checked_sub(1).and_then(|i| stack.get(i)).copied();
-                    let (node, after_props) = self.scan_node(name, next, parent.as_ref())?;
+                    let parent = depth.checked_sub(1).and_then(|i| stack.get(i));
+                    let (node, after_props) = self.scan_node(name, next, parent)?;
                     let slot = stack
                         .get_mut(depth)
                         .ok_or(Error::TooDeep { max: MAX_DEPTH })?;
@@ -313,6 +322,9 @@ impl<'a> Fdt<'a> {
             address_cells: parent.map_or(2, |p| p.address_cells),
             size_cells: parent.map_or(1, |p| p.size_cells),
             ranges: None,
+            compatible: &[],
+            device_type: &[],
+            reg: None,
             phandle: None,
             interrupt_parent: parent.and_then(|p| p.interrupt_parent),
             available: parent.is_none_or(|p| p.available),
@@ -323,13 +335,16 @@ impl<'a> Fdt<'a> {
             let Token::Prop { name, value } = token else {
                 return Ok((node, at));
             };
-            let cell = be32(value, 0).filter(|_| value.len() == 4);
+            let cell = || be32(value, 0).filter(|_| value.len() == 4);
             match name {
-                b"#address-cells" => node.address_cells = cell.unwrap_or(node.address_cells),
-                b"#size-cells" => node.size_cells = cell.unwrap_or(node.size_cells),
+                b"#address-cells" => node.address_cells = cell().unwrap_or(node.address_cells),
+                b"#size-cells" => node.size_cells = cell().unwrap_or(node.size_cells),
                 b"ranges" => node.ranges = Some(value),
-                b"phandle" | b"linux,phandle" => node.phandle = cell,
-                b"interrupt-parent" => node.interrupt_parent = cell,
+                b"compatible" => node.compatible = value,
+                b"device_type" => node.device_type = value,
+                b"reg" => node.reg = Some(value),
+                b"phandle" | b"linux,phandle" => node.phandle = cell(),
+                b"interrupt-parent" => node.interrupt_parent = cell(),
                 b"status" => node.available &= status_okay(value),
                 _ => {}
             }
@@ -365,6 +380,12 @@ pub(crate) struct Node<'a> {
     /// `ranges`: `None` if absent (children not translatable), empty for
     /// an identity mapping.
     pub ranges: Option<&'a [u8]>,
+    /// `compatible`, kept because almost every lookup tests it.
+    pub compatible: &'a [u8],
+    /// `device_type`.
+    pub device_type: &'a [u8],
+    /// `reg`.
+    pub reg: Option<&'a [u8]>,
     /// `phandle`, if any.
     pub phandle: Option<u32>,
     /// `interrupt-parent`, own or inherited.

@@ -430,8 +430,8 @@ impl<'a> Scan<'a> {
     /// Looks at the last node of `path` (the root first).
     fn visit(&mut self, fdt: &Fdt<'a>, path: &[Node<'a>]) {
         let Some(node) = path.last() else { return };
-        let parent_name = path.len().checked_sub(2).and_then(|i| path.get(i));
-        let parent_name = parent_name.map_or(&b""[..], |p| p.name);
+        let parent = path.len().checked_sub(2).and_then(|i| path.get(i));
+        let parent_name = parent.map_or(&b""[..], |p| p.name);
         match path.len() {
             1 => {
                 self.model = fdt.prop(node, "model").and_then(prop_str).unwrap_or("");
@@ -440,15 +440,15 @@ impl<'a> Scan<'a> {
             2 => match node.name {
                 b"chosen" => self.chosen = Some(*node),
                 b"aliases" => self.aliases = Some(*node),
-                _ if node.available && device_type(fdt, node) == Some("memory") => {
-                    for region in reg_regions(fdt, path).flatten() {
+                _ if node.available && device_type(node) == Some("memory") => {
+                    for region in reg_regions(path).flatten() {
                         self.memory.push(region);
                     }
                 }
                 _ => {}
             },
             3 if parent_name == b"reserved-memory" && node.available => {
-                for region in reg_regions(fdt, path).flatten() {
+                for region in reg_regions(path).flatten() {
                     self.reserved.push(region);
                 }
             }
@@ -468,14 +468,14 @@ impl<'a> Scan<'a> {
         if self.gic.is_none() {
             self.gic = gic(fdt, path);
         }
-        if self.timer.is_none() && compatible_any(fdt, node, &TIMER_COMPATIBLES) {
+        if self.timer.is_none() && compatible_any(node, &TIMER_COMPATIBLES) {
             self.timer = Some(TimerNode {
                 interrupts: fdt.prop(node, "interrupts").unwrap_or(&[]),
                 interrupt_parent: node.interrupt_parent,
                 clock_frequency: fdt.prop(node, "clock-frequency").and_then(prop_u32),
             });
         }
-        if self.psci.is_none() && is_psci(fdt, node) {
+        if self.psci.is_none() && is_psci(node) {
             self.psci = match fdt.prop(node, "method").and_then(prop_str) {
                 Some("hvc") => Some(PsciConduit::Hvc),
                 Some("smc") => Some(PsciConduit::Smc),
@@ -491,7 +491,7 @@ fn cpu<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<Cpu> {
     let cpus = path.get(1)?;
     // Linux's of_get_next_cpu_node() takes either sign of a CPU node.
     let base_name = node.name.split(|&b| b == b'@').next().unwrap_or(&[]);
-    if base_name != b"cpu" && device_type(fdt, node) != Some("cpu") {
+    if base_name != b"cpu" && device_type(node) != Some("cpu") {
         return None;
     }
     // booting.rst: /cpus has #address-cells 1 or 2 and #size-cells 0; reg
@@ -499,7 +499,7 @@ fn cpu<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<Cpu> {
     if !(1..=2).contains(&cpus.address_cells) {
         return None;
     }
-    let mpidr = read_cells(fdt.prop(node, "reg")?, cpus.address_cells)?;
+    let mpidr = read_cells(node.reg?, cpus.address_cells)?;
     let enable_method = match fdt.prop(node, "enable-method").and_then(prop_str) {
         Some("psci") => EnableMethod::Psci,
         Some("spin-table") => match fdt.prop(node, "cpu-release-addr") {
@@ -520,11 +520,11 @@ fn cpu<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<Cpu> {
 /// translatable `reg`.
 fn pl011<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<UartNode<'a>> {
     let node = path.last()?;
-    if !node.available || !compatible(fdt, node, "arm,pl011") {
+    if !node.available || !compatible(node, "arm,pl011") {
         return None;
     }
     Some(UartNode {
-        region: reg_regions(fdt, path).next()??,
+        region: reg_regions(path).next()??,
         clocks: fdt.prop(node, "clocks").unwrap_or(&[]),
         clock_names: fdt.prop(node, "clock-names").unwrap_or(&[]),
     })
@@ -533,14 +533,14 @@ fn pl011<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<UartNode<'a>> {
 /// The GIC at the end of `path`, if it is one and all its frames translate.
 fn gic<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<Gic> {
     let node = path.last()?;
-    if compatible_any(fdt, node, &GIC_V2_COMPATIBLES) {
-        let mut reg = reg_regions(fdt, path);
+    if compatible_any(node, &GIC_V2_COMPATIBLES) {
+        let mut reg = reg_regions(path);
         Some(Gic::V2 {
             dist: reg.next()??,
             cpu: reg.next()??,
         })
-    } else if compatible_any(fdt, node, &GIC_V3_COMPATIBLES) {
-        let mut reg = reg_regions(fdt, path);
+    } else if compatible_any(node, &GIC_V3_COMPATIBLES) {
+        let mut reg = reg_regions(path);
         let dist = reg.next()??;
         let count = fdt
             .prop(node, "#redistributor-regions")
@@ -556,10 +556,9 @@ fn gic<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<Gic> {
     }
 }
 
-fn is_psci(fdt: &Fdt<'_>, node: &Node<'_>) -> bool {
+fn is_psci(node: &Node<'_>) -> bool {
     // "arm,psci", "arm,psci-0.2", "arm,psci-1.0", as Linux's psci_of_match.
-    fdt.prop(node, "compatible")
-        .is_some_and(|v| string_list(v).any(|s| s.starts_with(b"arm,psci")))
+    string_list(node.compatible).any(|s| s.starts_with(b"arm,psci"))
 }
 
 /// The PL011 that `/chosen` `stdout-path` names, if it names one.
@@ -634,7 +633,7 @@ fn uart_clock(fdt: &Fdt<'_>, uart: &UartNode<'_>) -> Result<Option<u32>, Error> 
             return Ok(None);
         };
         if entry == wanted {
-            let fixed = compatible(fdt, &provider, "fixed-clock");
+            let fixed = compatible(&provider, "fixed-clock");
             let rate = fdt.prop(&provider, "clock-frequency").and_then(prop_u32);
             return Ok(rate.filter(|_| fixed));
         }
@@ -660,8 +659,8 @@ fn arch_timer(fdt: &Fdt<'_>, timer: &TimerNode<'_>) -> Result<Option<ArchTimer>,
     let Some(controller) = find_phandle(fdt, phandle)? else {
         return Ok(None);
     };
-    let is_gic = compatible_any(fdt, &controller, &GIC_V2_COMPATIBLES)
-        || compatible_any(fdt, &controller, &GIC_V3_COMPATIBLES);
+    let is_gic = compatible_any(&controller, &GIC_V2_COMPATIBLES)
+        || compatible_any(&controller, &GIC_V3_COMPATIBLES);
     let cells = fdt
         .prop(&controller, "#interrupt-cells")
         .and_then(prop_u32)
@@ -716,13 +715,10 @@ fn find_phandle<'a>(fdt: &Fdt<'a>, phandle: u32) -> Result<Option<Node<'a>>, Err
 /// The `reg` entries of the node at the end of `path`, translated to CPU
 /// physical addresses; `None` for an entry that does not translate, is
 /// empty, or wraps around.
-fn reg_regions<'a, 'p>(
-    fdt: &Fdt<'a>,
-    path: &'p [Node<'a>],
-) -> impl Iterator<Item = Option<Region>> + use<'a, 'p> {
+fn reg_regions<'a, 'p>(path: &'p [Node<'a>]) -> impl Iterator<Item = Option<Region>> + use<'a, 'p> {
     let parent_index = path.len().checked_sub(2);
     let parent = parent_index.and_then(|i| path.get(i));
-    let reg = path.last().and_then(|n| fdt.prop(n, "reg"));
+    let reg = path.last().and_then(|n| n.reg);
     let entries = match (parent, reg) {
         (Some(parent), Some(reg)) => Some(cell_pairs(reg, parent.address_cells, parent.size_cells)),
         _ => None,
@@ -843,15 +839,14 @@ fn string_list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value.split(|&b| b == 0).filter(|s| !s.is_empty())
 }
 
-fn device_type<'a>(fdt: &Fdt<'a>, node: &Node<'a>) -> Option<&'a str> {
-    fdt.prop(node, "device_type").and_then(prop_str)
+fn device_type<'a>(node: &Node<'a>) -> Option<&'a str> {
+    prop_str(node.device_type)
 }
 
-fn compatible(fdt: &Fdt<'_>, node: &Node<'_>, wanted: &str) -> bool {
-    compatible_any(fdt, node, &[wanted])
+fn compatible(node: &Node<'_>, wanted: &str) -> bool {
+    compatible_any(node, &[wanted])
 }
 
-fn compatible_any(fdt: &Fdt<'_>, node: &Node<'_>, wanted: &[&str]) -> bool {
-    fdt.prop(node, "compatible")
-        .is_some_and(|v| string_list(v).any(|s| wanted.iter().any(|w| w.as_bytes() == s)))
+fn compatible_any(node: &Node<'_>, wanted: &[&str]) -> bool {
+    string_list(node.compatible).any(|s| wanted.iter().any(|w| w.as_bytes() == s))
 }

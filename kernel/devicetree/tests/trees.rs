@@ -140,17 +140,22 @@ fn stdout_path_names_the_console() {
 #[test]
 fn memory_comes_from_every_memory_node_and_overflow_is_counted() {
     let mut b = root();
+    // A zero-sized bank and a disabled bank are not RAM.
+    b.begin("memory@a00000000")
+        .string("device_type", "memory")
+        .cells("reg", &[0xa, 0, 0])
+        .end();
+    b.begin("memory@b00000000")
+        .string("device_type", "memory")
+        .cells("reg", &[0xb, 0, 0x1000])
+        .string("status", "disabled")
+        .end();
     for bank in 0..10u32 {
         b.begin(&format!("memory@{bank:x}0000000"))
             .string("device_type", "memory")
             .cells("reg", &[0, bank << 28, 0x1000_0000])
             .end();
     }
-    // A zero-sized bank and a disabled bank are not RAM.
-    b.begin("memory@a00000000")
-        .string("device_type", "memory")
-        .cells("reg", &[0xa, 0, 0])
-        .end();
     b.end();
     let dtb = b.build();
     let p = devicetree::parse(&dtb).unwrap();
@@ -271,7 +276,8 @@ fn timer_intids_need_a_gic_parent() {
             .cells("clock-frequency", &[54_000_000])
             .end();
         b.end();
-        let p = devicetree::parse(&b.build()).unwrap();
+        let dtb = b.build();
+        let p = devicetree::parse(&dtb).unwrap();
         (p.timer, p.gic)
     };
     let (timer, gic) = tree("arm,cortex-a7-gic");

@@ -1,0 +1,2 @@
+//! Device drivers.
+pub mod pl011;

@@ -1,0 +1,61 @@
+//! Data and instruction aborts (Linux's `do_mem_abort`): fixups for
+//! accesses that may fault, and the oops for those that may not.
+
+use arch::esr;
+use arch::ptrace::PtRegs;
+use core::fmt::Write;
+
+/// Handles an abort taken at EL1.
+pub fn do_mem_abort(far: u64, esr_val: u64, regs: &mut PtRegs) {
+    if let Some(fixup) = arch::nofault::search_exception_table(regs.pc) {
+        #[cfg(feature = "ktest")]
+        crate::ktest::fixup_hook(far, esr_val, regs);
+        regs.pc = fixup;
+        return;
+    }
+    die_kernel_fault(far, esr_val, regs)
+}
+
+fn fault_description(far: u64, esr_val: u64) -> &'static str {
+    let info = esr::abort_info(esr_val);
+    let exec = esr::ec(esr_val) == esr::Ec::IabtCur as u64;
+    if far < arch::memory::PAGE_SIZE as u64 {
+        "NULL pointer dereference"
+    } else if esr::fsc_is_permission(info.fsc) && exec {
+        "execute from non-executable memory"
+    } else if esr::fsc_is_permission(info.fsc) && info.write {
+        "write to read-only memory"
+    } else {
+        "paging request"
+    }
+}
+
+/// Writes Linux's "Unable to handle kernel ..." and "Mem abort info" lines.
+pub fn write_mem_abort_info(out: &mut dyn Write, far: u64, esr_val: u64) {
+    let info = esr::abort_info(esr_val);
+    let _ = writeln!(out, "Unable to handle kernel {} at virtual address {:016x}", fault_description(far, esr_val), far);
+    let _ = writeln!(out, "Mem abort info:");
+    let _ = writeln!(out, "  ESR = 0x{esr_val:016x}");
+    let _ = writeln!(
+        out,
+        "  EC = 0x{:02x}: {}, IL = {} bits",
+        esr::ec(esr_val),
+        esr::class_str(esr_val),
+        if esr_val & (1 << 25) != 0 { 32 } else { 16 }
+    );
+    let _ = writeln!(out, "  SET = {}, FnV = {}", (esr_val >> 11) & 3, info.fnv as u8);
+    let _ = writeln!(out, "  EA = {}, S1PTW = {}", info.ea as u8, info.s1ptw as u8);
+    let _ = writeln!(out, "  FSC = 0x{:02x}: {}", info.fsc, esr::fsc_str(info.fsc));
+    if esr::ec(esr_val) == esr::Ec::DabtCur as u64 {
+        let _ = writeln!(out, "Data abort info:");
+        let _ = writeln!(out, "  ISV = {}, ISS = 0x{:08x}", (esr_val >> 24) & 1, esr::iss(esr_val));
+        let _ = writeln!(out, "  CM = {}, WnR = {}", info.cm as u8, info.write as u8);
+    }
+}
+
+fn die_kernel_fault(far: u64, esr_val: u64, regs: &PtRegs) -> ! {
+    crate::printk::set_oops_in_progress();
+    let mut out = crate::printk::console_log_sink();
+    write_mem_abort_info(&mut out, far, esr_val);
+    crate::oops::die("Oops", regs, esr_val)
+}

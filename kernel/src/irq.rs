@@ -1,0 +1,86 @@
+//! Interrupt dispatch: a table from GIC interrupt ID to handler, filled by
+//! `request_irq`, run by the IRQ exception handler.
+
+use crate::errno::Errno;
+use crate::percpu::{PerCpu, NR_CPUS};
+use arch::gic::{self, NR_IRQS, SPURIOUS};
+use arch::ptrace::PtRegs;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// An interrupt handler; gets the interrupt ID.
+pub type IrqHandler = fn(irq: u32);
+
+struct IrqDesc {
+    handler: Option<IrqHandler>,
+    name: &'static str,
+}
+
+static IRQ_TABLE: spin::RwLock<[IrqDesc; NR_IRQS]> =
+    spin::RwLock::new([const { IrqDesc { handler: None, name: "" } }; NR_IRQS]);
+
+/// Interrupts taken, per CPU.
+static IRQ_COUNT: PerCpu<AtomicU64> = PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]);
+
+/// Installs `handler` for `irq` and enables it (for PPIs, on this CPU; call
+/// `enable_percpu_irq` on the others).
+pub fn request_irq(irq: u32, handler: IrqHandler, name: &'static str) -> Result<(), Errno> {
+    let mut table = IRQ_TABLE.write();
+    let desc = table.get_mut(irq as usize).ok_or(Errno::EINVAL)?;
+    if desc.handler.is_some() {
+        return Err(Errno::EBUSY);
+    }
+    desc.handler = Some(handler);
+    desc.name = name;
+    drop(table);
+    gic::enable_irq(irq);
+    Ok(())
+}
+
+/// Enables a per-CPU interrupt (PPI) on this CPU.
+pub fn enable_percpu_irq(irq: u32) {
+    gic::enable_irq(irq);
+}
+
+/// Interrupts taken so far on `cpu`.
+pub fn irq_count(cpu: usize) -> u64 {
+    IRQ_COUNT.on(cpu).load(Ordering::Relaxed)
+}
+
+/// The handler's name for `irq`.
+pub fn irq_name(irq: u32) -> &'static str {
+    IRQ_TABLE.read().get(irq as usize).map_or("", |d| d.name)
+}
+
+/// Handles every pending interrupt (Linux's `gic_handle_irq`).
+fn handle_arch_irq() {
+    loop {
+        let (iar, irq) = gic::ack();
+        if irq >= SPURIOUS - 3 {
+            break;
+        }
+        IRQ_COUNT.this().fetch_add(1, Ordering::Relaxed);
+        let handler = IRQ_TABLE.read().get(irq as usize).and_then(|d| d.handler);
+        match handler {
+            Some(h) => h(irq),
+            None => {
+                crate::pr_warn!("irq {irq}: no handler, disabling");
+                gic::disable_irq(irq);
+            }
+        }
+        gic::eoi(iar);
+    }
+}
+
+/// IRQ taken at EL1.
+#[allow(unsafe_code)] // exported under Linux's name for the entry code
+#[no_mangle]
+pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
+    handle_arch_irq();
+}
+
+/// IRQ taken at EL0.
+#[allow(unsafe_code)] // exported under Linux's name for the entry code
+#[no_mangle]
+pub extern "C" fn el0t_64_irq_handler(_regs: &mut PtRegs) {
+    handle_arch_irq();
+}

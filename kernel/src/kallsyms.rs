@@ -1,0 +1,41 @@
+//! The kernel's symbol table, embedded by the build's second link:
+//! name → address and address → `symbol+0xoff/0xsize`.
+
+use kallsyms::{Kallsyms, Symbol, SymbolizedAddr};
+
+static TABLE: spin::Once<Kallsyms<'static>> = spin::Once::new();
+
+/// The table (empty if the image has none or it is malformed).
+pub fn table() -> &'static Kallsyms<'static> {
+    TABLE.call_once(|| {
+        Kallsyms::new(arch::sections::kallsyms_blob())
+            .or_else(|_| Kallsyms::new(&EMPTY))
+            .expect("the empty table is valid")
+    })
+}
+
+/// A valid table with no symbols, used when the image has none.
+static EMPTY: [u8; kallsyms::HEADER_LEN + 4] = {
+    let mut b = [0u8; kallsyms::HEADER_LEN + 4];
+    b[0] = b'K';
+    b[1] = b'S';
+    b[2] = b'Y';
+    b[3] = b'M';
+    b[4] = kallsyms::VERSION as u8;
+    b
+};
+
+/// Address of the function `name`.
+pub fn lookup_name(name: &str) -> Option<usize> {
+    table().lookup_name(name).map(|s| s.addr as usize)
+}
+
+/// The function containing `addr`.
+pub fn lookup_addr(addr: usize) -> Option<Symbol<'static>> {
+    table().lookup_addr(addr as u64)
+}
+
+/// `addr` for printing: `symbol+0xoff/0xsize`, or the raw address.
+pub fn symbolize(addr: usize) -> SymbolizedAddr<'static> {
+    table().symbolize(addr as u64)
+}

@@ -1,0 +1,92 @@
+//! The in-kernel test harness (test builds only): runs every
+//! `#[kernel_test]` at the end of boot, prints one line per test on the
+//! serial console, and ends QEMU through semihosting with the verdict as
+//! its exit status (0 = all passed).
+#![allow(unsafe_code)] // Reads the `.kernel_tests` link section the tests register in.
+
+use crate::sync::IrqSpinLock;
+use alloc::string::String;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// One registered test.
+#[repr(C)]
+pub struct KernelTest {
+    /// `module::path::function`.
+    pub name: &'static str,
+    /// The test; it fails by panicking.
+    pub func: fn(),
+}
+
+fn tests() -> &'static [KernelTest] {
+    extern "C" {
+        static __start_kernel_tests: u8;
+        static __stop_kernel_tests: u8;
+    }
+    let start = core::ptr::addr_of!(__start_kernel_tests).cast::<KernelTest>();
+    let stop = core::ptr::addr_of!(__stop_kernel_tests).cast::<KernelTest>();
+    // SAFETY: the link script gathers every `.kernel_tests` entry, each a
+    // `KernelTest` emitted by #[kernel_test], between the two symbols.
+    unsafe { core::slice::from_raw_parts(start, stop.offset_from(start) as usize) }
+}
+
+/// Index of the running test, plus one (0: none running).
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static PASSED: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs all tests, then exits QEMU. A failing test panics, which ends the
+/// run through `exit_on_panic`.
+pub fn run_all() -> ! {
+    let all = tests();
+    crate::pr_info!("ktest: running {} tests", all.len());
+    for (i, t) in all.iter().enumerate() {
+        RUNNING.store(i + 1, Ordering::SeqCst);
+        let start = crate::time::ktime_get_ns();
+        (t.func)();
+        let us = (crate::time::ktime_get_ns() - start) / 1000;
+        crate::pr_info!("ktest: {} ... ok ({} us)", t.name, us);
+        PASSED.fetch_add(1, Ordering::SeqCst);
+    }
+    RUNNING.store(0, Ordering::SeqCst);
+    crate::pr_info!("ktest: {} passed, 0 failed", all.len());
+    arch::semihosting::exit(0)
+}
+
+/// Called on panic in a test build: names the failing test and exits with
+/// a failure status.
+pub fn exit_on_panic() -> ! {
+    let running = RUNNING.load(Ordering::SeqCst);
+    let total = tests().len();
+    let passed = PASSED.load(Ordering::SeqCst);
+    if running > 0 {
+        crate::pr_err!("ktest: {} ... FAILED", tests()[running - 1].name);
+    }
+    crate::pr_err!("ktest: {} passed, {} failed", passed, total - passed);
+    arch::semihosting::exit(1)
+}
+
+/// Armed by `capture_oops`: the text an oops would have printed.
+static CAPTURE: IrqSpinLock<Option<String>> = IrqSpinLock::new(None);
+
+/// Runs `f`, and returns the oops report that a fault recovered through
+/// the exception table during `f` would have printed, had it been fatal.
+pub fn capture_oops(f: impl FnOnce()) -> String {
+    *CAPTURE.lock() = Some(String::new());
+    f();
+    CAPTURE.lock().take().unwrap_or_default()
+}
+
+/// From the fault handler: a fault with a fixup happened.
+pub fn fixup_hook(far: u64, esr: u64, regs: &arch::ptrace::PtRegs) {
+    let mut cap = CAPTURE.lock();
+    if let Some(buf) = cap.as_mut() {
+        crate::fault::write_mem_abort_info(buf, far, esr);
+        crate::oops::write_oops(buf, "Oops", regs, esr);
+    }
+}
+
+/// From `die`: a fatal oops during a test is a failure of that test.
+pub fn oops_hook(msg: &str, _regs: &arch::ptrace::PtRegs) {
+    if RUNNING.load(Ordering::SeqCst) > 0 {
+        crate::pr_err!("ktest: fatal oops during test: {msg}");
+    }
+}

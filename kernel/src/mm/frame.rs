@@ -1,0 +1,297 @@
+//! The physical frame allocator: one bit per 4 KiB frame over the span of
+//! RAM the device tree describes, set for frames in use or absent.
+//! Single frames come from a rotating hint; runs of frames (stacks, DMA-less
+//! buffers) from a first-fit scan.
+#![allow(unsafe_code)] // The bitmap lives in RAM it carves out of the free memory, reached through the linear map.
+
+use super::PhysRange;
+use crate::sync::IrqSpinLock;
+use arch::memory::{align_down, align_up, phys_to_virt, PAGE_SIZE};
+
+struct FrameAllocator {
+    /// Physical address of frame 0 of the bitmap.
+    base: u64,
+    /// Frames covered.
+    nframes: usize,
+    bitmap: &'static mut [u64],
+    free: usize,
+    total: usize,
+    hint: usize,
+}
+
+static FRAMES: IrqSpinLock<Option<FrameAllocator>> = IrqSpinLock::new(None);
+
+/// Counts of frames, for tests and `/proc/meminfo`-style reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameStats {
+    /// Usable frames at boot.
+    pub total: usize,
+    /// Frames free now.
+    pub free: usize,
+}
+
+fn subtract(ranges: &mut heapless_ranges::Ranges, hole: PhysRange) {
+    ranges.remove(hole);
+}
+
+/// A tiny fixed-capacity set of disjoint ranges (no heap exists yet).
+mod heapless_ranges {
+    use super::PhysRange;
+
+    const MAX: usize = 64;
+
+    /// Disjoint physical ranges.
+    pub struct Ranges {
+        items: [PhysRange; MAX],
+        len: usize,
+    }
+
+    impl Ranges {
+        pub fn new() -> Self {
+            Ranges { items: [PhysRange { start: 0, end: 0 }; MAX], len: 0 }
+        }
+        pub fn add(&mut self, r: PhysRange) {
+            if r.end > r.start && self.len < MAX {
+                self.items[self.len] = r;
+                self.len += 1;
+            }
+        }
+        /// Removes `hole` from every range, splitting where needed.
+        pub fn remove(&mut self, hole: PhysRange) {
+            let mut i = 0;
+            while i < self.len {
+                let r = self.items[i];
+                if hole.end <= r.start || hole.start >= r.end {
+                    i += 1;
+                    continue;
+                }
+                let left = PhysRange { start: r.start, end: hole.start.max(r.start) };
+                let right = PhysRange { start: hole.end.min(r.end), end: r.end };
+                self.items[i] = self.items[self.len - 1];
+                self.len -= 1;
+                self.add(left);
+                self.add(right);
+            }
+        }
+        pub fn iter(&self) -> impl Iterator<Item = PhysRange> + '_ {
+            self.items[..self.len].iter().copied()
+        }
+    }
+}
+
+/// Sets up the allocator over `ram`, leaving out `reserved` (the image, the
+/// DTB, firmware regions). Returns the number of usable frames.
+pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
+    let mut free = heapless_ranges::Ranges::new();
+    for r in ram {
+        free.add(PhysRange { start: align_up(r.start as usize, PAGE_SIZE) as u64, end: align_down(r.end as usize, PAGE_SIZE) as u64 });
+    }
+    for &hole in reserved {
+        subtract(&mut free, PhysRange { start: align_down(hole.start as usize, PAGE_SIZE) as u64, end: align_up(hole.end as usize, PAGE_SIZE) as u64 });
+    }
+    let Some(lo) = free.iter().map(|r| r.start).min() else { return 0 };
+    let hi = free.iter().map(|r| r.end).max().unwrap_or(lo);
+    let nframes = ((hi - lo) as usize) / PAGE_SIZE;
+    let words = nframes.div_ceil(64);
+    let bitmap_bytes = align_up(words * 8, PAGE_SIZE);
+    // The bitmap takes the start of the largest free range.
+    let Some(home) = free.iter().filter(|r| (r.end - r.start) as usize >= bitmap_bytes).max_by_key(|r| r.end - r.start) else {
+        return 0;
+    };
+    let bitmap_range = PhysRange { start: home.start, end: home.start + bitmap_bytes as u64 };
+    subtract(&mut free, bitmap_range);
+    // SAFETY: `bitmap_range` is RAM taken out of the free ranges above, so
+    // nothing else will ever use it; the linear map covers all RAM.
+    let bitmap = unsafe { core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start) as *mut u64, words) };
+    bitmap.fill(u64::MAX);
+    let mut a = FrameAllocator { base: lo, nframes, bitmap, free: 0, total: 0, hint: 0 };
+    for r in free.iter() {
+        let first = ((r.start - lo) as usize) / PAGE_SIZE;
+        let count = ((r.end - r.start) as usize) / PAGE_SIZE;
+        for f in first..first + count {
+            a.bitmap[f / 64] &= !(1 << (f % 64));
+        }
+        a.free += count;
+    }
+    a.total = a.free;
+    let total = a.total;
+    *FRAMES.lock() = Some(a);
+    arch::mmu::set_table_frame_source(alloc_frame);
+    total
+}
+
+impl FrameAllocator {
+    fn is_used(&self, f: usize) -> bool {
+        self.bitmap[f / 64] & (1 << (f % 64)) != 0
+    }
+
+    fn set(&mut self, f: usize, used: bool) {
+        if used {
+            self.bitmap[f / 64] |= 1 << (f % 64);
+        } else {
+            self.bitmap[f / 64] &= !(1 << (f % 64));
+        }
+    }
+
+    fn alloc_one(&mut self) -> Option<usize> {
+        let words = self.bitmap.len();
+        let start = self.hint / 64;
+        for i in 0..words {
+            let w = (start + i) % words;
+            if self.bitmap[w] != u64::MAX {
+                let f = w * 64 + (!self.bitmap[w]).trailing_zeros() as usize;
+                if f >= self.nframes {
+                    continue;
+                }
+                self.set(f, true);
+                self.free -= 1;
+                self.hint = f;
+                return Some(f);
+            }
+        }
+        None
+    }
+
+    fn alloc_run(&mut self, count: usize, align: usize) -> Option<usize> {
+        let mut f = 0;
+        while f + count <= self.nframes {
+            if f % align != 0 {
+                f = align_up(f, align);
+                continue;
+            }
+            match (f..f + count).find(|&g| self.is_used(g)) {
+                Some(used) => f = used + 1,
+                None => {
+                    for g in f..f + count {
+                        self.set(g, true);
+                    }
+                    self.free -= count;
+                    return Some(f);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Allocates one frame; returns its physical address.
+pub fn alloc_frame() -> Option<u64> {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut()?;
+    let f = a.alloc_one()?;
+    Some(a.base + (f * PAGE_SIZE) as u64)
+}
+
+/// Allocates `count` physically contiguous frames whose first frame is
+/// aligned to `align_frames` frames (a power of two).
+pub fn alloc_frames(count: usize, align_frames: usize) -> Option<u64> {
+    if count == 0 || !align_frames.is_power_of_two() {
+        return None;
+    }
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut()?;
+    // Alignment is of the physical address, so account for the base.
+    let base_frame = (a.base as usize) / PAGE_SIZE;
+    let skew = (align_frames - base_frame % align_frames) % align_frames;
+    let f = if skew == 0 {
+        a.alloc_run(count, align_frames)?
+    } else {
+        // Search on an aligned grid shifted by the skew.
+        let mut f = skew;
+        loop {
+            if f + count > a.nframes {
+                return None;
+            }
+            match (f..f + count).find(|&g| a.is_used(g)) {
+                Some(used) => f = skew + align_up(used + 1 - skew, align_frames),
+                None => break,
+            }
+        }
+        for g in f..f + count {
+            a.set(g, true);
+        }
+        a.free -= count;
+        f
+    };
+    Some(a.base + (f * PAGE_SIZE) as u64)
+}
+
+/// Frees `count` frames starting at `pa`.
+///
+/// Panics on a double free or a foreign address: both are kernel bugs that
+/// would otherwise corrupt memory silently.
+pub fn free_frames(pa: u64, count: usize) {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut().expect("frame allocator not initialised");
+    assert!(pa >= a.base && pa % PAGE_SIZE as u64 == 0, "free_frames: bad address {pa:#x}");
+    let first = ((pa - a.base) as usize) / PAGE_SIZE;
+    assert!(first + count <= a.nframes, "free_frames: {pa:#x}+{count} beyond RAM");
+    for f in first..first + count {
+        assert!(a.is_used(f), "free_frames: double free of {:#x}", a.base + (f * PAGE_SIZE) as u64);
+        a.set(f, false);
+    }
+    a.free += count;
+}
+
+/// Frees one frame.
+pub fn free_frame(pa: u64) {
+    free_frames(pa, 1)
+}
+
+/// Current counts.
+pub fn stats() -> FrameStats {
+    let guard = FRAMES.lock();
+    guard.as_ref().map_or(FrameStats { total: 0, free: 0 }, |a| FrameStats { total: a.total, free: a.free })
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+
+    #[kernel_test]
+    fn frames_are_distinct_and_return_to_the_pool() {
+        let before = stats().free;
+        let mut got = [0u64; 64];
+        for slot in got.iter_mut() {
+            *slot = alloc_frame().expect("frame");
+            assert_eq!(*slot % PAGE_SIZE as u64, 0);
+        }
+        for i in 0..got.len() {
+            for j in i + 1..got.len() {
+                assert_ne!(got[i], got[j], "frame handed out twice");
+            }
+        }
+        assert_eq!(stats().free, before - 64);
+        for &pa in &got {
+            free_frame(pa);
+        }
+        assert_eq!(stats().free, before);
+    }
+
+    #[kernel_test]
+    fn contiguous_runs_honour_alignment() {
+        let before = stats().free;
+        let pa = alloc_frames(16, 16).expect("16 aligned frames");
+        assert_eq!(pa % (16 * PAGE_SIZE as u64), 0);
+        let one = alloc_frame().unwrap();
+        assert!(one < pa || one >= pa + 16 * PAGE_SIZE as u64, "single frame inside a live run");
+        free_frame(one);
+        free_frames(pa, 16);
+        assert_eq!(stats().free, before);
+        assert!(alloc_frames(0, 1).is_none());
+        assert!(alloc_frames(1, 3).is_none());
+    }
+
+    #[kernel_test]
+    fn frames_exclude_the_kernel_image() {
+        let (lo, hi) = arch::mmu::kimage_phys_range();
+        let mut got = alloc::vec::Vec::new();
+        for _ in 0..256 {
+            let pa = alloc_frame().unwrap();
+            assert!(pa + PAGE_SIZE as u64 <= lo || pa >= hi, "frame {pa:#x} inside the kernel image");
+            got.push(pa);
+        }
+        got.into_iter().for_each(free_frame);
+    }
+}

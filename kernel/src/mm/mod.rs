@@ -1,0 +1,14 @@
+//! Memory: physical frames and the kernel heap.
+pub mod frame;
+pub mod heap;
+
+pub use arch::memory::{PAGE_SIZE, PAGE_SHIFT};
+
+/// A physical memory range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhysRange {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}

@@ -1,0 +1,36 @@
+//! Per-CPU variables: one slot per possible CPU, indexed by the CPU number
+//! held in TPIDR_EL1.
+
+/// Most CPUs the kernel supports (GICv2's limit).
+pub const NR_CPUS: usize = 8;
+
+/// One `T` per CPU. `T` is shared (`Sync`): other CPUs may read a slot,
+/// e.g. to sum counters, so slots are atomics or locks.
+pub struct PerCpu<T>([T; NR_CPUS]);
+
+impl<T> PerCpu<T> {
+    /// Builds the slots from one initial value per CPU.
+    pub const fn new(slots: [T; NR_CPUS]) -> Self {
+        PerCpu(slots)
+    }
+
+    /// This CPU's slot.
+    pub fn this(&self) -> &T {
+        &self.0[arch::cpu::cpu_id()]
+    }
+
+    /// CPU `cpu`'s slot.
+    pub fn on(&self, cpu: usize) -> &T {
+        &self.0[cpu]
+    }
+
+    /// All slots, by CPU number.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.0.iter()
+    }
+}
+
+/// This CPU's number.
+pub fn smp_processor_id() -> usize {
+    arch::cpu::cpu_id()
+}

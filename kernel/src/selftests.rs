@@ -1,0 +1,85 @@
+//! In-kernel tests of mechanisms that span modules: kallsyms against real
+//! functions, W^X, and the oops report.
+
+use alloc::string::String;
+use ktest_macros::kernel_test;
+
+#[kernel_test]
+fn kallsyms_resolves_real_kernel_functions() {
+    let start = crate::init::start_kernel as *const () as usize;
+    assert_eq!(crate::kallsyms::lookup_name("start_kernel"), Some(start));
+    let sym = crate::kallsyms::lookup_addr(start + 8).expect("start_kernel+8 resolves");
+    assert_eq!(sym.name, "start_kernel");
+    assert_eq!(sym.offset, 8);
+    assert!(sym.size > 8);
+    // A Rust path, demangled and without its hash.
+    let alloc = crate::mm::frame::alloc_frame as *const () as usize;
+    assert_eq!(crate::kallsyms::lookup_name("kernel::mm::frame::alloc_frame"), Some(alloc));
+    let text = alloc::format!("{}", crate::kallsyms::symbolize(alloc + 4));
+    assert!(text.starts_with("kernel::mm::frame::alloc_frame+0x4/0x"), "{text}");
+    assert!(crate::kallsyms::lookup_name("no_such_function_anywhere").is_none());
+    assert!(crate::kallsyms::table().len() > 100, "only {} symbols", crate::kallsyms::table().len());
+}
+
+fn write_faults(addr: usize) -> bool {
+    // SAFETY-free: the write is expected to fault; if it does not, the
+    // test has failed anyway and the value written is the word already there.
+    let old = arch::nofault::read_u64_nofault(addr & !7).expect("readable");
+    let word = (old >> ((addr & 4) * 8)) as u32;
+    write_u32(addr, word).is_err()
+}
+
+#[allow(unsafe_code)]
+fn write_u32(addr: usize, val: u32) -> Result<(), arch::nofault::Fault> {
+    // SAFETY: `val` is the value already at `addr`, so a successful write
+    // changes nothing.
+    unsafe { arch::nofault::write_u32_nofault(addr, val) }
+}
+
+#[kernel_test]
+fn kernel_text_and_rodata_are_not_writable() {
+    let text = crate::init::start_kernel as *const () as usize;
+    assert!(write_faults(text), "write to kernel text did not fault");
+    static RO: u32 = 0x1234_5678;
+    assert!(write_faults(&RO as *const u32 as usize), "write to rodata did not fault");
+    // The linear-map alias of the text is read-only too.
+    let alias = arch::memory::phys_to_virt(arch::mmu::kimage_to_phys(text));
+    assert!(write_faults(alias), "write to the linear alias of text did not fault");
+}
+
+#[kernel_test]
+fn only_text_is_executable() {
+    let l = arch::mmu::image_layout();
+    let (_, text) = arch::mmu::translate(crate::init::start_kernel as *const () as usize).unwrap();
+    assert!(text.is_exec() && !text.is_writable());
+    let (_, ro) = arch::mmu::translate(l.rodata).unwrap();
+    assert!(!ro.is_exec() && !ro.is_writable());
+    let (_, data) = arch::mmu::translate(l.data).unwrap();
+    assert!(!data.is_exec() && data.is_writable());
+    let stack = arch::cpu::stack_pointer();
+    let (_, st) = arch::mmu::translate(stack).unwrap();
+    assert!(!st.is_exec() && st.is_writable());
+    let heap = alloc::boxed::Box::new(0u64);
+    let (_, hp) = arch::mmu::translate(&*heap as *const u64 as usize).unwrap();
+    assert!(!hp.is_exec());
+}
+
+#[inline(never)]
+fn ktest_oops_victim(addr: usize) -> bool {
+    arch::nofault::read_u64_nofault(addr).is_err()
+}
+
+#[kernel_test]
+fn a_kernel_fault_reports_an_oops_naming_the_function() {
+    let mut faulted = false;
+    let report: String = crate::ktest::capture_oops(|| faulted = ktest_oops_victim(0xdead_0000_0000));
+    assert!(faulted);
+    assert!(report.contains("Unable to handle kernel paging request at virtual address 0000dead00000000"), "{report}");
+    assert!(report.contains("EC = 0x25: DABT (current EL), IL = 32 bits"), "{report}");
+    assert!(report.contains("FSC = 0x04: level 0 translation fault"), "{report}");
+    assert!(report.contains("pc : arch::nofault::read_u64_nofault+0x"), "{report}");
+    let trace = report.split("Call trace:").nth(1).expect("a call trace");
+    assert!(trace.contains("\n kernel::selftests::ktest_oops_victim+0x"), "{report}");
+    assert!(trace.contains("\n kernel::selftests::a_kernel_fault_reports_an_oops_naming_the_function"), "{report}");
+    assert!(report.contains("x29: "), "{report}");
+}

@@ -1,0 +1,46 @@
+//! Backtraces by frame-pointer unwinding (AAPCS64 frame records: x29 points
+//! at {previous x29, x30}). Every read is a no-fault read, so a corrupt
+//! chain ends the trace instead of faulting again.
+
+use arch::nofault::read_u64_nofault;
+
+/// Most frames printed.
+const MAX_DEPTH: usize = 64;
+
+/// Calls `f` with each return address, starting from the frame record at
+/// `fp`; stops when the chain ends, leaves the stack, or `f` returns false.
+pub fn walk_stackframe(mut fp: usize, mut f: impl FnMut(usize) -> bool) {
+    let (lo, hi) = crate::smp::current_stack_bounds();
+    for _ in 0..MAX_DEPTH {
+        if fp == 0 || fp % 16 != 0 || fp < lo || fp + 16 > hi {
+            break;
+        }
+        let (Ok(next), Ok(lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else { break };
+        if lr == 0 || !f(lr as usize) {
+            break;
+        }
+        // Frames move strictly up the stack.
+        if (next as usize) <= fp {
+            break;
+        }
+        fp = next as usize;
+    }
+}
+
+/// Writes the Linux-style call trace, one ` symbol+0xoff/0xsize` per line,
+/// starting with `pc`.
+pub fn dump_backtrace(out: &mut dyn core::fmt::Write, pc: usize, fp: usize) {
+    let _ = writeln!(out, "Call trace:");
+    let _ = writeln!(out, " {}", crate::kallsyms::symbolize(pc));
+    walk_stackframe(fp, |lr| writeln!(out, " {}", crate::kallsyms::symbolize(lr)).is_ok());
+}
+
+use core::fmt::Write as _;
+
+/// Prints the current call stack to the console (Linux's `dump_stack`).
+#[inline(never)]
+pub fn dump_stack() {
+    let mut out = crate::printk::console_log_sink();
+    let _ = out.write_str("");
+    dump_backtrace(&mut out, dump_stack as *const () as usize, arch::cpu::frame_pointer());
+}

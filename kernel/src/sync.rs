@@ -1,0 +1,62 @@
+//! Locks usable from both task and interrupt context.
+
+use arch::cpu::{local_irq_restore, local_irq_save, IrqFlags};
+use core::ops::{Deref, DerefMut};
+
+/// A spin lock that masks interrupts on this CPU while held (Linux's
+/// `spin_lock_irqsave`), so that an interrupt handler taking the same lock
+/// cannot deadlock against the code it interrupted.
+pub struct IrqSpinLock<T> {
+    inner: spin::Mutex<T>,
+}
+
+/// Holds an `IrqSpinLock`; unlocks, then restores the interrupt mask.
+pub struct IrqSpinLockGuard<'a, T> {
+    guard: Option<spin::MutexGuard<'a, T>>,
+    flags: IrqFlags,
+}
+
+impl<T> IrqSpinLock<T> {
+    /// A new unlocked lock.
+    pub const fn new(value: T) -> Self {
+        IrqSpinLock { inner: spin::Mutex::new(value) }
+    }
+
+    /// Masks interrupts and takes the lock.
+    pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
+        let flags = local_irq_save();
+        IrqSpinLockGuard { guard: Some(self.inner.lock()), flags }
+    }
+
+    /// Takes the lock if it is free.
+    pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T>> {
+        let flags = local_irq_save();
+        match self.inner.try_lock() {
+            Some(g) => Some(IrqSpinLockGuard { guard: Some(g), flags }),
+            None => {
+                local_irq_restore(flags);
+                None
+            }
+        }
+    }
+}
+
+impl<T> Deref for IrqSpinLockGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.guard.as_ref().expect("guard present until drop")
+    }
+}
+
+impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.guard.as_mut().expect("guard present until drop")
+    }
+}
+
+impl<T> Drop for IrqSpinLockGuard<'_, T> {
+    fn drop(&mut self) {
+        self.guard.take();
+        local_irq_restore(self.flags);
+    }
+}
