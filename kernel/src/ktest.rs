@@ -36,6 +36,12 @@ static PASSED: AtomicUsize = AtomicUsize::new(0);
 /// Runs all tests, then exits QEMU. A failing test panics, which ends the
 /// run through `exit_on_panic`.
 pub fn run_all() -> ! {
+    if crate::init::boot_command_line().split_whitespace().any(|a| a == "ktest=oops") {
+        crate::pr_info!("ktest: deliberate NULL pointer dereference");
+        let v = ktest_fatal_oops_victim(core::hint::black_box(0));
+        crate::pr_err!("ktest: the NULL dereference did not fault (read {v:#x})");
+        arch::semihosting::exit(2);
+    }
     let all = tests();
     crate::pr_info!("ktest: running {} tests", all.len());
     for (i, t) in all.iter().enumerate() {
@@ -59,8 +65,10 @@ pub fn exit_on_panic() -> ! {
     let passed = PASSED.load(Ordering::SeqCst);
     if running > 0 {
         crate::pr_err!("ktest: {} ... FAILED", tests()[running - 1].name);
+        crate::pr_err!("ktest: {} passed, {} failed", passed, total - passed);
+    } else {
+        crate::pr_err!("ktest: panic outside any test");
     }
-    crate::pr_err!("ktest: {} passed, {} failed", passed, total - passed);
     arch::semihosting::exit(1)
 }
 
@@ -89,4 +97,14 @@ pub fn oops_hook(msg: &str, _regs: &arch::ptrace::PtRegs) {
     if RUNNING.load(Ordering::SeqCst) > 0 {
         crate::pr_err!("ktest: fatal oops during test: {msg}");
     }
+}
+
+/// Reads through a NULL struct pointer, as a buggy driver would: the
+/// kernel must oops, naming this function, and stop.
+#[inline(never)]
+fn ktest_fatal_oops_victim(base: usize) -> u64 {
+    let field = (base + 8) as *const u64;
+    // SAFETY: deliberately unsound: this read must fault (TTBR0 holds an
+    // empty table), which is what the test checks.
+    unsafe { field.read_volatile() }
 }

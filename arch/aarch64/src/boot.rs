@@ -97,6 +97,7 @@ _start:
     .long   0
 
 // x0 = physical address of the device tree blob.
+.type primary_entry, %function
 primary_entry:
     mrs     x22, cntpct_el0                 // boot timestamp
     mov     x21, x0                         // DTB
@@ -109,6 +110,7 @@ primary_entry:
     br      x8
 
 // Drops from EL2 to EL1 if entered at EL2; leaves EL1 with the MMU off.
+.type el2_to_el1, %function
 el2_to_el1:
     ldr     x0, ={sctlr_off}
     mrs     x1, CurrentEL
@@ -140,6 +142,7 @@ el2_to_el1:
     isb
     eret
 
+.type clear_bss, %function
 clear_bss:
     adrp    x0, __bss_start
     add     x0, x0, :lo12:__bss_start
@@ -156,6 +159,7 @@ clear_bss:
 // the DTB (both Normal memory), so that the instructions right after the MMU
 // comes on, and the DTB, stay reachable. Returns x23 = 2 MiB aligned
 // physical base of the image. Assumes RAM below 512 GiB (one level-0 entry).
+.type create_early_page_tables, %function
 create_early_page_tables:
     adrp    x23, _text
     and     x23, x23, #~({sz_2m} - 1)
@@ -211,6 +215,7 @@ create_early_page_tables:
 
 // x0 = physical address of the TTBR1 root. Turns the MMU on with the
 // identity map in TTBR0; returns (to a physical address, via the idmap).
+.type enable_mmu, %function
 enable_mmu:
     ldr     x1, ={mair}
     msr     mair_el1, x1
@@ -241,6 +246,7 @@ enable_mmu:
 // x0 = context id (PSCI) or garbage (spin-table): unused; the boot CPU
 // fills `secondary_data` and brings CPUs up one at a time.
 .global secondary_entry
+.type secondary_entry, %function
 secondary_entry:
     bl      el2_to_el1
     adrp    x0, secondary_data
@@ -251,6 +257,7 @@ secondary_entry:
 .ltorg
 
 .section .text, "ax"
+.type primary_switched, %function
 primary_switched:
     adrp    x0, init_stack_top
     add     x0, x0, :lo12:init_stack_top
@@ -268,6 +275,7 @@ primary_switched:
 1:  wfe
     b       1b
 
+.type secondary_switched, %function
 secondary_switched:
     adrp    x0, secondary_data
     add     x0, x0, :lo12:secondary_data
@@ -290,6 +298,7 @@ secondary_switched:
 // table. Uses no stack; callers branch to its physical address.
 .section .idmap.text, "ax"
 .global __cpu_replace_ttbr1
+.type __cpu_replace_ttbr1, %function
 __cpu_replace_ttbr1:
     msr     ttbr1_el1, x1
     isb

@@ -105,6 +105,7 @@ core::arch::global_asm!(
 .section .entry.text, "ax"
 .balign 2048
 .global vectors
+.type vectors, %function
 vectors:
     ventry  el1t_64_sync_invalid
     ventry  el1t_64_irq_invalid
@@ -124,6 +125,7 @@ vectors:
     ventry  el0t_32_error_invalid
 
 .macro entry_handler el, name
+.type \name, %function
 \name:
     kernel_entry \el
     mov     x0, sp
@@ -136,6 +138,7 @@ vectors:
 .endm
 
 .macro invalid_entry el, reason, name
+.type \name, %function
 \name:
     kernel_entry \el
     mov     x0, sp
@@ -164,12 +167,14 @@ invalid_entry 0, 2, el0t_32_fiq_invalid
 invalid_entry 0, 3, el0t_32_error_invalid
 
 .global ret_to_kernel
+.type ret_to_kernel, %function
 ret_to_kernel:
     kernel_exit 1
 
 // Returns to EL0 from the frame at sp; also the first return of a new
 // user task.
 .global ret_to_user
+.type ret_to_user, %function
 ret_to_user:
     msr     daifset, #0xf
     mov     x0, sp

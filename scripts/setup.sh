@@ -1,0 +1,291 @@
+#!/bin/bash
+# scripts/setup.sh - install what building, testing and booting the kernel
+# needs, on a Debian bookworm machine; do nothing (quietly, fast) when it is
+# all there.
+#
+#   scripts/setup.sh              ensure everything below
+#   scripts/setup.sh --print-dtb  ensure only the Raspberry Pi 4 device tree
+#                                 and print its path on stdout
+#
+# 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
+#    components (rustup does not install it by itself when
+#    RUSTUP_AUTO_INSTALL=0).
+# 2. qemu-system-aarch64 9 or later (from bookworm-backports on bookworm,
+#    whose own QEMU is 7.2 and has no raspi4b machine).
+# 3. The Raspberry Pi 4 device tree, bcm2711-rpi-4-b.dtb, for QEMU raspi4b
+#    and the SD card image: taken from Debian's arm64 Linux package into
+#    .cache/dtb/.  A package already downloaded by ../shared/reflinux is
+#    reused.
+#
+# Messages go to stderr.  Exit status 0 when everything is in place,
+# non-zero with an "setup: error: ..." line otherwise.  Installing needs
+# root (sudo is used when available).  Safe to run concurrently: the
+# installing part runs under a lock.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache="$repo/.cache"
+dtb_dir="$cache/dtb"
+dtb="$dtb_dir/bcm2711-rpi-4-b.dtb"
+reflinux_debs="$repo/../shared/reflinux/cache/debs"
+
+# The Debian kernel package the DTB comes from: the one reflinux boots, so
+# that both use the same Linux release.  If it has left the archive, the
+# newest linux-image-6.12.*+deb12-arm64 is used instead.
+pinned_kernel_pkg="linux-image-6.12.117+deb12-arm64"
+dtb_in_pkg="usr/lib/linux-image-*/broadcom/bcm2711-rpi-4-b.dtb"
+qemu_min_major=9
+
+usage() {
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+}
+
+note() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+mode=all
+case "${1:-}" in
+    "") ;;
+    --print-dtb) mode=dtb ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" ;;
+esac
+[ $# -le 1 ] || die "too many arguments"
+
+# rustup installs into ~/.cargo/bin, which a non-login shell may lack.
+case ":$PATH:" in
+    *":$HOME/.cargo/bin:"*) ;;
+    *) [ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH" ;;
+esac
+
+# ------------------------------------------------------------------ helpers
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "root is needed to run: $* (run this script as root, or install sudo)"
+    fi
+}
+
+# quietly CMD...: run CMD with its output in a log, shown only if it fails.
+quietly() {
+    local log rc=0
+    log=$(mktemp)
+    "$@" >"$log" 2>&1 || rc=$?
+    if [ $rc != 0 ]; then
+        sed 's/^/  | /' "$log" >&2
+    fi
+    rm -f "$log"
+    return $rc
+}
+
+need_apt() {
+    if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
+        die "$1, and this is not a Debian-like system with apt-get: install it by hand"
+    fi
+}
+
+apt_updated=0
+apt_update() {
+    [ $apt_updated = 1 ] && return 0
+    note "apt-get update"
+    quietly as_root apt-get update || die "apt-get update failed"
+    apt_updated=1
+}
+
+# newest_file GLOB: the last file matching GLOB in version order, or nothing.
+newest_file() {
+    compgen -G "$1" | sort -V | tail -n 1 || true
+}
+
+codename() {
+    # shellcheck disable=SC1091
+    (. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+}
+
+ensure_backports() {
+    if ! grep -rqs '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        note "adding bookworm-backports to the apt sources"
+        echo "deb http://deb.debian.org/debian bookworm-backports main" |
+            as_root tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null ||
+            die "could not write /etc/apt/sources.list.d/bookworm-backports.list"
+        apt_updated=0
+    fi
+}
+
+# ------------------------------------------------------------ the toolchain
+# toml_value KEY: the string value of KEY in rust-toolchain.toml.
+toml_value() {
+    sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p" \
+        "$repo/rust-toolchain.toml" | head -n 1
+}
+
+# toml_list KEY: the strings of the array KEY (which may span lines), one a line.
+toml_list() {
+    sed 's/#.*//' "$repo/rust-toolchain.toml" | tr '\n' ' ' |
+        grep -o "$1[[:space:]]*=[[:space:]]*\[[^]]*\]" | sed 's/^[^[]*\[//' |
+        grep -o '"[^"]*"' | tr -d '"' || true
+}
+
+ensure_toolchain() {
+    [ -f "$repo/rust-toolchain.toml" ] || die "no rust-toolchain.toml in $repo"
+    local channel profile host installed missing_targets=() missing_components=() t c
+    channel=$(toml_value channel)
+    [ -n "$channel" ] || die "rust-toolchain.toml names no channel"
+    profile=$(toml_value profile)
+    local -a targets components
+    mapfile -t targets < <(toml_list targets)
+    mapfile -t components < <(toml_list components)
+    command -v rustup >/dev/null 2>&1 ||
+        die "rustup is not installed: see https://rustup.rs, then run this again"
+
+    if ! rustup toolchain list | grep -q "^$channel-"; then
+        note "installing Rust $channel (targets: ${targets[*]}; components: ${components[*]})"
+        local args=(toolchain install "$channel" --profile "${profile:-minimal}")
+        for t in "${targets[@]}"; do args+=(--target "$t"); done
+        for c in "${components[@]}"; do args+=(--component "$c"); done
+        rustup "${args[@]}" >&2 || die "rustup could not install $channel"
+    fi
+    # Host triple: the installed toolchain's name less the channel.
+    host=$(rustup toolchain list | sed -n "s/^$channel-\\([^ ]*\\).*/\\1/p" | head -n 1)
+    installed=$(rustup component list --installed --toolchain "$channel") ||
+        die "rustup cannot list the components of $channel"
+    for t in "${targets[@]}"; do
+        grep -qx "rust-std-$t" <<<"$installed" || missing_targets+=("$t")
+    done
+    for c in "${components[@]}"; do
+        # Host tools are listed with the host triple ("clippy-x86_64-...").
+        grep -qxE "$c(-$host)?" <<<"$installed" || missing_components+=("$c")
+    done
+    if [ ${#missing_targets[@]} != 0 ]; then
+        note "adding Rust targets ${missing_targets[*]} to $channel"
+        rustup target add --toolchain "$channel" "${missing_targets[@]}" >&2 ||
+            die "rustup could not add targets ${missing_targets[*]}"
+    fi
+    if [ ${#missing_components[@]} != 0 ]; then
+        note "adding Rust components ${missing_components[*]} to $channel"
+        rustup component add --toolchain "$channel" "${missing_components[@]}" >&2 ||
+            die "rustup could not add components ${missing_components[*]}"
+    fi
+}
+
+# ------------------------------------------------------------------- QEMU
+qemu_major() {
+    qemu-system-aarch64 --version 2>/dev/null |
+        sed -n 's/.*version \([0-9][0-9]*\)\..*/\1/p' | head -n 1
+}
+
+qemu_ok() {
+    local major
+    major=$(qemu_major)
+    [ -n "$major" ] && [ "$major" -ge $qemu_min_major ]
+}
+
+ensure_qemu() {
+    qemu_ok && return 0
+    local have
+    have=$(qemu_major)
+    need_apt "qemu-system-aarch64 $qemu_min_major or later is needed${have:+ (found $have)}"
+    local release=()
+    if [ "$(codename)" = bookworm ]; then
+        ensure_backports
+        release=(-t bookworm-backports)
+    fi
+    note "installing qemu-system-arm${release[*]:+ from bookworm-backports}" \
+        "(qemu-system-aarch64 ${have:-missing}, need $qemu_min_major or later)"
+    apt_update
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends "${release[@]}" qemu-system-arm ||
+        die "could not install qemu-system-arm"
+    qemu_ok || die "qemu-system-aarch64 is still missing or older than $qemu_min_major" \
+        "($(qemu-system-aarch64 --version 2>/dev/null | head -n 1))"
+}
+
+# -------------------------------------------------------- the Pi 4 DTB
+is_dtb() {
+    [ -s "$1" ] && [ "$(od -An -tx1 -N4 "$1" | tr -d ' \n')" = d00dfeed ]
+}
+
+ensure_arm64_arch() {
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        note "dpkg --add-architecture arm64 (to download arm64 packages)"
+        as_root dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
+        apt_updated=0
+    fi
+}
+
+newest_kernel_pkg() {
+    apt-cache pkgnames linux-image-6.12. 2>/dev/null |
+        grep -E '^linux-image-6\.12\.[0-9]+\+deb12-arm64$' | sort -V | tail -n 1
+}
+
+# download_kernel_deb DIR: download the kernel package into DIR and set
+# `deb` to the file.
+download_kernel_deb() {
+    local dir=$1 pkg=$pinned_kernel_pkg
+    need_apt "the Raspberry Pi 4 device tree comes from Debian's arm64 kernel package"
+    ensure_arm64_arch
+    # As for reflinux: the pinned package is in bookworm-security, newer
+    # ones may be in backports.
+    if [ "$(codename)" = bookworm ]; then ensure_backports; fi
+    if ! apt-cache show "$pkg:arm64" >/dev/null 2>&1; then
+        apt_update
+    fi
+    if ! apt-cache show "$pkg:arm64" >/dev/null 2>&1; then
+        pkg=$(newest_kernel_pkg)
+        [ -n "$pkg" ] || die "no linux-image-6.12.*+deb12-arm64 package in the apt sources"
+        note "warning: $pinned_kernel_pkg is not in the archive any more; using $pkg"
+    fi
+    note "downloading $pkg:arm64 (about 90 MB) for its bcm2711-rpi-4-b.dtb"
+    # apt's _apt user cannot write into our private temporary directory;
+    # downloading as root is fine there, and saying so is noise.
+    (cd "$dir" && quietly apt-get -o APT::Sandbox::User=root download "$pkg:arm64") ||
+        die "could not download $pkg:arm64"
+    deb=$(newest_file "$dir/${pkg}_*_arm64.deb")
+    [ -n "$deb" ] || die "apt-get download of $pkg:arm64 left no .deb"
+}
+
+ensure_dtb() {
+    is_dtb "$dtb" && return 0
+    mkdir -p "$dtb_dir"
+    local tmp
+    deb=""
+    tmp=$(mktemp -d "$cache/setup.XXXXXX")
+    # shellcheck disable=SC2064
+    trap "rm -rf '$tmp'" EXIT
+    # Reuse a kernel package reflinux already fetched: the pinned one if it
+    # is there, else the newest.
+    if [ -d "$reflinux_debs" ]; then
+        deb=$(newest_file "$reflinux_debs/${pinned_kernel_pkg}_*_arm64.deb")
+        [ -n "$deb" ] ||
+            deb=$(newest_file "$reflinux_debs/linux-image-6.12.*+deb12-arm64_*_arm64.deb")
+        [ -z "$deb" ] || note "taking bcm2711-rpi-4-b.dtb from $(basename "$deb")"
+    fi
+    [ -n "$deb" ] || download_kernel_deb "$tmp"
+    dpkg-deb --fsys-tarfile "$deb" |
+        tar -xO --wildcards "./$dtb_in_pkg" >"$tmp/dtb" 2>/dev/null ||
+        die "$(basename "$deb") has no $dtb_in_pkg"
+    is_dtb "$tmp/dtb" || die "the bcm2711-rpi-4-b.dtb in $(basename "$deb") is not a device tree"
+    mv "$tmp/dtb" "$dtb"
+    # shellcheck disable=SC2016 # dpkg's own ${...} fields
+    dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb" >"$dtb_dir/source"
+    note "wrote ${dtb#"$repo"/}"
+}
+
+# ------------------------------------------------------------------- main
+mkdir -p "$cache"
+# One installer at a time: concurrent runs wait here, then find the work
+# done.
+exec 9>"$cache/setup.lock"
+flock 9 || die "could not lock $cache/setup.lock"
+
+if [ $mode = dtb ]; then
+    ensure_dtb
+    echo "$dtb"
+    exit 0
+fi
+ensure_toolchain
+ensure_qemu
+ensure_dtb

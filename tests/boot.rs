@@ -1,0 +1,48 @@
+//! The normal kernel boots on every supported configuration and brings all
+//! CPUs online; a missing device tree is reported, not a silent hang.
+
+use e2e::{boot, kernel_image};
+use std::time::Duration;
+
+fn boots_with_all_cpus(args: &[&str], cpus: usize, model: &str) {
+    let b = boot(kernel_image(), args, Some("Kernel ready"), Duration::from_secs(60));
+    assert!(b.reached, "did not finish booting:\n{}", b.output);
+    assert!(b.has(&format!("Machine model: {model}")), "{}", b.output);
+    assert!(b.has(&format!("smp: Brought up 1 node, {cpus} CPUs")), "{}", b.output);
+    assert_eq!(b.count("Booted secondary processor"), cpus - 1, "{}", b.output);
+    assert!(b.has("GIC: GICv2 at"), "{}", b.output);
+    assert!(b.has("boot: entry to smp up:"), "{}", b.output);
+    assert!(!b.has("Oops") && !b.has("panic"), "{}", b.output);
+    // Every log line has Linux's timestamp prefix.
+    for line in b.output.lines().filter(|l| !l.is_empty()) {
+        assert!(line.starts_with('[') && line.as_bytes().get(13) == Some(&b']'), "bad log line: {line:?}");
+    }
+}
+
+#[test]
+fn virt_smp1_boots() {
+    boots_with_all_cpus(&["--machine", "virt", "--smp", "1"], 1, "linux,dummy-virt");
+}
+
+#[test]
+fn virt_smp4_boots() {
+    boots_with_all_cpus(&["--machine", "virt", "--smp", "4"], 4, "linux,dummy-virt");
+}
+
+#[test]
+fn raspi4b_boots() {
+    boots_with_all_cpus(&["--machine", "raspi4b"], 4, "Raspberry Pi 4 Model B");
+}
+
+#[test]
+fn bootargs_reach_the_kernel() {
+    let b = boot(kernel_image(), &["--smp", "1", "--append", "console=ttyAMA0 quiet"], Some("Kernel command line"), Duration::from_secs(60));
+    assert!(b.has("Kernel command line: console=ttyAMA0 quiet"), "{}", b.output);
+}
+
+#[test]
+fn missing_device_tree_is_reported() {
+    let b = boot(kernel_image(), &["--machine", "raspi4b", "--no-dtb"], Some("no usable device tree"), Duration::from_secs(60));
+    assert!(b.reached, "no message for a missing DTB:\n{}", b.output);
+    assert!(b.has("none was passed (x0 = 0)"), "{}", b.output);
+}

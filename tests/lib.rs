@@ -1,0 +1,116 @@
+//! Helpers for the end-to-end tests: build the images once, boot them with
+//! `scripts/qemu-run.sh`, and read the console until an expected line.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
+}
+
+fn build(test: bool) -> PathBuf {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(root()).args(["run", "--quiet", "--release", "-p", "kbuild", "--"]);
+    if test {
+        cmd.arg("--test");
+    }
+    let out = cmd.stderr(Stdio::inherit()).output().expect("run kbuild");
+    assert!(out.status.success(), "kbuild failed");
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The normal kernel image (`$KERNEL_IMAGE`, or built now).
+pub fn kernel_image() -> &'static Path {
+    static IMG: OnceLock<PathBuf> = OnceLock::new();
+    IMG.get_or_init(|| std::env::var_os("KERNEL_IMAGE").map(PathBuf::from).unwrap_or_else(|| build(false)))
+}
+
+/// The in-kernel test image (`$KTEST_IMAGE`, or built now).
+pub fn ktest_image() -> &'static Path {
+    static IMG: OnceLock<PathBuf> = OnceLock::new();
+    IMG.get_or_init(|| std::env::var_os("KTEST_IMAGE").map(PathBuf::from).unwrap_or_else(|| build(true)))
+}
+
+/// What a boot printed, and how it ended.
+#[derive(Debug)]
+pub struct Boot {
+    /// Console output, `\r` removed.
+    pub output: String,
+    /// QEMU's exit status, or None if it was stopped by us.
+    pub status: Option<i32>,
+    /// Whether the `until` line was seen.
+    pub reached: bool,
+}
+
+impl Boot {
+    /// Whether any line contains `s`.
+    pub fn has(&self, s: &str) -> bool {
+        self.output.contains(s)
+    }
+
+    /// Lines containing `s`.
+    pub fn count(&self, s: &str) -> usize {
+        self.output.lines().filter(|l| l.contains(s)).count()
+    }
+}
+
+/// Boots `image` with `args` for scripts/qemu-run.sh. Stops QEMU once a line
+/// contains `until` (if given) or after `limit`.
+pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -> Boot {
+    let mut child = Command::new(root().join("scripts/qemu-run.sh"))
+        .arg("--kernel")
+        .arg(image)
+        .args(args)
+        .args(["--timeout", &(limit.as_secs() + 5).to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start qemu-run.sh");
+    let pgid = child.id() as i32;
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + limit;
+    let mut output = String::new();
+    let mut reached = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                let line = line.replace('\r', "");
+                output.push_str(&line);
+                output.push('\n');
+                if until.is_some_and(|u| line.contains(u)) {
+                    reached = true;
+                    break;
+                }
+            }
+            Err(_) => break, // deadline, or QEMU exited
+        }
+    }
+    let status = match child.try_wait().unwrap() {
+        Some(s) => s.code(),
+        None => {
+            // SAFETY-free: signal the whole process group (qemu-run.sh, timeout, qemu).
+            let _ = Command::new("kill").args(["-TERM", &format!("-{pgid}")]).status();
+            let _ = child.wait();
+            None
+        }
+    };
+    Boot { output, status, reached }
+}
