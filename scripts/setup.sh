@@ -18,7 +18,7 @@
 #    reused.
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
-# non-zero with an "setup: error: ..." line otherwise.  Installing needs
+# non-zero with a "setup: error: ..." line otherwise.  Installing needs
 # root (sudo is used when available).  Safe to run concurrently: the
 # installing part runs under a lock.
 set -euo pipefail
@@ -194,7 +194,7 @@ ensure_qemu() {
         release=(-t bookworm-backports)
     fi
     note "installing qemu-system-arm${release[*]:+ from bookworm-backports}" \
-        "(qemu-system-aarch64 ${have:-missing}, need $qemu_min_major or later)"
+        "(qemu-system-aarch64 is ${have:+version }${have:-missing}; need $qemu_min_major or later)"
     apt_update
     quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
         --no-install-recommends "${release[@]}" qemu-system-arm ||

@@ -106,8 +106,10 @@ pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -
     let status = match child.try_wait().unwrap() {
         Some(s) => s.code(),
         None => {
-            // SAFETY-free: signal the whole process group (qemu-run.sh, timeout, qemu).
-            let _ = Command::new("kill").args(["-TERM", &format!("-{pgid}")]).status();
+            // Signal the whole process group (qemu-run.sh, timeout, qemu).
+            // `--` matters: without it kill(1) may read `-PGID` as an option.
+            assert!(pgid > 1, "bad process group {pgid}");
+            let _ = Command::new("kill").args(["-s", "TERM", "--", &format!("-{pgid}")]).status();
             let _ = child.wait();
             None
         }
