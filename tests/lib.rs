@@ -78,16 +78,20 @@ pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        // Bytes, not UTF-8 lines: a garbled console byte must not end the read.
+        while matches!(reader.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+            if tx.send(String::from_utf8_lossy(&buf).trim_end_matches('\n').to_string()).is_err() {
                 break;
             }
+            buf.clear();
         }
     });
     let deadline = Instant::now() + limit;
     let mut output = String::new();
     let mut reached = false;
+    let mut ended = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
@@ -100,10 +104,14 @@ pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -
                     break;
                 }
             }
-            Err(_) => break, // deadline, or QEMU exited
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                ended = true;
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => break,
         }
     }
-    let status = match child.try_wait().unwrap() {
+    let status = match if ended { Some(child.wait().unwrap()) } else { child.try_wait().unwrap() } {
         Some(s) => s.code(),
         None => {
             // Signal the whole process group (qemu-run.sh, timeout, qemu).

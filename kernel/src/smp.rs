@@ -289,8 +289,8 @@ mod tests {
                 HITS.this().fetch_add(1, Ordering::Relaxed);
             });
         }
-        for c in 0..NR_CPUS {
-            let want = if cpu_online(c) { before[c] + 10 } else { before[c] };
+        for (c, &was) in before.iter().enumerate() {
+            let want = if cpu_online(c) { was + 10 } else { was };
             assert_eq!(HITS.on(c).load(Ordering::Relaxed), want, "CPU{c}");
         }
     }

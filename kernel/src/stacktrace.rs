@@ -12,7 +12,7 @@ const MAX_DEPTH: usize = 64;
 pub fn walk_stackframe(mut fp: usize, mut f: impl FnMut(usize) -> bool) {
     let (lo, hi) = crate::smp::current_stack_bounds();
     for _ in 0..MAX_DEPTH {
-        if fp == 0 || fp % 16 != 0 || fp < lo || fp + 16 > hi {
+        if fp == 0 || !fp.is_multiple_of(16) || fp < lo || fp + 16 > hi {
             break;
         }
         let (Ok(next), Ok(lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else { break };

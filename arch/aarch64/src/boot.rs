@@ -393,7 +393,7 @@ pub unsafe fn dtb_view(pa: u64, via: DtbMapping) -> Result<&'static [u8], DtbErr
     if pa == 0 {
         return Err(DtbError::Missing);
     }
-    if pa % 8 != 0 {
+    if !pa.is_multiple_of(8) {
         return Err(DtbError::Misaligned(pa));
     }
     let va = match via {

@@ -405,7 +405,7 @@ fn map_range(
     prot: Prot,
     blocks: bool,
 ) -> Result<(), MapError> {
-    if va % PAGE_SIZE != 0 || pa as usize % PAGE_SIZE != 0 || size % PAGE_SIZE != 0 {
+    if !va.is_multiple_of(PAGE_SIZE) || !(pa as usize).is_multiple_of(PAGE_SIZE) || !size.is_multiple_of(PAGE_SIZE) {
         return Err(MapError::Unaligned);
     }
     let mut off = 0;
@@ -415,7 +415,7 @@ fn map_range(
             (1..=3)
                 .find(|&l| {
                     v % level_size(l) == 0
-                        && p as usize % level_size(l) == 0
+                        && (p as usize).is_multiple_of(level_size(l))
                         && size - off >= level_size(l)
                 })
                 .unwrap_or(3)
@@ -670,7 +670,7 @@ pub mod fixmap {
 /// linear map (e.g. a spin-table release address), if RAM is mapped there
 /// writable.
 pub fn write_phys_u64(pa: u64, val: u64) -> Result<(), MapError> {
-    if pa % 8 != 0 {
+    if !pa.is_multiple_of(8) {
         return Err(MapError::Unaligned);
     }
     let va = phys_to_virt(pa);

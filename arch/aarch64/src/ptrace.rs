@@ -28,7 +28,7 @@ pub struct PtRegs {
 
 /// Size of the frame on the stack (a multiple of 16).
 pub const PT_REGS_SIZE: usize = core::mem::size_of::<PtRegs>();
-const _: () = assert!(PT_REGS_SIZE % 16 == 0);
+const _: () = assert!(PT_REGS_SIZE.is_multiple_of(16));
 /// Offset of `sp`.
 pub const S_SP: usize = 31 * 8;
 /// Offset of `pc`.

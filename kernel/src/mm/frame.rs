@@ -223,7 +223,7 @@ pub fn alloc_frames(count: usize, align_frames: usize) -> Option<u64> {
 pub fn free_frames(pa: u64, count: usize) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
-    assert!(pa >= a.base && pa % PAGE_SIZE as u64 == 0, "free_frames: bad address {pa:#x}");
+    assert!(pa >= a.base && pa.is_multiple_of(PAGE_SIZE as u64), "free_frames: bad address {pa:#x}");
     let first = ((pa - a.base) as usize) / PAGE_SIZE;
     assert!(first + count <= a.nframes, "free_frames: {pa:#x}+{count} beyond RAM");
     for f in first..first + count {
