@@ -15,7 +15,10 @@ fn boots_with_all_cpus(args: &[&str], cpus: usize, model: &str) {
     assert!(!b.has("Oops") && !b.has("panic"), "{}", b.output);
     // Every log line has Linux's timestamp prefix.
     for line in b.output.lines().filter(|l| !l.is_empty()) {
-        assert!(line.starts_with('[') && line.as_bytes().get(13) == Some(&b']'), "bad log line: {line:?}");
+        assert!(
+            line.starts_with('[') && line.as_bytes().get(13) == Some(&b']'),
+            "bad log line: {line:?}"
+        );
     }
 }
 
@@ -36,15 +39,29 @@ fn raspi4b_boots() {
 
 #[test]
 fn bootargs_reach_the_kernel() {
-    let b = boot(kernel_image(), &["--smp", "1", "--append", "console=ttyAMA0 quiet"], Some("Kernel command line"), Duration::from_secs(60));
+    let b = boot(
+        kernel_image(),
+        &["--smp", "1", "--append", "console=ttyAMA0 quiet"],
+        Some("Kernel command line"),
+        Duration::from_secs(60),
+    );
     assert!(b.has("Kernel command line: console=ttyAMA0 quiet"), "{}", b.output);
 }
 
 #[test]
 fn missing_device_tree_is_reported() {
-    let b = boot(kernel_image(), &["--machine", "raspi4b", "--no-dtb"], Some("The boot loader must pass"), Duration::from_secs(60));
+    let b = boot(
+        kernel_image(),
+        &["--machine", "raspi4b", "--no-dtb"],
+        Some("The boot loader must pass"),
+        Duration::from_secs(60),
+    );
     assert!(b.reached, "no message for a missing DTB:\n{}", b.output);
     // QEMU's raspi4b passes x0 = 0x100 (the old ATAGS address) without -dtb.
     assert!(b.has("no usable device tree: no FDT magic at 0x100"), "{}", b.output);
-    assert!(b.has("The boot loader must pass a flattened device tree"), "{}", b.output);
+    assert!(
+        b.has("The boot loader must pass a flattened device tree"),
+        "{}",
+        b.output
+    );
 }

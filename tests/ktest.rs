@@ -8,7 +8,11 @@ use std::time::Duration;
 fn in_kernel_tests_pass(args: &[&str]) {
     let b = boot(ktest_image(), args, None, Duration::from_secs(120));
     assert_eq!(b.status, Some(0), "in-kernel tests failed or hung:\n{}", b.output);
-    let summary = b.output.lines().find(|l| l.contains("ktest: ") && l.contains(" passed, ")).expect("summary line");
+    let summary = b
+        .output
+        .lines()
+        .find(|l| l.contains("ktest: ") && l.contains(" passed, "))
+        .expect("summary line");
     assert!(summary.ends_with(" passed, 0 failed"), "{summary}");
     let ran = b.count(" ... ok (");
     assert!(ran >= 10, "only {ran} tests ran:\n{}", b.output);
@@ -31,16 +35,32 @@ fn in_kernel_tests_pass_on_raspi4b() {
 
 #[test]
 fn fatal_oops_names_the_function_and_stops() {
-    let b = boot(ktest_image(), &["--smp", "4", "--append", "ktest=oops"], None, Duration::from_secs(60));
-    assert_eq!(b.status, Some(1), "the oops did not end the run with failure:\n{}", b.output);
+    let b = boot(
+        ktest_image(),
+        &["--smp", "4", "--append", "ktest=oops"],
+        None,
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        b.status,
+        Some(1),
+        "the oops did not end the run with failure:\n{}",
+        b.output
+    );
     let o = &b.output;
-    assert!(o.contains("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008"), "{o}");
+    assert!(
+        o.contains("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008"),
+        "{o}"
+    );
     assert!(o.contains("Internal error: Oops: 0000000096000004 [#1] SMP"), "{o}");
     assert!(o.contains("FSC = 0x04: level 0 translation fault"), "{o}");
     assert!(o.contains("pc : kernel::ktest::ktest_fatal_oops_victim+0x"), "{o}");
     let trace = o.split("Call trace:").nth(1).expect("a call trace");
     assert!(trace.contains(" kernel::ktest::ktest_fatal_oops_victim+0x"), "{o}");
-    assert!(trace.contains(" kernel::ktest::run_all+0x") || trace.contains(" start_kernel+0x"), "{o}");
+    assert!(
+        trace.contains(" kernel::ktest::run_all+0x") || trace.contains(" start_kernel+0x"),
+        "{o}"
+    );
     assert!(o.contains("Kernel panic - not syncing: Oops: Fatal exception"), "{o}");
     assert!(o.contains("SMP: stopping secondary CPUs"), "{o}");
 }

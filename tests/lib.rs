@@ -16,7 +16,8 @@ pub fn root() -> PathBuf {
 
 fn build(test: bool) -> PathBuf {
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(root()).args(["run", "--quiet", "--release", "-p", "kbuild", "--"]);
+    cmd.current_dir(root())
+        .args(["run", "--quiet", "--release", "-p", "kbuild", "--"]);
     if test {
         cmd.arg("--test");
     }
@@ -28,13 +29,21 @@ fn build(test: bool) -> PathBuf {
 /// The normal kernel image (`$KERNEL_IMAGE`, or built now).
 pub fn kernel_image() -> &'static Path {
     static IMG: OnceLock<PathBuf> = OnceLock::new();
-    IMG.get_or_init(|| std::env::var_os("KERNEL_IMAGE").map(PathBuf::from).unwrap_or_else(|| build(false)))
+    IMG.get_or_init(|| {
+        std::env::var_os("KERNEL_IMAGE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| build(false))
+    })
 }
 
 /// The in-kernel test image (`$KTEST_IMAGE`, or built now).
 pub fn ktest_image() -> &'static Path {
     static IMG: OnceLock<PathBuf> = OnceLock::new();
-    IMG.get_or_init(|| std::env::var_os("KTEST_IMAGE").map(PathBuf::from).unwrap_or_else(|| build(true)))
+    IMG.get_or_init(|| {
+        std::env::var_os("KTEST_IMAGE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| build(true))
+    })
 }
 
 /// What a boot printed, and how it ended.
@@ -82,7 +91,10 @@ pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -
         let mut buf = Vec::new();
         // Bytes, not UTF-8 lines: a garbled console byte must not end the read.
         while matches!(reader.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
-            if tx.send(String::from_utf8_lossy(&buf).trim_end_matches('\n').to_string()).is_err() {
+            if tx
+                .send(String::from_utf8_lossy(&buf).trim_end_matches('\n').to_string())
+                .is_err()
+            {
                 break;
             }
             buf.clear();
@@ -111,16 +123,26 @@ pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -
             Err(mpsc::RecvTimeoutError::Timeout) => break,
         }
     }
-    let status = match if ended { Some(child.wait().unwrap()) } else { child.try_wait().unwrap() } {
+    let status = match if ended {
+        Some(child.wait().unwrap())
+    } else {
+        child.try_wait().unwrap()
+    } {
         Some(s) => s.code(),
         None => {
             // Signal the whole process group (qemu-run.sh, timeout, qemu).
             // `--` matters: without it kill(1) may read `-PGID` as an option.
             assert!(pgid > 1, "bad process group {pgid}");
-            let _ = Command::new("kill").args(["-s", "TERM", "--", &format!("-{pgid}")]).status();
+            let _ = Command::new("kill")
+                .args(["-s", "TERM", "--", &format!("-{pgid}")])
+                .status();
             let _ = child.wait();
             None
         }
     };
-    Boot { output, status, reached }
+    Boot {
+        output,
+        status,
+        reached,
+    }
 }

@@ -33,7 +33,12 @@ fn fault_description(far: u64, esr_val: u64) -> &'static str {
 /// Writes Linux's "Unable to handle kernel ..." and "Mem abort info" lines.
 pub fn write_mem_abort_info(out: &mut dyn Write, far: u64, esr_val: u64) {
     let info = esr::abort_info(esr_val);
-    let _ = writeln!(out, "Unable to handle kernel {} at virtual address {:016x}", fault_description(far, esr_val), far);
+    let _ = writeln!(
+        out,
+        "Unable to handle kernel {} at virtual address {:016x}",
+        fault_description(far, esr_val),
+        far
+    );
     let _ = writeln!(out, "Mem abort info:");
     let _ = writeln!(out, "  ESR = 0x{esr_val:016x}");
     let _ = writeln!(
@@ -48,7 +53,12 @@ pub fn write_mem_abort_info(out: &mut dyn Write, far: u64, esr_val: u64) {
     let _ = writeln!(out, "  FSC = 0x{:02x}: {}", info.fsc, esr::fsc_str(info.fsc));
     if esr::ec(esr_val) == esr::Ec::DabtCur as u64 {
         let _ = writeln!(out, "Data abort info:");
-        let _ = writeln!(out, "  ISV = {}, ISS = 0x{:08x}", (esr_val >> 24) & 1, esr::iss(esr_val));
+        let _ = writeln!(
+            out,
+            "  ISV = {}, ISS = 0x{:08x}",
+            (esr_val >> 24) & 1,
+            esr::iss(esr_val)
+        );
         let _ = writeln!(out, "  CM = {}, WnR = {}", info.cm as u8, info.write as u8);
     }
 }

@@ -83,18 +83,39 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     };
 
     console_init(platform, phys_base);
-    crate::pr_info!("Booting Linux on physical CPU 0x{:010x} [0x{:08x}]", arch::cpu::mpidr(), arch::cpu::midr());
+    crate::pr_info!(
+        "Booting Linux on physical CPU 0x{:010x} [0x{:08x}]",
+        arch::cpu::mpidr(),
+        arch::cpu::midr()
+    );
     crate::pr_info!("Machine model: {}", platform.model);
     crate::pr_info!("Kernel command line: {}", platform.bootargs);
 
     let mut reserved = [PhysRange { start: 0, end: 0 }; devicetree::MAX_RESERVED_REGIONS + 2];
     let (img_lo, img_hi) = arch::mmu::kimage_phys_range();
-    reserved[0] = PhysRange { start: img_lo, end: img_hi };
-    reserved[1] = PhysRange { start: dtb_pa, end: dtb_pa + platform.total_size as u64 };
+    reserved[0] = PhysRange {
+        start: img_lo,
+        end: img_hi,
+    };
+    reserved[1] = PhysRange {
+        start: dtb_pa,
+        end: dtb_pa + platform.total_size as u64,
+    };
     for (slot, r) in reserved[2..].iter_mut().zip(platform.reserved.as_slice()) {
-        *slot = PhysRange { start: r.base, end: r.base + r.size };
+        *slot = PhysRange {
+            start: r.base,
+            end: r.base + r.size,
+        };
     }
-    let ram_ranges: alloc_free::Ranges = platform.memory.as_slice().iter().map(|r| PhysRange { start: r.base, end: r.base + r.size }).collect();
+    let ram_ranges: alloc_free::Ranges = platform
+        .memory
+        .as_slice()
+        .iter()
+        .map(|r| PhysRange {
+            start: r.base,
+            end: r.base + r.size,
+        })
+        .collect();
     let frames = crate::mm::frame::init(ram_ranges.as_slice(), &reserved);
     crate::pr_info!(
         "Memory: {}K/{}K available ({}K kernel)",
@@ -118,7 +139,11 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     crate::smp::init_boot_cpu().expect("IPI handlers");
     let timer = platform.timer.expect("no arm,armv8-timer in the device tree");
     crate::time::init(timer.virt_intid).expect("timer interrupt");
-    crate::pr_info!("arch_timer: cp15 timer running at {}.{:02}MHz (virt).", arch::timer::frequency() / 1_000_000, arch::timer::frequency() / 10_000 % 100);
+    crate::pr_info!(
+        "arch_timer: cp15 timer running at {}.{:02}MHz (virt).",
+        arch::timer::frequency() / 1_000_000,
+        arch::timer::frequency() / 10_000 % 100
+    );
     arch::cpu::local_irq_enable();
 
     crate::pr_info!("smp: Bringing up secondary CPUs ...");
@@ -204,7 +229,11 @@ fn console_init(platform: &Platform, phys_base: u64) {
 /// Pi firmware and QEMU raspi4b load at 0x80000 (RAM at 0), QEMU virt at
 /// 0x40080000. Used only to report a missing or broken device tree.
 fn guess_uart(phys_base: u64) -> u64 {
-    if phys_base < 0x4000_0000 { 0xfe20_1000 } else { 0x0900_0000 }
+    if phys_base < 0x4000_0000 {
+        0xfe20_1000
+    } else {
+        0x0900_0000
+    }
 }
 
 fn no_dtb_halt(phys_base: u64, why: DtbProblem) -> ! {

@@ -15,8 +15,14 @@ struct IrqDesc {
     name: &'static str,
 }
 
-static IRQ_TABLE: spin::RwLock<[IrqDesc; NR_IRQS]> =
-    spin::RwLock::new([const { IrqDesc { handler: None, name: "" } }; NR_IRQS]);
+static IRQ_TABLE: spin::RwLock<[IrqDesc; NR_IRQS]> = spin::RwLock::new(
+    [const {
+        IrqDesc {
+            handler: None,
+            name: "",
+        }
+    }; NR_IRQS],
+);
 
 /// Interrupts taken, per CPU.
 static IRQ_COUNT: PerCpu<AtomicU64> = PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]);

@@ -36,7 +36,10 @@ static PASSED: AtomicUsize = AtomicUsize::new(0);
 /// Runs all tests, then exits QEMU. A failing test panics, which ends the
 /// run through `exit_on_panic`.
 pub fn run_all() -> ! {
-    if crate::init::boot_command_line().split_whitespace().any(|a| a == "ktest=oops") {
+    if crate::init::boot_command_line()
+        .split_whitespace()
+        .any(|a| a == "ktest=oops")
+    {
         crate::pr_info!("ktest: deliberate NULL pointer dereference");
         let v = ktest_fatal_oops_victim(core::hint::black_box(0));
         crate::pr_err!("ktest: the NULL dereference did not fault (read {v:#x})");

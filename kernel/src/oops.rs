@@ -35,7 +35,15 @@ impl core::fmt::Display for PstateFlags {
         write!(f, "{}{}{}{} ", bit(31, 'n'), bit(30, 'z'), bit(29, 'c'), bit(28, 'v'))?;
         write!(f, "{}{}{}{} ", bit(9, 'd'), bit(8, 'a'), bit(7, 'i'), bit(6, 'f'))?;
         let flag = |n: u32| if p & (1 << n) != 0 { '+' } else { '-' };
-        write!(f, "{}PAN {}UAO {}TCO {}DIT {}SSBS BTYPE=--", flag(22), flag(23), flag(25), flag(24), flag(12))
+        write!(
+            f,
+            "{}PAN {}UAO {}TCO {}DIT {}SSBS BTYPE=--",
+            flag(22),
+            flag(23),
+            flag(25),
+            flag(24),
+            flag(12)
+        )
     }
 }
 
@@ -52,7 +60,11 @@ pub fn write_oops(out: &mut dyn Write, msg: &str, regs: &PtRegs, err: u64) {
         match arch::nofault::read_u64_nofault(addr & !7) {
             Ok(w) => {
                 let insn = (w >> ((addr & 4) * 8)) as u32;
-                let _ = if i == 0 { write!(out, " ({insn:08x})") } else { write!(out, " {insn:08x}") };
+                let _ = if i == 0 {
+                    write!(out, " ({insn:08x})")
+                } else {
+                    write!(out, " {insn:08x}")
+                };
             }
             Err(_) => {
                 let _ = write!(out, " ????????");

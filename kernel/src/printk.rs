@@ -75,7 +75,10 @@ fn lock_console() -> Option<crate::sync::IrqSpinLockGuard<'static, ()>> {
 pub fn printk(args: fmt::Arguments) {
     let Some(uart) = console_uart() else { return };
     let _guard = lock_console();
-    let mut w = LogLines { out: Uart(uart), at_line_start: true };
+    let mut w = LogLines {
+        out: Uart(uart),
+        at_line_start: true,
+    };
     let _ = w.write_fmt(args);
     if !w.at_line_start {
         let _ = w.out.write_str("\n");
@@ -91,7 +94,10 @@ pub struct LogLines<W: Write> {
 impl<W: Write> LogLines<W> {
     /// Wraps `out`.
     pub fn new(out: W) -> Self {
-        LogLines { out, at_line_start: true }
+        LogLines {
+            out,
+            at_line_start: true,
+        }
     }
 }
 

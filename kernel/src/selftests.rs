@@ -14,11 +14,18 @@ fn kallsyms_resolves_real_kernel_functions() {
     assert!(sym.size > 8);
     // A Rust path, demangled and without its hash.
     let alloc = crate::mm::frame::alloc_frame as *const () as usize;
-    assert_eq!(crate::kallsyms::lookup_name("kernel::mm::frame::alloc_frame"), Some(alloc));
+    assert_eq!(
+        crate::kallsyms::lookup_name("kernel::mm::frame::alloc_frame"),
+        Some(alloc)
+    );
     let text = alloc::format!("{}", crate::kallsyms::symbolize(alloc + 4));
     assert!(text.starts_with("kernel::mm::frame::alloc_frame+0x4/0x"), "{text}");
     assert!(crate::kallsyms::lookup_name("no_such_function_anywhere").is_none());
-    assert!(crate::kallsyms::table().len() > 100, "only {} symbols", crate::kallsyms::table().len());
+    assert!(
+        crate::kallsyms::table().len() > 100,
+        "only {} symbols",
+        crate::kallsyms::table().len()
+    );
 }
 
 fn write_faults(addr: usize) -> bool {
@@ -41,7 +48,10 @@ fn kernel_text_and_rodata_are_not_writable() {
     let text = crate::init::start_kernel as *const () as usize;
     assert!(write_faults(text), "write to kernel text did not fault");
     static RO: u32 = 0x1234_5678;
-    assert!(write_faults(&RO as *const u32 as usize), "write to rodata did not fault");
+    assert!(
+        write_faults(&RO as *const u32 as usize),
+        "write to rodata did not fault"
+    );
     // The linear-map alias of the text is read-only too.
     let alias = arch::memory::phys_to_virt(arch::mmu::kimage_to_phys(text));
     assert!(write_faults(alias), "write to the linear alias of text did not fault");
@@ -74,12 +84,51 @@ fn a_kernel_fault_reports_an_oops_naming_the_function() {
     let mut faulted = false;
     let report: String = crate::ktest::capture_oops(|| faulted = ktest_oops_victim(0xdead_0000_0000));
     assert!(faulted);
-    assert!(report.contains("Unable to handle kernel paging request at virtual address 0000dead00000000"), "{report}");
-    assert!(report.contains("EC = 0x25: DABT (current EL), IL = 32 bits"), "{report}");
+    assert!(
+        report.contains("Unable to handle kernel paging request at virtual address 0000dead00000000"),
+        "{report}"
+    );
+    assert!(
+        report.contains("EC = 0x25: DABT (current EL), IL = 32 bits"),
+        "{report}"
+    );
     assert!(report.contains("FSC = 0x04: level 0 translation fault"), "{report}");
     assert!(report.contains("pc : arch::nofault::read_u64_nofault+0x"), "{report}");
     let trace = report.split("Call trace:").nth(1).expect("a call trace");
     assert!(trace.contains("\n kernel::selftests::ktest_oops_victim+0x"), "{report}");
-    assert!(trace.contains("\n kernel::selftests::a_kernel_fault_reports_an_oops_naming_the_function"), "{report}");
+    assert!(
+        trace.contains("\n kernel::selftests::a_kernel_fault_reports_an_oops_naming_the_function"),
+        "{report}"
+    );
     assert!(report.contains("x29: "), "{report}");
+}
+
+#[kernel_test]
+#[allow(unsafe_code)]
+fn fixmap_slot_aliases_a_frame_and_unmaps() {
+    use arch::mmu::{fixmap, Prot};
+    let pa = crate::mm::frame::alloc_frame().expect("a frame");
+    let linear = arch::memory::phys_to_virt(pa);
+    const SLOT: usize = 7;
+    assert!(arch::mmu::translate(fixmap::slot_addr(SLOT)).is_none());
+    // SAFETY: the frame is ours alone; the alias is removed before it is freed.
+    let alias = unsafe { fixmap::set(SLOT, pa, Prot::KERNEL_RW) };
+    assert_eq!(alias, fixmap::slot_addr(SLOT));
+    let (mapped_pa, prot) = arch::mmu::translate(alias).unwrap();
+    assert_eq!(mapped_pa, pa);
+    assert!(prot.is_writable() && !prot.is_exec());
+    // SAFETY: `alias` maps our frame writable; 0x100 is inside the page.
+    assert!(unsafe { arch::nofault::write_u32_nofault(alias + 0x100, 0xfeed_f00d) }.is_ok());
+    let seen = arch::nofault::read_u64_nofault(linear + 0x100).unwrap() as u32;
+    assert_eq!(
+        seen, 0xfeed_f00d,
+        "write through the fixmap alias not seen in the linear map"
+    );
+    fixmap::clear(SLOT);
+    assert!(arch::mmu::translate(alias).is_none());
+    assert!(
+        arch::nofault::read_u64_nofault(alias).is_err(),
+        "cleared slot still readable"
+    );
+    crate::mm::frame::free_frame(pa);
 }

@@ -113,7 +113,8 @@ pub fn smp_init(cpus: &[Cpu], psci: Option<Conduit>) {
 }
 
 fn boot_secondary(id: usize, cpu: &Cpu, psci: Option<Conduit>) -> Result<(), BootError> {
-    let stack_pa = crate::mm::frame::alloc_frames(CPU_STACK_SIZE / crate::mm::PAGE_SIZE, 1).ok_or(BootError::NoMemory)?;
+    let stack_pa =
+        crate::mm::frame::alloc_frames(CPU_STACK_SIZE / crate::mm::PAGE_SIZE, 1).ok_or(BootError::NoMemory)?;
     let top = (arch::memory::phys_to_virt(stack_pa) + CPU_STACK_SIZE) as u64;
     STACKS[id].store(top, Ordering::Relaxed);
     let data = &arch::boot::secondary_data;
@@ -221,7 +222,10 @@ pub fn smp_call_function_many(cpus: impl Iterator<Item = usize>, func: Arc<dyn F
     let mut mask = 0u8;
     for cpu in cpus.filter(|&c| c != me && cpu_online(c)) {
         pending.fetch_add(1, Ordering::AcqRel);
-        CALL_QUEUE.on(cpu).lock().push_back(CallData { func: func.clone(), pending: pending.clone() });
+        CALL_QUEUE.on(cpu).lock().push_back(CallData {
+            func: func.clone(),
+            pending: pending.clone(),
+        });
         mask |= GIC_MASK[cpu].load(Ordering::Relaxed);
     }
     if mask != 0 {

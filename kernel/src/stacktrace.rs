@@ -15,7 +15,9 @@ pub fn walk_stackframe(mut fp: usize, mut f: impl FnMut(usize) -> bool) {
         if fp == 0 || !fp.is_multiple_of(16) || fp < lo || fp + 16 > hi {
             break;
         }
-        let (Ok(next), Ok(lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else { break };
+        let (Ok(next), Ok(lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else {
+            break;
+        };
         if lr == 0 || !f(lr as usize) {
             break;
         }

@@ -19,13 +19,18 @@ pub struct IrqSpinLockGuard<'a, T> {
 impl<T> IrqSpinLock<T> {
     /// A new unlocked lock.
     pub const fn new(value: T) -> Self {
-        IrqSpinLock { inner: spin::Mutex::new(value) }
+        IrqSpinLock {
+            inner: spin::Mutex::new(value),
+        }
     }
 
     /// Masks interrupts and takes the lock.
     pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
         let flags = local_irq_save();
-        IrqSpinLockGuard { guard: Some(self.inner.lock()), flags }
+        IrqSpinLockGuard {
+            guard: Some(self.inner.lock()),
+            flags,
+        }
     }
 
     /// Takes the lock if it is free.

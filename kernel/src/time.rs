@@ -65,7 +65,11 @@ mod tests {
         // Wait up to 2 s of guest time for 3 ticks on each CPU.
         let deadline = ktime_get_ns() + 2_000_000_000;
         while (0..online).any(|c| ticks(c) < before[c] + 3) {
-            assert!(ktime_get_ns() < deadline, "ticks stalled: before {before:?}, now {:?}", (0..online).map(ticks).collect::<alloc::vec::Vec<_>>());
+            assert!(
+                ktime_get_ns() < deadline,
+                "ticks stalled: before {before:?}, now {:?}",
+                (0..online).map(ticks).collect::<alloc::vec::Vec<_>>()
+            );
             core::hint::spin_loop();
         }
     }

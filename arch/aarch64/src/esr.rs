@@ -68,9 +68,9 @@ impl Ec {
     pub fn from_esr(esr: u64) -> Option<Ec> {
         use Ec::*;
         const ALL: [Ec; 26] = [
-            Unknown, Wfx, FpAsimd, Ill, Svc64, Hvc64, Smc64, Sys64, Sve, Pac, Bti, IabtLow,
-            IabtCur, PcAlign, DabtLow, DabtCur, SpAlign, Fp64, Serror, BreakptLow, BreakptCur,
-            SoftstpLow, SoftstpCur, WatchptLow, WatchptCur, Brk64,
+            Unknown, Wfx, FpAsimd, Ill, Svc64, Hvc64, Smc64, Sys64, Sve, Pac, Bti, IabtLow, IabtCur, PcAlign, DabtLow,
+            DabtCur, SpAlign, Fp64, Serror, BreakptLow, BreakptCur, SoftstpLow, SoftstpCur, WatchptLow, WatchptCur,
+            Brk64,
         ];
         let ec = ec(esr) as u8;
         ALL.into_iter().find(|c| *c as u8 == ec)
@@ -184,9 +184,7 @@ pub struct AbortInfo {
 
 /// Decodes the ISS of a data or instruction abort.
 pub fn abort_info(esr: u64) -> AbortInfo {
-    let f = |field: tock_registers::fields::Field<u64, ABORT_ISS::Register>| {
-        (esr >> field.shift) & field.mask
-    };
+    let f = |field: tock_registers::fields::Field<u64, ABORT_ISS::Register>| (esr >> field.shift) & field.mask;
     AbortInfo {
         fsc: f(ABORT_ISS::FSC),
         write: f(ABORT_ISS::WNR) != 0,

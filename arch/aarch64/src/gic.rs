@@ -177,9 +177,7 @@ pub fn eoi(iar: u32) {
 pub fn send_sgi(sgi: u32, targets: u8) {
     crate::barrier::dsb_ishst();
     dist().SGIR.write(
-        GICD_SGIR::TargetListFilter::List
-            + GICD_SGIR::CPUTargetList.val(targets as u32)
-            + GICD_SGIR::SGIINTID.val(sgi),
+        GICD_SGIR::TargetListFilter::List + GICD_SGIR::CPUTargetList.val(targets as u32) + GICD_SGIR::SGIINTID.val(sgi),
     );
 }
 

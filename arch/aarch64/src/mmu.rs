@@ -175,8 +175,7 @@ impl Prot {
     /// Whether EL1 may write through such a mapping.
     pub fn is_writable(self) -> bool {
         let ap = (self.0 >> 6) & 3;
-        ap == PAGE_DESCRIPTOR::AP::RW_EL1.value >> 6
-            || ap == PAGE_DESCRIPTOR::AP::RW_EL1_EL0.value >> 6
+        ap == PAGE_DESCRIPTOR::AP::RW_EL1.value >> 6 || ap == PAGE_DESCRIPTOR::AP::RW_EL1_EL0.value >> 6
     }
 }
 
@@ -397,14 +396,7 @@ fn walk(root: u64, va: usize) -> Option<(*mut u64, usize)> {
 
 /// Maps `[va, va + size)` to `[pa, ...)`, with blocks where alignment
 /// allows if `blocks`.
-fn map_range(
-    root: u64,
-    va: usize,
-    pa: u64,
-    size: usize,
-    prot: Prot,
-    blocks: bool,
-) -> Result<(), MapError> {
+fn map_range(root: u64, va: usize, pa: u64, size: usize, prot: Prot, blocks: bool) -> Result<(), MapError> {
     if !va.is_multiple_of(PAGE_SIZE) || !(pa as usize).is_multiple_of(PAGE_SIZE) || !size.is_multiple_of(PAGE_SIZE) {
         return Err(MapError::Unaligned);
     }
@@ -414,9 +406,7 @@ fn map_range(
         let level = if blocks {
             (1..=3)
                 .find(|&l| {
-                    v % level_size(l) == 0
-                        && (p as usize).is_multiple_of(level_size(l))
-                        && size - off >= level_size(l)
+                    v % level_size(l) == 0 && (p as usize).is_multiple_of(level_size(l)) && size - off >= level_size(l)
                 })
                 .unwrap_or(3)
         } else {
@@ -455,14 +445,7 @@ pub fn paging_init(phys_base: u64, spec: &KernelMapSpec) -> Result<(), MapError>
     let mut pgd = KERNEL_PGD.lock();
     let root = alloc_table().ok_or(MapError::NoMemory)?;
     let ph = kimage_to_phys;
-    map_range(
-        root,
-        l.text,
-        ph(l.text),
-        l.etext - l.text,
-        Prot::KERNEL_TEXT,
-        false,
-    )?;
+    map_range(root, l.text, ph(l.text), l.etext - l.text, Prot::KERNEL_TEXT, false)?;
     map_range(
         root,
         l.rodata,

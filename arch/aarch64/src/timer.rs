@@ -1,9 +1,7 @@
 //! The Arm generic timer: the system counter for time, and the EL1 virtual
 //! timer for per-CPU ticks.
 
-use aarch64_cpu::registers::{
-    Readable, Writeable, CNTFRQ_EL0, CNTPCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0,
-};
+use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTPCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0};
 
 /// Counter frequency in Hz.
 pub fn frequency() -> u64 {

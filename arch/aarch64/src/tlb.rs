@@ -6,9 +6,7 @@ use crate::barrier;
 pub fn flush_kernel_page(va: usize) {
     barrier::dsb_ishst();
     // SAFETY: TLB invalidation has no memory-safety effect.
-    unsafe {
-        core::arch::asm!("tlbi vaae1is, {}", in(reg) (va >> 12) & ((1 << 44) - 1), options(nostack))
-    };
+    unsafe { core::arch::asm!("tlbi vaae1is, {}", in(reg) (va >> 12) & ((1 << 44) - 1), options(nostack)) };
     barrier::dsb_ish();
     barrier::isb();
 }

@@ -46,9 +46,7 @@ fn be64(bytes: &[u8], at: usize) -> Option<u64> {
 /// The bytes before the first NUL, if there is one.
 fn until_nul(bytes: &[u8]) -> Option<&[u8]> {
     // CStr's search is core's optimised memchr.
-    core::ffi::CStr::from_bytes_until_nul(bytes)
-        .ok()
-        .map(|s| s.to_bytes())
+    core::ffi::CStr::from_bytes_until_nul(bytes).ok().map(|s| s.to_bytes())
 }
 
 /// `x` rounded up to a multiple of 4 (tokens are 32-bit aligned).
@@ -136,11 +134,7 @@ impl<'a> Fdt<'a> {
         };
         let structure = block("structure", off_struct, size_struct)?;
         let strings = block("strings", off_strings, size_strings)?;
-        let rsvmap = block(
-            "memory reservation",
-            off_rsvmap,
-            total_size.saturating_sub(off_rsvmap),
-        )?;
+        let rsvmap = block("memory reservation", off_rsvmap, total_size.saturating_sub(off_rsvmap))?;
         Ok(Self {
             total_size,
             boot_cpuid,
@@ -185,15 +179,14 @@ impl<'a> Fdt<'a> {
     /// offset just after it.
     fn token(&self, mut pos: usize) -> Result<(Token<'a>, usize), Error> {
         loop {
-            let tag = be32(self.structure, pos)
-                .ok_or_else(|| self.malformed(pos, "structure block ends inside a node"))?;
+            let tag =
+                be32(self.structure, pos).ok_or_else(|| self.malformed(pos, "structure block ends inside a node"))?;
             let body = pos.saturating_add(4);
             match tag {
                 FDT_NOP => pos = body,
                 FDT_BEGIN_NODE => {
                     let rest = self.structure.get(body..).unwrap_or(&[]);
-                    let name = until_nul(rest)
-                        .ok_or_else(|| self.malformed(pos, "node name is not terminated"))?;
+                    let name = until_nul(rest).ok_or_else(|| self.malformed(pos, "node name is not terminated"))?;
                     let next = body
                         .checked_add(name.len())
                         .and_then(|e| align4(e.checked_add(1)?))
@@ -209,9 +202,7 @@ impl<'a> Fdt<'a> {
                     let value = start
                         .checked_add(len as usize)
                         .and_then(|end| self.structure.get(start..end))
-                        .ok_or_else(|| {
-                            self.malformed(pos, "property value runs past the structure block")
-                        })?;
+                        .ok_or_else(|| self.malformed(pos, "property value runs past the structure block"))?;
                     let name = self
                         .string(name_off as usize)
                         .ok_or_else(|| self.malformed(pos, "bad property name offset"))?;
@@ -241,9 +232,7 @@ impl<'a> Fdt<'a> {
 
     /// The value of `node`'s property `name`.
     pub fn prop(&self, node: &Node<'a>, name: &str) -> Option<&'a [u8]> {
-        self.props(node)
-            .find(|&(n, _)| n == name.as_bytes())
-            .map(|(_, v)| v)
+        self.props(node).find(|&(n, _)| n == name.as_bytes()).map(|(_, v)| v)
     }
 
     /// Visits every node depth-first, in blob order, with the path from
@@ -261,9 +250,7 @@ impl<'a> Fdt<'a> {
                 Token::BeginNode { name } => {
                     let parent = depth.checked_sub(1).and_then(|i| stack.get(i));
                     let (node, after_props) = self.scan_node(name, next, parent)?;
-                    let slot = stack
-                        .get_mut(depth)
-                        .ok_or(Error::TooDeep { max: MAX_DEPTH })?;
+                    let slot = stack.get_mut(depth).ok_or(Error::TooDeep { max: MAX_DEPTH })?;
                     *slot = node;
                     depth = depth.saturating_add(1);
                     if visit(stack.get(..depth).unwrap_or(&[])).is_break() {
@@ -307,12 +294,7 @@ impl<'a> Fdt<'a> {
 
     /// Reads the properties of the node whose name ends before `pos`, and
     /// returns the node and the offset of whatever follows its properties.
-    fn scan_node(
-        &self,
-        name: &'a [u8],
-        pos: usize,
-        parent: Option<&Node<'a>>,
-    ) -> Result<(Node<'a>, usize), Error> {
+    fn scan_node(&self, name: &'a [u8], pos: usize, parent: Option<&Node<'a>>) -> Result<(Node<'a>, usize), Error> {
         // The Devicetree Specification (2.3.5) says a node without
         // #address-cells/#size-cells gets 2 and 1; like Linux's
         // of_n_addr_cells(), nested nodes inherit their parent's instead.

@@ -268,28 +268,21 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("device tree: ")?;
         match *self {
-            Self::TooShort { len } => write!(
-                f,
-                "only {len} bytes, fewer than the {HEADER_SIZE}-byte header"
-            ),
+            Self::TooShort { len } => write!(f, "only {len} bytes, fewer than the {HEADER_SIZE}-byte header"),
             Self::BadMagic { found } => write!(
                 f,
                 "bad magic {found:#010x} (expected {:#010x}): no device tree at this address",
                 fdt::FDT_MAGIC
             ),
-            Self::BadTotalSize { total_size } => write!(
-                f,
-                "header totalsize {total_size} is smaller than the header itself"
-            ),
+            Self::BadTotalSize { total_size } => {
+                write!(f, "header totalsize {total_size} is smaller than the header itself")
+            }
             Self::TooLarge { total_size } => write!(
                 f,
                 "header totalsize {total_size} exceeds the {} bytes the arm64 boot protocol allows",
                 fdt::MAX_TOTAL_SIZE
             ),
-            Self::Truncated {
-                total_size,
-                available,
-            } => write!(
+            Self::Truncated { total_size, available } => write!(
                 f,
                 "truncated: the header says {total_size} bytes but only {available} are there"
             ),
@@ -542,10 +535,7 @@ fn gic<'a>(fdt: &Fdt<'a>, path: &[Node<'a>]) -> Option<Gic> {
     } else if compatible_any(node, &GIC_V3_COMPATIBLES) {
         let mut reg = reg_regions(path);
         let dist = reg.next()??;
-        let count = fdt
-            .prop(node, "#redistributor-regions")
-            .and_then(prop_u32)
-            .unwrap_or(1);
+        let count = fdt.prop(node, "#redistributor-regions").and_then(prop_u32).unwrap_or(1);
         let mut redist = List::new();
         for _ in 0..count {
             redist.push(reg.next()??);
@@ -618,9 +608,7 @@ const MAX_CLOCK_INDEX: usize = 8;
 fn uart_clock(fdt: &Fdt<'_>, uart: &UartNode<'_>) -> Result<Option<u32>, Error> {
     // The PL011 binding names the baud clock "uartclk"; without names the
     // first clock is it.
-    let wanted = string_list(uart.clock_names)
-        .position(|n| n == b"uartclk")
-        .unwrap_or(0);
+    let wanted = string_list(uart.clock_names).position(|n| n == b"uartclk").unwrap_or(0);
     if wanted > MAX_CLOCK_INDEX {
         return Ok(None);
     }
@@ -640,10 +628,7 @@ fn uart_clock(fdt: &Fdt<'_>, uart: &UartNode<'_>) -> Result<Option<u32>, Error> 
         let Some(args) = fdt.prop(&provider, "#clock-cells").and_then(prop_u32) else {
             return Ok(None);
         };
-        cell = match cell
-            .checked_add(1)
-            .and_then(|c| c.checked_add(args as usize))
-        {
+        cell = match cell.checked_add(1).and_then(|c| c.checked_add(args as usize)) {
             Some(next) => next,
             None => return Ok(None),
         };
@@ -659,8 +644,7 @@ fn arch_timer(fdt: &Fdt<'_>, timer: &TimerNode<'_>) -> Result<Option<ArchTimer>,
     let Some(controller) = find_phandle(fdt, phandle)? else {
         return Ok(None);
     };
-    let is_gic = compatible_any(&controller, &GIC_V2_COMPATIBLES)
-        || compatible_any(&controller, &GIC_V3_COMPATIBLES);
+    let is_gic = compatible_any(&controller, &GIC_V2_COMPATIBLES) || compatible_any(&controller, &GIC_V3_COMPATIBLES);
     let cells = fdt
         .prop(&controller, "#interrupt-cells")
         .and_then(prop_u32)
@@ -759,22 +743,13 @@ fn translate(path: &[Node<'_>], bus: usize, address: u128) -> Option<u64> {
 
 /// Maps a child-bus `address` through one `ranges` property, whose entries
 /// are (child address, parent address, length).
-fn map_range(
-    ranges: &[u8],
-    child_cells: u32,
-    parent_cells: u32,
-    size_cells: u32,
-    address: u128,
-) -> Option<u128> {
+fn map_range(ranges: &[u8], child_cells: u32, parent_cells: u32, size_cells: u32, address: u128) -> Option<u128> {
     if child_cells > 4 || parent_cells > 4 || size_cells > 4 {
         return None;
     }
     let child_bytes = (child_cells as usize).saturating_mul(4);
     let parent_bytes = (parent_cells as usize).saturating_mul(4);
-    let entry = (child_cells
-        .saturating_add(parent_cells)
-        .saturating_add(size_cells) as usize)
-        .saturating_mul(4);
+    let entry = (child_cells.saturating_add(parent_cells).saturating_add(size_cells) as usize).saturating_mul(4);
     if entry == 0 {
         return None;
     }
@@ -788,11 +763,7 @@ fn map_range(
 }
 
 /// The (address, size) pairs of a `reg`-like property.
-fn cell_pairs(
-    value: &[u8],
-    address_cells: u32,
-    size_cells: u32,
-) -> impl Iterator<Item = (u128, u128)> + '_ {
+fn cell_pairs(value: &[u8], address_cells: u32, size_cells: u32) -> impl Iterator<Item = (u128, u128)> + '_ {
     let usable = address_cells <= 4 && size_cells <= 4;
     let address_bytes = (address_cells as usize).saturating_mul(4);
     let entry = (address_cells.saturating_add(size_cells) as usize).saturating_mul(4);

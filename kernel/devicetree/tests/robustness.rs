@@ -63,10 +63,7 @@ fn every_cut_of_the_structure_block_is_survived() {
         let mut cut = SMALL.to_vec();
         set_header_word(&mut cut, 9, size);
         // Only the full block ends with its FDT_END token.
-        assert!(
-            !parse_anything(&cut) || size + 4 >= size_struct,
-            "size {size}"
-        );
+        assert!(!parse_anything(&cut) || size + 4 >= size_struct, "size {size}");
     }
 }
 

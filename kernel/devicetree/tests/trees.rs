@@ -8,9 +8,7 @@ use devicetree::{Cpu, EnableMethod, Error, Gic, PsciConduit, Region};
 /// A root with 2 address cells and 1 size cell, like the Pi 4's.
 fn root() -> DtbBuilder {
     let mut b = DtbBuilder::new();
-    b.begin("")
-        .cells("#address-cells", &[2])
-        .cells("#size-cells", &[1]);
+    b.begin("").cells("#address-cells", &[2]).cells("#size-cells", &[1]);
     b
 }
 
@@ -45,9 +43,7 @@ fn addresses_are_translated_through_every_ranges() {
 #[test]
 fn a_bus_without_ranges_hides_its_devices() {
     let mut b = root();
-    b.begin("i2c")
-        .cells("#address-cells", &[1])
-        .cells("#size-cells", &[1]);
+    b.begin("i2c").cells("#address-cells", &[1]).cells("#size-cells", &[1]);
     pl011(&mut b, "serial@1000", &[0x1000, 0x100]);
     b.end();
     b.begin("soc")
@@ -84,9 +80,7 @@ fn disabled_devices_and_devices_on_disabled_buses_are_skipped() {
         .cells("reg", &[0, 0x100, 0x100])
         .string("status", "disabled")
         .end();
-    b.begin("bus")
-        .string("status", "disabled")
-        .prop("ranges", &[]);
+    b.begin("bus").string("status", "disabled").prop("ranges", &[]);
     pl011(&mut b, "serial@200", &[0, 0x200, 0x100]);
     b.end();
     b.begin("serial@300")
@@ -120,13 +114,7 @@ fn two_uarts(stdout_path: &str) -> Vec<u8> {
 
 #[test]
 fn stdout_path_names_the_console() {
-    let console = |path: &str| {
-        devicetree::parse(&two_uarts(path))
-            .unwrap()
-            .uart
-            .unwrap()
-            .base
-    };
+    let console = |path: &str| devicetree::parse(&two_uarts(path)).unwrap().uart.unwrap().base;
     assert_eq!(console("serial1:115200n8"), 0x2000);
     assert_eq!(console("serial1"), 0x2000);
     assert_eq!(console("/soc/serial@2000:115200"), 0x2000);
@@ -182,10 +170,7 @@ fn reserved_memory_holds_memreserve_and_static_reservations() {
         .cells("reg", &[0, 0x3000_0000, 0x10_0000])
         .prop("no-map", &[])
         .end();
-    b.begin("pool")
-        .cells("size", &[0x400_0000])
-        .prop("reusable", &[])
-        .end();
+    b.begin("pool").cells("size", &[0x400_0000]).prop("reusable", &[]).end();
     b.begin("off@31000000")
         .cells("reg", &[0, 0x3100_0000, 0x1000])
         .string("status", "disabled")
@@ -205,9 +190,7 @@ fn cpus_with_two_address_cells_spin_tables_and_psci_over_smc() {
         .string("compatible", "arm,psci-1.0\0arm,psci-0.2")
         .string("method", "smc")
         .end();
-    b.begin("cpus")
-        .cells("#address-cells", &[2])
-        .cells("#size-cells", &[0]);
+    b.begin("cpus").cells("#address-cells", &[2]).cells("#size-cells", &[0]);
     b.begin("cpu@0")
         .string("device_type", "cpu")
         .cells("reg", &[0, 0])
@@ -269,10 +252,7 @@ fn timer_intids_need_a_gic_parent() {
             .end();
         b.begin("timer")
             .string("compatible", "arm,armv8-timer")
-            .cells(
-                "interrupts",
-                &[1, 13, 0xf08, 1, 14, 0xf08, 1, 11, 0xf08, 1, 10, 0xf08],
-            )
+            .cells("interrupts", &[1, 13, 0xf08, 1, 14, 0xf08, 1, 11, 0xf08, 1, 10, 0xf08])
             .cells("clock-frequency", &[54_000_000])
             .end();
         b.end();
@@ -322,10 +302,7 @@ fn nesting_beyond_the_limit_is_an_error() {
     }
     let err = devicetree::parse(&b.build()).unwrap_err();
     assert_eq!(err, Error::TooDeep { max: 16 });
-    assert_eq!(
-        err.to_string(),
-        "device tree: nodes nested deeper than 16 levels"
-    );
+    assert_eq!(err.to_string(), "device tree: nodes nested deeper than 16 levels");
 }
 
 #[test]
@@ -333,9 +310,5 @@ fn an_unclosed_root_is_malformed() {
     let mut b = root();
     b.begin("a").end();
     let err = devicetree::parse(&b.build()).unwrap_err();
-    assert!(
-        err.to_string()
-            .ends_with("structure block ends inside a node"),
-        "{err}"
-    );
+    assert!(err.to_string().ends_with("structure block ends inside a node"), "{err}");
 }

@@ -265,9 +265,7 @@ impl<'a> Kallsyms<'a> {
         for i in 0..self.count {
             let (start, end) = self.name_range(i);
             if end < start || end > self.strings.len() {
-                return Err(Error::BadNameOffset {
-                    index: i as u32 + 1,
-                });
+                return Err(Error::BadNameOffset { index: i as u32 + 1 });
             }
             if core::str::from_utf8(&self.strings[start..end]).is_err() {
                 return Err(Error::NameNotUtf8 { index: i as u32 });
@@ -285,16 +283,12 @@ impl<'a> Kallsyms<'a> {
         for pos in 0..self.count {
             let i = u32_at(self.name_index, pos) as usize;
             if i >= self.count {
-                return Err(Error::BadNameIndex {
-                    position: pos as u32,
-                });
+                return Err(Error::BadNameIndex { position: pos as u32 });
             }
             if pos > 0 {
                 let prev = u32_at(self.name_index, pos - 1) as usize;
                 if self.name_key_cmp(prev, i) != Ordering::Less {
-                    return Err(Error::UnsortedNameIndex {
-                        position: pos as u32,
-                    });
+                    return Err(Error::UnsortedNameIndex { position: pos as u32 });
                 }
             }
         }
@@ -417,10 +411,7 @@ impl<'a> Kallsyms<'a> {
     /// All symbols in address order, each with `offset` 0, as
     /// `/proc/kallsyms` lists them.
     pub fn iter(&self) -> Iter<'a> {
-        Iter {
-            table: *self,
-            next: 0,
-        }
+        Iter { table: *self, next: 0 }
     }
 }
 

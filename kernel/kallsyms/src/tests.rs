@@ -30,11 +30,7 @@ fn exercise(table: &Kallsyms<'_>) {
         let found = table.lookup_name(sym.name).expect("a listed name is found");
         assert_eq!(found.name, sym.name);
         assert!(found.addr <= sym.addr);
-        for addr in [
-            sym.addr,
-            sym.addr.wrapping_add(sym.size / 2),
-            sym.addr.wrapping_sub(1),
-        ] {
+        for addr in [sym.addr, sym.addr.wrapping_add(sym.size / 2), sym.addr.wrapping_sub(1)] {
             if let Some(hit) = table.lookup_addr(addr) {
                 assert!(hit.offset < hit.size);
                 assert_eq!(hit.addr + hit.offset, addr);
@@ -58,24 +54,15 @@ fn empty_table_is_valid_and_finds_nothing() {
     assert_eq!(table.lookup_addr(BASE), None);
     assert_eq!(table.lookup_name("start_kernel"), None);
     assert_eq!(table.iter().next(), None);
-    assert_eq!(
-        table.symbolize(BASE + 0x10).to_string(),
-        "0xffff800080000010"
-    );
+    assert_eq!(table.symbolize(BASE + 0x10).to_string(), "0xffff800080000010");
 }
 
 #[test]
 fn address_inside_function_formats_like_linux() {
     let blob = sample();
     let table = Kallsyms::new(&blob).unwrap();
-    assert_eq!(
-        table.symbolize(BASE + 0x101c).to_string(),
-        "start_kernel+0x1c/0x200"
-    );
-    assert_eq!(
-        table.symbolize(BASE + 0x1000).to_string(),
-        "start_kernel+0x0/0x200"
-    );
+    assert_eq!(table.symbolize(BASE + 0x101c).to_string(), "start_kernel+0x1c/0x200");
+    assert_eq!(table.symbolize(BASE + 0x1000).to_string(), "start_kernel+0x0/0x200");
     let sym = table.lookup_addr(BASE + 0x47f).unwrap();
     assert_eq!(
         sym,
@@ -93,10 +80,7 @@ fn unknown_address_formats_as_sixteen_hex_digits() {
     let blob = sample();
     let table = Kallsyms::new(&blob).unwrap();
     assert_eq!(table.symbolize(0x1234).to_string(), "0x0000000000001234");
-    assert_eq!(
-        format!("{}", table.symbolize(BASE + 0x1200)),
-        "0xffff800080001200"
-    );
+    assert_eq!(format!("{}", table.symbolize(BASE + 0x1200)), "0xffff800080001200");
 }
 
 #[test]
@@ -190,15 +174,7 @@ fn iter_is_in_address_order() {
     let blob = sample();
     let table = Kallsyms::new(&blob).unwrap();
     let names: Vec<&str> = (&table).into_iter().map(|s| s.name).collect();
-    assert_eq!(
-        names,
-        [
-            "_text",
-            "kernel::mm::frame::alloc",
-            "start_kernel",
-            "vfs_read"
-        ]
-    );
+    assert_eq!(names, ["_text", "kernel::mm::frame::alloc", "start_kernel", "vfs_read"]);
     assert_eq!(table.iter().len(), 4);
 }
 
@@ -219,10 +195,7 @@ fn bad_header_is_refused() {
     assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::BadMagic);
     let mut bad = blob.clone();
     bad[4] = 2;
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::UnsupportedVersion(2)
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::UnsupportedVersion(2));
     let mut bad = blob.clone();
     bad[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
     assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::Truncated);
@@ -242,20 +215,14 @@ const STRINGS: usize = NAME_INDEX + 16;
 fn unsorted_addresses_are_refused() {
     let mut bad = sample();
     bad[OFFSETS + 4..OFFSETS + 8].copy_from_slice(&0x5000u32.to_le_bytes());
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::UnsortedAddresses { index: 2 }
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::UnsortedAddresses { index: 2 });
 }
 
 #[test]
 fn symbol_ending_past_the_address_space_is_refused() {
     let mut bad = build(u64::MAX - 0x100, &[("f", u64::MAX - 0x10, 0x10)]);
     bad[SIZES - 12..SIZES - 8].copy_from_slice(&0x11u32.to_le_bytes());
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::AddressOverflow { index: 0 }
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::AddressOverflow { index: 0 });
 }
 
 #[test]
@@ -263,33 +230,21 @@ fn bad_name_offsets_are_refused() {
     let blob = sample();
     let mut bad = blob.clone();
     bad[NAME_OFFSETS..NAME_OFFSETS + 4].copy_from_slice(&1u32.to_le_bytes());
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::BadNameOffset { index: 0 }
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::BadNameOffset { index: 0 });
     let mut bad = blob.clone();
     bad[NAME_OFFSETS + 8..NAME_OFFSETS + 12].copy_from_slice(&1000u32.to_le_bytes());
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::BadNameOffset { index: 2 }
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::BadNameOffset { index: 2 });
     // Names that stop short of the end of the string area.
     let mut bad = blob;
     bad[NAME_OFFSETS + 16..NAME_OFFSETS + 20].copy_from_slice(&1u32.to_le_bytes());
-    assert!(matches!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::BadNameOffset { .. }
-    ));
+    assert!(matches!(Kallsyms::new(&bad).unwrap_err(), Error::BadNameOffset { .. }));
 }
 
 #[test]
 fn name_that_is_not_utf8_is_refused() {
     let mut bad = sample();
     bad[STRINGS] = 0xff;
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::NameNotUtf8 { index: 0 }
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::NameNotUtf8 { index: 0 });
 }
 
 #[test]
@@ -297,10 +252,7 @@ fn bad_name_index_is_refused() {
     let blob = sample();
     let mut bad = blob.clone();
     bad[NAME_INDEX..NAME_INDEX + 4].copy_from_slice(&4u32.to_le_bytes());
-    assert_eq!(
-        Kallsyms::new(&bad).unwrap_err(),
-        Error::BadNameIndex { position: 0 }
-    );
+    assert_eq!(Kallsyms::new(&bad).unwrap_err(), Error::BadNameIndex { position: 0 });
     // Swapping two entries breaks the order.
     let mut bad = blob.clone();
     bad[NAME_INDEX..NAME_INDEX + 8].rotate_left(4);

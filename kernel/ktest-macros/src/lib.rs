@@ -19,7 +19,10 @@ pub fn kernel_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     let Some(name) = name else {
         return compile_error("#[kernel_test] must be placed on a function");
     };
-    let static_name = Ident::new(&format!("__KERNEL_TEST_{}", name.to_string().to_uppercase()), Span::call_site());
+    let static_name = Ident::new(
+        &format!("__KERNEL_TEST_{}", name.to_string().to_uppercase()),
+        Span::call_site(),
+    );
     let registration: TokenStream = format!(
         "#[allow(unsafe_code)] // link_section: the registration mechanism itself
          #[used]
@@ -41,7 +44,10 @@ fn compile_error(msg: &str) -> TokenStream {
     ts.extend([
         TokenTree::Ident(Ident::new("compile_error", Span::call_site())),
         TokenTree::Punct(Punct::new('!', Spacing::Alone)),
-        TokenTree::Group(Group::new(Delimiter::Parenthesis, format!("{msg:?}").parse().expect("literal"))),
+        TokenTree::Group(Group::new(
+            Delimiter::Parenthesis,
+            format!("{msg:?}").parse().expect("literal"),
+        )),
         TokenTree::Punct(Punct::new(';', Spacing::Alone)),
     ]);
     ts

@@ -48,7 +48,10 @@ mod heapless_ranges {
 
     impl Ranges {
         pub fn new() -> Self {
-            Ranges { items: [PhysRange { start: 0, end: 0 }; MAX], len: 0 }
+            Ranges {
+                items: [PhysRange { start: 0, end: 0 }; MAX],
+                len: 0,
+            }
         }
         pub fn add(&mut self, r: PhysRange) {
             if r.end > r.start && self.len < MAX {
@@ -65,8 +68,14 @@ mod heapless_ranges {
                     i += 1;
                     continue;
                 }
-                let left = PhysRange { start: r.start, end: hole.start.max(r.start) };
-                let right = PhysRange { start: hole.end.min(r.end), end: r.end };
+                let left = PhysRange {
+                    start: r.start,
+                    end: hole.start.max(r.start),
+                };
+                let right = PhysRange {
+                    start: hole.end.min(r.end),
+                    end: r.end,
+                };
                 self.items[i] = self.items[self.len - 1];
                 self.len -= 1;
                 self.add(left);
@@ -84,27 +93,52 @@ mod heapless_ranges {
 pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     let mut free = heapless_ranges::Ranges::new();
     for r in ram {
-        free.add(PhysRange { start: align_up(r.start as usize, PAGE_SIZE) as u64, end: align_down(r.end as usize, PAGE_SIZE) as u64 });
+        free.add(PhysRange {
+            start: align_up(r.start as usize, PAGE_SIZE) as u64,
+            end: align_down(r.end as usize, PAGE_SIZE) as u64,
+        });
     }
     for &hole in reserved {
-        subtract(&mut free, PhysRange { start: align_down(hole.start as usize, PAGE_SIZE) as u64, end: align_up(hole.end as usize, PAGE_SIZE) as u64 });
+        subtract(
+            &mut free,
+            PhysRange {
+                start: align_down(hole.start as usize, PAGE_SIZE) as u64,
+                end: align_up(hole.end as usize, PAGE_SIZE) as u64,
+            },
+        );
     }
-    let Some(lo) = free.iter().map(|r| r.start).min() else { return 0 };
+    let Some(lo) = free.iter().map(|r| r.start).min() else {
+        return 0;
+    };
     let hi = free.iter().map(|r| r.end).max().unwrap_or(lo);
     let nframes = ((hi - lo) as usize) / PAGE_SIZE;
     let words = nframes.div_ceil(64);
     let bitmap_bytes = align_up(words * 8, PAGE_SIZE);
     // The bitmap takes the start of the largest free range.
-    let Some(home) = free.iter().filter(|r| (r.end - r.start) as usize >= bitmap_bytes).max_by_key(|r| r.end - r.start) else {
+    let Some(home) = free
+        .iter()
+        .filter(|r| (r.end - r.start) as usize >= bitmap_bytes)
+        .max_by_key(|r| r.end - r.start)
+    else {
         return 0;
     };
-    let bitmap_range = PhysRange { start: home.start, end: home.start + bitmap_bytes as u64 };
+    let bitmap_range = PhysRange {
+        start: home.start,
+        end: home.start + bitmap_bytes as u64,
+    };
     subtract(&mut free, bitmap_range);
     // SAFETY: `bitmap_range` is RAM taken out of the free ranges above, so
     // nothing else will ever use it; the linear map covers all RAM.
     let bitmap = unsafe { core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start) as *mut u64, words) };
     bitmap.fill(u64::MAX);
-    let mut a = FrameAllocator { base: lo, nframes, bitmap, free: 0, total: 0, hint: 0 };
+    let mut a = FrameAllocator {
+        base: lo,
+        nframes,
+        bitmap,
+        free: 0,
+        total: 0,
+        hint: 0,
+    };
     for r in free.iter() {
         let first = ((r.start - lo) as usize) / PAGE_SIZE;
         let count = ((r.end - r.start) as usize) / PAGE_SIZE;
@@ -223,11 +257,18 @@ pub fn alloc_frames(count: usize, align_frames: usize) -> Option<u64> {
 pub fn free_frames(pa: u64, count: usize) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
-    assert!(pa >= a.base && pa.is_multiple_of(PAGE_SIZE as u64), "free_frames: bad address {pa:#x}");
+    assert!(
+        pa >= a.base && pa.is_multiple_of(PAGE_SIZE as u64),
+        "free_frames: bad address {pa:#x}"
+    );
     let first = ((pa - a.base) as usize) / PAGE_SIZE;
     assert!(first + count <= a.nframes, "free_frames: {pa:#x}+{count} beyond RAM");
     for f in first..first + count {
-        assert!(a.is_used(f), "free_frames: double free of {:#x}", a.base + (f * PAGE_SIZE) as u64);
+        assert!(
+            a.is_used(f),
+            "free_frames: double free of {:#x}",
+            a.base + (f * PAGE_SIZE) as u64
+        );
         a.set(f, false);
     }
     a.free += count;
@@ -241,7 +282,10 @@ pub fn free_frame(pa: u64) {
 /// Current counts.
 pub fn stats() -> FrameStats {
     let guard = FRAMES.lock();
-    guard.as_ref().map_or(FrameStats { total: 0, free: 0 }, |a| FrameStats { total: a.total, free: a.free })
+    guard.as_ref().map_or(FrameStats { total: 0, free: 0 }, |a| FrameStats {
+        total: a.total,
+        free: a.free,
+    })
 }
 
 #[cfg(feature = "ktest")]
@@ -275,7 +319,10 @@ mod tests {
         let pa = alloc_frames(16, 16).expect("16 aligned frames");
         assert_eq!(pa % (16 * PAGE_SIZE as u64), 0);
         let one = alloc_frame().unwrap();
-        assert!(one < pa || one >= pa + 16 * PAGE_SIZE as u64, "single frame inside a live run");
+        assert!(
+            one < pa || one >= pa + 16 * PAGE_SIZE as u64,
+            "single frame inside a live run"
+        );
         free_frame(one);
         free_frames(pa, 16);
         assert_eq!(stats().free, before);
@@ -289,7 +336,10 @@ mod tests {
         let mut got = alloc::vec::Vec::new();
         for _ in 0..256 {
             let pa = alloc_frame().unwrap();
-            assert!(pa + PAGE_SIZE as u64 <= lo || pa >= hi, "frame {pa:#x} inside the kernel image");
+            assert!(
+                pa + PAGE_SIZE as u64 <= lo || pa >= hi,
+                "frame {pa:#x} inside the kernel image"
+            );
             got.push(pa);
         }
         got.into_iter().for_each(free_frame);

@@ -14,7 +14,9 @@ pub struct KernelHeap {
 }
 
 #[global_allocator]
-static HEAP: KernelHeap = KernelHeap { heap: IrqSpinLock::new(Heap::empty()) };
+static HEAP: KernelHeap = KernelHeap {
+    heap: IrqSpinLock::new(Heap::empty()),
+};
 
 /// Initial size of the heap.
 const INITIAL: usize = 256 * 1024;
@@ -67,7 +69,8 @@ unsafe impl GlobalAlloc for KernelHeap {
             // current end.
             unsafe { heap.extend(added) };
         }
-        heap.allocate_first_fit(layout).map_or(core::ptr::null_mut(), |p| p.as_ptr())
+        heap.allocate_first_fit(layout)
+            .map_or(core::ptr::null_mut(), |p| p.as_ptr())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -100,7 +103,10 @@ mod tests {
         let big: Vec<u8> = alloc::vec![0xa5; size_before * 2];
         assert!(big.iter().all(|&b| b == 0xa5));
         let (size_after, used) = stats();
-        assert!(size_after > size_before, "heap did not grow: {size_before} -> {size_after}");
+        assert!(
+            size_after > size_before,
+            "heap did not grow: {size_before} -> {size_after}"
+        );
         assert!(used >= big.len());
         drop(big);
         assert!(stats().1 < size_before * 2);

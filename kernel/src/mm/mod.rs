@@ -2,7 +2,7 @@
 pub mod frame;
 pub mod heap;
 
-pub use arch::memory::{PAGE_SIZE, PAGE_SHIFT};
+pub use arch::memory::{PAGE_SHIFT, PAGE_SIZE};
 
 /// A physical memory range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,10 @@ use object::{elf, Endianness, Object, ObjectSymbol};
 /// Address of the symbol `name` in `elf`.
 pub fn symbol_address(elf: &[u8], name: &str) -> Result<u64, String> {
     let file = object::File::parse(elf).map_err(|e| e.to_string())?;
-    file.symbols().find(|s| s.name() == Ok(name)).map(|s| s.address()).ok_or_else(|| format!("no symbol {name}"))
+    file.symbols()
+        .find(|s| s.name() == Ok(name))
+        .map(|s| s.address())
+        .ok_or_else(|| format!("no symbol {name}"))
 }
 
 /// The bytes of every PT_LOAD segment with file contents, placed at its
@@ -22,7 +25,9 @@ pub fn flat_binary(data: &[u8]) -> Result<Vec<u8>, String> {
         if ph.p_type(endian) != elf::PT_LOAD || ph.p_filesz(endian) == 0 {
             continue;
         }
-        let bytes = ph.data(endian, data).map_err(|_| "segment outside the file".to_string())?;
+        let bytes = ph
+            .data(endian, data)
+            .map_err(|_| "segment outside the file".to_string())?;
         segs.push((ph.p_vaddr(endian), bytes));
     }
     segs.sort_by_key(|s| s.0);

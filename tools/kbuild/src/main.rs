@@ -40,7 +40,10 @@ fn parse_args() -> Result<Options, String> {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {
@@ -54,9 +57,15 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 
 /// The rust-lld shipped with the toolchain (component llvm-tools / rustc).
 fn rust_lld() -> Result<PathBuf, String> {
-    let out = Command::new("rustc").args(["--print", "sysroot"]).output().map_err(|e| e.to_string())?;
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| e.to_string())?;
     let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let host = Command::new("rustc").args(["-vV"]).output().map_err(|e| e.to_string())?;
+    let host = Command::new("rustc")
+        .args(["-vV"])
+        .output()
+        .map_err(|e| e.to_string())?;
     let host = String::from_utf8_lossy(&host.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
@@ -65,12 +74,25 @@ fn rust_lld() -> Result<PathBuf, String> {
     if lld.exists() {
         Ok(lld)
     } else {
-        Err(format!("{} not found (is the pinned toolchain installed?)", lld.display()))
+        Err(format!(
+            "{} not found (is the pinned toolchain installed?)",
+            lld.display()
+        ))
     }
 }
 
 fn link(root: &Path, lib: &Path, kallsyms_obj: &Path, out: &Path) -> Result<(), String> {
-    run(Command::new(rust_lld()?).args(["-flavor", "gnu", "--gc-sections", "-nostdlib", "-static", "--no-undefined", "-z", "norelro"])
+    run(Command::new(rust_lld()?)
+        .args([
+            "-flavor",
+            "gnu",
+            "--gc-sections",
+            "-nostdlib",
+            "-static",
+            "--no-undefined",
+            "-z",
+            "norelro",
+        ])
         .arg("-T")
         .arg(root.join("linker.ld"))
         .arg(kallsyms_obj)
@@ -86,7 +108,11 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     // builds does not rebuild each time.
     let target_dir = root.join("target").join(kind);
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(&root).args(["build", "--quiet", "--release", "-p", "kernel", "--target", TARGET]).arg("--target-dir").arg(&target_dir);
+    cargo
+        .current_dir(&root)
+        .args(["build", "--quiet", "--release", "-p", "kernel", "--target", TARGET])
+        .arg("--target-dir")
+        .arg(&target_dir);
     if o.test {
         cargo.args(["--features", "ktest"]);
     }
@@ -96,7 +122,8 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
 
     let empty_obj = out.join("kallsyms-empty.o");
-    std::fs::write(&empty_obj, symbols::kallsyms_object(&kallsyms::build::<&str>(0, &[]))?).map_err(|e| e.to_string())?;
+    std::fs::write(&empty_obj, symbols::kallsyms_object(&kallsyms::build::<&str>(0, &[]))?)
+        .map_err(|e| e.to_string())?;
     let pass1 = out.join("kernel.pass1.elf");
     link(&root, &lib, &empty_obj, &pass1)?;
     let elf1 = std::fs::read(&pass1).map_err(|e| e.to_string())?;
@@ -116,9 +143,20 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     let img = image::flat_binary(&elf2)?;
     let img_path = out.join("kernel8.img");
     std::fs::write(&img_path, &img).map_err(|e| e.to_string())?;
-    std::fs::write(out.join("System.map"), syms1.iter().map(|s| format!("{:016x} T {}\n", s.addr, s.name)).collect::<String>())
-        .map_err(|e| e.to_string())?;
-    eprintln!("kbuild: {} ({} bytes, {} symbols)", img_path.display(), img.len(), syms1.len());
+    std::fs::write(
+        out.join("System.map"),
+        syms1
+            .iter()
+            .map(|s| format!("{:016x} T {}\n", s.addr, s.name))
+            .collect::<String>(),
+    )
+    .map_err(|e| e.to_string())?;
+    eprintln!(
+        "kbuild: {} ({} bytes, {} symbols)",
+        img_path.display(),
+        img.len(),
+        syms1.len()
+    );
     Ok(img_path)
 }
 

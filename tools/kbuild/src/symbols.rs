@@ -15,8 +15,8 @@ use object::elf;
 use object::read::elf::ElfFile64;
 use object::write;
 use object::{
-    Architecture, BinaryFormat, Endianness, Object, ObjectSection, ObjectSymbol, SectionIndex,
-    SectionKind, SymbolSection,
+    Architecture, BinaryFormat, Endianness, Object, ObjectSection, ObjectSymbol, SectionIndex, SectionKind,
+    SymbolSection,
 };
 
 /// A function of the kernel image, as it goes into kallsyms.
@@ -33,11 +33,7 @@ pub struct FuncSym {
 
 impl fmt::Display for FuncSym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at {:#x}, size {:#x}",
-            self.name, self.addr, self.size
-        )
+        write!(f, "{} at {:#x}, size {:#x}", self.name, self.addr, self.size)
     }
 }
 
@@ -67,13 +63,9 @@ fn is_mapping_symbol(name: &[u8]) -> bool {
 /// never functions and are skipped. Works on relocatable objects too, where
 /// addresses are offsets into each section.
 pub fn function_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
-    let file =
-        ElfFile64::<Endianness>::parse(elf).map_err(|e| format!("not an ELF64 file: {e}"))?;
+    let file = ElfFile64::<Endianness>::parse(elf).map_err(|e| format!("not an ELF64 file: {e}"))?;
     if file.architecture() != Architecture::Aarch64 {
-        return Err(format!(
-            "not an AArch64 ELF file: {:?}",
-            file.architecture()
-        ));
+        return Err(format!("not an AArch64 ELF file: {:?}", file.architecture()));
     }
     if !file.is_little_endian() {
         return Err("not a little-endian ELF file".to_string());
@@ -91,9 +83,7 @@ pub fn function_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
         if st_type == elf::STT_SECTION || st_type == elf::STT_FILE {
             continue;
         }
-        let name = sym
-            .name_bytes()
-            .map_err(|e| format!("symbol {}: {e}", sym.index().0))?;
+        let name = sym.name_bytes().map_err(|e| format!("symbol {}: {e}", sym.index().0))?;
         if name.is_empty() || is_mapping_symbol(name) {
             continue;
         }
@@ -148,8 +138,7 @@ pub fn kallsyms_object(blob: &[u8]) -> Result<Vec<u8>, String> {
         sh_flags: u64::from(elf::SHF_ALLOC),
     };
     obj.set_section_data(section, blob.to_vec(), 8);
-    obj.write()
-        .map_err(|e| format!("writing the kallsyms object: {e}"))
+    obj.write().map_err(|e| format!("writing the kallsyms object: {e}"))
 }
 
 /// Checks that two links placed every function at the same address with
@@ -176,14 +165,7 @@ mod tests {
 
     const RUST_ALLOC: &str = "_ZN6kernel2mm5frame5alloc17h0123456789abcdefE";
 
-    fn add(
-        obj: &mut write::Object<'_>,
-        name: &str,
-        value: u64,
-        size: u64,
-        kind: SymbolKind,
-        section: SymbolSection,
-    ) {
+    fn add(obj: &mut write::Object<'_>, name: &str, value: u64, size: u64, kind: SymbolKind, section: SymbolSection) {
         obj.add_symbol(Symbol {
             name: name.as_bytes().to_vec(),
             value,
@@ -207,14 +189,7 @@ mod tests {
         let in_text = SymbolSection::Section(text);
 
         add(&mut obj, RUST_ALLOC, 0x0, 0x40, SymbolKind::Text, in_text);
-        add(
-            &mut obj,
-            "start_kernel",
-            0x40,
-            0x20,
-            SymbolKind::Text,
-            in_text,
-        );
+        add(&mut obj, "start_kernel", 0x40, 0x20, SymbolKind::Text, in_text);
         add(
             &mut obj,
             "_ZN6kernel5sched8schedule17h00112233445566ffE.llvm.1234567",
@@ -237,14 +212,7 @@ mod tests {
             SymbolKind::Data,
             SymbolSection::Section(rodata),
         );
-        add(
-            &mut obj,
-            "memcpy",
-            0,
-            0,
-            SymbolKind::Text,
-            SymbolSection::Undefined,
-        );
+        add(&mut obj, "memcpy", 0, 0, SymbolKind::Text, SymbolSection::Undefined);
         obj.add_file_symbol(b"head.S".to_vec());
         obj.section_symbol(text);
         obj.write().unwrap()
@@ -311,19 +279,13 @@ mod tests {
     #[test]
     fn extracted_symbols_round_trip_through_the_kallsyms_section() {
         let funcs = function_symbols(&sample_elf(Architecture::Aarch64)).unwrap();
-        let table: Vec<(&str, u64, u64)> = funcs
-            .iter()
-            .map(|f| (f.name.as_str(), f.addr, f.size))
-            .collect();
+        let table: Vec<(&str, u64, u64)> = funcs.iter().map(|f| (f.name.as_str(), f.addr, f.size)).collect();
         let bytes = kallsyms_object(&kallsyms::build(0, &table)).unwrap();
         let file = object::File::parse(&*bytes).unwrap();
         let data = file.section_by_name(".kallsyms").unwrap().data().unwrap();
         let ksyms = kallsyms::Kallsyms::new(data).unwrap();
         assert_eq!(ksyms.symbolize(0x4c).to_string(), "start_kernel+0xc/0x20");
-        assert_eq!(
-            ksyms.lookup_name("kernel::mm::frame::alloc").unwrap().addr,
-            0
-        );
+        assert_eq!(ksyms.lookup_name("kernel::mm::frame::alloc").unwrap().addr, 0);
         assert_eq!(ksyms.symbolize(0x9c).to_string(), "_start+0x1c/0x40");
     }
 
@@ -339,10 +301,7 @@ mod tests {
         let a = [sym("a", 0x0, 0x10), sym("b", 0x10, 0x10), sym("c", 0x20, 4)];
         let b = [sym("a", 0x0, 0x10), sym("b", 0x18, 0x10), sym("c", 0x28, 4)];
         let err = same_function_addresses(&a, &b).unwrap_err();
-        assert!(
-            err.contains("b at 0x10") && err.contains("b at 0x18"),
-            "{err}"
-        );
+        assert!(err.contains("b at 0x10") && err.contains("b at 0x18"), "{err}");
         assert!(!err.contains("c at"), "{err}");
     }
 

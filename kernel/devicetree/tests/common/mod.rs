@@ -43,8 +43,7 @@ impl DtbBuilder {
     pub fn prop(&mut self, name: &str, value: &[u8]) -> &mut Self {
         let name_off = self.string_offset(name);
         self.token(3);
-        self.structure
-            .extend_from_slice(&(value.len() as u32).to_be_bytes());
+        self.structure.extend_from_slice(&(value.len() as u32).to_be_bytes());
         self.structure.extend_from_slice(&name_off.to_be_bytes());
         self.structure.extend_from_slice(value);
         self.pad();
