@@ -7,6 +7,10 @@ use core::fmt::Write;
 
 /// Handles an abort taken at EL1.
 pub fn do_mem_abort(far: u64, esr_val: u64, regs: &mut PtRegs) {
+    // A kernel access to user memory (uaccess): resolve it like a user fault.
+    if far < arch::uaccess::TASK_SIZE && user_fault_resolved(far, esr_val, false) {
+        return;
+    }
     if let Some(fixup) = arch::nofault::search_exception_table(regs.pc) {
         #[cfg(feature = "ktest")]
         crate::ktest::fixup_hook(far, esr_val, regs);
@@ -68,4 +72,48 @@ fn die_kernel_fault(far: u64, esr_val: u64, regs: &PtRegs) -> ! {
     let mut out = crate::printk::console_log_sink();
     write_mem_abort_info(&mut out, far, esr_val);
     crate::oops::die("Oops", regs, esr_val)
+}
+
+/// Tries to resolve a fault on a user address in the current address space.
+fn user_fault_resolved(far: u64, esr_val: u64, exec: bool) -> bool {
+    let info = esr::abort_info(esr_val);
+    if !(esr::fsc_is_translation(info.fsc) || esr::fsc_is_permission(info.fsc)) {
+        return false;
+    }
+    let Some(mm) = crate::sched::try_current().and_then(|t| t.mm.lock().clone()) else { return false };
+    mm.handle_fault(far, info.write && !exec, exec).is_ok()
+}
+
+/// A data or instruction abort from EL0: resolved, or a signal.
+pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
+    use crate::mm::vm::SegvCode;
+    use crate::signal::{code, force_sig_fault, SIGBUS, SIGKILL, SIGSEGV};
+    let info = esr::abort_info(esr_val);
+    let exec = esr::ec(esr_val) == esr::Ec::IabtLow as u64;
+    if info.fsc == 0x21 {
+        force_sig_fault(SIGBUS, code::BUS_ADRALN, far);
+        return;
+    }
+    if !(esr::fsc_is_translation(info.fsc) || esr::fsc_is_permission(info.fsc) || (0x09..=0x0b).contains(&info.fsc)) {
+        force_sig_fault(SIGBUS, 3 /* BUS_OBJERR */, far);
+        return;
+    }
+    let Some(mm) = crate::sched::try_current().and_then(|t| t.mm.lock().clone()) else {
+        force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far);
+        return;
+    };
+    if far >= arch::uaccess::TASK_SIZE {
+        force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far);
+        return;
+    }
+    match mm.handle_fault(far, info.write && !exec, exec) {
+        Ok(()) => {}
+        Err(SegvCode::MapErr) => force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far),
+        Err(SegvCode::AccErr) => force_sig_fault(SIGSEGV, code::SEGV_ACCERR, far),
+        Err(SegvCode::Oom) => {
+            crate::pr_err!("Out of memory: killing process {}", crate::process::current_process().pid);
+            force_sig_fault(SIGKILL, code::SI_KERNEL, 0);
+        }
+    }
+    let _ = regs;
 }

@@ -15,6 +15,14 @@ pub fn platform() -> Option<&'static Platform<'static>> {
     PLATFORM.get()
 }
 
+/// How PSCI is reached, if the device tree offers it.
+pub fn psci_conduit() -> Option<arch::psci::Conduit> {
+    platform()?.psci.map(|c| match c {
+        PsciConduit::Hvc => arch::psci::Conduit::Hvc,
+        PsciConduit::Smc => arch::psci::Conduit::Smc,
+    })
+}
+
 /// The `model` of the device tree.
 pub fn machine_model() -> &'static str {
     platform().map_or("unknown", |p| p.model)
@@ -137,6 +145,8 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     }
     arch::gic::init_cpu();
     crate::smp::init_boot_cpu().expect("IPI handlers");
+    crate::sched::init_cpu();
+    arch::pgtable_user::set_table_frame_free(crate::mm::frame::free_frame);
     let timer = platform.timer.expect("no arm,armv8-timer in the device tree");
     crate::time::init(timer.virt_intid).expect("timer interrupt");
     crate::pr_info!(
@@ -162,8 +172,8 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     crate::ktest::run_all();
     #[cfg(not(feature = "ktest"))]
     {
-        crate::pr_info!("Kernel ready; no init yet: idling");
-        crate::idle::cpu_idle()
+        start_userspace(platform);
+        crate::sched::cpu_idle()
     }
 }
 
@@ -248,4 +258,20 @@ fn no_dtb_halt(phys_base: u64, why: DtbProblem) -> ! {
     crate::pr_err!("Kernel panic - not syncing: no usable device tree: {why}");
     crate::pr_err!("The boot loader must pass a flattened device tree in x0 (QEMU: -dtb FILE for raspi4b).");
     arch::cpu::halt()
+}
+
+/// Mounts the root filesystem from the initramfs and starts PID 1.
+#[cfg_attr(feature = "ktest", allow(dead_code))]
+fn start_userspace(platform: &Platform) {
+    if let Err(e) = crate::fs::mount_root(platform.initrd.map(|r| (r.base, r.size))) {
+        panic!("VFS: Unable to mount root fs: error {}", -e.as_neg());
+    }
+    let init_arg = platform.bootargs.split_whitespace().find_map(|a| a.strip_prefix("init="));
+    let candidates: alloc::vec::Vec<&str> = match init_arg {
+        Some(p) => alloc::vec![p],
+        None => alloc::vec!["/sbin/init", "/etc/init", "/bin/init", "/init", "/bin/sh"],
+    };
+    if let Err(e) = crate::exec::run_init(&candidates) {
+        panic!("No working init found (error {}). Try passing init= option to kernel.", -e.as_neg());
+    }
 }

@@ -11,20 +11,31 @@ extern crate alloc;
 
 pub mod drivers;
 pub mod errno;
+pub mod exec;
 pub mod fault;
+pub mod fs;
+pub mod futex;
 pub mod idle;
 pub mod init;
 pub mod irq;
+pub mod itimer;
 pub mod kallsyms;
 pub mod mm;
 pub mod oops;
 pub mod percpu;
+pub mod power;
 pub mod printk;
+pub mod process;
+pub mod random;
+pub mod sched;
+pub mod signal;
 pub mod smp;
 pub mod stacktrace;
 pub mod sync;
+pub mod syscalls;
 pub mod time;
 pub mod traps;
+pub mod uaccess;
 
 #[cfg(feature = "ktest")]
 pub mod ktest;

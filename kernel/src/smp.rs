@@ -175,9 +175,10 @@ pub extern "C" fn secondary_start_kernel(cpu: u64) -> ! {
         arch::cpu::mpidr(),
         arch::cpu::midr()
     );
+    crate::sched::init_cpu();
     mark_online(cpu as usize);
     arch::cpu::local_irq_enable();
-    crate::idle::cpu_idle()
+    crate::sched::cpu_idle()
 }
 
 // ---------------------------------------------------------------- cross-calls

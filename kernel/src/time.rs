@@ -19,6 +19,37 @@ fn tick_interval() -> u64 {
 fn timer_interrupt(_irq: u32) {
     arch::timer::arm(tick_interval());
     TICKS.this().fetch_add(1, Ordering::Relaxed);
+    run_timers();
+    if arch::cpu::cpu_id() == 0 {
+        crate::itimer::run();
+        crate::fs::console_poll();
+    }
+    crate::sched::scheduler_tick();
+}
+
+/// Sleeping tasks by deadline (ns since boot).
+static TIMERS: crate::sync::IrqSpinLock<alloc::vec::Vec<(u64, alloc::sync::Arc<crate::sched::Task>)>> =
+    crate::sync::IrqSpinLock::new(alloc::vec::Vec::new());
+
+/// Wakes `task` at `deadline_ns` (it re-checks why it slept).
+pub fn add_timer(deadline_ns: u64, task: alloc::sync::Arc<crate::sched::Task>) {
+    TIMERS.lock().push((deadline_ns, task));
+}
+
+fn run_timers() {
+    let now = ktime_get_ns();
+    let due: alloc::vec::Vec<_> = {
+        let mut t = TIMERS.lock();
+        if t.is_empty() {
+            return;
+        }
+        let (due, keep): (alloc::vec::Vec<_>, alloc::vec::Vec<_>) = t.drain(..).partition(|(d, _)| *d <= now);
+        *t = keep;
+        due
+    };
+    for (_, task) in due {
+        crate::sched::wake_up(&task);
+    }
 }
 
 /// Starts ticks on the boot CPU; `irq` is the virtual timer's interrupt ID.

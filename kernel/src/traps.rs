@@ -31,19 +31,47 @@ pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
     }
 }
 
-/// Synchronous exception at EL0. User mode arrives with the process
-/// support; until then, any is unexpected.
+/// Synchronous exception at EL0: system calls, and faults that become
+/// signals for the process (Linux's `el0t_64_sync_handler`).
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
-    let (esr_val, _) = read_esr_far();
-    panic_unhandled(regs, "64-bit el0t sync", esr_val)
+    use crate::signal::{code, force_sig_fault, SIGBUS, SIGILL, SIGTRAP};
+    let (esr_val, far) = read_esr_far();
+    arch::cpu::local_irq_enable();
+    match Ec::from_esr(esr_val) {
+        Some(Ec::Svc64) => crate::syscalls::el0_svc(regs),
+        Some(Ec::DabtLow | Ec::IabtLow) => crate::fault::do_user_fault(far, esr_val, regs),
+        Some(Ec::PcAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.pc),
+        Some(Ec::SpAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.sp),
+        Some(Ec::Brk64) => force_sig_fault(SIGTRAP, code::TRAP_BRKPT, regs.pc),
+        Some(Ec::SoftstpLow) => force_sig_fault(SIGTRAP, code::TRAP_TRACE, regs.pc),
+        Some(Ec::BreakptLow | Ec::WatchptLow) => force_sig_fault(SIGTRAP, code::TRAP_BRKPT, far),
+        _ => force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc),
+    }
 }
 
-/// Work on the way back to EL0 (signals, rescheduling).
+/// Work on the way back to EL0: rescheduling and signal delivery, with
+/// interrupts masked between checks so nothing new slips past.
 #[allow(unsafe_code)] // exported for the entry code
 #[no_mangle]
-pub extern "C" fn exit_to_user_mode(_regs: &mut PtRegs) {}
+pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
+    loop {
+        let resched = crate::sched::need_resched();
+        let sig = crate::sched::try_current().is_some_and(|t| t.signal_pending() || t.restore_sigmask.load(core::sync::atomic::Ordering::Relaxed));
+        if !resched && !sig {
+            break;
+        }
+        arch::cpu::local_irq_enable();
+        if resched {
+            crate::sched::schedule();
+        }
+        if sig {
+            crate::signal::do_signal(regs);
+        }
+        arch::cpu::local_irq_disable();
+    }
+}
 
 /// An exception through a vector the kernel never expects.
 #[allow(unsafe_code)] // exported under Linux's name for the entry code

@@ -105,3 +105,11 @@ pub fn stack_pointer() -> usize {
     unsafe { core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack)) };
     sp
 }
+
+/// ID_AA64ISAR0_EL1: the instruction-set extensions (crypto, CRC32, ...).
+pub fn id_aa64isar0() -> u64 {
+    let v: u64;
+    // SAFETY: reads an ID register.
+    unsafe { core::arch::asm!("mrs {}, id_aa64isar0_el1", out(reg) v, options(nomem, nostack)) };
+    v
+}

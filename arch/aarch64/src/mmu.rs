@@ -90,6 +90,8 @@ const ENTRIES: usize = 512;
 #[repr(C, align(4096))]
 pub struct Table([u64; ENTRIES]);
 
+
+
 /// The tables used from kernel entry until the kernel's own are built.
 pub mod early {
     use super::*;
@@ -289,6 +291,20 @@ fn table_va(pa: u64) -> *mut u64 {
     } else {
         phys_to_virt(pa) as *mut u64
     }
+}
+
+/// A zeroed frame for a user page table (never from the boot pool).
+pub(crate) fn alloc_user_table() -> Option<u64> {
+    let f = TABLE_FRAME_SOURCE.load(Ordering::Acquire);
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: only `set_table_frame_source` stores here, from a `fn`.
+    let f: fn() -> Option<u64> = unsafe { core::mem::transmute(f) };
+    let pa = f()?;
+    // SAFETY: a fresh frame, reached through the linear map.
+    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u64, 0, ENTRIES) };
+    Some(pa)
 }
 
 fn alloc_table() -> Option<u64> {

@@ -90,6 +90,10 @@ pub struct Platform<'a> {
     pub boot_cpuid: u32,
     /// `/chosen` `bootargs`, or empty.
     pub bootargs: &'a str,
+    /// The initial RAM disk from `/chosen` `linux,initrd-start` and
+    /// `linux,initrd-end` (either 32 or 64 bits wide), if both are given
+    /// and describe a non-empty range.
+    pub initrd: Option<Region>,
     /// The blob's `totalsize`: how many bytes of memory it occupies.
     pub total_size: usize,
 }
@@ -364,7 +368,21 @@ pub fn parse(dtb: &[u8]) -> Result<Platform<'_>, Error> {
         .and_then(prop_str)
         .unwrap_or("");
 
+    let initrd_prop = |name: &str| -> Option<u64> {
+        let raw = scan.chosen.and_then(|c| fdt.prop(&c, name))?;
+        match raw.len() {
+            4 => read_cells(raw, 1).and_then(|v| u64::try_from(v).ok()),
+            8 => read_cells(raw, 2).and_then(|v| u64::try_from(v).ok()),
+            _ => None,
+        }
+    };
+    let initrd = match (initrd_prop("linux,initrd-start"), initrd_prop("linux,initrd-end")) {
+        (Some(start), Some(end)) if end > start => Some(Region { base: start, size: end - start }),
+        _ => None,
+    };
+
     Ok(Platform {
+        initrd,
         model: scan.model,
         memory: scan.memory,
         reserved: scan.reserved,

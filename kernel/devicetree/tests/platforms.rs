@@ -215,3 +215,15 @@ fn errors_say_what_is_wrong() {
     );
     assert!(devicetree::total_size(&huge).is_err());
 }
+
+/// QEMU virt with `-initrd` (a 1-page file): /chosen names the RAM disk.
+const VIRT_INITRD: &[u8] = include_bytes!("fixtures/qemu-virt-initrd.dtb");
+
+#[test]
+fn virt_initrd_range_comes_from_chosen() {
+    let p = devicetree::parse(VIRT_INITRD).expect("parses");
+    let r = p.initrd.expect("initrd present");
+    assert_eq!(r.base, 0x4800_0000);
+    assert!(r.size > 0 && r.size < 4096, "{r:?}");
+    assert!(devicetree::parse(VIRT_SMP4).unwrap().initrd.is_none());
+}

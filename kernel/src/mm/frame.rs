@@ -14,6 +14,8 @@ struct FrameAllocator {
     /// Frames covered.
     nframes: usize,
     bitmap: &'static mut [u64],
+    /// Users of each frame beyond the first (for copy-on-write sharing).
+    extra_refs: &'static mut [u16],
     free: usize,
     total: usize,
     hint: usize,
@@ -113,7 +115,7 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     let hi = free.iter().map(|r| r.end).max().unwrap_or(lo);
     let nframes = ((hi - lo) as usize) / PAGE_SIZE;
     let words = nframes.div_ceil(64);
-    let bitmap_bytes = align_up(words * 8, PAGE_SIZE);
+    let bitmap_bytes = align_up(words * 8 + nframes * 2, PAGE_SIZE);
     // The bitmap takes the start of the largest free range.
     let Some(home) = free
         .iter()
@@ -131,10 +133,16 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     // nothing else will ever use it; the linear map covers all RAM.
     let bitmap = unsafe { core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start) as *mut u64, words) };
     bitmap.fill(u64::MAX);
+    // SAFETY: the reference counts follow the bitmap in the same carved-out
+    // range (sized for both above); the u64 words keep them 2-byte aligned.
+    let extra_refs =
+        unsafe { core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start + words as u64 * 8) as *mut u16, nframes) };
+    extra_refs.fill(0);
     let mut a = FrameAllocator {
         base: lo,
         nframes,
         bitmap,
+        extra_refs,
         free: 0,
         total: 0,
         hint: 0,
@@ -277,6 +285,73 @@ pub fn free_frames(pa: u64, count: usize) {
 /// Frees one frame.
 pub fn free_frame(pa: u64) {
     free_frames(pa, 1)
+}
+
+/// Adds a user of the (allocated) frame at `pa`: copy-on-write sharing.
+pub fn page_ref_inc(pa: u64) {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut().expect("frame allocator not initialised");
+    let f = ((pa - a.base) as usize) / PAGE_SIZE;
+    assert!(a.is_used(f), "page_ref_inc on free frame {pa:#x}");
+    a.extra_refs[f] = a.extra_refs[f].checked_add(1).expect("frame reference count overflow");
+}
+
+/// Drops a user of the frame at `pa`; frees it when it was the last.
+/// Returns whether it was freed.
+pub fn page_ref_dec(pa: u64) -> bool {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut().expect("frame allocator not initialised");
+    let f = ((pa - a.base) as usize) / PAGE_SIZE;
+    assert!(a.is_used(f), "page_ref_dec on free frame {pa:#x}");
+    if a.extra_refs[f] > 0 {
+        a.extra_refs[f] -= 1;
+        return false;
+    }
+    a.set(f, false);
+    a.free += 1;
+    true
+}
+
+/// Users of the frame at `pa` (1 for a private frame).
+pub fn page_count(pa: u64) -> usize {
+    let guard = FRAMES.lock();
+    let a = guard.as_ref().expect("frame allocator not initialised");
+    let f = ((pa - a.base) as usize) / PAGE_SIZE;
+    a.extra_refs[f] as usize + 1
+}
+
+fn frame_ptr(pa: u64) -> *mut u8 {
+    assert_eq!(pa % PAGE_SIZE as u64, 0, "not a frame address: {pa:#x}");
+    phys_to_virt(pa) as *mut u8
+}
+
+/// Allocates a zeroed frame.
+pub fn alloc_zeroed_frame() -> Option<u64> {
+    let pa = alloc_frame()?;
+    // SAFETY: the frame was just allocated to us; the linear map covers it.
+    unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
+    Some(pa)
+}
+
+/// Copies the whole frame `src` into the frame `dst` (both allocated).
+pub fn copy_frame(dst: u64, src: u64) {
+    // SAFETY: both are allocated frames reached through the linear map; a
+    // frame is never copied onto itself.
+    unsafe { core::ptr::copy_nonoverlapping(frame_ptr(src), frame_ptr(dst), PAGE_SIZE) };
+}
+
+/// Writes `data` into the allocated frame `pa` at `offset`.
+pub fn write_frame(pa: u64, offset: usize, data: &[u8]) {
+    assert!(offset + data.len() <= PAGE_SIZE, "write_frame past the frame");
+    // SAFETY: inside one allocated frame (checked above).
+    unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), frame_ptr(pa).add(offset), data.len()) };
+}
+
+/// Reads from the allocated frame `pa` at `offset` into `buf`.
+pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
+    assert!(offset + buf.len() <= PAGE_SIZE, "read_frame past the frame");
+    // SAFETY: inside one allocated frame (checked above).
+    unsafe { core::ptr::copy_nonoverlapping(frame_ptr(pa).add(offset), buf.as_mut_ptr(), buf.len()) };
 }
 
 /// Current counts.

@@ -1,6 +1,7 @@
 //! Memory: physical frames and the kernel heap.
 pub mod frame;
 pub mod heap;
+pub mod vm;
 
 pub use arch::memory::{PAGE_SHIFT, PAGE_SIZE};
 

@@ -1,0 +1,225 @@
+//! User (TTBR0) page tables: one per address space, 4 KiB pages only,
+//! tagged with an ASID. The kernel's memory manager decides what to map;
+//! this module only edits descriptors.
+
+use crate::mmu::{MapError, PAGE_DESCRIPTOR, MT_NORMAL};
+use crate::memory::PAGE_SIZE;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// Software bit (ignored by hardware, ARM ARM D8.3.2): the page is shared
+/// copy-on-write and mapped read-only for that reason.
+const PTE_SW_COW: u64 = 1 << 55;
+const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
+const ENTRIES: usize = 512;
+
+/// A user page mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserPte {
+    /// Physical frame.
+    pub pa: u64,
+    /// EL0 may write.
+    pub write: bool,
+    /// EL0 may execute.
+    pub exec: bool,
+    /// Shared copy-on-write (then `write` is false in hardware terms).
+    pub cow: bool,
+}
+
+impl UserPte {
+    fn encode(self) -> u64 {
+        let ap = if self.write { PAGE_DESCRIPTOR::AP::RW_EL1_EL0 } else { PAGE_DESCRIPTOR::AP::RO_EL1_EL0 };
+        let uxn = if self.exec { PAGE_DESCRIPTOR::UXN::False } else { PAGE_DESCRIPTOR::UXN::True };
+        (PAGE_DESCRIPTOR::VALID::True
+            + PAGE_DESCRIPTOR::TYPE::Page
+            + PAGE_DESCRIPTOR::AF::True
+            + PAGE_DESCRIPTOR::NG::True
+            + PAGE_DESCRIPTOR::SH::InnerShareable
+            + PAGE_DESCRIPTOR::ATTR_INDX.val(MT_NORMAL)
+            + PAGE_DESCRIPTOR::PXN::True
+            + ap
+            + uxn)
+            .value
+            | (self.pa & ADDR_MASK)
+            | if self.cow { PTE_SW_COW } else { 0 }
+    }
+
+    fn decode(d: u64) -> UserPte {
+        let ap = (d >> 6) & 3;
+        UserPte {
+            pa: d & ADDR_MASK,
+            write: ap == 0b01,
+            exec: d & (1 << 54) == 0,
+            cow: d & PTE_SW_COW != 0,
+        }
+    }
+}
+
+static FREE_FRAME: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers how table frames are given back when a user table is freed.
+pub fn set_table_frame_free(f: fn(u64)) {
+    FREE_FRAME.store(f as usize, Ordering::Release);
+}
+
+fn free_table_frame(pa: u64) {
+    let f = FREE_FRAME.load(Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: only `set_table_frame_free` stores here, from a `fn(u64)`.
+        let f: fn(u64) = unsafe { core::mem::transmute(f) };
+        f(pa);
+    }
+}
+
+fn table(pa: u64) -> *mut u64 {
+    crate::memory::phys_to_virt(pa) as *mut u64
+}
+
+const fn index(va: u64, level: usize) -> usize {
+    ((va >> (39 - 9 * level)) as usize) & (ENTRIES - 1)
+}
+
+/// The page tables of one user address space. Dropping it frees the table
+/// frames (not the mapped pages, which the memory manager owns).
+pub struct UserPageTable {
+    root: u64,
+}
+
+impl UserPageTable {
+    /// An empty address space.
+    pub fn new() -> Result<Self, MapError> {
+        Ok(UserPageTable { root: crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)? })
+    }
+
+    /// Physical address of the root table, for TTBR0.
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    fn entry(&self, va: u64, create: bool) -> Result<Option<*mut u64>, MapError> {
+        if va >= crate::uaccess::TASK_SIZE {
+            return Err(MapError::OutOfWindow);
+        }
+        let mut t = self.root;
+        for level in 0..3 {
+            let e = table(t).wrapping_add(index(va, level));
+            // SAFETY: `e` is inside a table page owned by this address space,
+            // reached through the linear map; callers serialise edits (&mut).
+            let d = unsafe { e.read_volatile() };
+            t = if d & 1 == 0 {
+                if !create {
+                    return Ok(None);
+                }
+                let new = crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)?;
+                crate::barrier::dsb_ishst();
+                // SAFETY: as above.
+                unsafe { e.write_volatile(new | 3) };
+                new
+            } else {
+                d & ADDR_MASK
+            };
+        }
+        Ok(Some(table(t).wrapping_add(index(va, 3))))
+    }
+
+    /// Maps the page at `va`, replacing any previous mapping (returned; the
+    /// caller then invalidates the TLB entry).
+    pub fn map(&mut self, va: u64, pte: UserPte) -> Result<Option<UserPte>, MapError> {
+        if va % PAGE_SIZE as u64 != 0 {
+            return Err(MapError::Unaligned);
+        }
+        let e = self.entry(va, true)?.ok_or(MapError::NoMemory)?;
+        // SAFETY: `e` is this space's level-3 entry for `va`.
+        let old = unsafe { e.read_volatile() };
+        // SAFETY: as above.
+        unsafe { e.write_volatile(pte.encode()) };
+        crate::barrier::dsb_ishst();
+        Ok((old & 1 != 0).then(|| UserPte::decode(old)))
+    }
+
+    /// The mapping of the page holding `va`.
+    pub fn get(&self, va: u64) -> Option<UserPte> {
+        let e = self.entry(va & !(PAGE_SIZE as u64 - 1), false).ok()??;
+        // SAFETY: `e` is this space's level-3 entry for `va`.
+        let d = unsafe { e.read_volatile() };
+        (d & 1 != 0).then(|| UserPte::decode(d))
+    }
+
+    /// Removes the mapping at `va`, returning it (the caller invalidates
+    /// the TLB entry and releases the frame).
+    pub fn clear(&mut self, va: u64) -> Option<UserPte> {
+        let e = self.entry(va & !(PAGE_SIZE as u64 - 1), false).ok()??;
+        // SAFETY: `e` is this space's level-3 entry for `va`.
+        let d = unsafe { e.read_volatile() };
+        if d & 1 == 0 {
+            return None;
+        }
+        // SAFETY: as above.
+        unsafe { e.write_volatile(0) };
+        crate::barrier::dsb_ishst();
+        Some(UserPte::decode(d))
+    }
+
+    /// Calls `f` for every mapped page, in address order.
+    pub fn for_each(&self, mut f: impl FnMut(u64, UserPte)) {
+        fn walk(t: u64, level: usize, base: u64, f: &mut dyn FnMut(u64, UserPte)) {
+            for i in 0..ENTRIES {
+                // SAFETY: `t` is a live table of this address space.
+                let d = unsafe { table(t).add(i).read_volatile() };
+                if d & 1 == 0 {
+                    continue;
+                }
+                let va = base | ((i as u64) << (39 - 9 * level));
+                if level == 3 {
+                    f(va, UserPte::decode(d));
+                } else {
+                    walk(d & ADDR_MASK, level + 1, va, f);
+                }
+            }
+        }
+        walk(self.root, 0, 0, &mut f);
+    }
+}
+
+impl Drop for UserPageTable {
+    fn drop(&mut self) {
+        fn free(t: u64, level: usize) {
+            if level < 3 {
+                for i in 0..ENTRIES {
+                    // SAFETY: `t` is a table of the address space being freed.
+                    let d = unsafe { table(t).add(i).read_volatile() };
+                    if d & 1 != 0 {
+                        free(d & ADDR_MASK, level + 1);
+                    }
+                }
+            }
+            free_table_frame(t);
+        }
+        free(self.root, 0);
+    }
+}
+
+/// Installs the address space `root` with `asid` in TTBR0 on this CPU.
+pub fn activate(root: u64, asid: u16) {
+    // SAFETY: `root` is a live user table; entries are ASID-tagged, so no
+    // TLB maintenance is needed when switching between live spaces.
+    unsafe { core::arch::asm!("msr ttbr0_el1, {}", "isb", in(reg) root | (asid as u64) << 48, options(nostack)) };
+}
+
+/// Invalidates the translation of one user page of `asid` on every CPU.
+pub fn flush_tlb_page(asid: u16, va: u64) {
+    crate::barrier::dsb_ishst();
+    let arg = (asid as u64) << 48 | ((va >> 12) & ((1 << 44) - 1));
+    // SAFETY: TLB maintenance has no memory-safety effect.
+    unsafe { core::arch::asm!("tlbi vae1is, {}", in(reg) arg, options(nostack)) };
+    crate::barrier::dsb_ish();
+    crate::barrier::isb();
+}
+
+/// Invalidates every translation of `asid` on every CPU.
+pub fn flush_tlb_asid(asid: u16) {
+    crate::barrier::dsb_ishst();
+    // SAFETY: TLB maintenance has no memory-safety effect.
+    unsafe { core::arch::asm!("tlbi aside1is, {}", in(reg) (asid as u64) << 48, options(nostack)) };
+    crate::barrier::dsb_ish();
+    crate::barrier::isb();
+}

@@ -1,0 +1,159 @@
+//! Access to user memory from the kernel (Linux's uaccess): every access is
+//! an unprivileged load or store (`LDTR*`/`STTR*`), so it is checked
+//! against EL0's permissions, and every one has an exception-table entry,
+//! so a bad pointer yields `Err(Fault)` (EFAULT), never an oops. Addresses
+//! are range-checked against the user half first.
+
+use crate::nofault::Fault;
+
+/// End of the user address range (48-bit TTBR0 half).
+pub const TASK_SIZE: u64 = 1 << 48;
+
+/// Whether `[addr, addr + len)` lies in the user range.
+pub fn access_ok(addr: u64, len: usize) -> bool {
+    addr.checked_add(len as u64).is_some_and(|end| end <= TASK_SIZE)
+}
+
+macro_rules! user_op {
+    ($name:ident, $insn:literal, $reg:literal) => {
+        #[inline(always)]
+        fn $name(addr: u64) -> Result<u64, Fault> {
+            let val: u64;
+            let err: u64;
+            // SAFETY: an unprivileged load of a user address; a fault is
+            // caught by the exception table and resumes at 3 with err = 1.
+            unsafe {
+                core::arch::asm!(
+                    "mov {err}, #0",
+                    concat!("2: ", $insn, " ", $reg, ", [{addr}]"),
+                    "4:",
+                    ".pushsection .text.fixup, \"ax\"",
+                    "3: mov {err}, #1",
+                    "mov {val}, #0",
+                    "b 4b",
+                    ".popsection",
+                    ".pushsection __ex_table, \"a\"",
+                    ".balign 4",
+                    ".long 2b - .",
+                    ".long 3b - .",
+                    ".popsection",
+                    addr = in(reg) addr, val = out(reg) val, err = out(reg) err, options(nostack, readonly)
+                );
+            }
+            if err == 0 { Ok(val) } else { Err(Fault) }
+        }
+    };
+}
+
+user_op!(ldtrb, "ldtrb", "{val:w}");
+user_op!(ldtr_x, "ldtr", "{val}");
+
+macro_rules! user_store {
+    ($name:ident, $insn:literal, $reg:literal) => {
+        #[inline(always)]
+        fn $name(addr: u64, val: u64) -> Result<(), Fault> {
+            let err: u64;
+            // SAFETY: an unprivileged store to a user address, checked
+            // against EL0's permissions; a fault resumes at 3 with err = 1.
+            unsafe {
+                core::arch::asm!(
+                    "mov {err}, #0",
+                    concat!("2: ", $insn, " ", $reg, ", [{addr}]"),
+                    "4:",
+                    ".pushsection .text.fixup, \"ax\"",
+                    "3: mov {err}, #1",
+                    "b 4b",
+                    ".popsection",
+                    ".pushsection __ex_table, \"a\"",
+                    ".balign 4",
+                    ".long 2b - .",
+                    ".long 3b - .",
+                    ".popsection",
+                    addr = in(reg) addr, val = in(reg) val, err = out(reg) err, options(nostack)
+                );
+            }
+            if err == 0 { Ok(()) } else { Err(Fault) }
+        }
+    };
+}
+
+user_store!(sttrb, "sttrb", "{val:w}");
+user_store!(sttr_x, "sttr", "{val}");
+
+/// Copies `dst.len()` bytes from user address `src`.
+pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Fault> {
+    if !access_ok(src, dst.len()) {
+        return Err(Fault);
+    }
+    let mut i = 0;
+    while i < dst.len() {
+        let a = src + i as u64;
+        if a % 8 == 0 && dst.len() - i >= 8 {
+            dst[i..i + 8].copy_from_slice(&ldtr_x(a)?.to_le_bytes());
+            i += 8;
+        } else {
+            dst[i] = ldtrb(a)? as u8;
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Copies `src` to user address `dst`.
+pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Fault> {
+    if !access_ok(dst, src.len()) {
+        return Err(Fault);
+    }
+    let mut i = 0;
+    while i < src.len() {
+        let a = dst + i as u64;
+        if a % 8 == 0 && src.len() - i >= 8 {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&src[i..i + 8]);
+            sttr_x(a, u64::from_le_bytes(w))?;
+            i += 8;
+        } else {
+            sttrb(a, src[i] as u64)?;
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Zeroes `len` bytes at user address `dst`.
+pub fn clear_user(dst: u64, len: usize) -> Result<(), Fault> {
+    if !access_ok(dst, len) {
+        return Err(Fault);
+    }
+    for i in 0..len as u64 {
+        sttrb(dst + i, 0)?;
+    }
+    Ok(())
+}
+
+/// Copies a NUL-terminated string from user address `src` into `dst`;
+/// returns its length without the NUL, or `None` if no NUL was found
+/// within `dst.len()` bytes.
+pub fn strncpy_from_user(dst: &mut [u8], src: u64) -> Result<Option<usize>, Fault> {
+    for i in 0..dst.len() {
+        let a = src.checked_add(i as u64).filter(|&a| a < TASK_SIZE).ok_or(Fault)?;
+        let b = ldtrb(a)? as u8;
+        dst[i] = b;
+        if b == 0 {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// Reads a u64 from user address `src` (any alignment).
+pub fn get_user_u64(src: u64) -> Result<u64, Fault> {
+    let mut b = [0u8; 8];
+    copy_from_user(&mut b, src)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+/// Writes a u64 to user address `dst` (any alignment).
+pub fn put_user_u64(dst: u64, v: u64) -> Result<(), Fault> {
+    copy_to_user(dst, &v.to_le_bytes())
+}

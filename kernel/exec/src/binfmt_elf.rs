@@ -1,0 +1,375 @@
+//! The load plan of a static ELF64 AArch64 executable: the checks and the
+//! address arithmetic of Linux's `load_elf_binary()`, without the mapping.
+
+use alloc::vec::Vec;
+use core::ops::Range;
+
+use object::elf::{self, FileHeader64, ProgramHeader64};
+use object::read::elf::ProgramHeader as _;
+use object::{LittleEndian as LE, ReadRef};
+
+use crate::{page_align, page_offset, page_start, ExecError, ELF_ET_DYN_BASE, PAGE_SIZE, TASK_SIZE, USER_MIN};
+
+/// Size of an ELF64 program header, the only `e_phentsize` accepted.
+const PHENT_SIZE: usize = core::mem::size_of::<ProgramHeader64<LE>>();
+
+/// Most bytes of program headers Linux's `load_elf_phdrs()` reads.
+const MAX_PHDRS_SIZE: usize = 65536;
+
+/// Longest PT_INTERP path, NUL included (Linux's `PATH_MAX`).
+const PATH_MAX: u64 = 4096;
+
+/// The kind of executable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElfType {
+    /// `ET_EXEC`: linked at fixed addresses, loaded with a bias of 0.
+    Exec,
+    /// `ET_DYN` without PT_INTERP: a static-PIE, loaded at
+    /// [`ELF_ET_DYN_BASE`]; it relocates itself.
+    Dyn,
+}
+
+/// Access rights of a segment, from its `p_flags`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Prot {
+    /// `PF_R`: readable.
+    pub read: bool,
+    /// `PF_W`: writable.
+    pub write: bool,
+    /// `PF_X`: executable.
+    pub exec: bool,
+}
+
+/// One PT_LOAD segment, as the kernel maps it.
+///
+/// Map the pages `vaddr` with `prot`, copy the file bytes `file` to
+/// `vaddr.start`, and fill `zero` with zeros; `file.len()` bytes plus
+/// `zero.len()` bytes cover `vaddr` exactly. As Linux maps whole file pages,
+/// `file` starts at the page holding `p_offset` (the bytes before the
+/// segment in its first page come from the file too), and when the segment
+/// has no bss (`p_filesz == p_memsz`) it runs on to the end of the last page
+/// or of the file, whichever comes first. With bss, the rest of the last file
+/// page is zeroed (Linux's `padzero()`).
+///
+/// Segments are sorted by address and never overlap, but two consecutive
+/// segments may share one boundary page (a data segment that starts in the
+/// page where the text ends). Linux's `MAP_FIXED` mappings then let the later
+/// segment replace that page; the kernel must apply the segments in order
+/// with the same effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// Page-aligned user addresses the segment occupies, load bias applied.
+    pub vaddr: Range<u64>,
+    /// File offsets of the bytes to copy to `vaddr.start`.
+    pub file: Range<u64>,
+    /// User addresses to fill with zeros: from the end of the copied bytes to
+    /// `vaddr.end`.
+    pub zero: Range<u64>,
+    /// Access rights.
+    pub prot: Prot,
+}
+
+/// What `execve` must do to load a static executable, and what the
+/// auxiliary vector reports about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadPlan {
+    /// `ET_EXEC` or static-PIE `ET_DYN`.
+    pub kind: ElfType,
+    /// The non-empty PT_LOAD segments, sorted by address.
+    pub segments: Vec<Segment>,
+    /// Where the program starts: `e_entry` plus the bias (`AT_ENTRY`).
+    pub entry: u64,
+    /// Address of the program headers in memory (`AT_PHDR`). As in Linux
+    /// 6.x, computed from the PT_LOAD whose file bytes contain `e_phoff`
+    /// (PT_PHDR is not consulted); if none does, it is just the bias, as
+    /// Linux reports then.
+    pub phdr_addr: u64,
+    /// Size of a program header, 56 (`AT_PHENT`).
+    pub phent: u64,
+    /// Number of program headers, `e_phnum` (`AT_PHNUM`).
+    pub phnum: u64,
+    /// Where the heap starts: the end of the highest segment, rounded up to a
+    /// page (`mm->start_brk` without brk randomisation).
+    pub brk_start: u64,
+    /// What was added to every address of the file: 0 for `ET_EXEC`; for
+    /// `ET_DYN`, `ELF_PAGESTART((ELF_ET_DYN_BASE & !(align - 1)) -
+    /// first_vaddr)` with `align` the largest power-of-two `p_align` of the
+    /// PT_LOADs rounded up to a page, as Linux's `load_elf_binary()` computes
+    /// it (modulo 2^64).
+    ///
+    /// Linux 6.12 loads only a PIE that has an interpreter at
+    /// `ELF_ET_DYN_BASE`; a static-PIE goes to the mmap base and gets its brk
+    /// moved to `ELF_ET_DYN_BASE` instead. This crate uses `ELF_ET_DYN_BASE`
+    /// for the static-PIE image itself: the program cannot tell the
+    /// difference beyond the addresses.
+    pub bias: u64,
+    /// PT_GNU_STACK has `PF_X`: the program asks for an executable stack.
+    /// Reported only: the stack is never executable here.
+    pub exec_stack: bool,
+}
+
+/// Reads the program headers of a static ELF64 little-endian AArch64
+/// executable and plans its loading.
+///
+/// Every defect is an [`ExecError`]; all are `ENOEXEC` except
+/// [`ExecError::NoInterpreter`] (`ENOENT`), for a dynamically linked program,
+/// checked as soon as the program headers are read, as Linux does. Nothing
+/// here panics, whatever `elf` holds.
+pub fn load_plan(elf: &[u8]) -> Result<LoadPlan, ExecError> {
+    let (header, phdrs) = read_headers(elf)?;
+    let endian = LE;
+
+    if let Some(interp) = phdrs.iter().find(|ph| ph.p_type(endian) == elf::PT_INTERP) {
+        return Err(ExecError::NoInterpreter(read_interp(elf, interp)?));
+    }
+
+    let kind = match header.e_type.get(endian) {
+        elf::ET_EXEC => ElfType::Exec,
+        _ => ElfType::Dyn,
+    };
+    let bias = match kind {
+        ElfType::Exec => 0,
+        ElfType::Dyn => dyn_bias(phdrs),
+    };
+
+    let mut segments: Vec<Segment> = Vec::new();
+    // Where each planned segment came from, to place `e_entry` and
+    // `e_phoff`.
+    let mut sources: Vec<Source> = Vec::new();
+    let mut last_end = 0u64;
+    let mut exec_stack = false;
+    for (index, ph) in phdrs.iter().enumerate() {
+        match ph.p_type(endian) {
+            elf::PT_LOAD => {}
+            elf::PT_GNU_STACK => {
+                // The last one wins, as in Linux's loop.
+                exec_stack = ph.p_flags(endian) & elf::PF_X != 0;
+                continue;
+            }
+            _ => continue,
+        }
+        let Some((segment, source)) = plan_segment(elf, ph, index, bias)? else {
+            continue;
+        };
+        if source.start < last_end {
+            return Err(ExecError::SegmentsOverlap { index });
+        }
+        last_end = source.end;
+        segments.push(segment);
+        sources.push(source);
+    }
+    if segments.is_empty() {
+        return Err(ExecError::NoLoadSegment);
+    }
+
+    // The offsets found below lie inside a checked segment, so adding them
+    // to its start stays inside it.
+    let e_entry = header.e_entry.get(endian);
+    let entry = segments
+        .iter()
+        .zip(&sources)
+        .filter(|(segment, _)| segment.prot.exec)
+        .find_map(|(_, source)| Some((source, e_entry.checked_sub(source.vaddr).filter(|&d| d < source.memsz)?)))
+        .map(|(source, delta)| source.start.wrapping_add(delta))
+        .ok_or(ExecError::BadEntry)?;
+    // A later segment that shares the entry's page replaces it.
+    if !segments
+        .iter()
+        .rev()
+        .find(|s| s.vaddr.contains(&entry))
+        .is_some_and(|s| s.prot.exec)
+    {
+        return Err(ExecError::BadEntry);
+    }
+
+    // Linux's `load_elf_binary()`: the last PT_LOAD whose file bytes hold
+    // `e_phoff` gives AT_PHDR; none leaves it at the bias.
+    let e_phoff = header.e_phoff.get(endian);
+    let phdr_addr = sources
+        .iter()
+        .rev()
+        .find_map(|source| {
+            Some((
+                source,
+                e_phoff.checked_sub(source.offset).filter(|&d| d < source.filesz)?,
+            ))
+        })
+        .map_or(bias, |(source, delta)| source.start.wrapping_add(delta));
+
+    Ok(LoadPlan {
+        kind,
+        entry,
+        phdr_addr,
+        phent: PHENT_SIZE as u64,
+        phnum: phdrs.len() as u64,
+        // `last_end` is a checked segment end: rounding it up stays below
+        // TASK_SIZE.
+        brk_start: page_align(last_end).unwrap_or(TASK_SIZE),
+        bias,
+        exec_stack,
+        segments,
+    })
+}
+
+/// Checks the ELF header and returns it with the program header table.
+fn read_headers(elf: &[u8]) -> Result<(&FileHeader64<LE>, &[ProgramHeader64<LE>]), ExecError> {
+    let endian = LE;
+    // e_ident: the magic, EI_CLASS and EI_DATA.
+    let Some(&[m0, m1, m2, m3, class, data, ..]) = elf.get(..6) else {
+        return Err(ExecError::BadMagic);
+    };
+    if [m0, m1, m2, m3] != elf::ELFMAG {
+        return Err(ExecError::BadMagic);
+    }
+    if class != elf::ELFCLASS64 {
+        return Err(ExecError::BadClass);
+    }
+    if data != elf::ELFDATA2LSB {
+        return Err(ExecError::BadEndian);
+    }
+    let header: &FileHeader64<LE> = elf.read_at(0).map_err(|()| ExecError::BadMagic)?;
+    if !matches!(header.e_type.get(endian), elf::ET_EXEC | elf::ET_DYN) {
+        return Err(ExecError::BadType);
+    }
+    if header.e_machine.get(endian) != elf::EM_AARCH64 {
+        return Err(ExecError::BadMachine);
+    }
+    if usize::from(header.e_phentsize.get(endian)) != PHENT_SIZE {
+        return Err(ExecError::BadPhentsize);
+    }
+    // Linux reads `e_phnum` as is: PN_XNUM (extended numbering) is simply
+    // too many.
+    let phnum = usize::from(header.e_phnum.get(endian));
+    if phnum == 0 || phnum > MAX_PHDRS_SIZE / PHENT_SIZE {
+        return Err(ExecError::BadPhnum);
+    }
+    let phdrs = elf
+        .read_slice_at::<ProgramHeader64<LE>>(header.e_phoff.get(endian), phnum)
+        .map_err(|()| ExecError::PhdrsOutOfFile)?;
+    Ok((header, phdrs))
+}
+
+/// The interpreter path a PT_INTERP names, checked as Linux does.
+fn read_interp(elf: &[u8], ph: &ProgramHeader64<LE>) -> Result<Vec<u8>, ExecError> {
+    let endian = LE;
+    let size = ph.p_filesz(endian);
+    if !(2..=PATH_MAX).contains(&size) {
+        return Err(ExecError::BadInterp);
+    }
+    let bytes = elf
+        .read_bytes_at(ph.p_offset(endian), size)
+        .map_err(|()| ExecError::BadInterp)?;
+    match bytes.split_last() {
+        Some((0, path)) => Ok(path.split(|&b| b == 0).next().unwrap_or_default().to_vec()),
+        _ => Err(ExecError::BadInterp),
+    }
+}
+
+/// The load bias of a static-PIE, as Linux computes it for an `ET_DYN`
+/// loaded at `ELF_ET_DYN_BASE`.
+fn dyn_bias(phdrs: &[ProgramHeader64<LE>]) -> u64 {
+    let endian = LE;
+    let mut loads = phdrs.iter().filter(|ph| ph.p_type(endian) == elf::PT_LOAD);
+    let first_vaddr = loads.clone().next().map_or(0, |ph| ph.p_vaddr(endian));
+    // Linux's maximum_alignment(): the largest power-of-two p_align, at
+    // least a page.
+    let alignment = loads
+        .by_ref()
+        .map(|ph| ph.p_align(endian))
+        .filter(|align| align.is_power_of_two())
+        .max()
+        .map_or(0, |align| align.max(PAGE_SIZE));
+    let mut base = ELF_ET_DYN_BASE;
+    if alignment != 0 {
+        base &= !(alignment.wrapping_sub(1));
+    }
+    page_start(base.wrapping_sub(first_vaddr))
+}
+
+/// Where a planned segment came from.
+struct Source {
+    /// `p_vaddr`, unbiased.
+    vaddr: u64,
+    /// `p_memsz`.
+    memsz: u64,
+    /// `p_offset`.
+    offset: u64,
+    /// `p_filesz`.
+    filesz: u64,
+    /// `p_vaddr` plus the bias.
+    start: u64,
+    /// `start + p_memsz`.
+    end: u64,
+}
+
+/// Checks one PT_LOAD and plans it; `None` for an empty one (`p_memsz` 0),
+/// which maps nothing.
+fn plan_segment(
+    elf: &[u8],
+    ph: &ProgramHeader64<LE>,
+    index: usize,
+    bias: u64,
+) -> Result<Option<(Segment, Source)>, ExecError> {
+    let endian = LE;
+    let (offset, filesz) = (ph.p_offset(endian), ph.p_filesz(endian));
+    let (vaddr, memsz) = (ph.p_vaddr(endian), ph.p_memsz(endian));
+    if filesz > memsz {
+        return Err(ExecError::FileszExceedsMemsz { index });
+    }
+    let file_len = elf.len() as u64;
+    let file_end = offset.checked_add(filesz).filter(|&end| end <= file_len);
+    let file_end = file_end.ok_or(ExecError::SegmentOutOfFile { index })?;
+    // Only file bytes are mapped at `p_offset`: a pure-bss segment may sit
+    // anywhere, as in Linux's elf_load().
+    if filesz != 0 && page_offset(offset) != page_offset(vaddr) {
+        return Err(ExecError::SegmentMisaligned { index });
+    }
+    if memsz == 0 {
+        return Ok(None);
+    }
+
+    // The biased addresses must be user addresses; checking the sums here
+    // also rules out any overflow below.
+    let out_of_range = ExecError::SegmentOutOfRange { index };
+    vaddr.checked_add(memsz).ok_or(out_of_range.clone())?;
+    let start = vaddr.wrapping_add(bias);
+    let end = start.checked_add(memsz).ok_or(out_of_range.clone())?;
+    let page_end = page_align(end)
+        .filter(|&e| e <= TASK_SIZE)
+        .ok_or(out_of_range.clone())?;
+    let page_begin = page_start(start);
+    if page_begin < USER_MIN {
+        return Err(out_of_range);
+    }
+
+    let file = if filesz == 0 {
+        offset..offset
+    } else if filesz == memsz {
+        // No bss: the whole last page comes from the file (up to its end).
+        let page_file_end = page_align(file_end).unwrap_or(file_end).min(file_len);
+        page_start(offset)..page_file_end
+    } else {
+        page_start(offset)..file_end
+    };
+    let copied = file.end.saturating_sub(file.start);
+    let flags = ph.p_flags(endian);
+    let segment = Segment {
+        vaddr: page_begin..page_end,
+        file,
+        zero: page_begin.saturating_add(copied)..page_end,
+        prot: Prot {
+            read: flags & elf::PF_R != 0,
+            write: flags & elf::PF_W != 0,
+            exec: flags & elf::PF_X != 0,
+        },
+    };
+    let source = Source {
+        vaddr,
+        memsz,
+        offset,
+        filesz,
+        start,
+        end,
+    };
+    Ok(Some((segment, source)))
+}

@@ -1,0 +1,196 @@
+//! `execve` (Linux's fs/exec.c + binfmt_elf): build a new address space
+//! from a static ELF executable (or a `#!` script's interpreter), lay out
+//! the initial stack, and switch the calling process to it.
+
+use crate::errno::Errno;
+use crate::mm::vm::{Mm, Prot, VmaKind, STACK_SIZE, STACK_TOP};
+use crate::process::{self, current_process};
+use crate::sched;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use arch::ptrace::PtRegs;
+use core::sync::atomic::Ordering;
+
+/// Where every process finds `mov x8, #__NR_rt_sigreturn; svc #0`, used as
+/// the return address of handlers installed without SA_RESTORER (Linux
+/// uses the vDSO's `__kernel_rt_sigreturn` for this).
+pub const SIGRETURN_TRAMPOLINE: u64 = 0x0000_ffff_ffff_f000;
+const TRAMPOLINE_CODE: [u32; 2] = [0xd280_1168, 0xd400_0001];
+
+/// Most nested `#!` interpreters (Linux allows 4 levels).
+const MAX_INTERP_DEPTH: usize = 4;
+
+/// A loaded program, ready to start.
+pub struct Image {
+    /// Its address space.
+    pub mm: Arc<Mm>,
+    /// Entry point.
+    pub entry: u64,
+    /// Initial stack pointer.
+    pub sp: u64,
+    /// Name for `comm`.
+    pub comm: Vec<u8>,
+}
+
+/// The `#!` line of a script: interpreter and optional single argument.
+fn parse_shebang(data: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let rest = data.strip_prefix(b"#!")?;
+    // Linux reads at most BINPRM_BUF_SIZE (256) bytes of the first line.
+    let line = &rest[..rest.len().min(254)];
+    let line = line.split(|&b| b == b'\n').next()?;
+    let line: &[u8] = trim(line);
+    if line.is_empty() {
+        return None;
+    }
+    let split = line.iter().position(|&b| b == b' ' || b == b'\t');
+    let (interp, arg) = match split {
+        Some(i) => (&line[..i], Some(trim(&line[i..]))),
+        None => (line, None),
+    };
+    Some((interp.to_vec(), arg.filter(|a| !a.is_empty()).map(|a| a.to_vec())))
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(s.len());
+    let end = s.iter().rposition(|&b| b != b' ' && b != b'\t').map_or(start, |e| e + 1);
+    &s[start..end.max(start)]
+}
+
+fn hwcap() -> u64 {
+    // HWCAP_FP | HWCAP_ASIMD, plus the crypto and CRC32 extensions the CPU
+    // reports in ID_AA64ISAR0_EL1.
+    let isar0 = arch::cpu::id_aa64isar0();
+    let field = |shift: u32| (isar0 >> shift) & 0xf;
+    let mut h = 0b11;
+    if field(4) >= 1 {
+        h |= 1 << 3; // AES
+    }
+    if field(4) >= 2 {
+        h |= 1 << 4; // PMULL
+    }
+    if field(8) >= 1 {
+        h |= 1 << 5; // SHA1
+    }
+    if field(12) >= 1 {
+        h |= 1 << 6; // SHA2
+    }
+    if field(16) >= 1 {
+        h |= 1 << 7; // CRC32
+    }
+    h
+}
+
+/// Loads the program at `path` with `argv`/`envp` into a new address space.
+pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, Errno> {
+    let mut argv = argv;
+    let mut path_bytes: Vec<u8> = path.as_bytes().to_vec();
+    let execfn = path.as_bytes().to_vec();
+    let mut depth = 0;
+    let data = loop {
+        let p = core::str::from_utf8(&path_bytes).map_err(|_| Errno::ENOENT)?;
+        let data = crate::fs::read_exec_file(p)?;
+        match parse_shebang(&data) {
+            Some((interp, arg)) => {
+                depth += 1;
+                if depth > MAX_INTERP_DEPTH {
+                    return Err(Errno::ELOOP);
+                }
+                // argv becomes: interp [arg] path argv[1..]
+                let mut new = alloc::vec![interp.clone()];
+                new.extend(arg);
+                new.push(path_bytes.clone());
+                new.extend(argv.iter().skip(1).cloned());
+                argv = new;
+                path_bytes = interp;
+            }
+            None => break data,
+        }
+    };
+    let plan = exec::load_plan(&data).map_err(|e| Errno(e.errno()))?;
+    let mm = Mm::new()?;
+    for seg in &plan.segments {
+        let prot = Prot { read: seg.prot.read, write: seg.prot.write, exec: seg.prot.exec };
+        // A segment may share its first page with the previous one; the
+        // later one replaces it, as MAP_FIXED would.
+        let _ = mm.unmap(seg.vaddr.start, seg.vaddr.end - seg.vaddr.start);
+        mm.add_region(seg.vaddr.start, seg.vaddr.end, prot, VmaKind::Anon)?;
+        let bytes = data.get(seg.file.start as usize..seg.file.end as usize).ok_or(Errno::ENOEXEC)?;
+        mm.write_bytes(seg.vaddr.start, bytes)?;
+    }
+    mm.set_brk_start(plan.brk_start);
+    mm.add_region(STACK_TOP - STACK_SIZE, STACK_TOP, Prot { read: true, write: true, exec: false }, VmaKind::Stack)?;
+    mm.add_region(SIGRETURN_TRAMPOLINE, SIGRETURN_TRAMPOLINE + 4096, Prot { read: true, write: false, exec: true }, VmaKind::Anon)?;
+    let code: Vec<u8> = TRAMPOLINE_CODE.iter().flat_map(|i| i.to_le_bytes()).collect();
+    mm.write_bytes(SIGRETURN_TRAMPOLINE, &code)?;
+
+    let mut random = [0u8; 16];
+    crate::random::fill(&mut random);
+    let aux = exec::AuxParams { hwcap: hwcap(), random, minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16, ..Default::default() };
+    let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+    let envp_refs: Vec<&[u8]> = envp.iter().map(|a| a.as_slice()).collect();
+    let stack = exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| Errno(e.errno()))?;
+    mm.write_bytes(stack.sp, &stack.bytes)?;
+    let base = path_bytes.rsplit(|&b| b == b'/').next().unwrap_or(&path_bytes).to_vec();
+    Ok(Image { mm, entry: plan.entry, sp: stack.sp, comm: base })
+}
+
+/// `execve` for the current task: on success the caller returns to the new
+/// program with `regs` reset.
+pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut PtRegs) -> Result<(), Errno> {
+    let image = load(path, argv, &envp)?;
+    // Point of no return.
+    let me = sched::current();
+    let p = current_process();
+    kill_other_threads(&me, &p);
+    image.mm.activate();
+    let old = me.mm.lock().replace(image.mm);
+    drop(old);
+    me.set_comm(&image.comm);
+    p.fs.lock().close_on_exec();
+    // Handlers do not survive exec; a shared table is unshared first.
+    p.sighand.reset_for_exec();
+    crate::signal::ALTSTACKS.lock().remove(&me.tid);
+    arch::context::fpsimd_load(&arch::context::FpsimdState::default());
+    arch::context::set_tls(0);
+    *regs = crate::process::regs::start_thread(image.entry, image.sp);
+    process::vfork_release(&p);
+    Ok(())
+}
+
+fn kill_other_threads(me: &Arc<sched::Task>, p: &Arc<process::Process>) {
+    let others: Vec<_> = p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, me)).cloned().collect();
+    if others.is_empty() {
+        return;
+    }
+    for t in &others {
+        t.sig_pending.fetch_or(crate::signal::sigmask(crate::signal::SIGKILL), Ordering::AcqRel);
+        sched::wake_up(t);
+    }
+    while p.threads.lock().len() > 1 {
+        sched::yield_now();
+    }
+}
+
+/// Starts PID 1 from `path` (`init=` on the command line, else the usual
+/// places).
+pub fn run_init(candidates: &[&str]) -> Result<(), Errno> {
+    let envp: Vec<Vec<u8>> = alloc::vec![b"HOME=/".to_vec(), b"TERM=linux".to_vec()];
+    let mut last = Errno::ENOENT;
+    for path in candidates {
+        match load(path, alloc::vec![path.as_bytes().to_vec()], &envp) {
+            Ok(img) => {
+                crate::pr_info!("Run {} as init process", path);
+                let fs = crate::fs::init_process_fs()?;
+                process::spawn_init(img.mm, img.entry, img.sp, fs, &img.comm)?;
+                return Ok(());
+            }
+            Err(e) => {
+                if e != Errno::ENOENT {
+                    crate::pr_warn!("Starting init: {} exists but couldn't execute it (error {})", path, -e.as_neg());
+                }
+                last = e;
+            }
+        }
+    }
+    Err(last)
+}

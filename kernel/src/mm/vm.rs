@@ -1,0 +1,407 @@
+//! User address spaces (Linux's `mm_struct` and VMAs): regions with
+//! permissions, pages allocated on first touch, copy-on-write after fork,
+//! `mmap`/`munmap`/`mprotect`/`brk`, and the user page-fault handler.
+
+use super::frame;
+use crate::errno::Errno;
+use crate::sync::IrqSpinLock;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use arch::pgtable_user::{self, UserPageTable, UserPte};
+use arch::uaccess::TASK_SIZE;
+
+/// Page size as a u64.
+const PAGE: u64 = super::PAGE_SIZE as u64;
+/// Top of the user stack region (below it: the 8 MiB stack).
+pub const STACK_TOP: u64 = 0x0000_ffff_ffff_0000;
+/// Stack size limit (RLIMIT_STACK default).
+pub const STACK_SIZE: u64 = 8 << 20;
+/// Where top-down `mmap` placement starts (below the stack and a gap).
+const MMAP_BASE: u64 = STACK_TOP - STACK_SIZE - (1 << 30);
+/// Lowest address `mmap` hands out (Linux's mmap_min_addr default).
+const MMAP_MIN_ADDR: u64 = 0x1_0000;
+
+/// Access rights of a region (PROT_READ/WRITE/EXEC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Prot {
+    /// Readable.
+    pub read: bool,
+    /// Writable.
+    pub write: bool,
+    /// Executable.
+    pub exec: bool,
+}
+
+impl Prot {
+    /// From PROT_* bits.
+    pub fn from_bits(p: u64) -> Option<Prot> {
+        if p & !7 != 0 {
+            return None;
+        }
+        Some(Prot { read: p & 1 != 0, write: p & 2 != 0, exec: p & 4 != 0 })
+    }
+}
+
+/// What a region is, for /proc/<pid>/maps-style reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    /// Anonymous memory (mmap, program segments copied at exec).
+    Anon,
+    /// The heap (brk).
+    Heap,
+    /// The main stack.
+    Stack,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Vma {
+    end: u64,
+    prot: Prot,
+    kind: VmaKind,
+}
+
+/// Why a user access faulted for good: the SIGSEGV code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegvCode {
+    /// No mapping (SEGV_MAPERR).
+    MapErr,
+    /// Mapping without the right (SEGV_ACCERR).
+    AccErr,
+    /// Out of memory (the task is killed).
+    Oom,
+}
+
+struct MmInner {
+    pt: UserPageTable,
+    vmas: BTreeMap<u64, Vma>,
+    brk_start: u64,
+    brk: u64,
+}
+
+/// A user address space.
+pub struct Mm {
+    inner: IrqSpinLock<MmInner>,
+    asid: u16,
+}
+
+// ---------------------------------------------------------------- ASIDs
+
+static ASIDS: IrqSpinLock<[u64; 1024]> = IrqSpinLock::new([1; 1024]); // ASID 0 is never used
+
+fn alloc_asid() -> Option<u16> {
+    let mut map = ASIDS.lock();
+    for (w, word) in map.iter_mut().enumerate() {
+        if *word != u64::MAX {
+            let bit = (!*word).trailing_zeros() as usize;
+            *word |= 1 << bit;
+            return Some((w * 64 + bit) as u16);
+        }
+    }
+    None
+}
+
+fn free_asid(asid: u16) {
+    // No stale translation may survive into the ASID's next user.
+    pgtable_user::flush_tlb_asid(asid);
+    ASIDS.lock()[asid as usize / 64] &= !(1 << (asid % 64));
+}
+
+fn pte_for(pa: u64, prot: Prot) -> UserPte {
+    UserPte { pa, write: prot.write, exec: prot.exec, cow: false }
+}
+
+impl Mm {
+    /// An empty address space.
+    pub fn new() -> Result<Arc<Mm>, Errno> {
+        let asid = alloc_asid().ok_or(Errno::EAGAIN)?;
+        let pt = match UserPageTable::new() {
+            Ok(pt) => pt,
+            Err(_) => {
+                free_asid(asid);
+                return Err(Errno::ENOMEM);
+            }
+        };
+        Ok(Arc::new(Mm { inner: IrqSpinLock::new(MmInner { pt, vmas: BTreeMap::new(), brk_start: 0, brk: 0 }), asid }))
+    }
+
+    /// Installs this space in TTBR0 on this CPU.
+    pub fn activate(&self) {
+        pgtable_user::activate(self.inner.lock().pt.root(), self.asid);
+    }
+
+    /// Adds a region `[start, end)` (page aligned, free) with `prot`.
+    pub fn add_region(&self, start: u64, end: u64, prot: Prot, kind: VmaKind) -> Result<(), Errno> {
+        let mut m = self.inner.lock();
+        if start % PAGE != 0 || end % PAGE != 0 || start >= end || end > TASK_SIZE {
+            return Err(Errno::EINVAL);
+        }
+        if overlaps(&m.vmas, start, end) {
+            return Err(Errno::EEXIST);
+        }
+        m.vmas.insert(start, Vma { end, prot, kind });
+        Ok(())
+    }
+
+    /// Sets the program break's start (end of the program image).
+    pub fn set_brk_start(&self, start: u64) {
+        let mut m = self.inner.lock();
+        m.brk_start = start;
+        m.brk = start;
+    }
+
+    /// Writes `data` at user address `va` of this space, allocating pages
+    /// as needed, regardless of their protection (for exec).
+    pub fn write_bytes(&self, mut va: u64, mut data: &[u8]) -> Result<(), Errno> {
+        let mut m = self.inner.lock();
+        while !data.is_empty() {
+            let page = va & !(PAGE - 1);
+            let off = (va - page) as usize;
+            let n = data.len().min(PAGE as usize - off);
+            let pa = match m.pt.get(page) {
+                Some(p) => p.pa,
+                None => {
+                    let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
+                    let pa = frame::alloc_zeroed_frame().ok_or(Errno::ENOMEM)?;
+                    if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                        frame::free_frame(pa);
+                        return Err(Errno::ENOMEM);
+                    }
+                    pa
+                }
+            };
+            frame::write_frame(pa, off, &data[..n]);
+            va += n as u64;
+            data = &data[n..];
+        }
+        Ok(())
+    }
+
+    /// Resolves a fault at `addr` for the given access, or says why not.
+    pub fn handle_fault(&self, addr: u64, write: bool, exec: bool) -> Result<(), SegvCode> {
+        let mut m = self.inner.lock();
+        let page = addr & !(PAGE - 1);
+        let Some((_, vma)) = find(&m.vmas, addr) else { return Err(SegvCode::MapErr) };
+        let prot = vma.prot;
+        if (write && !prot.write) || (exec && !prot.exec) || (!write && !exec && !(prot.read || prot.write || prot.exec)) {
+            return Err(SegvCode::AccErr);
+        }
+        match m.pt.get(page) {
+            None => {
+                let pa = frame::alloc_zeroed_frame().ok_or(SegvCode::Oom)?;
+                if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                    frame::free_frame(pa);
+                    return Err(SegvCode::Oom);
+                }
+            }
+            Some(pte) if write && pte.cow => {
+                // Break copy-on-write: the last sharer keeps the frame.
+                let pa = if frame::page_count(pte.pa) == 1 {
+                    pte.pa
+                } else {
+                    let new = frame::alloc_frame().ok_or(SegvCode::Oom)?;
+                    frame::copy_frame(new, pte.pa);
+                    frame::page_ref_dec(pte.pa);
+                    new
+                };
+                let _ = m.pt.map(page, pte_for(pa, prot));
+                pgtable_user::flush_tlb_page(self.asid, page);
+            }
+            Some(_) => {
+                // Mapped with the right permissions: another CPU resolved it,
+                // or the TLB held a stale entry.
+                pgtable_user::flush_tlb_page(self.asid, page);
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy for `fork`: regions copied, pages shared copy-on-write.
+    pub fn fork(&self) -> Result<Arc<Mm>, Errno> {
+        let child = Mm::new()?;
+        {
+            let mut m = self.inner.lock();
+            let mut c = child.inner.lock();
+            c.vmas = m.vmas.clone();
+            c.brk_start = m.brk_start;
+            c.brk = m.brk;
+            let mut pages = alloc::vec::Vec::new();
+            m.pt.for_each(|va, pte| pages.push((va, pte)));
+            for (va, pte) in pages {
+                let writable = pte.write || pte.cow;
+                let shared = UserPte { write: false, cow: writable, ..pte };
+                frame::page_ref_inc(pte.pa);
+                if c.pt.map(va, shared).is_err() {
+                    frame::page_ref_dec(pte.pa);
+                    return Err(Errno::ENOMEM);
+                }
+                if pte.write {
+                    let _ = m.pt.map(va, shared);
+                }
+            }
+        }
+        pgtable_user::flush_tlb_asid(self.asid);
+        Ok(child)
+    }
+
+    /// `mmap` of anonymous private memory: returns the address.
+    pub fn mmap_anon(&self, hint: u64, len: u64, prot: Prot, fixed: bool) -> Result<u64, Errno> {
+        let len = len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1);
+        if len == 0 {
+            return Err(Errno::EINVAL);
+        }
+        if fixed {
+            if hint % PAGE != 0 || hint < MMAP_MIN_ADDR && hint != 0 || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE) {
+                return Err(if hint % PAGE != 0 { Errno::EINVAL } else { Errno::ENOMEM });
+            }
+            self.unmap(hint, len)?;
+            self.add_region(hint, hint + len, prot, VmaKind::Anon)?;
+            return Ok(hint);
+        }
+        let mut m = self.inner.lock();
+        let hint = hint & !(PAGE - 1);
+        let start = if hint >= MMAP_MIN_ADDR && hint.checked_add(len).is_some_and(|e| e <= MMAP_BASE) && !overlaps(&m.vmas, hint, hint + len) {
+            hint
+        } else {
+            find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?
+        };
+        m.vmas.insert(start, Vma { end: start + len, prot, kind: VmaKind::Anon });
+        Ok(start)
+    }
+
+    /// `munmap`: removes `[addr, addr + len)` from every region.
+    pub fn unmap(&self, addr: u64, len: u64) -> Result<(), Errno> {
+        if addr % PAGE != 0 || len == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let end = addr.checked_add(len.checked_add(PAGE - 1).ok_or(Errno::EINVAL)? & !(PAGE - 1)).ok_or(Errno::EINVAL)?;
+        if end > TASK_SIZE {
+            return Err(Errno::EINVAL);
+        }
+        let mut m = self.inner.lock();
+        split_at(&mut m.vmas, addr);
+        split_at(&mut m.vmas, end);
+        let doomed: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
+        for s in doomed {
+            let v = m.vmas.remove(&s).expect("listed");
+            let mut va = s;
+            while va < v.end {
+                if let Some(pte) = m.pt.clear(va) {
+                    pgtable_user::flush_tlb_page(self.asid, va);
+                    frame::page_ref_dec(pte.pa);
+                }
+                va += PAGE;
+            }
+        }
+        Ok(())
+    }
+
+    /// `mprotect`: every page of the range must be mapped (else ENOMEM).
+    pub fn mprotect(&self, addr: u64, len: u64, prot: Prot) -> Result<(), Errno> {
+        if addr % PAGE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let end = addr.checked_add(len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1)).ok_or(Errno::ENOMEM)?;
+        if end == addr {
+            return Ok(());
+        }
+        let mut m = self.inner.lock();
+        // Fully covered?
+        let mut cur = addr;
+        while cur < end {
+            match find(&m.vmas, cur) {
+                Some((_, v)) => cur = v.end,
+                None => return Err(Errno::ENOMEM),
+            }
+        }
+        split_at(&mut m.vmas, addr);
+        split_at(&mut m.vmas, end);
+        let starts: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
+        for s in starts {
+            let v = m.vmas.get_mut(&s).expect("listed");
+            v.prot = prot;
+            let vend = v.end;
+            let mut va = s;
+            while va < vend {
+                if let Some(pte) = m.pt.get(va) {
+                    let shared = pte.cow || (pte.write == false && frame::page_count(pte.pa) > 1);
+                    let new = UserPte { write: prot.write && !shared, cow: prot.write && shared, exec: prot.exec, pa: pte.pa };
+                    let _ = m.pt.map(va, new);
+                    pgtable_user::flush_tlb_page(self.asid, va);
+                }
+                va += PAGE;
+            }
+        }
+        Ok(())
+    }
+
+    /// `brk`: moves the program break; returns the (possibly unchanged) break.
+    pub fn brk(&self, new: u64) -> u64 {
+        let (start, old) = {
+            let m = self.inner.lock();
+            (m.brk_start, m.brk)
+        };
+        if new < start || new > start + (1 << 30) {
+            return old;
+        }
+        let old_end = (old + PAGE - 1) & !(PAGE - 1);
+        let new_end = (new + PAGE - 1) & !(PAGE - 1);
+        if new_end > old_end {
+            let rw = Prot { read: true, write: true, exec: false };
+            if self.add_region(old_end, new_end, rw, VmaKind::Heap).is_err() {
+                return old;
+            }
+        } else if new_end < old_end && self.unmap(new_end, old_end - new_end).is_err() {
+            return old;
+        }
+        self.inner.lock().brk = new;
+        new
+    }
+
+    /// Pages mapped now (resident set).
+    pub fn resident_pages(&self) -> usize {
+        let mut n = 0;
+        self.inner.lock().pt.for_each(|_, _| n += 1);
+        n
+    }
+}
+
+impl Drop for Mm {
+    fn drop(&mut self) {
+        let m = self.inner.lock();
+        let mut frames = alloc::vec::Vec::new();
+        m.pt.for_each(|_, pte| frames.push(pte.pa));
+        for pa in frames {
+            frame::page_ref_dec(pa);
+        }
+        free_asid(self.asid);
+    }
+}
+
+fn find(vmas: &BTreeMap<u64, Vma>, addr: u64) -> Option<(u64, Vma)> {
+    vmas.range(..=addr).next_back().filter(|(_, v)| addr < v.end).map(|(&s, &v)| (s, v))
+}
+
+fn overlaps(vmas: &BTreeMap<u64, Vma>, start: u64, end: u64) -> bool {
+    find(vmas, start).is_some() || vmas.range(start..end).next().is_some()
+}
+
+/// Splits the region containing `addr` (if any) so that one starts there.
+fn split_at(vmas: &mut BTreeMap<u64, Vma>, addr: u64) {
+    if let Some((s, v)) = find(vmas, addr) {
+        if s < addr {
+            vmas.insert(s, Vma { end: addr, ..v });
+            vmas.insert(addr, v);
+        }
+    }
+}
+
+fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
+    let mut top = MMAP_BASE;
+    for (&s, v) in vmas.range(..MMAP_BASE).rev() {
+        if v.end <= top && top - v.end >= len {
+            return Some(top - len);
+        }
+        top = top.min(s);
+    }
+    (top >= MMAP_MIN_ADDR + len).then(|| top - len)
+}

@@ -1,0 +1,23 @@
+//! Powering the machine off or restarting it: PSCI where the device tree
+//! offers it; otherwise stop every CPU.
+
+/// Powers off (PSCI SYSTEM_OFF), or halts all CPUs if that is unavailable.
+pub fn poweroff() -> ! {
+    crate::pr_info!("reboot: Power down");
+    if let Some(c) = crate::init::psci_conduit() {
+        arch::psci::system_off(c);
+    }
+    crate::smp::smp_send_stop();
+    crate::pr_info!("reboot: System halted");
+    arch::cpu::halt()
+}
+
+/// Restarts (PSCI SYSTEM_RESET), or halts if unavailable.
+pub fn restart() -> ! {
+    crate::pr_info!("reboot: Restarting system");
+    if let Some(c) = crate::init::psci_conduit() {
+        arch::psci::system_reset(c);
+    }
+    crate::smp::smp_send_stop();
+    arch::cpu::halt()
+}

@@ -1,0 +1,343 @@
+//! Processes (thread groups): creation by `clone`, exit, wait, and the
+//! tables that find them by ID. Linux's `kernel/fork.c` and `exit.c`.
+
+pub mod regs;
+pub mod wait;
+
+use crate::errno::Errno;
+use crate::mm::vm::Mm;
+use crate::sched::wait::WaitQueue;
+use crate::sched::{self, Task, TaskState};
+use crate::signal::{self, SigHand};
+use crate::sync::IrqSpinLock;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use arch::ptrace::PtRegs;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+/// What `wait` reports about a child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildEvent {
+    /// Exited (wait status encoded as Linux does).
+    Exited(i32),
+    /// Stopped by this signal, not yet reported.
+    Stopped(u32),
+    /// Continued, not yet reported.
+    Continued,
+}
+
+/// A process: threads sharing an address space, files and signal handlers.
+pub struct Process {
+    /// Process ID (the thread ID of its first thread).
+    pub pid: u32,
+    /// Parent's PID (re-parented to 1 when the parent exits).
+    pub ppid: AtomicU32,
+    /// Process group.
+    pub pgid: AtomicU32,
+    /// Session.
+    pub sid: AtomicU32,
+    /// Threads still alive.
+    pub threads: IrqSpinLock<Vec<Arc<Task>>>,
+    /// Children not yet reaped.
+    pub children: IrqSpinLock<Vec<Arc<Process>>>,
+    /// Exit status once a zombie (Linux wait encoding).
+    pub exit_status: IrqSpinLock<Option<i32>>,
+    /// Stop/continue events for the parent's wait.
+    pub wait_event: IrqSpinLock<Option<ChildEvent>>,
+    /// Group exit in progress (the code threads exit with).
+    pub group_exit: AtomicI32,
+    /// Whether a group exit was started.
+    pub exiting: AtomicBool,
+    /// Stopped by a stop signal (group stop).
+    pub stopped: AtomicBool,
+    /// Signal actions (shared with CLONE_SIGHAND).
+    pub sighand: Arc<SigHand>,
+    /// Signals sent to the process as a whole.
+    pub shared_pending: AtomicU64,
+    /// Where the parent sleeps in wait4/waitid.
+    pub child_wait: WaitQueue,
+    /// Where vfork parents wait for exec or exit.
+    pub vfork_done: WaitQueue,
+    /// Set when the vfork child released the parent.
+    pub vfork_released: AtomicBool,
+    /// File creation mask.
+    pub umask: AtomicU32,
+    /// Per-process files and cwd.
+    pub fs: IrqSpinLock<crate::fs::ProcessFs>,
+    /// Signal number sent to the parent at exit (SIGCHLD usually).
+    pub exit_signal: u32,
+}
+
+static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
+static TASKS: IrqSpinLock<BTreeMap<u32, Arc<Task>>> = IrqSpinLock::new(BTreeMap::new());
+
+/// The process with `pid`.
+pub fn find_process(pid: u32) -> Option<Arc<Process>> {
+    PROCESSES.lock().get(&pid).cloned()
+}
+
+/// The task with `tid`.
+pub fn find_task(tid: u32) -> Option<Arc<Task>> {
+    TASKS.lock().get(&tid).cloned()
+}
+
+/// All processes, by PID.
+pub fn all_processes() -> Vec<Arc<Process>> {
+    PROCESSES.lock().values().cloned().collect()
+}
+
+/// The current task's process.
+pub fn current_process() -> Arc<Process> {
+    sched::current().process.get().expect("not a user task").clone()
+}
+
+impl Process {
+    fn new(pid: u32, ppid: u32, pgid: u32, sid: u32, sighand: Arc<SigHand>, fs: crate::fs::ProcessFs, exit_signal: u32) -> Arc<Process> {
+        Arc::new(Process {
+            pid,
+            ppid: AtomicU32::new(ppid),
+            pgid: AtomicU32::new(pgid),
+            sid: AtomicU32::new(sid),
+            threads: IrqSpinLock::new(Vec::new()),
+            children: IrqSpinLock::new(Vec::new()),
+            exit_status: IrqSpinLock::new(None),
+            wait_event: IrqSpinLock::new(None),
+            group_exit: AtomicI32::new(0),
+            exiting: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            sighand,
+            shared_pending: AtomicU64::new(0),
+            child_wait: WaitQueue::new(),
+            vfork_done: WaitQueue::new(),
+            vfork_released: AtomicBool::new(false),
+            umask: AtomicU32::new(0o022),
+            fs: IrqSpinLock::new(fs),
+            exit_signal,
+        })
+    }
+
+    /// The main (first) thread, if alive.
+    pub fn main_thread(&self) -> Option<Arc<Task>> {
+        self.threads.lock().first().cloned()
+    }
+
+    /// Whether it has exited and awaits reaping.
+    pub fn is_zombie(&self) -> bool {
+        self.exit_status.lock().is_some()
+    }
+}
+
+/// Creates PID 1 from the current kernel context: a user task that will
+/// return to EL0 at `pc` with stack `sp` in `mm`.
+pub fn spawn_init(mm: Arc<Mm>, pc: u64, sp: u64, fs: crate::fs::ProcessFs, name: &[u8]) -> Result<Arc<Task>, Errno> {
+    let tid = Task::alloc_tid();
+    let regs = regs::start_thread(pc, sp);
+    let task = Task::new_user(tid, &regs, name).ok_or(Errno::ENOMEM)?;
+    let proc_ = Process::new(tid, 0, tid, tid, Arc::new(SigHand::new()), fs, signal::SIGCHLD);
+    *task.mm.lock() = Some(mm);
+    task.process.call_once(|| proc_.clone());
+    proc_.threads.lock().push(task.clone());
+    PROCESSES.lock().insert(tid, proc_);
+    TASKS.lock().insert(tid, task.clone());
+    sched::wake_up(&task);
+    Ok(task)
+}
+
+/// Linux's clone flags.
+pub mod clone_flags {
+    #![allow(missing_docs)]
+    pub const CSIGNAL: u64 = 0xff;
+    pub const CLONE_VM: u64 = 0x100;
+    pub const CLONE_FS: u64 = 0x200;
+    pub const CLONE_FILES: u64 = 0x400;
+    pub const CLONE_SIGHAND: u64 = 0x800;
+    pub const CLONE_PIDFD: u64 = 0x1000;
+    pub const CLONE_PTRACE: u64 = 0x2000;
+    pub const CLONE_VFORK: u64 = 0x4000;
+    pub const CLONE_PARENT: u64 = 0x8000;
+    pub const CLONE_THREAD: u64 = 0x10000;
+    pub const CLONE_SYSVSEM: u64 = 0x40000;
+    pub const CLONE_SETTLS: u64 = 0x80000;
+    pub const CLONE_PARENT_SETTID: u64 = 0x100000;
+    pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+    pub const CLONE_DETACHED: u64 = 0x400000;
+    pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
+}
+
+/// `clone` (arm64 argument order: flags, newsp, parent_tidptr, tls,
+/// child_tidptr). Returns the child's TID.
+pub fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, child_tid: u64) -> Result<u32, Errno> {
+    use clone_flags::*;
+    const SUPPORTED: u64 = CSIGNAL | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_VFORK | CLONE_PARENT
+        | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID
+        | CLONE_DETACHED | CLONE_CHILD_SETTID;
+    if flags & !SUPPORTED != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0 {
+        return Err(Errno::EINVAL);
+    }
+    if flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let exit_signal = (flags & CSIGNAL) as u32;
+    if exit_signal > signal::NSIG as u32 || (flags & CLONE_THREAD != 0 && exit_signal != 0) {
+        return Err(Errno::EINVAL);
+    }
+    let me = sched::current();
+    let parent = current_process();
+    let mm = me.mm.lock().clone().ok_or(Errno::EINVAL)?;
+    let child_mm = if flags & CLONE_VM != 0 { mm } else { mm.fork()? };
+
+    let mut child_regs = regs::clone_regs(regs);
+    child_regs.regs[0] = 0;
+    if newsp != 0 {
+        child_regs.sp = newsp;
+    }
+    let tid = Task::alloc_tid();
+    let comm = *me.comm.lock();
+    let name_len = comm.iter().position(|&b| b == 0).unwrap_or(16);
+    let task = Task::new_user(tid, &child_regs, &comm[..name_len]).ok_or(Errno::ENOMEM)?;
+    *task.fpsimd.lock() = {
+        let mut s = arch::context::FpsimdState::default();
+        arch::context::fpsimd_save(&mut s);
+        s
+    };
+    task.tls.store(if flags & CLONE_SETTLS != 0 { tls } else { arch::context::get_tls() }, Ordering::Relaxed);
+    task.sig_blocked.store(me.sig_blocked.load(Ordering::Relaxed), Ordering::Relaxed);
+    *task.mm.lock() = Some(child_mm.clone());
+    if flags & CLONE_CHILD_CLEARTID != 0 {
+        task.clear_child_tid.store(child_tid, Ordering::Relaxed);
+    }
+
+    let proc_ = if flags & CLONE_THREAD != 0 {
+        parent.clone()
+    } else {
+        let sighand = if flags & CLONE_SIGHAND != 0 { parent.sighand.clone() } else { Arc::new(parent.sighand.duplicate()) };
+        let fs = parent.fs.lock().fork(flags & CLONE_FILES != 0, flags & CLONE_FS != 0);
+        let real_parent = if flags & CLONE_PARENT != 0 { find_process(parent.ppid.load(Ordering::Relaxed)).unwrap_or(parent.clone()) } else { parent.clone() };
+        let p = Process::new(tid, real_parent.pid, parent.pgid.load(Ordering::Relaxed), parent.sid.load(Ordering::Relaxed), sighand, fs, exit_signal);
+        p.umask.store(parent.umask.load(Ordering::Relaxed), Ordering::Relaxed);
+        real_parent.children.lock().push(p.clone());
+        p
+    };
+    if flags & CLONE_PARENT_SETTID != 0 {
+        crate::uaccess::put_user_u32(parent_tid, tid)?;
+    }
+    if flags & CLONE_CHILD_SETTID != 0 {
+        // The child's copy of the page: write through its own space.
+        child_mm.write_bytes(child_tid, &tid.to_le_bytes()).map_err(|_| Errno::EFAULT)?;
+    }
+    task.process.call_once(|| proc_.clone());
+    proc_.threads.lock().push(task.clone());
+    if flags & CLONE_THREAD == 0 {
+        PROCESSES.lock().insert(tid, proc_.clone());
+    }
+    TASKS.lock().insert(tid, task.clone());
+    sched::wake_up(&task);
+    if flags & CLONE_VFORK != 0 {
+        let _ = proc_.vfork_done.wait_event(false, || proc_.vfork_released.load(Ordering::Acquire));
+    }
+    Ok(tid)
+}
+
+/// Releases a vfork parent (at exec or exit of the child).
+pub fn vfork_release(p: &Process) {
+    if !p.vfork_released.swap(true, Ordering::AcqRel) {
+        p.vfork_done.wake_up_all();
+    }
+}
+
+/// Ends the current thread (`exit`); the last thread ends the process.
+pub fn do_exit(status: i32) -> ! {
+    exit_thread(status);
+    // No reference may live in this frame: it is never returned to.
+    sched::current().set_state(TaskState::Dead);
+    sched::schedule();
+    unreachable!("dead task scheduled");
+}
+
+fn exit_thread(status: i32) {
+    let me = sched::current();
+    let p = current_process();
+    // CLONE_CHILD_CLEARTID: tell the joiner.
+    let ctid = me.clear_child_tid.swap(0, Ordering::Relaxed);
+    if ctid != 0 && crate::uaccess::put_user_u32(ctid, 0).is_ok() {
+        crate::futex::wake(ctid, 1);
+    }
+    let last = {
+        let mut threads = p.threads.lock();
+        threads.retain(|t| !Arc::ptr_eq(t, &me));
+        threads.is_empty()
+    };
+    TASKS.lock().remove(&me.tid);
+    signal::forget(&me);
+    signal::ALTSTACKS.lock().remove(&me.tid);
+    // Leave the address space before it may be freed.
+    arch::mmu::secondary_drop_idmap();
+    me.mm.lock().take();
+    if last {
+        exit_process(&p, status);
+    }
+}
+
+/// Ends the whole thread group with `status` (`exit_group`, fatal signals).
+pub fn do_group_exit(status: i32) -> ! {
+    let code = {
+        let p = current_process();
+        if !p.exiting.swap(true, Ordering::AcqRel) {
+            p.group_exit.store(status, Ordering::Release);
+            let me = sched::current();
+            for t in p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, &me)) {
+                t.sig_pending.fetch_or(signal::sigmask(signal::SIGKILL), Ordering::AcqRel);
+                sched::wake_up(t);
+            }
+        }
+        p.group_exit.load(Ordering::Acquire)
+    };
+    do_exit(code)
+}
+
+fn exit_process(p: &Arc<Process>, status: i32) {
+    p.fs.lock().release();
+    vfork_release(p);
+    // Orphans go to init, which reaps them.
+    let orphans: Vec<Arc<Process>> = core::mem::take(&mut *p.children.lock());
+    if !orphans.is_empty() {
+        if let Some(init) = find_process(1).filter(|i| !Arc::ptr_eq(i, p)) {
+            let any_zombie = orphans.iter().any(|c| c.is_zombie());
+            for c in &orphans {
+                c.ppid.store(1, Ordering::Release);
+            }
+            init.children.lock().extend(orphans);
+            if any_zombie {
+                init.child_wait.wake_up_all();
+            }
+        }
+    }
+    let parent = find_process(p.ppid.load(Ordering::Acquire));
+    let autoreap = parent.as_ref().is_some_and(|pp| signal::ignores_children(pp));
+    *p.exit_status.lock() = Some(status);
+    if let Some(pp) = parent {
+        if autoreap {
+            pp.children.lock().retain(|c| !Arc::ptr_eq(c, p));
+            PROCESSES.lock().remove(&p.pid);
+        } else if p.exit_signal != 0 {
+            signal::send_child_signal(&pp, p, status);
+        }
+        pp.child_wait.wake_up_all();
+    } else {
+        PROCESSES.lock().remove(&p.pid);
+    }
+    if p.pid == 1 {
+        crate::pr_err!("Kernel panic - not syncing: Attempted to kill init! exitcode=0x{:08x}", status);
+        crate::power::poweroff();
+    }
+}
+
+/// Removes a reaped zombie from the tables.
+pub fn release_zombie(parent: &Process, child: &Arc<Process>) {
+    parent.children.lock().retain(|c| !Arc::ptr_eq(c, child));
+    PROCESSES.lock().remove(&child.pid);
+}

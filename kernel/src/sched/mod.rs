@@ -1,0 +1,213 @@
+//! Tasks and the scheduler (Linux's `kernel/sched`): one global run queue
+//! served round-robin by every CPU, so that a task runs wherever a CPU is
+//! free; preemption on the timer tick at return to user mode, and at
+//! every blocking point in the kernel (as Linux's PREEMPT_VOLUNTARY).
+
+pub mod task;
+pub mod wait;
+#[cfg(feature = "ktest")]
+mod tests;
+
+use crate::percpu::{PerCpu, NR_CPUS};
+use crate::sync::IrqSpinLock;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, Ordering};
+pub use task::{Task, TaskState};
+
+/// Runnable tasks not running on any CPU.
+static RUNQUEUE: IrqSpinLock<VecDeque<Arc<Task>>> = IrqSpinLock::new(VecDeque::new());
+/// The task each CPU runs.
+static CURRENT: PerCpu<IrqSpinLock<Option<Arc<Task>>>> = PerCpu::new([const { IrqSpinLock::new(None) }; NR_CPUS]);
+/// Each CPU's idle task.
+static IDLE: PerCpu<spin::Once<Arc<Task>>> = PerCpu::new([const { spin::Once::new() }; NR_CPUS]);
+/// The task a CPU switched away from, whose `on_cpu` the next task clears.
+static PREV: PerCpu<IrqSpinLock<Option<Arc<Task>>>> = PerCpu::new([const { IrqSpinLock::new(None) }; NR_CPUS]);
+/// Set by the tick: reschedule at the next opportunity.
+static NEED_RESCHED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+/// Length of a time slice in ticks.
+const TIMESLICE_TICKS: u32 = 2;
+static SLICE_LEFT: PerCpu<core::sync::atomic::AtomicU32> =
+    PerCpu::new([const { core::sync::atomic::AtomicU32::new(TIMESLICE_TICKS) }; NR_CPUS]);
+
+/// The running task on this CPU.
+pub fn current() -> Arc<Task> {
+    CURRENT.this().lock().clone().expect("no current task")
+}
+
+/// The running task, if the scheduler has started on this CPU.
+pub fn try_current() -> Option<Arc<Task>> {
+    CURRENT.this().lock().clone()
+}
+
+/// Turns the code running on this CPU into its idle task, and starts
+/// scheduling here.
+pub fn init_cpu() {
+    let idle = Task::new_idle(arch::cpu::cpu_id());
+    idle.on_cpu.store(true, Ordering::Release);
+    IDLE.this().call_once(|| idle.clone());
+    *CURRENT.this().lock() = Some(idle);
+}
+
+/// Makes `task` runnable (Linux's `wake_up_process` for a new or sleeping
+/// task). Returns false if it was already runnable.
+///
+/// `on_rq` means "queued or running" (as in Linux): a running task that is
+/// about to sleep is still on the run queue until `schedule` takes it off
+/// under the queue lock, so a wake-up in between only resets its state and
+/// is never lost.
+pub fn wake_up(task: &Arc<Task>) -> bool {
+    let mut rq = RUNQUEUE.lock();
+    match task.state() {
+        TaskState::Dead | TaskState::Zombie => return false,
+        TaskState::Running => return false,
+        _ => {}
+    }
+    task.set_state(TaskState::Running);
+    if !task.on_rq.swap(true, Ordering::AcqRel) {
+        rq.push_back(task.clone());
+        drop(rq);
+        kick_idle_cpu();
+    }
+    true
+}
+
+/// Makes a stopped or sleeping task runnable regardless of why it sleeps
+/// (for SIGKILL and SIGCONT).
+pub fn wake_up_state(task: &Arc<Task>) -> bool {
+    wake_up(task)
+}
+
+/// Sends a reschedule IPI to an idle CPU, if any, so that new work starts
+/// at once instead of at its next tick.
+fn kick_idle_cpu() {
+    let me = arch::cpu::cpu_id();
+    for cpu in crate::smp::online_cpus().filter(|&c| c != me) {
+        let idle = IDLE.on(cpu).get().cloned();
+        let cur = CURRENT.on(cpu).lock().clone();
+        if let (Some(i), Some(c)) = (idle, cur) {
+            if Arc::ptr_eq(&i, &c) {
+                crate::smp::send_ipi(crate::smp::Ipi::Reschedule, core::iter::once(cpu));
+                return;
+            }
+        }
+    }
+}
+
+/// Picks the next task and switches to it. The caller has set its own
+/// state (Running to be re-queued, or a sleeping state).
+pub fn schedule() {
+    let flags = arch::cpu::local_irq_save();
+    NEED_RESCHED.this().store(false, Ordering::Relaxed);
+    SLICE_LEFT.this().store(TIMESLICE_TICKS, Ordering::Relaxed);
+    let prev = current();
+    let next = {
+        let mut rq = RUNQUEUE.lock();
+        if !prev.is_idle() {
+            if prev.state() == TaskState::Running {
+                rq.push_back(prev.clone());
+            } else {
+                prev.on_rq.store(false, Ordering::Release);
+            }
+        }
+        rq.pop_front().unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
+    };
+    if Arc::ptr_eq(&prev, &next) {
+        arch::cpu::local_irq_restore(flags);
+        return;
+    }
+    // The next task may still be leaving another CPU.
+    while next.on_cpu.load(Ordering::Acquire) {
+        core::hint::spin_loop();
+    }
+    next.on_cpu.store(true, Ordering::Release);
+    prev.switch_out();
+    next.switch_in();
+    let (prev_ctx, next_ctx): (*const arch::context::TaskContext, *const arch::context::TaskContext) = (&prev.ctx, &next.ctx);
+    // The slots keep both tasks alive across the switch; no reference may
+    // stay in this frame, which a dead task never returns to.
+    *CURRENT.this().lock() = Some(next);
+    *PREV.this().lock() = Some(prev);
+    // SAFETY: `prev` (kept alive by PREV until the next task's
+    // finish_task_switch) runs here and now; `next` (kept alive by CURRENT)
+    // is marked on this CPU, and no other CPU can switch to it until it
+    // clears `on_cpu`, which happens only after it is switched out again.
+    #[allow(unsafe_code)]
+    unsafe {
+        arch::context::switch_to(&*prev_ctx, &*next_ctx)
+    };
+    finish_task_switch();
+    arch::cpu::local_irq_restore(flags);
+}
+
+/// Completes a switch on the new task's side: the previous task may now be
+/// picked by another CPU.
+fn finish_task_switch() {
+    if let Some(prev) = PREV.this().lock().take() {
+        prev.on_cpu.store(false, Ordering::Release);
+        if prev.state() == TaskState::Dead {
+            task::release_dead(prev);
+        }
+    }
+}
+
+/// First code of every new task (from `ret_from_fork`).
+#[allow(unsafe_code)] // exported for the entry code
+#[no_mangle]
+pub extern "C" fn schedule_tail() {
+    finish_task_switch();
+    arch::cpu::local_irq_enable();
+}
+
+/// Called by the timer tick on every CPU.
+pub fn scheduler_tick() {
+    let left = SLICE_LEFT.this().load(Ordering::Relaxed);
+    if left <= 1 {
+        NEED_RESCHED.this().store(true, Ordering::Relaxed);
+    } else {
+        SLICE_LEFT.this().store(left - 1, Ordering::Relaxed);
+    }
+    // Idle CPUs pick up queued work at each tick.
+    if try_current().is_some_and(|c| c.is_idle()) && !RUNQUEUE.lock().is_empty() {
+        NEED_RESCHED.this().store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether this CPU should reschedule.
+pub fn need_resched() -> bool {
+    NEED_RESCHED.this().load(Ordering::Relaxed)
+}
+
+/// Requests a reschedule on this CPU.
+pub fn set_need_resched() {
+    NEED_RESCHED.this().store(true, Ordering::Relaxed);
+}
+
+/// Gives up the CPU if a reschedule is due (Linux's `cond_resched`).
+pub fn cond_resched() {
+    if need_resched() {
+        schedule();
+    }
+}
+
+/// Gives up the CPU to any other runnable task (`sched_yield`).
+pub fn yield_now() {
+    schedule();
+}
+
+/// The idle loop of every CPU: run queued tasks, else wait for interrupts.
+pub fn cpu_idle() -> ! {
+    loop {
+        let empty = RUNQUEUE.lock().is_empty();
+        if empty {
+            arch::cpu::wfi();
+        } else {
+            schedule();
+        }
+    }
+}
+
+/// Number of tasks waiting to run.
+pub fn nr_queued() -> usize {
+    RUNQUEUE.lock().len()
+}

@@ -1,0 +1,255 @@
+//! A task: one thread of execution with its own kernel stack and saved
+//! context; user tasks also carry their FP/SIMD state, thread pointer,
+//! address space and process.
+
+use crate::mm::vm::Mm;
+use crate::process::Process;
+use crate::sync::IrqSpinLock;
+use alloc::sync::Arc;
+use arch::context::{FpsimdState, TaskContext};
+use arch::ptrace::{PtRegs, PT_REGS_SIZE};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+/// Scheduling state (Linux's `__state` values, by meaning).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TaskState {
+    /// Runnable or running.
+    Running = 0,
+    /// Sleeping; signals wake it.
+    Interruptible = 1,
+    /// Sleeping; only the awaited event wakes it.
+    Uninterruptible = 2,
+    /// Stopped by a signal or a tracer.
+    Stopped = 3,
+    /// Exited, waiting to be reaped by its parent.
+    Zombie = 4,
+    /// Gone: its stack is released once it is switched out.
+    Dead = 5,
+}
+
+/// Size of a task's kernel stack.
+pub const THREAD_SIZE: usize = 32 * 1024;
+
+static NEXT_TID: AtomicU32 = AtomicU32::new(1);
+
+/// A kernel stack: frames from the frame allocator, reached through the
+/// linear map.
+struct KernelStack {
+    pa: u64,
+}
+
+/// Kernel stacks allocated and not yet freed.
+static LIVE_STACKS: AtomicU32 = AtomicU32::new(0);
+
+/// How many task kernel stacks exist (for leak checks).
+pub fn live_kernel_stacks() -> u32 {
+    LIVE_STACKS.load(Ordering::Acquire)
+}
+
+impl KernelStack {
+    fn new() -> Option<KernelStack> {
+        let s = crate::mm::frame::alloc_frames(THREAD_SIZE / crate::mm::PAGE_SIZE, 1).map(|pa| KernelStack { pa })?;
+        LIVE_STACKS.fetch_add(1, Ordering::AcqRel);
+        Some(s)
+    }
+    fn top(&self) -> usize {
+        arch::memory::phys_to_virt(self.pa) + THREAD_SIZE
+    }
+}
+
+impl Drop for KernelStack {
+    fn drop(&mut self) {
+        LIVE_STACKS.fetch_sub(1, Ordering::AcqRel);
+        crate::mm::frame::free_frames(self.pa, THREAD_SIZE / crate::mm::PAGE_SIZE);
+    }
+}
+
+/// A schedulable thread.
+pub struct Task {
+    /// Thread ID (the PID of a single-threaded process).
+    pub tid: u32,
+    /// Saved registers while switched out.
+    pub ctx: TaskContext,
+    kstack: Option<KernelStack>,
+    state: AtomicU8,
+    /// Running on, or leaving, some CPU.
+    pub on_cpu: AtomicBool,
+    /// Queued or running (see `sched::wake_up`).
+    pub on_rq: AtomicBool,
+    idle: bool,
+    /// Name shown by tracing and /proc (`comm`, 15 bytes and a NUL).
+    pub comm: IrqSpinLock<[u8; 16]>,
+    /// User FP/SIMD registers while switched out.
+    pub fpsimd: IrqSpinLock<FpsimdState>,
+    /// User thread pointer (TPIDR_EL0) while switched out.
+    pub tls: AtomicU64,
+    /// Address space (user tasks).
+    pub mm: IrqSpinLock<Option<Arc<Mm>>>,
+    /// The process this thread belongs to (user tasks).
+    pub process: spin::Once<Arc<Process>>,
+    /// Signals sent to this thread.
+    pub sig_pending: AtomicU64,
+    /// Signals this thread blocks.
+    pub sig_blocked: AtomicU64,
+    /// `set_tid_address`/CLONE_CHILD_CLEARTID: cleared and futex-woken at exit.
+    pub clear_child_tid: AtomicU64,
+    /// The mask to restore after a temporary one (sigsuspend), when
+    /// `restore_sigmask` is set (Linux's TIF_RESTORE_SIGMASK).
+    pub saved_sigmask: AtomicU64,
+    /// See `saved_sigmask`.
+    pub restore_sigmask: AtomicBool,
+}
+
+impl Task {
+    fn base(tid: u32, ctx: TaskContext, kstack: Option<KernelStack>, idle: bool, name: &str) -> Task {
+        let mut comm = [0u8; 16];
+        let n = name.len().min(15);
+        comm[..n].copy_from_slice(&name.as_bytes()[..n]);
+        Task {
+            tid,
+            ctx,
+            kstack,
+            state: AtomicU8::new(TaskState::Running as u8),
+            on_cpu: AtomicBool::new(false),
+            on_rq: AtomicBool::new(false),
+            idle,
+            comm: IrqSpinLock::new(comm),
+            fpsimd: IrqSpinLock::new(FpsimdState::default()),
+            tls: AtomicU64::new(0),
+            mm: IrqSpinLock::new(None),
+            process: spin::Once::new(),
+            sig_pending: AtomicU64::new(0),
+            sig_blocked: AtomicU64::new(0),
+            clear_child_tid: AtomicU64::new(0),
+            saved_sigmask: AtomicU64::new(0),
+            restore_sigmask: AtomicBool::new(false),
+        }
+    }
+
+    /// The idle task of `cpu`: the code already running there.
+    pub fn new_idle(cpu: usize) -> Arc<Task> {
+        let name = alloc::format!("swapper/{cpu}");
+        Arc::new(Task::base(0, TaskContext::default(), None, true, &name))
+    }
+
+    /// A kernel thread running `f(arg)`; not yet runnable (`sched::wake_up`).
+    pub fn new_kthread(f: extern "C" fn(usize), arg: usize, name: &str) -> Option<Arc<Task>> {
+        let stack = KernelStack::new()?;
+        let ctx = TaskContext::new_task(stack.top(), f as *const () as usize, arg);
+        let tid = NEXT_TID.fetch_add(1, Ordering::Relaxed);
+        let t = Arc::new(Task::base(tid, ctx, Some(stack), false, name));
+        t.set_state(TaskState::Interruptible);
+        Some(t)
+    }
+
+    /// A user task that starts by returning to EL0 with `regs`; not yet
+    /// runnable.
+    pub fn new_user(tid: u32, regs: &PtRegs, name: &[u8]) -> Option<Arc<Task>> {
+        let stack = KernelStack::new()?;
+        let frame = stack.top() - PT_REGS_SIZE;
+        crate::process::regs::write_frame(frame, regs);
+        let ctx = TaskContext::new_task(frame, 0, 0);
+        let t = Arc::new(Task::base(tid, ctx, Some(stack), false, ""));
+        t.set_comm(name);
+        t.set_state(TaskState::Interruptible);
+        Some(t)
+    }
+
+    /// A fresh thread ID.
+    pub fn alloc_tid() -> u32 {
+        NEXT_TID.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The saved user registers at the top of this task's kernel stack.
+    pub fn user_regs_addr(&self) -> Option<usize> {
+        self.kstack.as_ref().map(|s| s.top() - PT_REGS_SIZE)
+    }
+
+    /// Bounds of the kernel stack.
+    pub fn stack_bounds(&self) -> Option<(usize, usize)> {
+        self.kstack.as_ref().map(|s| (s.top() - THREAD_SIZE, s.top()))
+    }
+
+    /// Current state.
+    pub fn state(&self) -> TaskState {
+        match self.state.load(Ordering::Acquire) {
+            0 => TaskState::Running,
+            1 => TaskState::Interruptible,
+            2 => TaskState::Uninterruptible,
+            3 => TaskState::Stopped,
+            4 => TaskState::Zombie,
+            _ => TaskState::Dead,
+        }
+    }
+
+    /// Sets the state.
+    pub fn set_state(&self, s: TaskState) {
+        self.state.store(s as u8, Ordering::Release);
+    }
+
+    /// Whether this is a CPU's idle task.
+    pub fn is_idle(&self) -> bool {
+        self.idle
+    }
+
+    /// Whether this is a user task.
+    pub fn is_user(&self) -> bool {
+        self.process.get().is_some()
+    }
+
+    /// `comm` as text.
+    pub fn comm_string(&self) -> alloc::string::String {
+        let c = *self.comm.lock();
+        let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+        alloc::string::String::from_utf8_lossy(&c[..n]).into_owned()
+    }
+
+    /// Sets `comm` (truncated to 15 bytes).
+    pub fn set_comm(&self, name: &[u8]) {
+        let mut c = [0u8; 16];
+        let n = name.len().min(15);
+        c[..n].copy_from_slice(&name[..n]);
+        *self.comm.lock() = c;
+    }
+
+    /// Whether an unblocked signal is pending for this task.
+    pub fn signal_pending(&self) -> bool {
+        crate::signal::has_pending(self)
+    }
+
+    /// Saves user state when leaving the CPU.
+    pub(super) fn switch_out(&self) {
+        if self.is_user() {
+            arch::context::fpsimd_save(&mut self.fpsimd.lock());
+            self.tls.store(arch::context::get_tls(), Ordering::Relaxed);
+        }
+    }
+
+    /// Restores user state when taking the CPU.
+    pub(super) fn switch_in(&self) {
+        if self.is_user() {
+            arch::context::fpsimd_load(&self.fpsimd.lock());
+            arch::context::set_tls(self.tls.load(Ordering::Relaxed));
+            if let Some(mm) = self.mm.lock().as_ref() {
+                mm.activate();
+            }
+        }
+    }
+}
+
+/// Drops the last scheduler reference to a dead task (its stack is freed
+/// when the last `Arc` goes).
+pub(super) fn release_dead(t: Arc<Task>) {
+    drop(t);
+}
+
+/// End of a kernel thread whose function returned.
+#[allow(unsafe_code)] // exported for the entry code
+#[no_mangle]
+pub extern "C" fn kthread_exit() -> ! {
+    // No reference may live in this frame: it is never returned to.
+    super::current().set_state(TaskState::Dead);
+    super::schedule();
+    unreachable!("a dead task was scheduled");
+}

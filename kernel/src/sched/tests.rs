@@ -1,0 +1,65 @@
+//! In-kernel tests of the scheduler: kernel threads on all CPUs, wait
+//! queues, sleeping.
+
+use super::wait::WaitQueue;
+use super::{wake_up, Task};
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use ktest_macros::kernel_test;
+
+static RAN_ON: [AtomicUsize; crate::percpu::NR_CPUS] = [const { AtomicUsize::new(0) }; crate::percpu::NR_CPUS];
+static DONE: AtomicUsize = AtomicUsize::new(0);
+static GATE: WaitQueue = WaitQueue::new();
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn worker(n: usize) {
+    // Sleep until the gate opens, then spin a little, yielding, to spread.
+    GATE.wait_event(false, || OPEN.load(Ordering::Acquire) != 0).unwrap();
+    for _ in 0..50 {
+        RAN_ON[arch::cpu::cpu_id()].fetch_add(1, Ordering::Relaxed);
+        // Real work per step, so that idle CPUs have time to take some.
+        crate::time::udelay(200);
+        super::yield_now();
+    }
+    let _ = n;
+    DONE.fetch_add(1, Ordering::AcqRel);
+}
+
+#[kernel_test]
+fn kthreads_sleep_wake_and_spread_over_cpus() {
+    const N: usize = 8;
+    DONE.store(0, Ordering::SeqCst);
+    OPEN.store(0, Ordering::SeqCst);
+    let before = super::task::live_kernel_stacks();
+    let threads: alloc::vec::Vec<Arc<Task>> = (0..N).map(|i| Task::new_kthread(worker, i, "kworker/test").unwrap()).collect();
+    for t in &threads {
+        wake_up(t);
+    }
+    // Let them all block on the gate.
+    crate::sched::wait::sleep_ns(20_000_000).unwrap();
+    assert_eq!(DONE.load(Ordering::SeqCst), 0, "workers ran past a closed gate");
+    OPEN.store(1, Ordering::SeqCst);
+    GATE.wake_up_all();
+    let deadline = crate::time::ktime_get_ns() + 5_000_000_000;
+    while DONE.load(Ordering::SeqCst) < N {
+        assert!(crate::time::ktime_get_ns() < deadline, "workers stuck: {} of {N} done", DONE.load(Ordering::SeqCst));
+        super::yield_now();
+    }
+    let cpus_used = RAN_ON.iter().filter(|c| c.load(Ordering::Relaxed) > 0).count();
+    if crate::smp::num_online_cpus() > 1 {
+        assert!(cpus_used > 1, "all work ran on one CPU: {:?}", RAN_ON.iter().map(|c| c.load(Ordering::Relaxed)).collect::<alloc::vec::Vec<_>>());
+    }
+    drop(threads);
+    // Give the last workers time to be switched out and freed.
+    crate::sched::wait::sleep_ns(20_000_000).unwrap();
+    assert_eq!(super::task::live_kernel_stacks(), before, "kernel stacks leaked");
+}
+
+#[kernel_test]
+fn sleep_lasts_at_least_the_time_asked() {
+    let t0 = crate::time::ktime_get_ns();
+    crate::sched::wait::sleep_ns(30_000_000).unwrap();
+    let dt = crate::time::ktime_get_ns() - t0;
+    assert!(dt >= 30_000_000, "slept only {dt} ns");
+    assert!(dt < 1_000_000_000, "slept {dt} ns");
+}

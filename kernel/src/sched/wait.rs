@@ -1,0 +1,89 @@
+//! Wait queues: tasks sleep until a condition holds (Linux's
+//! `wait_event`/`wake_up`).
+
+use super::{current, schedule, wake_up, Task, TaskState};
+use crate::sync::IrqSpinLock;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// Tasks waiting for an event.
+pub struct WaitQueue {
+    waiters: IrqSpinLock<Vec<Arc<Task>>>,
+}
+
+/// Why a wait ended early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitError {
+    /// A signal is pending (the caller returns EINTR or restarts).
+    Interrupted,
+}
+
+impl Default for WaitQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WaitQueue {
+    /// An empty queue.
+    pub const fn new() -> Self {
+        WaitQueue { waiters: IrqSpinLock::new(Vec::new()) }
+    }
+
+    /// Sleeps until `cond()` is true. With `interruptible`, a pending signal
+    /// ends the wait with `Interrupted`.
+    pub fn wait_event(&self, interruptible: bool, mut cond: impl FnMut() -> bool) -> Result<(), WaitError> {
+        loop {
+            let me = current();
+            {
+                let mut w = self.waiters.lock();
+                me.set_state(if interruptible { TaskState::Interruptible } else { TaskState::Uninterruptible });
+                if !w.iter().any(|t| Arc::ptr_eq(t, &me)) {
+                    w.push(me.clone());
+                }
+            }
+            if cond() {
+                self.remove(&me);
+                me.set_state(TaskState::Running);
+                return Ok(());
+            }
+            if interruptible && me.signal_pending() {
+                self.remove(&me);
+                me.set_state(TaskState::Running);
+                return Err(WaitError::Interrupted);
+            }
+            schedule();
+        }
+    }
+
+    fn remove(&self, t: &Arc<Task>) {
+        self.waiters.lock().retain(|w| !Arc::ptr_eq(w, t));
+    }
+
+    /// Wakes every waiter; each re-checks its condition.
+    pub fn wake_up_all(&self) {
+        let waiters: Vec<Arc<Task>> = core::mem::take(&mut *self.waiters.lock());
+        for t in &waiters {
+            wake_up(t);
+        }
+    }
+}
+
+/// Sleeps for `ns` nanoseconds (interruptible by signals).
+pub fn sleep_ns(ns: u64) -> Result<(), WaitError> {
+    let deadline = crate::time::ktime_get_ns().saturating_add(ns);
+    let me = current();
+    crate::time::add_timer(deadline, me.clone());
+    loop {
+        me.set_state(TaskState::Interruptible);
+        if crate::time::ktime_get_ns() >= deadline {
+            me.set_state(TaskState::Running);
+            return Ok(());
+        }
+        if me.signal_pending() {
+            me.set_state(TaskState::Running);
+            return Err(WaitError::Interrupted);
+        }
+        schedule();
+    }
+}

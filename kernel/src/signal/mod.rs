@@ -1,0 +1,564 @@
+//! Signals with Linux's numbers, default actions and arm64 delivery
+//! (`kernel/signal.c`, `arch/arm64/kernel/signal.c`).
+
+pub mod frame;
+
+use crate::errno::Errno;
+use crate::process::{current_process, ChildEvent, Process};
+use crate::sched::{self, Task, TaskState};
+use crate::sync::IrqSpinLock;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use arch::ptrace::PtRegs;
+use core::sync::atomic::Ordering;
+
+/// Number of signals (1..=64).
+pub const NSIG: usize = 64;
+#[allow(missing_docs)]
+pub mod nr {
+    pub const SIGHUP: u32 = 1;
+    pub const SIGINT: u32 = 2;
+    pub const SIGQUIT: u32 = 3;
+    pub const SIGILL: u32 = 4;
+    pub const SIGTRAP: u32 = 5;
+    pub const SIGABRT: u32 = 6;
+    pub const SIGBUS: u32 = 7;
+    pub const SIGFPE: u32 = 8;
+    pub const SIGKILL: u32 = 9;
+    pub const SIGUSR1: u32 = 10;
+    pub const SIGSEGV: u32 = 11;
+    pub const SIGUSR2: u32 = 12;
+    pub const SIGPIPE: u32 = 13;
+    pub const SIGALRM: u32 = 14;
+    pub const SIGTERM: u32 = 15;
+    pub const SIGSTKFLT: u32 = 16;
+    pub const SIGCHLD: u32 = 17;
+    pub const SIGCONT: u32 = 18;
+    pub const SIGSTOP: u32 = 19;
+    pub const SIGTSTP: u32 = 20;
+    pub const SIGTTIN: u32 = 21;
+    pub const SIGTTOU: u32 = 22;
+    pub const SIGURG: u32 = 23;
+    pub const SIGXCPU: u32 = 24;
+    pub const SIGXFSZ: u32 = 25;
+    pub const SIGVTALRM: u32 = 26;
+    pub const SIGPROF: u32 = 27;
+    pub const SIGWINCH: u32 = 28;
+    pub const SIGIO: u32 = 29;
+    pub const SIGPWR: u32 = 30;
+    pub const SIGSYS: u32 = 31;
+}
+pub use nr::*;
+
+/// `si_code` values.
+#[allow(missing_docs)]
+pub mod code {
+    pub const SI_USER: i32 = 0;
+    pub const SI_KERNEL: i32 = 0x80;
+    pub const SI_TKILL: i32 = -6;
+    pub const SEGV_MAPERR: i32 = 1;
+    pub const SEGV_ACCERR: i32 = 2;
+    pub const BUS_ADRALN: i32 = 1;
+    pub const ILL_ILLOPC: i32 = 1;
+    pub const TRAP_BRKPT: i32 = 1;
+    pub const TRAP_TRACE: i32 = 2;
+    pub const CLD_EXITED: i32 = 1;
+    pub const CLD_KILLED: i32 = 2;
+    pub const CLD_DUMPED: i32 = 3;
+    pub const CLD_STOPPED: i32 = 5;
+    pub const CLD_CONTINUED: i32 = 6;
+}
+
+/// Signal handler values.
+pub const SIG_DFL: u64 = 0;
+/// Ignore.
+pub const SIG_IGN: u64 = 1;
+
+/// sa_flags bits.
+#[allow(missing_docs)]
+pub mod sa {
+    pub const SA_NOCLDSTOP: u64 = 1;
+    pub const SA_NOCLDWAIT: u64 = 2;
+    pub const SA_SIGINFO: u64 = 4;
+    pub const SA_UNSUPPORTED: u64 = 0x400;
+    pub const SA_EXPOSE_TAGBITS: u64 = 0x800;
+    pub const SA_ONSTACK: u64 = 0x0800_0000;
+    pub const SA_RESTART: u64 = 0x1000_0000;
+    pub const SA_NODEFER: u64 = 0x4000_0000;
+    pub const SA_RESETHAND: u64 = 0x8000_0000;
+    pub const SA_RESTORER: u64 = 0x0400_0000;
+}
+
+/// Bit for signal `sig` in a mask.
+pub const fn sigmask(sig: u32) -> u64 {
+    1 << (sig - 1)
+}
+
+const UNBLOCKABLE: u64 = sigmask(SIGKILL) | sigmask(SIGSTOP);
+const SYNCHRONOUS: u64 = sigmask(SIGSEGV) | sigmask(SIGBUS) | sigmask(SIGILL) | sigmask(SIGTRAP) | sigmask(SIGFPE) | sigmask(SIGSYS);
+
+/// What a signal does by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultAction {
+    /// Terminate.
+    Term,
+    /// Terminate (Linux would dump core; no core files here).
+    Core,
+    /// Stop the process.
+    Stop,
+    /// Continue it (if stopped).
+    Cont,
+    /// Nothing.
+    Ignore,
+}
+
+/// Linux's default action for `sig`.
+pub fn default_action(sig: u32) -> DefaultAction {
+    match sig {
+        SIGQUIT | SIGILL | SIGTRAP | SIGABRT | SIGBUS | SIGFPE | SIGSEGV | SIGXCPU | SIGXFSZ | SIGSYS => DefaultAction::Core,
+        SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU => DefaultAction::Stop,
+        SIGCONT => DefaultAction::Cont,
+        SIGCHLD | SIGURG | SIGWINCH => DefaultAction::Ignore,
+        _ => DefaultAction::Term,
+    }
+}
+
+/// A `struct kernel_sigaction` (arm64: handler, flags, restorer, mask).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigAction {
+    /// SIG_DFL, SIG_IGN or the handler address.
+    pub handler: u64,
+    /// SA_* flags.
+    pub flags: u64,
+    /// Return trampoline (SA_RESTORER).
+    pub restorer: u64,
+    /// Signals blocked while the handler runs.
+    pub mask: u64,
+}
+
+/// A process's signal actions.
+pub struct SigHand {
+    actions: IrqSpinLock<[SigAction; NSIG]>,
+}
+
+impl Default for SigHand {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SigHand {
+    /// All default.
+    pub fn new() -> SigHand {
+        SigHand { actions: IrqSpinLock::new([SigAction::default(); NSIG]) }
+    }
+    /// A copy (fork without CLONE_SIGHAND).
+    pub fn duplicate(&self) -> SigHand {
+        SigHand { actions: IrqSpinLock::new(*self.actions.lock()) }
+    }
+    /// The action for `sig`.
+    pub fn get(&self, sig: u32) -> SigAction {
+        self.actions.lock()[sig as usize - 1]
+    }
+    /// Sets the action for `sig`.
+    pub fn set(&self, sig: u32, a: SigAction) {
+        self.actions.lock()[sig as usize - 1] = a;
+    }
+    /// At exec: handled signals revert to default; ignored stay ignored.
+    pub fn reset_for_exec(&self) {
+        for a in self.actions.lock().iter_mut() {
+            if a.handler != SIG_IGN {
+                *a = SigAction::default();
+            }
+        }
+    }
+}
+
+/// A queued signal's information (`siginfo_t` fields the kernel uses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigInfo {
+    /// Signal number.
+    pub signo: u32,
+    /// `si_errno`.
+    pub errno: i32,
+    /// `si_code`.
+    pub code: i32,
+    /// Sender PID (kill), or child PID (SIGCHLD).
+    pub pid: u32,
+    /// Sender UID.
+    pub uid: u32,
+    /// SIGCHLD: exit status or signal.
+    pub status: i32,
+    /// Faults: the address.
+    pub addr: u64,
+}
+
+impl SigInfo {
+    /// The 128-byte `siginfo_t`.
+    pub fn to_bytes(&self) -> [u8; 128] {
+        let mut b = [0u8; 128];
+        b[0..4].copy_from_slice(&(self.signo as i32).to_le_bytes());
+        b[4..8].copy_from_slice(&self.errno.to_le_bytes());
+        b[8..12].copy_from_slice(&self.code.to_le_bytes());
+        match self.signo {
+            SIGSEGV | SIGBUS | SIGILL | SIGFPE | SIGTRAP if self.code > 0 => b[16..24].copy_from_slice(&self.addr.to_le_bytes()),
+            SIGCHLD => {
+                b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
+                b[20..24].copy_from_slice(&self.uid.to_le_bytes());
+                b[24..28].copy_from_slice(&self.status.to_le_bytes());
+            }
+            _ => {
+                b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
+                b[20..24].copy_from_slice(&self.uid.to_le_bytes());
+            }
+        }
+        b
+    }
+}
+
+/// Pending signal information, per thread and per process.
+static QUEUES: IrqSpinLock<alloc::collections::BTreeMap<(bool, u32), Vec<SigInfo>>> =
+    IrqSpinLock::new(alloc::collections::BTreeMap::new());
+
+fn queue_key_task(t: &Task) -> (bool, u32) {
+    (false, t.tid)
+}
+fn queue_key_proc(p: &Process) -> (bool, u32) {
+    (true, p.pid)
+}
+
+/// Whether `p` has SIGCHLD ignored or SA_NOCLDWAIT (children auto-reaped).
+pub fn ignores_children(p: &Process) -> bool {
+    let a = p.sighand.get(SIGCHLD);
+    a.handler == SIG_IGN || a.flags & sa::SA_NOCLDWAIT != 0
+}
+
+fn is_ignored(p: &Process, sig: u32) -> bool {
+    let a = p.sighand.get(sig);
+    a.handler == SIG_IGN || (a.handler == SIG_DFL && default_action(sig) == DefaultAction::Ignore)
+}
+
+/// Whether an unblocked signal is pending for `t`.
+pub fn has_pending(t: &Task) -> bool {
+    let shared = t.process.get().map_or(0, |p| p.shared_pending.load(Ordering::Acquire));
+    let pending = t.sig_pending.load(Ordering::Acquire) | shared;
+    pending & (!t.sig_blocked.load(Ordering::Acquire) | UNBLOCKABLE) != 0
+}
+
+/// Sends `info` to process `p` (kill): any thread not blocking it takes it.
+pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
+    let sig = info.signo;
+    if sig == 0 || p.is_zombie() {
+        return;
+    }
+    prepare_signal(p, sig);
+    if is_ignored(p, sig) && sig != SIGKILL {
+        return;
+    }
+    let bit = sigmask(sig);
+    let already = p.shared_pending.fetch_or(bit, Ordering::AcqRel) & bit != 0;
+    if !already || sig >= 32 {
+        QUEUES.lock().entry(queue_key_proc(p)).or_default().push(info);
+    }
+    wake_for_signal(p, sig);
+}
+
+/// Sends `info` to thread `t` (tkill, faults).
+pub fn send_to_task(t: &Arc<Task>, info: SigInfo) {
+    let sig = info.signo;
+    let Some(p) = t.process.get().cloned() else { return };
+    if p.is_zombie() {
+        return;
+    }
+    prepare_signal(&p, sig);
+    if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 {
+        return;
+    }
+    let bit = sigmask(sig);
+    let already = t.sig_pending.fetch_or(bit, Ordering::AcqRel) & bit != 0;
+    if !already || sig >= 32 {
+        QUEUES.lock().entry(queue_key_task(t)).or_default().push(info);
+    }
+    if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
+        sched::wake_up(t);
+    }
+}
+
+/// Stop and continue signals cancel each other when sent (Linux's
+/// `prepare_signal`); SIGCONT resumes a stopped process at once.
+fn prepare_signal(p: &Arc<Process>, sig: u32) {
+    let stop_mask = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
+    if sig == SIGCONT || sig == SIGKILL {
+        p.shared_pending.fetch_and(!stop_mask, Ordering::AcqRel);
+        for t in p.threads.lock().iter() {
+            t.sig_pending.fetch_and(!stop_mask, Ordering::AcqRel);
+        }
+        if p.stopped.swap(false, Ordering::AcqRel) {
+            if sig == SIGCONT {
+                *p.wait_event.lock() = Some(ChildEvent::Continued);
+                notify_parent_cldstop(p, code::CLD_CONTINUED, SIGCONT);
+            }
+            for t in p.threads.lock().iter() {
+                if t.state() == TaskState::Stopped {
+                    sched::wake_up(t);
+                }
+            }
+        }
+    } else if stop_mask & sigmask(sig) != 0 {
+        p.shared_pending.fetch_and(!sigmask(SIGCONT), Ordering::AcqRel);
+    }
+}
+
+fn wake_for_signal(p: &Arc<Process>, sig: u32) {
+    let threads = p.threads.lock().clone();
+    for t in threads.iter() {
+        if sig == SIGKILL {
+            t.sig_pending.fetch_or(sigmask(SIGKILL), Ordering::AcqRel);
+            sched::wake_up(t);
+        } else if t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) == 0 {
+            if t.state() == TaskState::Interruptible {
+                sched::wake_up(t);
+            }
+            return;
+        }
+    }
+}
+
+/// SIGCHLD to `parent` for `child`'s exit with wait status `status`.
+pub fn send_child_signal(parent: &Arc<Process>, child: &Process, status: i32) {
+    let (code, st) = if status & 0x7f == 0 { (code::CLD_EXITED, (status >> 8) & 0xff) } else { (code::CLD_KILLED, status & 0x7f) };
+    send_to_process(parent, SigInfo { signo: child.exit_signal, code, pid: child.pid, status: st, ..Default::default() });
+}
+
+fn notify_parent_cldstop(p: &Process, why: i32, sig: u32) {
+    if let Some(pp) = crate::process::find_process(p.ppid.load(Ordering::Acquire)) {
+        if pp.sighand.get(SIGCHLD).flags & sa::SA_NOCLDSTOP == 0 {
+            send_to_process(&pp, SigInfo { signo: SIGCHLD, code: why, pid: p.pid, status: sig as i32, ..Default::default() });
+        }
+        pp.child_wait.wake_up_all();
+    }
+}
+
+/// A synchronous fault signal for the current thread.
+pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
+    let me = sched::current();
+    // A fault signal that is blocked or ignored cannot be left pending: the
+    // instruction would fault again forever. Linux unblocks and resets it.
+    if let Some(p) = me.process.get() {
+        let a = p.sighand.get(sig);
+        let blocked = me.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
+        if blocked || a.handler == SIG_IGN {
+            p.sighand.set(sig, SigAction::default());
+            me.sig_blocked.fetch_and(!sigmask(sig), Ordering::AcqRel);
+        }
+    }
+    send_to_task(&me, SigInfo { signo: sig, code, addr, ..Default::default() });
+}
+
+fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
+    let blocked = t.sig_blocked.load(Ordering::Acquire) & !UNBLOCKABLE;
+    let own = t.sig_pending.load(Ordering::Acquire) & !blocked;
+    let shared = p.shared_pending.load(Ordering::Acquire) & !blocked;
+    let pick = |m: u64| -> Option<u32> {
+        if m == 0 {
+            None
+        } else if m & SYNCHRONOUS != 0 {
+            Some((m & SYNCHRONOUS).trailing_zeros() + 1)
+        } else {
+            Some(m.trailing_zeros() + 1)
+        }
+    };
+    let (from_task, sig) = match (pick(own), pick(shared)) {
+        (Some(a), _) => (true, a),
+        (None, Some(b)) => (false, b),
+        (None, None) => return None,
+    };
+    let mut queues = QUEUES.lock();
+    let key = if from_task { queue_key_task(t) } else { queue_key_proc(p) };
+    let q = queues.entry(key).or_default();
+    let info = q.iter().position(|i| i.signo == sig).map(|i| q.remove(i)).unwrap_or(SigInfo { signo: sig, ..Default::default() });
+    let still = q.iter().any(|i| i.signo == sig);
+    if q.is_empty() {
+        queues.remove(&key);
+    }
+    if !still {
+        let word = if from_task { &t.sig_pending } else { &p.shared_pending };
+        word.fetch_and(!sigmask(sig), Ordering::AcqRel);
+    }
+    Some(info)
+}
+
+/// Drops all queued information of a task or process that is gone.
+pub fn forget(t: &Task) {
+    QUEUES.lock().remove(&queue_key_task(t));
+}
+
+/// Kernel-internal restart codes a system call may return.
+pub const ERESTARTSYS: i64 = 512;
+/// Restart unconditionally.
+pub const ERESTARTNOINTR: i64 = 513;
+/// Restart if no handler runs.
+pub const ERESTARTNOHAND: i64 = 514;
+/// Restart through restart_syscall (treated as ERESTARTNOHAND here).
+pub const ERESTART_RESTARTBLOCK: i64 = 516;
+
+/// Delivers pending signals before returning to user mode (Linux's
+/// `do_signal`): default actions, or a handler frame on the user stack.
+pub fn do_signal(regs: &mut PtRegs) {
+    let me = sched::current();
+    let Some(p) = me.process.get().cloned() else { return };
+    // A system call interrupted with a restart code.
+    let mut restart = if regs.syscallno >= 0 { regs.regs[0] as i64 } else { 0 };
+    if ![-ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK].contains(&restart) {
+        restart = 0;
+    }
+    loop {
+        let Some(info) = dequeue(&me, &p) else { break };
+        let sig = info.signo;
+        if sig == SIGKILL || p.exiting.load(Ordering::Acquire) {
+            crate::process::do_group_exit(SIGKILL as i32);
+        }
+        let action = p.sighand.get(sig);
+        if action.handler == SIG_IGN {
+            continue;
+        }
+        if action.handler == SIG_DFL {
+            match default_action(sig) {
+                DefaultAction::Ignore | DefaultAction::Cont => continue,
+                DefaultAction::Stop => {
+                    do_group_stop(&me, &p, sig);
+                    continue;
+                }
+                DefaultAction::Term | DefaultAction::Core => crate::process::do_group_exit(sig as i32),
+            }
+        }
+        // A handler runs: settle the interrupted system call first.
+        if restart != 0 {
+            let again = restart == -ERESTARTNOINTR || (restart == -ERESTARTSYS && action.flags & sa::SA_RESTART != 0);
+            if again {
+                regs.regs[0] = regs.orig_x0;
+                regs.pc -= 4;
+            } else {
+                regs.regs[0] = Errno::EINTR.as_neg() as u64;
+            }
+            restart = 0;
+        }
+        if frame::setup_rt_frame(&me, &p, sig, &info, &action, regs).is_err() {
+            force_sig_fault(SIGSEGV, code::SI_KERNEL, 0);
+            continue;
+        }
+        let mut block = action.mask;
+        if action.flags & sa::SA_NODEFER == 0 {
+            block |= sigmask(sig);
+        }
+        me.sig_blocked.fetch_or(block & !UNBLOCKABLE, Ordering::AcqRel);
+        if action.flags & sa::SA_RESETHAND != 0 {
+            p.sighand.set(sig, SigAction::default());
+        }
+        // The frame holds the mask to return to (sigsuspend's saved one).
+        me.restore_sigmask.store(false, Ordering::Release);
+        return;
+    }
+    if me.restore_sigmask.swap(false, Ordering::AcqRel) {
+        me.sig_blocked.store(me.saved_sigmask.load(Ordering::Acquire), Ordering::Release);
+    }
+    // No handler ran: restart the call transparently.
+    if restart != 0 {
+        regs.regs[0] = regs.orig_x0;
+        regs.pc -= 4;
+        if restart == -ERESTART_RESTARTBLOCK {
+            regs.regs[0] = Errno::EINTR.as_neg() as u64;
+            regs.pc += 4;
+        }
+    }
+}
+
+fn do_group_stop(me: &Arc<Task>, p: &Arc<Process>, sig: u32) {
+    if !p.stopped.swap(true, Ordering::AcqRel) {
+        *p.wait_event.lock() = Some(ChildEvent::Stopped(sig));
+        notify_parent_cldstop(p, code::CLD_STOPPED, sig);
+        for t in p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, me)) {
+            t.sig_pending.fetch_or(0, Ordering::AcqRel);
+            if t.state() == TaskState::Interruptible {
+                sched::wake_up(t);
+            }
+        }
+    }
+    while p.stopped.load(Ordering::Acquire) && me.sig_pending.load(Ordering::Acquire) & sigmask(SIGKILL) == 0 {
+        me.set_state(TaskState::Stopped);
+        if !p.stopped.load(Ordering::Acquire) {
+            me.set_state(TaskState::Running);
+            break;
+        }
+        sched::schedule();
+    }
+    me.set_state(TaskState::Running);
+}
+
+/// `kill(pid, sig)` semantics for the pid forms.
+pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
+    if sig as usize > NSIG {
+        return Err(Errno::EINVAL);
+    }
+    let me = current_process();
+    let info = SigInfo { signo: sig, code: code::SI_USER, pid: me.pid, ..Default::default() };
+    let targets: Vec<Arc<Process>> = match pid {
+        p if p > 0 => crate::process::find_process(p as u32).filter(|p| !p.is_zombie() || sig == 0).into_iter().collect(),
+        0 => {
+            let g = me.pgid.load(Ordering::Relaxed);
+            crate::process::all_processes().into_iter().filter(|p| p.pgid.load(Ordering::Relaxed) == g).collect()
+        }
+        -1 => crate::process::all_processes().into_iter().filter(|p| p.pid != 1 && p.pid != me.pid).collect(),
+        p => {
+            let g = (-p) as u32;
+            crate::process::all_processes().into_iter().filter(|p| p.pgid.load(Ordering::Relaxed) == g).collect()
+        }
+    };
+    let targets: Vec<_> = targets.into_iter().filter(|p| !p.is_zombie()).collect();
+    if targets.is_empty() {
+        // A zombie still exists for kill(pid, 0) purposes.
+        if pid > 0 && crate::process::find_process(pid as u32).is_some() {
+            return Ok(());
+        }
+        return Err(Errno::ESRCH);
+    }
+    for t in &targets {
+        // init only gets signals it has handlers for (SIGKILL cannot kill it).
+        if t.pid == 1 && t.sighand.get(sig.max(1)).handler == SIG_DFL && sig != 0 && t.pid != me.pid {
+            continue;
+        }
+        if sig != 0 {
+            send_to_process(t, info);
+        }
+    }
+    Ok(())
+}
+
+/// Current thread's pending set (rt_sigpending).
+pub fn pending_set(t: &Task) -> u64 {
+    let shared = t.process.get().map_or(0, |p| p.shared_pending.load(Ordering::Acquire));
+    (t.sig_pending.load(Ordering::Acquire) | shared) & t.sig_blocked.load(Ordering::Acquire)
+}
+
+/// Whether the current task has a fatal signal pending (SIGKILL).
+pub fn fatal_pending(t: &Task) -> bool {
+    t.sig_pending.load(Ordering::Acquire) & sigmask(SIGKILL) != 0
+}
+
+/// Unblockable signals, for masking.
+pub const fn unblockable() -> u64 {
+    UNBLOCKABLE
+}
+
+/// Per-thread alternate signal stacks.
+pub static ALTSTACKS: IrqSpinLock<alloc::collections::BTreeMap<u32, frame::AltStack>> =
+    IrqSpinLock::new(alloc::collections::BTreeMap::new());
+
+/// Checks that `sig` is a valid number for sigaction.
+pub fn valid_signal(sig: u64) -> bool {
+    (1..=NSIG as u64).contains(&sig)
+}
+
+/// Keeps `sched` imported for the stop loop's state changes.
+#[allow(dead_code)]
+fn _uses(_: TaskState) {}

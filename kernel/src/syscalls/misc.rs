@@ -1,0 +1,172 @@
+//! Miscellaneous system calls: uname, prctl, reboot, limits, randomness.
+
+use super::syscall;
+use crate::errno::Errno;
+use crate::uaccess::{copy_from_user, copy_to_user};
+use core::sync::atomic::Ordering;
+
+syscall!(__arm64_sys_uname, r, {
+    // struct new_utsname: six 65-byte fields.
+    let mut b = [0u8; 65 * 6];
+    let fields: [&str; 6] = ["Linux", "(none)", "6.12.0-tracing", "#1 SMP", "aarch64", "(none)"];
+    for (i, f) in fields.iter().enumerate() {
+        b[i * 65..i * 65 + f.len()].copy_from_slice(f.as_bytes());
+    }
+    copy_to_user(r.regs[0], &b)?;
+    Ok(0)
+});
+
+const PR_SET_NAME: u64 = 15;
+const PR_GET_NAME: u64 = 16;
+
+syscall!(__arm64_sys_prctl, r, {
+    let me = crate::sched::current();
+    match r.regs[0] {
+        PR_SET_NAME => {
+            let name = crate::uaccess::strndup_user(r.regs[1], 16, Errno::EINVAL).or_else(|e| {
+                if e == Errno::EINVAL {
+                    // Longer names are truncated, as Linux does.
+                    let mut b = [0u8; 15];
+                    copy_from_user(&mut b, r.regs[1])?;
+                    Ok(b.to_vec())
+                } else {
+                    Err(e)
+                }
+            })?;
+            me.set_comm(&name);
+            Ok(0)
+        }
+        PR_GET_NAME => {
+            let c = *me.comm.lock();
+            copy_to_user(r.regs[1], &c)?;
+            Ok(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+});
+
+const MAGIC1: u64 = 0xfee1_dead;
+const MAGIC2: [u64; 4] = [672274793, 85072278, 369367448, 537993216];
+const CMD_RESTART: u64 = 0x0123_4567;
+const CMD_HALT: u64 = 0xcdef_0123;
+const CMD_POWER_OFF: u64 = 0x4321_fedc;
+const CMD_CAD_ON: u64 = 0x89ab_cdef;
+const CMD_CAD_OFF: u64 = 0;
+
+syscall!(__arm64_sys_reboot, r, {
+    if r.regs[0] & 0xffff_ffff != MAGIC1 || !MAGIC2.contains(&(r.regs[1] & 0xffff_ffff)) {
+        return Err(Errno::EINVAL);
+    }
+    match r.regs[2] & 0xffff_ffff {
+        CMD_POWER_OFF | CMD_HALT => crate::power::poweroff(),
+        CMD_RESTART => crate::power::restart(),
+        CMD_CAD_ON | CMD_CAD_OFF => Ok(0),
+        _ => Err(Errno::EINVAL),
+    }
+});
+
+syscall!(__arm64_sys_umask, r, {
+    let p = crate::process::current_process();
+    Ok(p.umask.swap(r.regs[0] as u32 & 0o777, Ordering::AcqRel) as u64)
+});
+
+syscall!(__arm64_sys_sched_yield, _r, {
+    crate::sched::yield_now();
+    Ok(0)
+});
+
+syscall!(__arm64_sys_set_robust_list, r, if r.regs[1] != 24 { Err(Errno::EINVAL) } else { Ok(0) });
+
+/// RLIMIT_* defaults, as (soft, hard).
+fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
+    const INF: u64 = u64::MAX;
+    Ok(match res {
+        3 => (8 << 20, INF), // RLIMIT_STACK
+        7 => (1024, 4096),   // RLIMIT_NOFILE
+        0..=15 => (INF, INF),
+        _ => return Err(Errno::EINVAL),
+    })
+}
+
+syscall!(__arm64_sys_getrlimit, r, {
+    let (s, h) = rlimit(r.regs[0])?;
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&s.to_le_bytes());
+    b[8..].copy_from_slice(&h.to_le_bytes());
+    copy_to_user(r.regs[1], &b)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_prlimit64, r, {
+    let (pid, res, new, old) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    if pid != 0 && crate::process::find_process(pid as u32).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    let (s, h) = rlimit(res)?;
+    if new != 0 {
+        // Limits are fixed here: accept only the current values.
+        let mut b = [0u8; 16];
+        copy_from_user(&mut b, new)?;
+        let ns = u64::from_le_bytes(b[..8].try_into().expect("8"));
+        let nh = u64::from_le_bytes(b[8..].try_into().expect("8"));
+        if ns > nh {
+            return Err(Errno::EINVAL);
+        }
+        if nh > h {
+            return Err(Errno::EPERM);
+        }
+    }
+    if old != 0 {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&s.to_le_bytes());
+        b[8..].copy_from_slice(&h.to_le_bytes());
+        copy_to_user(old, &b)?;
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_getrusage, r, {
+    let who = r.regs[0] as i64;
+    if ![0, -1, 1].contains(&who) {
+        return Err(Errno::EINVAL);
+    }
+    copy_to_user(r.regs[1], &[0u8; 144])?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_getrandom, r, {
+    let (buf, len, flags) = (r.regs[0], r.regs[1] as usize, r.regs[2]);
+    if flags & !7 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = len.min(1 << 25);
+    let mut out = alloc::vec![0u8; len];
+    crate::random::fill(&mut out);
+    copy_to_user(buf, &out)?;
+    Ok(len as u64)
+});
+
+syscall!(__arm64_sys_futex, r, {
+    let (addr, op, val, timeout) = (r.regs[0], r.regs[1] as u32, r.regs[2] as u32, r.regs[3]);
+    let cmd = op & !(crate::futex::FUTEX_PRIVATE_FLAG | crate::futex::FUTEX_CLOCK_REALTIME);
+    match cmd {
+        crate::futex::FUTEX_WAIT => {
+            let t = if timeout != 0 {
+                let mut b = [0u8; 16];
+                copy_from_user(&mut b, timeout)?;
+                let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
+                let ns = i64::from_le_bytes(b[8..].try_into().expect("8"));
+                if s < 0 || !(0..1_000_000_000).contains(&ns) {
+                    return Err(Errno::EINVAL);
+                }
+                Some(s as u64 * 1_000_000_000 + ns as u64)
+            } else {
+                None
+            };
+            crate::futex::wait(addr, val, t)?;
+            Ok(0)
+        }
+        crate::futex::FUTEX_WAKE => Ok(crate::futex::wake(addr, val) as u64),
+        _ => Err(Errno::ENOSYS),
+    }
+});

@@ -1,0 +1,160 @@
+//! Process system calls: identity, clone/exec/exit/wait, sessions and groups.
+
+use super::{syscall, SysResult};
+use crate::errno::Errno;
+use crate::process::{self, current_process, wait};
+use crate::sched;
+use core::sync::atomic::Ordering;
+
+syscall!(__arm64_sys_getpid, _r, Ok(current_process().pid as u64));
+syscall!(__arm64_sys_gettid, _r, Ok(sched::current().tid as u64));
+syscall!(__arm64_sys_getppid, _r, Ok(current_process().ppid.load(Ordering::Relaxed) as u64));
+syscall!(__arm64_sys_getuid, _r, Ok(0));
+syscall!(__arm64_sys_geteuid, _r, Ok(0));
+syscall!(__arm64_sys_getgid, _r, Ok(0));
+syscall!(__arm64_sys_getegid, _r, Ok(0));
+
+syscall!(__arm64_sys_set_tid_address, r, {
+    let me = sched::current();
+    me.clear_child_tid.store(r.regs[0], Ordering::Relaxed);
+    Ok(me.tid as u64)
+});
+
+syscall!(__arm64_sys_exit, r, process::do_exit(((r.regs[0] & 0xff) << 8) as i32));
+syscall!(__arm64_sys_exit_group, r, process::do_group_exit(((r.regs[0] & 0xff) << 8) as i32));
+
+syscall!(__arm64_sys_clone, r, {
+    let (flags, newsp, ptid, tls, ctid) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4]);
+    let regs_copy = crate::process::regs::clone_regs(r);
+    process::do_clone(&regs_copy, flags, newsp, ptid, tls, ctid).map(u64::from)
+});
+
+syscall!(__arm64_sys_execve, r, {
+    let path = crate::uaccess::user_path(r.regs[0])?;
+    let argv = crate::uaccess::user_string_array(r.regs[1])?;
+    let envp = crate::uaccess::user_string_array(r.regs[2])?;
+    crate::exec::do_execve(&path, argv, envp, r)?;
+    // The new program starts with x0 = 0 (its registers were reset).
+    Ok(0)
+});
+
+fn wait_who(pid: i64) -> Result<wait::WaitWho, Errno> {
+    Ok(match pid {
+        -1 => wait::WaitWho::Any,
+        0 => wait::WaitWho::Pgid(current_process().pgid.load(Ordering::Relaxed)),
+        p if p > 0 => wait::WaitWho::Pid(p as u32),
+        p if p == i32::MIN as i64 => return Err(Errno::ESRCH),
+        p => wait::WaitWho::Pgid((-p) as u32),
+    })
+}
+
+syscall!(__arm64_sys_wait4, r, {
+    let (pid, status, options, rusage) = (r.regs[0] as i32 as i64, r.regs[1], r.regs[2] as u32, r.regs[3]);
+    wait::check_wait4_options(options)?;
+    let who = wait_who(pid)?;
+    let res = wait::do_wait(who, true, options & wait::WUNTRACED != 0, options & wait::WCONTINUED != 0, options & wait::WNOHANG != 0, false)?;
+    let Some(reaped) = res else { return Ok(0) };
+    if status != 0 {
+        crate::uaccess::put_user_i32(status, wait::status_word(reaped.event))?;
+    }
+    if rusage != 0 {
+        crate::uaccess::copy_to_user(rusage, &[0u8; 144])?;
+    }
+    Ok(reaped.pid as u64)
+});
+
+const P_ALL: u64 = 0;
+const P_PID: u64 = 1;
+const P_PGID: u64 = 2;
+
+syscall!(__arm64_sys_waitid, r, {
+    let (idtype, id, infop, options) = (r.regs[0], r.regs[1] as u32, r.regs[2], r.regs[3] as u32);
+    wait::check_waitid_options(options)?;
+    let who = match idtype {
+        P_ALL => wait::WaitWho::Any,
+        P_PID => wait::WaitWho::Pid(id),
+        P_PGID => wait::WaitWho::Pgid(if id == 0 { current_process().pgid.load(Ordering::Relaxed) } else { id }),
+        _ => return Err(Errno::EINVAL),
+    };
+    let res = wait::do_wait(
+        who,
+        options & wait::WEXITED != 0,
+        options & wait::WUNTRACED != 0,
+        options & wait::WCONTINUED != 0,
+        options & wait::WNOHANG != 0,
+        options & wait::WNOWAIT != 0,
+    )?;
+    if infop != 0 {
+        let mut info = crate::signal::SigInfo::default();
+        if let Some(rp) = res {
+            use crate::process::ChildEvent;
+            use crate::signal::code::*;
+            let (code, status) = match rp.event {
+                ChildEvent::Exited(s) if s & 0x7f == 0 => (CLD_EXITED, (s >> 8) & 0xff),
+                ChildEvent::Exited(s) => (CLD_KILLED, s & 0x7f),
+                ChildEvent::Stopped(sig) => (CLD_STOPPED, sig as i32),
+                ChildEvent::Continued => (CLD_CONTINUED, crate::signal::SIGCONT as i32),
+            };
+            info = crate::signal::SigInfo { signo: crate::signal::SIGCHLD, code, pid: rp.pid, status, ..Default::default() };
+        }
+        crate::uaccess::copy_to_user(infop, &info.to_bytes())?;
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_setsid, _r, {
+    let p = current_process();
+    // A process group leader cannot start a session.
+    if process::all_processes().iter().any(|q| q.pid != p.pid && q.pgid.load(Ordering::Relaxed) == p.pid) || p.pgid.load(Ordering::Relaxed) == p.pid && p.sid.load(Ordering::Relaxed) != p.pid && p.pid != 1 && is_group_leader(&p) {
+        return Err(Errno::EPERM);
+    }
+    p.sid.store(p.pid, Ordering::Relaxed);
+    p.pgid.store(p.pid, Ordering::Relaxed);
+    Ok(p.pid as u64)
+});
+
+fn is_group_leader(p: &crate::process::Process) -> bool {
+    p.pgid.load(Ordering::Relaxed) == p.pid
+}
+
+syscall!(__arm64_sys_setpgid, r, {
+    let (pid, pgid) = (r.regs[0] as i32, r.regs[1] as i32);
+    if pgid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let me = current_process();
+    let target = if pid == 0 { me.clone() } else { process::find_process(pid as u32).ok_or(Errno::ESRCH)? };
+    if target.pid != me.pid && target.ppid.load(Ordering::Relaxed) != me.pid {
+        return Err(Errno::ESRCH);
+    }
+    if target.sid.load(Ordering::Relaxed) == target.pid {
+        return Err(Errno::EPERM);
+    }
+    if target.sid.load(Ordering::Relaxed) != me.sid.load(Ordering::Relaxed) {
+        return Err(Errno::EPERM);
+    }
+    let pgid = if pgid == 0 { target.pid } else { pgid as u32 };
+    if pgid != target.pid
+        && !process::all_processes().iter().any(|q| q.pgid.load(Ordering::Relaxed) == pgid && q.sid.load(Ordering::Relaxed) == me.sid.load(Ordering::Relaxed))
+    {
+        return Err(Errno::EPERM);
+    }
+    target.pgid.store(pgid, Ordering::Relaxed);
+    Ok(0)
+});
+
+fn lookup(pid: i32) -> Result<alloc::sync::Arc<crate::process::Process>, Errno> {
+    if pid < 0 {
+        return Err(Errno::ESRCH);
+    }
+    if pid == 0 {
+        Ok(current_process())
+    } else {
+        process::find_process(pid as u32).ok_or(Errno::ESRCH)
+    }
+}
+
+syscall!(__arm64_sys_getpgid, r, Ok(lookup(r.regs[0] as i32)?.pgid.load(Ordering::Relaxed) as u64));
+syscall!(__arm64_sys_getsid, r, Ok(lookup(r.regs[0] as i32)?.sid.load(Ordering::Relaxed) as u64));
+
+fn _unused(_: SysResult) {}

@@ -1,0 +1,166 @@
+//! Signal system calls.
+
+use super::syscall;
+use crate::errno::Errno;
+use crate::signal::{self as sig, frame, SigAction, SigInfo};
+use crate::uaccess::{copy_from_user, copy_to_user, put_user_u64};
+use crate::{process, sched};
+use core::sync::atomic::Ordering;
+
+fn read_sigaction(p: u64) -> Result<SigAction, Errno> {
+    let mut b = [0u8; 32];
+    copy_from_user(&mut b, p)?;
+    let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8"));
+    Ok(SigAction { handler: w(0), flags: w(1), restorer: w(2), mask: w(3) })
+}
+
+fn write_sigaction(p: u64, a: &SigAction) -> Result<(), Errno> {
+    let mut b = [0u8; 32];
+    for (i, v) in [a.handler, a.flags, a.restorer, a.mask].into_iter().enumerate() {
+        b[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    copy_to_user(p, &b)
+}
+
+syscall!(__arm64_sys_rt_sigaction, r, {
+    let (signum, act, oact, size) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    if size != 8 || !sig::valid_signal(signum) {
+        return Err(Errno::EINVAL);
+    }
+    let signum = signum as u32;
+    let p = process::current_process();
+    let new = if act != 0 { Some(read_sigaction(act)?) } else { None };
+    if new.is_some() && (signum == sig::SIGKILL || signum == sig::SIGSTOP) {
+        return Err(Errno::EINVAL);
+    }
+    let old = p.sighand.get(signum);
+    if let Some(mut a) = new {
+        a.mask &= !sig::unblockable();
+        // Unknown flag bits are cleared, as Linux reports back with SA_UNSUPPORTED.
+        a.flags &= !sig::sa::SA_UNSUPPORTED;
+        p.sighand.set(signum, a);
+        // Setting SIG_IGN (or a default-ignore action) discards pending ones.
+        if a.handler == sig::SIG_IGN || (a.handler == sig::SIG_DFL && sig::default_action(signum) == sig::DefaultAction::Ignore) {
+            p.shared_pending.fetch_and(!sig::sigmask(signum), Ordering::AcqRel);
+            for t in p.threads.lock().iter() {
+                t.sig_pending.fetch_and(!sig::sigmask(signum), Ordering::AcqRel);
+            }
+        }
+    }
+    if oact != 0 {
+        write_sigaction(oact, &old)?;
+    }
+    Ok(0)
+});
+
+const SIG_BLOCK: u64 = 0;
+const SIG_UNBLOCK: u64 = 1;
+const SIG_SETMASK: u64 = 2;
+
+syscall!(__arm64_sys_rt_sigprocmask, r, {
+    let (how, set, oset, size) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    if size != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let me = sched::current();
+    let old = me.sig_blocked.load(Ordering::Acquire);
+    if set != 0 {
+        let new = crate::uaccess::get_user_u64(set)?;
+        let v = match how {
+            SIG_BLOCK => old | new,
+            SIG_UNBLOCK => old & !new,
+            SIG_SETMASK => new,
+            _ => return Err(Errno::EINVAL),
+        };
+        me.sig_blocked.store(v & !sig::unblockable(), Ordering::Release);
+    }
+    if oset != 0 {
+        put_user_u64(oset, old)?;
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_rt_sigpending, r, {
+    if r.regs[1] != 8 {
+        return Err(Errno::EINVAL);
+    }
+    put_user_u64(r.regs[0], sig::pending_set(&sched::current()))?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_rt_sigsuspend, r, {
+    if r.regs[1] != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let mask = crate::uaccess::get_user_u64(r.regs[0])? & !sig::unblockable();
+    let me = sched::current();
+    me.saved_sigmask.store(me.sig_blocked.swap(mask, Ordering::AcqRel), Ordering::Release);
+    me.restore_sigmask.store(true, Ordering::Release);
+    loop {
+        me.set_state(sched::TaskState::Interruptible);
+        if me.signal_pending() {
+            me.set_state(sched::TaskState::Running);
+            break;
+        }
+        sched::schedule();
+    }
+    // A handler returns EINTR; signal delivery restores the caller's mask.
+    Err(Errno::ERESTARTNOHAND)
+});
+
+syscall!(__arm64_sys_rt_sigreturn, r, frame::sys_rt_sigreturn(r).or_else(|_| {
+    sig::force_sig_fault(sig::SIGSEGV, sig::code::SI_KERNEL, 0);
+    Ok(r.regs[0])
+}));
+
+syscall!(__arm64_sys_kill, r, {
+    sig::kill(r.regs[0] as i32 as i64, r.regs[1] as u32)?;
+    Ok(0)
+});
+
+fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
+    if tid <= 0 || signum as usize > sig::NSIG {
+        return Err(Errno::EINVAL);
+    }
+    let t = process::find_task(tid as u32).ok_or(Errno::ESRCH)?;
+    if let Some(g) = tgid {
+        if t.process.get().map(|p| p.pid) != Some(g) {
+            return Err(Errno::ESRCH);
+        }
+    }
+    if signum != 0 {
+        let me = process::current_process();
+        sig::send_to_task(&t, SigInfo { signo: signum as u32, code: sig::code::SI_TKILL, pid: me.pid, ..Default::default() });
+    }
+    Ok(0)
+}
+
+syscall!(__arm64_sys_tkill, r, tkill(None, r.regs[0] as i32, r.regs[1]));
+syscall!(__arm64_sys_tgkill, r, {
+    if (r.regs[0] as i32) <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    tkill(Some(r.regs[0] as u32), r.regs[1] as i32, r.regs[2])
+});
+
+syscall!(__arm64_sys_sigaltstack, r, {
+    let (ss, oss) = (r.regs[0], r.regs[1]);
+    let me = sched::current();
+    let old = frame::get_altstack(&me, r.sp);
+    if ss != 0 {
+        let mut b = [0u8; 24];
+        copy_from_user(&mut b, ss)?;
+        let sp = u64::from_le_bytes(b[0..8].try_into().expect("8"));
+        let flags = i32::from_le_bytes(b[8..12].try_into().expect("4"));
+        let size = u64::from_le_bytes(b[16..24].try_into().expect("8"));
+        frame::set_altstack(&me, sp, flags, size, r.sp)?;
+    }
+    if oss != 0 {
+        let mut b = [0u8; 24];
+        b[0..8].copy_from_slice(&old.0.to_le_bytes());
+        b[8..12].copy_from_slice(&old.1.to_le_bytes());
+        b[16..24].copy_from_slice(&old.2.to_le_bytes());
+        copy_to_user(oss, &b)?;
+    }
+    Ok(0)
+});

@@ -1,0 +1,113 @@
+//! User memory access for system calls: the arch primitives with EFAULT,
+//! plus strings and string arrays with Linux's limits.
+
+use crate::errno::Errno;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Copies `len` bytes from user address `src`.
+pub fn copy_from_user_vec(src: u64, len: usize) -> Result<Vec<u8>, Errno> {
+    let mut v = vec![0u8; len];
+    arch::uaccess::copy_from_user(&mut v, src)?;
+    Ok(v)
+}
+
+/// Fills `dst` from user address `src`.
+pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
+    Ok(arch::uaccess::copy_from_user(dst, src)?)
+}
+
+/// Copies `src` to user address `dst`.
+pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
+    Ok(arch::uaccess::copy_to_user(dst, src)?)
+}
+
+/// Writes a u32 to user memory.
+pub fn put_user_u32(dst: u64, v: u32) -> Result<(), Errno> {
+    copy_to_user(dst, &v.to_le_bytes())
+}
+
+/// Writes an i32 to user memory.
+pub fn put_user_i32(dst: u64, v: i32) -> Result<(), Errno> {
+    copy_to_user(dst, &v.to_le_bytes())
+}
+
+/// Writes a u64 to user memory.
+pub fn put_user_u64(dst: u64, v: u64) -> Result<(), Errno> {
+    copy_to_user(dst, &v.to_le_bytes())
+}
+
+/// Reads a u32 from user memory.
+pub fn get_user_u32(src: u64) -> Result<u32, Errno> {
+    let mut b = [0u8; 4];
+    copy_from_user(&mut b, src)?;
+    Ok(u32::from_le_bytes(b))
+}
+
+/// Reads a u64 from user memory.
+pub fn get_user_u64(src: u64) -> Result<u64, Errno> {
+    Ok(arch::uaccess::get_user_u64(src)?)
+}
+
+/// Maximum length of a path, with its NUL (PATH_MAX).
+pub const PATH_MAX: usize = 4096;
+/// Maximum length of one exec argument or environment string, with NUL.
+pub const MAX_ARG_STRLEN: usize = 32 * 4096;
+/// Maximum number of exec arguments plus environment strings we accept.
+pub const MAX_ARG_STRINGS: usize = 0x7fff_ffff;
+
+/// A NUL-terminated user string of at most `max` bytes including the NUL;
+/// `ENAMETOOLONG` (or `E2BIG` for exec strings) beyond.
+pub fn strndup_user(src: u64, max: usize, too_long: Errno) -> Result<Vec<u8>, Errno> {
+    let mut buf = vec![0u8; max.min(256)];
+    let mut out = Vec::new();
+    let mut addr = src;
+    loop {
+        let room = (max - out.len()).min(buf.len());
+        if room == 0 {
+            return Err(too_long);
+        }
+        match arch::uaccess::strncpy_from_user(&mut buf[..room], addr)? {
+            Some(n) => {
+                out.extend_from_slice(&buf[..n]);
+                return Ok(out);
+            }
+            None => {
+                out.extend_from_slice(&buf[..room]);
+                addr += room as u64;
+            }
+        }
+    }
+}
+
+/// A path argument: EFAULT, ENAMETOOLONG, or ENOENT for "".
+pub fn user_path(src: u64) -> Result<String, Errno> {
+    let bytes = strndup_user(src, PATH_MAX, Errno::ENAMETOOLONG)?;
+    String::from_utf8(bytes).map_err(|_| Errno::EINVAL)
+}
+
+/// A NULL-terminated array of user string pointers (argv, envp).
+pub fn user_string_array(src: u64) -> Result<Vec<Vec<u8>>, Errno> {
+    let mut out = Vec::new();
+    if src == 0 {
+        return Ok(out);
+    }
+    let mut total = 0usize;
+    for i in 0.. {
+        if i >= MAX_ARG_STRINGS {
+            return Err(Errno::E2BIG);
+        }
+        let p = get_user_u64(src + 8 * i as u64)?;
+        if p == 0 {
+            break;
+        }
+        let s = strndup_user(p, MAX_ARG_STRLEN, Errno::E2BIG)?;
+        total += s.len() + 1 + 8;
+        if total > (crate::mm::vm::STACK_SIZE / 4) as usize {
+            return Err(Errno::E2BIG);
+        }
+        out.push(s);
+    }
+    Ok(out)
+}

@@ -1,0 +1,9 @@
+//! `true`: exits with status 0.
+#![no_std]
+#![no_main]
+
+rt::main!(main);
+
+fn main(_args: rt::Args) -> i32 {
+    0
+}
