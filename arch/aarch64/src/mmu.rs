@@ -681,3 +681,24 @@ pub fn write_phys_u64(pa: u64, val: u64) -> Result<(), MapError> {
     }
     Ok(())
 }
+
+/// A shared view of `len` bytes of RAM at physical `pa`, through the linear
+/// map; `None` if any of it is not mapped there.
+///
+/// # Safety
+/// The memory must stay allocated and unmodified for the rest of the
+/// kernel's life (e.g. a boot loader region kept from the frame allocator).
+pub unsafe fn linear_slice(pa: u64, len: usize) -> Option<&'static [u8]> {
+    let va = phys_to_virt(pa);
+    if len == 0 || va.checked_add(len)? > PAGE_END {
+        return None;
+    }
+    let mut page = align_down(va, PAGE_SIZE);
+    while page < va + len {
+        translate(page)?;
+        page += PAGE_SIZE;
+    }
+    // SAFETY: every page is mapped (checked above); the caller guarantees
+    // the memory is immutable and lives forever.
+    Some(unsafe { core::slice::from_raw_parts(va as *const u8, len) })
+}

@@ -1,29 +1,381 @@
-//! TEMPORARY
+//! File system calls over the VFS: descriptors, paths relative to a
+//! directory descriptor, blocking reads and writes, pipes, poll.
+
 use super::syscall;
 use crate::errno::Errno;
-syscall!(__arm64_sys_getcwd, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_dup, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_dup3, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_fcntl, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_ioctl, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_mkdirat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_unlinkat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_faccessat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_chdir, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_fchmodat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_openat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_close, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_pipe2, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_getdents64, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_lseek, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_read, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_write, r, { crate::print!("{}", core::str::from_utf8(&crate::uaccess::copy_from_user_vec(r.regs[1], r.regs[2] as usize)?).unwrap_or("?")); Ok(r.regs[2]) });
-syscall!(__arm64_sys_readv, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_writev, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_pread64, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_pwrite64, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_ppoll, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_readlinkat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_newfstatat, _r, Err(Errno::ENOSYS));
-syscall!(__arm64_sys_fstat, _r, Err(Errno::ENOSYS));
+use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
+use crate::uaccess::{copy_from_user, copy_to_user, strndup_user, PATH_MAX};
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
+use vfs::file::OpenFile;
+use vfs::mount::Path;
+
+/// Largest single read or write (Linux's MAX_RW_COUNT, rounded).
+const MAX_RW: usize = 0x7fff_f000;
+
+fn path_arg(p: u64) -> Result<Vec<u8>, Errno> {
+    strndup_user(p, PATH_MAX, Errno::ENAMETOOLONG)
+}
+
+fn file(fd: u64) -> Result<Arc<OpenFile>, Errno> {
+    Ok(current_files().get(fd as i32)?)
+}
+
+/// The start of a `*at` lookup.
+fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
+    let empty = flags & AT_EMPTY_PATH != 0 && path.is_empty();
+    Ok(current_files().path_at(dirfd as i32, &current_cwd(), path, empty)?)
+}
+
+fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
+    let len = len.min(MAX_RW);
+    if !arch::uaccess::access_ok(ubuf, len) {
+        return Err(Errno::EFAULT);
+    }
+    let mut buf = vec![0u8; len.min(1 << 20)];
+    let n = match pos {
+        Some(off) => blocking(f, || f.pread(&mut buf, off))?,
+        None => blocking(f, || f.read(&mut buf))?,
+    };
+    copy_to_user(ubuf, &buf[..n])?;
+    Ok(n as u64)
+}
+
+fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
+    let len = len.min(MAX_RW);
+    let mut done = 0usize;
+    while done < len {
+        let chunk = (len - done).min(1 << 20);
+        let data = crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk).map_err(|e| if done > 0 { Errno(0) } else { e });
+        let data = match data {
+            Ok(d) => d,
+            Err(Errno(0)) => break,
+            Err(e) => return Err(e),
+        };
+        let r = match pos {
+            Some(off) => blocking(f, || f.pwrite(&data, off + done as i64)),
+            None => blocking(f, || f.write(&data)),
+        };
+        match r {
+            Ok(n) => {
+                done += n;
+                if n < chunk {
+                    break;
+                }
+            }
+            Err(Errno::EPIPE) => {
+                crate::signal::send_to_task(
+                    &crate::sched::current(),
+                    crate::signal::SigInfo { signo: crate::signal::SIGPIPE, code: crate::signal::code::SI_USER, pid: crate::process::current_process().pid, ..Default::default() },
+                );
+                return Err(Errno::EPIPE);
+            }
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(done as u64)
+}
+
+syscall!(__arm64_sys_read, r, do_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None));
+syscall!(__arm64_sys_write, r, do_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None));
+syscall!(__arm64_sys_pread64, r, {
+    if (r.regs[3] as i64) < 0 {
+        return Err(Errno::EINVAL);
+    }
+    do_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, Some(r.regs[3] as i64))
+});
+syscall!(__arm64_sys_pwrite64, r, {
+    if (r.regs[3] as i64) < 0 {
+        return Err(Errno::EINVAL);
+    }
+    do_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, Some(r.regs[3] as i64))
+});
+
+/// readv/writev: the iovec array, checked as Linux does (UIO_MAXIOV).
+fn iovecs(p: u64, n: u64) -> Result<Vec<(u64, usize)>, Errno> {
+    if n > 1024 {
+        return Err(Errno::EINVAL);
+    }
+    let raw = crate::uaccess::copy_from_user_vec(p, n as usize * 16)?;
+    let mut total = 0usize;
+    let mut v = Vec::new();
+    for c in raw.chunks(16) {
+        let base = u64::from_le_bytes(c[..8].try_into().expect("8"));
+        let len = u64::from_le_bytes(c[8..].try_into().expect("8"));
+        if len > isize::MAX as u64 {
+            return Err(Errno::EINVAL);
+        }
+        total = total.checked_add(len as usize).ok_or(Errno::EINVAL)?;
+        v.push((base, len as usize));
+    }
+    Ok(v)
+}
+
+syscall!(__arm64_sys_readv, r, {
+    let f = file(r.regs[0])?;
+    let mut total = 0;
+    for (base, len) in iovecs(r.regs[1], r.regs[2])? {
+        let n = do_read(&f, base, len, None)?;
+        total += n;
+        if (n as usize) < len {
+            break;
+        }
+    }
+    Ok(total)
+});
+
+syscall!(__arm64_sys_writev, r, {
+    let f = file(r.regs[0])?;
+    let mut total = 0;
+    for (base, len) in iovecs(r.regs[1], r.regs[2])? {
+        let n = do_write(&f, base, len, None)?;
+        total += n;
+        if (n as usize) < len {
+            break;
+        }
+    }
+    Ok(total)
+});
+
+syscall!(__arm64_sys_openat, r, {
+    let (dirfd, path, flags, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32, r.regs[3] as u32);
+    let start = at(dirfd, &path, 0)?;
+    let umask = crate::process::current_process().umask.load(core::sync::atomic::Ordering::Relaxed);
+    let f = vfs().openat(&cred(), &start, &path, flags, mode, umask)?;
+    Ok(current_files().install(f, flags & O_CLOEXEC != 0)? as u64)
+});
+
+syscall!(__arm64_sys_close, r, {
+    current_files().close(r.regs[0] as i32)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_dup, r, Ok(current_files().dup(r.regs[0] as i32)? as u64));
+syscall!(__arm64_sys_dup3, r, Ok(current_files().dup3(r.regs[0] as i32, r.regs[1] as i32, r.regs[2] as u32)? as u64));
+syscall!(__arm64_sys_fcntl, r, Ok(current_files().fcntl(r.regs[0] as i32, r.regs[1] as u32, r.regs[2])? as u64));
+
+syscall!(__arm64_sys_lseek, r, Ok(file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)?));
+
+syscall!(__arm64_sys_getdents64, r, {
+    let f = file(r.regs[0])?;
+    let len = (r.regs[2] as usize).min(1 << 20);
+    let mut buf = vec![0u8; len];
+    let n = f.getdents64(&mut buf)?;
+    copy_to_user(r.regs[1], &buf[..n])?;
+    Ok(n as u64)
+});
+
+fn put_stat(p: u64, meta: &vfs::Metadata) -> Result<(), Errno> {
+    copy_to_user(p, &meta.to_stat().to_bytes())
+}
+
+syscall!(__arm64_sys_fstat, r, {
+    let f = file(r.regs[0])?;
+    put_stat(r.regs[1], &f.metadata())?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_newfstatat, r, {
+    let (dirfd, path, statbuf, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3] as u32);
+    let start = at(dirfd, &path, flags)?;
+    let meta = vfs().fstatat(&cred(), &start, &path, flags)?;
+    put_stat(statbuf, &meta)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_faccessat, r, {
+    let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let start = at(dirfd, &path, 0)?;
+    vfs().faccessat(&cred(), &start, &path, mode, 0)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_fchmodat, r, {
+    let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let start = at(dirfd, &path, 0)?;
+    vfs().fchmodat(&cred(), &start, &path, mode, 0)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_mkdirat, r, {
+    let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let start = at(dirfd, &path, 0)?;
+    let umask = crate::process::current_process().umask.load(core::sync::atomic::Ordering::Relaxed);
+    vfs().mkdirat(&cred(), &start, &path, mode, umask)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_unlinkat, r, {
+    let (dirfd, path, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let start = at(dirfd, &path, 0)?;
+    vfs().unlinkat(&cred(), &start, &path, flags)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_readlinkat, r, {
+    let (dirfd, path, buf, len) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3] as i64);
+    if len <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let start = at(dirfd, &path, 0)?;
+    let target = vfs().readlinkat(&cred(), &start, &path)?;
+    let n = target.len().min(len as usize);
+    copy_to_user(buf, &target[..n])?;
+    Ok(n as u64)
+});
+
+syscall!(__arm64_sys_chdir, r, {
+    let path = path_arg(r.regs[0])?;
+    let p = vfs().lookup_dir(&cred(), &current_cwd(), &path)?;
+    crate::process::current_process().fs.lock().cwd = p;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_getcwd, r, {
+    let (buf, size) = (r.regs[0], r.regs[1] as usize);
+    let mut s = vfs().getcwd(&current_cwd())?;
+    s.push(0);
+    if size < s.len() {
+        return Err(Errno::ERANGE);
+    }
+    copy_to_user(buf, &s)?;
+    Ok(s.len() as u64)
+});
+
+syscall!(__arm64_sys_pipe2, r, {
+    let flags = r.regs[1] as u32;
+    if flags & !(O_CLOEXEC | uapi::fcntl::O_NONBLOCK | uapi::fcntl::O_DIRECT) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let (rd, wr) = vfs::pipe::pipe2(flags, 0, 0, vfs::Clock::now(&crate::fs::KernelClock))?;
+    let files = current_files();
+    let cloexec = flags & O_CLOEXEC != 0;
+    let a = files.install(rd, cloexec)?;
+    let b = match files.install(wr, cloexec) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = files.close(a);
+            return Err(e.into());
+        }
+    };
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&a.to_le_bytes());
+    out[4..].copy_from_slice(&b.to_le_bytes());
+    if let Err(e) = copy_to_user(r.regs[0], &out) {
+        let _ = files.close(a);
+        let _ = files.close(b);
+        return Err(e);
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_ioctl, r, Ok(file(r.regs[0])?.ioctl(r.regs[1] as u32, r.regs[2])? as u64));
+
 syscall!(__arm64_sys_sync, _r, Ok(0));
+
+/// ppoll(fds, nfds, timeout, sigmask, sigsetsize).
+syscall!(__arm64_sys_ppoll, r, {
+    let (ufds, nfds, tmo, sigmask, sigsetsize) = (r.regs[0], r.regs[1] as usize, r.regs[2], r.regs[3], r.regs[4]);
+    if nfds > 1024 {
+        return Err(Errno::EINVAL);
+    }
+    let timeout_ns = if tmo != 0 {
+        let mut b = [0u8; 16];
+        copy_from_user(&mut b, tmo)?;
+        let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
+        let ns = i64::from_le_bytes(b[8..].try_into().expect("8"));
+        if s < 0 || !(0..1_000_000_000).contains(&ns) {
+            return Err(Errno::EINVAL);
+        }
+        Some(s as u64 * 1_000_000_000 + ns as u64)
+    } else {
+        None
+    };
+    let me = crate::sched::current();
+    let saved = if sigmask != 0 {
+        if sigsetsize != 8 {
+            return Err(Errno::EINVAL);
+        }
+        let m = crate::uaccess::get_user_u64(sigmask)? & !crate::signal::unblockable();
+        Some(me.sig_blocked.swap(m, core::sync::atomic::Ordering::AcqRel))
+    } else {
+        None
+    };
+    let res = poll_loop(ufds, nfds, timeout_ns);
+    if let Some(old) = saved {
+        if res == Err(Errno::ERESTARTNOHAND) {
+            // Restored after the handler runs, as sigsuspend does.
+            me.saved_sigmask.store(old, core::sync::atomic::Ordering::Release);
+            me.restore_sigmask.store(true, core::sync::atomic::Ordering::Release);
+        } else {
+            me.sig_blocked.store(old, core::sync::atomic::Ordering::Release);
+        }
+    }
+    res
+});
+
+fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Errno> {
+    let mut raw = crate::uaccess::copy_from_user_vec(ufds, nfds * 8)?;
+    let files = current_files();
+    let deadline = timeout_ns.map(|t| crate::time::ktime_get_ns().saturating_add(t));
+    let me = crate::sched::current();
+    if let Some(d) = deadline {
+        crate::time::add_timer(d, me.clone());
+    }
+    loop {
+        let mut ready = 0;
+        let mut queues = Vec::new();
+        for c in raw.chunks_mut(8) {
+            let fd = i32::from_le_bytes(c[..4].try_into().expect("4"));
+            let events = u16::from_le_bytes(c[4..6].try_into().expect("2"));
+            let revents = if fd < 0 {
+                0
+            } else {
+                match files.get(fd) {
+                    Ok(f) => {
+                        if let Some(q) = f.wait_queue() {
+                            queues.push((q.clone(), q.generation()));
+                        }
+                        // POLLERR | POLLHUP | POLLNVAL are always reported.
+                        f.poll() & (events | 0x38)
+                    }
+                    Err(_) => 0x20, // POLLNVAL
+                }
+            };
+            c[6..8].copy_from_slice(&revents.to_le_bytes());
+            if revents != 0 {
+                ready += 1;
+            }
+        }
+        if ready > 0 || deadline.is_some_and(|d| crate::time::ktime_get_ns() >= d) {
+            copy_to_user(ufds, &raw)?;
+            return Ok(ready);
+        }
+        if me.signal_pending() {
+            return Err(Errno::ERESTARTNOHAND);
+        }
+        // Sleep until any file's queue moves, a signal, or the timeout.
+        let waker: Arc<dyn vfs::WaitHook> = Arc::new(PollWaker(me.clone()));
+        let ids: Vec<_> = queues.iter().map(|(q, _)| q.add(waker.clone())).collect();
+        me.set_state(crate::sched::TaskState::Interruptible);
+        let moved = queues.iter().any(|(q, g)| q.generation() != *g);
+        if !moved && !me.signal_pending() && !deadline.is_some_and(|d| crate::time::ktime_get_ns() >= d) {
+            crate::sched::schedule();
+        }
+        me.set_state(crate::sched::TaskState::Running);
+        for ((q, _), id) in queues.iter().zip(ids) {
+            q.remove(id);
+        }
+    }
+}
+
+struct PollWaker(Arc<crate::sched::Task>);
+
+impl vfs::WaitHook for PollWaker {
+    fn wake(&self) {
+        crate::sched::wake_up(&self.0);
+    }
+}

@@ -11,8 +11,13 @@
 //!
 //! Usage: `kbuild [--test] [--out DIR]`. `--test` builds the in-kernel test
 //! kernel (feature `ktest`). Prints the image path on stdout.
+//!
+//! `kbuild initramfs -o FILE [--rc FILE] [EXTRA...]` builds the user
+//! programs and packs them, the EXTRA files (into /bin) and an /etc/rc,
+//! into a newc archive for QEMU's `-initrd`.
 
 mod image;
+mod initramfs;
 mod symbols;
 
 use std::path::{Path, PathBuf};
@@ -160,8 +165,32 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     Ok(img_path)
 }
 
+fn initramfs_main(args: &[String]) -> Result<PathBuf, String> {
+    let mut out = None;
+    let mut rc = None;
+    let mut extra = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" => out = Some(PathBuf::from(it.next().ok_or("-o needs a file")?)),
+            "--rc" => rc = Some(std::fs::read(it.next().ok_or("--rc needs a file")?).map_err(|e| e.to_string())?),
+            f => extra.push(PathBuf::from(f)),
+        }
+    }
+    let out = out.ok_or("usage: kbuild initramfs -o FILE [--rc FILE] [EXTRA...]")?;
+    let bin = initramfs::build_userland(&workspace_root())?;
+    let archive = initramfs::pack(&bin, &extra, rc.as_deref())?;
+    std::fs::write(&out, archive).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(out)
+}
+
 fn main() -> ExitCode {
-    let result = parse_args().and_then(|o| build(&o));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = if args.first().map(String::as_str) == Some("initramfs") {
+        initramfs_main(&args[1..])
+    } else {
+        parse_args().and_then(|o| build(&o))
+    };
     match result {
         Ok(path) => {
             println!("{}", path.display());

@@ -1,0 +1,33 @@
+//! Linux AArch64's user ABI, as numbers and layouts: errno values, open,
+//! fcntl and `*at` flags, `struct stat`, `struct linux_dirent64`, poll bits,
+//! terminal ioctls with `struct termios` and `struct winsize`, and the path
+//! limits. Every value is Linux's (include/uapi/asm-generic, with arm64's
+//! overrides), so a static Linux arm64 binary sees what it expects.
+//!
+//! Structures that cross into user memory have `to_bytes`/`from_bytes` that
+//! give the exact little-endian image, so no code needs `unsafe` to copy
+//! them.
+
+#![no_std]
+#![deny(unsafe_code)]
+#![allow(non_upper_case_globals)]
+
+pub mod errno;
+pub mod fcntl;
+pub mod poll;
+pub mod stat;
+pub mod termios;
+
+pub use errno::Errno;
+pub use stat::Stat;
+
+/// Longest path, including its NUL (include/uapi/linux/limits.h).
+pub const PATH_MAX: usize = 4096;
+/// Longest path component, excluding the NUL.
+pub const NAME_MAX: usize = 255;
+/// Writes to a pipe of at most this many bytes are atomic.
+pub const PIPE_BUF: usize = 4096;
+/// Symbolic links followed in one lookup before ELOOP (include/linux/namei.h).
+pub const MAXSYMLINKS: u32 = 40;
+/// The default open-file limit (RLIMIT_NOFILE).
+pub const NR_OPEN_DEFAULT: usize = 1024;

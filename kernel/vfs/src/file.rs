@@ -1,0 +1,385 @@
+//! Open files: Linux's "open file description" (`struct file`), with its
+//! offset and status flags, shared by every descriptor dup'ed from it.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use spin::Mutex;
+use uapi::fcntl::*;
+use uapi::poll::*;
+use uapi::stat::{dirent64_reclen, write_dirent64};
+use uapi::Errno;
+
+use crate::inode::{Inode, Metadata};
+use crate::mount::Path;
+use crate::wait::WaitQueueHead;
+use crate::Result;
+
+/// The operations of an open file whose behaviour is not "data at
+/// offsets": pipes, devices, procfs and tracefs files. Each may return
+/// EAGAIN when it would block (see the crate documentation).
+///
+/// `pos` is the file's offset (for `read`/`write`) or the explicit offset
+/// of `pread`/`pwrite`; an implementation that has no notion of position
+/// ignores it.
+pub trait FileOps: Send + Sync {
+    fn read(&self, _file: &OpenFile, _buf: &mut [u8], _pos: &mut u64) -> Result<usize> {
+        Err(Errno::EINVAL)
+    }
+
+    fn write(&self, _file: &OpenFile, _buf: &[u8], _pos: &mut u64) -> Result<usize> {
+        Err(Errno::EINVAL)
+    }
+
+    /// The new offset for lseek; ESPIPE for unseekable files.
+    /// `size` is the inode's size, for SEEK_END.
+    fn llseek(&self, _file: &OpenFile, pos: u64, offset: i64, whence: u32, size: u64) -> Result<u64> {
+        generic_llseek(pos, offset, whence, size)
+    }
+
+    /// Whether pread/pwrite are allowed (ESPIPE otherwise).
+    fn positional(&self) -> bool {
+        true
+    }
+
+    /// `POLL*` bits ready now.
+    fn poll(&self, _file: &OpenFile) -> u16 {
+        POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM
+    }
+
+    /// The queue woken when `poll` may have changed, for files that can
+    /// return EAGAIN.
+    fn wait_queue(&self) -> Option<Arc<WaitQueueHead>> {
+        None
+    }
+
+    /// A device-specific request; `arg` is the raw user argument (the
+    /// implementation, being kernel code, does any user copy itself).
+    fn ioctl(&self, _file: &OpenFile, _cmd: u32, _arg: u64) -> Result<i64> {
+        Err(Errno::ENOTTY)
+    }
+}
+
+/// Linux's `generic_file_llseek_size` for SEEK_SET/CUR/END/DATA/HOLE.
+pub fn generic_llseek(pos: u64, offset: i64, whence: u32, size: u64) -> Result<u64> {
+    let base = match whence {
+        SEEK_SET => 0,
+        SEEK_CUR => pos as i64,
+        SEEK_END => size as i64,
+        SEEK_DATA | SEEK_HOLE => {
+            if offset < 0 || offset as u64 >= size {
+                return Err(Errno::ENXIO);
+            }
+            return Ok(if whence == SEEK_DATA { offset as u64 } else { size });
+        }
+        _ => return Err(Errno::EINVAL),
+    };
+    match base.checked_add(offset) {
+        Some(n) if n >= 0 => Ok(n as u64),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// Status flags F_SETFL may change.
+const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK;
+/// Flags an open file keeps (`do_dentry_open` drops the open-time ones).
+const OPEN_TIME_FLAGS: u32 = O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC;
+
+enum Backend {
+    /// Data through the inode's `read_at`/`write_at`/`readdir`.
+    Inode,
+    Ops(Arc<dyn FileOps>),
+    /// O_PATH: only a place in the tree.
+    PathOnly,
+}
+
+/// An open file description.
+pub struct OpenFile {
+    path: Option<Path>,
+    inode: Arc<dyn Inode>,
+    backend: Backend,
+    flags: AtomicU32,
+    /// The offset (Linux's `f_pos`), also serializing read/write/lseek on
+    /// this description as `f_pos_lock` does.
+    pos: Mutex<u64>,
+}
+
+impl OpenFile {
+    fn build(path: Option<Path>, inode: Arc<dyn Inode>, backend: Backend, flags: u32) -> Arc<OpenFile> {
+        Arc::new(OpenFile {
+            path,
+            inode,
+            backend,
+            flags: AtomicU32::new(flags & !OPEN_TIME_FLAGS),
+            pos: Mutex::new(0),
+        })
+    }
+
+    /// A file reading and writing `inode`'s data directly.
+    pub fn new_inode(path: Option<Path>, inode: Arc<dyn Inode>, flags: u32) -> Arc<OpenFile> {
+        Self::build(path, inode, Backend::Inode, flags)
+    }
+
+    /// A file with its own operations; `inode` answers fstat.
+    pub fn new_ops(path: Option<Path>, inode: Arc<dyn Inode>, ops: Arc<dyn FileOps>, flags: u32) -> Arc<OpenFile> {
+        Self::build(path, inode, Backend::Ops(ops), flags)
+    }
+
+    /// An O_PATH file.
+    pub fn new_path_only(path: Path, flags: u32) -> Arc<OpenFile> {
+        let inode = path.inode.clone();
+        Self::build(Some(path), inode, Backend::PathOnly, flags)
+    }
+
+    /// Where the file was opened; `None` for pipes.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_ref()
+    }
+
+    pub fn inode(&self) -> &Arc<dyn Inode> {
+        &self.inode
+    }
+
+    /// The flags F_GETFL reports: access mode and status flags.
+    pub fn flags(&self) -> u32 {
+        self.flags.load(Ordering::Relaxed)
+    }
+
+    /// F_SETFL: only O_APPEND and O_NONBLOCK change; other bits are ignored.
+    pub fn set_status_flags(&self, flags: u32) {
+        let _ = self.flags.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+            Some((old & !SETFL_MASK) | (flags & SETFL_MASK))
+        });
+    }
+
+    pub fn is_nonblocking(&self) -> bool {
+        self.flags() & O_NONBLOCK != 0
+    }
+
+    pub fn is_path_only(&self) -> bool {
+        matches!(self.backend, Backend::PathOnly)
+    }
+
+    /// Opened for reading (O_RDONLY or O_RDWR, not O_PATH).
+    pub fn readable(&self) -> bool {
+        !self.is_path_only() && matches!(self.flags() & O_ACCMODE, O_RDONLY | O_RDWR)
+    }
+
+    /// Opened for writing.
+    pub fn writable(&self) -> bool {
+        !self.is_path_only() && matches!(self.flags() & O_ACCMODE, O_WRONLY | O_RDWR)
+    }
+
+    /// The current offset.
+    pub fn offset(&self) -> u64 {
+        *self.pos.lock()
+    }
+
+    /// read(2). EBADF if not open for reading, EISDIR on a directory,
+    /// EAGAIN when it would block.
+    pub fn read(&self, buf: &mut [u8]) -> Result<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        let mut pos = self.pos.lock();
+        let mut p = *pos;
+        let n = self.do_read(buf, &mut p)?;
+        *pos = p;
+        Ok(n)
+    }
+
+    /// pread64(2): ESPIPE on pipes and other unseekable files, EINVAL for
+    /// a negative offset.
+    pub fn pread(&self, buf: &mut [u8], offset: i64) -> Result<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        if !self.positional() {
+            return Err(Errno::ESPIPE);
+        }
+        if offset < 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.do_read(buf, &mut (offset as u64))
+    }
+
+    fn do_read(&self, buf: &mut [u8], pos: &mut u64) -> Result<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.read(self, buf, pos),
+            Backend::Inode => {
+                if self.inode.metadata().is_dir() {
+                    return Err(Errno::EISDIR);
+                }
+                let n = self.inode.read_at(*pos, buf)?;
+                *pos += n as u64;
+                Ok(n)
+            }
+            Backend::PathOnly => Err(Errno::EBADF),
+        }
+    }
+
+    /// write(2): O_APPEND writes at the end. The kernel sends SIGPIPE when
+    /// this returns EPIPE.
+    pub fn write(&self, buf: &[u8]) -> Result<usize> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        let mut pos = self.pos.lock();
+        let mut p = *pos;
+        let n = self.do_write(buf, &mut p, self.flags() & O_APPEND != 0)?;
+        *pos = p;
+        Ok(n)
+    }
+
+    /// pwrite64(2). As on Linux, O_APPEND makes it append anyway.
+    pub fn pwrite(&self, buf: &[u8], offset: i64) -> Result<usize> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        if !self.positional() {
+            return Err(Errno::ESPIPE);
+        }
+        if offset < 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.do_write(buf, &mut (offset as u64), self.flags() & O_APPEND != 0)
+    }
+
+    fn do_write(&self, buf: &[u8], pos: &mut u64, append: bool) -> Result<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.write(self, buf, pos),
+            Backend::Inode => {
+                if append {
+                    let (n, end) = self.inode.append(buf)?;
+                    *pos = end;
+                    Ok(n)
+                } else {
+                    let n = self.inode.write_at(*pos, buf)?;
+                    *pos += n as u64;
+                    Ok(n)
+                }
+            }
+            Backend::PathOnly => Err(Errno::EBADF),
+        }
+    }
+
+    fn positional(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.positional(),
+            _ => true,
+        }
+    }
+
+    /// lseek(2): EINVAL for a bad `whence` or a negative result, ESPIPE on
+    /// pipes and terminals. On a directory only SEEK_SET and SEEK_CUR are
+    /// allowed, and the offset is the readdir cursor.
+    pub fn lseek(&self, offset: i64, whence: u32) -> Result<u64> {
+        if self.is_path_only() {
+            return Err(Errno::EBADF);
+        }
+        let mut pos = self.pos.lock();
+        let meta = self.inode.metadata();
+        let new = match &self.backend {
+            Backend::Ops(ops) => ops.llseek(self, *pos, offset, whence, meta.size)?,
+            _ if meta.is_dir() => match whence {
+                SEEK_SET | SEEK_CUR => generic_llseek(*pos, offset, whence, 0)?,
+                _ => return Err(Errno::EINVAL),
+            },
+            _ => generic_llseek(*pos, offset, whence, meta.size)?,
+        };
+        *pos = new;
+        Ok(new)
+    }
+
+    /// getdents64(2): whole `linux_dirent64` records into `buf`; 0 at the
+    /// end; EINVAL if `buf` cannot hold the next record, ENOTDIR if this is
+    /// not a directory, ENOENT if it was removed.
+    pub fn getdents64(&self, buf: &mut [u8]) -> Result<usize> {
+        if self.is_path_only() {
+            return Err(Errno::EBADF);
+        }
+        if !self.inode.metadata().is_dir() {
+            return Err(Errno::ENOTDIR);
+        }
+        let mut pos = self.pos.lock();
+        let mut written = 0;
+        while let Some((entry, next)) = self.inode.readdir(*pos)? {
+            match write_dirent64(
+                &mut buf[written..],
+                entry.ino,
+                next as i64,
+                entry.file_type.dtype(),
+                &entry.name,
+            ) {
+                Some(n) => written += n,
+                None if written == 0 => {
+                    debug_assert!(buf.len() < dirent64_reclen(entry.name.len()));
+                    return Err(Errno::EINVAL);
+                }
+                None => break,
+            }
+            *pos = next;
+        }
+        Ok(written)
+    }
+
+    /// fstat(2)'s attributes.
+    pub fn metadata(&self) -> Metadata {
+        self.inode.metadata()
+    }
+
+    /// ftruncate(2): EINVAL unless a regular file open for writing, or for
+    /// a negative length.
+    pub fn truncate(&self, len: i64) -> Result<()> {
+        if self.is_path_only() {
+            return Err(Errno::EBADF);
+        }
+        if len < 0 || !self.writable() || !self.inode.metadata().is_regular() {
+            return Err(Errno::EINVAL);
+        }
+        self.inode.truncate(len as u64)
+    }
+
+    /// Readiness for poll/select; POLLNVAL for O_PATH files.
+    pub fn poll(&self) -> u16 {
+        match &self.backend {
+            Backend::Ops(ops) => ops.poll(self),
+            Backend::Inode => POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM,
+            Backend::PathOnly => POLLNVAL,
+        }
+    }
+
+    /// The queue to wait on after EAGAIN; `None` for files that never
+    /// block.
+    pub fn wait_queue(&self) -> Option<Arc<WaitQueueHead>> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.wait_queue(),
+            _ => None,
+        }
+    }
+
+    /// ioctl(2) for the file's own requests (ENOTTY if it has none); the
+    /// kernel handles FIOCLEX/FIONCLEX/FIONBIO before calling this.
+    pub fn ioctl(&self, cmd: u32, arg: u64) -> Result<i64> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.ioctl(self, cmd, arg),
+            Backend::PathOnly => Err(Errno::EBADF),
+            Backend::Inode => Err(Errno::ENOTTY),
+        }
+    }
+
+    /// Reads the whole remaining file (for execve and the kernel's own
+    /// use), from the current offset.
+    pub fn read_to_end(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut chunk = [0u8; 512];
+        loop {
+            let n = self.read(&mut chunk)?;
+            if n == 0 {
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk[..n]);
+        }
+    }
+}

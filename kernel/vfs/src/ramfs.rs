@@ -1,0 +1,754 @@
+//! ramfs: the in-memory filesystem that holds the initramfs (and, through
+//! [`crate::devfs`], `/dev`). Files keep their data in 4 KiB pages, so
+//! sparse files cost only the pages written.
+//!
+//! Locking: namespace changes (create, link, unlink, rmdir, rename) hold
+//! the filesystem's `tree` lock, so at most one of them runs at a time and
+//! it may lock several directories; lookups and I/O lock one inode's data
+//! at a time. Data locks are taken before metadata locks, never the other
+//! way.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::any::Any;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use spin::{Mutex, RwLock};
+use uapi::fcntl::{RENAME_EXCHANGE, RENAME_NOREPLACE, RENAME_WHITEOUT};
+use uapi::stat::*;
+use uapi::{Errno, NAME_MAX};
+
+use crate::inode::{alloc_anon_dev, Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec};
+use crate::Result;
+
+const PAGE_SIZE: usize = 4096;
+/// Largest file offset, as Linux's `MAX_LFS_FILESIZE` on 64-bit.
+const MAX_FILE_SIZE: u64 = i64::MAX as u64;
+/// Directory cursors 0 and 1 are `.` and `..`; entries start here.
+const FIRST_COOKIE: u64 = 2;
+
+struct Core {
+    dev: u64,
+    fs_type: &'static str,
+    clock: Arc<dyn Clock>,
+    next_ino: AtomicU64,
+    tree: Mutex<()>,
+}
+
+impl Core {
+    fn now(&self) -> Timespec {
+        self.clock.now()
+    }
+}
+
+/// An in-memory filesystem.
+pub struct RamFs {
+    core: Arc<Core>,
+    root: Arc<RamInode>,
+}
+
+impl RamFs {
+    /// A new filesystem with an empty root directory (mode 0755, root
+    /// owned), a fresh anonymous device number and type name `"ramfs"`.
+    pub fn new(clock: Arc<dyn Clock>) -> Arc<RamFs> {
+        Self::with_type(clock, "ramfs")
+    }
+
+    /// As [`new`](Self::new), with another name for /proc/mounts
+    /// (`"rootfs"`, `"devtmpfs"`, `"tmpfs"`).
+    pub fn with_type(clock: Arc<dyn Clock>, fs_type: &'static str) -> Arc<RamFs> {
+        let core = Arc::new(Core {
+            dev: alloc_anon_dev(),
+            fs_type,
+            clock,
+            next_ino: AtomicU64::new(1),
+            tree: Mutex::new(()),
+        });
+        let root = RamInode::new(&core, S_IFDIR | 0o755, 0, 0, 0, Data::Dir(Dir::new(Weak::new())));
+        Arc::new(RamFs { core, root })
+    }
+
+    /// The root directory as a `RamInode`.
+    pub fn root_inode(&self) -> Arc<dyn Inode> {
+        self.root.clone()
+    }
+}
+
+impl FileSystem for RamFs {
+    fn root(&self) -> Arc<dyn Inode> {
+        self.root.clone()
+    }
+
+    fn fs_type(&self) -> &'static str {
+        self.core.fs_type
+    }
+
+    fn dev(&self) -> u64 {
+        self.core.dev
+    }
+}
+
+struct Meta {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+    nlink: u32,
+    rdev: u64,
+    atime: Timespec,
+    mtime: Timespec,
+    ctime: Timespec,
+}
+
+struct Dir {
+    /// Entries by cookie (the readdir cursor), which only grows, so that
+    /// cursors survive removals.
+    entries: BTreeMap<u64, (Vec<u8>, Arc<RamInode>)>,
+    names: BTreeMap<Vec<u8>, u64>,
+    next_cookie: u64,
+    /// Empty for the root.
+    parent: Weak<RamInode>,
+    /// Removed by rmdir (or replaced by rename): nothing may be created.
+    dead: bool,
+}
+
+impl Dir {
+    fn new(parent: Weak<RamInode>) -> Self {
+        Dir {
+            entries: BTreeMap::new(),
+            names: BTreeMap::new(),
+            next_cookie: FIRST_COOKIE,
+            parent,
+            dead: false,
+        }
+    }
+
+    fn get(&self, name: &[u8]) -> Option<&Arc<RamInode>> {
+        self.names.get(name).and_then(|c| self.entries.get(c)).map(|(_, i)| i)
+    }
+
+    fn insert(&mut self, name: &[u8], inode: Arc<RamInode>) {
+        let cookie = self.next_cookie;
+        self.next_cookie += 1;
+        self.names.insert(name.to_vec(), cookie);
+        self.entries.insert(cookie, (name.to_vec(), inode));
+    }
+
+    fn remove(&mut self, name: &[u8]) -> Option<Arc<RamInode>> {
+        let cookie = self.names.remove(name)?;
+        self.entries.remove(&cookie).map(|(_, i)| i)
+    }
+}
+
+#[derive(Default)]
+struct Pages {
+    size: u64,
+    pages: BTreeMap<u64, Box<[u8]>>,
+}
+
+impl Pages {
+    fn read(&self, offset: u64, buf: &mut [u8]) -> usize {
+        if offset >= self.size {
+            return 0;
+        }
+        let n = buf.len().min((self.size - offset) as usize);
+        let mut done = 0;
+        while done < n {
+            let pos = offset + done as u64;
+            let (index, in_page) = (pos / PAGE_SIZE as u64, (pos % PAGE_SIZE as u64) as usize);
+            let chunk = (PAGE_SIZE - in_page).min(n - done);
+            let dst = &mut buf[done..done + chunk];
+            match self.pages.get(&index) {
+                Some(page) => dst.copy_from_slice(&page[in_page..in_page + chunk]),
+                None => dst.fill(0),
+            }
+            done += chunk;
+        }
+        n
+    }
+
+    fn write(&mut self, offset: u64, buf: &[u8]) -> Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&e| e <= MAX_FILE_SIZE)
+            .ok_or(Errno::EFBIG)?;
+        let mut done = 0;
+        while done < buf.len() {
+            let pos = offset + done as u64;
+            let (index, in_page) = (pos / PAGE_SIZE as u64, (pos % PAGE_SIZE as u64) as usize);
+            let chunk = (PAGE_SIZE - in_page).min(buf.len() - done);
+            let page = match self.pages.entry(index) {
+                alloc::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                alloc::collections::btree_map::Entry::Vacant(v) => match new_page() {
+                    Some(p) => v.insert(p),
+                    // Out of memory: a short write, or ENOSPC if nothing fit.
+                    None if done > 0 => break,
+                    None => return Err(Errno::ENOSPC),
+                },
+            };
+            page[in_page..in_page + chunk].copy_from_slice(&buf[done..done + chunk]);
+            done += chunk;
+        }
+        self.size = self.size.max(end.min(offset + done as u64));
+        Ok(done)
+    }
+
+    fn truncate(&mut self, size: u64) {
+        let keep = size.div_ceil(PAGE_SIZE as u64);
+        self.pages.retain(|&i, _| i < keep);
+        if !size.is_multiple_of(PAGE_SIZE as u64) {
+            if let Some(p) = self.pages.get_mut(&(size / PAGE_SIZE as u64)) {
+                p[(size % PAGE_SIZE as u64) as usize..].fill(0);
+            }
+        }
+        self.size = size;
+    }
+}
+
+fn new_page() -> Option<Box<[u8]>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(PAGE_SIZE).ok()?;
+    v.resize(PAGE_SIZE, 0);
+    Some(v.into_boxed_slice())
+}
+
+enum Data {
+    File(Pages),
+    Dir(Dir),
+    Symlink(Vec<u8>),
+    /// Device nodes, FIFOs and sockets: attributes only.
+    Special,
+}
+
+/// An inode of a [`RamFs`].
+pub struct RamInode {
+    ino: u64,
+    core: Arc<Core>,
+    this: Weak<RamInode>,
+    meta: Mutex<Meta>,
+    data: RwLock<Data>,
+}
+
+impl RamInode {
+    fn new(core: &Arc<Core>, mode: u32, uid: u32, gid: u32, rdev: u64, data: Data) -> Arc<RamInode> {
+        let now = core.now();
+        let nlink = if matches!(data, Data::Dir(_)) { 2 } else { 1 };
+        Arc::new_cyclic(|this| RamInode {
+            ino: core.next_ino.fetch_add(1, Ordering::Relaxed),
+            core: core.clone(),
+            this: this.clone(),
+            meta: Mutex::new(Meta {
+                mode,
+                uid,
+                gid,
+                nlink,
+                rdev,
+                atime: now,
+                mtime: now,
+                ctime: now,
+            }),
+            data: RwLock::new(data),
+        })
+    }
+
+    fn arc(&self) -> Arc<RamInode> {
+        self.this.upgrade().expect("a RamInode is only reached through an Arc")
+    }
+
+    fn is_dir(&self) -> bool {
+        self.meta.lock().mode & S_IFMT == S_IFDIR
+    }
+
+    fn touch_mc(&self) {
+        let now = self.core.now();
+        let mut m = self.meta.lock();
+        m.mtime = now;
+        m.ctime = now;
+    }
+
+    fn touch_c(&self) {
+        let now = self.core.now();
+        self.meta.lock().ctime = now;
+    }
+
+    fn add_nlink(&self, delta: i32) {
+        let mut m = self.meta.lock();
+        m.nlink = m.nlink.saturating_add_signed(delta);
+    }
+
+    fn is_empty_dir(&self) -> bool {
+        matches!(&*self.data.read(), Data::Dir(d) if d.entries.is_empty())
+    }
+
+    /// Marks a removed directory: nlink 0 and nothing more may be created.
+    fn kill_dir(&self) {
+        if let Data::Dir(d) = &mut *self.data.write() {
+            d.dead = true;
+        }
+        self.meta.lock().nlink = 0;
+    }
+
+    /// Whether `self` is `other` or one of its ancestors.
+    fn is_ancestor_of(&self, other: &Arc<RamInode>) -> bool {
+        let mut cur = other.clone();
+        loop {
+            if cur.ino == self.ino {
+                return true;
+            }
+            let parent = match &*cur.data.read() {
+                Data::Dir(d) => d.parent.upgrade(),
+                _ => None,
+            };
+            match parent {
+                Some(p) => cur = p,
+                None => return false,
+            }
+        }
+    }
+}
+
+fn check_name(name: &[u8]) -> Result<()> {
+    if name.is_empty() || name == b"." || name == b".." || name.contains(&b'/') {
+        return Err(Errno::EINVAL);
+    }
+    if name.len() > NAME_MAX {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    Ok(())
+}
+
+impl Inode for RamInode {
+    fn metadata(&self) -> Metadata {
+        let data = self.data.read();
+        let (size, blocks) = match &*data {
+            Data::File(p) => (p.size, p.pages.len() as u64 * (PAGE_SIZE as u64 / 512)),
+            Data::Symlink(t) => (t.len() as u64, 0),
+            _ => (0, 0),
+        };
+        drop(data);
+        let m = self.meta.lock();
+        Metadata {
+            dev: self.core.dev,
+            ino: self.ino,
+            mode: m.mode,
+            nlink: m.nlink,
+            uid: m.uid,
+            gid: m.gid,
+            size,
+            rdev: m.rdev,
+            blksize: PAGE_SIZE as u32,
+            blocks,
+            atime: m.atime,
+            mtime: m.mtime,
+            ctime: m.ctime,
+        }
+    }
+
+    fn ino(&self) -> u64 {
+        self.ino
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn lookup(&self, name: &[u8]) -> Result<Arc<dyn Inode>> {
+        match &*self.data.read() {
+            Data::Dir(d) if d.dead => Err(Errno::ENOENT),
+            Data::Dir(d) => d.get(name).map(|i| i.clone() as Arc<dyn Inode>).ok_or(Errno::ENOENT),
+            _ => Err(Errno::ENOTDIR),
+        }
+    }
+
+    fn parent(&self) -> Option<Arc<dyn Inode>> {
+        match &*self.data.read() {
+            Data::Dir(d) => Some(d.parent.upgrade().unwrap_or_else(|| self.arc())),
+            _ => None,
+        }
+    }
+
+    fn create(&self, name: &[u8], kind: NodeKind<'_>, perm: u32, uid: u32, gid: u32) -> Result<Arc<dyn Inode>> {
+        check_name(name)?;
+        let _tree = self.core.tree.lock();
+        let mode = kind.file_type().mode_bits() | (perm & S_IALLUGO);
+        let (data, rdev) = match kind {
+            NodeKind::Regular => (Data::File(Pages::default()), 0),
+            NodeKind::Directory => (Data::Dir(Dir::new(self.this.clone())), 0),
+            NodeKind::Symlink(target) => (Data::Symlink(target.to_vec()), 0),
+            NodeKind::CharDevice { major, minor } | NodeKind::BlockDevice { major, minor } => {
+                (Data::Special, makedev(major, minor))
+            }
+            NodeKind::Fifo | NodeKind::Socket => (Data::Special, 0),
+        };
+        let mut guard = self.data.write();
+        let Data::Dir(dir) = &mut *guard else {
+            return Err(Errno::ENOTDIR);
+        };
+        if dir.dead {
+            return Err(Errno::ENOENT);
+        }
+        if dir.get(name).is_some() {
+            return Err(Errno::EEXIST);
+        }
+        let inode = RamInode::new(&self.core, mode, uid, gid, rdev, data);
+        dir.insert(name, inode.clone());
+        drop(guard);
+        if kind == NodeKind::Directory {
+            self.add_nlink(1);
+        }
+        self.touch_mc();
+        Ok(inode)
+    }
+
+    fn link(&self, name: &[u8], target: &Arc<dyn Inode>) -> Result<()> {
+        check_name(name)?;
+        let target = target.as_any().downcast_ref::<RamInode>().ok_or(Errno::EXDEV)?;
+        if !Arc::ptr_eq(&target.core, &self.core) {
+            return Err(Errno::EXDEV);
+        }
+        if target.is_dir() {
+            return Err(Errno::EPERM);
+        }
+        let _tree = self.core.tree.lock();
+        let mut guard = self.data.write();
+        let Data::Dir(dir) = &mut *guard else {
+            return Err(Errno::ENOTDIR);
+        };
+        if dir.dead {
+            return Err(Errno::ENOENT);
+        }
+        if dir.get(name).is_some() {
+            return Err(Errno::EEXIST);
+        }
+        dir.insert(name, target.arc());
+        drop(guard);
+        target.add_nlink(1);
+        target.touch_c();
+        self.touch_mc();
+        Ok(())
+    }
+
+    fn unlink(&self, name: &[u8]) -> Result<()> {
+        let _tree = self.core.tree.lock();
+        let mut guard = self.data.write();
+        let Data::Dir(dir) = &mut *guard else {
+            return Err(Errno::ENOTDIR);
+        };
+        let victim = dir.get(name).ok_or(Errno::ENOENT)?;
+        if victim.is_dir() {
+            return Err(Errno::EISDIR);
+        }
+        let victim = dir.remove(name).expect("entry just found");
+        drop(guard);
+        victim.add_nlink(-1);
+        victim.touch_c();
+        self.touch_mc();
+        Ok(())
+    }
+
+    fn rmdir(&self, name: &[u8]) -> Result<()> {
+        let _tree = self.core.tree.lock();
+        let mut guard = self.data.write();
+        let Data::Dir(dir) = &mut *guard else {
+            return Err(Errno::ENOTDIR);
+        };
+        let victim = dir.get(name).ok_or(Errno::ENOENT)?;
+        if !victim.is_dir() {
+            return Err(Errno::ENOTDIR);
+        }
+        if !victim.is_empty_dir() {
+            return Err(Errno::ENOTEMPTY);
+        }
+        let victim = dir.remove(name).expect("entry just found");
+        drop(guard);
+        victim.kill_dir();
+        self.add_nlink(-1);
+        self.touch_mc();
+        Ok(())
+    }
+
+    fn rename(&self, old_name: &[u8], new_dir: &Arc<dyn Inode>, new_name: &[u8], flags: u32) -> Result<()> {
+        check_name(new_name)?;
+        if flags & !(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & (RENAME_EXCHANGE | RENAME_WHITEOUT) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let new_dir = new_dir.as_any().downcast_ref::<RamInode>().ok_or(Errno::EXDEV)?.arc();
+        if !Arc::ptr_eq(&new_dir.core, &self.core) {
+            return Err(Errno::EXDEV);
+        }
+        let _tree = self.core.tree.lock();
+        let lookup = |d: &RamInode, name: &[u8]| -> Result<Option<Arc<RamInode>>> {
+            match &*d.data.read() {
+                Data::Dir(dir) => Ok(dir.get(name).cloned()),
+                _ => Err(Errno::ENOTDIR),
+            }
+        };
+        let src = lookup(self, old_name)?.ok_or(Errno::ENOENT)?;
+        let dst = lookup(&new_dir, new_name)?;
+        if let Data::Dir(d) = &*new_dir.data.read() {
+            if d.dead {
+                return Err(Errno::ENOENT);
+            }
+        }
+        let src_is_dir = src.is_dir();
+        if src_is_dir && src.is_ancestor_of(&new_dir) {
+            return Err(Errno::EINVAL);
+        }
+        if let Some(dst) = &dst {
+            if flags & RENAME_NOREPLACE != 0 {
+                return Err(Errno::EEXIST);
+            }
+            if dst.ino == src.ino {
+                return Ok(());
+            }
+            match (src_is_dir, dst.is_dir()) {
+                (true, false) => return Err(Errno::ENOTDIR),
+                (false, true) => return Err(Errno::EISDIR),
+                (true, true) if !dst.is_empty_dir() => return Err(Errno::ENOTEMPTY),
+                _ => {}
+            }
+        }
+        let same_dir = new_dir.ino == self.ino;
+        // Remove the source first, then the victim, then insert.
+        if let Data::Dir(d) = &mut *self.data.write() {
+            d.remove(old_name);
+        }
+        if let Some(dst) = &dst {
+            if let Data::Dir(d) = &mut *new_dir.data.write() {
+                d.remove(new_name);
+            }
+            if dst.is_dir() {
+                dst.kill_dir();
+                new_dir.add_nlink(-1);
+            } else {
+                dst.add_nlink(-1);
+                dst.touch_c();
+            }
+        }
+        if let Data::Dir(d) = &mut *new_dir.data.write() {
+            d.insert(new_name, src.clone());
+        }
+        if src_is_dir && !same_dir {
+            if let Data::Dir(d) = &mut *src.data.write() {
+                d.parent = Arc::downgrade(&new_dir);
+            }
+            self.add_nlink(-1);
+            new_dir.add_nlink(1);
+        }
+        src.touch_c();
+        self.touch_mc();
+        if !same_dir {
+            new_dir.touch_mc();
+        }
+        Ok(())
+    }
+
+    fn readdir(&self, cursor: u64) -> Result<Option<(DirEntry, u64)>> {
+        let guard = self.data.read();
+        let Data::Dir(dir) = &*guard else {
+            return Err(Errno::ENOTDIR);
+        };
+        if dir.dead {
+            return Err(Errno::ENOENT);
+        }
+        let dir_entry = |ino, name: &[u8]| DirEntry {
+            ino,
+            name: name.to_vec(),
+            file_type: FileType::Directory,
+        };
+        match cursor {
+            0 => Ok(Some((dir_entry(self.ino, b"."), 1))),
+            1 => {
+                let parent = dir.parent.upgrade().map_or(self.ino, |p| p.ino);
+                Ok(Some((dir_entry(parent, b".."), FIRST_COOKIE)))
+            }
+            _ => Ok(dir.entries.range(cursor..).next().map(|(&cookie, (name, inode))| {
+                let file_type = FileType::from_mode(inode.meta.lock().mode).unwrap_or(FileType::Regular);
+                (
+                    DirEntry {
+                        ino: inode.ino,
+                        name: name.clone(),
+                        file_type,
+                    },
+                    cookie + 1,
+                )
+            })),
+        }
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        match &*self.data.read() {
+            Data::File(p) => Ok(p.read(offset, buf)),
+            Data::Dir(_) => Err(Errno::EISDIR),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<usize> {
+        let n = match &mut *self.data.write() {
+            Data::File(p) => p.write(offset, buf)?,
+            Data::Dir(_) => return Err(Errno::EISDIR),
+            _ => return Err(Errno::EINVAL),
+        };
+        if n > 0 {
+            self.touch_mc();
+        }
+        Ok(n)
+    }
+
+    fn append(&self, buf: &[u8]) -> Result<(usize, u64)> {
+        let (n, end) = match &mut *self.data.write() {
+            Data::File(p) => {
+                let n = p.write(p.size, buf)?;
+                (n, p.size)
+            }
+            Data::Dir(_) => return Err(Errno::EISDIR),
+            _ => return Err(Errno::EINVAL),
+        };
+        if n > 0 {
+            self.touch_mc();
+        }
+        Ok((n, end))
+    }
+
+    fn truncate(&self, size: u64) -> Result<()> {
+        if size > MAX_FILE_SIZE {
+            return Err(Errno::EFBIG);
+        }
+        match &mut *self.data.write() {
+            Data::File(p) => p.truncate(size),
+            Data::Dir(_) => return Err(Errno::EISDIR),
+            _ => return Err(Errno::EINVAL),
+        }
+        self.touch_mc();
+        Ok(())
+    }
+
+    fn readlink(&self) -> Result<Vec<u8>> {
+        match &*self.data.read() {
+            Data::Symlink(t) => Ok(t.clone()),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    fn chmod(&self, mode: u32) -> Result<()> {
+        let now = self.core.now();
+        let mut m = self.meta.lock();
+        m.mode = (m.mode & S_IFMT) | (mode & S_IALLUGO);
+        m.ctime = now;
+        Ok(())
+    }
+
+    fn chown(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
+        let now = self.core.now();
+        let mut m = self.meta.lock();
+        if let Some(uid) = uid {
+            m.uid = uid;
+        }
+        if let Some(gid) = gid {
+            m.gid = gid;
+        }
+        m.ctime = now;
+        Ok(())
+    }
+
+    fn set_times(&self, atime: Option<Timespec>, mtime: Option<Timespec>) -> Result<()> {
+        let now = self.core.now();
+        let mut m = self.meta.lock();
+        if let Some(a) = atime {
+            m.atime = a;
+        }
+        if let Some(t) = mtime {
+            m.mtime = t;
+        }
+        m.ctime = now;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inode::EpochClock;
+
+    fn fs() -> Arc<RamFs> {
+        RamFs::new(Arc::new(EpochClock))
+    }
+
+    #[test]
+    fn sparse_files_read_zeros_in_holes_and_count_only_written_pages() {
+        let fs = fs();
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        assert_eq!(f.write_at(3 * 4096 + 10, b"abc").unwrap(), 3);
+        let m = f.metadata();
+        assert_eq!(m.size, 3 * 4096 + 13);
+        assert_eq!(m.blocks, 8);
+        let mut buf = [0xffu8; 20];
+        assert_eq!(f.read_at(3 * 4096, &mut buf).unwrap(), 13);
+        assert_eq!(&buf[..13], b"\0\0\0\0\0\0\0\0\0\0abc");
+        assert_eq!(f.read_at(100, &mut buf).unwrap(), 20);
+        assert!(buf.iter().all(|&b| b == 0));
+        assert_eq!(f.write_at(u64::MAX - 1, b"abc"), Err(Errno::EFBIG));
+    }
+
+    #[test]
+    fn truncate_then_extend_reads_zeros() {
+        let fs = fs();
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(0, &[7u8; 5000]).unwrap();
+        f.truncate(10).unwrap();
+        f.truncate(5000).unwrap();
+        let mut buf = [0xffu8; 5000];
+        assert_eq!(f.read_at(0, &mut buf).unwrap(), 5000);
+        assert!(buf[..10].iter().all(|&b| b == 7));
+        assert!(buf[10..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn readdir_cursors_survive_removal() {
+        let fs = fs();
+        let root = fs.root();
+        for n in [b"a", b"b", b"c", b"d"] {
+            root.create(n, NodeKind::Regular, 0o644, 0, 0).unwrap();
+        }
+        let mut names = Vec::new();
+        let mut cursor = 0;
+        while let Some((e, next)) = root.readdir(cursor).unwrap() {
+            if e.name != b"." && e.name != b".." {
+                // Remove each entry as it is returned, like `rm -rf`.
+                root.unlink(&e.name).unwrap();
+            }
+            names.push(e.name);
+            cursor = next;
+        }
+        assert_eq!(names, [&b"."[..], b"..", b"a", b"b", b"c", b"d"]);
+    }
+
+    #[test]
+    fn directory_link_counts() {
+        let fs = fs();
+        let root = fs.root();
+        assert_eq!(root.metadata().nlink, 2);
+        let d = root.create(b"d", NodeKind::Directory, 0o755, 0, 0).unwrap();
+        assert_eq!(root.metadata().nlink, 3);
+        d.create(b"e", NodeKind::Directory, 0o755, 0, 0).unwrap();
+        assert_eq!(d.metadata().nlink, 3);
+        root.rename(b"d", &d.lookup(b"e").unwrap(), b"x", 0).unwrap_err();
+        assert_eq!(root.rmdir(b"d"), Err(Errno::ENOTEMPTY));
+        d.rmdir(b"e").unwrap();
+        root.rmdir(b"d").unwrap();
+        assert_eq!(root.metadata().nlink, 2);
+        assert_eq!(d.metadata().nlink, 0);
+        assert_eq!(
+            d.create(b"z", NodeKind::Regular, 0o644, 0, 0).err(),
+            Some(Errno::ENOENT)
+        );
+    }
+}
