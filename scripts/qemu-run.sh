@@ -3,25 +3,36 @@
 #
 #   scripts/qemu-run.sh [--machine virt|raspi4b] [--smp N] [--mem SIZE]
 #                       [--append 'BOOTARGS'] [--timeout SECONDS] [--gdb]
-#                       [--test] [--kernel IMAGE] [--no-dtb]
+#                       [--test] [--kernel IMAGE] [--no-dtb] [--log FILE]
+#                       [FILE...] [-- 'SHELL COMMANDS']
 #
-# Defaults: virt, 4 CPUs, cortex-a72, 1G. Without --timeout the console is
-# interactive (Ctrl-A X quits QEMU). With --timeout QEMU is stopped after
-# that many seconds; the exit status is then 124, as with timeout(1).
-# Otherwise the exit status is QEMU's: a test kernel (--test) ends QEMU
-# through semihosting with 0 when every in-kernel test passed.
+# Defaults: virt, 4 CPUs, cortex-a72, 1G. The initramfs holds init, sh and
+# the utilities; each FILE is copied into its /bin.
 #
-#   --test         boot the in-kernel test build (feature ktest)
-#   --kernel IMG   boot IMG as is (no build)
+# Without `--`: interactive; init starts a shell on the console (Ctrl-A X
+# quits QEMU). With --timeout, QEMU is stopped after that many seconds and
+# the exit status is 124, as with timeout(1).
+#
+# With `-- 'COMMANDS'`: the commands run in the shell with stdin from
+# /dev/null; stdout carries only what they print (the boot log goes to a
+# file named on stderr) and the exit status is theirs: the same interface
+# as ../shared/reflinux/run.sh. 124 on timeout, 125 if the machine did not
+# boot or crashed before the commands finished.
+#
+#   --test         boot the in-kernel test build (feature ktest); its exit
+#                  status is the tests' verdict (0 = all passed)
+#   --kernel IMG   boot IMG as is (no kernel build)
 #   --no-dtb       raspi4b only: pass no device tree (to see the kernel say so)
+#   --log FILE     where the boot log goes in command mode
 #   --gdb          start QEMU's gdb stub, halted; prints how to attach
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-machine=virt smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0
+machine=virt smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0 log=""
+files=() cmds="" have_cmds=0
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
-die() { echo "qemu-run: error: $*" >&2; exit 2; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
+die() { echo "qemu-run: error: $*" >&2; exit 125; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -35,26 +46,54 @@ while [ $# -gt 0 ]; do
         --append=*) append=${1#*=}; shift ;;
         --timeout) timeout_s=${2:?}; shift 2 ;;
         --timeout=*) timeout_s=${1#*=}; shift ;;
+        --log) log=${2:?}; shift 2 ;;
         --gdb) gdb=1; shift ;;
         --test) test=1; shift ;;
         --kernel) kernel=${2:?}; shift 2 ;;
         --no-dtb) no_dtb=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) usage; die "unknown argument: $1" ;;
+        --) shift; have_cmds=1; cmds=$*; shift $# ;;
+        -*) usage; die "unknown option: $1" ;;
+        *) files+=("$1"); shift ;;
     esac
 done
 case "$machine" in virt|raspi4b) ;; *) die "--machine must be virt or raspi4b" ;; esac
 [[ "$smp" =~ ^[1-8]$ ]] || die "--smp must be 1..8"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
+for f in ${files[@]+"${files[@]}"}; do
+    [ -f "$f" ] || die "no such file: $f"
+done
 
 "$root/scripts/setup.sh" >&2
 
+cd "$root"
 if [ -z "$kernel" ]; then
     build_args=()
     [ "$test" = 1 ] && build_args+=(--test)
-    kernel=$(cd "$root" && cargo run --quiet --release -p kbuild -- "${build_args[@]}")
+    kernel=$(cargo run --quiet --release -p kbuild -- ${build_args[@]+"${build_args[@]}"})
 fi
 [ -f "$kernel" ] || die "no kernel image at $kernel"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/qemu-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+token=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+initrd_args=(-o "$work/initramfs.cpio")
+if [ "$have_cmds" = 1 ]; then
+    printf '%s\n' "$cmds" > "$work/cmd.sh"
+    # Markers around the commands, so that only their output is shown.
+    {
+        echo "echo @@@QEMURUN-BEGIN-$token@@@"
+        echo "sh /etc/cmd.sh < /dev/null"
+        echo "echo -n \"@@@QEMURUN-END-$token rc=\$?@@@\""
+    } > "$work/rc"
+    initrd_args+=(--rc "$work/rc" --cmd "$work/cmd.sh")
+fi
+for f in ${files[@]+"${files[@]}"}; do
+    initrd_args+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
+done
+if [ "$test" = 0 ]; then
+    cargo run --quiet --release -p kbuild -- initramfs "${initrd_args[@]}" > /dev/null
+fi
 
 qemu=(qemu-system-aarch64 -nographic -no-reboot -semihosting-config enable=on,target=native)
 case "$machine" in
@@ -69,19 +108,56 @@ case "$machine" in
         fi ;;
 esac
 qemu+=(-kernel "$kernel")
+[ "$test" = 0 ] && qemu+=(-initrd "$work/initramfs.cpio")
 [ -n "$append" ] && qemu+=(-append "$append")
 if [ "$gdb" = 1 ]; then
     qemu+=(-s -S)
-    elf="$(dirname "$kernel")/kernel.elf"
     echo "qemu-run: gdb stub on :1234, CPU halted. Attach with:" >&2
-    echo "  gdb-multiarch $elf -ex 'target remote :1234'" >&2
+    echo "  gdb-multiarch $(dirname "$kernel")/kernel.elf -ex 'target remote :1234'" >&2
 fi
 
-if [ -n "$timeout_s" ]; then
-    set +e
-    timeout --foreground -k 5 "$timeout_s" "${qemu[@]}" < /dev/null
-    rc=$?
-    set -e
-    exit $rc
+if [ "$have_cmds" = 0 ]; then
+    if [ -n "$timeout_s" ]; then
+        set +e
+        timeout --foreground -k 5 "$timeout_s" "${qemu[@]}" < /dev/null
+        exit $?
+    fi
+    exec "${qemu[@]}"
 fi
-exec "${qemu[@]}"
+
+# Command mode: boot log to a file, the commands' output to stdout.
+if [ -z "$log" ]; then
+    mkdir -p "$root/target/logs"
+    log="$root/target/logs/qemu-run-$(date +%Y%m%d-%H%M%S)-$$.log"
+fi
+echo "qemu-run: boot log: $log" >&2
+set +e
+timeout -k 5 "${timeout_s:-300}" "${qemu[@]}" < /dev/null > "$log" 2>&1
+qrc=$?
+set -e
+exec 3>&1
+status=$(perl -e '
+    my ($log, $tok) = @ARGV;
+    open(my $fh, "<:raw", $log) or die; local $/; my $s = <$fh>;
+    my $b = index($s, "\@\@\@QEMURUN-BEGIN-$tok\@\@\@");
+    if ($b < 0) { print STDERR "noboot\n"; exit 0 }
+    my $start = index($s, "\n", $b) + 1;
+    my $e = index($s, "\@\@\@QEMURUN-END-$tok rc=", $start);
+    my $out = substr($s, $start, ($e < 0 ? length($s) : $e) - $start);
+    $out =~ s/\r\n/\n/g;
+    binmode STDOUT; print $out;
+    if ($e < 0) { print STDERR "noend\n"; exit 0 }
+    substr($s, $e) =~ /rc=(\d+)\@\@\@/;
+    print STDERR "rc $1\n";
+' "$log" "$token" 2>&1 >&3)
+exec 3>&-
+case "$status" in
+    "rc "*) exit "${status#rc }" ;;
+esac
+if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+    echo "qemu-run: error: timeout: qemu killed after ${timeout_s:-300} s; log: $log" >&2
+    exit 124
+fi
+echo "qemu-run: error: the commands did not finish ($status, qemu exit status $qrc); last lines of $log:" >&2
+tail -n 25 "$log" | tr -d '\r' | sed 's/^/  | /' >&2
+exit 125

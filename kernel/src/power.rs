@@ -7,6 +7,9 @@ pub fn poweroff() -> ! {
     if let Some(c) = crate::init::psci_conduit() {
         arch::psci::system_off(c);
     }
+    if crate::drivers::bcm2835_pm::power_off() {
+        crate::time::udelay(100_000);
+    }
     crate::smp::smp_send_stop();
     crate::pr_info!("reboot: System halted");
     arch::cpu::halt()
@@ -17,6 +20,9 @@ pub fn restart() -> ! {
     crate::pr_info!("reboot: Restarting system");
     if let Some(c) = crate::init::psci_conduit() {
         arch::psci::system_reset(c);
+    }
+    if crate::drivers::bcm2835_pm::restart() {
+        crate::time::udelay(100_000);
     }
     crate::smp::smp_send_stop();
     arch::cpu::halt()

@@ -94,6 +94,10 @@ pub struct Platform<'a> {
     /// `linux,initrd-end` (either 32 or 64 bits wide), if both are given
     /// and describe a non-empty range.
     pub initrd: Option<Region>,
+    /// The Broadcom power-management/watchdog block ("brcm,bcm2835-pm" or
+    /// "brcm,bcm2835-pm-wdt"), through which a Raspberry Pi powers off and
+    /// restarts (it has no PSCI): its first register region.
+    pub power_mgmt: Option<Region>,
     /// The blob's `totalsize`: how many bytes of memory it occupies.
     pub total_size: usize,
 }
@@ -383,6 +387,7 @@ pub fn parse(dtb: &[u8]) -> Result<Platform<'_>, Error> {
 
     Ok(Platform {
         initrd,
+        power_mgmt: scan.power_mgmt,
         model: scan.model,
         memory: scan.memory,
         reserved: scan.reserved,
@@ -407,6 +412,7 @@ struct Scan<'a> {
     chosen: Option<Node<'a>>,
     aliases: Option<Node<'a>>,
     first_pl011: Option<UartNode<'a>>,
+    power_mgmt: Option<Region>,
     gic: Option<Gic>,
     timer: Option<TimerNode<'a>>,
     psci: Option<PsciConduit>,
@@ -478,6 +484,9 @@ impl<'a> Scan<'a> {
         }
         if self.gic.is_none() {
             self.gic = gic(fdt, path);
+        }
+        if self.power_mgmt.is_none() && compatible_any(node, &["brcm,bcm2835-pm", "brcm,bcm2835-pm-wdt"]) {
+            self.power_mgmt = reg_regions(path).next().flatten();
         }
         if self.timer.is_none() && compatible_any(node, &TIMER_COMPATIBLES) {
             self.timer = Some(TimerNode {

@@ -227,3 +227,11 @@ fn virt_initrd_range_comes_from_chosen() {
     assert!(r.size > 0 && r.size < 4096, "{r:?}");
     assert!(devicetree::parse(VIRT_SMP4).unwrap().initrd.is_none());
 }
+
+#[test]
+fn raspberry_pi_power_management_block_is_found() {
+    let p = devicetree::parse(RPI4).expect("parses");
+    let pm = p.power_mgmt.expect("the PM/watchdog block");
+    assert_eq!(pm.base, 0xfe10_0000);
+    assert!(devicetree::parse(VIRT_SMP4).unwrap().power_mgmt.is_none());
+}

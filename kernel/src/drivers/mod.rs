@@ -1,2 +1,3 @@
 //! Device drivers.
+pub mod bcm2835_pm;
 pub mod pl011;

@@ -276,7 +276,7 @@ syscall!(__arm64_sys_ioctl, r, Ok(file(r.regs[0])?.ioctl(r.regs[1] as u32, r.reg
 
 syscall!(__arm64_sys_sync, _r, Ok(0));
 
-/// ppoll(fds, nfds, timeout, sigmask, sigsetsize).
+// ppoll(fds, nfds, timeout, sigmask, sigsetsize).
 syscall!(__arm64_sys_ppoll, r, {
     let (ufds, nfds, tmo, sigmask, sigsetsize) = (r.regs[0], r.regs[1] as usize, r.regs[2], r.regs[3], r.regs[4]);
     if nfds > 1024 {

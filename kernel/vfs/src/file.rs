@@ -83,8 +83,9 @@ pub fn generic_llseek(pos: u64, offset: i64, whence: u32, size: u64) -> Result<u
 
 /// Status flags F_SETFL may change.
 const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK;
-/// Flags an open file keeps (`do_dentry_open` drops the open-time ones).
-const OPEN_TIME_FLAGS: u32 = O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC;
+/// Flags an open file does not keep: `do_dentry_open` drops the open-time
+/// ones, and close-on-exec belongs to the descriptor.
+const OPEN_TIME_FLAGS: u32 = O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC;
 
 enum Backend {
     /// Data through the inode's `read_at`/`write_at`/`readdir`.
@@ -373,7 +374,7 @@ impl OpenFile {
     /// use), from the current offset.
     pub fn read_to_end(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        let mut chunk = [0u8; 512];
+        let mut chunk = alloc::vec![0u8; 4096];
         loop {
             let n = self.read(&mut chunk)?;
             if n == 0 {

@@ -51,10 +51,10 @@ pub use cred::{may_access, Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
 pub use device::{CharDevice, DeviceRegistry, DeviceTable};
 pub use fdtable::FdTable;
 pub use file::{FileOps, OpenFile};
+pub use inode::{
+    alloc_anon_dev, Clock, DirEntry, EpochClock, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec,
+};
 pub use mount::{Mount, Path, Vfs};
-
-pub use inode::{Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec};
-
 pub use uapi::Errno;
 pub use wait::{WaitHook, WaitQueueHead, WaiterId};
 

@@ -196,7 +196,10 @@ impl<'a> NameiData<'a> {
                     return Err(Errno::ENAMETOOLONG);
                 }
                 match p.dir.inode.lookup(name) {
-                    Ok(inode) => Ok(Some(Path { mnt: p.dir.mnt.clone(), inode })),
+                    Ok(inode) => Ok(Some(Path {
+                        mnt: p.dir.mnt.clone(),
+                        inode,
+                    })),
                     Err(Errno::ENOENT) => Ok(None),
                     Err(e) => Err(e),
                 }

@@ -107,8 +107,12 @@ fn fcntl_commands() {
     assert_eq!(t.fcntl(fd, F_DUPFD, 1024), Err(Errno::EINVAL));
     assert_eq!(t.fcntl(fd, F_GETFL, 0).unwrap() as u32, O_WRONLY | O_LARGEFILE);
     // Only O_APPEND and O_NONBLOCK change; the access mode does not.
-    t.fcntl(fd, F_SETFL, (O_RDWR | O_APPEND | O_NONBLOCK | O_CREAT) as u64).unwrap();
-    assert_eq!(t.fcntl(fd, F_GETFL, 0).unwrap() as u32, O_WRONLY | O_LARGEFILE | O_APPEND | O_NONBLOCK);
+    t.fcntl(fd, F_SETFL, (O_RDWR | O_APPEND | O_NONBLOCK | O_CREAT) as u64)
+        .unwrap();
+    assert_eq!(
+        t.fcntl(fd, F_GETFL, 0).unwrap() as u32,
+        O_WRONLY | O_LARGEFILE | O_APPEND | O_NONBLOCK
+    );
     t.fcntl(fd, F_SETFL, 0).unwrap();
     assert_eq!(t.fcntl(fd, F_GETFL, 0).unwrap() as u32, O_WRONLY | O_LARGEFILE);
     assert_eq!(t.fcntl(fd, 9999, 0), Err(Errno::EINVAL));

@@ -54,7 +54,10 @@ fn component_longer_than_name_max_is_enametoolong() {
     let long = "x".repeat(256);
     assert_eq!(w.lookup(&format!("/{long}")).err(), Some(Errno::ENAMETOOLONG));
     assert_eq!(w.lookup(&format!("/{long}/y")).err(), Some(Errno::ENAMETOOLONG));
-    assert_eq!(w.open(&format!("/{long}"), O_CREAT | O_WRONLY).err(), Some(Errno::ENAMETOOLONG));
+    assert_eq!(
+        w.open(&format!("/{long}"), O_CREAT | O_WRONLY).err(),
+        Some(Errno::ENAMETOOLONG)
+    );
     // 255 is allowed.
     let ok = "x".repeat(255);
     assert_eq!(w.lookup(&format!("/{ok}")).err(), Some(Errno::ENOENT));
@@ -106,7 +109,10 @@ fn trailing_slash_requires_a_directory() {
     w.symlink("/f", "/lf");
     let d = w.lookup("/d").unwrap();
     assert!(w.vfs.lookup(&w.root, &w.cwd(), b"/ld/", false).unwrap().same(&d));
-    assert_eq!(w.vfs.lookup(&w.root, &w.cwd(), b"/lf/", false).err(), Some(Errno::ENOTDIR));
+    assert_eq!(
+        w.vfs.lookup(&w.root, &w.cwd(), b"/lf/", false).err(),
+        Some(Errno::ENOTDIR)
+    );
     assert_eq!(w.lstat_mode("/ld").unwrap() & S_IFMT, S_IFLNK);
     assert_eq!(w.lstat_mode("/ld/").unwrap() & S_IFMT, S_IFDIR);
 }
@@ -233,19 +239,28 @@ fn mounts_cover_directories_and_dotdot_climbs_out() {
     w.mkdir("/mnt");
     w.write("/mnt/hidden", b"");
     let fs2 = RamFs::new(w.clock.clone());
-    fs2.root().create(b"inner", vfs::NodeKind::Directory, 0o755, 0, 0).unwrap();
+    fs2.root()
+        .create(b"inner", vfs::NodeKind::Directory, 0o755, 0, 0)
+        .unwrap();
     let mnt = w.lookup("/mnt").unwrap();
     w.vfs.mount(fs2.clone(), &mnt).unwrap();
     assert_eq!(w.lookup("/mnt/hidden").err(), Some(Errno::ENOENT));
     let inner = w.lookup("/mnt/inner").unwrap();
     assert_eq!(inner.metadata().dev, fs2.dev());
-    assert!(w.vfs.lookup(&w.root, &inner, b"../..", true).unwrap().same(&w.vfs.root()));
+    assert!(w
+        .vfs
+        .lookup(&w.root, &inner, b"../..", true)
+        .unwrap()
+        .same(&w.vfs.root()));
     assert!(w.lookup("/mnt/..").unwrap().same(&w.vfs.root()));
     assert!(w.lookup("/mnt/inner/../../mnt/inner").unwrap().same(&inner));
     assert_eq!(w.getcwd(&inner), "/mnt/inner");
     assert_eq!(w.getcwd(&w.lookup("/mnt").unwrap()), "/mnt");
     // The mount point cannot be removed; the mount is busy while used.
-    assert_eq!(w.vfs.unlinkat(&w.root, &w.cwd(), b"/mnt", AT_REMOVEDIR), Err(Errno::EBUSY));
+    assert_eq!(
+        w.vfs.unlinkat(&w.root, &w.cwd(), b"/mnt", AT_REMOVEDIR),
+        Err(Errno::EBUSY)
+    );
     let mroot = w.lookup("/mnt").unwrap();
     assert_eq!(w.vfs.umount(&mroot), Err(Errno::EBUSY));
     drop(inner);
@@ -282,7 +297,10 @@ fn nested_mounts_and_bind_mounts() {
     let t = w.lookup("/tracing").unwrap();
     assert_eq!(w.getcwd(&t), "/tracing");
     assert_eq!(w.getcwd(&src), "/sys/kernel/tracing");
-    assert!(w.lookup("/sys/kernel/tracing/../..").unwrap().same(&w.lookup("/sys").unwrap()));
+    assert!(w
+        .lookup("/sys/kernel/tracing/../..")
+        .unwrap()
+        .same(&w.lookup("/sys").unwrap()));
     assert!(w.lookup("/tracing/..").unwrap().same(&w.vfs.root()));
     // A mount point under a mount can't be unmounted while mounts sit on it.
     drop((t, src));
@@ -304,7 +322,10 @@ fn getcwd_names_the_directory_and_fails_once_it_is_removed() {
     assert_eq!(w.vfs.getcwd(&b), Err(Errno::ENOENT));
     // Nothing can be created in a removed directory; `..` still works.
     assert_eq!(w.vfs.mkdirat(&w.root, &b, b"new", 0o755, 0), Err(Errno::ENOENT));
-    assert_eq!(w.vfs.openat(&w.root, &b, b"f", O_CREAT | O_WRONLY, 0o644, 0).err(), Some(Errno::ENOENT));
+    assert_eq!(
+        w.vfs.openat(&w.root, &b, b"f", O_CREAT | O_WRONLY, 0o644, 0).err(),
+        Some(Errno::ENOENT)
+    );
     let f = w.vfs.openat(&w.root, &b, b".", O_RDONLY, 0, 0).unwrap();
     assert_eq!(f.getdents64(&mut [0u8; 64]), Err(Errno::ENOENT));
 }
@@ -318,7 +339,10 @@ fn path_at_uses_the_directory_fd_only_for_relative_paths() {
     let dfd = fds.install(w.open("/d", O_RDONLY).unwrap(), false).unwrap();
     let ffd = fds.install(w.open("/f", O_RDONLY).unwrap(), false).unwrap();
     let cwd = w.cwd();
-    assert!(fds.path_at(dfd, &cwd, b"x", false).unwrap().same(&w.lookup("/d").unwrap()));
+    assert!(fds
+        .path_at(dfd, &cwd, b"x", false)
+        .unwrap()
+        .same(&w.lookup("/d").unwrap()));
     assert!(fds.path_at(AT_FDCWD, &cwd, b"x", false).unwrap().same(&cwd));
     assert_eq!(fds.path_at(ffd, &cwd, b"x", false).err(), Some(Errno::ENOTDIR));
     assert_eq!(fds.path_at(99, &cwd, b"x", false).err(), Some(Errno::EBADF));

@@ -16,7 +16,8 @@ fn rmdir(w: &World, path: &str) -> Result<(), Errno> {
 }
 
 fn rename(w: &World, from: &str, to: &str) -> Result<(), Errno> {
-    w.vfs.renameat2(&w.root, &w.cwd(), from.as_bytes(), &w.cwd(), to.as_bytes(), 0)
+    w.vfs
+        .renameat2(&w.root, &w.cwd(), from.as_bytes(), &w.cwd(), to.as_bytes(), 0)
 }
 
 #[test]
@@ -30,9 +31,15 @@ fn mkdir_errors() {
     assert_eq!(mk("/"), Err(Errno::EEXIST));
     assert_eq!(mk("/x/y"), Err(Errno::ENOENT));
     mk("/e/").unwrap();
-    assert_eq!(w.vfs.fstatat(&w.root, &w.cwd(), b"/e", 0).unwrap().mode, S_IFDIR | 0o755);
+    assert_eq!(
+        w.vfs.fstatat(&w.root, &w.cwd(), b"/e", 0).unwrap().mode,
+        S_IFDIR | 0o755
+    );
     w.vfs.mkdirat(&w.root, &w.cwd(), b"/m", 0o7777, 0o022).unwrap();
-    assert_eq!(w.vfs.fstatat(&w.root, &w.cwd(), b"/m", 0).unwrap().mode, S_IFDIR | 0o1755);
+    assert_eq!(
+        w.vfs.fstatat(&w.root, &w.cwd(), b"/m", 0).unwrap().mode,
+        S_IFDIR | 0o1755
+    );
 }
 
 #[test]
@@ -82,7 +89,9 @@ fn sticky_directories_protect_other_users_files() {
     w.mkdir_mode("/tmp", 0o1777);
     let alice = Cred::new(1000, 1000);
     let bob = Cred::new(1001, 1001);
-    w.vfs.openat(&alice, &w.cwd(), b"/tmp/a", O_CREAT | O_WRONLY, 0o666, 0).unwrap();
+    w.vfs
+        .openat(&alice, &w.cwd(), b"/tmp/a", O_CREAT | O_WRONLY, 0o666, 0)
+        .unwrap();
     assert_eq!(w.vfs.unlinkat(&bob, &w.cwd(), b"/tmp/a", 0), Err(Errno::EPERM));
     assert_eq!(
         w.vfs.renameat2(&bob, &w.cwd(), b"/tmp/a", &w.cwd(), b"/tmp/b", 0),
@@ -140,16 +149,23 @@ fn rename_errors() {
     assert_eq!(rename(&w, "/f", "/d/.."), Err(Errno::EBUSY));
     w.write("/g", b"");
     assert_eq!(
-        w.vfs.renameat2(&w.root, &w.cwd(), b"/f", &w.cwd(), b"/g", RENAME_NOREPLACE),
+        w.vfs
+            .renameat2(&w.root, &w.cwd(), b"/f", &w.cwd(), b"/g", RENAME_NOREPLACE),
         Err(Errno::EEXIST)
     );
-    assert_eq!(w.vfs.renameat2(&w.root, &w.cwd(), b"/f", &w.cwd(), b"/h", 8), Err(Errno::EINVAL));
+    assert_eq!(
+        w.vfs.renameat2(&w.root, &w.cwd(), b"/f", &w.cwd(), b"/h", 8),
+        Err(Errno::EINVAL)
+    );
     // Across mounts: EXDEV.
     w.mkdir("/mnt");
     let fs2 = vfs::ramfs::RamFs::new(w.clock.clone());
     w.vfs.mount(fs2, &w.lookup("/mnt").unwrap()).unwrap();
     assert_eq!(rename(&w, "/f", "/mnt/f"), Err(Errno::EXDEV));
-    assert_eq!(w.vfs.linkat(&w.root, &w.cwd(), b"/f", &w.cwd(), b"/mnt/f", 0), Err(Errno::EXDEV));
+    assert_eq!(
+        w.vfs.linkat(&w.root, &w.cwd(), b"/f", &w.cwd(), b"/mnt/f", 0),
+        Err(Errno::EXDEV)
+    );
     assert_eq!(rename(&w, "/mnt", "/mnt2"), Err(Errno::EBUSY));
 }
 
@@ -165,15 +181,29 @@ fn hard_links_share_an_inode() {
     assert_eq!(w.read("/g").unwrap(), b"data");
     assert_eq!(w.vfs.fstatat(&w.root, &w.cwd(), b"/g", 0).unwrap().nlink, 1);
     w.mkdir("/d");
-    assert_eq!(w.vfs.linkat(&w.root, &w.cwd(), b"/d", &w.cwd(), b"/d2", 0), Err(Errno::EPERM));
-    assert_eq!(w.vfs.linkat(&w.root, &w.cwd(), b"/g", &w.cwd(), b"/d", 0), Err(Errno::EEXIST));
-    assert_eq!(w.vfs.linkat(&w.root, &w.cwd(), b"/g", &w.cwd(), b"/new/", 0), Err(Errno::ENOENT));
-    assert_eq!(w.vfs.linkat(&w.root, &w.cwd(), b"/g", &w.cwd(), b"/x", 1), Err(Errno::EINVAL));
+    assert_eq!(
+        w.vfs.linkat(&w.root, &w.cwd(), b"/d", &w.cwd(), b"/d2", 0),
+        Err(Errno::EPERM)
+    );
+    assert_eq!(
+        w.vfs.linkat(&w.root, &w.cwd(), b"/g", &w.cwd(), b"/d", 0),
+        Err(Errno::EEXIST)
+    );
+    assert_eq!(
+        w.vfs.linkat(&w.root, &w.cwd(), b"/g", &w.cwd(), b"/new/", 0),
+        Err(Errno::ENOENT)
+    );
+    assert_eq!(
+        w.vfs.linkat(&w.root, &w.cwd(), b"/g", &w.cwd(), b"/x", 1),
+        Err(Errno::EINVAL)
+    );
     // linkat links the symlink itself unless AT_SYMLINK_FOLLOW.
     w.symlink("/g", "/l");
     w.vfs.linkat(&w.root, &w.cwd(), b"/l", &w.cwd(), b"/l2", 0).unwrap();
     assert_eq!(w.lstat_mode("/l2").unwrap() & S_IFMT, S_IFLNK);
-    w.vfs.linkat(&w.root, &w.cwd(), b"/l", &w.cwd(), b"/g2", AT_SYMLINK_FOLLOW).unwrap();
+    w.vfs
+        .linkat(&w.root, &w.cwd(), b"/l", &w.cwd(), b"/g2", AT_SYMLINK_FOLLOW)
+        .unwrap();
     assert_eq!(w.lstat_mode("/g2").unwrap() & S_IFMT, S_IFREG);
 }
 
@@ -184,18 +214,34 @@ fn symlink_and_mknod_creation_rules() {
     assert_eq!(w.vfs.symlinkat(&w.root, b"x", &w.cwd(), b"/f"), Err(Errno::EEXIST));
     assert_eq!(w.vfs.symlinkat(&w.root, b"x", &w.cwd(), b"/new/"), Err(Errno::ENOENT));
     let long = vec![b'a'; 4096];
-    assert_eq!(w.vfs.symlinkat(&w.root, &long, &w.cwd(), b"/l"), Err(Errno::ENAMETOOLONG));
+    assert_eq!(
+        w.vfs.symlinkat(&w.root, &long, &w.cwd(), b"/l"),
+        Err(Errno::ENAMETOOLONG)
+    );
     let dev = makedev(1, 3);
     let u = user();
     w.mkdir_mode("/pub", 0o777);
-    assert_eq!(w.vfs.mknodat(&u, &w.cwd(), b"/pub/null", S_IFCHR | 0o666, dev, 0), Err(Errno::EPERM));
-    w.vfs.mknodat(&u, &w.cwd(), b"/pub/fifo", S_IFIFO | 0o666, 0, 0o022).unwrap();
+    assert_eq!(
+        w.vfs.mknodat(&u, &w.cwd(), b"/pub/null", S_IFCHR | 0o666, dev, 0),
+        Err(Errno::EPERM)
+    );
+    w.vfs
+        .mknodat(&u, &w.cwd(), b"/pub/fifo", S_IFIFO | 0o666, 0, 0o022)
+        .unwrap();
     assert_eq!(w.lstat_mode("/pub/fifo").unwrap(), S_IFIFO | 0o644);
     w.vfs.mknodat(&u, &w.cwd(), b"/pub/reg", 0o600, 0, 0).unwrap();
     assert_eq!(w.lstat_mode("/pub/reg").unwrap(), S_IFREG | 0o600);
-    assert_eq!(w.vfs.mknodat(&w.root, &w.cwd(), b"/x", S_IFDIR | 0o755, 0, 0), Err(Errno::EPERM));
-    assert_eq!(w.vfs.mknodat(&w.root, &w.cwd(), b"/x", 0o170000, 0, 0), Err(Errno::EINVAL));
-    w.vfs.mknodat(&w.root, &w.cwd(), b"/null", S_IFCHR | 0o666, makedev(1, 3), 0).unwrap();
+    assert_eq!(
+        w.vfs.mknodat(&w.root, &w.cwd(), b"/x", S_IFDIR | 0o755, 0, 0),
+        Err(Errno::EPERM)
+    );
+    assert_eq!(
+        w.vfs.mknodat(&w.root, &w.cwd(), b"/x", 0o170000, 0, 0),
+        Err(Errno::EINVAL)
+    );
+    w.vfs
+        .mknodat(&w.root, &w.cwd(), b"/null", S_IFCHR | 0o666, makedev(1, 3), 0)
+        .unwrap();
     let m = w.vfs.fstatat(&w.root, &w.cwd(), b"/null", 0).unwrap();
     assert_eq!((m.mode, major(m.rdev), minor(m.rdev)), (S_IFCHR | 0o666, 1, 3));
     // Opening a FIFO or socket node: ENXIO (no named pipes yet).
@@ -209,7 +255,9 @@ fn set_group_id_directories_pass_their_group_on() {
     w.chown("/shared", 0, 50);
     w.vfs.fchmodat(&w.root, &w.cwd(), b"/shared", 0o2777, 0).unwrap();
     let u = user();
-    w.vfs.openat(&u, &w.cwd(), b"/shared/f", O_CREAT | O_WRONLY, 0o644, 0).unwrap();
+    w.vfs
+        .openat(&u, &w.cwd(), b"/shared/f", O_CREAT | O_WRONLY, 0o644, 0)
+        .unwrap();
     w.vfs.mkdirat(&u, &w.cwd(), b"/shared/d", 0o755, 0).unwrap();
     let f = w.vfs.fstatat(&w.root, &w.cwd(), b"/shared/f", 0).unwrap();
     let d = w.vfs.fstatat(&w.root, &w.cwd(), b"/shared/d", 0).unwrap();
@@ -238,7 +286,10 @@ fn chmod_and_chown_permissions() {
     w.chown("/f", 5, 5);
     assert_eq!(w.lstat_mode("/f").unwrap(), S_IFREG | 0o755);
     w.symlink("/f", "/l");
-    assert_eq!(w.vfs.fchmodat(&w.root, &w.cwd(), b"/l", 0o600, AT_SYMLINK_NOFOLLOW), Err(Errno::EOPNOTSUPP));
+    assert_eq!(
+        w.vfs.fchmodat(&w.root, &w.cwd(), b"/l", 0o600, AT_SYMLINK_NOFOLLOW),
+        Err(Errno::EOPNOTSUPP)
+    );
     assert_eq!(w.vfs.fchmodat(&w.root, &w.cwd(), b"/l", 0o600, 1), Err(Errno::EINVAL));
 }
 
@@ -253,10 +304,14 @@ fn utimensat_permissions() {
     let t = TimeSpec::Set(Timespec::new(5, 0));
     let now = Timespec::new(99, 0);
     assert_eq!(w.vfs.utimensat(&u, &w.cwd(), b"/f", [t, t], now, 0), Err(Errno::EPERM));
-    w.vfs.utimensat(&u, &w.cwd(), b"/f", [TimeSpec::Now, TimeSpec::Now], now, 0).unwrap();
+    w.vfs
+        .utimensat(&u, &w.cwd(), b"/f", [TimeSpec::Now, TimeSpec::Now], now, 0)
+        .unwrap();
     let m = w.vfs.fstatat(&w.root, &w.cwd(), b"/f", 0).unwrap();
     assert_eq!((m.atime, m.mtime), (now, now));
-    w.vfs.utimensat(&w.root, &w.cwd(), b"/f", [TimeSpec::Omit, t], now, 0).unwrap();
+    w.vfs
+        .utimensat(&w.root, &w.cwd(), b"/f", [TimeSpec::Omit, t], now, 0)
+        .unwrap();
     let m = w.vfs.fstatat(&w.root, &w.cwd(), b"/f", 0).unwrap();
     assert_eq!((m.atime, m.mtime), (now, Timespec::new(5, 0)));
 }

@@ -12,14 +12,23 @@ fn o_creat_applies_umask_and_owner() {
     let w = world();
     w.mkdir_mode("/tmp", 0o777);
     let u = user();
-    let f = w.vfs.openat(&u, &w.cwd(), b"/tmp/f", O_CREAT | O_WRONLY, 0o666, 0o027).unwrap();
+    let f = w
+        .vfs
+        .openat(&u, &w.cwd(), b"/tmp/f", O_CREAT | O_WRONLY, 0o666, 0o027)
+        .unwrap();
     let m = f.metadata();
     assert_eq!(m.mode, S_IFREG | 0o640);
     assert_eq!((m.uid, m.gid, m.nlink, m.size), (1000, 1000, 1, 0));
     // A file created read-only can still be written through this open.
-    let g = w.vfs.openat(&u, &w.cwd(), b"/tmp/ro", O_CREAT | O_WRONLY, 0o444, 0).unwrap();
+    let g = w
+        .vfs
+        .openat(&u, &w.cwd(), b"/tmp/ro", O_CREAT | O_WRONLY, 0o444, 0)
+        .unwrap();
     assert_eq!(g.write(b"ok").unwrap(), 2);
-    assert_eq!(w.vfs.openat(&u, &w.cwd(), b"/tmp/ro", O_WRONLY, 0, 0).err(), Some(Errno::EACCES));
+    assert_eq!(
+        w.vfs.openat(&u, &w.cwd(), b"/tmp/ro", O_WRONLY, 0, 0).err(),
+        Some(Errno::EACCES)
+    );
 }
 
 #[test]
@@ -32,7 +41,10 @@ fn o_excl_and_existing_files() {
     assert_eq!(f.metadata().size, 3);
     // O_CREAT|O_EXCL never follows a final symlink, even a dangling one.
     w.symlink("/nowhere", "/dangling");
-    assert_eq!(w.open("/dangling", O_CREAT | O_EXCL | O_WRONLY).err(), Some(Errno::EEXIST));
+    assert_eq!(
+        w.open("/dangling", O_CREAT | O_EXCL | O_WRONLY).err(),
+        Some(Errno::EEXIST)
+    );
     // Plain O_CREAT through a dangling link creates its target.
     w.open("/dangling", O_CREAT | O_WRONLY).unwrap();
     assert!(w.lookup("/nowhere").is_ok());
@@ -74,7 +86,10 @@ fn o_directory_and_o_creat_with_trailing_slash() {
     assert_eq!(w.open("/f", O_RDONLY | O_DIRECTORY).err(), Some(Errno::ENOTDIR));
     assert_eq!(w.open("/new/", O_CREAT | O_WRONLY).err(), Some(Errno::EISDIR));
     assert_eq!(w.open("/f/", O_CREAT | O_WRONLY).err(), Some(Errno::EISDIR));
-    assert_eq!(w.open("/new", O_CREAT | O_DIRECTORY | O_RDONLY).err(), Some(Errno::EINVAL));
+    assert_eq!(
+        w.open("/new", O_CREAT | O_DIRECTORY | O_RDONLY).err(),
+        Some(Errno::EINVAL)
+    );
     assert_eq!(w.open("/missing", O_RDONLY).err(), Some(Errno::ENOENT));
     assert_eq!(w.open("/missing/x", O_CREAT | O_WRONLY).err(), Some(Errno::ENOENT));
 }
@@ -196,7 +211,7 @@ fn o_append_writes_at_the_end() {
 fn status_flags_as_linux_reports_them() {
     let w = world();
     w.write("/f", b"");
-    let f = w.open("/f", O_RDWR | O_CREAT | O_TRUNC | O_APPEND).unwrap();
+    let f = w.open("/f", O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC).unwrap();
     assert_eq!(f.flags(), O_RDWR | O_APPEND | O_LARGEFILE);
     f.set_status_flags(O_NONBLOCK | O_RDONLY | O_SYNC);
     assert_eq!(f.flags(), O_RDWR | O_NONBLOCK | O_LARGEFILE);
@@ -275,7 +290,10 @@ fn getdents64_gives_whole_records() {
     assert_eq!(f.lseek(0, SEEK_END), Err(Errno::EINVAL));
     // Not a directory.
     w.write("/f", b"");
-    assert_eq!(w.open("/f", O_RDONLY).unwrap().getdents64(&mut [0u8; 64]), Err(Errno::ENOTDIR));
+    assert_eq!(
+        w.open("/f", O_RDONLY).unwrap().getdents64(&mut [0u8; 64]),
+        Err(Errno::ENOTDIR)
+    );
 }
 
 #[test]
@@ -299,7 +317,9 @@ fn getdents64_while_removing_sees_every_entry_once() {
             let name = &buf[off + 19..off + reclen];
             let name = std::str::from_utf8(&name[..name.iter().position(|&b| b == 0).unwrap()]).unwrap();
             if name != "." && name != ".." {
-                w.vfs.unlinkat(&w.root, &w.cwd(), format!("/d/{name}").as_bytes(), 0).unwrap();
+                w.vfs
+                    .unlinkat(&w.root, &w.cwd(), format!("/d/{name}").as_bytes(), 0)
+                    .unwrap();
                 seen += 1;
             }
             off += reclen;

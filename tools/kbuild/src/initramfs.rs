@@ -38,8 +38,9 @@ pub fn build_userland(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// Packs the archive: directories, the programs, `extra` files into `/bin`
-/// (keeping their mode), `/etc/rc` if given, and `/tracing -> /sys/kernel/tracing`.
-pub fn pack(bin_dir: &Path, extra: &[PathBuf], rc: Option<&[u8]>) -> Result<Vec<u8>, String> {
+/// (keeping their mode), `/etc/rc` and `/etc/cmd.sh` if given, and
+/// `/tracing -> /sys/kernel/tracing`.
+pub fn pack(bin_dir: &Path, extra: &[PathBuf], rc: Option<&[u8]>, cmd: Option<&[u8]>) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::PermissionsExt;
     let mut w = Writer::new();
     let err = |e: cpio::WriteError| format!("initramfs: {e:?}");
@@ -61,6 +62,9 @@ pub fn pack(bin_dir: &Path, extra: &[PathBuf], rc: Option<&[u8]>) -> Result<Vec<
     }
     if let Some(rc) = rc {
         w.file("etc/rc", Metadata::new(0o644, 0, 0), rc).map_err(err)?;
+    }
+    if let Some(cmd) = cmd {
+        w.file("etc/cmd.sh", Metadata::new(0o644, 0, 0), cmd).map_err(err)?;
     }
     Ok(w.finish())
 }

@@ -12,9 +12,9 @@
 //! Usage: `kbuild [--test] [--out DIR]`. `--test` builds the in-kernel test
 //! kernel (feature `ktest`). Prints the image path on stdout.
 //!
-//! `kbuild initramfs -o FILE [--rc FILE] [EXTRA...]` builds the user
+//! `kbuild initramfs -o FILE [--rc FILE] [--cmd FILE] [EXTRA...]` builds the user
 //! programs and packs them, the EXTRA files (into /bin) and an /etc/rc,
-//! into a newc archive for QEMU's `-initrd`.
+//! into a newc archive for QEMU's `-initrd`; `--cmd` becomes /etc/cmd.sh.
 
 mod image;
 mod initramfs;
@@ -168,18 +168,20 @@ fn build(o: &Options) -> Result<PathBuf, String> {
 fn initramfs_main(args: &[String]) -> Result<PathBuf, String> {
     let mut out = None;
     let mut rc = None;
+    let mut cmd = None;
     let mut extra = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "-o" => out = Some(PathBuf::from(it.next().ok_or("-o needs a file")?)),
             "--rc" => rc = Some(std::fs::read(it.next().ok_or("--rc needs a file")?).map_err(|e| e.to_string())?),
+            "--cmd" => cmd = Some(std::fs::read(it.next().ok_or("--cmd needs a file")?).map_err(|e| e.to_string())?),
             f => extra.push(PathBuf::from(f)),
         }
     }
     let out = out.ok_or("usage: kbuild initramfs -o FILE [--rc FILE] [EXTRA...]")?;
     let bin = initramfs::build_userland(&workspace_root())?;
-    let archive = initramfs::pack(&bin, &extra, rc.as_deref())?;
+    let archive = initramfs::pack(&bin, &extra, rc.as_deref(), cmd.as_deref())?;
     std::fs::write(&out, archive).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(out)
 }

@@ -29,7 +29,12 @@ pub fn world() -> World {
     let clock = Arc::new(TickClock(AtomicI64::new(1_000)));
     let fs = RamFs::new(clock.clone());
     let vfs = Vfs::new(fs.clone(), Arc::new(DeviceTable::with_mem_devices()));
-    World { vfs, fs, clock, root: Cred::root() }
+    World {
+        vfs,
+        fs,
+        clock,
+        root: Cred::root(),
+    }
 }
 
 pub fn user() -> Cred {
@@ -42,12 +47,16 @@ impl World {
     }
 
     pub fn mkdir(&self, path: &str) {
-        self.vfs.mkdirat(&self.root, &self.cwd(), path.as_bytes(), 0o755, 0).unwrap();
+        self.vfs
+            .mkdirat(&self.root, &self.cwd(), path.as_bytes(), 0o755, 0)
+            .unwrap();
     }
 
     pub fn mkdir_mode(&self, path: &str, mode: u32) {
         self.mkdir(path);
-        self.vfs.fchmodat(&self.root, &self.cwd(), path.as_bytes(), mode, 0).unwrap();
+        self.vfs
+            .fchmodat(&self.root, &self.cwd(), path.as_bytes(), mode, 0)
+            .unwrap();
     }
 
     pub fn write(&self, path: &str, data: &[u8]) {
@@ -60,7 +69,9 @@ impl World {
     }
 
     pub fn symlink(&self, target: &str, path: &str) {
-        self.vfs.symlinkat(&self.root, target.as_bytes(), &self.cwd(), path.as_bytes()).unwrap();
+        self.vfs
+            .symlinkat(&self.root, target.as_bytes(), &self.cwd(), path.as_bytes())
+            .unwrap();
     }
 
     pub fn open_as(&self, cred: &Cred, path: &str, flags: u32) -> Result<Arc<OpenFile>, Errno> {
@@ -80,7 +91,10 @@ impl World {
     }
 
     pub fn lstat_mode(&self, path: &str) -> Result<u32, Errno> {
-        Ok(self.vfs.fstatat(&self.root, &self.cwd(), path.as_bytes(), AT_SYMLINK_NOFOLLOW)?.mode)
+        Ok(self
+            .vfs
+            .fstatat(&self.root, &self.cwd(), path.as_bytes(), AT_SYMLINK_NOFOLLOW)?
+            .mode)
     }
 
     pub fn getcwd(&self, p: &Path) -> String {
@@ -88,7 +102,9 @@ impl World {
     }
 
     pub fn chown(&self, path: &str, uid: u32, gid: u32) {
-        self.vfs.fchownat(&self.root, &self.cwd(), path.as_bytes(), Some(uid), Some(gid), 0).unwrap();
+        self.vfs
+            .fchownat(&self.root, &self.cwd(), path.as_bytes(), Some(uid), Some(gid), 0)
+            .unwrap();
     }
 }
 
