@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: host unit and property tests of the CPU-free crates,
 # then builds the kernel and the in-kernel test kernel and runs the QEMU
-# tests in tests/ (in-kernel tests on virt -smp 1, virt -smp 4 and
-# raspi4b; boot-log checks; a fatal oops). Installs what is missing first.
+# tests in tests/ (in-kernel tests, boot logs, user commands on virt -smp 1,
+# virt -smp 4 and raspi4b; a fatal oops), then the user programs on real
+# Linux through ../shared/reflinux. Installs what is missing first.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,7 +11,7 @@ cd "$root"
 scripts/setup.sh
 
 echo "== host tests" >&2
-cargo test --quiet -p kallsyms -p devicetree -p kbuild -p ktest-macros
+cargo test --quiet -p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p vfs -p exec -p cpio -p mkinitramfs
 
 echo "== building the kernel images" >&2
 KERNEL_IMAGE=$(cargo run --quiet --release -p kbuild)
@@ -19,3 +20,6 @@ export KERNEL_IMAGE KTEST_IMAGE
 
 echo "== QEMU tests" >&2
 cargo test --quiet -p e2e -- --test-threads=2
+
+echo "== user programs on real Linux (../shared/reflinux; skipped if absent)" >&2
+userland/test-on-linux.sh

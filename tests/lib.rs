@@ -146,3 +146,32 @@ pub fn boot(image: &Path, args: &[&str], until: Option<&str>, limit: Duration) -
         reached,
     }
 }
+
+/// Boots the normal kernel in command mode (`-- cmds`), and returns the
+/// boot log (console output, `\r` removed) and the commands' exit status.
+pub fn boot_log(args: &[&str], cmds: &str) -> Boot {
+    let log = std::env::temp_dir().join(format!(
+        "e2e-boot-{}-{:?}.log",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let out = Command::new(root().join("scripts/qemu-run.sh"))
+        .arg("--kernel")
+        .arg(kernel_image())
+        .args(args)
+        .arg("--log")
+        .arg(&log)
+        .args(["--timeout", "120", "--", cmds])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qemu-run.sh");
+    let output = std::fs::read(&log)
+        .map(|b| String::from_utf8_lossy(&b).replace('\r', ""))
+        .unwrap_or_default();
+    std::fs::remove_file(&log).ok();
+    Boot {
+        output,
+        status: out.status.code(),
+        reached: true,
+    }
+}

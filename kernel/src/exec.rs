@@ -52,7 +52,10 @@ fn parse_shebang(data: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
 
 fn trim(s: &[u8]) -> &[u8] {
     let start = s.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(s.len());
-    let end = s.iter().rposition(|&b| b != b' ' && b != b'\t').map_or(start, |e| e + 1);
+    let end = s
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .map_or(start, |e| e + 1);
     &s[start..end.max(start)]
 }
 
@@ -109,29 +112,64 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let plan = exec::load_plan(&data).map_err(|e| Errno(e.errno()))?;
     let mm = Mm::new()?;
     for seg in &plan.segments {
-        let prot = Prot { read: seg.prot.read, write: seg.prot.write, exec: seg.prot.exec };
+        let prot = Prot {
+            read: seg.prot.read,
+            write: seg.prot.write,
+            exec: seg.prot.exec,
+        };
         // A segment may share its first page with the previous one; the
         // later one replaces it, as MAP_FIXED would.
         let _ = mm.unmap(seg.vaddr.start, seg.vaddr.end - seg.vaddr.start);
         mm.add_region(seg.vaddr.start, seg.vaddr.end, prot, VmaKind::Anon)?;
-        let bytes = data.get(seg.file.start as usize..seg.file.end as usize).ok_or(Errno::ENOEXEC)?;
+        let bytes = data
+            .get(seg.file.start as usize..seg.file.end as usize)
+            .ok_or(Errno::ENOEXEC)?;
         mm.write_bytes(seg.vaddr.start, bytes)?;
     }
     mm.set_brk_start(plan.brk_start);
-    mm.add_region(STACK_TOP - STACK_SIZE, STACK_TOP, Prot { read: true, write: true, exec: false }, VmaKind::Stack)?;
-    mm.add_region(SIGRETURN_TRAMPOLINE, SIGRETURN_TRAMPOLINE + 4096, Prot { read: true, write: false, exec: true }, VmaKind::Anon)?;
+    mm.add_region(
+        STACK_TOP - STACK_SIZE,
+        STACK_TOP,
+        Prot {
+            read: true,
+            write: true,
+            exec: false,
+        },
+        VmaKind::Stack,
+    )?;
+    mm.add_region(
+        SIGRETURN_TRAMPOLINE,
+        SIGRETURN_TRAMPOLINE + 4096,
+        Prot {
+            read: true,
+            write: false,
+            exec: true,
+        },
+        VmaKind::Anon,
+    )?;
     let code: Vec<u8> = TRAMPOLINE_CODE.iter().flat_map(|i| i.to_le_bytes()).collect();
     mm.write_bytes(SIGRETURN_TRAMPOLINE, &code)?;
 
     let mut random = [0u8; 16];
     crate::random::fill(&mut random);
-    let aux = exec::AuxParams { hwcap: hwcap(), random, minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16, ..Default::default() };
+    let aux = exec::AuxParams {
+        hwcap: hwcap(),
+        random,
+        minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16,
+        ..Default::default()
+    };
     let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
     let envp_refs: Vec<&[u8]> = envp.iter().map(|a| a.as_slice()).collect();
-    let stack = exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| Errno(e.errno()))?;
+    let stack =
+        exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| Errno(e.errno()))?;
     mm.write_bytes(stack.sp, &stack.bytes)?;
     let base = path_bytes.rsplit(|&b| b == b'/').next().unwrap_or(&path_bytes).to_vec();
-    Ok(Image { mm, entry: plan.entry, sp: stack.sp, comm: base })
+    Ok(Image {
+        mm,
+        entry: plan.entry,
+        sp: stack.sp,
+        comm: base,
+    })
 }
 
 /// `execve` for the current task: on success the caller returns to the new
@@ -158,12 +196,19 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
 }
 
 fn kill_other_threads(me: &Arc<sched::Task>, p: &Arc<process::Process>) {
-    let others: Vec<_> = p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, me)).cloned().collect();
+    let others: Vec<_> = p
+        .threads
+        .lock()
+        .iter()
+        .filter(|t| !Arc::ptr_eq(t, me))
+        .cloned()
+        .collect();
     if others.is_empty() {
         return;
     }
     for t in &others {
-        t.sig_pending.fetch_or(crate::signal::sigmask(crate::signal::SIGKILL), Ordering::AcqRel);
+        t.sig_pending
+            .fetch_or(crate::signal::sigmask(crate::signal::SIGKILL), Ordering::AcqRel);
         sched::wake_up(t);
     }
     while p.threads.lock().len() > 1 {
@@ -186,7 +231,11 @@ pub fn run_init(candidates: &[&str]) -> Result<(), Errno> {
             }
             Err(e) => {
                 if e != Errno::ENOENT {
-                    crate::pr_warn!("Starting init: {} exists but couldn't execute it (error {})", path, -e.as_neg());
+                    crate::pr_warn!(
+                        "Starting init: {} exists but couldn't execute it (error {})",
+                        path,
+                        -e.as_neg()
+                    );
                 }
                 last = e;
             }

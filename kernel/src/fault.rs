@@ -80,7 +80,9 @@ fn user_fault_resolved(far: u64, esr_val: u64, exec: bool) -> bool {
     if !(esr::fsc_is_translation(info.fsc) || esr::fsc_is_permission(info.fsc)) {
         return false;
     }
-    let Some(mm) = crate::sched::try_current().and_then(|t| t.mm.lock().clone()) else { return false };
+    let Some(mm) = crate::sched::try_current().and_then(|t| t.mm.lock().clone()) else {
+        return false;
+    };
     mm.handle_fault(far, info.write && !exec, exec).is_ok()
 }
 
@@ -111,7 +113,10 @@ pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
         Err(SegvCode::MapErr) => force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far),
         Err(SegvCode::AccErr) => force_sig_fault(SIGSEGV, code::SEGV_ACCERR, far),
         Err(SegvCode::Oom) => {
-            crate::pr_err!("Out of memory: killing process {}", crate::process::current_process().pid);
+            crate::pr_err!(
+                "Out of memory: killing process {}",
+                crate::process::current_process().pid
+            );
             force_sig_fault(SIGKILL, code::SI_KERNEL, 0);
         }
     }

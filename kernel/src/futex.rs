@@ -26,7 +26,11 @@ struct Bucket {
 static FUTEXES: IrqSpinLock<BTreeMap<(usize, u64), Arc<Bucket>>> = IrqSpinLock::new(BTreeMap::new());
 
 fn key(addr: u64) -> (usize, u64) {
-    let mm = crate::sched::current().mm.lock().as_ref().map_or(0, |m| Arc::as_ptr(m) as usize);
+    let mm = crate::sched::current()
+        .mm
+        .lock()
+        .as_ref()
+        .map_or(0, |m| Arc::as_ptr(m) as usize);
     (mm, addr)
 }
 
@@ -34,7 +38,13 @@ fn bucket(addr: u64) -> Arc<Bucket> {
     FUTEXES
         .lock()
         .entry(key(addr))
-        .or_insert_with(|| Arc::new(Bucket { queue: WaitQueue::new(), tokens: IrqSpinLock::new(0), waiters: IrqSpinLock::new(0) }))
+        .or_insert_with(|| {
+            Arc::new(Bucket {
+                queue: WaitQueue::new(),
+                tokens: IrqSpinLock::new(0),
+                waiters: IrqSpinLock::new(0),
+            })
+        })
         .clone()
 }
 
@@ -78,7 +88,9 @@ pub fn wait(addr: u64, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
 
 /// FUTEX_WAKE: wakes up to `n` waiters on `addr`; returns how many.
 pub fn wake(addr: u64, n: u32) -> usize {
-    let Some(b) = FUTEXES.lock().get(&key(addr)).cloned() else { return 0 };
+    let Some(b) = FUTEXES.lock().get(&key(addr)).cloned() else {
+        return 0;
+    };
     let waiting = *b.waiters.lock();
     let grant = waiting.saturating_sub(*b.tokens.lock()).min(n as usize);
     *b.tokens.lock() += grant;

@@ -269,12 +269,18 @@ fn start_userspace(platform: &Platform) {
     if let Err(e) = crate::fs::mount_root(platform.initrd.map(|r| (r.base, r.size))) {
         panic!("VFS: Unable to mount root fs: error {}", -e.as_neg());
     }
-    let init_arg = platform.bootargs.split_whitespace().find_map(|a| a.strip_prefix("init="));
+    let init_arg = platform
+        .bootargs
+        .split_whitespace()
+        .find_map(|a| a.strip_prefix("init="));
     let candidates: alloc::vec::Vec<&str> = match init_arg {
         Some(p) => alloc::vec![p],
         None => alloc::vec!["/sbin/init", "/etc/init", "/bin/init", "/init", "/bin/sh"],
     };
     if let Err(e) = crate::exec::run_init(&candidates) {
-        panic!("No working init found (error {}). Try passing init= option to kernel.", -e.as_neg());
+        panic!(
+            "No working init found (error {}). Try passing init= option to kernel.",
+            -e.as_neg()
+        );
     }
 }

@@ -14,7 +14,10 @@ pub fn get(real: bool) -> (u64, u64) {
     }
     let pid = crate::process::current_process().pid;
     let now = crate::time::ktime_get_ns();
-    TIMERS.lock().get(&pid).map_or((0, 0), |&(d, i)| (d.saturating_sub(now).max(1), i))
+    TIMERS
+        .lock()
+        .get(&pid)
+        .map_or((0, 0), |&(d, i)| (d.saturating_sub(now).max(1), i))
 }
 
 /// Arms (value > 0) or disarms the timer; returns the old (left, interval).
@@ -51,7 +54,14 @@ pub fn run() {
     };
     for pid in due {
         if let Some(p) = crate::process::find_process(pid) {
-            crate::signal::send_to_process(&p, crate::signal::SigInfo { signo: crate::signal::SIGALRM, code: crate::signal::code::SI_KERNEL, ..Default::default() });
+            crate::signal::send_to_process(
+                &p,
+                crate::signal::SigInfo {
+                    signo: crate::signal::SIGALRM,
+                    code: crate::signal::code::SI_KERNEL,
+                    ..Default::default()
+                },
+            );
         }
     }
 }

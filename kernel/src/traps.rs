@@ -58,7 +58,8 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
 pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
     loop {
         let resched = crate::sched::need_resched();
-        let sig = crate::sched::try_current().is_some_and(|t| t.signal_pending() || t.restore_sigmask.load(core::sync::atomic::Ordering::Relaxed));
+        let sig = crate::sched::try_current()
+            .is_some_and(|t| t.signal_pending() || t.restore_sigmask.load(core::sync::atomic::Ordering::Relaxed));
         if !resched && !sig {
             break;
         }

@@ -29,7 +29,11 @@ impl TaskContext {
     /// thread, `kthread_fn(arg)` runs there; for a user task (`kthread_fn`
     /// = 0) the `PtRegs` just below `stack_top` are restored to EL0.
     pub fn new_task(stack_top: usize, kthread_fn: usize, arg: usize) -> TaskContext {
-        let mut c = CpuContext { sp: stack_top as u64, pc: ret_from_fork as *const () as u64, ..Default::default() };
+        let mut c = CpuContext {
+            sp: stack_top as u64,
+            pc: ret_from_fork as *const () as u64,
+            ..Default::default()
+        };
         c.x19_x28[0] = kthread_fn as u64;
         c.x19_x28[1] = arg as u64;
         TaskContext(UnsafeCell::new(c))
@@ -105,7 +109,11 @@ pub struct FpsimdState {
 
 impl Default for FpsimdState {
     fn default() -> Self {
-        FpsimdState { vregs: [0; 32], fpsr: 0, fpcr: 0 }
+        FpsimdState {
+            vregs: [0; 32],
+            fpsr: 0,
+            fpcr: 0,
+        }
     }
 }
 

@@ -90,8 +90,6 @@ const ENTRIES: usize = 512;
 #[repr(C, align(4096))]
 pub struct Table([u64; ENTRIES]);
 
-
-
 /// The tables used from kernel entry until the kernel's own are built.
 pub mod early {
     use super::*;

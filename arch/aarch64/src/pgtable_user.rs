@@ -2,8 +2,8 @@
 //! tagged with an ASID. The kernel's memory manager decides what to map;
 //! this module only edits descriptors.
 
-use crate::mmu::{MapError, PAGE_DESCRIPTOR, MT_NORMAL};
 use crate::memory::PAGE_SIZE;
+use crate::mmu::{MapError, MT_NORMAL, PAGE_DESCRIPTOR};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Software bit (ignored by hardware, ARM ARM D8.3.2): the page is shared
@@ -27,8 +27,16 @@ pub struct UserPte {
 
 impl UserPte {
     fn encode(self) -> u64 {
-        let ap = if self.write { PAGE_DESCRIPTOR::AP::RW_EL1_EL0 } else { PAGE_DESCRIPTOR::AP::RO_EL1_EL0 };
-        let uxn = if self.exec { PAGE_DESCRIPTOR::UXN::False } else { PAGE_DESCRIPTOR::UXN::True };
+        let ap = if self.write {
+            PAGE_DESCRIPTOR::AP::RW_EL1_EL0
+        } else {
+            PAGE_DESCRIPTOR::AP::RO_EL1_EL0
+        };
+        let uxn = if self.exec {
+            PAGE_DESCRIPTOR::UXN::False
+        } else {
+            PAGE_DESCRIPTOR::UXN::True
+        };
         (PAGE_DESCRIPTOR::VALID::True
             + PAGE_DESCRIPTOR::TYPE::Page
             + PAGE_DESCRIPTOR::AF::True
@@ -87,7 +95,9 @@ pub struct UserPageTable {
 impl UserPageTable {
     /// An empty address space.
     pub fn new() -> Result<Self, MapError> {
-        Ok(UserPageTable { root: crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)? })
+        Ok(UserPageTable {
+            root: crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)?,
+        })
     }
 
     /// Physical address of the root table, for TTBR0.

@@ -62,7 +62,11 @@ fn regs() -> Option<&'static PmRegs> {
 
 fn reset(halt: bool) -> bool {
     let Some(r) = regs() else { return false };
-    let partition = if halt { PM_RSTS::PARTITION::Halt } else { PM_RSTS::PARTITION::Normal };
+    let partition = if halt {
+        PM_RSTS::PARTITION::Halt
+    } else {
+        PM_RSTS::PARTITION::Normal
+    };
     r.RSTS.modify(PM_RSTS::PASSWD::Magic + partition);
     r.WDOG.write(PM_WDOG::PASSWD::Magic + PM_WDOG::TIME.val(10));
     r.RSTC.modify(PM_RSTC::PASSWD::Magic + PM_RSTC::WRCFG::FullReset);

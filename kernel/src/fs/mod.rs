@@ -30,7 +30,10 @@ pub struct KernelClock;
 impl Clock for KernelClock {
     fn now(&self) -> Timespec {
         let ns = crate::time::ktime_get_ns();
-        Timespec { sec: (ns / 1_000_000_000) as i64, nsec: (ns % 1_000_000_000) as u32 }
+        Timespec {
+            sec: (ns / 1_000_000_000) as i64,
+            nsec: (ns % 1_000_000_000) as u32,
+        }
     }
 }
 
@@ -50,8 +53,15 @@ pub struct ProcessFs {
 impl ProcessFs {
     /// The state of a child: shared or copied.
     pub fn fork(&self, share_files: bool, _share_fs: bool) -> ProcessFs {
-        let files = if share_files { self.files.clone() } else { Arc::new(self.files.fork()) };
-        ProcessFs { files, cwd: self.cwd.clone() }
+        let files = if share_files {
+            self.files.clone()
+        } else {
+            Arc::new(self.files.fork())
+        };
+        ProcessFs {
+            files,
+            cwd: self.cwd.clone(),
+        }
     }
 
     /// At exit: drop the table (closing files if this was its last user).
@@ -86,7 +96,15 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     }
     let c = cred();
     let root = v.root();
-    for d in [&b"dev"[..], b"proc", b"sys", b"sys/kernel", b"sys/kernel/tracing", b"sys/kernel/debug", b"tmp"] {
+    for d in [
+        &b"dev"[..],
+        b"proc",
+        b"sys",
+        b"sys/kernel",
+        b"sys/kernel/tracing",
+        b"sys/kernel/debug",
+        b"tmp",
+    ] {
         match v.mkdirat(&c, &root, d, 0o755, 0) {
             Ok(()) | Err(uapi::Errno::EEXIST) => {}
             Err(e) => return Err(e.into()),

@@ -55,7 +55,12 @@ pub fn console() -> Arc<Console> {
                     ready: VecDeque::new(),
                     line: Vec::new(),
                     eof: false,
-                    winsize: Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 },
+                    winsize: Winsize {
+                        ws_row: 24,
+                        ws_col: 80,
+                        ws_xpixel: 0,
+                        ws_ypixel: 0,
+                    },
                     pgrp: 0,
                 }),
                 wq: Arc::new(WaitQueueHead::new()),
@@ -74,7 +79,9 @@ fn echo(bytes: &[u8]) {
 
 /// Takes pending input from the UART (called from the timer tick).
 pub fn poll() {
-    let Some(uart) = crate::printk::console_uart() else { return };
+    let Some(uart) = crate::printk::console_uart() else {
+        return;
+    };
     let Some(con) = CONSOLE.get() else { return };
     let mut woke = false;
     while let Some(mut c) = uart.getc() {

@@ -135,8 +135,9 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     bitmap.fill(u64::MAX);
     // SAFETY: the reference counts follow the bitmap in the same carved-out
     // range (sized for both above); the u64 words keep them 2-byte aligned.
-    let extra_refs =
-        unsafe { core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start + words as u64 * 8) as *mut u16, nframes) };
+    let extra_refs = unsafe {
+        core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start + words as u64 * 8) as *mut u16, nframes)
+    };
     extra_refs.fill(0);
     let mut a = FrameAllocator {
         base: lo,

@@ -38,7 +38,11 @@ impl Prot {
         if p & !7 != 0 {
             return None;
         }
-        Some(Prot { read: p & 1 != 0, write: p & 2 != 0, exec: p & 4 != 0 })
+        Some(Prot {
+            read: p & 1 != 0,
+            write: p & 2 != 0,
+            exec: p & 4 != 0,
+        })
     }
 }
 
@@ -107,7 +111,12 @@ fn free_asid(asid: u16) {
 }
 
 fn pte_for(pa: u64, prot: Prot) -> UserPte {
-    UserPte { pa, write: prot.write, exec: prot.exec, cow: false }
+    UserPte {
+        pa,
+        write: prot.write,
+        exec: prot.exec,
+        cow: false,
+    }
 }
 
 impl Mm {
@@ -121,7 +130,15 @@ impl Mm {
                 return Err(Errno::ENOMEM);
             }
         };
-        Ok(Arc::new(Mm { inner: IrqSpinLock::new(MmInner { pt, vmas: BTreeMap::new(), brk_start: 0, brk: 0 }), asid }))
+        Ok(Arc::new(Mm {
+            inner: IrqSpinLock::new(MmInner {
+                pt,
+                vmas: BTreeMap::new(),
+                brk_start: 0,
+                brk: 0,
+            }),
+            asid,
+        }))
     }
 
     /// Installs this space in TTBR0 on this CPU.
@@ -180,9 +197,14 @@ impl Mm {
     pub fn handle_fault(&self, addr: u64, write: bool, exec: bool) -> Result<(), SegvCode> {
         let mut m = self.inner.lock();
         let page = addr & !(PAGE - 1);
-        let Some((_, vma)) = find(&m.vmas, addr) else { return Err(SegvCode::MapErr) };
+        let Some((_, vma)) = find(&m.vmas, addr) else {
+            return Err(SegvCode::MapErr);
+        };
         let prot = vma.prot;
-        if (write && !prot.write) || (exec && !prot.exec) || (!write && !exec && !(prot.read || prot.write || prot.exec)) {
+        if (write && !prot.write)
+            || (exec && !prot.exec)
+            || (!write && !exec && !(prot.read || prot.write || prot.exec))
+        {
             return Err(SegvCode::AccErr);
         }
         match m.pt.get(page) {
@@ -228,7 +250,11 @@ impl Mm {
             m.pt.for_each(|va, pte| pages.push((va, pte)));
             for (va, pte) in pages {
                 let writable = pte.write || pte.cow;
-                let shared = UserPte { write: false, cow: writable, ..pte };
+                let shared = UserPte {
+                    write: false,
+                    cow: writable,
+                    ..pte
+                };
                 frame::page_ref_inc(pte.pa);
                 if c.pt.map(va, shared).is_err() {
                     frame::page_ref_dec(pte.pa);
@@ -250,7 +276,10 @@ impl Mm {
             return Err(Errno::EINVAL);
         }
         if fixed {
-            if hint % PAGE != 0 || hint < MMAP_MIN_ADDR && hint != 0 || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE) {
+            if hint % PAGE != 0
+                || hint < MMAP_MIN_ADDR && hint != 0
+                || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE)
+            {
                 return Err(if hint % PAGE != 0 { Errno::EINVAL } else { Errno::ENOMEM });
             }
             self.unmap(hint, len)?;
@@ -259,12 +288,22 @@ impl Mm {
         }
         let mut m = self.inner.lock();
         let hint = hint & !(PAGE - 1);
-        let start = if hint >= MMAP_MIN_ADDR && hint.checked_add(len).is_some_and(|e| e <= MMAP_BASE) && !overlaps(&m.vmas, hint, hint + len) {
+        let start = if hint >= MMAP_MIN_ADDR
+            && hint.checked_add(len).is_some_and(|e| e <= MMAP_BASE)
+            && !overlaps(&m.vmas, hint, hint + len)
+        {
             hint
         } else {
             find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?
         };
-        m.vmas.insert(start, Vma { end: start + len, prot, kind: VmaKind::Anon });
+        m.vmas.insert(
+            start,
+            Vma {
+                end: start + len,
+                prot,
+                kind: VmaKind::Anon,
+            },
+        );
         Ok(start)
     }
 
@@ -273,7 +312,9 @@ impl Mm {
         if addr % PAGE != 0 || len == 0 {
             return Err(Errno::EINVAL);
         }
-        let end = addr.checked_add(len.checked_add(PAGE - 1).ok_or(Errno::EINVAL)? & !(PAGE - 1)).ok_or(Errno::EINVAL)?;
+        let end = addr
+            .checked_add(len.checked_add(PAGE - 1).ok_or(Errno::EINVAL)? & !(PAGE - 1))
+            .ok_or(Errno::EINVAL)?;
         if end > TASK_SIZE {
             return Err(Errno::EINVAL);
         }
@@ -300,7 +341,9 @@ impl Mm {
         if addr % PAGE != 0 {
             return Err(Errno::EINVAL);
         }
-        let end = addr.checked_add(len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1)).ok_or(Errno::ENOMEM)?;
+        let end = addr
+            .checked_add(len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1))
+            .ok_or(Errno::ENOMEM)?;
         if end == addr {
             return Ok(());
         }
@@ -324,7 +367,12 @@ impl Mm {
             while va < vend {
                 if let Some(pte) = m.pt.get(va) {
                     let shared = pte.cow || (pte.write == false && frame::page_count(pte.pa) > 1);
-                    let new = UserPte { write: prot.write && !shared, cow: prot.write && shared, exec: prot.exec, pa: pte.pa };
+                    let new = UserPte {
+                        write: prot.write && !shared,
+                        cow: prot.write && shared,
+                        exec: prot.exec,
+                        pa: pte.pa,
+                    };
                     let _ = m.pt.map(va, new);
                     pgtable_user::flush_tlb_page(self.asid, va);
                 }
@@ -346,7 +394,11 @@ impl Mm {
         let old_end = (old + PAGE - 1) & !(PAGE - 1);
         let new_end = (new + PAGE - 1) & !(PAGE - 1);
         if new_end > old_end {
-            let rw = Prot { read: true, write: true, exec: false };
+            let rw = Prot {
+                read: true,
+                write: true,
+                exec: false,
+            };
             if self.add_region(old_end, new_end, rw, VmaKind::Heap).is_err() {
                 return old;
             }
@@ -378,7 +430,10 @@ impl Drop for Mm {
 }
 
 fn find(vmas: &BTreeMap<u64, Vma>, addr: u64) -> Option<(u64, Vma)> {
-    vmas.range(..=addr).next_back().filter(|(_, v)| addr < v.end).map(|(&s, &v)| (s, v))
+    vmas.range(..=addr)
+        .next_back()
+        .filter(|(_, v)| addr < v.end)
+        .map(|(&s, &v)| (s, v))
 }
 
 fn overlaps(vmas: &BTreeMap<u64, Vma>, start: u64, end: u64) -> bool {

@@ -93,7 +93,15 @@ pub fn current_process() -> Arc<Process> {
 }
 
 impl Process {
-    fn new(pid: u32, ppid: u32, pgid: u32, sid: u32, sighand: Arc<SigHand>, fs: crate::fs::ProcessFs, exit_signal: u32) -> Arc<Process> {
+    fn new(
+        pid: u32,
+        ppid: u32,
+        pgid: u32,
+        sid: u32,
+        sighand: Arc<SigHand>,
+        fs: crate::fs::ProcessFs,
+        exit_signal: u32,
+    ) -> Arc<Process> {
         Arc::new(Process {
             pid,
             ppid: AtomicU32::new(ppid),
@@ -167,11 +175,29 @@ pub mod clone_flags {
 
 /// `clone` (arm64 argument order: flags, newsp, parent_tidptr, tls,
 /// child_tidptr). Returns the child's TID.
-pub fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, child_tid: u64) -> Result<u32, Errno> {
+pub fn do_clone(
+    regs: &PtRegs,
+    flags: u64,
+    newsp: u64,
+    parent_tid: u64,
+    tls: u64,
+    child_tid: u64,
+) -> Result<u32, Errno> {
     use clone_flags::*;
-    const SUPPORTED: u64 = CSIGNAL | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_VFORK | CLONE_PARENT
-        | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID
-        | CLONE_DETACHED | CLONE_CHILD_SETTID;
+    const SUPPORTED: u64 = CSIGNAL
+        | CLONE_VM
+        | CLONE_FS
+        | CLONE_FILES
+        | CLONE_SIGHAND
+        | CLONE_VFORK
+        | CLONE_PARENT
+        | CLONE_THREAD
+        | CLONE_SYSVSEM
+        | CLONE_SETTLS
+        | CLONE_PARENT_SETTID
+        | CLONE_CHILD_CLEARTID
+        | CLONE_DETACHED
+        | CLONE_CHILD_SETTID;
     if flags & !SUPPORTED != 0 {
         return Err(Errno::EINVAL);
     }
@@ -204,8 +230,16 @@ pub fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64
         arch::context::fpsimd_save(&mut s);
         s
     };
-    task.tls.store(if flags & CLONE_SETTLS != 0 { tls } else { arch::context::get_tls() }, Ordering::Relaxed);
-    task.sig_blocked.store(me.sig_blocked.load(Ordering::Relaxed), Ordering::Relaxed);
+    task.tls.store(
+        if flags & CLONE_SETTLS != 0 {
+            tls
+        } else {
+            arch::context::get_tls()
+        },
+        Ordering::Relaxed,
+    );
+    task.sig_blocked
+        .store(me.sig_blocked.load(Ordering::Relaxed), Ordering::Relaxed);
     *task.mm.lock() = Some(child_mm.clone());
     if flags & CLONE_CHILD_CLEARTID != 0 {
         task.clear_child_tid.store(child_tid, Ordering::Relaxed);
@@ -214,10 +248,26 @@ pub fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64
     let proc_ = if flags & CLONE_THREAD != 0 {
         parent.clone()
     } else {
-        let sighand = if flags & CLONE_SIGHAND != 0 { parent.sighand.clone() } else { Arc::new(parent.sighand.duplicate()) };
+        let sighand = if flags & CLONE_SIGHAND != 0 {
+            parent.sighand.clone()
+        } else {
+            Arc::new(parent.sighand.duplicate())
+        };
         let fs = parent.fs.lock().fork(flags & CLONE_FILES != 0, flags & CLONE_FS != 0);
-        let real_parent = if flags & CLONE_PARENT != 0 { find_process(parent.ppid.load(Ordering::Relaxed)).unwrap_or(parent.clone()) } else { parent.clone() };
-        let p = Process::new(tid, real_parent.pid, parent.pgid.load(Ordering::Relaxed), parent.sid.load(Ordering::Relaxed), sighand, fs, exit_signal);
+        let real_parent = if flags & CLONE_PARENT != 0 {
+            find_process(parent.ppid.load(Ordering::Relaxed)).unwrap_or(parent.clone())
+        } else {
+            parent.clone()
+        };
+        let p = Process::new(
+            tid,
+            real_parent.pid,
+            parent.pgid.load(Ordering::Relaxed),
+            parent.sid.load(Ordering::Relaxed),
+            sighand,
+            fs,
+            exit_signal,
+        );
         p.umask.store(parent.umask.load(Ordering::Relaxed), Ordering::Relaxed);
         real_parent.children.lock().push(p.clone());
         p
@@ -227,7 +277,9 @@ pub fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64
     }
     if flags & CLONE_CHILD_SETTID != 0 {
         // The child's copy of the page: write through its own space.
-        child_mm.write_bytes(child_tid, &tid.to_le_bytes()).map_err(|_| Errno::EFAULT)?;
+        child_mm
+            .write_bytes(child_tid, &tid.to_le_bytes())
+            .map_err(|_| Errno::EFAULT)?;
     }
     task.process.call_once(|| proc_.clone());
     proc_.threads.lock().push(task.clone());
@@ -237,7 +289,9 @@ pub fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64
     TASKS.lock().insert(tid, task.clone());
     sched::wake_up(&task);
     if flags & CLONE_VFORK != 0 {
-        let _ = proc_.vfork_done.wait_event(false, || proc_.vfork_released.load(Ordering::Acquire));
+        let _ = proc_
+            .vfork_done
+            .wait_event(false, || proc_.vfork_released.load(Ordering::Acquire));
     }
     Ok(tid)
 }
@@ -290,7 +344,8 @@ pub fn do_group_exit(status: i32) -> ! {
             p.group_exit.store(status, Ordering::Release);
             let me = sched::current();
             for t in p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, &me)) {
-                t.sig_pending.fetch_or(signal::sigmask(signal::SIGKILL), Ordering::AcqRel);
+                t.sig_pending
+                    .fetch_or(signal::sigmask(signal::SIGKILL), Ordering::AcqRel);
                 sched::wake_up(t);
             }
         }
@@ -331,7 +386,10 @@ fn exit_process(p: &Arc<Process>, status: i32) {
         PROCESSES.lock().remove(&p.pid);
     }
     if p.pid == 1 {
-        crate::pr_err!("Kernel panic - not syncing: Attempted to kill init! exitcode=0x{:08x}", status);
+        crate::pr_err!(
+            "Kernel panic - not syncing: Attempted to kill init! exitcode=0x{:08x}",
+            status
+        );
         crate::power::poweroff();
     }
 }

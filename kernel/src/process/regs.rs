@@ -14,10 +14,26 @@ pub fn write_frame(addr: usize, regs: &PtRegs) {
 
 /// A copy of `regs` (for fork).
 pub fn clone_regs(regs: &PtRegs) -> PtRegs {
-    PtRegs { regs: regs.regs, sp: regs.sp, pc: regs.pc, pstate: regs.pstate, orig_x0: regs.orig_x0, syscallno: regs.syscallno, stackframe: [0, 0] }
+    PtRegs {
+        regs: regs.regs,
+        sp: regs.sp,
+        pc: regs.pc,
+        pstate: regs.pstate,
+        orig_x0: regs.orig_x0,
+        syscallno: regs.syscallno,
+        stackframe: [0, 0],
+    }
 }
 
 /// Registers for a task entering a new program at `pc` with stack `sp`.
 pub fn start_thread(pc: u64, sp: u64) -> PtRegs {
-    PtRegs { regs: [0; 31], sp, pc, pstate: 0, orig_x0: 0, syscallno: arch::ptrace::NO_SYSCALL, stackframe: [0, 0] }
+    PtRegs {
+        regs: [0; 31],
+        sp,
+        pc,
+        pstate: 0,
+        orig_x0: 0,
+        syscallno: arch::ptrace::NO_SYSCALL,
+        stackframe: [0, 0],
+    }
 }

@@ -61,7 +61,14 @@ fn selected(who: WaitWho, c: &Process) -> bool {
 /// Waits for a child event. `exited`/`stopped`/`continued` select which
 /// events count; `nohang` returns `Ok(None)` if none is ready; `keep`
 /// leaves the child waitable (WNOWAIT).
-pub fn do_wait(who: WaitWho, exited: bool, stopped: bool, continued: bool, nohang: bool, keep: bool) -> Result<Option<Reaped>, Errno> {
+pub fn do_wait(
+    who: WaitWho,
+    exited: bool,
+    stopped: bool,
+    continued: bool,
+    nohang: bool,
+    keep: bool,
+) -> Result<Option<Reaped>, Errno> {
     let me = current_process();
     loop {
         let mut found_any = false;
@@ -73,7 +80,10 @@ pub fn do_wait(who: WaitWho, exited: bool, stopped: bool, continued: bool, nohan
                     if !keep {
                         release_zombie(&me, c);
                     }
-                    return Ok(Some(Reaped { pid: c.pid, event: ChildEvent::Exited(status) }));
+                    return Ok(Some(Reaped {
+                        pid: c.pid,
+                        event: ChildEvent::Exited(status),
+                    }));
                 }
             }
             let mut ev = c.wait_event.lock();
@@ -82,13 +92,19 @@ pub fn do_wait(who: WaitWho, exited: bool, stopped: bool, continued: bool, nohan
                     if !keep {
                         *ev = None;
                     }
-                    return Ok(Some(Reaped { pid: c.pid, event: ChildEvent::Stopped(sig) }));
+                    return Ok(Some(Reaped {
+                        pid: c.pid,
+                        event: ChildEvent::Stopped(sig),
+                    }));
                 }
                 Some(ChildEvent::Continued) if continued => {
                     if !keep {
                         *ev = None;
                     }
-                    return Ok(Some(Reaped { pid: c.pid, event: ChildEvent::Continued }));
+                    return Ok(Some(Reaped {
+                        pid: c.pid,
+                        event: ChildEvent::Continued,
+                    }));
                 }
                 _ => {}
             }

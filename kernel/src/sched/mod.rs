@@ -4,9 +4,9 @@
 //! every blocking point in the kernel (as Linux's PREEMPT_VOLUNTARY).
 
 pub mod task;
-pub mod wait;
 #[cfg(feature = "ktest")]
 mod tests;
+pub mod wait;
 
 use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
@@ -110,7 +110,8 @@ pub fn schedule() {
                 prev.on_rq.store(false, Ordering::Release);
             }
         }
-        rq.pop_front().unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
+        rq.pop_front()
+            .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
     };
     if Arc::ptr_eq(&prev, &next) {
         arch::cpu::local_irq_restore(flags);
@@ -123,7 +124,8 @@ pub fn schedule() {
     next.on_cpu.store(true, Ordering::Release);
     prev.switch_out();
     next.switch_in();
-    let (prev_ctx, next_ctx): (*const arch::context::TaskContext, *const arch::context::TaskContext) = (&prev.ctx, &next.ctx);
+    let (prev_ctx, next_ctx): (*const arch::context::TaskContext, *const arch::context::TaskContext) =
+        (&prev.ctx, &next.ctx);
     // The slots keep both tasks alive across the switch; no reference may
     // stay in this frame, which a dead task never returns to.
     *CURRENT.this().lock() = Some(next);

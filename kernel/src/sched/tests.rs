@@ -31,7 +31,9 @@ fn kthreads_sleep_wake_and_spread_over_cpus() {
     DONE.store(0, Ordering::SeqCst);
     OPEN.store(0, Ordering::SeqCst);
     let before = super::task::live_kernel_stacks();
-    let threads: alloc::vec::Vec<Arc<Task>> = (0..N).map(|i| Task::new_kthread(worker, i, "kworker/test").unwrap()).collect();
+    let threads: alloc::vec::Vec<Arc<Task>> = (0..N)
+        .map(|i| Task::new_kthread(worker, i, "kworker/test").unwrap())
+        .collect();
     for t in &threads {
         wake_up(t);
     }
@@ -42,12 +44,23 @@ fn kthreads_sleep_wake_and_spread_over_cpus() {
     GATE.wake_up_all();
     let deadline = crate::time::ktime_get_ns() + 5_000_000_000;
     while DONE.load(Ordering::SeqCst) < N {
-        assert!(crate::time::ktime_get_ns() < deadline, "workers stuck: {} of {N} done", DONE.load(Ordering::SeqCst));
+        assert!(
+            crate::time::ktime_get_ns() < deadline,
+            "workers stuck: {} of {N} done",
+            DONE.load(Ordering::SeqCst)
+        );
         super::yield_now();
     }
     let cpus_used = RAN_ON.iter().filter(|c| c.load(Ordering::Relaxed) > 0).count();
     if crate::smp::num_online_cpus() > 1 {
-        assert!(cpus_used > 1, "all work ran on one CPU: {:?}", RAN_ON.iter().map(|c| c.load(Ordering::Relaxed)).collect::<alloc::vec::Vec<_>>());
+        assert!(
+            cpus_used > 1,
+            "all work ran on one CPU: {:?}",
+            RAN_ON
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .collect::<alloc::vec::Vec<_>>()
+        );
     }
     drop(threads);
     // Give the last workers time to be switched out and freed.

@@ -27,7 +27,9 @@ impl Default for WaitQueue {
 impl WaitQueue {
     /// An empty queue.
     pub const fn new() -> Self {
-        WaitQueue { waiters: IrqSpinLock::new(Vec::new()) }
+        WaitQueue {
+            waiters: IrqSpinLock::new(Vec::new()),
+        }
     }
 
     /// Sleeps until `cond()` is true. With `interruptible`, a pending signal
@@ -37,7 +39,11 @@ impl WaitQueue {
             let me = current();
             {
                 let mut w = self.waiters.lock();
-                me.set_state(if interruptible { TaskState::Interruptible } else { TaskState::Uninterruptible });
+                me.set_state(if interruptible {
+                    TaskState::Interruptible
+                } else {
+                    TaskState::Uninterruptible
+                });
                 if !w.iter().any(|t| Arc::ptr_eq(t, &me)) {
                     w.push(me.clone());
                 }

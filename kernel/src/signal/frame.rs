@@ -56,7 +56,11 @@ pub const SS_DISABLE: i32 = 2;
 pub const MINSIGSTKSZ: u64 = 5120;
 
 fn altstack(t: &Task) -> AltStack {
-    super::ALTSTACKS.lock().get(&t.tid).copied().unwrap_or(AltStack { sp: 0, flags: SS_DISABLE, size: 0 })
+    super::ALTSTACKS.lock().get(&t.tid).copied().unwrap_or(AltStack {
+        sp: 0,
+        flags: SS_DISABLE,
+        size: 0,
+    })
 }
 
 /// Whether `sp` is on the thread's alternate stack.
@@ -86,7 +90,14 @@ fn get(buf: &[u8], off: usize) -> u64 {
 }
 
 /// Builds the frame for a handler of `sig` and points `regs` at the handler.
-pub fn setup_rt_frame(t: &Arc<Task>, p: &Arc<Process>, sig: u32, info: &SigInfo, action: &SigAction, regs: &mut PtRegs) -> Result<(), Errno> {
+pub fn setup_rt_frame(
+    t: &Arc<Task>,
+    p: &Arc<Process>,
+    sig: u32,
+    info: &SigInfo,
+    action: &SigAction,
+    regs: &mut PtRegs,
+) -> Result<(), Errno> {
     let mut sp = regs.sp;
     let alt = altstack(t);
     if action.flags & sa::SA_ONSTACK != 0 && alt.flags & SS_DISABLE == 0 && !on_altstack(t, sp) {
@@ -100,7 +111,11 @@ pub fn setup_rt_frame(t: &Arc<Task>, p: &Arc<Process>, sig: u32, info: &SigInfo,
     put(&mut buf, UC_STACK, alt.sp);
     buf[UC_STACK + 8..UC_STACK + 12].copy_from_slice(&sas_ss_flags(t, regs.sp).to_le_bytes());
     put(&mut buf, UC_STACK + 16, alt.size);
-    let mask = if t.restore_sigmask.load(Ordering::Acquire) { t.saved_sigmask.load(Ordering::Acquire) } else { t.sig_blocked.load(Ordering::Acquire) };
+    let mask = if t.restore_sigmask.load(Ordering::Acquire) {
+        t.saved_sigmask.load(Ordering::Acquire)
+    } else {
+        t.sig_blocked.load(Ordering::Acquire)
+    };
     put(&mut buf, UC_SIGMASK, mask);
     put(&mut buf, SC_FAULT, info.addr);
     for i in 0..31 {
@@ -127,7 +142,11 @@ pub fn setup_rt_frame(t: &Arc<Task>, p: &Arc<Process>, sig: u32, info: &SigInfo,
     rec[8..].copy_from_slice(&regs.regs[30].to_le_bytes());
     crate::uaccess::copy_to_user(record, &rec)?;
 
-    let restorer = if action.flags & sa::SA_RESTORER != 0 { action.restorer } else { crate::exec::SIGRETURN_TRAMPOLINE };
+    let restorer = if action.flags & sa::SA_RESTORER != 0 {
+        action.restorer
+    } else {
+        crate::exec::SIGRETURN_TRAMPOLINE
+    };
     regs.regs[0] = sig as u64;
     regs.regs[1] = frame;
     regs.regs[2] = frame + UC as u64;
@@ -198,7 +217,11 @@ pub fn set_altstack(t: &Task, sp: u64, flags: i32, size: u64, cur_sp: u64) -> Re
         return Err(Errno::EINVAL);
     }
     let a = if flags == SS_DISABLE {
-        AltStack { sp: 0, flags: SS_DISABLE, size: 0 }
+        AltStack {
+            sp: 0,
+            flags: SS_DISABLE,
+            size: 0,
+        }
     } else {
         if size < MINSIGSTKSZ {
             return Err(Errno::ENOMEM);

@@ -95,7 +95,8 @@ pub const fn sigmask(sig: u32) -> u64 {
 }
 
 const UNBLOCKABLE: u64 = sigmask(SIGKILL) | sigmask(SIGSTOP);
-const SYNCHRONOUS: u64 = sigmask(SIGSEGV) | sigmask(SIGBUS) | sigmask(SIGILL) | sigmask(SIGTRAP) | sigmask(SIGFPE) | sigmask(SIGSYS);
+const SYNCHRONOUS: u64 =
+    sigmask(SIGSEGV) | sigmask(SIGBUS) | sigmask(SIGILL) | sigmask(SIGTRAP) | sigmask(SIGFPE) | sigmask(SIGSYS);
 
 /// What a signal does by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +116,9 @@ pub enum DefaultAction {
 /// Linux's default action for `sig`.
 pub fn default_action(sig: u32) -> DefaultAction {
     match sig {
-        SIGQUIT | SIGILL | SIGTRAP | SIGABRT | SIGBUS | SIGFPE | SIGSEGV | SIGXCPU | SIGXFSZ | SIGSYS => DefaultAction::Core,
+        SIGQUIT | SIGILL | SIGTRAP | SIGABRT | SIGBUS | SIGFPE | SIGSEGV | SIGXCPU | SIGXFSZ | SIGSYS => {
+            DefaultAction::Core
+        }
         SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU => DefaultAction::Stop,
         SIGCONT => DefaultAction::Cont,
         SIGCHLD | SIGURG | SIGWINCH => DefaultAction::Ignore,
@@ -150,11 +153,15 @@ impl Default for SigHand {
 impl SigHand {
     /// All default.
     pub fn new() -> SigHand {
-        SigHand { actions: IrqSpinLock::new([SigAction::default(); NSIG]) }
+        SigHand {
+            actions: IrqSpinLock::new([SigAction::default(); NSIG]),
+        }
     }
     /// A copy (fork without CLONE_SIGHAND).
     pub fn duplicate(&self) -> SigHand {
-        SigHand { actions: IrqSpinLock::new(*self.actions.lock()) }
+        SigHand {
+            actions: IrqSpinLock::new(*self.actions.lock()),
+        }
     }
     /// The action for `sig`.
     pub fn get(&self, sig: u32) -> SigAction {
@@ -201,7 +208,9 @@ impl SigInfo {
         b[4..8].copy_from_slice(&self.errno.to_le_bytes());
         b[8..12].copy_from_slice(&self.code.to_le_bytes());
         match self.signo {
-            SIGSEGV | SIGBUS | SIGILL | SIGFPE | SIGTRAP if self.code > 0 => b[16..24].copy_from_slice(&self.addr.to_le_bytes()),
+            SIGSEGV | SIGBUS | SIGILL | SIGFPE | SIGTRAP if self.code > 0 => {
+                b[16..24].copy_from_slice(&self.addr.to_le_bytes())
+            }
             SIGCHLD => {
                 b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
                 b[20..24].copy_from_slice(&self.uid.to_le_bytes());
@@ -326,14 +335,36 @@ fn wake_for_signal(p: &Arc<Process>, sig: u32) {
 
 /// SIGCHLD to `parent` for `child`'s exit with wait status `status`.
 pub fn send_child_signal(parent: &Arc<Process>, child: &Process, status: i32) {
-    let (code, st) = if status & 0x7f == 0 { (code::CLD_EXITED, (status >> 8) & 0xff) } else { (code::CLD_KILLED, status & 0x7f) };
-    send_to_process(parent, SigInfo { signo: child.exit_signal, code, pid: child.pid, status: st, ..Default::default() });
+    let (code, st) = if status & 0x7f == 0 {
+        (code::CLD_EXITED, (status >> 8) & 0xff)
+    } else {
+        (code::CLD_KILLED, status & 0x7f)
+    };
+    send_to_process(
+        parent,
+        SigInfo {
+            signo: child.exit_signal,
+            code,
+            pid: child.pid,
+            status: st,
+            ..Default::default()
+        },
+    );
 }
 
 fn notify_parent_cldstop(p: &Process, why: i32, sig: u32) {
     if let Some(pp) = crate::process::find_process(p.ppid.load(Ordering::Acquire)) {
         if pp.sighand.get(SIGCHLD).flags & sa::SA_NOCLDSTOP == 0 {
-            send_to_process(&pp, SigInfo { signo: SIGCHLD, code: why, pid: p.pid, status: sig as i32, ..Default::default() });
+            send_to_process(
+                &pp,
+                SigInfo {
+                    signo: SIGCHLD,
+                    code: why,
+                    pid: p.pid,
+                    status: sig as i32,
+                    ..Default::default()
+                },
+            );
         }
         pp.child_wait.wake_up_all();
     }
@@ -352,7 +383,15 @@ pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
             me.sig_blocked.fetch_and(!sigmask(sig), Ordering::AcqRel);
         }
     }
-    send_to_task(&me, SigInfo { signo: sig, code, addr, ..Default::default() });
+    send_to_task(
+        &me,
+        SigInfo {
+            signo: sig,
+            code,
+            addr,
+            ..Default::default()
+        },
+    );
 }
 
 fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
@@ -374,9 +413,20 @@ fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
         (None, None) => return None,
     };
     let mut queues = QUEUES.lock();
-    let key = if from_task { queue_key_task(t) } else { queue_key_proc(p) };
+    let key = if from_task {
+        queue_key_task(t)
+    } else {
+        queue_key_proc(p)
+    };
     let q = queues.entry(key).or_default();
-    let info = q.iter().position(|i| i.signo == sig).map(|i| q.remove(i)).unwrap_or(SigInfo { signo: sig, ..Default::default() });
+    let info = q
+        .iter()
+        .position(|i| i.signo == sig)
+        .map(|i| q.remove(i))
+        .unwrap_or(SigInfo {
+            signo: sig,
+            ..Default::default()
+        });
     let still = q.iter().any(|i| i.signo == sig);
     if q.is_empty() {
         queues.remove(&key);
@@ -460,7 +510,8 @@ pub fn do_signal(regs: &mut PtRegs) {
         return;
     }
     if me.restore_sigmask.swap(false, Ordering::AcqRel) {
-        me.sig_blocked.store(me.saved_sigmask.load(Ordering::Acquire), Ordering::Release);
+        me.sig_blocked
+            .store(me.saved_sigmask.load(Ordering::Acquire), Ordering::Release);
     }
     // No handler ran: restart the call transparently.
     if restart != 0 {
@@ -501,17 +552,34 @@ pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
         return Err(Errno::EINVAL);
     }
     let me = current_process();
-    let info = SigInfo { signo: sig, code: code::SI_USER, pid: me.pid, ..Default::default() };
+    let info = SigInfo {
+        signo: sig,
+        code: code::SI_USER,
+        pid: me.pid,
+        ..Default::default()
+    };
     let targets: Vec<Arc<Process>> = match pid {
-        p if p > 0 => crate::process::find_process(p as u32).filter(|p| !p.is_zombie() || sig == 0).into_iter().collect(),
+        p if p > 0 => crate::process::find_process(p as u32)
+            .filter(|p| !p.is_zombie() || sig == 0)
+            .into_iter()
+            .collect(),
         0 => {
             let g = me.pgid.load(Ordering::Relaxed);
-            crate::process::all_processes().into_iter().filter(|p| p.pgid.load(Ordering::Relaxed) == g).collect()
+            crate::process::all_processes()
+                .into_iter()
+                .filter(|p| p.pgid.load(Ordering::Relaxed) == g)
+                .collect()
         }
-        -1 => crate::process::all_processes().into_iter().filter(|p| p.pid != 1 && p.pid != me.pid).collect(),
+        -1 => crate::process::all_processes()
+            .into_iter()
+            .filter(|p| p.pid != 1 && p.pid != me.pid)
+            .collect(),
         p => {
             let g = (-p) as u32;
-            crate::process::all_processes().into_iter().filter(|p| p.pgid.load(Ordering::Relaxed) == g).collect()
+            crate::process::all_processes()
+                .into_iter()
+                .filter(|p| p.pgid.load(Ordering::Relaxed) == g)
+                .collect()
         }
     };
     let targets: Vec<_> = targets.into_iter().filter(|p| !p.is_zombie()).collect();

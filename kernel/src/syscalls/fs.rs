@@ -48,7 +48,9 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(1 << 20);
-        let data = crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk).map_err(|e| if done > 0 { Errno(0) } else { e });
+        let data =
+            crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk)
+                .map_err(|e| if done > 0 { Errno(0) } else { e });
         let data = match data {
             Ok(d) => d,
             Err(Errno(0)) => break,
@@ -68,7 +70,12 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
             Err(Errno::EPIPE) => {
                 crate::signal::send_to_task(
                     &crate::sched::current(),
-                    crate::signal::SigInfo { signo: crate::signal::SIGPIPE, code: crate::signal::code::SI_USER, pid: crate::process::current_process().pid, ..Default::default() },
+                    crate::signal::SigInfo {
+                        signo: crate::signal::SIGPIPE,
+                        code: crate::signal::code::SI_USER,
+                        pid: crate::process::current_process().pid,
+                        ..Default::default()
+                    },
                 );
                 return Err(Errno::EPIPE);
             }
@@ -79,19 +86,37 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
     Ok(done as u64)
 }
 
-syscall!(__arm64_sys_read, r, do_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None));
-syscall!(__arm64_sys_write, r, do_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None));
+syscall!(
+    __arm64_sys_read,
+    r,
+    do_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None)
+);
+syscall!(
+    __arm64_sys_write,
+    r,
+    do_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None)
+);
 syscall!(__arm64_sys_pread64, r, {
     if (r.regs[3] as i64) < 0 {
         return Err(Errno::EINVAL);
     }
-    do_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, Some(r.regs[3] as i64))
+    do_read(
+        &*file(r.regs[0])?,
+        r.regs[1],
+        r.regs[2] as usize,
+        Some(r.regs[3] as i64),
+    )
 });
 syscall!(__arm64_sys_pwrite64, r, {
     if (r.regs[3] as i64) < 0 {
         return Err(Errno::EINVAL);
     }
-    do_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, Some(r.regs[3] as i64))
+    do_write(
+        &*file(r.regs[0])?,
+        r.regs[1],
+        r.regs[2] as usize,
+        Some(r.regs[3] as i64),
+    )
 });
 
 /// readv/writev: the iovec array, checked as Linux does (UIO_MAXIOV).
@@ -143,7 +168,9 @@ syscall!(__arm64_sys_writev, r, {
 syscall!(__arm64_sys_openat, r, {
     let (dirfd, path, flags, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32, r.regs[3] as u32);
     let start = at(dirfd, &path, 0)?;
-    let umask = crate::process::current_process().umask.load(core::sync::atomic::Ordering::Relaxed);
+    let umask = crate::process::current_process()
+        .umask
+        .load(core::sync::atomic::Ordering::Relaxed);
     let f = vfs().openat(&cred(), &start, &path, flags, mode, umask)?;
     Ok(current_files().install(f, flags & O_CLOEXEC != 0)? as u64)
 });
@@ -154,10 +181,22 @@ syscall!(__arm64_sys_close, r, {
 });
 
 syscall!(__arm64_sys_dup, r, Ok(current_files().dup(r.regs[0] as i32)? as u64));
-syscall!(__arm64_sys_dup3, r, Ok(current_files().dup3(r.regs[0] as i32, r.regs[1] as i32, r.regs[2] as u32)? as u64));
-syscall!(__arm64_sys_fcntl, r, Ok(current_files().fcntl(r.regs[0] as i32, r.regs[1] as u32, r.regs[2])? as u64));
+syscall!(
+    __arm64_sys_dup3,
+    r,
+    Ok(current_files().dup3(r.regs[0] as i32, r.regs[1] as i32, r.regs[2] as u32)? as u64)
+);
+syscall!(
+    __arm64_sys_fcntl,
+    r,
+    Ok(current_files().fcntl(r.regs[0] as i32, r.regs[1] as u32, r.regs[2])? as u64)
+);
 
-syscall!(__arm64_sys_lseek, r, Ok(file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)?));
+syscall!(
+    __arm64_sys_lseek,
+    r,
+    Ok(file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)?)
+);
 
 syscall!(__arm64_sys_getdents64, r, {
     let f = file(r.regs[0])?;
@@ -203,7 +242,9 @@ syscall!(__arm64_sys_fchmodat, r, {
 syscall!(__arm64_sys_mkdirat, r, {
     let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
     let start = at(dirfd, &path, 0)?;
-    let umask = crate::process::current_process().umask.load(core::sync::atomic::Ordering::Relaxed);
+    let umask = crate::process::current_process()
+        .umask
+        .load(core::sync::atomic::Ordering::Relaxed);
     vfs().mkdirat(&cred(), &start, &path, mode, umask)?;
     Ok(0)
 });
@@ -272,7 +313,11 @@ syscall!(__arm64_sys_pipe2, r, {
     Ok(0)
 });
 
-syscall!(__arm64_sys_ioctl, r, Ok(file(r.regs[0])?.ioctl(r.regs[1] as u32, r.regs[2])? as u64));
+syscall!(
+    __arm64_sys_ioctl,
+    r,
+    Ok(file(r.regs[0])?.ioctl(r.regs[1] as u32, r.regs[2])? as u64)
+);
 
 syscall!(__arm64_sys_sync, _r, Ok(0));
 

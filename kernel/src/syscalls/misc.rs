@@ -75,7 +75,11 @@ syscall!(__arm64_sys_sched_yield, _r, {
     Ok(0)
 });
 
-syscall!(__arm64_sys_set_robust_list, r, if r.regs[1] != 24 { Err(Errno::EINVAL) } else { Ok(0) });
+syscall!(
+    __arm64_sys_set_robust_list,
+    r,
+    if r.regs[1] != 24 { Err(Errno::EINVAL) } else { Ok(0) }
+);
 
 /// RLIMIT_* defaults, as (soft, hard).
 fn rlimit(res: u64) -> Result<(u64, u64), Errno> {

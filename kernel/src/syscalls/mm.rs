@@ -44,7 +44,14 @@ syscall!(__arm64_sys_mmap, r, {
             return Err(Errno::EINVAL);
         }
         let end = addr.checked_add((len + 4095) & !4095).ok_or(Errno::ENOMEM)?;
-        m.add_region(addr, end, prot, crate::mm::vm::VmaKind::Anon).map_err(|e| if e == Errno::EINVAL { Errno::EINVAL } else { Errno::EEXIST })?;
+        m.add_region(addr, end, prot, crate::mm::vm::VmaKind::Anon)
+            .map_err(|e| {
+                if e == Errno::EINVAL {
+                    Errno::EINVAL
+                } else {
+                    Errno::EEXIST
+                }
+            })?;
         return Ok(addr);
     }
     m.mmap_anon(addr, len, prot, flags & MAP_FIXED != 0)

@@ -8,7 +8,11 @@ use core::sync::atomic::Ordering;
 
 syscall!(__arm64_sys_getpid, _r, Ok(current_process().pid as u64));
 syscall!(__arm64_sys_gettid, _r, Ok(sched::current().tid as u64));
-syscall!(__arm64_sys_getppid, _r, Ok(current_process().ppid.load(Ordering::Relaxed) as u64));
+syscall!(
+    __arm64_sys_getppid,
+    _r,
+    Ok(current_process().ppid.load(Ordering::Relaxed) as u64)
+);
 syscall!(__arm64_sys_getuid, _r, Ok(0));
 syscall!(__arm64_sys_geteuid, _r, Ok(0));
 syscall!(__arm64_sys_getgid, _r, Ok(0));
@@ -21,7 +25,11 @@ syscall!(__arm64_sys_set_tid_address, r, {
 });
 
 syscall!(__arm64_sys_exit, r, process::do_exit(((r.regs[0] & 0xff) << 8) as i32));
-syscall!(__arm64_sys_exit_group, r, process::do_group_exit(((r.regs[0] & 0xff) << 8) as i32));
+syscall!(
+    __arm64_sys_exit_group,
+    r,
+    process::do_group_exit(((r.regs[0] & 0xff) << 8) as i32)
+);
 
 syscall!(__arm64_sys_clone, r, {
     let (flags, newsp, ptid, tls, ctid) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4]);
@@ -52,7 +60,14 @@ syscall!(__arm64_sys_wait4, r, {
     let (pid, status, options, rusage) = (r.regs[0] as i32 as i64, r.regs[1], r.regs[2] as u32, r.regs[3]);
     wait::check_wait4_options(options)?;
     let who = wait_who(pid)?;
-    let res = wait::do_wait(who, true, options & wait::WUNTRACED != 0, options & wait::WCONTINUED != 0, options & wait::WNOHANG != 0, false)?;
+    let res = wait::do_wait(
+        who,
+        true,
+        options & wait::WUNTRACED != 0,
+        options & wait::WCONTINUED != 0,
+        options & wait::WNOHANG != 0,
+        false,
+    )?;
     let Some(reaped) = res else { return Ok(0) };
     if status != 0 {
         crate::uaccess::put_user_i32(status, wait::status_word(reaped.event))?;
@@ -73,7 +88,11 @@ syscall!(__arm64_sys_waitid, r, {
     let who = match idtype {
         P_ALL => wait::WaitWho::Any,
         P_PID => wait::WaitWho::Pid(id),
-        P_PGID => wait::WaitWho::Pgid(if id == 0 { current_process().pgid.load(Ordering::Relaxed) } else { id }),
+        P_PGID => wait::WaitWho::Pgid(if id == 0 {
+            current_process().pgid.load(Ordering::Relaxed)
+        } else {
+            id
+        }),
         _ => return Err(Errno::EINVAL),
     };
     let res = wait::do_wait(
@@ -95,7 +114,13 @@ syscall!(__arm64_sys_waitid, r, {
                 ChildEvent::Stopped(sig) => (CLD_STOPPED, sig as i32),
                 ChildEvent::Continued => (CLD_CONTINUED, crate::signal::SIGCONT as i32),
             };
-            info = crate::signal::SigInfo { signo: crate::signal::SIGCHLD, code, pid: rp.pid, status, ..Default::default() };
+            info = crate::signal::SigInfo {
+                signo: crate::signal::SIGCHLD,
+                code,
+                pid: rp.pid,
+                status,
+                ..Default::default()
+            };
         }
         crate::uaccess::copy_to_user(infop, &info.to_bytes())?;
     }
@@ -105,7 +130,14 @@ syscall!(__arm64_sys_waitid, r, {
 syscall!(__arm64_sys_setsid, _r, {
     let p = current_process();
     // A process group leader cannot start a session.
-    if process::all_processes().iter().any(|q| q.pid != p.pid && q.pgid.load(Ordering::Relaxed) == p.pid) || p.pgid.load(Ordering::Relaxed) == p.pid && p.sid.load(Ordering::Relaxed) != p.pid && p.pid != 1 && is_group_leader(&p) {
+    if process::all_processes()
+        .iter()
+        .any(|q| q.pid != p.pid && q.pgid.load(Ordering::Relaxed) == p.pid)
+        || p.pgid.load(Ordering::Relaxed) == p.pid
+            && p.sid.load(Ordering::Relaxed) != p.pid
+            && p.pid != 1
+            && is_group_leader(&p)
+    {
         return Err(Errno::EPERM);
     }
     p.sid.store(p.pid, Ordering::Relaxed);
@@ -123,7 +155,11 @@ syscall!(__arm64_sys_setpgid, r, {
         return Err(Errno::EINVAL);
     }
     let me = current_process();
-    let target = if pid == 0 { me.clone() } else { process::find_process(pid as u32).ok_or(Errno::ESRCH)? };
+    let target = if pid == 0 {
+        me.clone()
+    } else {
+        process::find_process(pid as u32).ok_or(Errno::ESRCH)?
+    };
     if target.pid != me.pid && target.ppid.load(Ordering::Relaxed) != me.pid {
         return Err(Errno::ESRCH);
     }
@@ -135,7 +171,9 @@ syscall!(__arm64_sys_setpgid, r, {
     }
     let pgid = if pgid == 0 { target.pid } else { pgid as u32 };
     if pgid != target.pid
-        && !process::all_processes().iter().any(|q| q.pgid.load(Ordering::Relaxed) == pgid && q.sid.load(Ordering::Relaxed) == me.sid.load(Ordering::Relaxed))
+        && !process::all_processes().iter().any(|q| {
+            q.pgid.load(Ordering::Relaxed) == pgid && q.sid.load(Ordering::Relaxed) == me.sid.load(Ordering::Relaxed)
+        })
     {
         return Err(Errno::EPERM);
     }
@@ -154,7 +192,15 @@ fn lookup(pid: i32) -> Result<alloc::sync::Arc<crate::process::Process>, Errno> 
     }
 }
 
-syscall!(__arm64_sys_getpgid, r, Ok(lookup(r.regs[0] as i32)?.pgid.load(Ordering::Relaxed) as u64));
-syscall!(__arm64_sys_getsid, r, Ok(lookup(r.regs[0] as i32)?.sid.load(Ordering::Relaxed) as u64));
+syscall!(
+    __arm64_sys_getpgid,
+    r,
+    Ok(lookup(r.regs[0] as i32)?.pgid.load(Ordering::Relaxed) as u64)
+);
+syscall!(
+    __arm64_sys_getsid,
+    r,
+    Ok(lookup(r.regs[0] as i32)?.sid.load(Ordering::Relaxed) as u64)
+);
 
 fn _unused(_: SysResult) {}

@@ -11,7 +11,12 @@ fn read_sigaction(p: u64) -> Result<SigAction, Errno> {
     let mut b = [0u8; 32];
     copy_from_user(&mut b, p)?;
     let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8"));
-    Ok(SigAction { handler: w(0), flags: w(1), restorer: w(2), mask: w(3) })
+    Ok(SigAction {
+        handler: w(0),
+        flags: w(1),
+        restorer: w(2),
+        mask: w(3),
+    })
 }
 
 fn write_sigaction(p: u64, a: &SigAction) -> Result<(), Errno> {
@@ -40,7 +45,9 @@ syscall!(__arm64_sys_rt_sigaction, r, {
         a.flags &= !sig::sa::SA_UNSUPPORTED;
         p.sighand.set(signum, a);
         // Setting SIG_IGN (or a default-ignore action) discards pending ones.
-        if a.handler == sig::SIG_IGN || (a.handler == sig::SIG_DFL && sig::default_action(signum) == sig::DefaultAction::Ignore) {
+        if a.handler == sig::SIG_IGN
+            || (a.handler == sig::SIG_DFL && sig::default_action(signum) == sig::DefaultAction::Ignore)
+        {
             p.shared_pending.fetch_and(!sig::sigmask(signum), Ordering::AcqRel);
             for t in p.threads.lock().iter() {
                 t.sig_pending.fetch_and(!sig::sigmask(signum), Ordering::AcqRel);
@@ -94,7 +101,8 @@ syscall!(__arm64_sys_rt_sigsuspend, r, {
     }
     let mask = crate::uaccess::get_user_u64(r.regs[0])? & !sig::unblockable();
     let me = sched::current();
-    me.saved_sigmask.store(me.sig_blocked.swap(mask, Ordering::AcqRel), Ordering::Release);
+    me.saved_sigmask
+        .store(me.sig_blocked.swap(mask, Ordering::AcqRel), Ordering::Release);
     me.restore_sigmask.store(true, Ordering::Release);
     loop {
         me.set_state(sched::TaskState::Interruptible);
@@ -108,10 +116,14 @@ syscall!(__arm64_sys_rt_sigsuspend, r, {
     Err(Errno::ERESTARTNOHAND)
 });
 
-syscall!(__arm64_sys_rt_sigreturn, r, frame::sys_rt_sigreturn(r).or_else(|_| {
-    sig::force_sig_fault(sig::SIGSEGV, sig::code::SI_KERNEL, 0);
-    Ok(r.regs[0])
-}));
+syscall!(
+    __arm64_sys_rt_sigreturn,
+    r,
+    frame::sys_rt_sigreturn(r).or_else(|_| {
+        sig::force_sig_fault(sig::SIGSEGV, sig::code::SI_KERNEL, 0);
+        Ok(r.regs[0])
+    })
+);
 
 syscall!(__arm64_sys_kill, r, {
     sig::kill(r.regs[0] as i32 as i64, r.regs[1] as u32)?;
@@ -130,7 +142,15 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
     }
     if signum != 0 {
         let me = process::current_process();
-        sig::send_to_task(&t, SigInfo { signo: signum as u32, code: sig::code::SI_TKILL, pid: me.pid, ..Default::default() });
+        sig::send_to_task(
+            &t,
+            SigInfo {
+                signo: signum as u32,
+                code: sig::code::SI_TKILL,
+                pid: me.pid,
+                ..Default::default()
+            },
+        );
     }
     Ok(0)
 }

@@ -17,8 +17,14 @@ const TIMER_ABSTIME: u64 = 1;
 
 fn clock_ns(clock: u64) -> Result<u64, Errno> {
     match clock {
-        CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE
-        | CLOCK_BOOTTIME | CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => Ok(crate::time::ktime_get_ns()),
+        CLOCK_REALTIME
+        | CLOCK_MONOTONIC
+        | CLOCK_MONOTONIC_RAW
+        | CLOCK_REALTIME_COARSE
+        | CLOCK_MONOTONIC_COARSE
+        | CLOCK_BOOTTIME
+        | CLOCK_PROCESS_CPUTIME_ID
+        | CLOCK_THREAD_CPUTIME_ID => Ok(crate::time::ktime_get_ns()),
         _ => Err(Errno::EINVAL),
     }
 }
@@ -94,7 +100,11 @@ syscall!(__arm64_sys_clock_nanosleep, r, {
     }
     clock_ns(clock)?;
     let t = get_timespec(req)?;
-    let ns = if flags & TIMER_ABSTIME != 0 { t.saturating_sub(crate::time::ktime_get_ns()) } else { t };
+    let ns = if flags & TIMER_ABSTIME != 0 {
+        t.saturating_sub(crate::time::ktime_get_ns())
+    } else {
+        t
+    };
     nanosleep(ns, if flags & TIMER_ABSTIME != 0 { 0 } else { rem })
 });
 
