@@ -82,7 +82,11 @@ impl ProcProvider for Provider {
             return Err(uapi::Errno::ENOENT);
         }
         Ok(match scope {
-            ProcScope::Root => alloc::vec![ProcEntry::file(b"kallsyms", 0o444), ProcEntry::file(b"uptime", 0o444)],
+            ProcScope::Root => alloc::vec![
+                ProcEntry::file(b"kallsyms", 0o444),
+                ProcEntry::file(b"meminfo", 0o444),
+                ProcEntry::file(b"uptime", 0o444)
+            ],
             ProcScope::Pid(_) => alloc::vec![ProcEntry::file(b"stat", 0o444), ProcEntry::file(b"comm", 0o644)],
         })
     }
@@ -90,6 +94,14 @@ impl ProcProvider for Provider {
     fn read(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
         match (scope, rel) {
             (ProcScope::Root, b"kallsyms") => Ok(kallsyms()),
+            (ProcScope::Root, b"meminfo") => {
+                let f = crate::mm::frame::stats();
+                let line = |k: &str, v: usize| format!("{:<16}{:>8} kB\n", format!("{k}:"), v * 4);
+                let mut s = line("MemTotal", f.total);
+                s.push_str(&line("MemFree", f.free));
+                s.push_str(&line("MemAvailable", f.free));
+                Ok(s.into_bytes())
+            }
             (ProcScope::Root, b"uptime") => {
                 let ns = crate::time::ktime_get_ns();
                 Ok(format!("{}.{:02} 0.00\n", ns / 1_000_000_000, ns / 10_000_000 % 100).into_bytes())

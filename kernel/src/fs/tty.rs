@@ -18,7 +18,11 @@ const TCSETSF: u32 = 0x5404;
 const TIOCSWINSZ: u32 = 0x5414;
 const TIOCGPGRP: u32 = 0x540f;
 const TIOCSPGRP: u32 = 0x5410;
+const ISIG: u32 = 0o1;
 const ICANON: u32 = 0o2;
+const VINTR: usize = 0;
+const VQUIT: usize = 1;
+const VSUSP: usize = 10;
 const ECHO: u32 = 0o10;
 const ICRNL: u32 = 0o400;
 const ONLCR: u32 = 0o4;
@@ -90,6 +94,27 @@ pub fn poll() {
         if t.c_iflag & ICRNL != 0 && c == b'\r' {
             c = b'\n';
         }
+        if t.c_lflag & ISIG != 0 {
+            let sig = if c == t.c_cc[VINTR] {
+                Some((crate::signal::SIGINT, &b"^C\r\n"[..]))
+            } else if c == t.c_cc[VQUIT] {
+                Some((crate::signal::SIGQUIT, &b"^\\\r\n"[..]))
+            } else if c == t.c_cc[VSUSP] {
+                Some((crate::signal::SIGTSTP, &b"^Z\r\n"[..]))
+            } else {
+                None
+            };
+            if let Some((sig, text)) = sig {
+                l.line.clear();
+                let pgrp = l.pgrp;
+                drop(l);
+                if t.c_lflag & ECHO != 0 {
+                    echo(text);
+                }
+                signal_foreground(pgrp, sig);
+                continue;
+            }
+        }
         if t.c_lflag & ICANON == 0 {
             l.ready.push_back(c);
             woke = true;
@@ -139,6 +164,19 @@ pub fn poll() {
     }
     if woke {
         con.wq.wake_up();
+    }
+}
+
+/// Sends a terminal signal to the foreground process group (set with
+/// TIOCSPGRP); without one, to every process but init, the shell that
+/// started them ignoring it as shells do.
+fn signal_foreground(pgrp: u32, sig: u32) {
+    let info = crate::signal::SigInfo { signo: sig, code: crate::signal::code::SI_KERNEL, ..Default::default() };
+    for p in crate::process::all_processes() {
+        let fg = if pgrp != 0 { p.pgid.load(core::sync::atomic::Ordering::Relaxed) == pgrp } else { p.pid != 1 };
+        if fg {
+            crate::signal::send_to_process(&p, info);
+        }
     }
 }
 
