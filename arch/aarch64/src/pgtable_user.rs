@@ -17,6 +17,8 @@ const ENTRIES: usize = 512;
 pub struct UserPte {
     /// Physical frame.
     pub pa: u64,
+    /// EL0 may access it at all (false for PROT_NONE).
+    pub user: bool,
     /// EL0 may write.
     pub write: bool,
     /// EL0 may execute.
@@ -55,6 +57,7 @@ impl UserPte {
         let ap = (d >> 6) & 3;
         UserPte {
             pa: d & ADDR_MASK,
+            user: ap & 1 == 1,
             write: ap == 0b01,
             exec: d & (1 << 54) == 0,
             cow: d & PTE_SW_COW != 0,

@@ -113,6 +113,7 @@ fn free_asid(asid: u16) {
 fn pte_for(pa: u64, prot: Prot) -> UserPte {
     UserPte {
         pa,
+        user: prot.read || prot.write || prot.exec,
         write: prot.write,
         exec: prot.exec,
         cow: false,
@@ -366,8 +367,9 @@ impl Mm {
             let mut va = s;
             while va < vend {
                 if let Some(pte) = m.pt.get(va) {
-                    let shared = pte.cow || (pte.write == false && frame::page_count(pte.pa) > 1);
+                    let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
                     let new = UserPte {
+                        user: prot.read || prot.write || prot.exec,
                         write: prot.write && !shared,
                         cow: prot.write && shared,
                         exec: prot.exec,
