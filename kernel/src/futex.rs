@@ -51,7 +51,7 @@ fn bucket(addr: u64) -> Arc<Bucket> {
 /// FUTEX_WAIT: sleeps if `*addr == val` until woken, the timeout passes, or
 /// a signal arrives.
 pub fn wait(addr: u64, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
-    if addr % 4 != 0 {
+    if !addr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
     let b = bucket(addr);

@@ -97,7 +97,7 @@ ret_from_fork:
 
 /// The FP/SIMD registers of a user task (Linux's `user_fpsimd_state`).
 #[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct FpsimdState {
     /// V0..V31.
     pub vregs: [u128; 32],
@@ -105,16 +105,6 @@ pub struct FpsimdState {
     pub fpsr: u32,
     /// FPCR.
     pub fpcr: u32,
-}
-
-impl Default for FpsimdState {
-    fn default() -> Self {
-        FpsimdState {
-            vregs: [0; 32],
-            fpsr: 0,
-            fpcr: 0,
-        }
-    }
 }
 
 extern "C" {

@@ -137,7 +137,7 @@ impl UserPageTable {
     /// Maps the page at `va`, replacing any previous mapping (returned; the
     /// caller then invalidates the TLB entry).
     pub fn map(&mut self, va: u64, pte: UserPte) -> Result<Option<UserPte>, MapError> {
-        if va % PAGE_SIZE as u64 != 0 {
+        if !va.is_multiple_of(PAGE_SIZE as u64) {
             return Err(MapError::Unaligned);
         }
         let e = self.entry(va, true)?.ok_or(MapError::NoMemory)?;

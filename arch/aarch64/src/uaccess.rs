@@ -88,7 +88,7 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Fault> {
     let mut i = 0;
     while i < dst.len() {
         let a = src + i as u64;
-        if a % 8 == 0 && dst.len() - i >= 8 {
+        if a.is_multiple_of(8) && dst.len() - i >= 8 {
             dst[i..i + 8].copy_from_slice(&ldtr_x(a)?.to_le_bytes());
             i += 8;
         } else {
@@ -107,7 +107,7 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Fault> {
     let mut i = 0;
     while i < src.len() {
         let a = dst + i as u64;
-        if a % 8 == 0 && src.len() - i >= 8 {
+        if a.is_multiple_of(8) && src.len() - i >= 8 {
             let mut w = [0u8; 8];
             w.copy_from_slice(&src[i..i + 8]);
             sttr_x(a, u64::from_le_bytes(w))?;
@@ -135,10 +135,10 @@ pub fn clear_user(dst: u64, len: usize) -> Result<(), Fault> {
 /// returns its length without the NUL, or `None` if no NUL was found
 /// within `dst.len()` bytes.
 pub fn strncpy_from_user(dst: &mut [u8], src: u64) -> Result<Option<usize>, Fault> {
-    for i in 0..dst.len() {
+    for (i, slot) in dst.iter_mut().enumerate() {
         let a = src.checked_add(i as u64).filter(|&a| a < TASK_SIZE).ok_or(Fault)?;
         let b = ldtrb(a)? as u8;
-        dst[i] = b;
+        *slot = b;
         if b == 0 {
             return Ok(Some(i));
         }

@@ -381,10 +381,10 @@ pub fn parse(dtb: &[u8]) -> Result<Platform<'_>, Error> {
         }
     };
     let initrd = match (initrd_prop("linux,initrd-start"), initrd_prop("linux,initrd-end")) {
-        (Some(start), Some(end)) if end > start => Some(Region {
-            base: start,
-            size: end - start,
-        }),
+        (Some(start), Some(end)) => end
+            .checked_sub(start)
+            .filter(|&n| n > 0)
+            .map(|size| Region { base: start, size }),
         _ => None,
     };
 

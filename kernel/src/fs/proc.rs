@@ -87,7 +87,13 @@ impl ProcProvider for Provider {
                 ProcEntry::file(b"meminfo", 0o444),
                 ProcEntry::file(b"uptime", 0o444)
             ],
-            ProcScope::Pid(_) => alloc::vec![ProcEntry::file(b"stat", 0o444), ProcEntry::file(b"comm", 0o644)],
+            ProcScope::Pid(_) => {
+                alloc::vec![
+                    ProcEntry::file(b"stat", 0o444),
+                    ProcEntry::file(b"comm", 0o644),
+                    ProcEntry::file(b"maps", 0o444)
+                ]
+            }
         })
     }
 
@@ -107,6 +113,12 @@ impl ProcProvider for Provider {
                 Ok(format!("{}.{:02} 0.00\n", ns / 1_000_000_000, ns / 10_000_000 % 100).into_bytes())
             }
             (ProcScope::Pid(pid), b"stat") => process::find_process(pid).map(|p| stat(&p)).ok_or(uapi::Errno::ESRCH),
+            (ProcScope::Pid(pid), b"maps") => Ok(process::find_process(pid)
+                .ok_or(uapi::Errno::ESRCH)?
+                .main_thread()
+                .and_then(|t| t.mm.lock().clone())
+                .map(|mm| mm.maps().into_bytes())
+                .unwrap_or_default()),
             (ProcScope::Pid(pid), b"comm") => process::find_process(pid)
                 .and_then(|p| p.main_thread())
                 .map(|t| format!("{}\n", t.comm_string()).into_bytes())

@@ -171,9 +171,17 @@ pub fn poll() {
 /// TIOCSPGRP); without one, to every process but init, the shell that
 /// started them ignoring it as shells do.
 fn signal_foreground(pgrp: u32, sig: u32) {
-    let info = crate::signal::SigInfo { signo: sig, code: crate::signal::code::SI_KERNEL, ..Default::default() };
+    let info = crate::signal::SigInfo {
+        signo: sig,
+        code: crate::signal::code::SI_KERNEL,
+        ..Default::default()
+    };
     for p in crate::process::all_processes() {
-        let fg = if pgrp != 0 { p.pgid.load(core::sync::atomic::Ordering::Relaxed) == pgrp } else { p.pid != 1 };
+        let fg = if pgrp != 0 {
+            p.pgid.load(core::sync::atomic::Ordering::Relaxed) == pgrp
+        } else {
+            p.pid != 1
+        };
         if fg {
             crate::signal::send_to_process(&p, info);
         }

@@ -150,7 +150,7 @@ impl Mm {
     /// Adds a region `[start, end)` (page aligned, free) with `prot`.
     pub fn add_region(&self, start: u64, end: u64, prot: Prot, kind: VmaKind) -> Result<(), Errno> {
         let mut m = self.inner.lock();
-        if start % PAGE != 0 || end % PAGE != 0 || start >= end || end > TASK_SIZE {
+        if !start.is_multiple_of(PAGE) || !end.is_multiple_of(PAGE) || start >= end || end > TASK_SIZE {
             return Err(Errno::EINVAL);
         }
         if overlaps(&m.vmas, start, end) {
@@ -277,11 +277,15 @@ impl Mm {
             return Err(Errno::EINVAL);
         }
         if fixed {
-            if hint % PAGE != 0
+            if !hint.is_multiple_of(PAGE)
                 || hint < MMAP_MIN_ADDR && hint != 0
                 || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE)
             {
-                return Err(if hint % PAGE != 0 { Errno::EINVAL } else { Errno::ENOMEM });
+                return Err(if !hint.is_multiple_of(PAGE) {
+                    Errno::EINVAL
+                } else {
+                    Errno::ENOMEM
+                });
             }
             self.unmap(hint, len)?;
             self.add_region(hint, hint + len, prot, VmaKind::Anon)?;
@@ -310,7 +314,7 @@ impl Mm {
 
     /// `munmap`: removes `[addr, addr + len)` from every region.
     pub fn unmap(&self, addr: u64, len: u64) -> Result<(), Errno> {
-        if addr % PAGE != 0 || len == 0 {
+        if !addr.is_multiple_of(PAGE) || len == 0 {
             return Err(Errno::EINVAL);
         }
         let end = addr
@@ -339,7 +343,7 @@ impl Mm {
 
     /// `mprotect`: every page of the range must be mapped (else ENOMEM).
     pub fn mprotect(&self, addr: u64, len: u64, prot: Prot) -> Result<(), Errno> {
-        if addr % PAGE != 0 {
+        if !addr.is_multiple_of(PAGE) {
             return Err(Errno::EINVAL);
         }
         let end = addr
@@ -409,6 +413,34 @@ impl Mm {
         }
         self.inner.lock().brk = new;
         new
+    }
+
+    /// `/proc/<pid>/maps` in Linux's format.
+    pub fn maps(&self) -> alloc::string::String {
+        use core::fmt::Write;
+        let m = self.inner.lock();
+        let mut out = alloc::string::String::new();
+        for (&start, v) in m.vmas.iter() {
+            let p = v.prot;
+            let name = match v.kind {
+                VmaKind::Heap => "[heap]",
+                VmaKind::Stack => "[stack]",
+                VmaKind::Anon if start == crate::exec::SIGRETURN_TRAMPOLINE => "[sigpage]",
+                VmaKind::Anon => "",
+            };
+            let _ = writeln!(
+                out,
+                "{:08x}-{:08x} {}{}{}p 00000000 00:00 0 {:>19}{}",
+                start,
+                v.end,
+                if p.read { 'r' } else { '-' },
+                if p.write { 'w' } else { '-' },
+                if p.exec { 'x' } else { '-' },
+                "",
+                name
+            );
+        }
+        out
     }
 
     /// Pages mapped now (resident set).

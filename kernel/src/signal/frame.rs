@@ -163,7 +163,7 @@ pub fn setup_rt_frame(
 pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     let t = crate::sched::current();
     let frame = regs.sp;
-    if frame % 16 != 0 {
+    if !frame.is_multiple_of(16) {
         return Err(Errno::EFAULT);
     }
     let mut buf = vec![0u8; FRAME_SIZE];

@@ -462,10 +462,11 @@ pub fn do_signal(regs: &mut PtRegs) {
     if ![-ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK].contains(&restart) {
         restart = 0;
     }
-    loop {
-        let Some(info) = dequeue(&me, &p) else { break };
+    while let Some(info) = dequeue(&me, &p) {
         let sig = info.signo;
         if sig == SIGKILL || p.exiting.load(Ordering::Acquire) {
+            // Nothing may stay referenced from this frame: it never returns.
+            drop((me, p));
             crate::process::do_group_exit(SIGKILL as i32);
         }
         let action = p.sighand.get(sig);
@@ -479,7 +480,10 @@ pub fn do_signal(regs: &mut PtRegs) {
                     do_group_stop(&me, &p, sig);
                     continue;
                 }
-                DefaultAction::Term | DefaultAction::Core => crate::process::do_group_exit(sig as i32),
+                DefaultAction::Term | DefaultAction::Core => {
+                    drop((me, p));
+                    crate::process::do_group_exit(sig as i32)
+                }
             }
         }
         // A handler runs: settle the interrupted system call first.
