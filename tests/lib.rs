@@ -175,3 +175,33 @@ pub fn boot_log(args: &[&str], cmds: &str) -> Boot {
         reached: true,
     }
 }
+
+/// A program of `userland/proof` (built once, without debug info).
+pub fn proof_binary(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let st = Command::new(env!("CARGO"))
+            .current_dir(root())
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
+            .args(["build", "--quiet", "--release", "-p", "proof", "--target", "aarch64-unknown-none", "--target-dir", "target/user"])
+            .status()
+            .expect("cargo build -p proof");
+        assert!(st.success(), "building userland/proof failed");
+    });
+    root().join("target/user/aarch64-unknown-none/release").join(name)
+}
+
+/// Runs `cmds` on the kernel with `files` copied into /bin; (stdout, status).
+pub fn run_commands(args: &[&str], files: &[PathBuf], cmds: &str, timeout_s: u32) -> (String, i32) {
+    let out = Command::new(root().join("scripts/qemu-run.sh"))
+        .arg("--kernel")
+        .arg(kernel_image())
+        .args(args)
+        .args(["--timeout", &timeout_s.to_string()])
+        .args(files)
+        .args(["--", cmds])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qemu-run.sh");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code().unwrap_or(-1))
+}
