@@ -157,3 +157,25 @@ pub fn get_user_u64(src: u64) -> Result<u64, Fault> {
 pub fn put_user_u64(dst: u64, v: u64) -> Result<(), Fault> {
     copy_to_user(dst, &v.to_le_bytes())
 }
+
+/// Checks that EL0 could write every page of `[addr, addr + len)`, by
+/// reading and writing back one byte per page (content unchanged; a
+/// copy-on-write or not-yet-present page is resolved now). Used before an
+/// operation that consumes data (a read from a pipe) so that a bad buffer
+/// fails with nothing consumed, as Linux's copy at the first byte does.
+pub fn probe_writable(addr: u64, len: usize) -> Result<(), Fault> {
+    if len == 0 {
+        return Ok(());
+    }
+    if !access_ok(addr, len) {
+        return Err(Fault);
+    }
+    let end = addr + len as u64;
+    let mut a = addr;
+    while a < end {
+        let b = ldtrb(a)?;
+        sttrb(a, b)?;
+        a = (a & !0xfff) + 0x1000;
+    }
+    Ok(())
+}

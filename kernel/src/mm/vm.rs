@@ -276,6 +276,9 @@ impl Mm {
         if len == 0 {
             return Err(Errno::EINVAL);
         }
+        if len > TASK_SIZE - MMAP_MIN_ADDR {
+            return Err(Errno::ENOMEM);
+        }
         if fixed {
             if !hint.is_multiple_of(PAGE)
                 || hint < MMAP_MIN_ADDR && hint != 0
@@ -487,10 +490,10 @@ fn split_at(vmas: &mut BTreeMap<u64, Vma>, addr: u64) {
 fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
     let mut top = MMAP_BASE;
     for (&s, v) in vmas.range(..MMAP_BASE).rev() {
-        if v.end <= top && top - v.end >= len {
+        if v.end <= top && top - v.end >= len && top - len >= MMAP_MIN_ADDR {
             return Some(top - len);
         }
         top = top.min(s);
     }
-    (top >= MMAP_MIN_ADDR + len).then(|| top - len)
+    MMAP_MIN_ADDR.checked_add(len).filter(|&need| top >= need).map(|_| top - len)
 }

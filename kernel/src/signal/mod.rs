@@ -261,7 +261,10 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
         return;
     }
     prepare_signal(p, sig);
-    if is_ignored(p, sig) && sig != SIGKILL {
+    // Blocked signals are never ignored at sending: the action may change
+    // before they are unblocked (Linux's sig_ignored).
+    let blocked = p.main_thread().is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
+    if is_ignored(p, sig) && sig != SIGKILL && !blocked {
         return;
     }
     let bit = sigmask(sig);
@@ -280,7 +283,8 @@ pub fn send_to_task(t: &Arc<Task>, info: SigInfo) {
         return;
     }
     prepare_signal(&p, sig);
-    if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 {
+    let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
+    if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked {
         return;
     }
     let bit = sigmask(sig);

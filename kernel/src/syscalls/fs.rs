@@ -31,9 +31,7 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
-    if !arch::uaccess::access_ok(ubuf, len) {
-        return Err(Errno::EFAULT);
-    }
+    arch::uaccess::probe_writable(ubuf, len.min(1 << 20))?;
     let mut buf = vec![0u8; len.min(1 << 20)];
     let n = match pos {
         Some(off) => blocking(f, || f.pread(&mut buf, off))?,

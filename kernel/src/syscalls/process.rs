@@ -129,25 +129,15 @@ syscall!(__arm64_sys_waitid, r, {
 
 syscall!(__arm64_sys_setsid, _r, {
     let p = current_process();
-    // A process group leader cannot start a session.
-    if process::all_processes()
-        .iter()
-        .any(|q| q.pid != p.pid && q.pgid.load(Ordering::Relaxed) == p.pid)
-        || p.pgid.load(Ordering::Relaxed) == p.pid
-            && p.sid.load(Ordering::Relaxed) != p.pid
-            && p.pid != 1
-            && is_group_leader(&p)
-    {
+    // Linux: EPERM if any process group already has the caller's PID as
+    // its ID (the caller leads a group, or once did and members remain).
+    if process::all_processes().iter().any(|q| q.pgid.load(Ordering::Relaxed) == p.pid) {
         return Err(Errno::EPERM);
     }
     p.sid.store(p.pid, Ordering::Relaxed);
     p.pgid.store(p.pid, Ordering::Relaxed);
     Ok(p.pid as u64)
 });
-
-fn is_group_leader(p: &crate::process::Process) -> bool {
-    p.pgid.load(Ordering::Relaxed) == p.pid
-}
 
 syscall!(__arm64_sys_setpgid, r, {
     let (pid, pgid) = (r.regs[0] as i32, r.regs[1] as i32);

@@ -96,7 +96,7 @@ syscall!(__arm64_sys_nanosleep, r, {
 syscall!(__arm64_sys_clock_nanosleep, r, {
     let (clock, flags, req, rem) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
     if matches!(clock, CLOCK_THREAD_CPUTIME_ID) {
-        return Err(Errno::EINVAL);
+        return Err(Errno::EOPNOTSUPP);
     }
     clock_ns(clock)?;
     let t = get_timespec(req)?;

@@ -13,7 +13,6 @@ pub use rt::Errno;
 pub mod nr {
     pub const GETCWD: usize = 17;
     pub const DUP: usize = 23;
-    pub const DUP3: usize = 24;
     pub const FCNTL: usize = 25;
     pub const IOCTL: usize = 29;
     pub const MKDIRAT: usize = 34;
@@ -22,10 +21,8 @@ pub mod nr {
     pub const CHDIR: usize = 49;
     pub const FCHMODAT: usize = 53;
     pub const OPENAT: usize = 56;
-    pub const CLOSE: usize = 57;
     pub const PIPE2: usize = 59;
     pub const GETDENTS64: usize = 61;
-    pub const LSEEK: usize = 62;
     pub const READ: usize = 63;
     pub const WRITE: usize = 64;
     pub const PPOLL: usize = 73;
@@ -50,7 +47,6 @@ pub mod nr {
     pub const RT_SIGACTION: usize = 134;
     pub const RT_SIGPROCMASK: usize = 135;
     pub const RT_SIGPENDING: usize = 136;
-    pub const RT_SIGRETURN: usize = 139;
     pub const SETPGID: usize = 154;
     pub const GETPGID: usize = 155;
     pub const GETSID: usize = 156;
@@ -267,7 +263,6 @@ pub fn ppoll(fds: &mut [PollFd], timeout: Option<&Timespec>) -> Result<usize, Er
 
 pub const WNOHANG: usize = 1;
 pub const WUNTRACED: usize = 2;
-pub const WSTOPPED: usize = 2;
 pub const WEXITED: usize = 4;
 pub const WCONTINUED: usize = 8;
 pub const WNOWAIT: usize = 0x0100_0000;
@@ -276,7 +271,6 @@ pub const P_PID: usize = 1;
 
 pub const CLONE_VM: usize = 0x100;
 pub const CLONE_SIGHAND: usize = 0x800;
-pub const CLONE_VFORK: usize = 0x4000;
 pub const CLONE_THREAD: usize = 0x10000;
 pub const CLONE_SETTLS: usize = 0x80000;
 pub const CLONE_PARENT_SETTID: usize = 0x10_0000;
@@ -297,7 +291,6 @@ pub fn execve(path: &[u8], argv: &[&[u8]], envp: &[&[u8]]) -> Errno {
 // ---------------------------------------------------------------- signals
 
 pub const SIGHUP: i32 = 1;
-pub const SIGINT: i32 = 2;
 pub const SIGILL: i32 = 4;
 pub const SIGTRAP: i32 = 5;
 pub const SIGBUS: i32 = 7;
@@ -486,7 +479,12 @@ pub fn rt_sigaction(sig: i32, act: Option<&SigAction>) -> Result<SigAction, Errn
     let mut old = SigAction::default();
     let a = act.map_or(0, |a| a as *const SigAction as usize);
     // SAFETY: act and old are live struct sigactions.
-    unsafe { raw(nr::RT_SIGACTION, &[sig as usize, a, &mut old as *mut SigAction as usize, 8]) }?;
+    unsafe {
+        raw(
+            nr::RT_SIGACTION,
+            &[sig as usize, a, &mut old as *mut SigAction as usize, 8],
+        )
+    }?;
     Ok(old)
 }
 
@@ -496,7 +494,7 @@ pub fn handle(sig: i32, handler: Handler, flags: u64, mask: u64) -> Result<SigAc
     let act = SigAction {
         handler: handler as usize,
         flags: SA_SIGINFO | SA_RESTORER | flags,
-        restorer: usertests_restorer as usize,
+        restorer: usertests_restorer as *const () as usize,
         mask,
     };
     rt_sigaction(sig, Some(&act))
@@ -516,7 +514,13 @@ pub fn handle_no_restorer(sig: i32, handler: Handler, flags: u64) -> Result<SigA
 
 /// Sets `sig` to `SIG_DFL` or `SIG_IGN`.
 pub fn disposition(sig: i32, what: usize) -> Result<SigAction, Errno> {
-    rt_sigaction(sig, Some(&SigAction { handler: what, ..Default::default() }))
+    rt_sigaction(
+        sig,
+        Some(&SigAction {
+            handler: what,
+            ..Default::default()
+        }),
+    )
 }
 
 /// rt_sigprocmask(how, set, &old): the old mask.
@@ -612,9 +616,14 @@ pub fn now_ns() -> i64 {
 pub fn nanosleep(req: &Timespec) -> Result<(), (Errno, Timespec)> {
     let mut rem = Timespec::default();
     // SAFETY: req and rem are live timespecs.
-    unsafe { raw(nr::NANOSLEEP, &[req as *const Timespec as usize, &mut rem as *mut Timespec as usize]) }
-        .map(drop)
-        .map_err(|e| (e, rem))
+    unsafe {
+        raw(
+            nr::NANOSLEEP,
+            &[req as *const Timespec as usize, &mut rem as *mut Timespec as usize],
+        )
+    }
+    .map(drop)
+    .map_err(|e| (e, rem))
 }
 
 /// Sleeps `ms` milliseconds, resuming after interruptions.
@@ -632,7 +641,11 @@ pub fn setitimer(which: usize, new: &Itimerval) -> Result<Itimerval, Errno> {
     unsafe {
         raw(
             nr::SETITIMER,
-            &[which, new as *const Itimerval as usize, &mut old as *mut Itimerval as usize],
+            &[
+                which,
+                new as *const Itimerval as usize,
+                &mut old as *mut Itimerval as usize,
+            ],
         )
     }?;
     Ok(old)
@@ -643,7 +656,13 @@ pub fn alarm_ms(ms: i64) -> Result<Itimerval, Errno> {
         sec: ms / 1000,
         usec: (ms % 1000) * 1000,
     };
-    setitimer(ITIMER_REAL, &Itimerval { interval: Timeval::default(), value })
+    setitimer(
+        ITIMER_REAL,
+        &Itimerval {
+            interval: Timeval::default(),
+            value,
+        },
+    )
 }
 
 // ---------------------------------------------------------------- memory

@@ -1,0 +1,316 @@
+//! Clocks, sleeps and interval timers.
+
+use core::sync::atomic::Ordering::SeqCst;
+
+use super::signal::{hits, record, REC};
+use crate::sys::*;
+use crate::{check_eq, checks, ensure, Check, Context, Outcome};
+
+pub static CHECKS: &[Check] = checks![
+    clock_gettime_clocks,
+    clock_gettime_errors,
+    nanosleep_sleeps_at_least,
+    nanosleep_errors,
+    nanosleep_eintr_with_remaining,
+    nanosleep_eintr_even_with_sa_restart,
+    clock_nanosleep_relative_absolute,
+    clock_nanosleep_errors,
+    setitimer_getitimer_one_shot,
+    setitimer_periodic,
+    itimer_errors,
+];
+
+fn clock_gettime_clocks() -> Outcome {
+    // REALTIME, MONOTONIC, PROCESS_CPUTIME_ID, THREAD_CPUTIME_ID,
+    // MONOTONIC_RAW, REALTIME_COARSE, MONOTONIC_COARSE, BOOTTIME.
+    for clock in [0, 1, 2, 3, 4, 5, 6, 7] {
+        let t = clock_gettime(clock).ctx("clock_gettime")?;
+        ensure!(
+            t.sec >= 0 && (0..1_000_000_000).contains(&t.nsec),
+            "clock {clock} gave {t:?}"
+        );
+    }
+    let a = clock_gettime(CLOCK_MONOTONIC).ctx("monotonic")?;
+    let b = clock_gettime(CLOCK_MONOTONIC).ctx("monotonic")?;
+    ensure!(b.as_ns() >= a.as_ns(), "CLOCK_MONOTONIC went back: {a:?} then {b:?}");
+    let boot = clock_gettime(CLOCK_BOOTTIME).ctx("boottime")?;
+    ensure!(
+        boot.as_ns() >= b.as_ns(),
+        "CLOCK_BOOTTIME {boot:?} behind CLOCK_MONOTONIC {b:?}"
+    );
+    let c0 = clock_gettime(CLOCK_PROCESS_CPUTIME_ID).ctx("cputime")?;
+    let mut x = 0u64;
+    for i in 0..5000u64 {
+        x = core::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+    }
+    let c1 = clock_gettime(CLOCK_PROCESS_CPUTIME_ID).ctx("cputime")?;
+    ensure!(
+        c1.as_ns() > c0.as_ns(),
+        "CLOCK_PROCESS_CPUTIME_ID did not advance over a busy loop ({c0:?}, {c1:?})"
+    );
+    Ok(())
+}
+
+fn clock_gettime_errors() -> Outcome {
+    check_eq!(clock_gettime(100).map(drop), Err(Errno::EINVAL), "clock 100");
+    check_eq!(clock_gettime(16).map(drop), Err(Errno::EINVAL), "clock 16");
+    // SAFETY: the pointer is not mapped; the kernel must refuse it.
+    check_eq!(
+        unsafe { raw(nr::CLOCK_GETTIME, &[CLOCK_MONOTONIC, BAD_LOW]) },
+        Err(Errno::EFAULT),
+        "timespec at 0x1"
+    );
+    // SAFETY: as above.
+    check_eq!(
+        unsafe { raw(nr::CLOCK_GETTIME, &[CLOCK_REALTIME, BAD_KERNEL]) },
+        Err(Errno::EFAULT),
+        "timespec in the kernel half"
+    );
+    Ok(())
+}
+
+fn nanosleep_sleeps_at_least() -> Outcome {
+    let t0 = now_ns();
+    check_eq!(nanosleep(&Timespec::ms(20)).map_err(|e| e.0), Ok(()), "nanosleep 20 ms");
+    let took = now_ns() - t0;
+    ensure!(took >= 20_000_000, "slept {took} ns, less than 20 ms");
+    ensure!(took < 1_000_000_000, "slept {took} ns for 20 ms");
+    check_eq!(nanosleep(&Timespec::default()).map_err(|e| e.0), Ok(()), "nanosleep 0");
+    Ok(())
+}
+
+fn nanosleep_errors() -> Outcome {
+    let bad = [
+        Timespec {
+            sec: 0,
+            nsec: 1_000_000_000,
+        },
+        Timespec { sec: 0, nsec: -1 },
+        Timespec { sec: -1, nsec: 0 },
+    ];
+    for t in bad {
+        check_eq!(nanosleep(&t).map_err(|e| e.0), Err(Errno::EINVAL), "nanosleep {t:?}");
+    }
+    // SAFETY: the pointer is not mapped; the kernel must refuse it.
+    check_eq!(
+        unsafe { raw(nr::NANOSLEEP, &[BAD_LOW, 0]) },
+        Err(Errno::EFAULT),
+        "request at 0x1"
+    );
+    Ok(())
+}
+
+fn nanosleep_eintr_with_remaining() -> Outcome {
+    handle(SIGALRM, record, 0, 0).ctx("install")?;
+    alarm_ms(20).ctx("setitimer")?;
+    let t0 = now_ns();
+    let r = nanosleep(&Timespec::ms(2000));
+    let took = now_ns() - t0;
+    let Err((e, rem)) = r else {
+        return Err(crate::Fail(alloc::format!(
+            "nanosleep(2 s) was not interrupted (took {took} ns)"
+        )));
+    };
+    check_eq!(e, Errno::EINTR, "nanosleep interrupted by a handler");
+    check_eq!(
+        (hits(), REC.signo.load(SeqCst)),
+        (1, SIGALRM),
+        "(handler calls, signal)"
+    );
+    ensure!(took < 1_000_000_000, "returned after {took} ns");
+    let left = rem.as_ns();
+    ensure!(
+        left > 500_000_000 && left < 2_000_000_000,
+        "remaining time {rem:?} is not about 2 s - 20 ms"
+    );
+    Ok(())
+}
+
+fn nanosleep_eintr_even_with_sa_restart() -> Outcome {
+    // nanosleep is never restarted after a handler ran, SA_RESTART or not.
+    handle(SIGALRM, record, SA_RESTART, 0).ctx("install")?;
+    alarm_ms(20).ctx("setitimer")?;
+    let r = nanosleep(&Timespec::ms(2000)).map_err(|e| e.0);
+    check_eq!(r, Err(Errno::EINTR), "nanosleep with an SA_RESTART handler");
+    check_eq!(hits(), 1, "handler calls");
+    Ok(())
+}
+
+fn clock_nanosleep(clock: usize, flags: usize, t: &Timespec) -> Result<usize, Errno> {
+    // SAFETY: t is live; no remainder wanted.
+    unsafe { raw(nr::CLOCK_NANOSLEEP, &[clock, flags, t as *const Timespec as usize, 0]) }
+}
+
+fn clock_nanosleep_relative_absolute() -> Outcome {
+    let t0 = now_ns();
+    check_eq!(
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &Timespec::ms(10)),
+        Ok(0),
+        "relative 10 ms"
+    );
+    ensure!(now_ns() - t0 >= 10_000_000, "relative sleep shorter than 10 ms");
+    let past = Timespec { sec: 0, nsec: 1 };
+    let t1 = now_ns();
+    check_eq!(
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &past),
+        Ok(0),
+        "absolute time in the past"
+    );
+    ensure!(now_ns() - t1 < 500_000_000, "a past deadline still slept");
+    let deadline = now_ns() + 20_000_000;
+    let abs = Timespec {
+        sec: deadline / 1_000_000_000,
+        nsec: deadline % 1_000_000_000,
+    };
+    check_eq!(
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs),
+        Ok(0),
+        "absolute now + 20 ms"
+    );
+    let now = now_ns();
+    ensure!(
+        now >= deadline,
+        "woke {} ns before the absolute deadline",
+        deadline - now
+    );
+    check_eq!(
+        clock_nanosleep(CLOCK_REALTIME, 0, &Timespec::ms(1)),
+        Ok(0),
+        "CLOCK_REALTIME relative"
+    );
+    check_eq!(
+        clock_nanosleep(CLOCK_BOOTTIME, 0, &Timespec::ms(1)),
+        Ok(0),
+        "CLOCK_BOOTTIME relative"
+    );
+    Ok(())
+}
+
+fn clock_nanosleep_errors() -> Outcome {
+    let t = Timespec::ms(1);
+    // Linux refuses to sleep on a thread's CPU clock with EOPNOTSUPP.
+    check_eq!(
+        clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &t),
+        Err(Errno::ENOTSUP),
+        "CLOCK_THREAD_CPUTIME_ID"
+    );
+    check_eq!(clock_nanosleep(100, 0, &t), Err(Errno::EINVAL), "clock 100");
+    check_eq!(
+        clock_nanosleep(
+            CLOCK_MONOTONIC,
+            0,
+            &Timespec {
+                sec: 0,
+                nsec: 1_000_000_000
+            }
+        ),
+        Err(Errno::EINVAL),
+        "tv_nsec = 1e9"
+    );
+    // SAFETY: the pointer is not mapped; the kernel must refuse it.
+    let r = unsafe { raw(nr::CLOCK_NANOSLEEP, &[CLOCK_MONOTONIC, 0, BAD_LOW, 0]) };
+    check_eq!(r, Err(Errno::EFAULT), "request at 0x1");
+    Ok(())
+}
+
+fn getitimer(which: usize) -> Result<Itimerval, Errno> {
+    let mut v = Itimerval::default();
+    // SAFETY: v is a live itimerval.
+    unsafe { raw(nr::GETITIMER, &[which, &mut v as *mut Itimerval as usize]) }?;
+    Ok(v)
+}
+
+fn setitimer_getitimer_one_shot() -> Outcome {
+    check_eq!(getitimer(ITIMER_REAL), Ok(Itimerval::default()), "disarmed at first");
+    let old = alarm_ms(1000).ctx("arm 1 s")?;
+    check_eq!(old, Itimerval::default(), "old value of a disarmed timer");
+    let v = getitimer(ITIMER_REAL).ctx("getitimer")?;
+    check_eq!(v.interval, Timeval::default(), "one-shot: no interval");
+    let left = v.value.sec * 1_000_000 + v.value.usec;
+    ensure!(
+        left > 500_000 && left <= 1_000_000,
+        "remaining {:?} is not just under 1 s",
+        v.value
+    );
+    ensure!(
+        (0..1_000_000).contains(&v.value.usec),
+        "tv_usec {} out of range",
+        v.value.usec
+    );
+    let old = alarm_ms(0).ctx("disarm")?;
+    let left = old.value.sec * 1_000_000 + old.value.usec;
+    ensure!(
+        left > 500_000 && left <= 1_000_000,
+        "old value when disarming {:?}",
+        old.value
+    );
+    check_eq!(getitimer(ITIMER_REAL), Ok(Itimerval::default()), "disarmed");
+    // One expiry: the handler runs once.
+    handle(SIGALRM, record, 0, 0).ctx("install")?;
+    sigprocmask(SIG_BLOCK, Some(sigbit(SIGALRM))).ctx("block")?;
+    alarm_ms(10).ctx("arm 10 ms")?;
+    check_eq!(sigsuspend(0), Errno::EINTR, "sigsuspend");
+    check_eq!(hits(), 1, "one expiry");
+    check_eq!(
+        getitimer(ITIMER_REAL),
+        Ok(Itimerval::default()),
+        "a one-shot timer disarms itself"
+    );
+    Ok(())
+}
+
+fn setitimer_periodic() -> Outcome {
+    handle(SIGALRM, record, 0, 0).ctx("install")?;
+    sigprocmask(SIG_BLOCK, Some(sigbit(SIGALRM))).ctx("block")?;
+    let period = Timeval { sec: 0, usec: 10_000 };
+    setitimer(
+        ITIMER_REAL,
+        &Itimerval {
+            interval: period,
+            value: period,
+        },
+    )
+    .ctx("arm periodic")?;
+    let t0 = now_ns();
+    for _ in 0..3 {
+        check_eq!(sigsuspend(0), Errno::EINTR, "sigsuspend");
+    }
+    let took = now_ns() - t0;
+    check_eq!(hits(), 3, "three expiries");
+    ensure!(took >= 25_000_000, "three 10 ms periods took {took} ns");
+    let v = getitimer(ITIMER_REAL).ctx("getitimer")?;
+    check_eq!(v.interval, period, "interval kept");
+    alarm_ms(0).ctx("disarm")?;
+    Ok(())
+}
+
+fn itimer_errors() -> Outcome {
+    let v = Itimerval::default();
+    check_eq!(setitimer(5, &v).map(drop), Err(Errno::EINVAL), "setitimer which 5");
+    check_eq!(getitimer(5).map(drop), Err(Errno::EINVAL), "getitimer which 5");
+    let bad = Itimerval {
+        interval: Timeval::default(),
+        value: Timeval {
+            sec: 0,
+            usec: 1_000_000,
+        },
+    };
+    check_eq!(
+        setitimer(ITIMER_REAL, &bad).map(drop),
+        Err(Errno::EINVAL),
+        "tv_usec = 1e6"
+    );
+    // SAFETY: the pointer is not mapped; the kernel must refuse it.
+    check_eq!(
+        unsafe { raw(nr::GETITIMER, &[ITIMER_REAL, BAD_LOW]) },
+        Err(Errno::EFAULT),
+        "getitimer into 0x1"
+    );
+    // SAFETY: as above.
+    check_eq!(
+        unsafe { raw(nr::SETITIMER, &[ITIMER_REAL, BAD_LOW, 0]) },
+        Err(Errno::EFAULT),
+        "setitimer from 0x1"
+    );
+    Ok(())
+}
