@@ -11,6 +11,8 @@ pub fn do_mem_abort(far: u64, esr_val: u64, regs: &mut PtRegs) {
     if far < arch::uaccess::TASK_SIZE && user_fault_resolved(far, esr_val, false) {
         return;
     }
+    // A fault in a kprobe's out-of-line slot: back to the probed address.
+    crate::kprobes::kprobe_fault_handler(regs);
     if let Some(fixup) = arch::nofault::search_exception_table(regs.pc) {
         #[cfg(feature = "ktest")]
         crate::ktest::fixup_hook(far, esr_val, regs);

@@ -9,6 +9,7 @@
 
 extern crate alloc;
 
+pub mod debug;
 pub mod drivers;
 pub mod errno;
 pub mod exec;
@@ -20,8 +21,10 @@ pub mod init;
 pub mod irq;
 pub mod itimer;
 pub mod kallsyms;
+pub mod kprobes;
 pub mod mm;
 pub mod oops;
+pub mod patching;
 pub mod percpu;
 pub mod power;
 pub mod printk;
@@ -31,6 +34,7 @@ pub mod sched;
 pub mod signal;
 pub mod smp;
 pub mod stacktrace;
+pub mod stop_machine;
 pub mod sync;
 pub mod syscalls;
 pub mod time;

@@ -209,6 +209,12 @@ fn flush_call_queue() {
     }
 }
 
+/// Runs cross-calls queued for this CPU (for CPUs spinning with
+/// interrupts masked while they wait on other CPUs).
+pub fn flush_pending_calls() {
+    flush_call_queue();
+}
+
 fn ipi_call_func(_irq: u32) {
     flush_call_queue();
 }

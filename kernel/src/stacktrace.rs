@@ -10,14 +10,23 @@ const MAX_DEPTH: usize = 64;
 /// Calls `f` with each return address, starting from the frame record at
 /// `fp`; stops when the chain ends, leaves the stack, or `f` returns false.
 pub fn walk_stackframe(mut fp: usize, mut f: impl FnMut(usize) -> bool) {
-    let (lo, hi) = crate::smp::current_stack_bounds();
+    let (lo, hi) = current_stack_bounds();
+    let trampoline = arch::probes::kretprobe_trampoline_addr();
+    let mut hijacked = 0;
     for _ in 0..MAX_DEPTH {
         if fp == 0 || !fp.is_multiple_of(16) || fp < lo || fp + 16 > hi {
             break;
         }
-        let (Ok(next), Ok(lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else {
+        let (Ok(next), Ok(mut lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else {
             break;
         };
+        // A kretprobe replaced this return address: show the real caller.
+        if lr as usize == trampoline {
+            if let Some(real) = crate::kprobes::kretprobe::real_return_address(hijacked) {
+                lr = real as u64;
+            }
+            hijacked += 1;
+        }
         if lr == 0 || !f(lr as usize) {
             break;
         }
@@ -27,6 +36,14 @@ pub fn walk_stackframe(mut fp: usize, mut f: impl FnMut(usize) -> bool) {
         }
         fp = next as usize;
     }
+}
+
+/// The stack the unwinder may walk: the current task's kernel stack, or
+/// the CPU's boot/idle stack.
+fn current_stack_bounds() -> (usize, usize) {
+    crate::sched::try_current()
+        .and_then(|t| t.stack_bounds())
+        .unwrap_or_else(crate::smp::current_stack_bounds)
 }
 
 /// Writes the Linux-style call trace, one ` symbol+0xoff/0xsize` per line,

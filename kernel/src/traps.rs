@@ -20,11 +20,13 @@ pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
     match Ec::from_esr(esr_val) {
         Some(Ec::DabtCur | Ec::IabtCur) => crate::fault::do_mem_abort(far, esr_val, regs),
         Some(Ec::Unknown) => crate::oops::die("Oops - Undefined instruction", regs, esr_val),
-        Some(Ec::Brk64) => {
-            let imm = esr::iss(esr_val) & 0xffff;
-            let mut out = crate::printk::console_log_sink();
-            let _ = writeln!(out, "Unexpected kernel BRK exception at EL1");
-            crate::oops::die(if imm == 0x800 { "Oops - BUG" } else { "Oops - BRK" }, regs, esr_val)
+        Some(Ec::Brk64 | Ec::SoftstpCur | Ec::BreakptCur | Ec::WatchptCur) => {
+            let addr = if Ec::from_esr(esr_val) == Some(Ec::WatchptCur) {
+                far
+            } else {
+                regs.pc
+            };
+            crate::debug::do_debug_exception(addr, esr_val, regs)
         }
         Some(Ec::PcAlign | Ec::SpAlign) => crate::oops::die("Oops - alignment", regs, esr_val),
         _ => panic_unhandled(regs, "64-bit el1h sync", esr_val),
@@ -36,7 +38,7 @@ pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
-    use crate::signal::{code, force_sig_fault, SIGBUS, SIGILL, SIGTRAP};
+    use crate::signal::{code, force_sig_fault, SIGBUS, SIGILL};
     let (esr_val, far) = read_esr_far();
     arch::cpu::local_irq_enable();
     match Ec::from_esr(esr_val) {
@@ -44,9 +46,8 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
         Some(Ec::DabtLow | Ec::IabtLow) => crate::fault::do_user_fault(far, esr_val, regs),
         Some(Ec::PcAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.pc),
         Some(Ec::SpAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.sp),
-        Some(Ec::Brk64) => force_sig_fault(SIGTRAP, code::TRAP_BRKPT, regs.pc),
-        Some(Ec::SoftstpLow) => force_sig_fault(SIGTRAP, code::TRAP_TRACE, regs.pc),
-        Some(Ec::BreakptLow | Ec::WatchptLow) => force_sig_fault(SIGTRAP, code::TRAP_BRKPT, far),
+        Some(Ec::Brk64 | Ec::SoftstpLow | Ec::BreakptLow) => crate::debug::do_debug_exception(regs.pc, esr_val, regs),
+        Some(Ec::WatchptLow) => crate::debug::do_debug_exception(far, esr_val, regs),
         _ => force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc),
     }
 }

@@ -495,5 +495,8 @@ fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
         }
         top = top.min(s);
     }
-    MMAP_MIN_ADDR.checked_add(len).filter(|&need| top >= need).map(|_| top - len)
+    MMAP_MIN_ADDR
+        .checked_add(len)
+        .filter(|&need| top >= need)
+        .map(|_| top - len)
 }

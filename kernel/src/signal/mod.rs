@@ -263,7 +263,9 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
     prepare_signal(p, sig);
     // Blocked signals are never ignored at sending: the action may change
     // before they are unblocked (Linux's sig_ignored).
-    let blocked = p.main_thread().is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
+    let blocked = p
+        .main_thread()
+        .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
     if is_ignored(p, sig) && sig != SIGKILL && !blocked {
         return;
     }

@@ -131,7 +131,10 @@ syscall!(__arm64_sys_setsid, _r, {
     let p = current_process();
     // Linux: EPERM if any process group already has the caller's PID as
     // its ID (the caller leads a group, or once did and members remain).
-    if process::all_processes().iter().any(|q| q.pgid.load(Ordering::Relaxed) == p.pid) {
+    if process::all_processes()
+        .iter()
+        .any(|q| q.pgid.load(Ordering::Relaxed) == p.pid)
+    {
         return Err(Errno::EPERM);
     }
     p.sid.store(p.pid, Ordering::Relaxed);

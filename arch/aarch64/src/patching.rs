@@ -1,0 +1,48 @@
+//! The raw instruction write behind text patching: through a temporary
+//! writable, non-executable alias of the page in the fixmap, never through
+//! the (read-only) text mapping itself (Linux's `__aarch64_insn_write` with
+//! FIX_TEXT_POKE0).
+
+use crate::mmu::{fixmap, translate, Prot};
+
+/// The fixmap slot used for text pokes.
+pub const FIX_TEXT_POKE0: usize = 0;
+
+/// Why an instruction could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PokeError {
+    /// Not 4-byte aligned.
+    Unaligned,
+    /// Not mapped in the kernel's tables.
+    NotMapped,
+}
+
+/// Writes `insn` at `addr` through the fixmap alias of its page, then makes
+/// it visible to instruction fetch on every CPU.
+///
+/// # Safety
+/// `addr` must be an instruction of kernel text or of a kernel-owned
+/// executable page that may be changed now (the caller serialises patching,
+/// and no CPU executes `addr` in a way the change could break), and the
+/// caller must own the FIX_TEXT_POKE0 slot (hold the patching lock).
+pub unsafe fn poke_insn(addr: usize, insn: u32) -> Result<(), PokeError> {
+    if addr % 4 != 0 {
+        return Err(PokeError::Unaligned);
+    }
+    let (pa, _) = translate(addr).ok_or(PokeError::NotMapped)?;
+    // SAFETY: the slot is the caller's; the alias maps exactly the page of
+    // `addr`, writable and never executable.
+    let alias = unsafe { fixmap::set(FIX_TEXT_POKE0, pa & !0xfff, Prot::KERNEL_RW) };
+    // SAFETY: `addr` is aligned, so the 4-byte write stays inside the page;
+    // the caller guarantees the change is allowed.
+    unsafe { ((alias + (addr & 0xfff)) as *mut u32).write_volatile(insn) };
+    fixmap::clear(FIX_TEXT_POKE0);
+    crate::cache::sync_icache_range(addr, 4);
+    Ok(())
+}
+
+/// Reads the instruction at `addr` (no fault if unmapped).
+pub fn peek_insn(addr: usize) -> Option<u32> {
+    let w = crate::nofault::read_u64_nofault(addr & !7).ok()?;
+    Some((w >> ((addr & 4) * 8)) as u32)
+}

@@ -1,0 +1,98 @@
+//! Where kprobes may not go (Linux's NOKPROBE_SYMBOL and `__kprobes`):
+//! the exception entry and exit, the debug-fault and hook code, kprobes
+//! itself, patching and stop_machine, the oops path (console, unwinder,
+//! kallsyms), and the primitives they all use. Rust has no per-function
+//! section attribute the kernel can attach cheaply, so whole modules are
+//! marked by their kallsyms path, plus the exported names of the entry
+//! code.
+
+/// Module paths whose functions may not be probed.
+const PREFIXES: &[&str] = &[
+    "arch::",
+    "kernel::kprobes::",
+    "kernel::debug::",
+    "kernel::patching::",
+    "kernel::stop_machine::",
+    "kernel::printk::",
+    "kernel::drivers::pl011::",
+    "kernel::traps::",
+    "kernel::fault::",
+    "kernel::oops::",
+    "kernel::stacktrace::",
+    "kernel::kallsyms::",
+    "kernel::sync::",
+    "kernel::percpu::",
+    "kernel::irq::",
+    "kernel::smp::",
+    "kallsyms::",
+    "insn::",
+    "spin::",
+    "core::",
+    "alloc::",
+    "compiler_builtins::",
+    "<",
+];
+
+/// Exported entry and exception functions.
+const NAMES: &[&str] = &[
+    "_start",
+    "primary_entry",
+    "secondary_entry",
+    "el2_to_el1",
+    "enable_mmu",
+    "create_early_page_tables",
+    "clear_bss",
+    "primary_switched",
+    "secondary_switched",
+    "__cpu_replace_ttbr1",
+    "vectors",
+    "el1h_64_sync_handler",
+    "el1h_64_irq_handler",
+    "el0t_64_sync_handler",
+    "el0t_64_irq_handler",
+    "exit_to_user_mode",
+    "bad_mode",
+    "ret_to_user",
+    "ret_to_kernel",
+    "ret_from_fork",
+    "cpu_switch_to",
+    "schedule_tail",
+    "fpsimd_save_state",
+    "fpsimd_load_state",
+    "kretprobe_trampoline",
+    "rust_begin_unwind",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "bcmp",
+];
+
+/// Whether the function `name` is blacklisted.
+pub fn is_blacklisted_name(name: &str) -> bool {
+    NAMES.contains(&name)
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || name.starts_with("el1")
+        || name.starts_with("el0")
+}
+
+/// Whether `addr` may not be probed.
+pub fn is_blacklisted(addr: usize) -> bool {
+    let (es, ee) = arch::entry::entry_text_range();
+    if addr >= es && addr < ee {
+        return true;
+    }
+    match crate::kallsyms::lookup_addr(addr) {
+        Some(sym) => is_blacklisted_name(sym.name),
+        None => true,
+    }
+}
+
+/// The blacklisted functions, `(start, end, name)`, for debugfs.
+pub fn entries() -> alloc::vec::Vec<(u64, u64, &'static str)> {
+    crate::kallsyms::table()
+        .iter()
+        .filter(|s| is_blacklisted_name(s.name))
+        .map(|s| (s.addr, s.addr + s.size, s.name))
+        .collect()
+}

@@ -1,0 +1,594 @@
+//! kprobes (Linux's kernel/kprobes.c with arch/arm64/kernel/probes):
+//! a probe replaces the instruction at its address with
+//! `BRK #KPROBES_BRK_IMM`. On a hit, the pre-handlers of every probe at
+//! that address run, then the original instruction is either simulated
+//! (branches, PC-relative loads and address computations, NOP) or executed
+//! out of line in a slot followed by `BRK #KPROBES_BRK_SS_IMM`, with all
+//! of DAIF masked; then the post-handlers run.
+
+pub mod blacklist;
+pub mod kretprobe;
+pub mod slots;
+#[cfg(feature = "ktest")]
+mod tests;
+
+use crate::debug::{register_kernel_break_hook, BreakHook, HookResult};
+use crate::errno::Errno;
+use crate::percpu::{PerCpu, NR_CPUS};
+use crate::sync::IrqSpinLock;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use arch::debug_monitors::{brk_insn, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM};
+use arch::ptrace::PtRegs;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use insn::probes::{classify, Class, SimKind};
+use spin::RwLock;
+
+/// A pre-handler: returns non-zero if it changed the PC itself (the
+/// original instruction is then not executed).
+pub type PreHandler = Arc<dyn Fn(&Kprobe, &mut PtRegs) -> i32 + Send + Sync>;
+/// A post-handler, run after the original instruction.
+pub type PostHandler = Arc<dyn Fn(&Kprobe, &mut PtRegs) + Send + Sync>;
+
+/// A probe, as Linux's `struct kprobe`: where (address, or symbol and
+/// offset), and what to run.
+pub struct Kprobe {
+    /// Symbol to resolve through kallsyms (with `offset`), if no address.
+    pub symbol_name: Option<String>,
+    /// Offset from `symbol_name`.
+    pub offset: usize,
+    addr: AtomicUsize,
+    /// Runs before the instruction.
+    pub pre_handler: Option<PreHandler>,
+    /// Runs after it.
+    pub post_handler: Option<PostHandler>,
+    nmissed: AtomicU64,
+    disabled: AtomicBool,
+    registered: AtomicBool,
+    /// Set for the internal probe of a kretprobe (shown as `r` in the list).
+    pub(crate) is_return: bool,
+}
+
+impl Kprobe {
+    /// A probe at `addr`.
+    pub fn at(addr: usize) -> Kprobe {
+        Kprobe::new(None, 0, addr)
+    }
+
+    /// A probe at `symbol + offset`.
+    pub fn symbol(name: &str, offset: usize) -> Kprobe {
+        Kprobe::new(Some(String::from(name)), offset, 0)
+    }
+
+    fn new(symbol_name: Option<String>, offset: usize, addr: usize) -> Kprobe {
+        Kprobe {
+            symbol_name,
+            offset,
+            addr: AtomicUsize::new(addr),
+            pre_handler: None,
+            post_handler: None,
+            nmissed: AtomicU64::new(0),
+            disabled: AtomicBool::new(false),
+            registered: AtomicBool::new(false),
+            is_return: false,
+        }
+    }
+
+    /// Sets the pre-handler.
+    pub fn pre(mut self, f: impl Fn(&Kprobe, &mut PtRegs) -> i32 + Send + Sync + 'static) -> Kprobe {
+        self.pre_handler = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the post-handler.
+    pub fn post(mut self, f: impl Fn(&Kprobe, &mut PtRegs) + Send + Sync + 'static) -> Kprobe {
+        self.post_handler = Some(Arc::new(f));
+        self
+    }
+
+    /// The probed address (after registration).
+    pub fn addr(&self) -> usize {
+        self.addr.load(Ordering::Acquire)
+    }
+
+    /// Hits missed because a probe was already being handled on that CPU.
+    pub fn nmissed(&self) -> u64 {
+        self.nmissed.load(Ordering::Relaxed)
+    }
+
+    /// Whether the probe is disabled.
+    pub fn is_disabled(&self) -> bool {
+        self.disabled.load(Ordering::Acquire)
+    }
+}
+
+/// How the probed instruction is executed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exec {
+    Simulate(SimKind),
+    Step { slot: usize },
+}
+
+/// All probes at one address.
+struct Site {
+    addr: usize,
+    orig: u32,
+    exec: Exec,
+    probes: RwLock<Vec<Arc<Kprobe>>>,
+    armed: AtomicBool,
+}
+
+/// Sites by address. Never held across `stop_machine` (a CPU hitting a
+/// probe reads it with interrupts masked).
+static SITES: RwLock<BTreeMap<usize, Arc<Site>>> = RwLock::new(BTreeMap::new());
+/// Registration is one at a time.
+static KPROBE_MUTEX: spin::Mutex<()> = spin::Mutex::new(());
+/// `debug/kprobes/enabled`.
+static KPROBES_ALL_DISARMED: AtomicBool = AtomicBool::new(false);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Status {
+    HitActive,
+    HitSs,
+    Reenter,
+}
+
+#[derive(Clone)]
+struct Active {
+    site: Arc<Site>,
+    status: Status,
+    saved_daif: u64,
+}
+
+/// Per-CPU state (Linux's `kprobe_ctlblk` with `current_kprobe`): the
+/// probe being handled, and one level of nesting.
+struct Ctl {
+    cur: Option<Active>,
+    prev: Option<Active>,
+}
+
+static CTL: PerCpu<IrqSpinLock<Ctl>> =
+    PerCpu::new([const { IrqSpinLock::new(Ctl { cur: None, prev: None }) }; NR_CPUS]);
+
+const DAIF_MASK: u64 = 0xf << 6;
+
+fn arm(site: &Site) -> Result<(), Errno> {
+    crate::patching::patch_text(&[site.addr], &[brk_insn(KPROBES_BRK_IMM)])?;
+    site.armed.store(true, Ordering::Release);
+    Ok(())
+}
+
+fn disarm(site: &Site) -> Result<(), Errno> {
+    crate::patching::patch_text(&[site.addr], &[site.orig])?;
+    site.armed.store(false, Ordering::Release);
+    Ok(())
+}
+
+fn should_be_armed(site: &Site) -> bool {
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.read().iter().any(|p| !p.is_disabled())
+}
+
+/// Resolves and checks the probe address (Linux's `check_kprobe_address_safe`
+/// and `arch_prepare_kprobe`).
+fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
+    let addr = match &kp.symbol_name {
+        Some(name) => {
+            let sym = crate::kallsyms::table().lookup_name(name).ok_or(Errno::ENOENT)?;
+            // The offset must stay inside the named function.
+            if kp.offset as u64 >= sym.size {
+                return Err(Errno::EINVAL);
+            }
+            sym.addr as usize + kp.offset
+        }
+        None => kp.addr() + kp.offset,
+    };
+    if addr % 4 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let l = arch::mmu::image_layout();
+    if addr < l.text || addr >= l.etext {
+        return Err(Errno::EINVAL);
+    }
+    let sym = crate::kallsyms::lookup_addr(addr).ok_or(Errno::EINVAL)?;
+    if sym.offset >= sym.size {
+        return Err(Errno::EINVAL);
+    }
+    if blacklist::is_blacklisted(addr) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(addr)
+}
+
+/// Decodes the instruction at `addr` and prepares how to run it.
+fn prepare(addr: usize) -> Result<(u32, Exec), Errno> {
+    let orig = crate::patching::read_insn(addr).ok_or(Errno::EINVAL)?;
+    let exec = match classify(orig) {
+        Class::Rejected(_) => return Err(Errno::EINVAL),
+        Class::Simulate(kind) => Exec::Simulate(kind),
+        Class::Steppable => {
+            // Never inside a load/store-exclusive sequence: scan back from
+            // the probe to the start of its function.
+            let sym = crate::kallsyms::lookup_addr(addr).ok_or(Errno::EINVAL)?;
+            let start = addr - sym.offset as usize;
+            let code: Vec<u32> = (start..=addr)
+                .step_by(4)
+                .map(|a| crate::patching::read_insn(a).unwrap_or(0))
+                .collect();
+            if insn::probes::in_exclusive_sequence(&code, code.len() - 1) {
+                return Err(Errno::EINVAL);
+            }
+            let slot = slots::alloc_slot().ok_or(Errno::ENOMEM)?;
+            // Nobody runs the new slot yet: no stop_machine needed.
+            crate::patching::patch_text_nosync(slot, orig)?;
+            crate::patching::patch_text_nosync(slot + 4, brk_insn(KPROBES_BRK_SS_IMM))?;
+            Exec::Step { slot }
+        }
+    };
+    Ok((orig, exec))
+}
+
+/// Registers `kp` and arms it (unless disabled).
+pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
+    let _m = KPROBE_MUTEX.lock();
+    if kp.registered.load(Ordering::Acquire) {
+        return Err(Errno::EINVAL);
+    }
+    let addr = check_address(kp)?;
+    kp.addr.store(addr, Ordering::Release);
+    let existing = SITES.read().get(&addr).cloned();
+    let site = match existing {
+        Some(s) => s,
+        None => {
+            let (orig, exec) = prepare(addr)?;
+            let s = Arc::new(Site {
+                addr,
+                orig,
+                exec,
+                probes: RwLock::new(Vec::new()),
+                armed: AtomicBool::new(false),
+            });
+            let flags = arch::cpu::local_irq_save();
+            SITES.write().insert(addr, s.clone());
+            arch::cpu::local_irq_restore(flags);
+            s
+        }
+    };
+    {
+        let flags = arch::cpu::local_irq_save();
+        site.probes.write().push(kp.clone());
+        arch::cpu::local_irq_restore(flags);
+    }
+    kp.registered.store(true, Ordering::Release);
+    if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
+        if let Err(e) = arm(&site) {
+            drop(_m);
+            unregister_kprobe(kp);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Registers each probe; on a failure, unregisters those done and fails.
+pub fn register_kprobes(kps: &[Arc<Kprobe>]) -> Result<(), Errno> {
+    for (i, kp) in kps.iter().enumerate() {
+        if let Err(e) = register_kprobe(kp) {
+            kps[..i].iter().for_each(unregister_kprobe);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Unregisters `kp`; the last probe at an address restores the original
+/// instruction.
+pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
+    let _m = KPROBE_MUTEX.lock();
+    if !kp.registered.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    let Some(site) = SITES.read().get(&kp.addr()).cloned() else {
+        return;
+    };
+    let now_empty = {
+        let flags = arch::cpu::local_irq_save();
+        let mut p = site.probes.write();
+        p.retain(|x| !Arc::ptr_eq(x, kp));
+        let empty = p.is_empty();
+        drop(p);
+        arch::cpu::local_irq_restore(flags);
+        empty
+    };
+    if now_empty || !should_be_armed(&site) {
+        if site.armed.load(Ordering::Acquire) {
+            // After this returns no CPU is inside this probe's handling:
+            // stop_machine waited for every CPU to leave its exceptions.
+            let _ = disarm(&site);
+        }
+    }
+    if now_empty {
+        let flags = arch::cpu::local_irq_save();
+        SITES.write().remove(&site.addr);
+        arch::cpu::local_irq_restore(flags);
+        if let Exec::Step { slot } = site.exec {
+            slots::free_slot(slot);
+        }
+    }
+}
+
+/// Unregisters each probe.
+pub fn unregister_kprobes(kps: &[Arc<Kprobe>]) {
+    kps.iter().for_each(unregister_kprobe);
+}
+
+/// Disables `kp` (its address is disarmed once no probe there is enabled).
+pub fn disable_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
+    let _m = KPROBE_MUTEX.lock();
+    if !kp.registered.load(Ordering::Acquire) {
+        return Err(Errno::EINVAL);
+    }
+    kp.disabled.store(true, Ordering::Release);
+    let site = SITES.read().get(&kp.addr()).cloned().ok_or(Errno::EINVAL)?;
+    if site.armed.load(Ordering::Acquire) && !should_be_armed(&site) {
+        disarm(&site)?;
+    }
+    Ok(())
+}
+
+/// Enables `kp` again.
+pub fn enable_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
+    let _m = KPROBE_MUTEX.lock();
+    if !kp.registered.load(Ordering::Acquire) {
+        return Err(Errno::EINVAL);
+    }
+    kp.disabled.store(false, Ordering::Release);
+    let site = SITES.read().get(&kp.addr()).cloned().ok_or(Errno::EINVAL)?;
+    if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
+        arm(&site)?;
+    }
+    Ok(())
+}
+
+/// `debug/kprobes/enabled`: false disarms every probe, true re-arms them.
+pub fn set_all_armed(on: bool) -> Result<(), Errno> {
+    let _m = KPROBE_MUTEX.lock();
+    KPROBES_ALL_DISARMED.store(!on, Ordering::Release);
+    let sites: Vec<Arc<Site>> = SITES.read().values().cloned().collect();
+    for s in sites {
+        let want = should_be_armed(&s);
+        if want != s.armed.load(Ordering::Acquire) {
+            if want {
+                arm(&s)?
+            } else {
+                disarm(&s)?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether probes are globally armed.
+pub fn all_armed() -> bool {
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire)
+}
+
+/// Registered probes, for `debug/kprobes/list`: (address, probe).
+pub fn list() -> Vec<(usize, Arc<Kprobe>)> {
+    SITES
+        .read()
+        .values()
+        .flat_map(|s| s.probes.read().iter().map(|p| (s.addr, p.clone())).collect::<Vec<_>>())
+        .collect()
+}
+
+// ------------------------------------------------------------ the hit path
+
+struct KernelMemory;
+
+impl insn::simulate::LiteralMemory for KernelMemory {
+    fn read_u32(&self, addr: u64) -> Option<u32> {
+        let w = arch::nofault::read_u64_nofault(addr as usize & !7).ok()?;
+        Some((w >> ((addr & 4) * 8)) as u32)
+    }
+    fn read_u64(&self, addr: u64) -> Option<u64> {
+        if addr % 8 == 0 {
+            arch::nofault::read_u64_nofault(addr as usize).ok()
+        } else {
+            Some(self.read_u32(addr)? as u64 | (self.read_u32(addr + 4)? as u64) << 32)
+        }
+    }
+}
+
+fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
+    let probes: Vec<Arc<Kprobe>> = site.probes.read().clone();
+    let mut skip = false;
+    for p in probes.iter().filter(|p| !p.is_disabled()) {
+        if let Some(h) = &p.pre_handler {
+            if h(p, regs) != 0 {
+                skip = true;
+            }
+        }
+    }
+    skip
+}
+
+fn run_post_handlers(site: &Site, regs: &mut PtRegs) {
+    let probes: Vec<Arc<Kprobe>> = site.probes.read().clone();
+    for p in probes.iter().filter(|p| !p.is_disabled()) {
+        if let Some(h) = &p.post_handler {
+            h(p, regs);
+        }
+    }
+}
+
+fn count_missed(site: &Site) {
+    for p in site.probes.read().iter() {
+        p.nmissed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// After the instruction ran (simulated or stepped): post-handlers (not for
+/// a nested hit), then back to the outer probe if this one was nested. The
+/// per-CPU state is never locked while handlers run: they may hit probes.
+fn post_phase(regs: &mut PtRegs) {
+    let act = CTL.this().lock().cur.clone();
+    if let Some(act) = act {
+        if act.status != Status::Reenter {
+            if let Some(c) = CTL.this().lock().cur.as_mut() {
+                // A hit inside a post-handler is a nested hit, counted as missed.
+                c.status = Status::HitActive;
+            }
+            run_post_handlers(&act.site, regs);
+        }
+    }
+    let mut ctl = CTL.this().lock();
+    ctl.cur = ctl.prev.take();
+}
+
+/// Runs the probed instruction: simulated now, or stepped from its slot.
+fn run_instruction(site: &Arc<Site>, status: Status, regs: &mut PtRegs) {
+    match site.exec {
+        Exec::Simulate(kind) => {
+            CTL.this().lock().cur = Some(Active {
+                site: site.clone(),
+                status,
+                saved_daif: 0,
+            });
+            match insn::simulate::simulate(
+                kind,
+                site.orig,
+                site.addr as u64,
+                &regs.regs,
+                regs.pstate,
+                &KernelMemory,
+            ) {
+                Ok(effect) => regs.pc = effect.apply(&mut regs.regs),
+                Err(f) => {
+                    crate::pr_err!(
+                        "kprobes: literal load at {:#x} faulted simulating {}",
+                        f.addr,
+                        crate::kallsyms::symbolize(site.addr)
+                    );
+                    crate::oops::die("Oops - kprobe simulation", regs, 0)
+                }
+            }
+            post_phase(regs);
+        }
+        Exec::Step { slot } => {
+            let status = if status == Status::Reenter {
+                Status::Reenter
+            } else {
+                Status::HitSs
+            };
+            CTL.this().lock().cur = Some(Active {
+                site: site.clone(),
+                status,
+                saved_daif: regs.pstate & DAIF_MASK,
+            });
+            // The slot runs with all of DAIF masked, as Linux does.
+            regs.pstate |= DAIF_MASK;
+            regs.pc = slot as u64;
+        }
+    }
+}
+
+/// BRK #KPROBES_BRK_IMM (Linux's `kprobe_breakpoint_handler`).
+fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
+    let addr = regs.pc as usize;
+    let Some(site) = SITES.read().get(&addr).cloned() else {
+        // Removed right after we hit it: execute what is there now.
+        return if crate::patching::read_insn(addr) == Some(brk_insn(KPROBES_BRK_IMM)) {
+            HookResult::NotHandled
+        } else {
+            HookResult::Handled
+        };
+    };
+    let cur = CTL.this().lock().cur.clone();
+    match cur.map(|c| c.status) {
+        Some(Status::HitActive) => {
+            // A probe hit while a handler runs on this CPU: run the
+            // instruction, skip the handlers, count the miss.
+            count_missed(&site);
+            {
+                let mut ctl = CTL.this().lock();
+                ctl.prev = ctl.cur.take();
+            }
+            run_instruction(&site, Status::Reenter, regs);
+        }
+        Some(Status::HitSs | Status::Reenter) => {
+            crate::pr_err!("Unrecoverable kprobe detected at {}", crate::kallsyms::symbolize(addr));
+            crate::oops::die("Oops - kprobe reentry", regs, 0)
+        }
+        None => {
+            CTL.this().lock().cur = Some(Active {
+                site: site.clone(),
+                status: Status::HitActive,
+                saved_daif: 0,
+            });
+            if run_pre_handlers(&site, regs) {
+                // The handler moved the PC itself.
+                CTL.this().lock().cur = None;
+            } else {
+                run_instruction(&site, Status::HitSs, regs);
+            }
+        }
+    }
+    HookResult::Handled
+}
+
+/// BRK #KPROBES_BRK_SS_IMM at the end of a slot.
+fn kprobe_breakpoint_ss_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
+    let Some(act) = CTL.this().lock().cur.clone() else {
+        return HookResult::NotHandled;
+    };
+    let Exec::Step { slot } = act.site.exec else {
+        return HookResult::NotHandled;
+    };
+    if regs.pc as usize != slot + 4 {
+        return HookResult::NotHandled;
+    }
+    regs.pstate = (regs.pstate & !DAIF_MASK) | act.saved_daif;
+    regs.pc = act.site.addr as u64 + 4;
+    post_phase(regs);
+    HookResult::Handled
+}
+
+/// From the fault handler: a fault while stepping a probed instruction
+/// out of line. The PC goes back to the probed address, so the usual
+/// fault handling (fixup or oops) applies to the original instruction.
+pub fn kprobe_fault_handler(regs: &mut PtRegs) -> bool {
+    let mut ctl = CTL.this().lock();
+    let Some(act) = ctl.cur.clone() else { return false };
+    let Exec::Step { slot } = act.site.exec else {
+        return false;
+    };
+    if !(slot..slot + slots::SLOT_SIZE).contains(&(regs.pc as usize)) {
+        return false;
+    }
+    regs.pc = act.site.addr as u64;
+    regs.pstate = (regs.pstate & !DAIF_MASK) | act.saved_daif;
+    ctl.cur = ctl.prev.take();
+    drop(ctl);
+    crate::pr_warn!(
+        "kprobes: fault in the out-of-line slot of {}",
+        crate::kallsyms::symbolize(act.site.addr)
+    );
+    true
+}
+
+/// Installs the BRK hooks.
+pub fn init() {
+    register_kernel_break_hook(BreakHook {
+        imm: KPROBES_BRK_IMM,
+        mask: 0,
+        func: kprobe_breakpoint_handler,
+    });
+    register_kernel_break_hook(BreakHook {
+        imm: KPROBES_BRK_SS_IMM,
+        mask: 0,
+        func: kprobe_breakpoint_ss_handler,
+    });
+    kretprobe::init();
+}

@@ -1,0 +1,130 @@
+//! In-kernel tests of kprobes basics; the per-instruction-class suite is
+//! in `insn_tests.rs`.
+
+use super::kretprobe::{register_kretprobe, unregister_kretprobe, Kretprobe};
+use super::*;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use ktest_macros::kernel_test;
+
+/// A probe target: not inlined, with a frame, a few instructions. Exported
+/// under a plain name: `kernel::kprobes::*` paths are blacklisted.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_kprobe_target(a: u64, b: u64) -> u64 {
+    core::hint::black_box(a.wrapping_mul(3).wrapping_add(b))
+}
+
+#[kernel_test]
+fn probe_on_function_entry_runs_pre_then_post_and_restores_bytes() {
+    let target = ktest_kprobe_target as *const () as usize;
+    let orig = crate::patching::read_insn(target).unwrap();
+    let order = Arc::new(AtomicUsize::new(0));
+    let (o1, o2) = (order.clone(), order.clone());
+    let kp = Arc::new(
+        Kprobe::symbol("ktest_kprobe_target", 0)
+            .pre(move |_, regs| {
+                assert_eq!(regs.regs[0], 5);
+                o1.fetch_add(1, Ordering::SeqCst);
+                0
+            })
+            .post(move |_, _| {
+                assert_eq!(o2.load(Ordering::SeqCst) % 2, 1, "post before pre");
+                o2.fetch_add(1, Ordering::SeqCst);
+            }),
+    );
+    register_kprobe(&kp).expect("register");
+    assert_eq!(kp.addr(), target);
+    assert_eq!(
+        crate::patching::read_insn(target),
+        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
+    );
+    for _ in 0..10 {
+        assert_eq!(ktest_kprobe_target(core::hint::black_box(5), 1), 16);
+    }
+    assert_eq!(order.load(Ordering::SeqCst), 20);
+    unregister_kprobe(&kp);
+    assert_eq!(
+        crate::patching::read_insn(target),
+        Some(orig),
+        "original bytes not restored"
+    );
+    assert_eq!(ktest_kprobe_target(5, 1), 16);
+    assert_eq!(order.load(Ordering::SeqCst), 20, "handler ran after unregister");
+}
+
+#[kernel_test]
+fn probe_on_every_instruction_of_a_function_keeps_its_result() {
+    let sym = crate::kallsyms::lookup_name("ktest_kprobe_target").unwrap();
+    let size = crate::kallsyms::lookup_addr(sym).unwrap().size as usize;
+    let want = ktest_kprobe_target(7, 9);
+    for off in (0..size).step_by(4) {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let h = hits.clone();
+        let kp = Arc::new(Kprobe::at(sym + off).pre(move |_, _| {
+            h.fetch_add(1, Ordering::SeqCst);
+            0
+        }));
+        match register_kprobe(&kp) {
+            Ok(()) => {
+                assert_eq!(
+                    ktest_kprobe_target(core::hint::black_box(7), 9),
+                    want,
+                    "result changed with a probe at +{off:#x}"
+                );
+                assert_eq!(hits.load(Ordering::SeqCst), 1, "probe at +{off:#x}");
+                unregister_kprobe(&kp);
+            }
+            Err(e) => assert_eq!(e, Errno::EINVAL, "+{off:#x}"),
+        }
+    }
+}
+
+#[kernel_test]
+fn kretprobe_sees_the_return_value() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let rp = Arc::new(Kretprobe::symbol("ktest_kprobe_target").handler(move |_, regs| {
+        s.store(regs.regs[0] as usize, Ordering::SeqCst);
+        0
+    }));
+    register_kretprobe(&rp).expect("register kretprobe");
+    assert_eq!(ktest_kprobe_target(core::hint::black_box(10), 2), 32);
+    assert_eq!(seen.load(Ordering::SeqCst), 32);
+    unregister_kretprobe(&rp);
+}
+
+#[kernel_test]
+fn bad_probe_addresses_are_refused() {
+    let target = ktest_kprobe_target as *const () as usize;
+    assert_eq!(
+        register_kprobe(&Arc::new(Kprobe::at(target + 2))),
+        Err(Errno::EINVAL),
+        "unaligned"
+    );
+    assert_eq!(
+        register_kprobe(&Arc::new(Kprobe::at(0xffff_0000_1000_0000))),
+        Err(Errno::EINVAL),
+        "outside text"
+    );
+    assert_eq!(
+        register_kprobe(&Arc::new(Kprobe::symbol("no_such_function", 0))),
+        Err(Errno::ENOENT)
+    );
+    let size = crate::kallsyms::lookup_addr(target).unwrap().size as usize;
+    assert_eq!(
+        register_kprobe(&Arc::new(Kprobe::symbol("ktest_kprobe_target", size))).err(),
+        Some(Errno::EINVAL),
+        "past the symbol"
+    );
+    assert_eq!(
+        register_kprobe(&Arc::new(Kprobe::symbol("el1h_64_sync_handler", 0))),
+        Err(Errno::EINVAL),
+        "blacklisted"
+    );
+    let kp = Arc::new(Kprobe::at(target));
+    register_kprobe(&kp).unwrap();
+    assert_eq!(register_kprobe(&kp), Err(Errno::EINVAL), "registered twice");
+    unregister_kprobe(&kp);
+}
