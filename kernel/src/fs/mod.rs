@@ -4,6 +4,7 @@
 //! executables for exec.
 
 pub mod proc;
+pub mod pseudo;
 pub mod tty;
 
 use crate::errno::Errno;
@@ -114,6 +115,10 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     v.mount(vfs::devfs::devfs(clock.clone())?, &dev)?;
     let proc_dir = v.lookup(&c, &root, b"/proc", true)?;
     v.mount(vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock), &proc_dir)?;
+    let debugfs = pseudo::PseudoFs::new("debugfs");
+    crate::kprobes::debugfs::create(debugfs.root_dir());
+    let debug_dir = v.lookup(&c, &root, b"/sys/kernel/debug", true)?;
+    v.mount(debugfs, &debug_dir)?;
     Ok(())
 }
 

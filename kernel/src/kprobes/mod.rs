@@ -7,6 +7,7 @@
 //! of DAIF masked; then the post-handlers run.
 
 pub mod blacklist;
+pub mod debugfs;
 pub mod kretprobe;
 pub mod slots;
 #[cfg(feature = "ktest")]
@@ -48,7 +49,7 @@ pub struct Kprobe {
     disabled: AtomicBool,
     registered: AtomicBool,
     /// Set for the internal probe of a kretprobe (shown as `r` in the list).
-    pub(crate) is_return: bool,
+    pub is_return: bool,
 }
 
 impl Kprobe {

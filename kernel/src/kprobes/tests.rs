@@ -128,3 +128,60 @@ fn bad_probe_addresses_are_refused() {
     assert_eq!(register_kprobe(&kp), Err(Errno::EINVAL), "registered twice");
     unregister_kprobe(&kp);
 }
+
+#[kernel_test]
+fn debugfs_list_shows_probes_in_linux_format() {
+    let kp = Arc::new(Kprobe::symbol("ktest_kprobe_target", 4));
+    register_kprobe(&kp).unwrap();
+    let rp = Arc::new(Kretprobe::symbol("ktest_kprobe_target").handler(|_, _| 0));
+    register_kretprobe(&rp).unwrap();
+    disable_kprobe(&kp).unwrap();
+    let text = alloc::string::String::from_utf8(super::debugfs::list()).unwrap();
+    let base = crate::kallsyms::lookup_name("ktest_kprobe_target").unwrap();
+    let k = alloc::format!("{:016x}  k  ktest_kprobe_target+0x4    [DISABLED]\n", base + 4);
+    let r = alloc::format!("{base:016x}  r  ktest_kprobe_target+0x0    \n");
+    assert!(text.contains(&k), "{text}");
+    assert!(text.contains(&r), "{text}");
+    // Disabled: the instruction is back.
+    assert_ne!(crate::patching::read_insn(base + 4), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    enable_kprobe(&kp).unwrap();
+    assert_eq!(crate::patching::read_insn(base + 4), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    // enabled = 0 disarms everything, 1 re-arms.
+    set_all_armed(false).unwrap();
+    assert_ne!(crate::patching::read_insn(base), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    assert_eq!(ktest_kprobe_target(1, 1), 4);
+    set_all_armed(true).unwrap();
+    assert_eq!(crate::patching::read_insn(base), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    unregister_kprobe(&kp);
+    unregister_kretprobe(&rp);
+    assert!(alloc::string::String::from_utf8(super::debugfs::list()).unwrap().is_empty());
+}
+
+#[kernel_test]
+fn warn_on_reports_and_continues() {
+    let before = crate::debug::bug::WARN_COUNT.load(Ordering::Relaxed);
+    let hit = crate::warn_on!(core::hint::black_box(true));
+    assert!(hit);
+    assert!(!crate::warn_on!(core::hint::black_box(false)));
+    assert_eq!(crate::debug::bug::WARN_COUNT.load(Ordering::Relaxed), before + 1);
+}
+
+#[kernel_test]
+fn text_patching_goes_through_the_fixmap_and_keeps_text_read_only() {
+    let target = ktest_kprobe_target as *const () as usize;
+    let orig = crate::patching::read_insn(target).unwrap();
+    assert_eq!(crate::patching::patch_text_nosync(target + 1, 0), Err(Errno::EINVAL), "unaligned");
+    let data = &orig as *const u32 as usize & !3;
+    assert_eq!(crate::patching::patch_text_nosync(data, 0), Err(Errno::EINVAL), "outside text");
+    // NOP and back, live (NOP/BRK/B swaps are allowed unsynchronised).
+    let nop = insn::encode::nop();
+    crate::patching::patch_text(&[target], &[nop]).unwrap();
+    assert_eq!(crate::patching::read_insn(target), Some(nop));
+    crate::patching::patch_text_nosync(target, orig).unwrap();
+    assert_eq!(crate::patching::read_insn(target), Some(orig));
+    // The text mapping itself never became writable, and the fixmap slot is empty.
+    let (_, prot) = arch::mmu::translate(target).unwrap();
+    assert!(!prot.is_writable() && prot.is_exec());
+    assert!(arch::mmu::translate(arch::mmu::fixmap::slot_addr(arch::patching::FIX_TEXT_POKE0)).is_none());
+    assert_eq!(ktest_kprobe_target(2, 3), 9);
+}
