@@ -93,7 +93,7 @@ fn a_kernel_fault_reports_an_oops_naming_the_function() {
         "{report}"
     );
     assert!(report.contains("FSC = 0x04: level 0 translation fault"), "{report}");
-    assert!(report.contains("pc : arch::nofault::read_u64_nofault+0x"), "{report}");
+    assert!(report.contains("pc : arch::nofault::load_u64+0x"), "{report}");
     let trace = report.split("Call trace:").nth(1).expect("a call trace");
     assert!(trace.contains("\n kernel::selftests::ktest_oops_victim+0x"), "{report}");
     assert!(

@@ -14,71 +14,26 @@ pub fn access_ok(addr: u64, len: usize) -> bool {
     addr.checked_add(len as u64).is_some_and(|end| end <= TASK_SIZE)
 }
 
-macro_rules! user_op {
-    ($name:ident, $insn:literal, $reg:literal) => {
-        #[inline(always)]
-        fn $name(addr: u64) -> Result<u64, Fault> {
-            let val: u64;
-            let err: u64;
-            // SAFETY: an unprivileged load of a user address; a fault is
-            // caught by the exception table and resumes at 3 with err = 1.
-            unsafe {
-                core::arch::asm!(
-                    "mov {err}, #0",
-                    concat!("2: ", $insn, " ", $reg, ", [{addr}]"),
-                    "4:",
-                    ".pushsection .text.fixup, \"ax\"",
-                    "3: mov {err}, #1",
-                    "mov {val}, #0",
-                    "b 4b",
-                    ".popsection",
-                    ".pushsection __ex_table, \"a\"",
-                    ".balign 4",
-                    ".long 2b - .",
-                    ".long 3b - .",
-                    ".popsection",
-                    addr = in(reg) addr, val = out(reg) val, err = out(reg) err, options(nostack, readonly)
-                );
-            }
-            if err == 0 { Ok(val) } else { Err(Fault) }
-        }
-    };
+use crate::nofault::{fallible_load, fallible_store};
+
+fallible_load!(#[inline(always)] fn ldtrb, "ldtrb", "{val:w}");
+fallible_load!(#[inline(always)] fn ldtr_x, "ldtr", "{val}");
+fallible_store!(#[inline(always)] unsafe fn sttrb_raw, "sttrb", "{val:w}");
+fallible_store!(#[inline(always)] unsafe fn sttr_x_raw, "sttr", "{val}");
+
+/// An unprivileged byte store: EL0's permissions apply, so it cannot
+/// change memory the user could not.
+fn sttrb(addr: u64, val: u64) -> Result<(), Fault> {
+    // SAFETY: STTRB is checked against EL0's permissions, and callers only
+    // pass user addresses (access_ok).
+    unsafe { sttrb_raw(addr, val) }
 }
 
-user_op!(ldtrb, "ldtrb", "{val:w}");
-user_op!(ldtr_x, "ldtr", "{val}");
-
-macro_rules! user_store {
-    ($name:ident, $insn:literal, $reg:literal) => {
-        #[inline(always)]
-        fn $name(addr: u64, val: u64) -> Result<(), Fault> {
-            let err: u64;
-            // SAFETY: an unprivileged store to a user address, checked
-            // against EL0's permissions; a fault resumes at 3 with err = 1.
-            unsafe {
-                core::arch::asm!(
-                    "mov {err}, #0",
-                    concat!("2: ", $insn, " ", $reg, ", [{addr}]"),
-                    "4:",
-                    ".pushsection .text.fixup, \"ax\"",
-                    "3: mov {err}, #1",
-                    "b 4b",
-                    ".popsection",
-                    ".pushsection __ex_table, \"a\"",
-                    ".balign 4",
-                    ".long 2b - .",
-                    ".long 3b - .",
-                    ".popsection",
-                    addr = in(reg) addr, val = in(reg) val, err = out(reg) err, options(nostack)
-                );
-            }
-            if err == 0 { Ok(()) } else { Err(Fault) }
-        }
-    };
+/// An unprivileged 8-byte store (see `sttrb`).
+fn sttr_x(addr: u64, val: u64) -> Result<(), Fault> {
+    // SAFETY: as for `sttrb`.
+    unsafe { sttr_x_raw(addr, val) }
 }
-
-user_store!(sttrb, "sttrb", "{val:w}");
-user_store!(sttr_x, "sttr", "{val}");
 
 /// Copies `dst.len()` bytes from user address `src`.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Fault> {

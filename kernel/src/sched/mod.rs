@@ -57,6 +57,14 @@ pub fn init_cpu() {
 /// under the queue lock, so a wake-up in between only resets its state and
 /// is never lost.
 pub fn wake_up(task: &Arc<Task>) -> bool {
+    // An idle task belongs to its CPU, which picks it when nothing else is
+    // runnable: it never enters the shared queue (where another CPU could
+    // take it).
+    if task.is_idle() {
+        let was = task.state();
+        task.set_state(TaskState::Running);
+        return was != TaskState::Running;
+    }
     let mut rq = RUNQUEUE.lock();
     match task.state() {
         TaskState::Dead | TaskState::Zombie => return false,

@@ -4,7 +4,7 @@
 use super::syscall;
 use crate::errno::Errno;
 use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
-use crate::uaccess::{copy_from_user, copy_to_user, strndup_user, PATH_MAX};
+use crate::uaccess::{copy_to_user, strndup_user, PATH_MAX};
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -325,18 +325,7 @@ syscall!(__arm64_sys_ppoll, r, {
     if nfds > 1024 {
         return Err(Errno::EINVAL);
     }
-    let timeout_ns = if tmo != 0 {
-        let mut b = [0u8; 16];
-        copy_from_user(&mut b, tmo)?;
-        let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
-        let ns = i64::from_le_bytes(b[8..].try_into().expect("8"));
-        if s < 0 || !(0..1_000_000_000).contains(&ns) {
-            return Err(Errno::EINVAL);
-        }
-        Some(s as u64 * 1_000_000_000 + ns as u64)
-    } else {
-        None
-    };
+    let timeout_ns = if tmo != 0 { Some(super::time::get_timespec(tmo)?) } else { None };
     let me = crate::sched::current();
     let saved = if sigmask != 0 {
         if sigsetsize != 8 {

@@ -155,18 +155,7 @@ syscall!(__arm64_sys_futex, r, {
     let cmd = op & !(crate::futex::FUTEX_PRIVATE_FLAG | crate::futex::FUTEX_CLOCK_REALTIME);
     match cmd {
         crate::futex::FUTEX_WAIT => {
-            let t = if timeout != 0 {
-                let mut b = [0u8; 16];
-                copy_from_user(&mut b, timeout)?;
-                let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
-                let ns = i64::from_le_bytes(b[8..].try_into().expect("8"));
-                if s < 0 || !(0..1_000_000_000).contains(&ns) {
-                    return Err(Errno::EINVAL);
-                }
-                Some(s as u64 * 1_000_000_000 + ns as u64)
-            } else {
-                None
-            };
+            let t = if timeout != 0 { Some(super::time::get_timespec(timeout)?) } else { None };
             crate::futex::wait(addr, val, t)?;
             Ok(0)
         }

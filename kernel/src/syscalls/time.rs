@@ -36,8 +36,8 @@ fn put_timespec(p: u64, ns: u64) -> Result<(), Errno> {
     copy_to_user(p, &b)
 }
 
-/// Reads a `struct timespec`; EINVAL if out of range.
-fn get_timespec(p: u64) -> Result<u64, Errno> {
+/// Reads a `struct timespec` as nanoseconds; EINVAL if out of range.
+pub(super) fn get_timespec(p: u64) -> Result<u64, Errno> {
     let mut b = [0u8; 16];
     copy_from_user(&mut b, p)?;
     let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
