@@ -19,6 +19,8 @@
 # as ../shared/reflinux/run.sh. 124 on timeout, 125 if the machine did not
 # boot or crashed before the commands finished.
 #
+#   --cpu MODEL    virt only: QEMU CPU model (default cortex-a72; `max`
+#                  has PAN, which the kernel then turns on)
 #   --test         boot the in-kernel test build (feature ktest); its exit
 #                  status is the tests' verdict (0 = all passed)
 #   --kernel IMG   boot IMG as is (no kernel build)
@@ -28,7 +30,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-machine=virt smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0 log=""
+machine=virt cpu=cortex-a72 smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0 log=""
 files=() cmds="" have_cmds=0
 
 usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --machine) machine=${2:?}; shift 2 ;;
         --machine=*) machine=${1#*=}; shift ;;
+        --cpu) cpu=${2:?}; shift 2 ;;
         --smp) smp=${2:?}; shift 2 ;;
         --smp=*) smp=${1#*=}; shift ;;
         --mem) mem=${2:?}; shift 2 ;;
@@ -98,7 +101,7 @@ fi
 qemu=(qemu-system-aarch64 -nographic -no-reboot -semihosting-config enable=on,target=native)
 case "$machine" in
     virt)
-        qemu+=(-M virt -cpu cortex-a72 -smp "$smp" -m "$mem" -nic none) ;;
+        qemu+=(-M virt -cpu "$cpu" -smp "$smp" -m "$mem" -nic none) ;;
     raspi4b)
         # The board has 4 cores and fixed memory; QEMU makes no device tree.
         [ "$smp" = 4 ] || echo "qemu-run: raspi4b always has 4 CPUs; ignoring --smp $smp" >&2

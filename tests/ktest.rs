@@ -29,6 +29,11 @@ fn in_kernel_tests_pass_on_virt_smp4() {
 }
 
 #[test]
+fn in_kernel_tests_pass_on_a_cpu_with_pan() {
+    in_kernel_tests_pass(&["--machine", "virt", "--cpu", "max", "--smp", "2"]);
+}
+
+#[test]
 fn in_kernel_tests_pass_on_raspi4b() {
     in_kernel_tests_pass(&["--machine", "raspi4b"]);
 }

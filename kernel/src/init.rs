@@ -97,6 +97,9 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
         arch::cpu::midr()
     );
     crate::pr_info!("Machine model: {}", platform.model);
+    if arch::cpu::enable_pan() {
+        crate::pr_info!("CPU features: detected: Privileged Access Never");
+    }
     crate::pr_info!("Kernel command line: {}", platform.bootargs);
 
     let mut reserved = [PhysRange { start: 0, end: 0 }; devicetree::MAX_RESERVED_REGIONS + 2];

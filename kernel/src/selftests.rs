@@ -132,3 +132,25 @@ fn fixmap_slot_aliases_a_frame_and_unmaps() {
     );
     crate::mm::frame::free_frame(pa);
 }
+
+#[kernel_test]
+fn user_memory_is_reached_only_through_uaccess_when_pan_is_on() {
+    use crate::mm::vm::{Mm, Prot, VmaKind};
+    const VA: u64 = 0x40_0000;
+    let mm = Mm::new().unwrap();
+    mm.add_region(VA, VA + 4096, Prot { read: true, write: true, exec: false }, VmaKind::Anon).unwrap();
+    mm.write_bytes(VA, &0x1122_3344_5566_7788u64.to_le_bytes()).unwrap();
+    mm.activate();
+    // uaccess (LDTR) works whether or not PAN is on.
+    assert_eq!(crate::uaccess::get_user_u64(VA), Ok(0x1122_3344_5566_7788));
+    let plain = arch::nofault::read_u64_nofault(VA as usize);
+    let pan = arch::cpu::enable_pan();
+    if pan {
+        assert!(plain.is_err(), "PAN is on, yet a plain kernel load read user memory");
+    } else {
+        crate::pr_info!("ktest: this CPU has no PAN; plain loads of user memory are not trapped");
+        assert_eq!(plain, Ok(0x1122_3344_5566_7788));
+    }
+    arch::mmu::secondary_drop_idmap();
+    drop(mm);
+}

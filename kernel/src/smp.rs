@@ -167,6 +167,7 @@ fn release_spin_table(release_addr: u64, entry: u64) -> Result<(), BootError> {
 pub extern "C" fn secondary_start_kernel(cpu: u64) -> ! {
     arch::cpu::set_cpu_id(cpu as usize);
     arch::mmu::secondary_drop_idmap();
+    arch::cpu::enable_pan();
     arch::gic::init_cpu();
     crate::time::init_secondary();
     crate::pr_info!(

@@ -113,3 +113,35 @@ pub fn id_aa64isar0() -> u64 {
     unsafe { core::arch::asm!("mrs {}, id_aa64isar0_el1", out(reg) v, options(nomem, nostack)) };
     v
 }
+
+/// Turns on Privileged Access Never if the CPU has it (ARMv8.1
+/// FEAT_PAN): EL1 then faults on any access to EL0-accessible memory
+/// except through LDTR/STTR (which uaccess uses), and SCTLR_EL1.SPAN = 0
+/// sets PAN again on every exception entry. Returns whether it is on.
+pub fn enable_pan() -> bool {
+    let mmfr1: u64;
+    // SAFETY: reads an ID register.
+    unsafe { core::arch::asm!("mrs {}, id_aa64mmfr1_el1", out(reg) mmfr1, options(nomem, nostack)) };
+    if (mmfr1 >> 20) & 0xf == 0 {
+        return false;
+    }
+    const SCTLR_SPAN: u64 = 1 << 23;
+    // SAFETY: clearing SPAN only makes exception entry set PSTATE.PAN;
+    // setting PAN only restricts EL1 accesses to user memory, which the
+    // kernel makes only with LDTR/STTR.
+    unsafe {
+        core::arch::asm!(
+            "mrs {t}, sctlr_el1",
+            "bic {t}, {t}, {span}",
+            "msr sctlr_el1, {t}",
+            "isb",
+            ".arch_extension pan",
+            "msr pan, #1",
+            "isb",
+            t = out(reg) _,
+            span = in(reg) SCTLR_SPAN,
+            options(nostack)
+        )
+    };
+    true
+}
