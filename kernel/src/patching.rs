@@ -15,7 +15,7 @@ pub fn is_patchable(addr: usize) -> bool {
 }
 
 fn poke(addr: usize, insn: u32) -> Result<(), Errno> {
-    if addr % 4 != 0 || !is_patchable(addr) {
+    if !addr.is_multiple_of(4) || !is_patchable(addr) {
         return Err(Errno::EINVAL);
     }
     let _guard = PATCH_LOCK.lock();

@@ -26,7 +26,7 @@ pub enum PokeError {
 /// and no CPU executes `addr` in a way the change could break), and the
 /// caller must own the FIX_TEXT_POKE0 slot (hold the patching lock).
 pub unsafe fn poke_insn(addr: usize, insn: u32) -> Result<(), PokeError> {
-    if addr % 4 != 0 {
+    if !addr.is_multiple_of(4) {
         return Err(PokeError::Unaligned);
     }
     let (pa, _) = translate(addr).ok_or(PokeError::NotMapped)?;

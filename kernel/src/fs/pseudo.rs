@@ -17,6 +17,9 @@ pub type ReadFn = Box<dyn Fn() -> Vec<u8> + Send + Sync>;
 /// Takes a write to a file (whole buffer; returns bytes consumed).
 pub type WriteFn = Box<dyn Fn(&[u8]) -> Result<usize, Errno> + Send + Sync>;
 
+/// A named child of a directory.
+type Entry = (Vec<u8>, Arc<dyn Inode>);
+
 /// A generated file.
 pub struct PseudoFile {
     ino: u64,
@@ -31,7 +34,7 @@ pub struct PseudoDir {
     ino: u64,
     dev: u64,
     mode: u32,
-    entries: spin::RwLock<Vec<(Vec<u8>, Arc<dyn Inode>)>>,
+    entries: spin::RwLock<Vec<Entry>>,
     parent: spin::RwLock<Weak<PseudoDir>>,
 }
 
