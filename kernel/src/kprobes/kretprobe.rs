@@ -114,8 +114,10 @@ impl Kretprobe {
 
 /// In-flight instances by task (the task's address as the key), most
 /// recent last.
-static INSTANCES: IrqSpinLock<BTreeMap<usize, Vec<(Arc<Kretprobe>, KretprobeInstance)>>> =
-    IrqSpinLock::new(BTreeMap::new());
+static INSTANCES: IrqSpinLock<BTreeMap<usize, InFlight>> = IrqSpinLock::new(BTreeMap::new());
+
+/// One task's in-flight calls.
+type InFlight = Vec<(Arc<Kretprobe>, KretprobeInstance)>;
 
 fn task_key() -> usize {
     crate::sched::try_current().map_or(arch::cpu::cpu_id(), |t| Arc::as_ptr(&t) as usize)

@@ -23,9 +23,8 @@ static PAGES: IrqSpinLock<Vec<SlotPage>> = IrqSpinLock::new(Vec::new());
 
 /// Whether `addr` is inside a slot page.
 pub fn contains(addr: usize) -> bool {
-    addr >= SLOT_AREA
-        && addr < SLOT_AREA + MAX_PAGES * PAGE_SIZE
-        && PAGES.lock().iter().any(|p| addr >= p.va && addr < p.va + PAGE_SIZE)
+    (SLOT_AREA..SLOT_AREA + MAX_PAGES * PAGE_SIZE).contains(&addr)
+        && PAGES.lock().iter().any(|p| (p.va..p.va + PAGE_SIZE).contains(&addr))
 }
 
 /// A free slot's address.
