@@ -45,6 +45,19 @@ pub fn run_all() -> ! {
         crate::pr_err!("ktest: the NULL dereference did not fault (read {v:#x})");
         arch::semihosting::exit(2);
     }
+    if crate::init::boot_command_line()
+        .split_whitespace()
+        .any(|a| a == "ktest=kprobe-oops")
+    {
+        kprobe_handler_oops();
+    }
+    if crate::init::boot_command_line()
+        .split_whitespace()
+        .any(|a| a == "ktest=kprobe-bench")
+    {
+        crate::kprobes::bench::run();
+        arch::semihosting::exit(0);
+    }
     let all = tests();
     crate::pr_info!("ktest: running {} tests", all.len());
     for (i, t) in all.iter().enumerate() {
@@ -110,4 +123,37 @@ fn ktest_fatal_oops_victim(base: usize) -> u64 {
     // SAFETY: deliberately unsound: this read must fault (TTBR0 holds an
     // empty table), which is what the test checks.
     unsafe { field.read_volatile() }
+}
+
+/// `ktest=kprobe-oops`: a probe whose pre-handler reads through a NULL
+/// pointer. The fault inside the handler must oops, naming the handler,
+/// and stop.
+fn kprobe_handler_oops() -> ! {
+    use crate::kprobes::{register_kprobe, Kprobe};
+    let kp = alloc::sync::Arc::new(
+        Kprobe::symbol("ktest_kprobe_oops_target", 0).pre(|_, regs| ktest_kprobe_oops_handler(regs)),
+    );
+    register_kprobe(&kp).expect("register the probe");
+    crate::pr_info!("ktest: a kprobe pre-handler will dereference NULL");
+    let v = ktest_kprobe_oops_target(core::hint::black_box(1));
+    crate::pr_err!("ktest: the probe handler did not fault ({v})");
+    arch::semihosting::exit(2)
+}
+
+/// The probed function of `ktest=kprobe-oops` (a plain exported name:
+/// `kernel::kprobes::*` paths are blacklisted).
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn ktest_kprobe_oops_target(a: u64) -> u64 {
+    core::hint::black_box(a + 1)
+}
+
+/// The buggy pre-handler: a named function, so that the oops names it.
+#[inline(never)]
+fn ktest_kprobe_oops_handler(regs: &mut arch::ptrace::PtRegs) -> i32 {
+    let field = (core::hint::black_box(0usize) + 16) as *const u64;
+    // SAFETY: deliberately unsound: this read must fault (TTBR0 holds an
+    // empty table), which is what the test checks.
+    let v = unsafe { field.read_volatile() };
+    (v ^ regs.regs[0]) as i32
 }

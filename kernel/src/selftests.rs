@@ -138,7 +138,17 @@ fn user_memory_is_reached_only_through_uaccess_when_pan_is_on() {
     use crate::mm::vm::{Mm, Prot, VmaKind};
     const VA: u64 = 0x40_0000;
     let mm = Mm::new().unwrap();
-    mm.add_region(VA, VA + 4096, Prot { read: true, write: true, exec: false }, VmaKind::Anon).unwrap();
+    mm.add_region(
+        VA,
+        VA + 4096,
+        Prot {
+            read: true,
+            write: true,
+            exec: false,
+        },
+        VmaKind::Anon,
+    )
+    .unwrap();
     mm.write_bytes(VA, &0x1122_3344_5566_7788u64.to_le_bytes()).unwrap();
     mm.activate();
     // uaccess (LDTR) works whether or not PAN is on.

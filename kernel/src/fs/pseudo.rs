@@ -59,13 +59,26 @@ impl PseudoDir {
 
     /// Adds a file with permission bits `perm`.
     pub fn file(self: &Arc<Self>, name: &str, perm: u32, read: ReadFn, write: Option<WriteFn>) {
-        let f = Arc::new(PseudoFile { ino: NEXT_INO.fetch_add(1, Ordering::Relaxed), dev: self.dev, mode: 0o100000 | perm, read, write });
+        let f = Arc::new(PseudoFile {
+            ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
+            dev: self.dev,
+            mode: 0o100000 | perm,
+            read,
+            write,
+        });
         self.entries.write().push((name.as_bytes().to_vec(), f));
     }
 }
 
 fn meta(dev: u64, ino: u64, mode: u32, nlink: u32) -> Metadata {
-    Metadata { dev, ino, mode, nlink, blksize: 4096, ..Default::default() }
+    Metadata {
+        dev,
+        ino,
+        mode,
+        nlink,
+        blksize: 4096,
+        ..Default::default()
+    }
 }
 
 impl Inode for PseudoDir {
@@ -79,20 +92,39 @@ impl Inode for PseudoDir {
         self
     }
     fn lookup(&self, name: &[u8]) -> vfs::Result<Arc<dyn Inode>> {
-        self.entries.read().iter().find(|(n, _)| n == name).map(|(_, i)| i.clone()).ok_or(Errno::ENOENT)
+        self.entries
+            .read()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, i)| i.clone())
+            .ok_or(Errno::ENOENT)
     }
     fn parent(&self) -> Option<Arc<dyn Inode>> {
         self.parent.read().upgrade().map(|p| p as Arc<dyn Inode>)
     }
     fn readdir(&self, cursor: u64) -> vfs::Result<Option<(DirEntry, u64)>> {
-        let dot = |ino, name: &[u8]| DirEntry { ino, name: name.to_vec(), file_type: FileType::Directory };
+        let dot = |ino, name: &[u8]| DirEntry {
+            ino,
+            name: name.to_vec(),
+            file_type: FileType::Directory,
+        };
         match cursor {
             0 => Ok(Some((dot(self.ino, b"."), 1))),
-            1 => Ok(Some((dot(self.parent.read().upgrade().map_or(self.ino, |p| p.ino), b".."), 2))),
+            1 => Ok(Some((
+                dot(self.parent.read().upgrade().map_or(self.ino, |p| p.ino), b".."),
+                2,
+            ))),
             n => Ok(self.entries.read().get(n as usize - 2).map(|(name, inode)| {
                 let m = inode.metadata();
                 let ft = FileType::from_mode(m.mode).unwrap_or(FileType::Regular);
-                (DirEntry { ino: m.ino, name: name.clone(), file_type: ft }, n + 1)
+                (
+                    DirEntry {
+                        ino: m.ino,
+                        name: name.clone(),
+                        file_type: ft,
+                    },
+                    n + 1,
+                )
             })),
         }
     }
@@ -126,7 +158,11 @@ impl Inode for PseudoFile {
     }
     fn truncate(&self, _size: u64) -> vfs::Result<()> {
         // `echo x > file` opens with O_TRUNC: accepted, nothing to cut.
-        if self.write.is_some() { Ok(()) } else { Err(Errno::EACCES) }
+        if self.write.is_some() {
+            Ok(())
+        } else {
+            Err(Errno::EACCES)
+        }
     }
 }
 
@@ -141,7 +177,11 @@ impl PseudoFs {
     /// An empty one of type `fs_type`.
     pub fn new(fs_type: &'static str) -> Arc<PseudoFs> {
         let dev = vfs::inode::alloc_anon_dev();
-        Arc::new(PseudoFs { root: PseudoDir::new(dev), fs_type, dev })
+        Arc::new(PseudoFs {
+            root: PseudoDir::new(dev),
+            fs_type,
+            dev,
+        })
     }
 
     /// Its root directory.

@@ -10,7 +10,8 @@
 //!   `.size`), so that no probe is ever placed on data;
 //! - an instruction that only some calls run is a *marker*,
 //!   `orr x2, x2, #(1 << k)` with k < 16, and the function's result has
-//!   bit k set exactly when the marker ran; every other instruction runs
+//!   bit k set exactly when the marker ran; a `B` right after a marker
+//!   runs with it (no branch targets it); every other instruction runs
 //!   exactly once per call;
 //! - only caller-saved registers are changed (x19 is saved where used).
 #![allow(unsafe_code)] // global_asm! for the functions, and calling them through `extern "C"`.
@@ -29,7 +30,6 @@ core::arch::global_asm!(
     "b 3f",
     "2: orr x2, x2, #4",
     "b 4f",
-    "orr x2, x2, #8",
     "3: b 2b",
     "orr x2, x2, #16",
     "4: add x0, x2, x0, lsl #16",
@@ -90,7 +90,8 @@ core::arch::global_asm!(
     "orr x2, x2, #0x1000",
     "1: b.le 5f",
     "orr x2, x2, #0x2000",
-    "5: b 2f",
+    "5: nop",
+    "b 2f",
     "1: orr x2, x2, #0x4000",
     "b 3f",
     "2: b.ne 1b",
@@ -111,12 +112,14 @@ core::arch::global_asm!(
     "orr x2, x2, #0x4",
     "1: cbnz w0, 5f",
     "orr x2, x2, #0x8",
-    "5: b 2f",
+    "5: nop",
+    "b 2f",
     "1: orr x2, x2, #0x10",
     "b 3f",
     "2: cbnz x0, 1b",
     "orr x2, x2, #0x20",
-    "3: b 7f",
+    "3: nop",
+    "b 7f",
     "6: orr x2, x2, #0x40",
     "b 8f",
     "7: cbz w0, 6b",
@@ -141,7 +144,8 @@ core::arch::global_asm!(
     "orr x2, x2, #0x10",
     "1: tbnz w0, #5, 5f",
     "orr x2, x2, #0x20",
-    "5: b 2f",
+    "5: nop",
+    "b 2f",
     "1: orr x2, x2, #0x40",
     "b 3f",
     "2: tbnz x0, #40, 1b",

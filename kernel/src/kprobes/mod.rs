@@ -6,8 +6,14 @@
 //! out of line in a slot followed by `BRK #KPROBES_BRK_SS_IMM`, with all
 //! of DAIF masked; then the post-handlers run.
 
+#[cfg(feature = "ktest")]
+mod asm_tests;
+#[cfg(feature = "ktest")]
+pub mod bench;
 pub mod blacklist;
 pub mod debugfs;
+#[cfg(feature = "ktest")]
+mod insn_tests;
 pub mod kretprobe;
 pub mod slots;
 #[cfg(feature = "ktest")]
@@ -117,7 +123,10 @@ struct Site {
     addr: usize,
     orig: u32,
     exec: Exec,
-    probes: RwLock<Vec<Arc<Kprobe>>>,
+    /// Replaced whole on every change, so that a hit takes the current
+    /// list with one reference count, without allocating and without
+    /// holding the lock while handlers run.
+    probes: RwLock<Arc<[Arc<Kprobe>]>>,
     armed: AtomicBool,
 }
 
@@ -169,6 +178,16 @@ fn disarm(site: &Site) -> Result<(), Errno> {
 
 fn should_be_armed(site: &Site) -> bool {
     !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.read().iter().any(|p| !p.is_disabled())
+}
+
+/// Whether `site` must stay armed once `kp` is no longer handled there.
+fn armed_without(site: &Site, kp: &Arc<Kprobe>) -> bool {
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire)
+        && site
+            .probes
+            .read()
+            .iter()
+            .any(|p| !Arc::ptr_eq(p, kp) && !p.is_disabled())
 }
 
 /// Resolves and checks the probe address (Linux's `check_kprobe_address_safe`
@@ -247,7 +266,7 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
                 addr,
                 orig,
                 exec,
-                probes: RwLock::new(Vec::new()),
+                probes: RwLock::new(Arc::from(Vec::new())),
                 armed: AtomicBool::new(false),
             });
             let flags = arch::cpu::local_irq_save();
@@ -257,8 +276,10 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
         }
     };
     {
+        let mut list = site.probes.read().to_vec();
+        list.push(kp.clone());
         let flags = arch::cpu::local_irq_save();
-        site.probes.write().push(kp.clone());
+        *site.probes.write() = list.into();
         arch::cpu::local_irq_restore(flags);
     }
     kp.registered.store(true, Ordering::Release);
@@ -293,21 +314,34 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
     let Some(site) = SITES.read().get(&kp.addr()).cloned() else {
         return;
     };
+    // Disarm before the probe stops being handled, as Linux's
+    // `__disable_kprobe` does: a hit on an armed site always runs the
+    // handlers of the probes that keep it armed. After stop_machine no CPU
+    // is inside this probe's handling: every CPU left its exceptions.
+    if site.armed.load(Ordering::Acquire) && !armed_without(&site, kp) {
+        let _ = disarm(&site);
+    }
     let now_empty = {
+        let list: Vec<Arc<Kprobe>> = site
+            .probes
+            .read()
+            .iter()
+            .filter(|x| !Arc::ptr_eq(x, kp))
+            .cloned()
+            .collect();
+        let empty = list.is_empty();
         let flags = arch::cpu::local_irq_save();
-        let mut p = site.probes.write();
-        p.retain(|x| !Arc::ptr_eq(x, kp));
-        let empty = p.is_empty();
-        drop(p);
+        let old = core::mem::replace(&mut *site.probes.write(), list.into());
         arch::cpu::local_irq_restore(flags);
+        drop(old);
         empty
     };
-    if now_empty || !should_be_armed(&site) {
-        if site.armed.load(Ordering::Acquire) {
-            // After this returns no CPU is inside this probe's handling:
-            // stop_machine waited for every CPU to leave its exceptions.
-            let _ = disarm(&site);
-        }
+    if site.armed.load(Ordering::Acquire) {
+        // The site stays armed for other probes: wait until no CPU can
+        // still be running this probe's handlers (Linux waits for an RCU
+        // grace period). A CPU parks in stop_machine only after leaving
+        // its exception.
+        crate::stop_machine::stop_machine(|| ());
     }
     if now_empty {
         let flags = arch::cpu::local_irq_save();
@@ -330,11 +364,14 @@ pub fn disable_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     if !kp.registered.load(Ordering::Acquire) {
         return Err(Errno::EINVAL);
     }
-    kp.disabled.store(true, Ordering::Release);
     let site = SITES.read().get(&kp.addr()).cloned().ok_or(Errno::EINVAL)?;
-    if site.armed.load(Ordering::Acquire) && !should_be_armed(&site) {
+    // Disarm first, then mark disabled (Linux's `__disable_kprobe`): no
+    // hit finds the BRK in place without the handlers that placed it. If
+    // disarming fails the probe stays enabled.
+    if site.armed.load(Ordering::Acquire) && !armed_without(&site, kp) {
         disarm(&site)?;
     }
+    kp.disabled.store(true, Ordering::Release);
     Ok(())
 }
 
@@ -344,10 +381,13 @@ pub fn enable_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     if !kp.registered.load(Ordering::Acquire) {
         return Err(Errno::EINVAL);
     }
-    kp.disabled.store(false, Ordering::Release);
     let site = SITES.read().get(&kp.addr()).cloned().ok_or(Errno::EINVAL)?;
+    let was_disabled = kp.disabled.swap(false, Ordering::AcqRel);
     if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
-        arm(&site)?;
+        if let Err(e) = arm(&site) {
+            kp.disabled.store(was_disabled, Ordering::Release);
+            return Err(e);
+        }
     }
     Ok(())
 }
@@ -394,7 +434,7 @@ impl insn::simulate::LiteralMemory for KernelMemory {
         Some((w >> ((addr & 4) * 8)) as u32)
     }
     fn read_u64(&self, addr: u64) -> Option<u64> {
-        if addr % 8 == 0 {
+        if addr.is_multiple_of(8) {
             arch::nofault::read_u64_nofault(addr as usize).ok()
         } else {
             Some(self.read_u32(addr)? as u64 | (self.read_u32(addr + 4)? as u64) << 32)
@@ -403,7 +443,7 @@ impl insn::simulate::LiteralMemory for KernelMemory {
 }
 
 fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
-    let probes: Vec<Arc<Kprobe>> = site.probes.read().clone();
+    let probes = site.probes.read().clone();
     let mut skip = false;
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.pre_handler {
@@ -416,7 +456,7 @@ fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
 }
 
 fn run_post_handlers(site: &Site, regs: &mut PtRegs) {
-    let probes: Vec<Arc<Kprobe>> = site.probes.read().clone();
+    let probes = site.probes.read().clone();
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.post_handler {
             h(p, regs);
@@ -434,15 +474,16 @@ fn count_missed(site: &Site) {
 /// a nested hit), then back to the outer probe if this one was nested. The
 /// per-CPU state is never locked while handlers run: they may hit probes.
 fn post_phase(regs: &mut PtRegs) {
-    let act = CTL.this().lock().cur.clone();
-    if let Some(act) = act {
-        if act.status != Status::Reenter {
-            if let Some(c) = CTL.this().lock().cur.as_mut() {
-                // A hit inside a post-handler is a nested hit, counted as missed.
-                c.status = Status::HitActive;
-            }
-            run_post_handlers(&act.site, regs);
+    let site = match CTL.this().lock().cur.as_mut() {
+        Some(c) if c.status != Status::Reenter => {
+            // A hit inside a post-handler is a nested hit, counted as missed.
+            c.status = Status::HitActive;
+            Some(c.site.clone())
         }
+        _ => None,
+    };
+    if let Some(site) = site {
+        run_post_handlers(&site, regs);
     }
     let mut ctl = CTL.this().lock();
     ctl.cur = ctl.prev.take();
@@ -506,8 +547,8 @@ fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
             HookResult::Handled
         };
     };
-    let cur = CTL.this().lock().cur.clone();
-    match cur.map(|c| c.status) {
+    let status = CTL.this().lock().cur.as_ref().map(|c| c.status);
+    match status {
         Some(Status::HitActive) => {
             // A probe hit while a handler runs on this CPU: run the
             // instruction, skip the handlers, count the miss.
@@ -552,9 +593,20 @@ fn kprobe_breakpoint_ss_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     }
     regs.pstate = (regs.pstate & !DAIF_MASK) | act.saved_daif;
     regs.pc = act.site.addr as u64 + 4;
+    // `mrs Xt, daif` ran in the slot with DAIF all masked: give it the
+    // probed context's mask, which it would have read in place.
+    if act.site.orig & !0x1f == MRS_DAIF {
+        let rt = (act.site.orig & 0x1f) as usize;
+        if rt != 31 {
+            regs.regs[rt] = act.saved_daif;
+        }
+    }
     post_phase(regs);
     HookResult::Handled
 }
+
+/// `mrs x0, daif` (Rt in bits 4:0).
+const MRS_DAIF: u32 = 0xd53b_4220;
 
 /// From the fault handler: a fault while stepping a probed instruction
 /// out of line. The PC goes back to the probed address, so the usual

@@ -143,18 +143,32 @@ fn debugfs_list_shows_probes_in_linux_format() {
     assert!(text.contains(&k), "{text}");
     assert!(text.contains(&r), "{text}");
     // Disabled: the instruction is back.
-    assert_ne!(crate::patching::read_insn(base + 4), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    assert_ne!(
+        crate::patching::read_insn(base + 4),
+        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
+    );
     enable_kprobe(&kp).unwrap();
-    assert_eq!(crate::patching::read_insn(base + 4), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    assert_eq!(
+        crate::patching::read_insn(base + 4),
+        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
+    );
     // enabled = 0 disarms everything, 1 re-arms.
     set_all_armed(false).unwrap();
-    assert_ne!(crate::patching::read_insn(base), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    assert_ne!(
+        crate::patching::read_insn(base),
+        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
+    );
     assert_eq!(ktest_kprobe_target(1, 1), 4);
     set_all_armed(true).unwrap();
-    assert_eq!(crate::patching::read_insn(base), Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM)));
+    assert_eq!(
+        crate::patching::read_insn(base),
+        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
+    );
     unregister_kprobe(&kp);
     unregister_kretprobe(&rp);
-    assert!(alloc::string::String::from_utf8(super::debugfs::list()).unwrap().is_empty());
+    assert!(alloc::string::String::from_utf8(super::debugfs::list())
+        .unwrap()
+        .is_empty());
 }
 
 #[kernel_test]
@@ -170,9 +184,17 @@ fn warn_on_reports_and_continues() {
 fn text_patching_goes_through_the_fixmap_and_keeps_text_read_only() {
     let target = ktest_kprobe_target as *const () as usize;
     let orig = crate::patching::read_insn(target).unwrap();
-    assert_eq!(crate::patching::patch_text_nosync(target + 1, 0), Err(Errno::EINVAL), "unaligned");
+    assert_eq!(
+        crate::patching::patch_text_nosync(target + 1, 0),
+        Err(Errno::EINVAL),
+        "unaligned"
+    );
     let data = &orig as *const u32 as usize & !3;
-    assert_eq!(crate::patching::patch_text_nosync(data, 0), Err(Errno::EINVAL), "outside text");
+    assert_eq!(
+        crate::patching::patch_text_nosync(data, 0),
+        Err(Errno::EINVAL),
+        "outside text"
+    );
     // NOP and back, live (NOP/BRK/B swaps are allowed unsynchronised).
     let nop = insn::encode::nop();
     crate::patching::patch_text(&[target], &[nop]).unwrap();

@@ -325,7 +325,11 @@ syscall!(__arm64_sys_ppoll, r, {
     if nfds > 1024 {
         return Err(Errno::EINVAL);
     }
-    let timeout_ns = if tmo != 0 { Some(super::time::get_timespec(tmo)?) } else { None };
+    let timeout_ns = if tmo != 0 {
+        Some(super::time::get_timespec(tmo)?)
+    } else {
+        None
+    };
     let me = crate::sched::current();
     let saved = if sigmask != 0 {
         if sigsetsize != 8 {

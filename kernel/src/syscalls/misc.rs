@@ -155,7 +155,11 @@ syscall!(__arm64_sys_futex, r, {
     let cmd = op & !(crate::futex::FUTEX_PRIVATE_FLAG | crate::futex::FUTEX_CLOCK_REALTIME);
     match cmd {
         crate::futex::FUTEX_WAIT => {
-            let t = if timeout != 0 { Some(super::time::get_timespec(timeout)?) } else { None };
+            let t = if timeout != 0 {
+                Some(super::time::get_timespec(timeout)?)
+            } else {
+                None
+            };
             crate::futex::wait(addr, val, t)?;
             Ok(0)
         }
