@@ -44,11 +44,15 @@ pub fn stop_machine<R>(f: impl FnOnce() -> R) -> R {
         others.iter().copied(),
         Arc::new(move || {
             rr.arrived.fetch_add(1, Ordering::AcqRel);
+            arch::cpu::sev();
+            // WFE, not a busy spin: an emulator can then run the others.
+            // The event register latches a SEV sent before the WFE.
             while rr.done.load(Ordering::Acquire) == 0 {
-                core::hint::spin_loop();
+                arch::cpu::wfe();
             }
             arch::barrier::isb();
             rr.left.fetch_add(1, Ordering::AcqRel);
+            arch::cpu::sev();
         }),
         false,
     );
@@ -61,9 +65,11 @@ pub fn stop_machine<R>(f: impl FnOnce() -> R) -> R {
     let out = f();
     arch::barrier::dsb_ish();
     r.done.store(1, Ordering::Release);
+    arch::barrier::dsb_ish();
+    arch::cpu::sev();
     arch::barrier::isb();
     while r.left.load(Ordering::Acquire) < others.len() {
-        core::hint::spin_loop();
+        arch::cpu::wfe();
     }
     drop(guard);
     out

@@ -22,7 +22,6 @@ mod tests;
 use crate::debug::{register_kernel_break_hook, BreakHook, HookResult};
 use crate::errno::Errno;
 use crate::percpu::{PerCpu, NR_CPUS};
-use crate::sync::IrqSpinLock;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -140,27 +139,86 @@ static KPROBES_ALL_DISARMED: AtomicBool = AtomicBool::new(false);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Status {
-    HitActive,
-    HitSs,
-    Reenter,
+    HitActive = 1,
+    HitSs = 2,
+    Reenter = 3,
 }
 
-#[derive(Clone)]
+/// The probe a CPU is handling (Linux's `current_kprobe` and
+/// `kprobe_ctlblk`): its address, and its status with the DAIF bits saved
+/// while its slot runs; plus one level of nesting. Only the CPU itself
+/// touches its slots, always in exception context with interrupts masked,
+/// so plain loads and stores suffice: no lock, no reference counting, on
+/// the hit path.
+struct CpuState {
+    cur_addr: AtomicUsize,
+    cur_info: AtomicU64,
+    prev_addr: AtomicUsize,
+    prev_info: AtomicU64,
+}
+
+#[derive(Clone, Copy)]
 struct Active {
-    site: Arc<Site>,
+    addr: usize,
     status: Status,
     saved_daif: u64,
 }
 
-/// Per-CPU state (Linux's `kprobe_ctlblk` with `current_kprobe`): the
-/// probe being handled, and one level of nesting.
-struct Ctl {
-    cur: Option<Active>,
-    prev: Option<Active>,
+static CTL: PerCpu<CpuState> = PerCpu::new(
+    [const {
+        CpuState {
+            cur_addr: AtomicUsize::new(0),
+            cur_info: AtomicU64::new(0),
+            prev_addr: AtomicUsize::new(0),
+            prev_info: AtomicU64::new(0),
+        }
+    }; NR_CPUS],
+);
+
+fn decode_active(addr: usize, info: u64) -> Option<Active> {
+    let status = match info & 3 {
+        1 => Status::HitActive,
+        2 => Status::HitSs,
+        3 => Status::Reenter,
+        _ => return None,
+    };
+    Some(Active {
+        addr,
+        status,
+        saved_daif: info & DAIF_MASK,
+    })
 }
 
-static CTL: PerCpu<IrqSpinLock<Ctl>> =
-    PerCpu::new([const { IrqSpinLock::new(Ctl { cur: None, prev: None }) }; NR_CPUS]);
+fn encode_info(a: Option<Active>) -> u64 {
+    a.map_or(0, |a| a.status as u64 | (a.saved_daif & DAIF_MASK))
+}
+
+impl CpuState {
+    fn cur(&self) -> Option<Active> {
+        decode_active(
+            self.cur_addr.load(Ordering::Relaxed),
+            self.cur_info.load(Ordering::Relaxed),
+        )
+    }
+    fn set_cur(&self, a: Option<Active>) {
+        self.cur_addr.store(a.map_or(0, |a| a.addr), Ordering::Relaxed);
+        self.cur_info.store(encode_info(a), Ordering::Relaxed);
+    }
+    /// Saves the current probe as the outer one (nested hit).
+    fn push(&self) {
+        self.prev_addr
+            .store(self.cur_addr.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.prev_info
+            .store(self.cur_info.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+    /// Back to the outer probe, if any.
+    fn pop(&self) {
+        self.cur_addr
+            .store(self.prev_addr.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+        self.cur_info
+            .store(self.prev_info.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
 
 const DAIF_MASK: u64 = 0xf << 6;
 
@@ -443,7 +501,7 @@ impl insn::simulate::LiteralMemory for KernelMemory {
 }
 
 fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
-    let probes = site.probes.read().clone();
+    let probes = site.probes.read();
     let mut skip = false;
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.pre_handler {
@@ -456,7 +514,7 @@ fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
 }
 
 fn run_post_handlers(site: &Site, regs: &mut PtRegs) {
-    let probes = site.probes.read().clone();
+    let probes = site.probes.read();
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.post_handler {
             h(p, regs);
@@ -471,33 +529,30 @@ fn count_missed(site: &Site) {
 }
 
 /// After the instruction ran (simulated or stepped): post-handlers (not for
-/// a nested hit), then back to the outer probe if this one was nested. The
-/// per-CPU state is never locked while handlers run: they may hit probes.
-fn post_phase(regs: &mut PtRegs) {
-    let site = match CTL.this().lock().cur.as_mut() {
-        Some(c) if c.status != Status::Reenter => {
-            // A hit inside a post-handler is a nested hit, counted as missed.
-            c.status = Status::HitActive;
-            Some(c.site.clone())
+/// a nested hit), then back to the outer probe if this one was nested.
+/// Handlers may hit probes: those hits see `HitActive` and count as missed.
+fn post_phase(site: &Site, regs: &mut PtRegs) {
+    let cpu = CTL.this();
+    if let Some(mut cur) = cpu.cur() {
+        if cur.status != Status::Reenter {
+            cur.status = Status::HitActive;
+            cpu.set_cur(Some(cur));
+            run_post_handlers(site, regs);
         }
-        _ => None,
-    };
-    if let Some(site) = site {
-        run_post_handlers(&site, regs);
     }
-    let mut ctl = CTL.this().lock();
-    ctl.cur = ctl.prev.take();
+    cpu.pop();
 }
 
 /// Runs the probed instruction: simulated now, or stepped from its slot.
-fn run_instruction(site: &Arc<Site>, status: Status, regs: &mut PtRegs) {
+fn run_instruction(site: &Site, status: Status, regs: &mut PtRegs) {
+    let cpu = CTL.this();
     match site.exec {
         Exec::Simulate(kind) => {
-            CTL.this().lock().cur = Some(Active {
-                site: site.clone(),
+            cpu.set_cur(Some(Active {
+                addr: site.addr,
                 status,
                 saved_daif: 0,
-            });
+            }));
             match insn::simulate::simulate(
                 kind,
                 site.orig,
@@ -516,7 +571,7 @@ fn run_instruction(site: &Arc<Site>, status: Status, regs: &mut PtRegs) {
                     crate::oops::die("Oops - kprobe simulation", regs, 0)
                 }
             }
-            post_phase(regs);
+            post_phase(site, regs);
         }
         Exec::Step { slot } => {
             let status = if status == Status::Reenter {
@@ -524,11 +579,11 @@ fn run_instruction(site: &Arc<Site>, status: Status, regs: &mut PtRegs) {
             } else {
                 Status::HitSs
             };
-            CTL.this().lock().cur = Some(Active {
-                site: site.clone(),
+            cpu.set_cur(Some(Active {
+                addr: site.addr,
                 status,
                 saved_daif: regs.pstate & DAIF_MASK,
-            });
+            }));
             // The slot runs with all of DAIF masked, as Linux does.
             regs.pstate |= DAIF_MASK;
             regs.pc = slot as u64;
@@ -536,10 +591,13 @@ fn run_instruction(site: &Arc<Site>, status: Status, regs: &mut PtRegs) {
     }
 }
 
-/// BRK #KPROBES_BRK_IMM (Linux's `kprobe_breakpoint_handler`).
+/// BRK #KPROBES_BRK_IMM (Linux's `kprobe_breakpoint_handler`). The site
+/// map stays read-locked for the hit: unregistering waits for it, and
+/// nested hits only read it too.
 fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     let addr = regs.pc as usize;
-    let Some(site) = SITES.read().get(&addr).cloned() else {
+    let sites = SITES.read();
+    let Some(site) = sites.get(&addr) else {
         // Removed right after we hit it: execute what is there now.
         return if crate::patching::read_insn(addr) == Some(brk_insn(KPROBES_BRK_IMM)) {
             HookResult::NotHandled
@@ -547,33 +605,31 @@ fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
             HookResult::Handled
         };
     };
-    let status = CTL.this().lock().cur.as_ref().map(|c| c.status);
-    match status {
+    let cpu = CTL.this();
+    match cpu.cur().map(|c| c.status) {
         Some(Status::HitActive) => {
             // A probe hit while a handler runs on this CPU: run the
             // instruction, skip the handlers, count the miss.
-            count_missed(&site);
-            {
-                let mut ctl = CTL.this().lock();
-                ctl.prev = ctl.cur.take();
-            }
-            run_instruction(&site, Status::Reenter, regs);
+            count_missed(site);
+            cpu.push();
+            run_instruction(site, Status::Reenter, regs);
         }
         Some(Status::HitSs | Status::Reenter) => {
+            drop(sites);
             crate::pr_err!("Unrecoverable kprobe detected at {}", crate::kallsyms::symbolize(addr));
             crate::oops::die("Oops - kprobe reentry", regs, 0)
         }
         None => {
-            CTL.this().lock().cur = Some(Active {
-                site: site.clone(),
+            cpu.set_cur(Some(Active {
+                addr,
                 status: Status::HitActive,
                 saved_daif: 0,
-            });
-            if run_pre_handlers(&site, regs) {
+            }));
+            if run_pre_handlers(site, regs) {
                 // The handler moved the PC itself.
-                CTL.this().lock().cur = None;
+                cpu.set_cur(None);
             } else {
-                run_instruction(&site, Status::HitSs, regs);
+                run_instruction(site, Status::HitSs, regs);
             }
         }
     }
@@ -582,26 +638,31 @@ fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
 
 /// BRK #KPROBES_BRK_SS_IMM at the end of a slot.
 fn kprobe_breakpoint_ss_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
-    let Some(act) = CTL.this().lock().cur.clone() else {
+    let cpu = CTL.this();
+    let Some(act) = cpu.cur() else {
         return HookResult::NotHandled;
     };
-    let Exec::Step { slot } = act.site.exec else {
+    let sites = SITES.read();
+    let Some(site) = sites.get(&act.addr) else {
+        return HookResult::NotHandled;
+    };
+    let Exec::Step { slot } = site.exec else {
         return HookResult::NotHandled;
     };
     if regs.pc as usize != slot + 4 {
         return HookResult::NotHandled;
     }
     regs.pstate = (regs.pstate & !DAIF_MASK) | act.saved_daif;
-    regs.pc = act.site.addr as u64 + 4;
+    regs.pc = site.addr as u64 + 4;
     // `mrs Xt, daif` ran in the slot with DAIF all masked: give it the
     // probed context's mask, which it would have read in place.
-    if act.site.orig & !0x1f == MRS_DAIF {
-        let rt = (act.site.orig & 0x1f) as usize;
+    if site.orig & !0x1f == MRS_DAIF {
+        let rt = (site.orig & 0x1f) as usize;
         if rt != 31 {
             regs.regs[rt] = act.saved_daif;
         }
     }
-    post_phase(regs);
+    post_phase(site, regs);
     HookResult::Handled
 }
 
@@ -612,21 +673,20 @@ const MRS_DAIF: u32 = 0xd53b_4220;
 /// out of line. The PC goes back to the probed address, so the usual
 /// fault handling (fixup or oops) applies to the original instruction.
 pub fn kprobe_fault_handler(regs: &mut PtRegs) -> bool {
-    let mut ctl = CTL.this().lock();
-    let Some(act) = ctl.cur.clone() else { return false };
-    let Exec::Step { slot } = act.site.exec else {
+    let cpu = CTL.this();
+    let Some(act) = cpu.cur() else { return false };
+    let Some(Exec::Step { slot }) = SITES.read().get(&act.addr).map(|s| s.exec) else {
         return false;
     };
     if !(slot..slot + slots::SLOT_SIZE).contains(&(regs.pc as usize)) {
         return false;
     }
-    regs.pc = act.site.addr as u64;
+    regs.pc = act.addr as u64;
     regs.pstate = (regs.pstate & !DAIF_MASK) | act.saved_daif;
-    ctl.cur = ctl.prev.take();
-    drop(ctl);
+    cpu.pop();
     crate::pr_warn!(
         "kprobes: fault in the out-of-line slot of {}",
-        crate::kallsyms::symbolize(act.site.addr)
+        crate::kallsyms::symbolize(act.addr)
     );
     true
 }
