@@ -69,3 +69,34 @@ fn fatal_oops_names_the_function_and_stops() {
     assert!(o.contains("Kernel panic - not syncing: Oops: Fatal exception"), "{o}");
     assert!(o.contains("SMP: stopping secondary CPUs"), "{o}");
 }
+
+#[test]
+fn bug_oopses_with_file_and_line() {
+    let b = boot(
+        ktest_image(),
+        &["--smp", "2", "--append", "ktest=bug"],
+        None,
+        Duration::from_secs(60),
+    );
+    assert_eq!(b.status, Some(1), "{}", b.output);
+    assert!(b.has("kernel BUG at kernel/src/ktest.rs:"), "{}", b.output);
+    assert!(b.has("Internal error: Oops - BUG: "), "{}", b.output);
+    assert!(b.has("pc : kernel::ktest::run_all+0x"), "{}", b.output);
+}
+
+#[test]
+fn an_unclaimed_kernel_brk_oopses_naming_the_immediate() {
+    let b = boot(
+        ktest_image(),
+        &["--smp", "2", "--append", "ktest=brk"],
+        None,
+        Duration::from_secs(60),
+    );
+    assert_eq!(b.status, Some(1), "{}", b.output);
+    assert!(
+        b.has("Unexpected kernel BRK exception at EL1, BRK #0x3c1"),
+        "{}",
+        b.output
+    );
+    assert!(b.has("pc : kernel::ktest::unclaimed_brk+0x"), "{}", b.output);
+}

@@ -205,5 +205,8 @@ pub fn run_commands(args: &[&str], files: &[PathBuf], cmds: &str, timeout_s: u32
         .stdin(Stdio::null())
         .output()
         .expect("run qemu-run.sh");
-    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code().unwrap_or(-1))
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
 }

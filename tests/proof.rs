@@ -14,12 +14,20 @@ fn field(out: &str, key: &str) -> u64 {
 #[test]
 fn fork_exec_wait_1000_times_leaks_no_memory() {
     // A warm-up run first: the kernel heap grows once to its working size.
-    let (out, code) = run_commands(&["--smp", "4"], &[proof_binary("forkstress")], "forkstress 100 && forkstress -p 1000", 600);
+    let (out, code) = run_commands(
+        &["--smp", "4"],
+        &[proof_binary("forkstress")],
+        "forkstress 100 && forkstress -p 1000",
+        600,
+    );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("forkstress: 1000 cycles ok"), "{out}");
     let (before, after) = (field(&out, "memfree-before:"), field(&out, "memfree-after:"));
     println!("free memory before {before} kB, after {after} kB");
-    assert!(after >= before, "frames leaked: {before} kB free before, {after} kB after");
+    assert!(
+        after >= before,
+        "frames leaked: {before} kB free before, {after} kB after"
+    );
 }
 
 fn fuzz(args: &[&str], seed: u32) {
@@ -27,7 +35,10 @@ fn fuzz(args: &[&str], seed: u32) {
     let (out, code) = run_commands(args, &[proof_binary("sysfuzz")], &cmd, 900);
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("status=0\n"), "{out}");
-    assert!(out.contains(&format!("sysfuzz: 100000 calls done, seed {seed}")), "{out}");
+    assert!(
+        out.contains(&format!("sysfuzz: 100000 calls done, seed {seed}")),
+        "{out}"
+    );
     assert!(out.contains(", other deaths 0, hangs 0"), "{out}");
 }
 

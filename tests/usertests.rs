@@ -17,19 +17,34 @@ fn passes(out: &str, code: i32) {
 
 #[test]
 fn usertests_pass_on_virt_smp1() {
-    let (out, code) = run_commands(&["--smp", "1"], &[proof_binary("usertests")], "cd /tmp && usertests", 300);
+    let (out, code) = run_commands(
+        &["--smp", "1"],
+        &[proof_binary("usertests")],
+        "cd /tmp && usertests",
+        300,
+    );
     passes(&out, code);
 }
 
 #[test]
 fn usertests_pass_on_virt_smp4() {
-    let (out, code) = run_commands(&["--smp", "4"], &[proof_binary("usertests")], "cd /tmp && usertests", 300);
+    let (out, code) = run_commands(
+        &["--smp", "4"],
+        &[proof_binary("usertests")],
+        "cd /tmp && usertests",
+        300,
+    );
     passes(&out, code);
 }
 
 #[test]
 fn usertests_pass_on_raspi4b() {
-    let (out, code) = run_commands(&["--machine", "raspi4b"], &[proof_binary("usertests")], "cd /tmp && usertests", 300);
+    let (out, code) = run_commands(
+        &["--machine", "raspi4b"],
+        &[proof_binary("usertests")],
+        "cd /tmp && usertests",
+        300,
+    );
     passes(&out, code);
 }
 
@@ -37,7 +52,10 @@ fn usertests_pass_on_raspi4b() {
 fn usertests_pass_on_real_linux() {
     let reflinux = root().join("../shared/reflinux/run.sh");
     if !reflinux.exists() {
-        println!("skipped: {} not found, no reference Linux to compare with", reflinux.display());
+        println!(
+            "skipped: {} not found, no reference Linux to compare with",
+            reflinux.display()
+        );
         return;
     }
     let out = Command::new(&reflinux)

@@ -36,27 +36,36 @@ static PASSED: AtomicUsize = AtomicUsize::new(0);
 /// Runs all tests, then exits QEMU. A failing test panics, which ends the
 /// run through `exit_on_panic`.
 pub fn run_all() -> ! {
-    if crate::init::boot_command_line()
+    // `ktest=WHAT` runs one deliberate failure or a benchmark instead.
+    let what = crate::init::boot_command_line()
         .split_whitespace()
-        .any(|a| a == "ktest=oops")
-    {
-        crate::pr_info!("ktest: deliberate NULL pointer dereference");
-        let v = ktest_fatal_oops_victim(core::hint::black_box(0));
-        crate::pr_err!("ktest: the NULL dereference did not fault (read {v:#x})");
-        arch::semihosting::exit(2);
-    }
-    if crate::init::boot_command_line()
-        .split_whitespace()
-        .any(|a| a == "ktest=kprobe-oops")
-    {
-        kprobe_handler_oops();
-    }
-    if crate::init::boot_command_line()
-        .split_whitespace()
-        .any(|a| a == "ktest=kprobe-bench")
-    {
-        crate::kprobes::bench::run();
-        arch::semihosting::exit(0);
+        .find_map(|a| a.strip_prefix("ktest="));
+    match what {
+        Some("oops") => {
+            crate::pr_info!("ktest: deliberate NULL pointer dereference");
+            let v = ktest_fatal_oops_victim(core::hint::black_box(0));
+            crate::pr_err!("ktest: the NULL dereference did not fault (read {v:#x})");
+            arch::semihosting::exit(2);
+        }
+        Some("kprobe-oops") => kprobe_handler_oops(),
+        Some("kprobe-bench") => {
+            crate::kprobes::bench::run();
+            arch::semihosting::exit(0);
+        }
+        Some("bug") => {
+            crate::pr_info!("ktest: deliberate BUG()");
+            crate::bug!();
+        }
+        Some("brk") => {
+            crate::pr_info!("ktest: deliberate unclaimed BRK");
+            unclaimed_brk();
+            arch::semihosting::exit(2);
+        }
+        Some(other) => {
+            crate::pr_err!("ktest: unknown ktest={other}");
+            arch::semihosting::exit(2);
+        }
+        None => {}
     }
     let all = tests();
     crate::pr_info!("ktest: running {} tests", all.len());
@@ -156,4 +165,11 @@ fn ktest_kprobe_oops_handler(regs: &mut arch::ptrace::PtRegs) -> i32 {
     // empty table), which is what the test checks.
     let v = unsafe { field.read_volatile() };
     (v ^ regs.regs[0]) as i32
+}
+
+/// A BRK with an immediate no hook claims.
+#[inline(never)]
+fn unclaimed_brk() {
+    // SAFETY: traps to the debug-fault table, which oopses: the test.
+    unsafe { core::arch::asm!("brk #0x3c1", options(nostack)) };
 }

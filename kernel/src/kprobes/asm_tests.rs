@@ -554,3 +554,33 @@ pub fn adrp_targets() -> (usize, usize) {
         core::ptr::addr_of!(__start_rodata) as usize & !0xfff,
     )
 }
+
+core::arch::global_asm!(
+    ".section .text",
+    ".global ktest_kprobe_fault_load",
+    ".type ktest_kprobe_fault_load, %function",
+    ".balign 4",
+    // Loads from x0; a fault resumes at 2 (through __ex_table) with -EFAULT.
+    "ktest_kprobe_fault_load:",
+    "1: ldr x0, [x0]",
+    "ret",
+    "2: mov x0, #-14",
+    "ret",
+    ".size ktest_kprobe_fault_load, . - ktest_kprobe_fault_load",
+    ".pushsection __ex_table, \"a\"",
+    ".balign 4",
+    ".long 1b - .",
+    ".long 2b - .",
+    ".popsection",
+);
+
+extern "C" {
+    fn ktest_kprobe_fault_load(addr: u64) -> i64;
+}
+
+/// Loads the u64 at `addr`, or -EFAULT through the exception table.
+#[inline(never)]
+pub fn fault_load(addr: u64) -> i64 {
+    // SAFETY: a load whose fault is recovered by its exception-table entry.
+    unsafe { ktest_kprobe_fault_load(addr) }
+}

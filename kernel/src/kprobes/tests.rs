@@ -207,3 +207,108 @@ fn text_patching_goes_through_the_fixmap_and_keeps_text_read_only() {
     assert!(arch::mmu::translate(arch::mmu::fixmap::slot_addr(arch::patching::FIX_TEXT_POKE0)).is_none());
     assert_eq!(ktest_kprobe_target(2, 3), 9);
 }
+
+#[kernel_test]
+fn pre_handler_returning_nonzero_skips_the_instruction() {
+    // The handler "emulates" the call: result in x0, return to the caller.
+    let kp = Arc::new(Kprobe::symbol("ktest_kprobe_target", 0).pre(|_, regs| {
+        regs.regs[0] = 4242;
+        regs.pc = regs.regs[30];
+        1
+    }));
+    register_kprobe(&kp).unwrap();
+    assert_eq!(ktest_kprobe_target(core::hint::black_box(1), 2), 4242);
+    unregister_kprobe(&kp);
+    assert_eq!(ktest_kprobe_target(1, 2), 5);
+}
+
+/// Called from a handler, with its own probe.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_kprobe_inner(x: u64) -> u64 {
+    // A body of its own: identical functions would be merged into one symbol.
+    core::hint::black_box(x.wrapping_mul(5) ^ 0x100)
+}
+
+#[kernel_test]
+fn a_probe_hit_inside_a_handler_is_counted_missed_and_still_runs() {
+    let inner_hits = Arc::new(AtomicUsize::new(0));
+    let ih = inner_hits.clone();
+    let inner = Arc::new(Kprobe::symbol("ktest_kprobe_inner", 0).pre(move |_, _| {
+        ih.fetch_add(1, Ordering::SeqCst);
+        0
+    }));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let outer = Arc::new(Kprobe::symbol("ktest_kprobe_target", 0).pre(move |_, _| {
+        s.store(ktest_kprobe_inner(core::hint::black_box(41)) as usize, Ordering::SeqCst);
+        0
+    }));
+    register_kprobe(&inner).unwrap();
+    register_kprobe(&outer).unwrap();
+    assert_eq!(ktest_kprobe_target(2, 2), 8);
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        41 * 5 ^ 0x100,
+        "the probed inner function must still run correctly"
+    );
+    assert_eq!(inner.nmissed(), 1, "the nested hit is missed");
+    assert_eq!(inner_hits.load(Ordering::SeqCst), 0, "no handler runs for a nested hit");
+    // Outside a handler the inner probe works normally.
+    assert_eq!(ktest_kprobe_inner(1), 5 ^ 0x100);
+    assert_eq!(inner_hits.load(Ordering::SeqCst), 1);
+    unregister_kprobe(&outer);
+    unregister_kprobe(&inner);
+}
+
+#[kernel_test]
+fn a_fault_in_the_slot_goes_back_to_the_probed_instruction() {
+    let load = crate::kallsyms::lookup_name("ktest_kprobe_fault_load").unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    let kp = Arc::new(Kprobe::at(load).pre(move |_, _| {
+        h.fetch_add(1, Ordering::SeqCst);
+        0
+    }));
+    register_kprobe(&kp).unwrap();
+    let good = 0x1234_5678_9abc_def0u64;
+    assert_eq!(super::asm_tests::fault_load(&good as *const u64 as u64), good as i64);
+    // The stepped load faults in the slot; the PC goes back to the probed
+    // address, whose exception-table fixup then applies.
+    assert_eq!(super::asm_tests::fault_load(0xdead_0000_0000), -14);
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    // The per-CPU state was reset: the probe works again afterwards.
+    assert_eq!(super::asm_tests::fault_load(&good as *const u64 as u64), good as i64);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
+    unregister_kprobe(&kp);
+}
+
+/// Returns its caller's backtrace while kretprobed.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_kretprobe_backtrace(_: u64) -> u64 {
+    let mut out = alloc::string::String::new();
+    crate::stacktrace::dump_backtrace(&mut out, 0, arch::cpu::frame_pointer());
+    BACKTRACE.lock().replace(out);
+    core::hint::black_box(7)
+}
+
+static BACKTRACE: crate::sync::IrqSpinLock<Option<alloc::string::String>> = crate::sync::IrqSpinLock::new(None);
+
+#[inline(never)]
+fn kretprobe_backtrace_caller() -> u64 {
+    core::hint::black_box(ktest_kretprobe_backtrace(core::hint::black_box(1))) + 1
+}
+
+#[kernel_test]
+fn backtraces_through_a_kretprobed_frame_show_the_real_caller() {
+    let rp = Arc::new(Kretprobe::symbol("ktest_kretprobe_backtrace").handler(|_, _| 0));
+    register_kretprobe(&rp).unwrap();
+    assert_eq!(kretprobe_backtrace_caller(), 8);
+    unregister_kretprobe(&rp);
+    let bt = BACKTRACE.lock().take().unwrap();
+    assert!(bt.contains("kretprobe_backtrace_caller+0x"), "{bt}");
+    assert!(!bt.contains("kretprobe_trampoline"), "{bt}");
+}
