@@ -250,7 +250,7 @@ fn a_probe_hit_inside_a_handler_is_counted_missed_and_still_runs() {
     assert_eq!(ktest_kprobe_target(2, 2), 8);
     assert_eq!(
         seen.load(Ordering::SeqCst),
-        41 * 5 ^ 0x100,
+        (41 * 5) ^ 0x100,
         "the probed inner function must still run correctly"
     );
     assert_eq!(inner.nmissed(), 1, "the nested hit is missed");

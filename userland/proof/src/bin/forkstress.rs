@@ -97,6 +97,11 @@ fn main(args: rt::Args) -> i32 {
     }
     println!("forkstress: {n} cycles ok");
     if mem {
+        // A reaped child may still be leaving its CPU (its kernel stack is
+        // freed once it is switched out): let the machine settle first.
+        let ts: [i64; 2] = [0, 100_000_000];
+        // SAFETY: nanosleep(101) reads the timespec; no remaining-time pointer.
+        unsafe { rt::syscall::syscall2(101, ts.as_ptr() as usize, 0) };
         memfree("after");
     }
     0
