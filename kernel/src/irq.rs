@@ -90,3 +90,6 @@ pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
 pub extern "C" fn el0t_64_irq_handler(_regs: &mut PtRegs) {
     handle_arch_irq();
 }
+
+crate::nokprobe_symbol!(el1h_64_irq_handler);
+crate::nokprobe_symbol!(el0t_64_irq_handler);

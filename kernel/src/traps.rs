@@ -101,3 +101,8 @@ fn panic_unhandled(regs: &PtRegs, vector: &str, esr_val: u64) -> ! {
     );
     crate::oops::die("Oops - unhandled exception", regs, esr_val)
 }
+
+crate::nokprobe_symbol!(el1h_64_sync_handler);
+crate::nokprobe_symbol!(el0t_64_sync_handler);
+crate::nokprobe_symbol!(exit_to_user_mode);
+crate::nokprobe_symbol!(bad_mode);

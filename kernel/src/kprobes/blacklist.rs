@@ -46,17 +46,10 @@ const NAMES: &[&str] = &[
     "secondary_switched",
     "__cpu_replace_ttbr1",
     "vectors",
-    "el1h_64_sync_handler",
-    "el1h_64_irq_handler",
-    "el0t_64_sync_handler",
-    "el0t_64_irq_handler",
-    "exit_to_user_mode",
-    "bad_mode",
     "ret_to_user",
     "ret_to_kernel",
     "ret_from_fork",
     "cpu_switch_to",
-    "schedule_tail",
     "fpsimd_save_state",
     "fpsimd_load_state",
     "kretprobe_trampoline",
@@ -76,10 +69,61 @@ pub fn is_blacklisted_name(name: &str) -> bool {
         || name.starts_with("el0")
 }
 
+/// Marks a function as not probeable (Linux's `NOKPROBE_SYMBOL`): its
+/// address goes into the `_kprobe_blacklist` section, which registration
+/// checks along with the module paths above.
+#[macro_export]
+macro_rules! nokprobe_symbol {
+    ($f:path) => {
+        const _: () = {
+            #[allow(unsafe_code)] // link_section: the blacklist mechanism itself
+            #[used]
+            #[link_section = "_kprobe_blacklist"]
+            static ENTRY: $crate::kprobes::blacklist::NokprobeEntry =
+                $crate::kprobes::blacklist::NokprobeEntry($f as *const ());
+        };
+    };
+}
+
+/// One `_kprobe_blacklist` entry: a function's address.
+#[repr(transparent)]
+pub struct NokprobeEntry(pub *const ());
+
+// SAFETY: the pointer is only compared as an address, never dereferenced.
+#[allow(unsafe_code)]
+unsafe impl Sync for NokprobeEntry {}
+
+fn section_entries() -> &'static [NokprobeEntry] {
+    extern "C" {
+        static __start__kprobe_blacklist: u8;
+        static __stop__kprobe_blacklist: u8;
+    }
+    let start = core::ptr::addr_of!(__start__kprobe_blacklist).cast::<NokprobeEntry>();
+    let stop = core::ptr::addr_of!(__stop__kprobe_blacklist).cast::<NokprobeEntry>();
+    #[allow(unsafe_code)]
+    // SAFETY: the link script gathers every `_kprobe_blacklist` entry, each
+    // a NokprobeEntry emitted by `nokprobe_symbol!`, between these symbols.
+    unsafe {
+        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
+    }
+}
+
+/// Whether a `nokprobe_symbol!` marks the function containing `addr`.
+fn in_section(addr: usize) -> bool {
+    let Some(sym) = crate::kallsyms::lookup_addr(addr) else {
+        return false;
+    };
+    let start = addr - sym.offset as usize;
+    section_entries().iter().any(|e| e.0 as usize == start)
+}
+
 /// Whether `addr` may not be probed.
 pub fn is_blacklisted(addr: usize) -> bool {
     let (es, ee) = arch::entry::entry_text_range();
     if addr >= es && addr < ee {
+        return true;
+    }
+    if in_section(addr) {
         return true;
     }
     match crate::kallsyms::lookup_addr(addr) {

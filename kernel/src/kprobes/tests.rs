@@ -119,6 +119,14 @@ fn bad_probe_addresses_are_refused() {
         "past the symbol"
     );
     assert_eq!(
+        register_kprobe(&Arc::new(Kprobe::symbol("schedule_tail", 0))),
+        Err(Errno::EINVAL),
+        "marked by nokprobe_symbol!"
+    );
+    assert!(super::blacklist::entries()
+        .iter()
+        .any(|e| e.2 == "el1h_64_sync_handler"));
+    assert_eq!(
         register_kprobe(&Arc::new(Kprobe::symbol("el1h_64_sync_handler", 0))),
         Err(Errno::EINVAL),
         "blacklisted"

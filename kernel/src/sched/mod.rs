@@ -221,3 +221,5 @@ pub fn cpu_idle() -> ! {
 pub fn nr_queued() -> usize {
     RUNQUEUE.lock().len()
 }
+
+crate::nokprobe_symbol!(schedule_tail);
