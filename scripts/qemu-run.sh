@@ -19,6 +19,8 @@
 # as ../shared/reflinux/run.sh. 124 on timeout, 125 if the machine did not
 # boot or crashed before the commands finished.
 #
+#   --gic 2|3      virt only: interrupt controller version (default 2)
+#   --el2          virt only: enter the kernel at EL2 (as on a Pi)
 #   --cpu MODEL    virt only: QEMU CPU model (default cortex-a72; `max`
 #                  has PAN, which the kernel then turns on)
 #   --test         boot the in-kernel test build (feature ktest); its exit
@@ -30,7 +32,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-machine=virt cpu=cortex-a72 smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0 log=""
+machine=virt cpu=cortex-a72 gic=2 el2=off smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0 log=""
 files=() cmds="" have_cmds=0
 
 usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
@@ -41,6 +43,8 @@ while [ $# -gt 0 ]; do
         --machine) machine=${2:?}; shift 2 ;;
         --machine=*) machine=${1#*=}; shift ;;
         --cpu) cpu=${2:?}; shift 2 ;;
+        --gic) gic=${2:?}; shift 2 ;;
+        --el2) el2=on; shift ;;
         --smp) smp=${2:?}; shift 2 ;;
         --smp=*) smp=${1#*=}; shift ;;
         --mem) mem=${2:?}; shift 2 ;;
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$machine" in virt|raspi4b) ;; *) die "--machine must be virt or raspi4b" ;; esac
+case "$gic" in 2|3) ;; *) die "--gic must be 2 or 3" ;; esac
 [[ "$smp" =~ ^[1-8]$ ]] || die "--smp must be 1..8"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 for f in ${files[@]+"${files[@]}"}; do
@@ -101,7 +106,7 @@ fi
 qemu=(qemu-system-aarch64 -nographic -no-reboot -semihosting-config enable=on,target=native)
 case "$machine" in
     virt)
-        qemu+=(-M virt -cpu "$cpu" -smp "$smp" -m "$mem" -nic none) ;;
+        qemu+=(-M "virt,gic-version=$gic,virtualization=$el2" -cpu "$cpu" -smp "$smp" -m "$mem" -nic none) ;;
     raspi4b)
         # The board has 4 cores and fixed memory; QEMU makes no device tree.
         [ "$smp" = 4 ] || echo "qemu-run: raspi4b always has 4 CPUs; ignoring --smp $smp" >&2

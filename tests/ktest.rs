@@ -34,6 +34,11 @@ fn in_kernel_tests_pass_on_a_cpu_with_pan() {
 }
 
 #[test]
+fn in_kernel_tests_pass_on_virt_gicv3_entered_at_el2() {
+    in_kernel_tests_pass(&["--machine", "virt", "--gic", "3", "--el2", "--smp", "4"]);
+}
+
+#[test]
 fn in_kernel_tests_pass_on_raspi4b() {
     in_kernel_tests_pass(&["--machine", "raspi4b"]);
 }

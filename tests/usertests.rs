@@ -38,6 +38,17 @@ fn usertests_pass_on_virt_smp4() {
 }
 
 #[test]
+fn usertests_pass_on_virt_gicv3() {
+    let (out, code) = run_commands(
+        &["--gic", "3", "--smp", "4"],
+        &[proof_binary("usertests")],
+        "cd /tmp && usertests",
+        300,
+    );
+    passes(&out, code);
+}
+
+#[test]
 fn usertests_pass_on_raspi4b() {
     let (out, code) = run_commands(
         &["--machine", "raspi4b"],

@@ -146,7 +146,17 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
             }
             crate::pr_info!("GIC: GICv2 at 0x{:x}/0x{:x}", dist.base, cpu.base);
         }
-        Some(Gic::V3 { .. }) => panic!("GICv3 is not supported yet; boot QEMU virt with gic-version=2"),
+        Some(Gic::V3 { dist, redist }) => {
+            let regions: alloc::vec::Vec<(u64, u64)> = redist.as_slice().iter().map(|r| (r.base, r.size)).collect();
+            if let Err(e) = arch::gic::init_v3_from_phys(dist.base, &regions) {
+                panic!("GICv3: cannot map its registers: {e:?}");
+            }
+            crate::pr_info!(
+                "GICv3: distributor at 0x{:x}, {} redistributor region(s)",
+                dist.base,
+                regions.len()
+            );
+        }
         None => panic!("no interrupt controller in the device tree"),
     }
     arch::gic::init_cpu();

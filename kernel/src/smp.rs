@@ -7,7 +7,7 @@ use crate::sync::IrqSpinLock;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use arch::psci::Conduit;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use devicetree::{Cpu, EnableMethod};
 
 /// SGI numbers, as Linux's `enum ipi_msg_type`.
@@ -24,8 +24,9 @@ pub enum Ipi {
 
 static ONLINE: [AtomicBool; NR_CPUS] = [const { AtomicBool::new(false) }; NR_CPUS];
 static MPIDR: [AtomicU64; NR_CPUS] = [const { AtomicU64::new(0) }; NR_CPUS];
-/// GIC CPU-interface bit of each CPU.
-static GIC_MASK: [AtomicU8; NR_CPUS] = [const { AtomicU8::new(0) }; NR_CPUS];
+/// How SGIs reach each CPU.
+static SGI_TARGET: [IrqSpinLock<arch::gic::SgiTarget>; NR_CPUS] =
+    [const { IrqSpinLock::new(arch::gic::SgiTarget { mask: 0, mpidr: 0 }) }; NR_CPUS];
 static NR_ONLINE: AtomicUsize = AtomicUsize::new(0);
 /// Stack of each secondary CPU: (lowest address, top).
 static STACKS: [AtomicU64; NR_CPUS] = [const { AtomicU64::new(0) }; NR_CPUS];
@@ -66,7 +67,7 @@ pub fn current_stack_bounds() -> (usize, usize) {
 
 fn mark_online(cpu: usize) {
     MPIDR[cpu].store(arch::cpu::mpidr(), Ordering::Relaxed);
-    GIC_MASK[cpu].store(arch::gic::cpu_mask(), Ordering::Relaxed);
+    *SGI_TARGET[cpu].lock() = arch::gic::this_cpu_target();
     ONLINE[cpu].store(true, Ordering::Release);
     NR_ONLINE.fetch_add(1, Ordering::AcqRel);
 }
@@ -194,9 +195,9 @@ static CALL_QUEUE: PerCpu<IrqSpinLock<VecDeque<CallData>>> =
 
 /// Sends `ipi` to every CPU in `cpus`.
 pub fn send_ipi(ipi: Ipi, cpus: impl Iterator<Item = usize>) {
-    let mask = cpus.fold(0u8, |m, c| m | GIC_MASK[c].load(Ordering::Relaxed));
-    if mask != 0 {
-        arch::gic::send_sgi(ipi as u32, mask);
+    let targets: alloc::vec::Vec<arch::gic::SgiTarget> = cpus.map(|c| *SGI_TARGET[c].lock()).collect();
+    if !targets.is_empty() {
+        arch::gic::send_sgi(ipi as u32, &targets);
     }
 }
 
@@ -227,17 +228,17 @@ fn ipi_call_func(_irq: u32) {
 pub fn smp_call_function_many(cpus: impl Iterator<Item = usize>, func: Arc<dyn Fn() + Send + Sync>, wait: bool) {
     let me = arch::cpu::cpu_id();
     let pending = Arc::new(AtomicUsize::new(0));
-    let mut mask = 0u8;
+    let mut targets = alloc::vec::Vec::new();
     for cpu in cpus.filter(|&c| c != me && cpu_online(c)) {
         pending.fetch_add(1, Ordering::AcqRel);
         CALL_QUEUE.on(cpu).lock().push_back(CallData {
             func: func.clone(),
             pending: pending.clone(),
         });
-        mask |= GIC_MASK[cpu].load(Ordering::Relaxed);
+        targets.push(*SGI_TARGET[cpu].lock());
     }
-    if mask != 0 {
-        arch::gic::send_sgi(Ipi::CallFunc as u32, mask);
+    if !targets.is_empty() {
+        arch::gic::send_sgi(Ipi::CallFunc as u32, &targets);
     }
     if wait {
         while pending.load(Ordering::Acquire) != 0 {

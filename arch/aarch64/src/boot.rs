@@ -124,7 +124,17 @@ el2_to_el1:
 1:  msr     sctlr_el1, x0
     ldr     x0, ={cpacr}
     msr     cpacr_el1, x0
-    ldr     x0, ={hcr}
+    // A GICv3 CPU interface: let EL1 use its system registers.
+    mrs     x0, id_aa64pfr0_el1
+    ubfx    x0, x0, #24, #4
+    cbz     x0, 3f
+    mrs     x0, S3_4_C12_C9_5               // ICC_SRE_EL2
+    orr     x0, x0, #0x1                    // SRE
+    orr     x0, x0, #0x8                    // Enable (EL1 may use it)
+    msr     S3_4_C12_C9_5, x0
+    isb
+    msr     S3_4_C12_C11_0, xzr             // ICH_HCR_EL2
+3:  ldr     x0, ={hcr}
     msr     hcr_el2, x0
     ldr     x0, ={cnthctl}
     msr     cnthctl_el2, x0

@@ -1,5 +1,9 @@
-//! The GICv2 / GIC-400 interrupt controller (Arm IHI 0048B): distributor
-//! and CPU interface registers, set-up, acknowledge/EOI, and SGIs.
+//! The interrupt controller: GICv2 / GIC-400 (Arm IHI 0048B: distributor
+//! and memory-mapped CPU interface), both boards' default, and GICv3 (Arm
+//! IHI 0069: distributor with affinity routing, per-CPU redistributors,
+//! system-register CPU interface), which QEMU virt offers with
+//! gic-version=3. The device tree says which; the functions below serve
+//! either.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use tock_registers::interfaces::{Readable, Writeable};
@@ -92,6 +96,12 @@ pub const SPURIOUS: u32 = 1023;
 
 static DIST: AtomicUsize = AtomicUsize::new(0);
 static CPUIF: AtomicUsize = AtomicUsize::new(0);
+/// 2 or 3 once set up.
+static VERSION: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+fn is_v3() -> bool {
+    VERSION.load(Ordering::Acquire) == 3
+}
 
 fn dist() -> &'static DistributorRegs {
     let va = DIST.load(Ordering::Acquire);
@@ -117,6 +127,7 @@ fn cpuif() -> &'static CpuInterfaceRegs {
 pub unsafe fn init(dist_va: usize, cpu_va: usize) {
     DIST.store(dist_va, Ordering::Release);
     CPUIF.store(cpu_va, Ordering::Release);
+    VERSION.store(2, Ordering::Release);
     let d = dist();
     d.CTLR.set(0);
     let lines = ((d.TYPER.read(GICD_TYPER::ITLinesNumber) as usize + 1) * 32).min(NR_IRQS);
@@ -131,8 +142,13 @@ pub unsafe fn init(dist_va: usize, cpu_va: usize) {
     d.CTLR.write(GICD_CTLR::Enable::SET);
 }
 
-/// Sets up this CPU's banked state and its CPU interface.
+/// Sets up this CPU's banked state (v2) or redistributor (v3) and its CPU
+/// interface.
 pub fn init_cpu() {
+    if is_v3() {
+        v3::init_cpu();
+        return;
+    }
     let d = dist();
     d.ICENABLER[0].set(u32::MAX);
     d.ICPENDR[0].set(u32::MAX);
@@ -144,41 +160,86 @@ pub fn init_cpu() {
     c.CTLR.write(GICC_CTLR::Enable::SET);
 }
 
-/// This CPU's interface bit in target lists: the banked ITARGETSR0..7 read
-/// back the bit of the CPU reading them.
-pub fn cpu_mask() -> u8 {
+/// This CPU's interface bit in target lists (GICv2): the banked
+/// ITARGETSR0..7 read back the bit of the CPU reading them.
+fn cpu_mask() -> u8 {
     let v = dist().ITARGETSR[0].get();
     (v | v >> 8 | v >> 16 | v >> 24) as u8
 }
 
-/// Enables interrupt `irq` (SGIs are always enabled on GICv2).
+/// Enables interrupt `irq` (SGIs and PPIs: on this CPU).
 pub fn enable_irq(irq: u32) {
-    dist().ISENABLER[irq as usize / 32].set(1 << (irq % 32));
+    if is_v3() && irq < 32 {
+        v3::set_private_enable(irq, true);
+    } else {
+        dist().ISENABLER[irq as usize / 32].set(1 << (irq % 32));
+    }
 }
 
 /// Disables interrupt `irq`.
 pub fn disable_irq(irq: u32) {
-    dist().ICENABLER[irq as usize / 32].set(1 << (irq % 32));
+    if is_v3() && irq < 32 {
+        v3::set_private_enable(irq, false);
+    } else {
+        dist().ICENABLER[irq as usize / 32].set(1 << (irq % 32));
+    }
 }
 
 /// Acknowledges the highest priority pending interrupt; returns the raw IAR
 /// value (pass it to `eoi`) and the interrupt ID.
 pub fn ack() -> (u32, u32) {
+    if is_v3() {
+        let iar = v3::ack();
+        return (iar, iar & 0xff_ffff);
+    }
     let iar = cpuif().IAR.get();
     (iar, iar & 0x3ff)
 }
 
 /// Signals the end of handling of the interrupt acknowledged as `iar`.
 pub fn eoi(iar: u32) {
-    cpuif().EOIR.set(iar);
+    if is_v3() {
+        v3::eoi(iar);
+    } else {
+        cpuif().EOIR.set(iar);
+    }
 }
 
-/// Sends SGI `sgi` to the CPU interfaces in `targets`.
-pub fn send_sgi(sgi: u32, targets: u8) {
+/// How an SGI reaches a CPU: its GICv2 CPU-interface bit, or (GICv3) its
+/// affinity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SgiTarget {
+    /// GICv2 CPU interface bit.
+    pub mask: u8,
+    /// MPIDR affinity.
+    pub mpidr: u64,
+}
+
+/// This CPU as an SGI target.
+pub fn this_cpu_target() -> SgiTarget {
+    SgiTarget {
+        mask: if is_v3() { 0 } else { cpu_mask() },
+        mpidr: crate::cpu::mpidr(),
+    }
+}
+
+/// Sends SGI `sgi` to each of `targets`.
+pub fn send_sgi(sgi: u32, targets: &[SgiTarget]) {
     crate::barrier::dsb_ishst();
-    dist().SGIR.write(
-        GICD_SGIR::TargetListFilter::List + GICD_SGIR::CPUTargetList.val(targets as u32) + GICD_SGIR::SGIINTID.val(sgi),
-    );
+    if is_v3() {
+        for t in targets {
+            v3::send_sgi(sgi, t.mpidr);
+        }
+        return;
+    }
+    let mask = targets.iter().fold(0, |m, t| m | t.mask);
+    if mask != 0 {
+        dist().SGIR.write(
+            GICD_SGIR::TargetListFilter::List
+                + GICD_SGIR::CPUTargetList.val(mask as u32)
+                + GICD_SGIR::SGIINTID.val(sgi),
+        );
+    }
 }
 
 /// Maps the distributor and CPU interface at the given physical addresses
@@ -190,4 +251,270 @@ pub fn init_from_phys(dist_pa: u64, cpu_pa: u64) -> Result<(), crate::mmu::MapEr
     // just mapped as Device memory, never unmapped.
     unsafe { init(dist_va, cpu_va) };
     Ok(())
+}
+
+/// Maps a GICv3 distributor and redistributor regions (from the device
+/// tree) and sets up the distributor.
+pub fn init_v3_from_phys(dist_pa: u64, redists: &[(u64, u64)]) -> Result<(), crate::mmu::MapError> {
+    let dist_va = crate::mmu::ioremap(dist_pa, 0x1_0000)?;
+    for &(pa, size) in redists.iter().take(v3::MAX_REDIST_REGIONS) {
+        let va = crate::mmu::ioremap(pa, size as usize)?;
+        v3::add_redist_region(va, size as usize);
+    }
+    DIST.store(dist_va, Ordering::Release);
+    VERSION.store(3, Ordering::Release);
+    v3::init_dist(dist_va);
+    Ok(())
+}
+
+/// GICv3: affinity routing, redistributors, ICC_* system registers.
+mod v3 {
+    use super::NR_IRQS;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use tock_registers::interfaces::{Readable, Writeable};
+    use tock_registers::registers::{ReadOnly, ReadWrite};
+    use tock_registers::{register_bitfields, register_structs};
+
+    register_bitfields! {u32,
+        /// Distributor Control Register (with affinity routing).
+        GICD_CTLR3 [
+            /// Register write pending.
+            RWP OFFSET(31) NUMBITS(1) [],
+            /// Affinity routing enabled (non-secure).
+            ARE_NS OFFSET(4) NUMBITS(1) [],
+            /// Group 1 (non-secure) interrupts enabled.
+            EnableGrp1A OFFSET(1) NUMBITS(1) [],
+            /// Group 1 enabled (single security state).
+            EnableGrp1 OFFSET(0) NUMBITS(1) []
+        ],
+        /// Redistributor wake register.
+        GICR_WAKER [
+            /// All of this redistributor's interfaces are quiescent.
+            ChildrenAsleep OFFSET(2) NUMBITS(1) [],
+            /// The connected PE is asleep.
+            ProcessorSleep OFFSET(1) NUMBITS(1) []
+        ]
+    }
+    register_bitfields! {u64,
+        /// Redistributor type register.
+        GICR_TYPER [
+            /// Affinity of the connected PE: Aff3.Aff2.Aff1.Aff0.
+            Affinity OFFSET(32) NUMBITS(32) [],
+            /// The last redistributor of its region.
+            Last OFFSET(4) NUMBITS(1) [],
+            /// Virtual LPIs supported: frames are 4 × 64 KiB instead of 2.
+            VLPIS OFFSET(1) NUMBITS(1) []
+        ]
+    }
+
+    register_structs! {
+        /// GICv3 distributor.
+        #[allow(non_snake_case)]
+        pub Dist3 {
+            (0x0000 => CTLR: ReadWrite<u32, GICD_CTLR3::Register>),
+            (0x0004 => TYPER: ReadOnly<u32>),
+            (0x0008 => _r0),
+            (0x0080 => IGROUPR: [ReadWrite<u32>; 32]),
+            (0x0100 => ISENABLER: [ReadWrite<u32>; 32]),
+            (0x0180 => ICENABLER: [ReadWrite<u32>; 32]),
+            (0x0200 => _r1),
+            (0x0280 => ICPENDR: [ReadWrite<u32>; 32]),
+            (0x0300 => _r2),
+            (0x0400 => IPRIORITYR: [ReadWrite<u32>; 255]),
+            (0x07fc => _r3),
+            (0x6000 => IROUTER: [ReadWrite<u64>; 1020]),
+            (0x7fe0 => @END),
+        }
+    }
+    register_structs! {
+        /// A redistributor's RD_base frame.
+        #[allow(non_snake_case)]
+        pub RdBase {
+            (0x0000 => CTLR: ReadWrite<u32>),
+            (0x0004 => IIDR: ReadOnly<u32>),
+            (0x0008 => TYPER: ReadOnly<u64, GICR_TYPER::Register>),
+            (0x0010 => _r0),
+            (0x0014 => WAKER: ReadWrite<u32, GICR_WAKER::Register>),
+            (0x0018 => @END),
+        }
+    }
+    register_structs! {
+        /// A redistributor's SGI_base frame (64 KiB after RD_base).
+        #[allow(non_snake_case)]
+        pub SgiBase {
+            (0x0000 => _r0),
+            (0x0080 => IGROUPR0: ReadWrite<u32>),
+            (0x0084 => _r1),
+            (0x0100 => ISENABLER0: ReadWrite<u32>),
+            (0x0104 => _r2),
+            (0x0180 => ICENABLER0: ReadWrite<u32>),
+            (0x0184 => _r3),
+            (0x0280 => ICPENDR0: ReadWrite<u32>),
+            (0x0284 => _r4),
+            (0x0400 => IPRIORITYR: [ReadWrite<u32>; 8]),
+            (0x0420 => @END),
+        }
+    }
+
+    pub const MAX_REDIST_REGIONS: usize = 4;
+    const MAX_CPUS: usize = 8;
+    static REGIONS: [(AtomicUsize, AtomicUsize); MAX_REDIST_REGIONS] =
+        [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; MAX_REDIST_REGIONS];
+    /// Each CPU's RD_base, by logical CPU number.
+    static RD: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+
+    pub fn add_redist_region(va: usize, size: usize) {
+        if let Some(slot) = REGIONS.iter().find(|r| r.0.load(Ordering::Relaxed) == 0) {
+            slot.1.store(size, Ordering::Relaxed);
+            slot.0.store(va, Ordering::Release);
+        }
+    }
+
+    fn dist() -> &'static Dist3 {
+        // SAFETY: init_v3_from_phys mapped the distributor (64 KiB) as
+        // Device memory for the kernel's life.
+        unsafe { &*(super::DIST.load(Ordering::Acquire) as *const Dist3) }
+    }
+
+    fn rd_at(va: usize) -> &'static RdBase {
+        // SAFETY: `va` is inside a mapped redistributor region.
+        unsafe { &*(va as *const RdBase) }
+    }
+
+    fn sgi_base() -> &'static SgiBase {
+        let rd = RD[crate::cpu::cpu_id()].load(Ordering::Acquire);
+        assert!(rd != 0, "GICv3: no redistributor for this CPU");
+        // SAFETY: the SGI frame follows this CPU's RD frame in a mapped region.
+        unsafe { &*((rd + 0x1_0000) as *const SgiBase) }
+    }
+
+    fn wait_rwp() {
+        while dist().CTLR.is_set(GICD_CTLR3::RWP) {
+            core::hint::spin_loop();
+        }
+    }
+
+    /// The MPIDR affinity as GICD_IROUTER / GICR_TYPER write it.
+    fn affinity_u32(mpidr: u64) -> u32 {
+        ((mpidr >> 8) & 0xff_0000) as u32 | (mpidr & 0xff_ffff) as u32
+    }
+
+    pub fn init_dist(_va: usize) {
+        let d = dist();
+        d.CTLR.set(0);
+        wait_rwp();
+        let lines = (((d.TYPER.get() & 0x1f) as usize + 1) * 32).min(NR_IRQS);
+        let me = crate::cpu::mpidr();
+        let route = (me & 0xff_00ff_ffff) as u64;
+        for i in 1..lines / 32 {
+            d.IGROUPR[i].set(u32::MAX);
+            d.ICENABLER[i].set(u32::MAX);
+            d.ICPENDR[i].set(u32::MAX);
+        }
+        for i in 8..lines / 4 {
+            d.IPRIORITYR[i].set(0xa0a0_a0a0);
+        }
+        for irq in 32..lines {
+            d.IROUTER[irq].set(route);
+        }
+        wait_rwp();
+        d.CTLR
+            .write(GICD_CTLR3::ARE_NS::SET + GICD_CTLR3::EnableGrp1A::SET + GICD_CTLR3::EnableGrp1::SET);
+        wait_rwp();
+    }
+
+    fn find_redistributor() -> Option<usize> {
+        let want = affinity_u32(crate::cpu::mpidr());
+        for r in REGIONS.iter() {
+            let (base, size) = (r.0.load(Ordering::Acquire), r.1.load(Ordering::Relaxed));
+            if base == 0 {
+                continue;
+            }
+            let mut va = base;
+            while va + 0x2_0000 <= base + size {
+                let t = rd_at(va).TYPER.extract();
+                if t.read(GICR_TYPER::Affinity) as u32 == want {
+                    return Some(va);
+                }
+                if t.is_set(GICR_TYPER::Last) {
+                    break;
+                }
+                va += if t.is_set(GICR_TYPER::VLPIS) {
+                    0x4_0000
+                } else {
+                    0x2_0000
+                };
+            }
+        }
+        None
+    }
+
+    pub fn init_cpu() {
+        let rd = find_redistributor().expect("GICv3: no redistributor matches this CPU's affinity");
+        RD[crate::cpu::cpu_id()].store(rd, Ordering::Release);
+        let r = rd_at(rd);
+        r.WAKER.write(GICR_WAKER::ProcessorSleep::CLEAR);
+        while r.WAKER.is_set(GICR_WAKER::ChildrenAsleep) {
+            core::hint::spin_loop();
+        }
+        let s = sgi_base();
+        s.IGROUPR0.set(u32::MAX);
+        s.ICENABLER0.set(0xffff_0000);
+        s.ICPENDR0.set(u32::MAX);
+        for p in s.IPRIORITYR.iter() {
+            p.set(0xa0a0_a0a0);
+        }
+        // SGIs are always on, as on GICv2.
+        s.ISENABLER0.set(0x0000_ffff);
+        // SAFETY: ICC_* set-up of this CPU's interface: system registers on
+        // (SRE), priority mask, group 1 on. Interrupts are still masked.
+        unsafe {
+            core::arch::asm!(
+                "mrs {t}, S3_0_C12_C12_5", // ICC_SRE_EL1
+                "orr {t}, {t}, #1",
+                "msr S3_0_C12_C12_5, {t}",
+                "isb",
+                "mov {t}, #0xf0",
+                "msr S3_0_C4_C6_0, {t}",   // ICC_PMR_EL1
+                "msr S3_0_C12_C12_3, xzr", // ICC_BPR1_EL1
+                "mov {t}, #1",
+                "msr S3_0_C12_C12_7, {t}", // ICC_IGRPEN1_EL1
+                "isb",
+                t = out(reg) _,
+                options(nostack)
+            );
+        }
+    }
+
+    pub fn set_private_enable(irq: u32, on: bool) {
+        let s = sgi_base();
+        if on {
+            s.ISENABLER0.set(1 << irq);
+        } else {
+            s.ICENABLER0.set(1 << irq);
+        }
+    }
+
+    pub fn ack() -> u32 {
+        let v: u64;
+        // SAFETY: reading ICC_IAR1_EL1 acknowledges the interrupt.
+        unsafe { core::arch::asm!("mrs {}, S3_0_C12_C12_0", out(reg) v, options(nostack)) };
+        v as u32
+    }
+
+    pub fn eoi(iar: u32) {
+        // SAFETY: ICC_EOIR1_EL1 ends the interrupt acknowledged as `iar`.
+        unsafe { core::arch::asm!("msr S3_0_C12_C12_1, {}", "isb", in(reg) iar as u64, options(nostack)) };
+    }
+
+    pub fn send_sgi(sgi: u32, mpidr: u64) {
+        let aff0 = mpidr & 0xff;
+        let v = ((mpidr >> 32) & 0xff) << 48 // Aff3
+            | ((mpidr >> 16) & 0xff) << 32 // Aff2
+            | (sgi as u64 & 0xf) << 24
+            | ((mpidr >> 8) & 0xff) << 16 // Aff1
+            | (1 << (aff0 & 0xf));
+        // SAFETY: ICC_SGI1R_EL1 sends the SGI to the CPU with that affinity.
+        unsafe { core::arch::asm!("msr S3_0_C12_C11_5, {}", "isb", in(reg) v, options(nostack)) };
+    }
 }
