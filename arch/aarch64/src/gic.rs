@@ -405,7 +405,7 @@ mod v3 {
         wait_rwp();
         let lines = (((d.TYPER.get() & 0x1f) as usize + 1) * 32).min(NR_IRQS);
         let me = crate::cpu::mpidr();
-        let route = (me & 0xff_00ff_ffff) as u64;
+        let route = me & 0xff_00ff_ffff;
         for i in 1..lines / 32 {
             d.IGROUPR[i].set(u32::MAX);
             d.ICENABLER[i].set(u32::MAX);
