@@ -25,7 +25,7 @@ const SCRIPT: &str = "echo hello; echo one two | cat; ls /bin | cat > /tmp/l; ca
 fn runs_commands(args: &[&str]) {
     let (out, code) = run(args, SCRIPT);
     assert_eq!(code, 7, "exit status\n{out}");
-    let want = "hello\none two\ncat\necho\nfalse\nls\npoweroff\nsh\ntrue\nls: cannot access '/nope': No such file or directory\nstatus=2\nproc-ok\n";
+    let want = "hello\none two\ncat\necho\nfalse\nls\nmount\npoweroff\nsh\ntrue\numount\nls: cannot access '/nope': No such file or directory\nstatus=2\nproc-ok\n";
     assert_eq!(out, want);
 }
 
@@ -63,4 +63,33 @@ fn files_are_copied_into_bin() {
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "greetings world\n");
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// mount(2)/umount2(2) through `mount`/`umount`: tmpfs, bind mounts and the
+/// errors, with the same output as busybox's tools on real Linux.
+const MOUNT_SCRIPT: &str =
+    "mount -t tmpfs none /tmp; echo hi > /tmp/f; cat /tmp/f; umount /tmp; cat /tmp/f 2>/dev/null || echo gone; \
+    mount -t bogus none /tmp; echo rc=$?; mount -o bind /proc /root; ls /root/self > /dev/null && echo bind-ok; \
+    umount /root; umount /root; mount -t proc proc /nonexistent; echo rc=$?";
+
+const MOUNT_WANT: &str = "hi\ngone\n\
+    mount: mounting none on /tmp failed: No such device\nrc=255\nbind-ok\n\
+    umount: can't unmount /root: Invalid argument\n\
+    mount: mounting proc on /nonexistent failed: No such file or directory\nrc=255\n";
+
+#[test]
+fn mount_and_umount_work_as_on_linux() {
+    let (out, code) = run(&["--smp", "2"], MOUNT_SCRIPT);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, MOUNT_WANT);
+    let reflinux = root().join("../shared/reflinux/run.sh");
+    if !reflinux.exists() {
+        println!("skipped the Linux comparison: {} not found", reflinux.display());
+        return;
+    }
+    let linux = Command::new(&reflinux)
+        .args(["--timeout", "120", "--", MOUNT_SCRIPT])
+        .output()
+        .expect("reflinux");
+    assert_eq!(String::from_utf8_lossy(&linux.stdout), MOUNT_WANT, "real Linux differs");
 }

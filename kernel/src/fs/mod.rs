@@ -111,15 +111,33 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
             Err(e) => return Err(e.into()),
         }
     }
-    let dev = v.lookup(&c, &root, b"/dev", true)?;
-    v.mount(vfs::devfs::devfs(clock.clone())?, &dev)?;
-    let proc_dir = v.lookup(&c, &root, b"/proc", true)?;
-    v.mount(vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock), &proc_dir)?;
-    let debugfs = pseudo::PseudoFs::new("debugfs");
-    crate::kprobes::debugfs::create(debugfs.root_dir());
-    let debug_dir = v.lookup(&c, &root, b"/sys/kernel/debug", true)?;
-    v.mount(debugfs, &debug_dir)?;
+    // Like Linux, only the root is mounted here; init mounts the rest.
     Ok(())
+}
+
+/// The one debugfs (every mount shows the same tree, as in Linux).
+fn debugfs() -> Arc<pseudo::PseudoFs> {
+    static DEBUGFS: spin::Once<Arc<pseudo::PseudoFs>> = spin::Once::new();
+    DEBUGFS
+        .call_once(|| {
+            let fs = pseudo::PseudoFs::new("debugfs");
+            crate::kprobes::debugfs::create(fs.root_dir());
+            fs
+        })
+        .clone()
+}
+
+/// A new instance of the filesystem type `fstype` for mount(2); ENODEV for
+/// types the kernel does not have.
+pub fn filesystem_for(fstype: &[u8]) -> Result<Arc<dyn vfs::FileSystem>, Errno> {
+    let clock: Arc<dyn Clock> = Arc::new(KernelClock);
+    Ok(match fstype {
+        b"proc" => vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock),
+        b"devtmpfs" => vfs::devfs::devfs(clock)?,
+        b"debugfs" => debugfs(),
+        b"tmpfs" | b"ramfs" => vfs::ramfs::RamFs::with_type(clock, if fstype == b"tmpfs" { "tmpfs" } else { "ramfs" }),
+        _ => return Err(Errno::ENODEV),
+    })
 }
 
 #[allow(unsafe_code)] // A view of the boot loader's initramfs, reserved from the frame allocator.

@@ -415,3 +415,42 @@ impl vfs::WaitHook for PollWaker {
         crate::sched::wake_up(&self.0);
     }
 }
+
+const MS_REMOUNT: u64 = 32;
+const MS_BIND: u64 = 4096;
+/// Flags accepted and not acted on (no read-only or no-exec mounts here).
+const MS_IGNORED: u64 = 1 | 2 | 4 | 8 | 16 | 1024 | 2048 | (1 << 14) | (1 << 21) | (1 << 24);
+
+// mount(source, target, fstype, flags, data)
+syscall!(__arm64_sys_mount, r, {
+    let (source, target, fstype, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3]);
+    if flags & !(MS_BIND | MS_REMOUNT | MS_IGNORED | 0xc0ed_0000) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let at = vfs().lookup(&cred(), &current_cwd(), &target, true)?;
+    if !at.is_dir() {
+        return Err(Errno::ENOTDIR);
+    }
+    if flags & MS_REMOUNT != 0 {
+        return Ok(0);
+    }
+    if flags & MS_BIND != 0 {
+        let src = vfs().lookup(&cred(), &current_cwd(), &path_arg(source)?, true)?;
+        vfs().bind_mount(&src, &at)?;
+        return Ok(0);
+    }
+    let fstype = strndup_user(fstype, 256, Errno::ENODEV)?;
+    vfs().mount(crate::fs::filesystem_for(&fstype)?, &at)?;
+    Ok(0)
+});
+
+// umount2(target, flags)
+syscall!(__arm64_sys_umount2, r, {
+    let (target, flags) = (path_arg(r.regs[0])?, r.regs[1]);
+    if flags & !0xf != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let at = vfs().lookup(&cred(), &current_cwd(), &target, flags & 8 == 0)?;
+    vfs().umount(&at)?;
+    Ok(0)
+});

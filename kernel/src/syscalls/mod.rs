@@ -62,6 +62,8 @@ fn invoke_syscall(nr: u64, regs: &mut PtRegs) -> i64 {
         29 => __arm64_sys_ioctl,
         34 => __arm64_sys_mkdirat,
         35 => __arm64_sys_unlinkat,
+        39 => __arm64_sys_umount2,
+        40 => __arm64_sys_mount,
         48 => __arm64_sys_faccessat,
         49 => __arm64_sys_chdir,
         53 => __arm64_sys_fchmodat,

@@ -16,6 +16,8 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("true", "/bin/true"),
     ("false", "/bin/false"),
     ("poweroff", "/bin/poweroff"),
+    ("mount", "/bin/mount"),
+    ("umount", "/bin/umount"),
 ];
 
 const DIRS: &[&str] = &[

@@ -1,5 +1,5 @@
-//! `init`, process 1: runs `sh /etc/rc` if that file exists, else an
-//! interactive `sh` on the console; reaps every child (orphans are
+//! `init`, process 1: mounts /proc, /dev and /sys/kernel/debug, runs
+//! `sh /etc/rc` if that file exists, else an interactive `sh` on the console; reaps every child (orphans are
 //! re-parented to it) until that first one exits, then syncs and powers the
 //! machine off.
 #![no_std]
@@ -15,11 +15,24 @@ rt::main!(main);
 const SHELL: &[u8] = b"/bin/sh";
 const RC: &[u8] = b"/etc/rc";
 const ENV: [&[u8]; 3] = [b"PATH=/bin:/sbin:/usr/bin", b"HOME=/", b"TERM=linux"];
+/// What a Linux system mounts first: (source, target, filesystem type).
+const MOUNTS: [(&[u8], &[u8], &[u8]); 3] = [
+    (b"proc", b"/proc", b"proc"),
+    (b"devtmpfs", b"/dev", b"devtmpfs"),
+    (b"debugfs", b"/sys/kernel/debug", b"debugfs"),
+];
 
 fn main(_args: rt::Args) -> i32 {
     if process::getpid() != 1 {
         eprintln!("init: must be run as PID 1");
         return 1;
+    }
+    for (source, target, fstype) in MOUNTS {
+        match fs::mount(source, target, fstype, 0) {
+            // Already mounted (e.g. by a container runtime): fine.
+            Ok(()) | Err(Errno::EBUSY) => {}
+            Err(e) => eprintln!("init: mount {} on {}: {e}", Bytes(fstype), Bytes(target)),
+        }
     }
     let rc = fs::stat(RC).is_ok();
     let argv: &[&[u8]] = if rc { &[b"sh", RC] } else { &[b"sh"] };

@@ -278,3 +278,10 @@ pub fn isatty(fd: i32) -> bool {
     // SAFETY: termios is larger than arm64's struct termios (60 bytes).
     check(unsafe { syscall3(nr::IOCTL, fd as usize, TCGETS, termios.as_mut_ptr() as usize) }).is_ok()
 }
+
+/// umount2(2).
+pub fn umount2(target: &[u8], flags: usize) -> Result<(), Errno> {
+    let t = c_path(target)?;
+    // SAFETY: the path is NUL-terminated.
+    check(unsafe { crate::syscall::syscall2(crate::syscall::nr::UMOUNT2, t.as_ptr() as usize, flags) }).map(|_| ())
+}

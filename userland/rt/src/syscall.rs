@@ -17,6 +17,7 @@ pub mod nr {
     pub const IOCTL: usize = 29;
     pub const MKDIRAT: usize = 34;
     pub const UNLINKAT: usize = 35;
+    pub const UMOUNT2: usize = 39;
     pub const MOUNT: usize = 40;
     pub const CHDIR: usize = 49;
     pub const OPENAT: usize = 56;
