@@ -51,3 +51,22 @@ fn random_system_calls_smp4() {
 fn random_system_calls_smp1() {
     fuzz(&["--smp", "1"], 3);
 }
+
+#[test]
+fn a_process_eating_all_memory_is_killed_and_the_kernel_goes_on() {
+    let cmd = "memhog; echo rc=$?; memhog; echo rc=$?; cd /tmp && usertests > /tmp/o; echo usertests=$?";
+    let (out, code) = run_commands(
+        &["--smp", "2"],
+        &[proof_binary("memhog"), proof_binary("usertests")],
+        cmd,
+        600,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out.matches("rc=137").count(),
+        2,
+        "memhog was not killed by SIGKILL twice:\n{out}"
+    );
+    assert!(out.contains("Out of memory: Killed process"), "{out}");
+    assert!(out.contains("usertests=0"), "the system did not recover:\n{out}");
+}

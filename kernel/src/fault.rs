@@ -115,8 +115,9 @@ pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
         Err(SegvCode::MapErr) => force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far),
         Err(SegvCode::AccErr) => force_sig_fault(SIGSEGV, code::SEGV_ACCERR, far),
         Err(SegvCode::Oom) => {
+            let comm = crate::sched::current().comm_string();
             crate::pr_err!(
-                "Out of memory: killing process {}",
+                "Out of memory: Killed process {} ({comm})",
                 crate::process::current_process().pid
             );
             force_sig_fault(SIGKILL, code::SI_KERNEL, 0);

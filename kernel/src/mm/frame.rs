@@ -326,6 +326,31 @@ fn frame_ptr(pa: u64) -> *mut u8 {
     phys_to_virt(pa) as *mut u8
 }
 
+/// Frames kept for the kernel: user pages are refused below this, so that
+/// a process eating all memory is killed (as by Linux's OOM killer)
+/// before the kernel's own allocations fail. 8 MiB.
+pub const USER_RESERVE_FRAMES: usize = 2048;
+
+/// A frame for user memory, unless free memory is down to the kernel's
+/// reserve.
+pub fn alloc_user_frame() -> Option<u64> {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut()?;
+    if a.free <= USER_RESERVE_FRAMES.min(a.total / 8) {
+        return None;
+    }
+    let f = a.alloc_one()?;
+    Some(a.base + (f * PAGE_SIZE) as u64)
+}
+
+/// A zeroed frame for user memory (see `alloc_user_frame`).
+pub fn alloc_user_zeroed_frame() -> Option<u64> {
+    let pa = alloc_user_frame()?;
+    // SAFETY: the frame was just allocated to us; the linear map covers it.
+    unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
+    Some(pa)
+}
+
 /// Allocates a zeroed frame.
 pub fn alloc_zeroed_frame() -> Option<u64> {
     let pa = alloc_frame()?;

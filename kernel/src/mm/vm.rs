@@ -179,7 +179,7 @@ impl Mm {
                 Some(p) => p.pa,
                 None => {
                     let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
-                    let pa = frame::alloc_zeroed_frame().ok_or(Errno::ENOMEM)?;
+                    let pa = frame::alloc_user_zeroed_frame().ok_or(Errno::ENOMEM)?;
                     if m.pt.map(page, pte_for(pa, prot)).is_err() {
                         frame::free_frame(pa);
                         return Err(Errno::ENOMEM);
@@ -210,7 +210,7 @@ impl Mm {
         }
         match m.pt.get(page) {
             None => {
-                let pa = frame::alloc_zeroed_frame().ok_or(SegvCode::Oom)?;
+                let pa = frame::alloc_user_zeroed_frame().ok_or(SegvCode::Oom)?;
                 if m.pt.map(page, pte_for(pa, prot)).is_err() {
                     frame::free_frame(pa);
                     return Err(SegvCode::Oom);
@@ -221,7 +221,7 @@ impl Mm {
                 let pa = if frame::page_count(pte.pa) == 1 {
                     pte.pa
                 } else {
-                    let new = frame::alloc_frame().ok_or(SegvCode::Oom)?;
+                    let new = frame::alloc_user_frame().ok_or(SegvCode::Oom)?;
                     frame::copy_frame(new, pte.pa);
                     frame::page_ref_dec(pte.pa);
                     new

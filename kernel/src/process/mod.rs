@@ -211,6 +211,10 @@ pub fn do_clone(
     if exit_signal > signal::NSIG as u32 || (flags & CLONE_THREAD != 0 && exit_signal != 0) {
         return Err(Errno::EINVAL);
     }
+    // A new task needs kernel memory: never from the kernel's reserve.
+    if crate::mm::frame::stats().free <= crate::mm::frame::USER_RESERVE_FRAMES {
+        return Err(Errno::ENOMEM);
+    }
     let me = sched::current();
     let parent = current_process();
     let mm = me.mm.lock().clone().ok_or(Errno::EINVAL)?;
