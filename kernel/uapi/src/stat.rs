@@ -88,6 +88,11 @@ pub struct Stat {
 }
 
 impl Stat {
+    /// Whether this is a directory.
+    pub const fn is_dir(&self) -> bool {
+        self.st_mode & S_IFMT == S_IFDIR
+    }
+
     pub const SIZE: usize = 128;
 
     /// The bytes a user program sees (arm64 Linux is little-endian).

@@ -27,48 +27,8 @@ pub const O_CLOEXEC: u32 = 0o2000000;
 
 pub const F_DUPFD_CLOEXEC: u32 = 1030;
 
-// st_mode file types.
-pub const S_IFMT: u32 = 0o170000;
-pub const S_IFSOCK: u32 = 0o140000;
-pub const S_IFLNK: u32 = 0o120000;
-pub const S_IFREG: u32 = 0o100000;
-pub const S_IFBLK: u32 = 0o060000;
-pub const S_IFDIR: u32 = 0o040000;
-pub const S_IFCHR: u32 = 0o020000;
-pub const S_IFIFO: u32 = 0o010000;
-
-/// `struct stat` of arm64 (asm-generic layout, 128 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct Stat {
-    pub st_dev: u64,
-    pub st_ino: u64,
-    pub st_mode: u32,
-    pub st_nlink: u32,
-    pub st_uid: u32,
-    pub st_gid: u32,
-    pub st_rdev: u64,
-    pub __pad1: u64,
-    pub st_size: i64,
-    pub st_blksize: i32,
-    pub __pad2: i32,
-    pub st_blocks: i64,
-    pub st_atime: i64,
-    pub st_atime_nsec: u64,
-    pub st_mtime: i64,
-    pub st_mtime_nsec: u64,
-    pub st_ctime: i64,
-    pub st_ctime_nsec: u64,
-    pub __unused: [u32; 2],
-}
-
-const _: () = assert!(core::mem::size_of::<Stat>() == 128);
-
-impl Stat {
-    pub fn is_dir(&self) -> bool {
-        self.st_mode & S_IFMT == S_IFDIR
-    }
-}
+// st_mode file types and `struct stat`: the kernel's own definitions.
+pub use uapi::stat::{Stat, S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK};
 
 /// A path as the kernel wants it: NUL-terminated. A path with a NUL inside
 /// cannot be passed (`EINVAL`).
