@@ -55,6 +55,40 @@ fn stat(p: &Arc<Process>) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// `/proc/<pid>/status`, the fields Linux prints first, in its format.
+fn status(p: &Arc<Process>) -> Vec<u8> {
+    let t = p.main_thread();
+    let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
+    let state = match state_char(p) {
+        'R' => "R (running)",
+        'D' => "D (disk sleep)",
+        'T' => "T (stopped)",
+        'Z' => "Z (zombie)",
+        _ => "S (sleeping)",
+    };
+    let blocked = t.as_ref().map_or(0, |t| t.sig_blocked.load(Ordering::Relaxed));
+    let pending = t.as_ref().map_or(0, |t| t.sig_pending.load(Ordering::Relaxed));
+    let (mut ign, mut cgt) = (0u64, 0u64);
+    for sig in 1..=crate::signal::NSIG as u32 {
+        match p.sighand.get(sig).handler {
+            crate::signal::SIG_DFL => {}
+            crate::signal::SIG_IGN => ign |= crate::signal::sigmask(sig),
+            _ => cgt |= crate::signal::sigmask(sig),
+        }
+    }
+    format!(
+        "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\nPPid:\t{}\nTracerPid:\t0\n\
+         Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t{}\n\
+         SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n",
+        p.umask.load(Ordering::Relaxed),
+        p.ppid.load(Ordering::Relaxed),
+        p.threads.lock().len().max(1),
+        p.shared_pending.load(Ordering::Relaxed),
+        pid = p.pid,
+    )
+    .into_bytes()
+}
+
 /// `/proc/kallsyms`: `address type name`, text symbols as `T`.
 fn kallsyms() -> Vec<u8> {
     let mut out = Vec::new();
@@ -90,6 +124,8 @@ impl ProcProvider for Provider {
             ProcScope::Pid(_) => {
                 alloc::vec![
                     ProcEntry::file(b"stat", 0o444),
+                    ProcEntry::file(b"status", 0o444),
+                    ProcEntry::file(b"cmdline", 0o444),
                     ProcEntry::file(b"comm", 0o644),
                     ProcEntry::file(b"maps", 0o444)
                 ]
@@ -113,6 +149,15 @@ impl ProcProvider for Provider {
                 Ok(format!("{}.{:02} 0.00\n", ns / 1_000_000_000, ns / 10_000_000 % 100).into_bytes())
             }
             (ProcScope::Pid(pid), b"stat") => process::find_process(pid).map(|p| stat(&p)).ok_or(uapi::Errno::ESRCH),
+            (ProcScope::Pid(pid), b"cmdline") => Ok(process::find_process(pid)
+                .ok_or(uapi::Errno::ESRCH)?
+                .main_thread()
+                .and_then(|t| t.mm.lock().clone())
+                .map(|mm| mm.cmdline())
+                .unwrap_or_default()),
+            (ProcScope::Pid(pid), b"status") => {
+                process::find_process(pid).map(|p| status(&p)).ok_or(uapi::Errno::ESRCH)
+            }
             (ProcScope::Pid(pid), b"maps") => Ok(process::find_process(pid)
                 .ok_or(uapi::Errno::ESRCH)?
                 .main_thread()

@@ -80,6 +80,8 @@ struct MmInner {
     vmas: BTreeMap<u64, Vma>,
     brk_start: u64,
     brk: u64,
+    /// Where exec put argv's strings (for /proc/<pid>/cmdline).
+    args: (u64, u64),
 }
 
 /// A user address space.
@@ -137,6 +139,7 @@ impl Mm {
                 vmas: BTreeMap::new(),
                 brk_start: 0,
                 brk: 0,
+                args: (0, 0),
             }),
             asid,
         }))
@@ -165,6 +168,30 @@ impl Mm {
         let mut m = self.inner.lock();
         m.brk_start = start;
         m.brk = start;
+    }
+
+    /// Records where argv's strings are.
+    pub fn set_arg_range(&self, start: u64, end: u64) {
+        self.inner.lock().args = (start, end);
+    }
+
+    /// argv's strings, NUL-separated, as /proc/<pid>/cmdline shows them
+    /// (pages never touched read as absent).
+    pub fn cmdline(&self) -> alloc::vec::Vec<u8> {
+        let m = self.inner.lock();
+        let (start, end) = m.args;
+        let mut out = alloc::vec::Vec::new();
+        let mut va = start;
+        while va < end.min(start + 4096 * 8) {
+            let page = va & !(PAGE - 1);
+            let n = ((page + PAGE).min(end) - va) as usize;
+            let Some(pte) = m.pt.get(page) else { break };
+            let mut buf = alloc::vec![0u8; n];
+            frame::read_frame(pte.pa, (va - page) as usize, &mut buf);
+            out.extend_from_slice(&buf);
+            va += n as u64;
+        }
+        out
     }
 
     /// Writes `data` at user address `va` of this space, allocating pages
@@ -247,6 +274,7 @@ impl Mm {
             c.vmas = m.vmas.clone();
             c.brk_start = m.brk_start;
             c.brk = m.brk;
+            c.args = m.args;
             let mut pages = alloc::vec::Vec::new();
             m.pt.for_each(|va, pte| pages.push((va, pte)));
             for (va, pte) in pages {

@@ -1,0 +1,48 @@
+//! Unmodified Linux programs: Debian's static busybox (glibc) runs on the
+//! kernel, and a script of its applets prints exactly what it prints on
+//! real Linux (both through ../shared/reflinux's busybox; skipped with a
+//! reason if that is not there).
+
+use e2e::{root, run_commands};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Applets exercising signals (glibc installs handlers without
+/// SA_RESTORER), fork/exec/wait, pipes, files, sleeping, job control in
+/// scripts and /proc.
+const SCRIPT: &str = "busybox sh -c 'trap \"echo got USR1\" USR1; kill -USR1 $$; echo after trap'; \
+    echo 3 1 2 | busybox tr ' ' '\\n' | busybox sort -n | busybox tr '\\n' ' '; echo; \
+    busybox dd if=/dev/zero bs=1k count=4 2>/dev/null | busybox wc -c; \
+    busybox sleep 0.2 && echo slept; \
+    busybox sh -c 'busybox sleep 5 & kill $!; wait $!; echo killed status $?'; \
+    busybox sh -c 'x=0; while [ $x -lt 50 ]; do x=$((x+1)); done; echo counted $x'; \
+    cd /tmp && busybox mkdir -p a/b && echo hi > a/b/f && busybox cat a/b/f && busybox rm -r a && echo removed; \
+    busybox test -e a || echo gone; \
+    busybox sh -c 'exit 3'; echo exit $?; \
+    busybox sh -c 'echo $$ > /tmp/pid; busybox cat /proc/self/stat | busybox cut -d\" \" -f5 > /tmp/pgrp'; echo pgrp-read; \
+    busybox printf '%s-%d\\n' x 42; \
+    busybox seq 1 5 | busybox tail -2; \
+    busybox basename /a/b/c.txt .txt";
+
+const WANT: &str = "got USR1\nafter trap\n1 2 3 \n4096\nslept\nTerminated\nkilled status 143\ncounted 50\nhi\nremoved\ngone\nexit 3\npgrp-read\nx-42\n4\n5\nc\n";
+
+fn busybox() -> Option<PathBuf> {
+    let p = root().join("../shared/reflinux/cache/busybox/busybox");
+    p.exists().then_some(p)
+}
+
+#[test]
+fn unmodified_busybox_behaves_as_on_linux() {
+    let Some(bb) = busybox() else {
+        println!("skipped: no busybox in ../shared/reflinux/cache (run ../shared/reflinux/run.sh once)");
+        return;
+    };
+    let (out, code) = run_commands(&["--smp", "4"], &[bb], SCRIPT, 300);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, WANT);
+    let linux = Command::new(root().join("../shared/reflinux/run.sh"))
+        .args(["--smp", "2", "--timeout", "120", "--", SCRIPT])
+        .output()
+        .expect("reflinux");
+    assert_eq!(String::from_utf8_lossy(&linux.stdout), WANT, "real Linux differs");
+}
