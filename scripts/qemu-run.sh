@@ -88,11 +88,15 @@ token=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 initrd_args=(-o "$work/initramfs.cpio")
 if [ "$have_cmds" = 1 ]; then
     printf '%s\n' "$cmds" > "$work/cmd.sh"
-    # Markers around the commands, so that only their output is shown.
+    # Markers around the commands, so that only their output is shown. As
+    # reflinux does, kernel messages stay off the console meanwhile
+    # (dmesg -n 1) and are copied into the log afterwards.
     {
+        echo "dmesg --new > /dev/null; dmesg -n 1"
         echo "echo @@@QEMURUN-BEGIN-$token@@@"
         echo "sh /etc/cmd.sh < /dev/null"
         echo "echo -n \"@@@QEMURUN-END-$token rc=\$?@@@\""
+        echo "echo; echo qemu-run: kernel messages logged during the commands:; dmesg --new; echo qemu-run: end of kernel messages; dmesg -n 7"
     } > "$work/rc"
     initrd_args+=(--rc "$work/rc" --cmd "$work/cmd.sh")
 fi

@@ -46,13 +46,23 @@ fn raspi4b_boots() {
 
 #[test]
 fn bootargs_reach_the_kernel() {
-    let b = boot(
-        kernel_image(),
-        &["--smp", "1", "--append", "console=ttyAMA0 quiet"],
-        Some("Kernel command line"),
-        Duration::from_secs(60),
+    let b = boot_log(&["--smp", "1", "--append", "console=ttyAMA0 foo=bar"], "true");
+    assert!(b.has("Kernel command line: console=ttyAMA0 foo=bar"), "{}", b.output);
+}
+
+#[test]
+fn quiet_keeps_info_messages_off_the_console_but_in_the_log() {
+    let b = boot_log(&["--smp", "1", "--append", "quiet"], "dmesg");
+    let (console, commands) = b.output.split_once("@@@QEMURUN-BEGIN").expect("the commands ran");
+    assert!(
+        !console.contains("Booting Linux on physical CPU"),
+        "quiet printed info lines:\n{console}"
     );
-    assert!(b.has("Kernel command line: console=ttyAMA0 quiet"), "{}", b.output);
+    assert!(
+        commands.contains("Booting Linux on physical CPU"),
+        "dmesg lacks the boot messages:\n{commands}"
+    );
+    assert!(commands.contains("Kernel command line: quiet"), "{commands}");
 }
 
 #[test]

@@ -91,6 +91,14 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     };
 
     console_init(platform, phys_base);
+    // Linux's early parameters for the console log level.
+    for arg in platform.bootargs.split_whitespace() {
+        if arg == "quiet" {
+            crate::printk::set_console_loglevel(4);
+        } else if let Some(n) = arg.strip_prefix("loglevel=").and_then(|v| v.parse::<u8>().ok()) {
+            crate::printk::set_console_loglevel(n + 1);
+        }
+    }
     crate::pr_info!(
         "Booting Linux on physical CPU 0x{:010x} [0x{:08x}]",
         arch::cpu::mpidr(),

@@ -71,8 +71,177 @@ fn lock_console() -> Option<crate::sync::IrqSpinLockGuard<'static, ()>> {
     }
 }
 
-/// Writes `args` as log lines: the timestamp prefix before each line.
-pub fn printk(args: fmt::Arguments) {
+/// Log levels (Linux's KERN_*).
+pub mod level {
+    /// System is unusable.
+    pub const EMERG: u8 = 0;
+    /// Error conditions.
+    pub const ERR: u8 = 3;
+    /// Warnings.
+    pub const WARNING: u8 = 4;
+    /// Informational.
+    pub const INFO: u8 = 6;
+}
+
+/// Messages below this level reach the console (Linux's
+/// console_loglevel; `quiet` makes it 4, `loglevel=N` sets it, syslog(2)
+/// changes it at run time).
+static CONSOLE_LOGLEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(7);
+
+/// The console log level.
+pub fn console_loglevel() -> u8 {
+    CONSOLE_LOGLEVEL.load(Ordering::Relaxed)
+}
+
+/// Sets the console log level (1..=8).
+pub fn set_console_loglevel(level: u8) {
+    CONSOLE_LOGLEVEL.store(level.clamp(1, 8), Ordering::Relaxed);
+}
+
+/// Size of the kernel log buffer (Linux's default, 1 << 17).
+pub const LOG_BUF_LEN: usize = 1 << 17;
+
+/// The kernel log: lines as syslog(2) returns them, `<level>[time] text`,
+/// oldest first; the oldest are dropped when it is full.
+struct LogBuf {
+    data: [u8; LOG_BUF_LEN],
+    start: usize,
+    len: usize,
+    /// Bytes not yet read by SYSLOG_ACTION_READ.
+    unread: usize,
+}
+
+static LOG: IrqSpinLock<LogBuf> = IrqSpinLock::new(LogBuf {
+    data: [0; LOG_BUF_LEN],
+    start: 0,
+    len: 0,
+    unread: 0,
+});
+
+impl LogBuf {
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            let end = (self.start + self.len) % LOG_BUF_LEN;
+            self.data[end] = b;
+            if self.len == LOG_BUF_LEN {
+                self.start = (self.start + 1) % LOG_BUF_LEN;
+            } else {
+                self.len += 1;
+            }
+            self.unread = (self.unread + 1).min(self.len);
+        }
+    }
+
+    fn tail(&self, n: usize) -> alloc::vec::Vec<u8> {
+        let n = n.min(self.len);
+        (self.len - n..self.len)
+            .map(|i| self.data[(self.start + i) % LOG_BUF_LEN])
+            .collect()
+    }
+}
+
+/// The whole kernel log (SYSLOG_ACTION_READ_ALL).
+pub fn log_read_all() -> alloc::vec::Vec<u8> {
+    let log = LOG.lock();
+    log.tail(log.len)
+}
+
+/// Takes up to `max` unread bytes (SYSLOG_ACTION_READ).
+pub fn log_read_unread(max: usize) -> alloc::vec::Vec<u8> {
+    let mut log = LOG.lock();
+    let n = log.unread.min(max);
+    let out = log.tail(log.unread);
+    log.unread -= n;
+    out[..n].to_vec()
+}
+
+/// Bytes in the log, and bytes not yet read.
+pub fn log_sizes() -> (usize, usize) {
+    let log = LOG.lock();
+    (log.len, log.unread)
+}
+
+/// Empties the log (SYSLOG_ACTION_CLEAR).
+pub fn log_clear() {
+    let mut log = LOG.lock();
+    log.start = 0;
+    log.len = 0;
+    log.unread = 0;
+}
+
+/// Appends a line to the log, formatted as syslog(2) reads it.
+struct LogRecord<'a> {
+    log: &'a mut LogBuf,
+    level: u8,
+    at_line_start: bool,
+}
+
+impl Write for LogRecord<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for line in s.split_inclusive('\n') {
+            if self.at_line_start {
+                let ns = uptime_ns();
+                let mut head = heapless_fmt::Buf::<40>::new();
+                let _ = write!(
+                    head,
+                    "<{}>[{:5}.{:06}] ",
+                    self.level,
+                    ns / 1_000_000_000,
+                    ns % 1_000_000_000 / 1000
+                );
+                self.log.push(head.as_bytes());
+            }
+            self.log.push(line.as_bytes());
+            self.at_line_start = line.ends_with('\n');
+        }
+        Ok(())
+    }
+}
+
+/// A small formatting buffer on the stack (the log works before the heap).
+mod heapless_fmt {
+    /// `N` bytes of formatted text.
+    pub struct Buf<const N: usize> {
+        data: [u8; N],
+        len: usize,
+    }
+    impl<const N: usize> Buf<N> {
+        pub fn new() -> Self {
+            Buf { data: [0; N], len: 0 }
+        }
+        pub fn as_bytes(&self) -> &[u8] {
+            &self.data[..self.len]
+        }
+    }
+    impl<const N: usize> core::fmt::Write for Buf<N> {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            let n = s.len().min(N - self.len);
+            self.data[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+            self.len += n;
+            Ok(())
+        }
+    }
+}
+
+/// Writes `args` as log lines at `level`: into the kernel log, and to the
+/// console (timestamp before each line) if the level is below the console
+/// log level.
+pub fn printk_level(level: u8, args: fmt::Arguments) {
+    {
+        let mut log = LOG.lock();
+        let mut rec = LogRecord {
+            log: &mut log,
+            level,
+            at_line_start: true,
+        };
+        let _ = rec.write_fmt(args);
+        if !rec.at_line_start {
+            rec.log.push(b"\n");
+        }
+    }
+    if level >= console_loglevel() {
+        return;
+    }
     let Some(uart) = console_uart() else { return };
     let _guard = lock_console();
     let mut w = LogLines {
@@ -83,6 +252,11 @@ pub fn printk(args: fmt::Arguments) {
     if !w.at_line_start {
         let _ = w.out.write_str("\n");
     }
+}
+
+/// Writes `args` as informational log lines.
+pub fn printk(args: fmt::Arguments) {
+    printk_level(level::INFO, args)
 }
 
 /// Adds the `[seconds.micros] ` prefix at each line start.
@@ -139,13 +313,13 @@ macro_rules! pr_info {
 /// Prints a warning log line.
 #[macro_export]
 macro_rules! pr_warn {
-    ($($arg:tt)*) => { $crate::printk::printk(format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::printk::printk_level($crate::printk::level::WARNING, format_args!($($arg)*)) };
 }
 
 /// Prints an error log line.
 #[macro_export]
 macro_rules! pr_err {
-    ($($arg:tt)*) => { $crate::printk::printk(format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::printk::printk_level($crate::printk::level::ERR, format_args!($($arg)*)) };
 }
 
 /// Prints to the console with no prefix.

@@ -167,3 +167,85 @@ syscall!(__arm64_sys_futex, r, {
         _ => Err(Errno::ENOSYS),
     }
 });
+
+/// syslog(2) actions (Linux's SYSLOG_ACTION_*).
+mod syslog {
+    pub const CLOSE: u64 = 0;
+    pub const OPEN: u64 = 1;
+    pub const READ: u64 = 2;
+    pub const READ_ALL: u64 = 3;
+    pub const READ_CLEAR: u64 = 4;
+    pub const CLEAR: u64 = 5;
+    pub const CONSOLE_OFF: u64 = 6;
+    pub const CONSOLE_ON: u64 = 7;
+    pub const CONSOLE_LEVEL: u64 = 8;
+    pub const SIZE_UNREAD: u64 = 9;
+    pub const SIZE_BUFFER: u64 = 10;
+}
+
+/// The console level CONSOLE_ON brings back.
+static SAVED_LOGLEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+// syslog(type, buf, len): the kernel log, as `dmesg` reads it.
+syscall!(__arm64_sys_syslog, r, {
+    let (action, buf, len) = (r.regs[0], r.regs[1], r.regs[2] as i32);
+    let copy_out = |data: &[u8]| -> Result<u64, Errno> {
+        if len < 0 {
+            return Err(Errno::EINVAL);
+        }
+        if len == 0 {
+            return Ok(0);
+        }
+        if buf == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let n = data.len().min(len as usize);
+        // The newest `len` bytes, as Linux returns them.
+        copy_to_user(buf, &data[data.len() - n..])?;
+        Ok(n as u64)
+    };
+    match action {
+        syslog::CLOSE | syslog::OPEN => Ok(0),
+        syslog::READ => {
+            if buf == 0 || len < 0 {
+                return Err(Errno::EINVAL);
+            }
+            let data = crate::printk::log_read_unread(len as usize);
+            copy_to_user(buf, &data)?;
+            Ok(data.len() as u64)
+        }
+        syslog::READ_ALL => copy_out(&crate::printk::log_read_all()),
+        syslog::READ_CLEAR => {
+            let n = copy_out(&crate::printk::log_read_all())?;
+            crate::printk::log_clear();
+            Ok(n)
+        }
+        syslog::CLEAR => {
+            crate::printk::log_clear();
+            Ok(0)
+        }
+        syslog::CONSOLE_OFF => {
+            SAVED_LOGLEVEL.store(crate::printk::console_loglevel(), core::sync::atomic::Ordering::Relaxed);
+            crate::printk::set_console_loglevel(1);
+            Ok(0)
+        }
+        syslog::CONSOLE_ON => {
+            let saved = SAVED_LOGLEVEL.swap(0, core::sync::atomic::Ordering::Relaxed);
+            if saved != 0 {
+                crate::printk::set_console_loglevel(saved);
+            }
+            Ok(0)
+        }
+        syslog::CONSOLE_LEVEL => {
+            if !(1..=8).contains(&len) {
+                return Err(Errno::EINVAL);
+            }
+            crate::printk::set_console_loglevel(len as u8);
+            SAVED_LOGLEVEL.store(0, core::sync::atomic::Ordering::Relaxed);
+            Ok(0)
+        }
+        syslog::SIZE_UNREAD => Ok(crate::printk::log_sizes().1 as u64),
+        syslog::SIZE_BUFFER => Ok(crate::printk::LOG_BUF_LEN as u64),
+        _ => Err(Errno::EINVAL),
+    }
+});

@@ -95,6 +95,7 @@ fn invoke_syscall(nr: u64, regs: &mut PtRegs) -> i64 {
         113 => __arm64_sys_clock_gettime,
         114 => __arm64_sys_clock_getres,
         115 => __arm64_sys_clock_nanosleep,
+        116 => __arm64_sys_syslog,
         124 => __arm64_sys_sched_yield,
         129 => __arm64_sys_kill,
         130 => __arm64_sys_tkill,

@@ -18,6 +18,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("poweroff", "/bin/poweroff"),
     ("mount", "/bin/mount"),
     ("umount", "/bin/umount"),
+    ("dmesg", "/bin/dmesg"),
 ];
 
 const DIRS: &[&str] = &[
