@@ -16,7 +16,6 @@ pub mod exec;
 pub mod fault;
 pub mod fs;
 pub mod futex;
-pub mod idle;
 pub mod init;
 pub mod irq;
 pub mod itimer;

@@ -637,6 +637,3 @@ pub fn valid_signal(sig: u64) -> bool {
     (1..=NSIG as u64).contains(&sig)
 }
 
-/// Keeps `sched` imported for the stop loop's state changes.
-#[allow(dead_code)]
-fn _uses(_: TaskState) {}
