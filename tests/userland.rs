@@ -93,3 +93,24 @@ fn mount_and_umount_work_as_on_linux() {
         .expect("reflinux");
     assert_eq!(String::from_utf8_lossy(&linux.stdout), MOUNT_WANT, "real Linux differs");
 }
+
+#[test]
+fn proc_describes_the_cpus_and_interrupts() {
+    let (out, code) = run(
+        &["--smp", "4"],
+        "cat /proc/cpuinfo; cat /proc/interrupts; cat /proc/version",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches("processor\t: ").count(), 4, "{out}");
+    assert!(out.contains("BogoMIPS\t: 125.00"), "{out}");
+    assert!(out.contains("CPU part\t: 0xd08"), "cortex-a72:\n{out}");
+    let timer = out.lines().find(|l| l.ends_with("arch_timer")).expect("the timer line");
+    let counts: Vec<u64> = timer
+        .split_whitespace()
+        .skip(1)
+        .take(4)
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(counts.iter().all(|&n| n > 0), "a CPU took no timer tick: {timer}");
+    assert!(out.contains("Linux version "), "{out}");
+}

@@ -59,7 +59,8 @@ fn trim(s: &[u8]) -> &[u8] {
     &s[start..end.max(start)]
 }
 
-fn hwcap() -> u64 {
+/// AT_HWCAP: what the CPU offers user programs.
+pub fn hwcap() -> u64 {
     // HWCAP_FP | HWCAP_ASIMD, plus the crypto and CRC32 extensions the CPU
     // reports in ID_AA64ISAR0_EL1.
     let isar0 = arch::cpu::id_aa64isar0();

@@ -26,6 +26,26 @@ static IRQ_TABLE: spin::RwLock<[IrqDesc; NR_IRQS]> = spin::RwLock::new(
 
 /// Interrupts taken, per CPU.
 static IRQ_COUNT: PerCpu<AtomicU64> = PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]);
+/// Interrupts taken, per interrupt ID and CPU (for /proc/interrupts).
+static IRQ_STATS: [[AtomicU64; NR_CPUS]; NR_IRQS] = [const { [const { AtomicU64::new(0) }; NR_CPUS] }; NR_IRQS];
+
+/// How many times `irq` was taken on `cpu`.
+pub fn irq_stat(irq: u32, cpu: usize) -> u64 {
+    IRQ_STATS
+        .get(irq as usize)
+        .map_or(0, |c| c[cpu].load(Ordering::Relaxed))
+}
+
+/// Interrupt IDs with a handler, and the handler's name.
+pub fn registered() -> alloc::vec::Vec<(u32, &'static str)> {
+    IRQ_TABLE
+        .read()
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.handler.is_some())
+        .map(|(i, d)| (i as u32, d.name))
+        .collect()
+}
 
 /// Installs `handler` for `irq` and enables it (for PPIs, on this CPU; call
 /// `enable_percpu_irq` on the others).
@@ -65,6 +85,9 @@ fn handle_arch_irq() {
             break;
         }
         IRQ_COUNT.this().fetch_add(1, Ordering::Relaxed);
+        if let Some(c) = IRQ_STATS.get(irq as usize) {
+            c[arch::cpu::cpu_id()].fetch_add(1, Ordering::Relaxed);
+        }
         let handler = IRQ_TABLE.read().get(irq as usize).and_then(|d| d.handler);
         match handler {
             Some(h) => h(irq),

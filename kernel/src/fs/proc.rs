@@ -2,6 +2,7 @@
 
 use crate::process::{self, Process};
 use alloc::format;
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -89,6 +90,63 @@ fn status(p: &Arc<Process>) -> Vec<u8> {
     .into_bytes()
 }
 
+/// `/proc/cpuinfo` as arm64 Linux prints it.
+fn cpuinfo() -> Vec<u8> {
+    const NAMES: [&str; 8] = ["fp", "asimd", "evtstrm", "aes", "pmull", "sha1", "sha2", "crc32"];
+    let hwcap = crate::exec::hwcap();
+    let features: Vec<&str> = NAMES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| hwcap & (1 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    let midr = arch::cpu::midr();
+    let freq = arch::timer::frequency();
+    let mut s = alloc::string::String::new();
+    for cpu in crate::smp::online_cpus() {
+        s.push_str(&format!(
+            "processor\t: {cpu}\nBogoMIPS\t: {}.{:02}\nFeatures\t: {}\nCPU implementer\t: 0x{:02x}\n\
+             CPU architecture: 8\nCPU variant\t: 0x{:x}\nCPU part\t: 0x{:03x}\nCPU revision\t: {}\n\n",
+            2 * freq / 1_000_000,
+            2 * freq / 10_000 % 100,
+            features.join(" "),
+            (midr >> 24) & 0xff,
+            (midr >> 20) & 0xf,
+            (midr >> 4) & 0xfff,
+            midr & 0xf,
+        ));
+    }
+    s.into_bytes()
+}
+
+/// `/proc/interrupts`: per-CPU counts of every interrupt with a handler.
+fn interrupts() -> Vec<u8> {
+    let cpus: Vec<usize> = crate::smp::online_cpus().collect();
+    let mut s = alloc::string::String::from("     ");
+    for c in &cpus {
+        s.push_str(&format!("      CPU{c:<4}"));
+    }
+    s.push('\n');
+    for (irq, name) in crate::irq::registered() {
+        let label = if irq < 16 {
+            format!("IPI{irq}")
+        } else {
+            format!("{irq}")
+        };
+        s.push_str(&format!("{label:>4}:"));
+        for &c in &cpus {
+            s.push_str(&format!(" {:>10}", crate::irq::irq_stat(irq, c)));
+        }
+        let kind = if irq < 16 {
+            String::new()
+        } else {
+            format!("     GIC {irq:>3} Level     ")
+        };
+        s.push_str(&format!("{kind} {name}\n"));
+    }
+    s.into_bytes()
+}
+
 /// `/proc/kallsyms`: `address type name`, text symbols as `T`.
 fn kallsyms() -> Vec<u8> {
     let mut out = Vec::new();
@@ -117,7 +175,10 @@ impl ProcProvider for Provider {
         }
         Ok(match scope {
             ProcScope::Root => alloc::vec![
+                ProcEntry::file(b"cpuinfo", 0o444),
+                ProcEntry::file(b"interrupts", 0o444),
                 ProcEntry::file(b"kallsyms", 0o444),
+                ProcEntry::file(b"version", 0o444),
                 ProcEntry::file(b"meminfo", 0o444),
                 ProcEntry::file(b"uptime", 0o444)
             ],
@@ -136,6 +197,11 @@ impl ProcProvider for Provider {
     fn read(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
         match (scope, rel) {
             (ProcScope::Root, b"kallsyms") => Ok(kallsyms()),
+            (ProcScope::Root, b"version") => {
+                Ok(b"Linux version 6.12.0-tracing (rustc nightly-2026-05-20) #1 SMP\n".to_vec())
+            }
+            (ProcScope::Root, b"cpuinfo") => Ok(cpuinfo()),
+            (ProcScope::Root, b"interrupts") => Ok(interrupts()),
             (ProcScope::Root, b"meminfo") => {
                 let f = crate::mm::frame::stats();
                 let line = |k: &str, v: usize| format!("{:<16}{:>8} kB\n", format!("{k}:"), v * 4);

@@ -636,4 +636,3 @@ pub static ALTSTACKS: IrqSpinLock<alloc::collections::BTreeMap<u32, frame::AltSt
 pub fn valid_signal(sig: u64) -> bool {
     (1..=NSIG as u64).contains(&sig)
 }
-
