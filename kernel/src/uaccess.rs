@@ -8,8 +8,17 @@ use alloc::vec::Vec;
 
 /// Copies `len` bytes from user address `src`.
 pub fn copy_from_user_vec(src: u64, len: usize) -> Result<Vec<u8>, Errno> {
-    let mut v = vec![0u8; len];
+    let mut v = zeroed_buf(len)?;
     arch::uaccess::copy_from_user(&mut v, src)?;
+    Ok(v)
+}
+
+/// A zeroed kernel buffer of a user-chosen size: ENOMEM when the heap
+/// cannot hold it, since an allocation failure would otherwise panic.
+pub fn zeroed_buf(len: usize) -> Result<Vec<u8>, Errno> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
+    v.resize(len, 0);
     Ok(v)
 }
 

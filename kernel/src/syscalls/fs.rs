@@ -6,7 +6,6 @@ use crate::errno::Errno;
 use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
 use crate::uaccess::{copy_to_user, strndup_user, PATH_MAX};
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
 use vfs::file::OpenFile;
@@ -32,7 +31,7 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     arch::uaccess::probe_writable(ubuf, len.min(1 << 20))?;
-    let mut buf = vec![0u8; len.min(1 << 20)];
+    let mut buf = crate::uaccess::zeroed_buf(len.min(1 << 20))?;
     let n = match pos {
         Some(off) => blocking(f, || f.pread(&mut buf, off))?,
         None => blocking(f, || f.read(&mut buf))?,
@@ -199,7 +198,7 @@ syscall!(
 syscall!(__arm64_sys_getdents64, r, {
     let f = file(r.regs[0])?;
     let len = (r.regs[2] as usize).min(1 << 20);
-    let mut buf = vec![0u8; len];
+    let mut buf = crate::uaccess::zeroed_buf(len)?;
     let n = f.getdents64(&mut buf)?;
     copy_to_user(r.regs[1], &buf[..n])?;
     Ok(n as u64)

@@ -143,10 +143,19 @@ syscall!(__arm64_sys_getrandom, r, {
     if flags & !7 != 0 {
         return Err(Errno::EINVAL);
     }
+    // Linux caps one call at 32 MiB; fill through a small buffer so the
+    // size the caller asks for never becomes a kernel allocation.
     let len = len.min(1 << 25);
-    let mut out = alloc::vec![0u8; len];
-    crate::random::fill(&mut out);
-    copy_to_user(buf, &out)?;
+    let mut chunk = [0u8; 256];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(chunk.len());
+        crate::random::fill(&mut chunk[..n]);
+        if let Err(e) = copy_to_user(buf + done as u64, &chunk[..n]) {
+            return if done > 0 { Ok(done as u64) } else { Err(e) };
+        }
+        done += n;
+    }
     Ok(len as u64)
 });
 

@@ -380,6 +380,8 @@ impl OpenFile {
             if n == 0 {
                 return Ok(out);
             }
+            // A file bigger than the free heap is ENOMEM, not an allocation panic.
+            out.try_reserve(n).map_err(|_| Errno::ENOMEM)?;
             out.extend_from_slice(&chunk[..n]);
         }
     }

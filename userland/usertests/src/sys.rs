@@ -67,6 +67,7 @@ pub mod nr {
     pub const MMAP: usize = 222;
     pub const MPROTECT: usize = 226;
     pub const WAIT4: usize = 260;
+    pub const GETRANDOM: usize = 278;
 }
 
 /// An address below any mapping.

@@ -18,6 +18,7 @@ pub static CHECKS: &[Check] = checks![
     exec_from_data_segv_accerr,
     mprotect_munmap_errors,
     segv_default_action_kills,
+    getrandom_large_buffer_and_errors,
 ];
 
 fn brk_grow_use_shrink() -> Outcome {
@@ -267,5 +268,30 @@ fn segv_default_action_kills() -> Outcome {
         Ok(SIGSEGV),
         "a store to address 0 kills with SIGSEGV"
     );
+    Ok(())
+}
+
+/// A buffer far bigger than any kernel bounce buffer is filled whole, and
+/// the argument checks give Linux's errors.
+fn getrandom_large_buffer_and_errors() -> Outcome {
+    let len = 4 << 20;
+    let a = mmap_anon(len, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    check_eq!(call(nr::GETRANDOM, &[a, len, 0]), Ok(len), "getrandom 4 MiB");
+    // Eight zero bytes in a row at both ends would mean a part was skipped.
+    // SAFETY: inside the mapping.
+    let (head, tail) = unsafe { (load(a), load(a + len - 8)) };
+    ensure!(head != 0 && tail != 0, "getrandom left zeroes: {head:#x} {tail:#x}");
+    check_eq!(call(nr::GETRANDOM, &[a, 0, 0]), Ok(0), "getrandom of 0 bytes");
+    check_eq!(
+        call(nr::GETRANDOM, &[a, 16, 0x100]),
+        Err(Errno::EINVAL),
+        "getrandom with an unknown flag"
+    );
+    check_eq!(
+        call(nr::GETRANDOM, &[0, 16, 0]),
+        Err(Errno::EFAULT),
+        "getrandom to NULL"
+    );
+    check_eq!(munmap(a, len), Ok(0), "munmap");
     Ok(())
 }
