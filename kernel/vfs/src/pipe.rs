@@ -98,8 +98,12 @@ pub fn pipe2(flags: u32, uid: u32, gid: u32, now: Timespec) -> Result<(Arc<OpenF
 }
 
 impl Pipe {
-    fn nr_bytes(&self) -> usize {
-        self.state.lock().buf.len()
+    /// The ioctls both ends answer: FIONREAD, the bytes buffered.
+    fn ioctl(&self, cmd: u32) -> Result<i64> {
+        match cmd {
+            FIONREAD => Ok(self.state.lock().buf.len() as i64),
+            _ => Err(Errno::ENOTTY),
+        }
     }
 }
 
@@ -150,10 +154,7 @@ impl FileOps for ReadEnd {
     }
 
     fn ioctl(&self, _: &OpenFile, cmd: u32, _: u64) -> Result<i64> {
-        match cmd {
-            FIONREAD => Ok(self.0.nr_bytes() as i64),
-            _ => Err(Errno::ENOTTY),
-        }
+        self.0.ioctl(cmd)
     }
 }
 
@@ -213,10 +214,7 @@ impl FileOps for WriteEnd {
     }
 
     fn ioctl(&self, _: &OpenFile, cmd: u32, _: u64) -> Result<i64> {
-        match cmd {
-            FIONREAD => Ok(self.0.nr_bytes() as i64),
-            _ => Err(Errno::ENOTTY),
-        }
+        self.0.ioctl(cmd)
     }
 }
 

@@ -271,8 +271,15 @@ impl RamInode {
     }
 
     fn touch_c(&self) {
+        self.change_attrs(|_| {});
+    }
+
+    /// Applies an attribute change and stamps ctime, as every one must.
+    fn change_attrs(&self, f: impl FnOnce(&mut Meta)) {
         let now = self.core.now();
-        self.meta.lock().ctime = now;
+        let mut m = self.meta.lock();
+        f(&mut m);
+        m.ctime = now;
     }
 
     fn add_nlink(&self, delta: i32) {
@@ -639,36 +646,23 @@ impl Inode for RamInode {
     }
 
     fn chmod(&self, mode: u32) -> Result<()> {
-        let now = self.core.now();
-        let mut m = self.meta.lock();
-        m.mode = (m.mode & S_IFMT) | (mode & S_IALLUGO);
-        m.ctime = now;
+        self.change_attrs(|m| m.mode = (m.mode & S_IFMT) | (mode & S_IALLUGO));
         Ok(())
     }
 
     fn chown(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
-        let now = self.core.now();
-        let mut m = self.meta.lock();
-        if let Some(uid) = uid {
-            m.uid = uid;
-        }
-        if let Some(gid) = gid {
-            m.gid = gid;
-        }
-        m.ctime = now;
+        self.change_attrs(|m| {
+            m.uid = uid.unwrap_or(m.uid);
+            m.gid = gid.unwrap_or(m.gid);
+        });
         Ok(())
     }
 
     fn set_times(&self, atime: Option<Timespec>, mtime: Option<Timespec>) -> Result<()> {
-        let now = self.core.now();
-        let mut m = self.meta.lock();
-        if let Some(a) = atime {
-            m.atime = a;
-        }
-        if let Some(t) = mtime {
-            m.mtime = t;
-        }
-        m.ctime = now;
+        self.change_attrs(|m| {
+            m.atime = atime.unwrap_or(m.atime);
+            m.mtime = mtime.unwrap_or(m.mtime);
+        });
         Ok(())
     }
 }
