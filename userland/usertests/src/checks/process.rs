@@ -183,15 +183,7 @@ fn wait_signal_status_encoding() -> Outcome {
 }
 
 fn wait4_wnohang() -> Outcome {
-    let [r, w] = pipe().ctx("pipe")?;
-    let pid = spawn(|| {
-        close(w);
-        let mut b = [0u8; 1];
-        let _ = read(r, &mut b);
-        7
-    })
-    .ctx("fork")?;
-    close(r);
+    let (pid, w) = spawn_held(7)?;
     check_eq!(
         wait4(pid, WNOHANG).map(|(p, _)| p),
         Ok(0),
@@ -293,15 +285,7 @@ fn waitid_siginfo() -> Outcome {
 }
 
 fn waitid_wnowait_wnohang_errors() -> Outcome {
-    let [r, w] = pipe().ctx("pipe")?;
-    let pid = spawn(|| {
-        close(w);
-        let mut b = [0u8; 1];
-        let _ = read(r, &mut b);
-        5
-    })
-    .ctx("fork")?;
-    close(r);
+    let (pid, w) = spawn_held(5)?;
     let info = waitid(P_PID, pid, WEXITED | WNOHANG).ctx("waitid WNOHANG")?;
     check_eq!(
         (info.signo, info.pid()),
@@ -785,4 +769,19 @@ fn unknown_syscall_enosys() -> Outcome {
         check_eq!(call(n, &[1, 2, 3]), Err(Errno::ENOSYS), "system call {n:#x}");
     }
     Ok(())
+}
+
+/// Forks a child that exits with `code` once the returned pipe write end
+/// is closed: until then it is alive and has nothing to report.
+fn spawn_held(code: i32) -> Result<(i32, i32), crate::Fail> {
+    let [r, w] = pipe().ctx("pipe")?;
+    let pid = spawn(move || {
+        close(w);
+        let mut b = [0u8; 1];
+        let _ = read(r, &mut b);
+        code
+    })
+    .ctx("fork")?;
+    close(r);
+    Ok((pid, w))
 }

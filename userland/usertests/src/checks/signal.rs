@@ -930,17 +930,7 @@ fn sigill_udf_ill_illopc() -> Outcome {
     let at: u64;
     // SAFETY: the udf raises SIGILL; the handler skips it.
     unsafe { asm!("adr {a}, 1f", "1: .inst 0x00000000", a = out(reg) at) };
-    check_eq!(hits(), 1, "handler calls");
-    check_eq!(
-        (
-            REC.signo.load(SeqCst),
-            REC.code.load(SeqCst),
-            REC.word0.load(SeqCst),
-            REC.pc.load(SeqCst)
-        ),
-        (SIGILL, ILL_ILLOPC, at, at),
-        "(si_signo, si_code, si_addr, uc pc)"
-    );
+    one_fault_recorded((SIGILL, ILL_ILLOPC, at, at))?;
     let pid = spawn(|| {
         let _ = disposition(SIGILL, SIG_DFL);
         // SAFETY: kills this child with SIGILL.
@@ -962,17 +952,7 @@ fn sigtrap_brk_trap_brkpt() -> Outcome {
     let at: u64;
     // SAFETY: the brk raises SIGTRAP; the handler skips it.
     unsafe { asm!("adr {a}, 1f", "1: brk #0", a = out(reg) at) };
-    check_eq!(hits(), 1, "handler calls");
-    check_eq!(
-        (
-            REC.signo.load(SeqCst),
-            REC.code.load(SeqCst),
-            REC.word0.load(SeqCst),
-            REC.pc.load(SeqCst)
-        ),
-        (SIGTRAP, TRAP_BRKPT, at, at),
-        "(si_signo, si_code, si_addr, uc pc)"
-    );
+    one_fault_recorded((SIGTRAP, TRAP_BRKPT, at, at))?;
     Ok(())
 }
 
@@ -993,6 +973,13 @@ fn sigbus_misaligned_pc() -> Outcome {
             out("x30") _,
         )
     };
+    one_fault_recorded((SIGBUS, BUS_ADRALN, target, target))?;
+    Ok(())
+}
+
+/// The handler ran once, for the fault we expect: `(si_signo, si_code,
+/// si_addr, pc in the ucontext)`.
+fn one_fault_recorded(want: (i32, i32, u64, u64)) -> Outcome {
     check_eq!(hits(), 1, "handler calls");
     check_eq!(
         (
@@ -1001,7 +988,7 @@ fn sigbus_misaligned_pc() -> Outcome {
             REC.word0.load(SeqCst),
             REC.pc.load(SeqCst)
         ),
-        (SIGBUS, BUS_ADRALN, target, target),
+        want,
         "(si_signo, si_code, si_addr, uc pc)"
     );
     Ok(())
