@@ -6,6 +6,9 @@
 #   scripts/setup.sh              ensure everything below
 #   scripts/setup.sh --print-dtb  ensure only the Raspberry Pi 4 device tree
 #                                 and print its path on stdout
+#   scripts/setup.sh --print-busybox
+#                                 ensure only Debian's static busybox and
+#                                 print its path on stdout
 #
 # 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
 #    components (rustup does not install it by itself when
@@ -16,6 +19,9 @@
 #    and the SD card image: taken from Debian's arm64 Linux package into
 #    .cache/dtb/.  A package already downloaded by ../shared/reflinux is
 #    reused.
+# 4. Debian's static arm64 busybox (package busybox-static), the unmodified
+#    Linux program tests/busybox.rs runs, into .cache/busybox/.  Taken from
+#    ../shared/reflinux's cache when it has one, so both run the same build.
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
@@ -34,6 +40,10 @@ reflinux_debs="$repo/../shared/reflinux/cache/debs"
 # newest linux-image-6.12.*+deb12-arm64 is used instead.
 pinned_kernel_pkg="linux-image-6.12.117+deb12-arm64"
 dtb_in_pkg="usr/lib/linux-image-*/broadcom/bcm2711-rpi-4-b.dtb"
+busybox_dir="$cache/busybox"
+busybox="$busybox_dir/busybox"
+busybox_pkg="busybox-static"
+reflinux_busybox="$repo/../shared/reflinux/cache/busybox/busybox"
 qemu_min_major=9
 
 usage() {
@@ -47,6 +57,7 @@ mode=all
 case "${1:-}" in
     "") ;;
     --print-dtb) mode=dtb ;;
+    --print-busybox) mode=busybox ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
 esac
@@ -253,8 +264,7 @@ ensure_dtb() {
     local tmp
     deb=""
     tmp=$(mktemp -d "$cache/setup.XXXXXX")
-    # shellcheck disable=SC2064
-    trap "rm -rf '$tmp'" EXIT
+    tmpdirs+=("$tmp")
     # Reuse a kernel package reflinux already fetched: the pinned one if it
     # is there, else the newest.
     if [ -d "$reflinux_debs" ]; then
@@ -274,18 +284,60 @@ ensure_dtb() {
     note "wrote ${dtb#"$repo"/}"
 }
 
+# ------------------------------------------------------------ the busybox
+is_arm64_elf() {
+    # ELF magic, 64-bit, little-endian; e_machine 183 (0xb7) is AArch64.
+    [ -s "$1" ] && [ "$(od -An -tx1 -N6 "$1" | tr -d ' \n')" = 7f454c460201 ] &&
+        [ "$(od -An -tx1 -j18 -N2 "$1" | tr -d ' \n')" = b700 ]
+}
+
+ensure_busybox() {
+    is_arm64_elf "$busybox" && return 0
+    mkdir -p "$busybox_dir"
+    if is_arm64_elf "$reflinux_busybox"; then
+        note "taking busybox from ../shared/reflinux's cache"
+        cp "$reflinux_busybox" "$busybox.tmp"
+        echo "$busybox_pkg $(cat "$(dirname "$reflinux_busybox")/version" 2>/dev/null)" \
+            >"$busybox_dir/source"
+        mv "$busybox.tmp" "$busybox"
+        return 0
+    fi
+    need_apt "Debian's static busybox is needed for tests/busybox.rs"
+    ensure_arm64_arch
+    local tmp deb
+    tmp=$(mktemp -d "$cache/setup.XXXXXX")
+    tmpdirs+=("$tmp")
+    if ! apt-cache show "$busybox_pkg:arm64" >/dev/null 2>&1; then
+        apt_update
+    fi
+    note "downloading $busybox_pkg:arm64"
+    (cd "$tmp" && quietly apt-get -o APT::Sandbox::User=root download "$busybox_pkg:arm64") ||
+        die "could not download $busybox_pkg:arm64"
+    deb=$(newest_file "$tmp/${busybox_pkg}_*_arm64.deb")
+    [ -n "$deb" ] || die "apt-get download of $busybox_pkg:arm64 left no .deb"
+    dpkg-deb -x "$deb" "$tmp/x" || die "could not unpack $(basename "$deb")"
+    is_arm64_elf "$tmp/x/bin/busybox" || die "$(basename "$deb") has no arm64 bin/busybox"
+    mv "$tmp/x/bin/busybox" "$busybox"
+    # shellcheck disable=SC2016 # dpkg's own ${...} fields
+    dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb" >"$busybox_dir/source"
+    note "wrote ${busybox#"$repo"/}"
+}
+
 # ------------------------------------------------------------------- main
 mkdir -p "$cache"
+# Scratch directories the steps make, removed however the script ends.
+tmpdirs=()
+trap 'rm -rf "${tmpdirs[@]}"' EXIT
 # One installer at a time: concurrent runs wait here, then find the work
 # done.
 exec 9>"$cache/setup.lock"
 flock 9 || die "could not lock $cache/setup.lock"
 
-if [ $mode = dtb ]; then
-    ensure_dtb
-    echo "$dtb"
-    exit 0
-fi
+case $mode in
+    dtb) ensure_dtb; echo "$dtb"; exit 0 ;;
+    busybox) ensure_busybox; echo "$busybox"; exit 0 ;;
+esac
 ensure_toolchain
 ensure_qemu
 ensure_dtb
+ensure_busybox
