@@ -2,8 +2,9 @@
 //! carved out of 64 KiB anonymous mappings, with a free list per class;
 //! larger blocks are mapped and unmapped one by one.
 //!
-//! The programs are single-threaded (fork, never threads), so the state
-//! needs no lock; a forked child has its own copy.
+//! The state has no lock: the programs allocate from one thread only. They
+//! fork, and a forked child has its own copy; the threads that `usertests`
+//! starts with clone(CLONE_VM) run functions that never allocate.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
@@ -29,7 +30,7 @@ pub struct Heap {
     state: UnsafeCell<State>,
 }
 
-// SAFETY: the programs never create threads; see the module comment.
+// SAFETY: only one thread ever allocates; see the module comment.
 unsafe impl Sync for Heap {}
 
 #[global_allocator]
@@ -78,6 +79,9 @@ impl State {
     }
 }
 
+// SAFETY: blocks come from fresh anonymous mappings aligned to at least
+// their size class (or the layout's alignment for large ones) and each is
+// handed out once until freed; one thread allocates (module comment).
 unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: single-threaded (module comment) and not reentrant.

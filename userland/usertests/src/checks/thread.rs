@@ -1,5 +1,7 @@
 //! clone beyond fork: a thread (CLONE_VM | CLONE_THREAD | ... with
 //! SETTLS, PARENT_SETTID and CHILD_CLEARTID), vfork, and futex.
+//!
+//! The thread functions here must not allocate: `rt`'s heap has no lock.
 
 use core::arch::{asm, global_asm};
 use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::SeqCst};
