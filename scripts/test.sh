@@ -18,6 +18,11 @@ KERNEL_IMAGE=$(cargo run --quiet --release -p kbuild)
 KTEST_IMAGE=$(cargo run --quiet --release -p kbuild -- --test)
 export KERNEL_IMAGE KTEST_IMAGE
 
+if [ ! -x ../shared/reflinux/run.sh ]; then
+    echo "warning: ../shared/reflinux/run.sh not found: the comparisons with real Linux" \
+        "are skipped (set REQUIRE_REFLINUX=1 to make that a failure)" >&2
+fi
+
 echo "== QEMU tests" >&2
 cargo test --quiet -p e2e -- --test-threads=2
 

@@ -46,11 +46,7 @@ fn unmodified_busybox_behaves_as_on_linux() {
     let (out, code) = run_commands(&["--smp", "4"], &[busybox()], SCRIPT, 300);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out, WANT);
-    let reflinux = root().join("../shared/reflinux/run.sh");
-    if !reflinux.exists() {
-        println!("real Linux not run: {} not found", reflinux.display());
-        return;
-    }
+    let Some(reflinux) = e2e::reflinux() else { return };
     let linux = Command::new(reflinux)
         .args(["--smp", "2", "--timeout", "120", "--", SCRIPT])
         .output()

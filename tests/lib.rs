@@ -14,6 +14,23 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
 }
 
+/// `../shared/reflinux/run.sh`, which runs commands on real Linux, or
+/// None when it is not there: the caller then skips its comparison with
+/// Linux (`scripts/test.sh` says so on the console). With
+/// `REQUIRE_REFLINUX=1` a missing reflinux fails the test instead.
+pub fn reflinux() -> Option<PathBuf> {
+    let p = root().join("../shared/reflinux/run.sh");
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("REQUIRE_REFLINUX").is_none(),
+        "REQUIRE_REFLINUX is set but {} is missing",
+        p.display()
+    );
+    None
+}
+
 fn build(test: bool) -> PathBuf {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(root())

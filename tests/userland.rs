@@ -82,11 +82,7 @@ fn mount_and_umount_work_as_on_linux() {
     let (out, code) = run(&["--smp", "2"], MOUNT_SCRIPT);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out, MOUNT_WANT);
-    let reflinux = root().join("../shared/reflinux/run.sh");
-    if !reflinux.exists() {
-        println!("skipped the Linux comparison: {} not found", reflinux.display());
-        return;
-    }
+    let Some(reflinux) = e2e::reflinux() else { return };
     let linux = Command::new(&reflinux)
         .args(["--timeout", "120", "--", MOUNT_SCRIPT])
         .output()

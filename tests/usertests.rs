@@ -2,7 +2,7 @@
 //! configuration, and (when ../shared/reflinux is there) on real Linux,
 //! which proves that what it asserts is what Linux does.
 
-use e2e::{proof_binary, root, run_commands};
+use e2e::{proof_binary, run_commands};
 use std::process::Command;
 
 fn passes(out: &str, code: i32) {
@@ -61,14 +61,7 @@ fn usertests_pass_on_raspi4b() {
 
 #[test]
 fn usertests_pass_on_real_linux() {
-    let reflinux = root().join("../shared/reflinux/run.sh");
-    if !reflinux.exists() {
-        println!(
-            "skipped: {} not found, no reference Linux to compare with",
-            reflinux.display()
-        );
-        return;
-    }
+    let Some(reflinux) = e2e::reflinux() else { return };
     let out = Command::new(&reflinux)
         .args(["--smp", "2", "--timeout", "300"])
         .arg(proof_binary("usertests"))

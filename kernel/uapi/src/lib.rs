@@ -31,3 +31,5 @@ pub const PIPE_BUF: usize = 4096;
 pub const MAXSYMLINKS: u32 = 40;
 /// The default open-file limit (RLIMIT_NOFILE).
 pub const NR_OPEN_DEFAULT: usize = 1024;
+/// The highest RLIMIT_NOFILE Linux allows by default (`fs.nr_open`).
+pub const NR_OPEN_MAX: usize = 1 << 20;

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use spin::Mutex;
 use uapi::fcntl::*;
-use uapi::{Errno, NR_OPEN_DEFAULT};
+use uapi::{Errno, NR_OPEN_DEFAULT, NR_OPEN_MAX};
 
 use crate::file::OpenFile;
 use crate::mount::Path;
@@ -36,6 +36,7 @@ impl Table {
 
     fn put(&mut self, fd: usize, slot: Slot) -> Option<Slot> {
         if fd >= self.slots.len() {
+            // Bounded by the limit (at most NR_OPEN_MAX slots).
             self.slots.resize(fd + 1, None);
         }
         self.slots[fd].replace(slot)
@@ -87,9 +88,11 @@ impl FdTable {
         self.inner.lock().limit
     }
 
-    /// setrlimit(RLIMIT_NOFILE): later allocations stay below `limit`.
+    /// setrlimit(RLIMIT_NOFILE): later allocations stay below `limit`,
+    /// which is capped at Linux's default `fs.nr_open` (1048576) so that the
+    /// slot array never grows without bound.
     pub fn set_limit(&self, limit: usize) {
-        self.inner.lock().limit = limit;
+        self.inner.lock().limit = limit.min(NR_OPEN_MAX);
     }
 
     /// Installs `file` at the lowest free descriptor; EMFILE if none.

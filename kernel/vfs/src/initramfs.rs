@@ -104,12 +104,19 @@ fn set_mtime(vfs: &Vfs, cred: &Cred, root: &Path, name: &[u8], mtime: u64, flags
     vfs.utimensat(cred, root, name, [t, t], Timespec::default(), flags)
 }
 
-fn make_parents(vfs: &Vfs, cred: &Cred, root: &Path, name: &[u8]) {
+/// Creates the missing directories above `name`, as Linux's initramfs
+/// unpacker does for archives that omit them. An existing one is fine; any
+/// other failure is the entry's error.
+fn make_parents(vfs: &Vfs, cred: &Cred, root: &Path, name: &[u8]) -> Result<()> {
     for (i, &b) in name.iter().enumerate() {
         if b == b'/' && i > 0 {
-            let _ = vfs.mkdirat(cred, root, &name[..i], 0o755, 0);
+            match vfs.mkdirat(cred, root, &name[..i], 0o755, 0) {
+                Ok(_) | Err(Errno::EEXIST) => {}
+                Err(e) => return Err(e),
+            }
         }
     }
+    Ok(())
 }
 
 /// Linux's `clean_path`: removes an existing entry of another type.
@@ -131,7 +138,7 @@ fn unpack_one(
     links: &mut BTreeMap<(u32, u32, u32), Vec<u8>>,
     dir_times: &mut Vec<(Vec<u8>, u64)>,
 ) -> Result<()> {
-    make_parents(vfs, cred, root, name);
+    make_parents(vfs, cred, root, name)?;
     if name != b"." {
         clean_path(vfs, cred, root, name, e.mode);
     }
