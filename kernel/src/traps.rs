@@ -48,6 +48,8 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
         Some(Ec::SpAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.sp),
         Some(Ec::Brk64 | Ec::SoftstpLow | Ec::BreakptLow) => crate::debug::do_debug_exception(regs.pc, esr_val, regs),
         Some(Ec::WatchptLow) => crate::debug::do_debug_exception(far, esr_val, regs),
+        // WFI (WFE does not trap): a hint, skipped as Linux's wfi_handler does.
+        Some(Ec::Wfx) => regs.pc += 4,
         _ => force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc),
     }
 }

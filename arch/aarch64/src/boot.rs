@@ -49,12 +49,19 @@ const SCTLR_RES1: u64 = (1 << 29) | (1 << 28) | (1 << 23) | (1 << 22) | (1 << 20
 
 /// SCTLR_EL1 once running: MMU, caches, SP alignment checks, and PAN on
 /// exception entry left to the architecture default (SPAN = 1 is RES1 here).
+/// As in Linux's INIT_SCTLR_EL1_MMU_ON, EL0 may read CTR_EL0, do cache
+/// maintenance by VA (DC CVAU, IC IVAU: user JITs, `__clear_cache`), DC ZVA
+/// (glibc's memset) and WFE; WFI still traps, and the kernel skips it.
 const SCTLR_MMU_ON: u64 = SCTLR_MMU_OFF
     | SCTLR_EL1::M::Enable.value
     | SCTLR_EL1::C::Cacheable.value
     | SCTLR_EL1::I::Cacheable.value
     | SCTLR_EL1::SA::Enable.value
-    | SCTLR_EL1::SA0::Enable.value;
+    | SCTLR_EL1::SA0::Enable.value
+    | SCTLR_EL1::UCT::DontTrap.value
+    | SCTLR_EL1::UCI::DontTrap.value
+    | SCTLR_EL1::DZE::DontTrap.value
+    | SCTLR_EL1::NTWE::DontTrap.value;
 
 /// HCR_EL2: EL1 runs AArch64, and nothing is trapped to EL2.
 const HCR_EL2_VAL: u64 = HCR_EL2::RW::EL1IsAarch64.value;

@@ -396,7 +396,8 @@ mod v3 {
 
     /// The MPIDR affinity as GICD_IROUTER / GICR_TYPER write it.
     fn affinity_u32(mpidr: u64) -> u32 {
-        ((mpidr >> 8) & 0xff_0000) as u32 | (mpidr & 0xff_ffff) as u32
+        // Aff3 (MPIDR bits 39:32) goes to bits 31:24, above Aff2..Aff0.
+        ((mpidr >> 8) & 0xff00_0000) as u32 | (mpidr & 0xff_ffff) as u32
     }
 
     pub fn init_dist(_va: usize) {

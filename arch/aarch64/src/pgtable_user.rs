@@ -29,12 +29,14 @@ pub struct UserPte {
 
 impl UserPte {
     fn encode(self) -> u64 {
-        let ap = if self.write {
-            PAGE_DESCRIPTOR::AP::RW_EL1_EL0
-        } else {
-            PAGE_DESCRIPTOR::AP::RO_EL1_EL0
+        // A page without user access (PROT_NONE) keeps its frame for the
+        // kernel only; UXN too, as EL0 may execute where AP denies data.
+        let ap = match (self.user, self.write) {
+            (false, _) => PAGE_DESCRIPTOR::AP::RO_EL1,
+            (true, true) => PAGE_DESCRIPTOR::AP::RW_EL1_EL0,
+            (true, false) => PAGE_DESCRIPTOR::AP::RO_EL1_EL0,
         };
-        let uxn = if self.exec {
+        let uxn = if self.exec && self.user {
             PAGE_DESCRIPTOR::UXN::False
         } else {
             PAGE_DESCRIPTOR::UXN::True

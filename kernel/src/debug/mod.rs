@@ -98,13 +98,13 @@ fn brk_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
     } else {
         &KERNEL_BREAK_HOOKS
     };
-    let hooks: Vec<BreakHook> = list
-        .read()
+    // Hooks run under the read guard, which nests (a probe hit inside a
+    // hook) and never allocates; updates wait with interrupts masked.
+    let hooks = list.read();
+    hooks
         .iter()
         .filter(|h| comment & !h.mask == h.imm)
-        .copied()
-        .collect();
-    hooks.iter().any(|h| (h.func)(regs, esr) == HookResult::Handled)
+        .any(|h| (h.func)(regs, esr) == HookResult::Handled)
 }
 
 /// `single_step_handler`.
@@ -114,7 +114,7 @@ fn single_step_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
     } else {
         &KERNEL_STEP_HOOKS
     };
-    let hooks: Vec<StepHook> = list.read().clone();
+    let hooks = list.read();
     hooks.iter().any(|h| (h.func)(regs, esr) == HookResult::Handled)
 }
 

@@ -349,13 +349,14 @@ core::arch::global_asm!(
     "add x0, x0, x14",
     "ret",
     ".size ktest_insn_ldst, . - ktest_insn_ldst",
-    // MRS of DAIF: the caller's interrupt mask.
-    ".global ktest_insn_mrs_daif",
-    ".type ktest_insn_mrs_daif, %function",
-    "ktest_insn_mrs_daif:",
-    "mrs x0, daif",
+    // MRS of NZCV (stepped): the flags of the comparison before it.
+    ".global ktest_insn_mrs_nzcv",
+    ".type ktest_insn_mrs_nzcv, %function",
+    "ktest_insn_mrs_nzcv:",
+    "cmp x0, x1",
+    "mrs x0, nzcv",
     "ret",
-    ".size ktest_insn_mrs_daif, . - ktest_insn_mrs_daif",
+    ".size ktest_insn_mrs_nzcv, . - ktest_insn_mrs_nzcv",
     // NOP.
     ".global ktest_insn_nop",
     ".type ktest_insn_nop, %function",
@@ -407,7 +408,7 @@ core::arch::global_asm!(
     "hlt #0",
     "msr daifset, #2",
     "msr daif, x0",
-    "mrs x0, tpidr_el1",
+    "mrs x0, daif",
     "wfi",
     "ldxr x1, [x0]",
     "add x1, x1, #1",
@@ -469,7 +470,7 @@ extern "C" {
     fn ktest_insn_stack_pair(a: u64, b: u64) -> u64;
     fn ktest_insn_alu(a: u64, b: u64) -> u64;
     fn ktest_insn_ldst(buf: *mut u64, v: u64) -> u64;
-    fn ktest_insn_mrs_daif(a: u64, b: u64) -> u64;
+    fn ktest_insn_mrs_nzcv(a: u64, b: u64) -> u64;
     fn ktest_insn_nop(a: u64, b: u64) -> u64;
     fn ktest_insn_frame(a: u64, b: u64) -> u64;
     fn ktest_insn_stress(a: u64, b: u64) -> u64;
@@ -519,16 +520,11 @@ pub fn ldst(v: u64, _: u64) -> u64 {
     unsafe { ktest_insn_ldst(buf.as_mut_ptr(), v) }
 }
 
-/// `ktest_insn_mrs_daif`, with interrupts masked around it if `masked != 0`.
+/// `ktest_insn_mrs_nzcv`: the NZCV flags of `cmp a, b`.
 #[inline(never)]
-pub fn mrs_daif(masked: u64, _: u64) -> u64 {
-    let flags = (masked != 0).then(arch::cpu::local_irq_save);
-    // SAFETY: reads DAIF into x0 and returns.
-    let r = unsafe { ktest_insn_mrs_daif(0, 0) };
-    if let Some(f) = flags {
-        arch::cpu::local_irq_restore(f);
-    }
-    r
+pub fn mrs_nzcv(a: u64, b: u64) -> u64 {
+    // SAFETY: compares, reads NZCV into x0 and returns.
+    unsafe { ktest_insn_mrs_nzcv(a, b) }
 }
 
 /// Runs `ktest_bench_brk_loop`: `n` times `BRK #0xf0` (a hook for that

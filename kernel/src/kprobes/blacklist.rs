@@ -24,6 +24,14 @@ const PREFIXES: &[&str] = &[
     "kernel::percpu::",
     "kernel::irq::",
     "kernel::smp::",
+    // The hit path allocates (the hook list, kretprobe instances): a probe
+    // in the allocator would recurse, or spin on the heap lock it holds.
+    "kernel::mm::heap::",
+    "kernel::mm::frame::",
+    "linked_list_allocator::",
+    "__rust_",
+    "__rg_",
+    "__rdl_",
     "kallsyms::",
     "insn::",
     "spin::",

@@ -487,15 +487,17 @@ fn probe_on_every_insn_of_loads_and_stores_of_every_size() {
 }
 
 #[kernel_test]
-fn probe_on_mrs_daif_reads_the_callers_interrupt_mask() {
+fn probe_on_mrs_nzcv_reads_the_probed_codes_flags() {
     check_every_instruction(&Case {
-        sym: "ktest_insn_mrs_daif",
-        call: asm_tests::mrs_daif,
-        // PSTATE.I follows the caller's mask; D, A and F are whatever the
-        // kernel runs with, and nothing outside DAIF is set.
-        expect: |masked, _| if masked != 0 { 0x80 } else { 0 },
-        known_bits: !0x340,
-        args: &[(0, 0), (1, 0), (0, 0)],
+        sym: "ktest_insn_mrs_nzcv",
+        call: asm_tests::mrs_nzcv,
+        expect: |a, b| {
+            let (d, borrow) = a.overflowing_sub(b);
+            let v = ((a ^ b) & (a ^ d)) >> 63;
+            ((d >> 63) << 31) | (u64::from(d == 0) << 30) | (u64::from(!borrow) << 29) | (v << 28)
+        },
+        known_bits: u64::MAX,
+        args: PAIRS,
         markers: 0,
     });
 }

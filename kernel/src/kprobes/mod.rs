@@ -260,7 +260,7 @@ fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
             }
             sym.addr as usize + kp.offset
         }
-        None => kp.addr() + kp.offset,
+        None => kp.addr().checked_add(kp.offset).ok_or(Errno::EINVAL)?,
     };
     if addr % 4 != 0 {
         return Err(Errno::EINVAL);
@@ -299,8 +299,12 @@ fn prepare(addr: usize) -> Result<(u32, Exec), Errno> {
             }
             let slot = slots::alloc_slot().ok_or(Errno::ENOMEM)?;
             // Nobody runs the new slot yet: no stop_machine needed.
-            crate::patching::patch_text_nosync(slot, orig)?;
-            crate::patching::patch_text_nosync(slot + 4, brk_insn(KPROBES_BRK_SS_IMM))?;
+            let filled = crate::patching::patch_text_nosync(slot, orig)
+                .and_then(|()| crate::patching::patch_text_nosync(slot + 4, brk_insn(KPROBES_BRK_SS_IMM)));
+            if let Err(e) = filled {
+                slots::free_slot(slot);
+                return Err(e);
+            }
             Exec::Step { slot }
         }
     };
@@ -376,8 +380,14 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
     // `__disable_kprobe` does: a hit on an armed site always runs the
     // handlers of the probes that keep it armed. After stop_machine no CPU
     // is inside this probe's handling: every CPU left its exceptions.
+    // If the BRK cannot be taken out, the site (and its slot) must stay to
+    // handle the hits it will still take, with no probes left on it.
+    let mut stuck = false;
     if site.armed.load(Ordering::Acquire) && !armed_without(&site, kp) {
-        let _ = disarm(&site);
+        if let Err(e) = disarm(&site) {
+            crate::pr_warn!("kprobes: cannot disarm {:#x} ({e:?}); its breakpoint stays", site.addr);
+            stuck = true;
+        }
     }
     let now_empty = {
         let list: Vec<Arc<Kprobe>> = site
@@ -401,7 +411,7 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
         // its exception.
         crate::stop_machine::stop_machine(|| ());
     }
-    if now_empty {
+    if now_empty && !stuck {
         let flags = arch::cpu::local_irq_save();
         SITES.write().remove(&site.addr);
         arch::cpu::local_irq_restore(flags);
@@ -654,20 +664,9 @@ fn kprobe_breakpoint_ss_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     }
     regs.pstate = (regs.pstate & !DAIF_MASK) | act.saved_daif;
     regs.pc = site.addr as u64 + 4;
-    // `mrs Xt, daif` ran in the slot with DAIF all masked: give it the
-    // probed context's mask, which it would have read in place.
-    if site.orig & !0x1f == MRS_DAIF {
-        let rt = (site.orig & 0x1f) as usize;
-        if rt != 31 {
-            regs.regs[rt] = act.saved_daif;
-        }
-    }
     post_phase(site, regs);
     HookResult::Handled
 }
-
-/// `mrs x0, daif` (Rt in bits 4:0).
-const MRS_DAIF: u32 = 0xd53b_4220;
 
 /// From the fault handler: a fault while stepping a probed instruction
 /// out of line. The PC goes back to the probed address, so the usual

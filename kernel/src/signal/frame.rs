@@ -101,10 +101,12 @@ pub fn setup_rt_frame(
     let mut sp = regs.sp;
     let alt = altstack(t);
     if action.flags & sa::SA_ONSTACK != 0 && alt.flags & SS_DISABLE == 0 && !on_altstack(t, sp) {
-        sp = alt.sp + alt.size;
+        sp = alt.sp.wrapping_add(alt.size);
     }
-    let record = (sp - 16) & !15;
-    let frame = (record - FRAME_SIZE as u64) & !15;
+    // User-chosen values: wrap as Linux's unsigned arithmetic does; a frame
+    // at a nonsense address then fails to copy out, which forces SIGSEGV.
+    let record = sp.wrapping_sub(16) & !15;
+    let frame = record.wrapping_sub(FRAME_SIZE as u64) & !15;
     let mut buf = vec![0u8; FRAME_SIZE];
     buf[..SIGINFO_SIZE].copy_from_slice(&info.to_bytes());
     // uc_stack: the alternate stack settings, for restore at sigreturn.

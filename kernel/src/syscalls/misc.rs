@@ -140,7 +140,8 @@ syscall!(__arm64_sys_getrusage, r, {
 
 syscall!(__arm64_sys_getrandom, r, {
     let (buf, len, flags) = (r.regs[0], r.regs[1] as usize, r.regs[2]);
-    if flags & !7 != 0 {
+    // GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE, the last two exclusive.
+    if flags & !7 != 0 || flags & 6 == 6 {
         return Err(Errno::EINVAL);
     }
     // Linux caps one call at 32 MiB; fill through a small buffer so the

@@ -19,9 +19,11 @@ const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
 syscall!(__arm64_sys_mmap, r, {
-    let (addr, len, prot, flags, fd, _off) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4] as i32, r.regs[5]);
+    let (addr, len, prot, flags, fd, off) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4] as i32, r.regs[5]);
     let prot = Prot::from_bits(prot).ok_or(Errno::EINVAL)?;
-    if len == 0 {
+    // arm64's sys_mmap: the offset must be page aligned, even for
+    // anonymous memory.
+    if len == 0 || off % 4096 != 0 {
         return Err(Errno::EINVAL);
     }
     match flags & MAP_TYPE {
@@ -43,7 +45,8 @@ syscall!(__arm64_sys_mmap, r, {
         if addr % 4096 != 0 {
             return Err(Errno::EINVAL);
         }
-        let end = addr.checked_add((len + 4095) & !4095).ok_or(Errno::ENOMEM)?;
+        let len = len.checked_add(4095).ok_or(Errno::ENOMEM)? & !4095;
+        let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;
         m.add_region(addr, end, prot, crate::mm::vm::VmaKind::Anon)
             .map_err(|e| {
                 if e == Errno::EINVAL {

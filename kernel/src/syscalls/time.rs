@@ -134,15 +134,23 @@ syscall!(__arm64_sys_setitimer, r, {
     if which > ITIMER_PROF {
         return Err(Errno::EINVAL);
     }
+    // A NULL new value disarms, as Linux still allows (with a warning).
     let mut b = [0u8; 32];
-    copy_from_user(&mut b, new)?;
+    if new != 0 {
+        copy_from_user(&mut b, new)?;
+    }
     let f = |i: usize| i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8"));
     let (is, iu, vs, vu) = (f(0), f(1), f(2), f(3));
     if is < 0 || vs < 0 || !(0..1_000_000).contains(&iu) || !(0..1_000_000).contains(&vu) {
         return Err(Errno::EINVAL);
     }
-    let interval = is as u64 * 1_000_000_000 + iu as u64 * 1000;
-    let value = vs as u64 * 1_000_000_000 + vu as u64 * 1000;
+    // Saturating: a huge tv_sec is "practically never", not a wrap.
+    let ns = |s: i64, us: i64| {
+        (s as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(us as u64 * 1000)
+    };
+    let (interval, value) = (ns(is, iu), ns(vs, vu));
     let (ov, oi) = crate::itimer::set(which == ITIMER_REAL, value, interval);
     if old != 0 {
         put_itimerval(old, oi, ov)?;

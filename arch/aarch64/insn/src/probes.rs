@@ -16,13 +16,13 @@
 //! write (DAIFSet/Clr, SPSel, PAN, UAO, SSBS, TCO, CFINV/XAFLAG/AXFLAG, ...);
 //! MSR (register); the whole exception-generation group (SVC, HVC, SMC, BRK,
 //! HLT, DCPS1-3, and unallocated words in it); ERET, ERETAA, ERETAB; MRS of
-//! anything but DAIF; and every HINT except NOP, XPACLRI, PACIA1716,
+//! DAIF (stepped, it would read the step's mask); and every HINT except NOP, XPACLRI, PACIA1716,
 //! PACIB1716, PACIAZ, PACIASP, PACIBZ, PACIBSP and BTI (all four targets).
 //! The AUT* hints (AUTIASP, AUTIBSP, AUTIAZ, AUTIBZ, AUTIA1716, AUTIB1716)
 //! are *rejected*: with FEAT_FPAC a failed authentication faults, which must
 //! not happen in the slot (Linux commit "arm64: kprobe: disable probe of
 //! ptrauth instruction", FEAT_FPAC support). SYS/SYSL (DC, IC, TLBI, AT), barriers,
-//! CLREX and MRS DAIF are stepped. Outside that class it refuses literal
+//! CLREX and every other MRS are stepped. Outside that class it refuses literal
 //! loads, PRFM (literal) and ADR/ADRP (`aarch64_insn_uses_literal()`), the
 //! whole load/store-exclusive group with o2 = 0 (`aarch64_insn_is_exclusive()`:
 //! LDXR/STXR/LDAXR/STLXR, LDXP/STXP/LDAXP/STLXP in every size, and — because
@@ -277,7 +277,7 @@ fn linux_not_steppable(insn: u32) -> Option<RejectReason> {
             Some(RejectReason::ExceptionGeneration)
         } else if is_eret(insn) || is_eret_auth(insn) {
             Some(RejectReason::ExceptionReturn)
-        } else if is_mrs(insn) && system_reg(insn) != SYSREG_DAIF {
+        } else if is_mrs(insn) && system_reg(insn) == SYSREG_DAIF {
             Some(RejectReason::Mrs)
         } else if decode::is_hint(insn) && !is_steppable_hint(insn) {
             Some(RejectReason::Hint)
@@ -422,11 +422,13 @@ mod tests {
     }
 
     #[test]
-    fn mrs_is_rejected_except_daif() {
-        check(0xd53b4220, Steppable); // mrs x0, daif
-        check(0xd53b4200, Rejected(Mrs)); // mrs x0, nzcv
-        check(0xd538d080, Rejected(Mrs)); // mrs x0, tpidr_el1
-        check(0xd53be040, Rejected(Mrs)); // mrs x0, cntvct_el0
+    fn mrs_is_stepped_except_daif() {
+        // Linux's aarch64_insn_is_steppable: DAIF read in the slot would
+        // show the mask the step runs under, not the probed code's.
+        check(0xd53b4220, Rejected(Mrs)); // mrs x0, daif
+        check(0xd53b4200, Steppable); // mrs x0, nzcv
+        check(0xd538d080, Steppable); // mrs x0, tpidr_el1
+        check(0xd53be040, Steppable); // mrs x0, cntvct_el0
     }
 
     #[test]

@@ -87,8 +87,8 @@ fn expected(inst: &Instruction) -> Expect {
         O::ERET | O::ERETAA | O::ERETAB => Rejected,
         O::MSR => Rejected,
         O::MRS => match inst.operands[1] {
-            Operand::SystemReg(DAIF_15) => Steppable,
-            _ => Rejected,
+            Operand::SystemReg(DAIF_15) => Rejected,
+            _ => Steppable,
         },
         O::B => Simulate(SimKind::B),
         O::BL => Simulate(SimKind::Bl),
@@ -302,7 +302,7 @@ fn class_samples_agree_with_disassembler() {
         t.check(0xd500_401f | op1 << 16 | crm << 8 | op2 << 5);
     }
     eprintln!("class samples: {t:?}");
-    assert!(t.simulated > 300_000 && t.rejected > 500_000 && t.stepped > 100_000);
+    assert!(t.simulated > 300_000 && t.rejected > 300_000 && t.stepped > 300_000);
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub static CHECKS: &[Check] = checks![
     munmap_then_access_segv_maperr,
     mprotect_read_only_segv_accerr,
     prot_none_read_segv_accerr,
+    mprotect_none_hides_a_touched_page,
     exec_from_data_segv_accerr,
     mprotect_munmap_errors,
     segv_default_action_kills,
@@ -203,6 +204,27 @@ fn prot_none_read_segv_accerr() -> Outcome {
         (1, SEGV_ACCERR, a + 0x100),
         "(calls, si_code, si_addr) of a read from PROT_NONE"
     );
+    Ok(())
+}
+
+/// PROT_NONE must take effect on a page that is already mapped, and the
+/// data must still be there once it is accessible again.
+fn mprotect_none_hides_a_touched_page() -> Outcome {
+    let a = mmap_anon(PAGE, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    // SAFETY: inside the new mapping.
+    unsafe { store(a + 0x80, 0x5eed) };
+    check_eq!(mprotect(a, PAGE, PROT_NONE), Ok(0), "mprotect PROT_NONE");
+    FIXUP.store(FIX_MPROTECT, SeqCst);
+    handle(SIGSEGV, record, 0, 0).ctx("install")?;
+    // SAFETY: the fault is handled by making the page accessible.
+    let v = unsafe { load(a + 0x80) };
+    check_eq!(
+        (hits(), REC.code.load(SeqCst), REC.word0.load(SeqCst) as usize),
+        (1, SEGV_ACCERR, a + 0x80),
+        "(calls, si_code, si_addr) of a read from a touched PROT_NONE page"
+    );
+    check_eq!(v, 0x5eed, "the page's data after it is accessible again");
+    check_eq!(munmap(a, PAGE), Ok(0), "munmap");
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use crate::sys::*;
 use crate::{check_eq, checks, ensure, Check, Context, Outcome};
 
 pub static CHECKS: &[Check] = checks![
+    el0_cache_and_hint_instructions_run,
     sigaction_query_and_replace,
     sigaction_errors_sigkill_sigstop,
     siginfo_kill_tkill_tgkill,
@@ -991,5 +992,33 @@ fn one_fault_recorded(want: (i32, i32, u64, u64)) -> Outcome {
         want,
         "(si_signo, si_code, si_addr, uc pc)"
     );
+    Ok(())
+}
+
+/// What Linux lets EL0 do without a signal: read CTR_EL0, clean and
+/// invalidate caches by VA (as `__clear_cache` does), and WFI (trapped and
+/// skipped by the kernel).
+fn el0_cache_and_hint_instructions_run() -> Outcome {
+    handle(SIGILL, record, 0, 0).ctx("install")?;
+    let ctr: u64;
+    let word = [0u64; 8];
+    // SAFETY: reads a register, maintains caches for our own stack line,
+    // and waits for nothing; none of it changes memory.
+    unsafe {
+        asm!(
+            "mrs {c}, ctr_el0",
+            "dc cvau, {p}",
+            "dsb ish",
+            "ic ivau, {p}",
+            "dsb ish",
+            "isb",
+            "wfi",
+            c = out(reg) ctr,
+            p = in(reg) word.as_ptr(),
+        )
+    };
+    check_eq!(hits(), 0, "signals raised");
+    // CTR_EL0 bit 31 is RES1 and IminLine (bits 3:0) is at least 16 bytes.
+    ensure!(ctr >> 31 & 1 == 1 && ctr & 0xf >= 2, "CTR_EL0 = {ctr:#x}");
     Ok(())
 }
