@@ -164,7 +164,12 @@ pub fn init_cpu() {
 /// ITARGETSR0..7 read back the bit of the CPU reading them.
 fn cpu_mask() -> u8 {
     let v = dist().ITARGETSR[0].get();
-    (v | v >> 8 | v >> 16 | v >> 24) as u8
+    // On a uniprocessor GIC these read as zero and targets are ignored:
+    // CPU interface 0 is the only one.
+    match (v | v >> 8 | v >> 16 | v >> 24) as u8 {
+        0 => 1,
+        m => m,
+    }
 }
 
 /// Enables interrupt `irq` (SGIs and PPIs: on this CPU).
@@ -510,7 +515,9 @@ mod v3 {
 
     pub fn send_sgi(sgi: u32, mpidr: u64) {
         let aff0 = mpidr & 0xff;
+        // The target list covers 16 Aff0 values; RS selects which 16.
         let v = ((mpidr >> 32) & 0xff) << 48 // Aff3
+            | (aff0 >> 4) << 44 // RS
             | ((mpidr >> 16) & 0xff) << 32 // Aff2
             | (sgi as u64 & 0xf) << 24
             | ((mpidr >> 8) & 0xff) << 16 // Aff1

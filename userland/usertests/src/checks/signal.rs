@@ -425,9 +425,12 @@ fn sigsuspend_waits_and_restores_mask() -> Outcome {
         Ok(sigbit(SIGALRM) | sigbit(SIGHUP)),
         "mask restored after sigsuspend"
     );
+    // It must have waited for the timer, not returned at once. The bound
+    // is loose: under a loaded host, real Linux in QEMU once measured only
+    // 10 ms of its own monotonic clock for this 20 ms timer.
     ensure!(
-        took >= 15_000_000,
-        "sigsuspend returned after {took} ns, before the 20 ms timer"
+        took >= 5_000_000,
+        "sigsuspend returned after {took} ns, long before the 20 ms timer"
     );
     // SAFETY: the mask pointer is not mapped; the kernel must refuse it.
     let r = unsafe { raw(nr::RT_SIGSUSPEND, &[BAD_LOW, 8]) };
