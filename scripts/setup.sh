@@ -183,8 +183,12 @@ ensure_toolchain() {
 }
 
 # ------------------------------------------------------------------- QEMU
+# Prints nothing (and succeeds) when QEMU is absent: callers run under
+# `set -e -o pipefail`, where a failing command substitution would end the
+# script before it could install QEMU.
 qemu_major() {
-    qemu-system-aarch64 --version 2>/dev/null |
+    command -v qemu-system-aarch64 >/dev/null 2>&1 || return 0
+    { qemu-system-aarch64 --version 2>/dev/null || true; } |
         sed -n 's/.*version \([0-9][0-9]*\)\..*/\1/p' | head -n 1
 }
 
