@@ -9,12 +9,15 @@ use std::process::Command;
 
 /// Applets exercising signals (glibc installs handlers without
 /// SA_RESTORER), fork/exec/wait, pipes, files, sleeping, job control in
-/// scripts and /proc.
+/// scripts and /proc. The killed job's shell has its stderr discarded: ash
+/// prints `Terminated` only when the child dies after `wait` has begun,
+/// a race whose outcome depends on how fast the child exits (on this
+/// kernel it sometimes dies first), not on what the kernel reports.
 const SCRIPT: &str = "busybox sh -c 'trap \"echo got USR1\" USR1; kill -USR1 $$; echo after trap'; \
     echo 3 1 2 | busybox tr ' ' '\\n' | busybox sort -n | busybox tr '\\n' ' '; echo; \
     busybox dd if=/dev/zero bs=1k count=4 2>/dev/null | busybox wc -c; \
     busybox sleep 0.2 && echo slept; \
-    busybox sh -c 'busybox sleep 5 & kill $!; wait $!; echo killed status $?'; \
+    busybox sh -c 'busybox sleep 5 & kill $!; wait $!; echo killed status $?' 2>/dev/null; \
     busybox sh -c 'x=0; while [ $x -lt 50 ]; do x=$((x+1)); done; echo counted $x'; \
     cd /tmp && busybox mkdir -p a/b && echo hi > a/b/f && busybox cat a/b/f && busybox rm -r a && echo removed; \
     busybox test -e a || echo gone; \
@@ -24,7 +27,7 @@ const SCRIPT: &str = "busybox sh -c 'trap \"echo got USR1\" USR1; kill -USR1 $$;
     busybox seq 1 5 | busybox tail -2; \
     busybox basename /a/b/c.txt .txt";
 
-const WANT: &str = "got USR1\nafter trap\n1 2 3 \n4096\nslept\nTerminated\nkilled status 143\ncounted 50\nhi\nremoved\ngone\nexit 3\npgrp-read\nx-42\n4\n5\nc\n";
+const WANT: &str = "got USR1\nafter trap\n1 2 3 \n4096\nslept\nkilled status 143\ncounted 50\nhi\nremoved\ngone\nexit 3\npgrp-read\nx-42\n4\n5\nc\n";
 
 /// Debian's busybox, which `scripts/setup.sh` fetches (and the test
 /// script has already run it; here it only prints the path).
