@@ -56,6 +56,7 @@ fn run_timers() {
 pub fn init(irq: u32) -> Result<(), crate::errno::Errno> {
     TIMER_IRQ.store(irq, Ordering::Relaxed);
     crate::irq::request_irq(irq, timer_interrupt, "arch_timer")?;
+    arch::timer::set_user_access();
     arch::timer::arm(tick_interval());
     Ok(())
 }
@@ -63,6 +64,7 @@ pub fn init(irq: u32) -> Result<(), crate::errno::Errno> {
 /// Starts ticks on a secondary CPU.
 pub fn init_secondary() {
     crate::irq::enable_percpu_irq(TIMER_IRQ.load(Ordering::Relaxed));
+    arch::timer::set_user_access();
     arch::timer::arm(tick_interval());
 }
 

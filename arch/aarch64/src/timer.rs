@@ -1,7 +1,7 @@
 //! The Arm generic timer: the system counter for time, and the EL1 virtual
 //! timer for per-CPU ticks.
 
-use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTPCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0};
+use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTKCTL_EL1, CNTPCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0};
 
 /// Counter frequency in Hz.
 pub fn frequency() -> u64 {
@@ -24,4 +24,17 @@ pub fn arm(ticks: u64) {
 /// Stops this CPU's virtual timer.
 pub fn disarm() {
     CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::CLEAR);
+}
+
+/// Lets EL0 read the virtual counter (and so `CNTFRQ_EL0`) on this CPU, as
+/// Linux's `arch_counter_set_user_access()` does; the physical counter,
+/// the timers and the event stream stay EL1's.
+pub fn set_user_access() {
+    CNTKCTL_EL1.write(
+        CNTKCTL_EL1::EL0VCTEN::SET
+            + CNTKCTL_EL1::EL0PCTEN::CLEAR
+            + CNTKCTL_EL1::EL0VTEN::CLEAR
+            + CNTKCTL_EL1::EL0PTEN::CLEAR
+            + CNTKCTL_EL1::EVNTEN::CLEAR,
+    );
 }
