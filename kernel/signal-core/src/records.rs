@@ -69,12 +69,12 @@ pub fn parse<E>(
     let mut base = reserved_addr;
     let mut offset: u64 = 0;
     let mut limit: u64 = reserved.len() as u64;
-    if base % 16 != 0 {
+    if !base.is_multiple_of(16) {
         return Err(Invalid::Malformed);
     }
     loop {
         let buf: &[u8] = extra.as_deref().unwrap_or(reserved);
-        if limit - offset < 8 || offset % 16 != 0 {
+        if limit - offset < 8 || !offset.is_multiple_of(16) {
             return Err(Invalid::Malformed);
         }
         let o = offset as usize;
@@ -113,7 +113,7 @@ pub fn parse<E>(
                 // extra_context can point nowhere else (not into the kernel,
                 // not back into the frame).
                 let userp = base.wrapping_add(offset + size + TERMINATOR_SIZE);
-                if datap % 16 != 0 || extra_size % 16 != 0 || datap != userp {
+                if !datap.is_multiple_of(16) || !extra_size.is_multiple_of(16) || datap != userp {
                     return Err(Invalid::Malformed);
                 }
                 let room = frame as i128 + SIGFRAME_MAXSZ as i128 - userp as i128;
