@@ -214,7 +214,10 @@ mod tests {
     #[test]
     fn handler_never_restarts_erestartnohand_or_restartblock() {
         assert_eq!(restart_decision(-ERESTARTNOHAND, Some(SA_RESTART)), Restart::Eintr);
-        assert_eq!(restart_decision(-ERESTART_RESTARTBLOCK, Some(SA_RESTART)), Restart::Eintr);
+        assert_eq!(
+            restart_decision(-ERESTART_RESTARTBLOCK, Some(SA_RESTART)),
+            Restart::Eintr
+        );
     }
 
     #[test]

@@ -21,7 +21,14 @@ pub const EXTRA_SIZE: u32 = 32;
 /// Records of CPU features this kernel does not give to user space (SVE,
 /// SME's TPIDR2, ZA and ZT, FPMR, POE): Linux refuses them when the system
 /// lacks the feature.
-pub const UNSUPPORTED_MAGICS: [u32; 6] = [0x5356_4501, 0x5450_4902, 0x5436_6345, 0x5a54_4e01, 0x4650_4d52, 0x504f_4530];
+pub const UNSUPPORTED_MAGICS: [u32; 6] = [
+    0x5356_4501,
+    0x5450_4902,
+    0x5436_6345,
+    0x5a54_4e01,
+    0x4650_4d52,
+    0x504f_4530,
+];
 /// Size of the `sigcontext.__reserved` area.
 pub const RESERVED_SIZE: usize = 4096;
 /// A terminator record, rounded up to the record alignment.

@@ -400,7 +400,9 @@ pub fn send_to_task(t: &Arc<Task>, info: SigInfo) {
 /// rt_tgsigqueueinfo).
 pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     let sig = info.signo;
-    let Some(p) = t.process.get().cloned() else { return Ok(()) };
+    let Some(p) = t.process.get().cloned() else {
+        return Ok(());
+    };
     if p.is_zombie() {
         return Ok(());
     }

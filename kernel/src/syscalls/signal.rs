@@ -183,7 +183,11 @@ syscall!(__arm64_sys_rt_sigqueueinfo, r, {
     let (pid, signum, uinfo) = (r.regs[0] as i32, r.regs[1], r.regs[2]);
     let info = read_user_siginfo(signum as u32, uinfo)?;
     check_sigqueue_code(&info, pid as u32)?;
-    let p = if pid > 0 { process::find_process(pid as u32) } else { None };
+    let p = if pid > 0 {
+        process::find_process(pid as u32)
+    } else {
+        None
+    };
     let p = p.filter(|p| !p.is_zombie()).ok_or(Errno::ESRCH)?;
     if signum as usize > sig::NSIG {
         return Err(Errno::EINVAL);

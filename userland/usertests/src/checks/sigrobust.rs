@@ -44,7 +44,12 @@ fn sigqueue(pid: i32, sig: i32, value: u64) -> Result<usize, Errno> {
     info.fields[0] = getpid() as u32 as u64;
     info.fields[1] = value;
     // SAFETY: info is a live siginfo_t.
-    unsafe { raw(RT_SIGQUEUEINFO, &[pid as usize, sig as usize, &info as *const SigInfo as usize]) }
+    unsafe {
+        raw(
+            RT_SIGQUEUEINFO,
+            &[pid as usize, sig as usize, &info as *const SigInfo as usize],
+        )
+    }
 }
 
 /// Queues `sig` to ourselves until EAGAIN (or `bound` succeed); how many
@@ -65,12 +70,22 @@ fn fill_queue(sig: i32, bound: u64) -> Result<u64, Errno> {
 fn rlimit_sigpending_reported_and_bounds_sigqueue() -> Outcome {
     let (soft, hard) = getrlimit(RLIMIT_SIGPENDING).ctx("getrlimit")?;
     check_eq!(soft, hard, "RLIMIT_SIGPENDING soft and hard limits");
-    ensure!((10..1 << 24).contains(&soft), "RLIMIT_SIGPENDING {soft} is not Linux's RAM-derived default");
+    ensure!(
+        (10..1 << 24).contains(&soft),
+        "RLIMIT_SIGPENDING {soft} is not Linux's RAM-derived default"
+    );
     sigprocmask(SIG_BLOCK, Some(sigbit(SIGRT))).ctx("block")?;
     let n = fill_queue(SIGRT, soft).ctx("sigqueue flood")?;
     // Other processes of this user may hold a few queued signals.
-    ensure!(n <= soft && n + 64 >= soft, "sigqueue stopped with EAGAIN after {n}, limit {soft}");
-    check_eq!(sigqueue(getpid(), SIGRT, 0), Err(Errno::EAGAIN), "one more real-time sigqueue");
+    ensure!(
+        n <= soft && n + 64 >= soft,
+        "sigqueue stopped with EAGAIN after {n}, limit {soft}"
+    );
+    check_eq!(
+        sigqueue(getpid(), SIGRT, 0),
+        Err(Errno::EAGAIN),
+        "one more real-time sigqueue"
+    );
     Ok(())
 }
 
@@ -94,9 +109,17 @@ fn rt_queue_over_limit_kill_keeps_signal_and_dequeues_all() -> Outcome {
     let n = fill_queue(SIGRT, limit).ctx("sigqueue flood")?;
     // kill() may not fail for lack of queue space: the signal stays pending
     // without its information.
-    check_eq!(kill(getpid(), SIGRT), Ok(0), "kill of a real-time signal over the limit");
+    check_eq!(
+        kill(getpid(), SIGRT),
+        Ok(0),
+        "kill of a real-time signal over the limit"
+    );
     // A classic signal sent by sigqueue over the limit is still sent.
-    check_eq!(sigqueue(getpid(), SIGUSR1, 0), Ok(0), "sigqueue of SIGUSR1 over the limit");
+    check_eq!(
+        sigqueue(getpid(), SIGUSR1, 0),
+        Ok(0),
+        "sigqueue of SIGUSR1 over the limit"
+    );
     let pending = sigpending().ctx("sigpending")?;
     check_eq!(
         pending & (sigbit(SIGRT) | sigbit(SIGUSR1)),
@@ -106,11 +129,23 @@ fn rt_queue_over_limit_kill_keeps_signal_and_dequeues_all() -> Outcome {
     disposition(SIGUSR1, SIG_IGN).ctx("ignore SIGUSR1")?;
     sigprocmask(SIG_UNBLOCK, Some(sigbit(SIGRT) | sigbit(SIGUSR1))).ctx("unblock")?;
     check_eq!(HITS.load(SeqCst) as u64, n, "handler runs, one per queued entry");
-    check_eq!(ORDER_OK.load(SeqCst), 1, "queued entries delivered in order with their si_value");
-    check_eq!(sigpending().ctx("sigpending")? & sigbit(SIGRT), 0, "nothing left pending");
+    check_eq!(
+        ORDER_OK.load(SeqCst),
+        1,
+        "queued entries delivered in order with their si_value"
+    );
+    check_eq!(
+        sigpending().ctx("sigpending")? & sigbit(SIGRT),
+        0,
+        "nothing left pending"
+    );
     // The queue is empty again: the whole limit is available.
     sigprocmask(SIG_BLOCK, Some(sigbit(SIGRT))).ctx("block")?;
-    check_eq!(fill_queue(SIGRT, limit).ctx("second flood")?, n, "entries after draining");
+    check_eq!(
+        fill_queue(SIGRT, limit).ctx("second flood")?,
+        n,
+        "entries after draining"
+    );
     Ok(())
 }
 
@@ -142,7 +177,10 @@ fn dead_process_queue_returns_to_the_limit() -> Outcome {
     ensure!(first > 0, "the first child queued nothing");
     // Its queue died with it: a second process gets as many again.
     let second = flood_in_child()?;
-    ensure!(second + 8 >= first, "after a process died with {first} queued, another could queue only {second}");
+    ensure!(
+        second + 8 >= first,
+        "after a process died with {first} queued, another could queue only {second}"
+    );
     Ok(())
 }
 
@@ -300,7 +338,11 @@ fn sigreturn_clears_pstate_il() -> Outcome {
         7
     })
     .ctx("fork")?;
-    check_eq!(wait_status(pid), Ok(7 << 8), "a handler setting PSTATE.IL returns normally");
+    check_eq!(
+        wait_status(pid),
+        Ok(7 << 8),
+        "a handler setting PSTATE.IL returns normally"
+    );
     Ok(())
 }
 
@@ -371,7 +413,11 @@ fn sigreturn_with(edit: Handler) -> Result<i32, crate::Fail> {
 }
 
 fn sigreturn_unknown_record_is_sigsegv() -> Outcome {
-    check_eq!(sigreturn_with(add_unknown_record)?, SIGSEGV, "unknown record after fpsimd_context");
+    check_eq!(
+        sigreturn_with(add_unknown_record)?,
+        SIGSEGV,
+        "unknown record after fpsimd_context"
+    );
     Ok(())
 }
 
