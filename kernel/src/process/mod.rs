@@ -247,6 +247,11 @@ pub fn do_clone(
     );
     task.sig_blocked
         .store(me.sig_blocked.load(Ordering::Relaxed), Ordering::Relaxed);
+    // fork and vfork children keep the alternate signal stack; a thread
+    // sharing the address space starts without (Linux's sas_ss_reset).
+    if flags & (CLONE_VM | CLONE_VFORK) != CLONE_VM {
+        *task.sas.lock() = *me.sas.lock();
+    }
     *task.mm.lock() = Some(child_mm.clone());
     if flags & CLONE_CHILD_CLEARTID != 0 {
         task.clear_child_tid.store(child_tid, Ordering::Relaxed);

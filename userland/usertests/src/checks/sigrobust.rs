@@ -20,6 +20,7 @@ pub static CHECKS: &[Check] = checks![
     sigreturn_clears_pstate_il,
     sigreturn_unknown_record_is_sigsegv,
     sigreturn_extra_context_into_kernel_is_sigsegv,
+    fork_child_inherits_sigaltstack,
 ];
 
 const RT_SIGQUEUEINFO: usize = 138;
@@ -427,5 +428,34 @@ fn sigreturn_extra_context_into_kernel_is_sigsegv() -> Outcome {
         SIGSEGV,
         "extra_context pointing into the kernel"
     );
+    Ok(())
+}
+
+fn sigaltstack(new: Option<&Stack>) -> Result<Stack, Errno> {
+    let mut old = Stack::default();
+    let n = new.map_or(0, |s| s as *const Stack as usize);
+    // SAFETY: new and old are live stack_t.
+    unsafe { raw(nr::SIGALTSTACK, &[n, &mut old as *mut Stack as usize]) }?;
+    Ok(old)
+}
+
+fn fork_child_inherits_sigaltstack() -> Outcome {
+    let len = 4 * PAGE;
+    let base = mmap_anon(len, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    let ss = Stack {
+        sp: base,
+        flags: 0,
+        size: len,
+    };
+    sigaltstack(Some(&ss)).ctx("sigaltstack")?;
+    // The alternate stack is per thread but copied by fork (the child's
+    // memory holds the same stack at the same address).
+    let pid = spawn(move || match sigaltstack(None) {
+        Ok(s) if s == ss => 0,
+        Ok(_) => 2,
+        Err(_) => 3,
+    })
+    .ctx("fork")?;
+    check_eq!(wait_status(pid), Ok(0), "the child's sigaltstack (0: same as the parent's)");
     Ok(())
 }
