@@ -2,6 +2,8 @@
 //! (`kernel/signal.c`, `arch/arm64/kernel/signal.c`).
 
 pub mod frame;
+#[cfg(feature = "ktest")]
+mod tests;
 
 use crate::errno::Errno;
 use crate::process::{current_process, ChildEvent, Process};
