@@ -21,6 +21,7 @@ pub static CHECKS: &[Check] = checks![
     sigreturn_unknown_record_is_sigsegv,
     sigreturn_extra_context_into_kernel_is_sigsegv,
     fork_child_inherits_sigaltstack,
+    rt_sigqueueinfo_errors,
 ];
 
 const RT_SIGQUEUEINFO: usize = 138;
@@ -86,6 +87,12 @@ fn rlimit_sigpending_reported_and_bounds_sigqueue() -> Outcome {
         sigqueue(getpid(), SIGRT, 0),
         Err(Errno::EAGAIN),
         "one more real-time sigqueue"
+    );
+    // tgkill's SI_TKILL is not kill(): it fails too rather than lose info.
+    check_eq!(
+        tgkill(getpid(), gettid(), SIGRT + 1),
+        Err(Errno::EAGAIN),
+        "tgkill of a real-time signal over the limit"
     );
     Ok(())
 }
@@ -456,6 +463,50 @@ fn fork_child_inherits_sigaltstack() -> Outcome {
         Err(_) => 3,
     })
     .ctx("fork")?;
-    check_eq!(wait_status(pid), Ok(0), "the child's sigaltstack (0: same as the parent's)");
+    check_eq!(
+        wait_status(pid),
+        Ok(0),
+        "the child's sigaltstack (0: same as the parent's)"
+    );
+    Ok(())
+}
+
+fn rt_sigqueueinfo_errors() -> Outcome {
+    let mut info = SigInfo::zeroed();
+    info.code = 0; // SI_USER: only a process itself may claim kill()'s code.
+    let send = |pid: i32, sig: i32, info: &SigInfo| {
+        // SAFETY: info is a live siginfo_t.
+        unsafe {
+            raw(
+                RT_SIGQUEUEINFO,
+                &[pid as usize, sig as usize, info as *const SigInfo as usize],
+            )
+        }
+    };
+    check_eq!(
+        send(getppid(), 0, &info),
+        Err(Errno::EPERM),
+        "si_code SI_USER to another process"
+    );
+    info.code = -6; // SI_TKILL
+    check_eq!(
+        send(getppid(), 0, &info),
+        Err(Errno::EPERM),
+        "si_code SI_TKILL to another process"
+    );
+    info.code = SI_QUEUE;
+    check_eq!(
+        send(getppid(), 0, &info),
+        Ok(0),
+        "SI_QUEUE to another process, signal 0"
+    );
+    check_eq!(send(getpid(), 65, &info), Err(Errno::EINVAL), "signal 65");
+    check_eq!(send(0x3fff_fff0, 0, &info), Err(Errno::ESRCH), "no such process");
+    check_eq!(
+        // SAFETY: BAD_LOW is unmapped; the kernel must refuse it.
+        unsafe { raw(RT_SIGQUEUEINFO, &[getpid() as usize, SIGUSR1 as usize, BAD_LOW]) },
+        Err(Errno::EFAULT),
+        "unreadable siginfo"
+    );
     Ok(())
 }
