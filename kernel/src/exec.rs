@@ -189,7 +189,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     p.fs.lock().close_on_exec();
     // Handlers do not survive exec; a shared table is unshared first.
     p.sighand.reset_for_exec();
-    crate::signal::ALTSTACKS.lock().remove(&me.tid);
+    *me.sas.lock() = crate::signal::frame::AltStack::DISABLED;
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
     *regs = crate::process::regs::start_thread(image.entry, image.sp);

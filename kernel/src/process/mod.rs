@@ -53,8 +53,10 @@ pub struct Process {
     pub stopped: AtomicBool,
     /// Signal actions (shared with CLONE_SIGHAND).
     pub sighand: Arc<SigHand>,
-    /// Signals sent to the process as a whole.
+    /// Signals sent to the process as a whole (`signal->shared_pending.signal`).
     pub shared_pending: AtomicU64,
+    /// Their queued information (`signal->shared_pending.list`).
+    pub shared_sigqueue: signal::SigQueue,
     /// Where the parent sleeps in wait4/waitid.
     pub child_wait: WaitQueue,
     /// Where vfork parents wait for exec or exit.
@@ -116,6 +118,7 @@ impl Process {
             stopped: AtomicBool::new(false),
             sighand,
             shared_pending: AtomicU64::new(0),
+            shared_sigqueue: signal::SigQueue::new(),
             child_wait: WaitQueue::new(),
             vfork_done: WaitQueue::new(),
             vfork_released: AtomicBool::new(false),
@@ -244,6 +247,11 @@ pub fn do_clone(
     );
     task.sig_blocked
         .store(me.sig_blocked.load(Ordering::Relaxed), Ordering::Relaxed);
+    // fork and vfork children keep the alternate signal stack; a thread
+    // sharing the address space starts without (Linux's sas_ss_reset).
+    if flags & (CLONE_VM | CLONE_VFORK) != CLONE_VM {
+        *task.sas.lock() = *me.sas.lock();
+    }
     *task.mm.lock() = Some(child_mm.clone());
     if flags & CLONE_CHILD_CLEARTID != 0 {
         task.clear_child_tid.store(child_tid, Ordering::Relaxed);
@@ -330,8 +338,7 @@ fn exit_thread(status: i32) {
         threads.is_empty()
     };
     TASKS.lock().remove(&me.tid);
-    signal::forget(&me);
-    signal::ALTSTACKS.lock().remove(&me.tid);
+    signal::exit_signals(&me, &p, last);
     // Leave the address space before it may be freed.
     arch::mmu::secondary_drop_idmap();
     me.mm.lock().take();

@@ -88,8 +88,12 @@ pub struct Task {
     pub mm: IrqSpinLock<Option<Arc<Mm>>>,
     /// The process this thread belongs to (user tasks).
     pub process: spin::Once<Arc<Process>>,
-    /// Signals sent to this thread.
+    /// Signals sent to this thread (`task->pending.signal`).
     pub sig_pending: AtomicU64,
+    /// Their queued information (`task->pending.list`).
+    pub sigqueue: crate::signal::SigQueue,
+    /// The alternate signal stack (`sas_ss_sp`, `sas_ss_size`, `sas_ss_flags`).
+    pub sas: IrqSpinLock<crate::signal::frame::AltStack>,
     /// Signals this thread blocks.
     pub sig_blocked: AtomicU64,
     /// `set_tid_address`/CLONE_CHILD_CLEARTID: cleared and futex-woken at exit.
@@ -120,6 +124,8 @@ impl Task {
             mm: IrqSpinLock::new(None),
             process: spin::Once::new(),
             sig_pending: AtomicU64::new(0),
+            sigqueue: crate::signal::SigQueue::new(),
+            sas: IrqSpinLock::new(crate::signal::frame::AltStack::DISABLED),
             sig_blocked: AtomicU64::new(0),
             clear_child_tid: AtomicU64::new(0),
             saved_sigmask: AtomicU64::new(0),

@@ -33,9 +33,7 @@ const RESERVED_SIZE: usize = 4096;
 /// Size of `struct rt_sigframe`.
 pub const FRAME_SIZE: usize = SC_RESERVED + RESERVED_SIZE;
 
-/// `fpsimd_context` magic and size.
-const FPSIMD_MAGIC: u32 = 0x4650_8001;
-const FPSIMD_SIZE: u32 = 528;
+use signal_core::records::{FPSIMD_MAGIC, FPSIMD_SIZE};
 
 /// `sigaltstack` state of a thread.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,6 +46,15 @@ pub struct AltStack {
     pub size: u64,
 }
 
+impl AltStack {
+    /// No alternate stack (a new thread's, and after exec).
+    pub const DISABLED: AltStack = AltStack {
+        sp: 0,
+        flags: SS_DISABLE,
+        size: 0,
+    };
+}
+
 /// `ss_flags`.
 pub const SS_ONSTACK: i32 = 1;
 /// Disabled.
@@ -56,11 +63,7 @@ pub const SS_DISABLE: i32 = 2;
 pub const MINSIGSTKSZ: u64 = 5120;
 
 fn altstack(t: &Task) -> AltStack {
-    super::ALTSTACKS.lock().get(&t.tid).copied().unwrap_or(AltStack {
-        sp: 0,
-        flags: SS_DISABLE,
-        size: 0,
-    })
+    *t.sas.lock()
 }
 
 /// Whether `sp` is on the thread's alternate stack.
@@ -170,17 +173,38 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     }
     let mut buf = vec![0u8; FRAME_SIZE];
     crate::uaccess::copy_from_user(&mut buf, frame)?;
-    let pstate = get(&buf, SC_PSTATE);
-    // Only EL0t AArch64 states are valid to return to (valid_user_regs).
+    // Bits that are RES0 in an AArch64 SPSR (IL among them) are cleared, as
+    // Linux's valid_native_regs does: returning with IL set would make the
+    // next instruction an illegal-state exception.
+    const SPSR_EL1_AARCH64_RES0_BITS: u64 = !0xffff_ffff | (0b11 << 26) | (0b11 << 22) | (0xff << 13) | (1 << 5);
+    let pstate = get(&buf, SC_PSTATE) & !SPSR_EL1_AARCH64_RES0_BITS;
+    // Only EL0t AArch64 states with DAIF clear are valid to return to.
     const SPSR_MODE_MASK: u64 = 0x1f;
     if pstate & SPSR_MODE_MASK != 0 || pstate & (0xf << 6) != 0 {
         return Err(Errno::EFAULT);
     }
-    let r = SC_RESERVED;
-    let magic = u32::from_le_bytes(buf[r..r + 4].try_into().expect("4"));
-    let size = u32::from_le_bytes(buf[r + 4..r + 8].try_into().expect("4"));
-    if magic != FPSIMD_MAGIC || size != FPSIMD_SIZE {
-        return Err(Errno::EFAULT);
+    // The context records, by Linux's parse_user_sigframe rules; the
+    // fpsimd_context one is required and must have its exact size.
+    let mut read_extra = |addr: u64, len: usize| -> Result<alloc::vec::Vec<u8>, Errno> {
+        let mut v = alloc::vec::Vec::new();
+        v.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
+        v.resize(len, 0);
+        crate::uaccess::copy_from_user(&mut v, addr)?;
+        Ok(v)
+    };
+    let records = signal_core::records::parse(
+        &buf[SC_RESERVED..],
+        frame.wrapping_add(SC_RESERVED as u64),
+        frame,
+        &mut read_extra,
+    )
+    .map_err(|e| match e {
+        signal_core::records::Invalid::Fault(e) => e,
+        signal_core::records::Invalid::Malformed => Errno::EINVAL,
+    })?;
+    let fpsimd = records.fpsimd.ok_or(Errno::EINVAL)?;
+    if fpsimd.len() != FPSIMD_SIZE as usize {
+        return Err(Errno::EINVAL);
     }
     for i in 0..31 {
         regs.regs[i] = get(&buf, SC_REGS + i * 8);
@@ -189,13 +213,14 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     regs.pc = get(&buf, SC_PC);
     regs.pstate = pstate & !(1 << 21); // never return with SS set
     regs.syscallno = arch::ptrace::NO_SYSCALL;
+    let r = &fpsimd;
     let mut fp = FpsimdState {
-        fpsr: u32::from_le_bytes(buf[r + 8..r + 12].try_into().expect("4")),
-        fpcr: u32::from_le_bytes(buf[r + 12..r + 16].try_into().expect("4")),
+        fpsr: u32::from_le_bytes(r[8..12].try_into().expect("4")),
+        fpcr: u32::from_le_bytes(r[12..16].try_into().expect("4")),
         ..Default::default()
     };
     for (i, v) in fp.vregs.iter_mut().enumerate() {
-        *v = u128::from_le_bytes(buf[r + 16 + i * 16..r + 32 + i * 16].try_into().expect("16"));
+        *v = u128::from_le_bytes(r[16 + i * 16..32 + i * 16].try_into().expect("16"));
     }
     arch::context::fpsimd_load(&fp);
     let mask = get(&buf, UC_SIGMASK) & !super::unblockable();
@@ -230,7 +255,7 @@ pub fn set_altstack(t: &Task, sp: u64, flags: i32, size: u64, cur_sp: u64) -> Re
         }
         AltStack { sp, flags: 0, size }
     };
-    super::ALTSTACKS.lock().insert(t.tid, a);
+    *t.sas.lock() = a;
     Ok(())
 }
 

@@ -2,6 +2,8 @@
 //! (`kernel/signal.c`, `arch/arm64/kernel/signal.c`).
 
 pub mod frame;
+#[cfg(feature = "ktest")]
+mod tests;
 
 use crate::errno::Errno;
 use crate::process::{current_process, ChildEvent, Process};
@@ -10,7 +12,8 @@ use crate::sync::IrqSpinLock;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use arch::ptrace::PtRegs;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
+use signal_core::{QueueOverflow, Restart, Source};
 
 /// Number of signals (1..=64).
 pub const NSIG: usize = 64;
@@ -47,6 +50,7 @@ pub mod nr {
     pub const SIGIO: u32 = 29;
     pub const SIGPWR: u32 = 30;
     pub const SIGSYS: u32 = 31;
+    pub const SIGRTMIN: u32 = 32;
 }
 pub use nr::*;
 
@@ -54,6 +58,7 @@ pub use nr::*;
 #[allow(missing_docs)]
 pub mod code {
     pub const SI_USER: i32 = 0;
+    pub const SI_QUEUE: i32 = -1;
     pub const SI_KERNEL: i32 = 0x80;
     pub const SI_TKILL: i32 = -6;
     pub const SEGV_MAPERR: i32 = 1;
@@ -89,14 +94,9 @@ pub mod sa {
     pub const SA_RESTORER: u64 = 0x0400_0000;
 }
 
-/// Bit for signal `sig` in a mask.
-pub const fn sigmask(sig: u32) -> u64 {
-    1 << (sig - 1)
-}
+pub use signal_core::sigmask;
 
-const UNBLOCKABLE: u64 = sigmask(SIGKILL) | sigmask(SIGSTOP);
-const SYNCHRONOUS: u64 =
-    sigmask(SIGSEGV) | sigmask(SIGBUS) | sigmask(SIGILL) | sigmask(SIGTRAP) | sigmask(SIGFPE) | sigmask(SIGSYS);
+const UNBLOCKABLE: u64 = signal_core::UNBLOCKABLE;
 
 /// What a signal does by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +198,8 @@ pub struct SigInfo {
     pub status: i32,
     /// Faults: the address.
     pub addr: u64,
+    /// `si_value` (sigqueue, rt_sigqueueinfo).
+    pub value: u64,
 }
 
 impl SigInfo {
@@ -219,21 +221,131 @@ impl SigInfo {
             _ => {
                 b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
                 b[20..24].copy_from_slice(&self.uid.to_le_bytes());
+                b[24..32].copy_from_slice(&self.value.to_le_bytes());
             }
         }
         b
     }
 }
 
-/// Pending signal information, per thread and per process.
-static QUEUES: IrqSpinLock<alloc::collections::BTreeMap<(bool, u32), Vec<SigInfo>>> =
-    IrqSpinLock::new(alloc::collections::BTreeMap::new());
+/// Queued `sigqueue` entries of every pending set. Everything runs as uid 0,
+/// so this one count is that user's (Linux's `UCOUNT_RLIMIT_SIGPENDING`).
+static QUEUED: AtomicU64 = AtomicU64::new(0);
 
-fn queue_key_task(t: &Task) -> (bool, u32) {
-    (false, t.tid)
+/// `RLIMIT_SIGPENDING`: Linux's default for this machine's RAM, which
+/// `getrlimit` reports and `send` enforces.
+pub fn sigpending_limit() -> u64 {
+    static LIMIT: spin::Once<u64> = spin::Once::new();
+    *LIMIT.call_once(|| signal_core::default_sigpending_limit(crate::mm::frame::stats().total as u64))
 }
-fn queue_key_proc(p: &Process) -> (bool, u32) {
-    (true, p.pid)
+
+/// The information of the signals in one pending set (`struct sigpending`'s
+/// list; the set itself is the `AtomicU64` next to it, changed only with
+/// this lock held so both agree). Entries count against
+/// `RLIMIT_SIGPENDING` until dequeued, flushed or dropped with their task or
+/// process.
+pub struct SigQueue {
+    list: IrqSpinLock<Vec<SigInfo>>,
+}
+
+impl Default for SigQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SigQueue {
+    /// Empty.
+    pub const fn new() -> SigQueue {
+        SigQueue {
+            list: IrqSpinLock::new(Vec::new()),
+        }
+    }
+
+    /// Entries queued now.
+    pub fn len(&self) -> usize {
+        self.list.lock().len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Linux's `__sigqueue_alloc` and `list_add_tail`: false when over the
+/// limit (unless `override_rlimit`) or out of memory; never panics.
+fn sigqueue_add(list: &mut Vec<SigInfo>, info: SigInfo, override_rlimit: bool) -> bool {
+    let n = QUEUED.fetch_add(1, Ordering::AcqRel) + 1;
+    if (!override_rlimit && n > sigpending_limit()) || list.try_reserve(1).is_err() {
+        QUEUED.fetch_sub(1, Ordering::AcqRel);
+        return false;
+    }
+    list.push(info);
+    true
+}
+
+/// Drops the entries of signals in `mask` from `list`.
+fn sigqueue_remove(list: &mut Vec<SigInfo>, mask: u64) {
+    let before = list.len();
+    list.retain(|i| mask & sigmask(i.signo) == 0);
+    QUEUED.fetch_sub((before - list.len()) as u64, Ordering::AcqRel);
+    if list.is_empty() {
+        // Give a flood's memory back, not just its entries.
+        *list = Vec::new();
+    }
+}
+
+impl Drop for SigQueue {
+    fn drop(&mut self) {
+        sigqueue_remove(&mut self.list.lock(), u64::MAX);
+    }
+}
+
+/// Linux's `flush_sigqueue_mask`: discards the signals in `mask` from a
+/// pending set, bits and information together.
+fn flush_sigqueue_mask(bits: &AtomicU64, q: &SigQueue, mask: u64) {
+    let mut list = q.list.lock();
+    bits.fetch_and(!mask, Ordering::AcqRel);
+    sigqueue_remove(&mut list, mask);
+}
+
+/// Discards pending `mask` signals of `p` and all its threads (an action set
+/// to ignore, stop and continue signals cancelling each other).
+pub fn flush_process_signals(p: &Process, mask: u64) {
+    flush_sigqueue_mask(&p.shared_pending, &p.shared_sigqueue, mask);
+    for t in p.threads.lock().iter() {
+        flush_sigqueue_mask(&t.sig_pending, &t.sigqueue, mask);
+    }
+}
+
+/// A thread leaves: its pending signals go (Linux's `exit_signals` and
+/// `__exit_signal`), and with the last thread the process's shared ones.
+pub fn exit_signals(t: &Task, p: &Process, last: bool) {
+    flush_sigqueue_mask(&t.sig_pending, &t.sigqueue, u64::MAX);
+    if last {
+        flush_sigqueue_mask(&p.shared_pending, &p.shared_sigqueue, u64::MAX);
+    }
+}
+
+/// Linux's `__send_signal_locked` after `prepare_signal`: makes `info`
+/// pending in one set. A classic signal already pending is not queued twice;
+/// real-time ones queue up to `RLIMIT_SIGPENDING`.
+fn queue_signal(bits: &AtomicU64, q: &SigQueue, info: SigInfo) -> Result<(), Errno> {
+    let sig = info.signo;
+    let mut list = q.list.lock();
+    if sig < SIGRTMIN && bits.load(Ordering::Acquire) & sigmask(sig) != 0 {
+        return Ok(());
+    }
+    // SIGKILL never needs its information: nothing can catch it.
+    if sig != SIGKILL
+        && !sigqueue_add(&mut list, info, signal_core::override_rlimit(sig, info.code))
+        && signal_core::on_queue_overflow(sig, info.code) == QueueOverflow::Fail
+    {
+        return Err(Errno::EAGAIN);
+    }
+    bits.fetch_or(sigmask(sig), Ordering::AcqRel);
+    Ok(())
 }
 
 /// Whether `p` has SIGCHLD ignored or SA_NOCLDWAIT (children auto-reaped).
@@ -255,10 +367,17 @@ pub fn has_pending(t: &Task) -> bool {
 }
 
 /// Sends `info` to process `p` (kill): any thread not blocking it takes it.
+/// The information may be lost (not the signal) when the queue is full.
 pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
+    let _ = send_sig_to_process(p, info);
+}
+
+/// `send_to_process` for senders that report a full queue: EAGAIN for a
+/// real-time signal that could not be queued (sigqueue), as Linux.
+pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno> {
     let sig = info.signo;
     if sig == 0 || p.is_zombie() {
-        return;
+        return Ok(());
     }
     prepare_signal(p, sig);
     // Blocked signals are never ignored at sending: the action may change
@@ -267,36 +386,38 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
         .main_thread()
         .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
     if is_ignored(p, sig) && sig != SIGKILL && !blocked {
-        return;
+        return Ok(());
     }
-    let bit = sigmask(sig);
-    let already = p.shared_pending.fetch_or(bit, Ordering::AcqRel) & bit != 0;
-    if !already || sig >= 32 {
-        QUEUES.lock().entry(queue_key_proc(p)).or_default().push(info);
-    }
+    queue_signal(&p.shared_pending, &p.shared_sigqueue, info)?;
     wake_for_signal(p, sig);
+    Ok(())
 }
 
 /// Sends `info` to thread `t` (tkill, faults).
 pub fn send_to_task(t: &Arc<Task>, info: SigInfo) {
+    let _ = send_sig_to_task(t, info);
+}
+
+/// `send_to_task` for senders that report a full queue (tgkill,
+/// rt_tgsigqueueinfo).
+pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     let sig = info.signo;
-    let Some(p) = t.process.get().cloned() else { return };
+    let Some(p) = t.process.get().cloned() else {
+        return Ok(());
+    };
     if p.is_zombie() {
-        return;
+        return Ok(());
     }
     prepare_signal(&p, sig);
     let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
     if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked {
-        return;
+        return Ok(());
     }
-    let bit = sigmask(sig);
-    let already = t.sig_pending.fetch_or(bit, Ordering::AcqRel) & bit != 0;
-    if !already || sig >= 32 {
-        QUEUES.lock().entry(queue_key_task(t)).or_default().push(info);
-    }
+    queue_signal(&t.sig_pending, &t.sigqueue, info)?;
     if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
         sched::wake_up(t);
     }
+    Ok(())
 }
 
 /// Stop and continue signals cancel each other when sent (Linux's
@@ -304,10 +425,7 @@ pub fn send_to_task(t: &Arc<Task>, info: SigInfo) {
 fn prepare_signal(p: &Arc<Process>, sig: u32) {
     let stop_mask = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
     if sig == SIGCONT || sig == SIGKILL {
-        p.shared_pending.fetch_and(!stop_mask, Ordering::AcqRel);
-        for t in p.threads.lock().iter() {
-            t.sig_pending.fetch_and(!stop_mask, Ordering::AcqRel);
-        }
+        flush_process_signals(p, stop_mask);
         if p.stopped.swap(false, Ordering::AcqRel) {
             if sig == SIGCONT {
                 *p.wait_event.lock() = Some(ChildEvent::Continued);
@@ -320,7 +438,7 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) {
             }
         }
     } else if stop_mask & sigmask(sig) != 0 {
-        p.shared_pending.fetch_and(!sigmask(SIGCONT), Ordering::AcqRel);
+        flush_process_signals(p, sigmask(SIGCONT));
     }
 }
 
@@ -400,63 +518,84 @@ pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
     );
 }
 
-fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
-    let blocked = t.sig_blocked.load(Ordering::Acquire) & !UNBLOCKABLE;
-    let own = t.sig_pending.load(Ordering::Acquire) & !blocked;
-    let shared = p.shared_pending.load(Ordering::Acquire) & !blocked;
-    let pick = |m: u64| -> Option<u32> {
-        if m == 0 {
-            None
-        } else if m & SYNCHRONOUS != 0 {
-            Some((m & SYNCHRONOUS).trailing_zeros() + 1)
-        } else {
-            Some(m.trailing_zeros() + 1)
+/// Linux's `force_sigsegv`: a signal's frame could not be written. If that
+/// signal was SIGSEGV itself, its handler cannot run either: SIGSEGV is
+/// reset to the default action and unblocked, so the process dies of it
+/// instead of retrying delivery forever.
+fn force_sigsegv(sig: u32) {
+    if sig == SIGSEGV {
+        let me = sched::current();
+        if let Some(p) = me.process.get() {
+            p.sighand.set(SIGSEGV, SigAction::default());
         }
-    };
-    let (from_task, sig) = match (pick(own), pick(shared)) {
-        (Some(a), _) => (true, a),
-        (None, Some(b)) => (false, b),
-        (None, None) => return None,
-    };
-    let mut queues = QUEUES.lock();
-    let key = if from_task {
-        queue_key_task(t)
-    } else {
-        queue_key_proc(p)
-    };
-    let q = queues.entry(key).or_default();
-    let info = q
-        .iter()
-        .position(|i| i.signo == sig)
-        .map(|i| q.remove(i))
-        .unwrap_or(SigInfo {
-            signo: sig,
-            ..Default::default()
-        });
-    let still = q.iter().any(|i| i.signo == sig);
-    if q.is_empty() {
-        queues.remove(&key);
+        me.sig_blocked.fetch_and(!sigmask(SIGSEGV), Ordering::AcqRel);
     }
-    if !still {
-        let word = if from_task { &t.sig_pending } else { &p.shared_pending };
-        word.fetch_and(!sigmask(sig), Ordering::AcqRel);
-    }
-    Some(info)
+    force_sig_fault(SIGSEGV, code::SI_KERNEL, 0);
 }
 
-/// Drops all queued information of a task or process that is gone.
-pub fn forget(t: &Task) {
-    QUEUES.lock().remove(&queue_key_task(t));
+/// Linux's `dequeue_signal`: the next deliverable signal of `t` with its
+/// information (the thread's own first, then the process's).
+fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
+    loop {
+        let blocked = t.sig_blocked.load(Ordering::Acquire);
+        let own = t.sig_pending.load(Ordering::Acquire);
+        let shared = p.shared_pending.load(Ordering::Acquire);
+        let (source, sig) = signal_core::choose(own, shared, blocked)?;
+        let (bits, q) = match source {
+            Source::Thread => (&t.sig_pending, &t.sigqueue),
+            Source::Process => (&p.shared_pending, &p.shared_sigqueue),
+        };
+        let mut list = q.list.lock();
+        // Another thread of the process may have taken it meanwhile.
+        if bits.load(Ordering::Acquire) & sigmask(sig) == 0 {
+            continue;
+        }
+        // Linux's `collect_signal`: the first entry of `sig`; the bit stays
+        // while more are queued. None queued (SIGKILL, or the information
+        // was lost to the limit): an SI_USER siginfo with no sender.
+        let info = match list.iter().position(|i| i.signo == sig) {
+            Some(at) => {
+                let info = list.remove(at);
+                QUEUED.fetch_sub(1, Ordering::AcqRel);
+                info
+            }
+            None => SigInfo {
+                signo: sig,
+                code: code::SI_USER,
+                ..Default::default()
+            },
+        };
+        if !list.iter().any(|i| i.signo == sig) {
+            bits.fetch_and(!sigmask(sig), Ordering::AcqRel);
+        }
+        if list.is_empty() {
+            *list = Vec::new();
+        }
+        return Some(info);
+    }
 }
 
 /// Kernel-internal restart codes a system call may return.
-pub const ERESTARTSYS: i64 = 512;
+pub const ERESTARTSYS: i64 = signal_core::ERESTARTSYS;
 /// Restart unconditionally.
-pub const ERESTARTNOINTR: i64 = 513;
+pub const ERESTARTNOINTR: i64 = signal_core::ERESTARTNOINTR;
 /// Restart if no handler runs.
-pub const ERESTARTNOHAND: i64 = 514;
-/// Restart through restart_syscall (treated as ERESTARTNOHAND here).
-pub const ERESTART_RESTARTBLOCK: i64 = 516;
+pub const ERESTARTNOHAND: i64 = signal_core::ERESTARTNOHAND;
+/// Restart through restart_syscall (EINTR here when no handler runs: there
+/// is no restart_syscall).
+pub const ERESTART_RESTARTBLOCK: i64 = signal_core::ERESTART_RESTARTBLOCK;
+
+/// Applies `signal_core::restart_decision` to the registers.
+fn settle_syscall(regs: &mut PtRegs, ret: i64, handler_flags: Option<u64>) {
+    match signal_core::restart_decision(ret, handler_flags) {
+        Restart::Keep => {}
+        Restart::Again => {
+            regs.regs[0] = regs.orig_x0;
+            regs.pc -= 4;
+        }
+        Restart::Eintr => regs.regs[0] = Errno::EINTR.as_neg() as u64,
+    }
+}
 
 /// Delivers pending signals before returning to user mode (Linux's
 /// `do_signal`): default actions, or a handler frame on the user stack.
@@ -465,16 +604,21 @@ pub fn do_signal(regs: &mut PtRegs) {
     let Some(p) = me.process.get().cloned() else { return };
     // A system call interrupted with a restart code.
     let mut restart = if regs.syscallno >= 0 { regs.regs[0] as i64 } else { 0 };
-    if ![-ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK].contains(&restart) {
+    if !signal_core::is_restart_code(restart) {
         restart = 0;
     }
-    while let Some(info) = dequeue(&me, &p) {
-        let sig = info.signo;
-        if sig == SIGKILL || p.exiting.load(Ordering::Acquire) {
+    loop {
+        // A pending SIGKILL or group exit wins over everything queued, even
+        // the synchronous signals `dequeue` prefers (Linux's get_signal
+        // checks SIGNAL_GROUP_EXIT first): nothing may keep a killed task
+        // in this loop.
+        if fatal_pending(&me) || p.exiting.load(Ordering::Acquire) {
             // Nothing may stay referenced from this frame: it never returns.
             drop((me, p));
             crate::process::do_group_exit(SIGKILL as i32);
         }
+        let Some(info) = dequeue(&me, &p) else { break };
+        let sig = info.signo;
         let action = p.sighand.get(sig);
         if action.handler == SIG_IGN {
             continue;
@@ -494,17 +638,11 @@ pub fn do_signal(regs: &mut PtRegs) {
         }
         // A handler runs: settle the interrupted system call first.
         if restart != 0 {
-            let again = restart == -ERESTARTNOINTR || (restart == -ERESTARTSYS && action.flags & sa::SA_RESTART != 0);
-            if again {
-                regs.regs[0] = regs.orig_x0;
-                regs.pc -= 4;
-            } else {
-                regs.regs[0] = Errno::EINTR.as_neg() as u64;
-            }
+            settle_syscall(regs, restart, Some(action.flags));
             restart = 0;
         }
         if frame::setup_rt_frame(&me, &p, sig, &info, &action, regs).is_err() {
-            force_sig_fault(SIGSEGV, code::SI_KERNEL, 0);
+            force_sigsegv(sig);
             continue;
         }
         let mut block = action.mask;
@@ -525,12 +663,7 @@ pub fn do_signal(regs: &mut PtRegs) {
     }
     // No handler ran: restart the call transparently.
     if restart != 0 {
-        regs.regs[0] = regs.orig_x0;
-        regs.pc -= 4;
-        if restart == -ERESTART_RESTARTBLOCK {
-            regs.regs[0] = Errno::EINTR.as_neg() as u64;
-            regs.pc += 4;
-        }
+        settle_syscall(regs, restart, None);
     }
 }
 
@@ -627,10 +760,6 @@ pub fn fatal_pending(t: &Task) -> bool {
 pub const fn unblockable() -> u64 {
     UNBLOCKABLE
 }
-
-/// Per-thread alternate signal stacks.
-pub static ALTSTACKS: IrqSpinLock<alloc::collections::BTreeMap<u32, frame::AltStack>> =
-    IrqSpinLock::new(alloc::collections::BTreeMap::new());
 
 /// Checks that `sig` is a valid number for sigaction.
 pub fn valid_signal(sig: u64) -> bool {

@@ -87,6 +87,11 @@ fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
     Ok(match res {
         3 => (8 << 20, INF), // RLIMIT_STACK
         7 => (1024, 4096),   // RLIMIT_NOFILE
+        11 => {
+            // RLIMIT_SIGPENDING, from the RAM size as Linux sets it.
+            let n = crate::signal::sigpending_limit();
+            (n, n)
+        }
         0..=15 => (INF, INF),
         _ => return Err(Errno::EINVAL),
     })

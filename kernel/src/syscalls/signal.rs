@@ -48,10 +48,7 @@ syscall!(__arm64_sys_rt_sigaction, r, {
         if a.handler == sig::SIG_IGN
             || (a.handler == sig::SIG_DFL && sig::default_action(signum) == sig::DefaultAction::Ignore)
         {
-            p.shared_pending.fetch_and(!sig::sigmask(signum), Ordering::AcqRel);
-            for t in p.threads.lock().iter() {
-                t.sig_pending.fetch_and(!sig::sigmask(signum), Ordering::AcqRel);
-            }
+            sig::flush_process_signals(&p, sig::sigmask(signum));
         }
     }
     if oact != 0 {
@@ -142,7 +139,7 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
     }
     if signum != 0 {
         let me = process::current_process();
-        sig::send_to_task(
+        sig::send_sig_to_task(
             &t,
             SigInfo {
                 signo: signum as u32,
@@ -150,10 +147,76 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
                 pid: me.pid,
                 ..Default::default()
             },
-        );
+        )?;
     }
     Ok(0)
 }
+
+/// The `siginfo_t` a sigqueue caller supplies: its signal number is
+/// replaced by `signum` (Linux's `__copy_siginfo_from_user`); the
+/// `_rt` fields (si_pid, si_uid, si_value) are kept.
+fn read_user_siginfo(signum: u32, uinfo: u64) -> Result<SigInfo, Errno> {
+    let mut b = [0u8; 32];
+    copy_from_user(&mut b, uinfo)?;
+    let w32 = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4"));
+    Ok(SigInfo {
+        signo: signum,
+        errno: w32(4) as i32,
+        code: w32(8) as i32,
+        pid: w32(16),
+        uid: w32(20),
+        value: u64::from_le_bytes(b[24..32].try_into().expect("8")),
+        ..Default::default()
+    })
+}
+
+/// Not even root may pretend to be the kernel (si_code >= 0) or kill/tkill
+/// towards another process (Linux's `do_rt_sigqueueinfo`).
+fn check_sigqueue_code(info: &SigInfo, target: u32) -> Result<(), Errno> {
+    if (info.code >= 0 || info.code == sig::code::SI_TKILL) && process::current_process().pid != target {
+        return Err(Errno::EPERM);
+    }
+    Ok(())
+}
+
+syscall!(__arm64_sys_rt_sigqueueinfo, r, {
+    let (pid, signum, uinfo) = (r.regs[0] as i32, r.regs[1], r.regs[2]);
+    let info = read_user_siginfo(signum as u32, uinfo)?;
+    check_sigqueue_code(&info, pid as u32)?;
+    let p = if pid > 0 {
+        process::find_process(pid as u32)
+    } else {
+        None
+    };
+    let p = p.filter(|p| !p.is_zombie()).ok_or(Errno::ESRCH)?;
+    if signum as usize > sig::NSIG {
+        return Err(Errno::EINVAL);
+    }
+    if signum != 0 {
+        sig::send_sig_to_process(&p, info)?;
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_rt_tgsigqueueinfo, r, {
+    let (tgid, tid, signum, uinfo) = (r.regs[0] as i32, r.regs[1] as i32, r.regs[2], r.regs[3]);
+    if tgid <= 0 || tid <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let info = read_user_siginfo(signum as u32, uinfo)?;
+    check_sigqueue_code(&info, tid as u32)?;
+    let t = process::find_task(tid as u32).ok_or(Errno::ESRCH)?;
+    if t.process.get().map(|p| p.pid) != Some(tgid as u32) {
+        return Err(Errno::ESRCH);
+    }
+    if signum as usize > sig::NSIG {
+        return Err(Errno::EINVAL);
+    }
+    if signum != 0 {
+        sig::send_sig_to_task(&t, info)?;
+    }
+    Ok(0)
+});
 
 syscall!(__arm64_sys_tkill, r, tkill(None, r.regs[0] as i32, r.regs[1]));
 syscall!(__arm64_sys_tgkill, r, {

@@ -10,6 +10,7 @@ pub mod fs;
 pub mod mm;
 pub mod process;
 pub mod signal;
+pub mod sigrobust;
 pub mod thread;
 pub mod time;
 
@@ -18,6 +19,7 @@ pub static ALL: &[&[Check]] = &[
     fs::CHECKS,
     process::CHECKS,
     signal::CHECKS,
+    sigrobust::CHECKS,
     mm::CHECKS,
     thread::CHECKS,
     time::CHECKS,
