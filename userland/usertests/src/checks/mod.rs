@@ -11,6 +11,7 @@ pub mod process;
 pub mod signal;
 pub mod thread;
 pub mod time;
+pub mod timeouts;
 
 /// Every check, in the order they run.
 pub static ALL: &[&[Check]] = &[
@@ -20,6 +21,7 @@ pub static ALL: &[&[Check]] = &[
     mm::CHECKS,
     thread::CHECKS,
     time::CHECKS,
+    timeouts::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
