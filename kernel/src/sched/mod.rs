@@ -156,6 +156,9 @@ fn finish_task_switch() {
     if let Some(prev) = PREV.this().lock().take() {
         prev.on_cpu.store(false, Ordering::Release);
         if prev.state() == TaskState::Dead {
+            // Its kretprobed calls will never return (Linux's
+            // kprobe_flush_task, also called here).
+            prev.kretprobe_instances.flush();
             task::release_dead(prev);
         }
     }

@@ -102,6 +102,8 @@ pub struct Task {
     /// The ID of the `time::Timeout` armed for the wait in progress, 0 if
     /// none: the timer queue wakes the task only while it matches.
     pub timeout_id: AtomicU64,
+    /// Calls in flight through kretprobe trampolines.
+    pub kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances,
 }
 
 impl Task {
@@ -128,6 +130,7 @@ impl Task {
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),
             timeout_id: AtomicU64::new(0),
+            kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances::new(),
         }
     }
 
