@@ -9,14 +9,13 @@
 //! boxes between lists and never allocates.
 
 use super::{register_kprobe, unregister_kprobe, Kprobe};
-use crate::debug::{register_kernel_break_hook, BreakHook, HookResult};
+use crate::debug::HookResult;
 use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use alloc::sync::{Arc, Weak};
 use alloc::vec;
 use alloc::vec::Vec;
-use arch::debug_monitors::KRETPROBES_BRK_IMM;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -315,7 +314,7 @@ pub fn trampoline_addr() -> usize {
 }
 
 /// BRK #KRETPROBES_BRK_IMM: a kretprobed function returned.
-fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
+pub(crate) fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     if regs.pc as usize != trampoline_addr() {
         return HookResult::NotHandled;
     }
@@ -346,13 +345,4 @@ pub fn real_return_address(n: usize) -> Option<usize> {
         .kretprobe_instances
         .ret_addr(n)
         .map(|a| a as usize)
-}
-
-/// Installs the trampoline's BRK hook.
-pub fn init() {
-    register_kernel_break_hook(BreakHook {
-        imm: KRETPROBES_BRK_IMM,
-        mask: 0,
-        func: trampoline_probe_handler,
-    });
 }
