@@ -5,6 +5,8 @@
 //! immediates (kprobes, kretprobes, BUG) are dispatched directly; other
 //! users register hooks, user and kernel separately.
 
+crate::notrace_module!();
+
 pub mod bug;
 
 use alloc::vec::Vec;

@@ -6,6 +6,8 @@
 //! out of line in a slot followed by `BRK #KPROBES_BRK_SS_IMM`, with all
 //! of DAIF masked; then the post-handlers run.
 
+crate::notrace_module!();
+
 #[cfg(feature = "ktest")]
 mod asm_tests;
 #[cfg(feature = "ktest")]

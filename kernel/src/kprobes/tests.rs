@@ -121,7 +121,7 @@ fn bad_probe_addresses_are_refused() {
     assert_eq!(
         register_kprobe(&Arc::new(Kprobe::symbol("schedule_tail", 0))),
         Err(Errno::EINVAL),
-        "marked by nokprobe_symbol!"
+        "marked #[notrace]"
     );
     assert!(super::blacklist::entries()
         .iter()

@@ -13,6 +13,7 @@ use crate::sync::IrqSpinLock;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use ktest_macros::notrace;
 pub use task::{Task, TaskState};
 
 /// Runnable tasks not running on any CPU.
@@ -34,11 +35,14 @@ static SLICE_LEFT: PerCpu<core::sync::atomic::AtomicU32> =
     PerCpu::new([const { core::sync::atomic::AtomicU32::new(TIMESLICE_TICKS) }; NR_CPUS]);
 
 /// The running task on this CPU.
+#[notrace]
 pub fn current() -> Arc<Task> {
     try_current().expect("no current task")
 }
 
-/// The running task, if the scheduler has started on this CPU.
+/// The running task, if the scheduler has started on this CPU. Notrace:
+/// the kprobe and kretprobe hit paths call it.
+#[notrace]
 pub fn try_current() -> Option<Arc<Task>> {
     let p = CURRENT.this().load(Ordering::Acquire);
     if p.is_null() {
@@ -198,6 +202,7 @@ fn finish_task_switch() {
 /// First code of every new task (from `ret_from_fork`).
 #[allow(unsafe_code)] // exported for the entry code
 #[no_mangle]
+#[notrace]
 pub extern "C" fn schedule_tail() {
     finish_task_switch();
     arch::cpu::local_irq_enable();
@@ -255,5 +260,3 @@ pub fn cpu_idle() -> ! {
 pub fn nr_queued() -> usize {
     RUNQUEUE.lock().len()
 }
-
-crate::nokprobe_symbol!(schedule_tail);
