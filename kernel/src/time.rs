@@ -7,6 +7,7 @@ use crate::sched::Task;
 use crate::sync::IrqSpinLock;
 use alloc::collections::BinaryHeap;
 use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Ticks per second (Debian's arm64 kernels use 250).
@@ -40,15 +41,6 @@ struct TimerEntry {
     /// Weak, so that an entry whose wait ended early never keeps an exited
     /// task (and its kernel stack) alive until the deadline.
     task: Weak<Task>,
-}
-
-impl TimerEntry {
-    /// Whether the wait that armed this entry is still going on.
-    fn armed(&self) -> bool {
-        self.task
-            .upgrade()
-            .is_some_and(|t| t.timeout_id.load(Ordering::Acquire) == self.id)
-    }
 }
 
 impl PartialEq for TimerEntry {
@@ -143,10 +135,28 @@ impl Drop for Timeout {
         q.cancelled += 1;
         // Rebuilding when at least half the heap is stale costs O(1)
         // amortized per cancel and bounds the heap by twice the armed ones.
-        if q.cancelled >= COMPACT_MIN && q.cancelled * 2 >= q.heap.len() {
-            q.heap.retain(TimerEntry::armed);
-            q.cancelled = 0;
+        if q.cancelled < COMPACT_MIN || q.cancelled * 2 < q.heap.len() {
+            return;
         }
+        // The tasks looked at are dropped after the lock is released: one
+        // may be the last reference to a task that exits meanwhile, whose
+        // release must not run under the timer lock. Without the memory
+        // for them, compaction waits for the next cancel.
+        let mut seen: Vec<Arc<Task>> = Vec::new();
+        if seen.try_reserve_exact(q.heap.len()).is_err() {
+            return;
+        }
+        q.heap.retain(|e| match e.task.upgrade() {
+            Some(t) => {
+                let armed = t.timeout_id.load(Ordering::Acquire) == e.id;
+                seen.push(t);
+                armed
+            }
+            None => false,
+        });
+        q.cancelled = 0;
+        drop(q);
+        drop(seen);
     }
 }
 
@@ -159,29 +169,31 @@ pub fn pending_timers() -> usize {
 fn run_timers() {
     let now = ktime_get_ns();
     // One entry per lock hold: waking takes the run-queue lock, and the
-    // tick must not allocate.
+    // tick must not allocate. A task is dropped only after the lock is
+    // released, in case it was the last reference.
     loop {
-        let task = {
+        let (task, due) = {
             let mut q = TIMERS.lock();
             if !q.heap.peek().is_some_and(|e| e.deadline_ns <= now) {
                 return;
             }
             let Some(e) = q.heap.pop() else { return };
-            let Some(task) = e.task.upgrade() else {
+            let task = e.task.upgrade();
+            let due = task.as_ref().is_some_and(|t| {
+                t.timeout_id
+                    .compare_exchange(e.id, 0, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            });
+            if !due {
+                // A cancelled entry reached its deadline before compaction.
                 q.cancelled = q.cancelled.saturating_sub(1);
-                continue;
-            };
-            if task
-                .timeout_id
-                .compare_exchange(e.id, 0, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-            {
-                q.cancelled = q.cancelled.saturating_sub(1);
-                continue;
             }
-            task
+            (task, due)
         };
-        crate::sched::wake_up(&task);
+        if let (Some(t), true) = (&task, due) {
+            crate::sched::wake_up(t);
+        }
+        drop(task);
     }
 }
 
