@@ -1,6 +1,8 @@
 //! Data and instruction aborts (Linux's `do_mem_abort`): fixups for
 //! accesses that may fault, and the oops for those that may not.
 
+crate::notrace_module!();
+
 use arch::esr;
 use arch::ptrace::PtRegs;
 use core::fmt::Write;

@@ -63,9 +63,14 @@ pub fn wait(addr: u64, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
         Ok(v) if v != val => Err(Errno::EAGAIN),
         Ok(_) => {
             let deadline = timeout_ns.map(|t| crate::time::ktime_get_ns().saturating_add(t));
-            if let Some(d) = deadline {
-                crate::time::add_timer(d, crate::sched::current());
-            }
+            // Cancelled when the wait ends, by wake-up, signal or timeout.
+            let _timeout = match deadline.map(crate::time::Timeout::arm).transpose() {
+                Ok(t) => t,
+                Err(e) => {
+                    *b.waiters.lock() -= 1;
+                    return Err(e);
+                }
+            };
             let r = b.queue.wait_event(true, || {
                 let mut tok = b.tokens.lock();
                 if *tok > 0 {

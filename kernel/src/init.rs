@@ -170,8 +170,6 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     arch::gic::init_cpu();
     crate::smp::init_boot_cpu().expect("IPI handlers");
     crate::sched::init_cpu();
-    crate::debug::init();
-    crate::kprobes::init();
     arch::pgtable_user::set_table_frame_free(crate::mm::frame::free_frame);
     let timer = platform.timer.expect("no arm,armv8-timer in the device tree");
     crate::time::init(timer.virt_intid).expect("timer interrupt");

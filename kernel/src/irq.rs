@@ -1,6 +1,8 @@
 //! Interrupt dispatch: a table from GIC interrupt ID to handler, filled by
 //! `request_irq`, run by the IRQ exception handler.
 
+crate::notrace_module!();
+
 use crate::errno::Errno;
 use crate::percpu::{PerCpu, NR_CPUS};
 use arch::gic::{self, NR_IRQS, SPURIOUS};

@@ -1,6 +1,8 @@
 //! The kernel's symbol table, embedded by the build's second link:
 //! name → address and address → `symbol+0xoff/0xsize`.
 
+crate::notrace_module!();
+
 use kallsyms::{Kallsyms, Symbol, SymbolizedAddr};
 
 static TABLE: spin::Once<Kallsyms<'static>> = spin::Once::new();

@@ -22,6 +22,7 @@ pub mod itimer;
 pub mod kallsyms;
 pub mod kprobes;
 pub mod mm;
+pub mod notrace;
 pub mod oops;
 pub mod patching;
 pub mod percpu;

@@ -1,6 +1,8 @@
 //! Fatal kernel errors (Linux's `die` and `panic`): the register dump, the
 //! symbolized call trace, then stop every CPU.
 
+crate::notrace_module!();
+
 use arch::ptrace::PtRegs;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, Ordering};

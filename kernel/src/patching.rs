@@ -3,6 +3,8 @@
 //! under a lock; `patch_text` does a batch under `stop_machine`. Only kernel
 //! text and the kprobe slot pages may be patched.
 
+crate::notrace_module!();
+
 use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
 

@@ -1,6 +1,8 @@
 //! Per-CPU variables: one slot per possible CPU, indexed by the CPU number
 //! held in TPIDR_EL1.
 
+crate::notrace_module!();
+
 /// Most CPUs the kernel supports (GICv2's limit).
 pub const NR_CPUS: usize = 8;
 

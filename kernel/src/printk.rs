@@ -1,6 +1,8 @@
 //! The console and kernel log lines (Linux's `printk`): each line is
 //! prefixed with the time since kernel entry, `[    0.012345] `.
 
+crate::notrace_module!();
+
 use crate::drivers::pl011::Pl011;
 use crate::sync::IrqSpinLock;
 use core::fmt::{self, Write};

@@ -2,6 +2,8 @@
 //! or spin-table release, as the device tree says), inter-processor
 //! interrupts, and cross-calls (run a function on other CPUs and wait).
 
+crate::notrace_module!();
+
 use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
 use alloc::collections::VecDeque;

@@ -2,6 +2,8 @@
 //! at {previous x29, x30}). Every read is a no-fault read, so a corrupt
 //! chain ends the trace instead of faulting again.
 
+crate::notrace_module!();
+
 use arch::nofault::read_u64_nofault;
 
 /// Most frames printed.

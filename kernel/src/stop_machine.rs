@@ -4,6 +4,8 @@
 //! seen (Linux's `stop_machine` with `multi_cpu_stop`, and the
 //! `aarch64_insn_patch_text_cb` barrier).
 
+crate::notrace_module!();
+
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,5 +1,7 @@
 //! Locks usable from both task and interrupt context.
 
+crate::notrace_module!();
+
 use arch::cpu::{local_irq_restore, local_irq_save, IrqFlags};
 use core::ops::{Deref, DerefMut};
 

@@ -1,7 +1,13 @@
 //! Time: the per-CPU tick from the generic timer's virtual timer, and
 //! delays.
 
+use crate::errno::Errno;
 use crate::percpu::{PerCpu, NR_CPUS};
+use crate::sched::Task;
+use crate::sync::IrqSpinLock;
+use alloc::collections::BinaryHeap;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Ticks per second (Debian's arm64 kernels use 250).
@@ -27,28 +33,167 @@ fn timer_interrupt(_irq: u32) {
     crate::sched::scheduler_tick();
 }
 
-/// Sleeping tasks by deadline (ns since boot).
-static TIMERS: crate::sync::IrqSpinLock<alloc::vec::Vec<(u64, alloc::sync::Arc<crate::sched::Task>)>> =
-    crate::sync::IrqSpinLock::new(alloc::vec::Vec::new());
+/// A task's pending wake-up in the timer queue.
+struct TimerEntry {
+    deadline_ns: u64,
+    /// Matches the task's `timeout_id` while the wait that armed it lasts.
+    id: u64,
+    /// Weak, so that an entry whose wait ended early never keeps an exited
+    /// task (and its kernel stack) alive until the deadline.
+    task: Weak<Task>,
+}
 
-/// Wakes `task` at `deadline_ns` (it re-checks why it slept).
-pub fn add_timer(deadline_ns: u64, task: alloc::sync::Arc<crate::sched::Task>) {
-    TIMERS.lock().push((deadline_ns, task));
+impl PartialEq for TimerEntry {
+    fn eq(&self, o: &Self) -> bool {
+        (self.deadline_ns, self.id) == (o.deadline_ns, o.id)
+    }
+}
+impl Eq for TimerEntry {}
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, o: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TimerEntry {
+    /// Reversed, so that the max-heap yields the earliest deadline first.
+    fn cmp(&self, o: &Self) -> core::cmp::Ordering {
+        (o.deadline_ns, o.id).cmp(&(self.deadline_ns, self.id))
+    }
+}
+
+/// Pending timeouts, earliest first. A tick looks only at the entries that
+/// are due, so its cost does not grow with the number pending (Linux keeps
+/// hrtimers in a per-CPU rbtree for the same reason). A cancelled timeout
+/// stays in the heap, disarmed, until the heap is compacted.
+struct TimerQueue {
+    heap: BinaryHeap<TimerEntry>,
+    /// Entries disarmed since the last compaction.
+    cancelled: usize,
+}
+
+/// Below this many entries, cancelled ones are left for their deadline.
+const COMPACT_MIN: usize = 64;
+
+static TIMERS: IrqSpinLock<TimerQueue> = IrqSpinLock::new(TimerQueue {
+    heap: BinaryHeap::new(),
+    cancelled: 0,
+});
+/// Timeout IDs; 0 means "none armed".
+static NEXT_TIMEOUT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A wake-up of the current task at a deadline for the wait in progress
+/// (Linux's `hrtimer_sleeper` under `schedule_timeout`): when the deadline
+/// passes the task is woken and re-checks why it slept. Dropping it
+/// cancels the wake-up, so that a wait ended by its event or a signal
+/// leaves nothing behind. A task has at most one armed at a time.
+#[must_use = "dropping a Timeout cancels it"]
+pub struct Timeout {
+    task: Arc<Task>,
+    id: u64,
+}
+
+impl Timeout {
+    /// Arms a wake-up of the current task at `deadline_ns` (ns since boot,
+    /// as `ktime_get_ns`). ENOMEM if the timer queue cannot grow.
+    pub fn arm(deadline_ns: u64) -> Result<Timeout, Errno> {
+        let task = crate::sched::current();
+        let id = NEXT_TIMEOUT_ID.fetch_add(1, Ordering::Relaxed);
+        let mut q = TIMERS.lock();
+        q.heap.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+        if task.timeout_id.swap(id, Ordering::AcqRel) != 0 {
+            // A wait nested in another replaces its timeout.
+            q.cancelled += 1;
+        }
+        q.heap.push(TimerEntry {
+            deadline_ns,
+            id,
+            task: Arc::downgrade(&task),
+        });
+        drop(q);
+        Ok(Timeout { task, id })
+    }
+
+    /// The deadline has passed.
+    pub fn expired(&self) -> bool {
+        self.task.timeout_id.load(Ordering::Acquire) != self.id
+    }
+}
+
+impl Drop for Timeout {
+    fn drop(&mut self) {
+        // The tick disarms an expired timeout itself; only one still armed
+        // leaves a stale entry behind.
+        if self
+            .task
+            .timeout_id
+            .compare_exchange(self.id, 0, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        let mut q = TIMERS.lock();
+        q.cancelled += 1;
+        // Rebuilding when at least half the heap is stale costs O(1)
+        // amortized per cancel and bounds the heap by twice the armed ones.
+        if q.cancelled < COMPACT_MIN || q.cancelled * 2 < q.heap.len() {
+            return;
+        }
+        // The tasks looked at are dropped after the lock is released: one
+        // may be the last reference to a task that exits meanwhile, whose
+        // release must not run under the timer lock. Without the memory
+        // for them, compaction waits for the next cancel.
+        let mut seen: Vec<Arc<Task>> = Vec::new();
+        if seen.try_reserve_exact(q.heap.len()).is_err() {
+            return;
+        }
+        q.heap.retain(|e| match e.task.upgrade() {
+            Some(t) => {
+                let armed = t.timeout_id.load(Ordering::Acquire) == e.id;
+                seen.push(t);
+                armed
+            }
+            None => false,
+        });
+        q.cancelled = 0;
+        drop(q);
+        drop(seen);
+    }
+}
+
+/// Number of timeouts in the queue, including cancelled ones not yet
+/// compacted away (for leak checks).
+pub fn pending_timers() -> usize {
+    TIMERS.lock().heap.len()
 }
 
 fn run_timers() {
     let now = ktime_get_ns();
-    let due: alloc::vec::Vec<_> = {
-        let mut t = TIMERS.lock();
-        if t.is_empty() {
-            return;
+    // One entry per lock hold: waking takes the run-queue lock, and the
+    // tick must not allocate. A task is dropped only after the lock is
+    // released, in case it was the last reference.
+    loop {
+        let (task, due) = {
+            let mut q = TIMERS.lock();
+            if !q.heap.peek().is_some_and(|e| e.deadline_ns <= now) {
+                return;
+            }
+            let Some(e) = q.heap.pop() else { return };
+            let task = e.task.upgrade();
+            let due = task.as_ref().is_some_and(|t| {
+                t.timeout_id
+                    .compare_exchange(e.id, 0, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            });
+            if !due {
+                // A cancelled entry reached its deadline before compaction.
+                q.cancelled = q.cancelled.saturating_sub(1);
+            }
+            (task, due)
+        };
+        if let (Some(t), true) = (&task, due) {
+            crate::sched::wake_up(t);
         }
-        let (due, keep): (alloc::vec::Vec<_>, alloc::vec::Vec<_>) = t.drain(..).partition(|(d, _)| *d <= now);
-        *t = keep;
-        due
-    };
-    for (_, task) in due {
-        crate::sched::wake_up(&task);
+        drop(task);
     }
 }
 
@@ -90,6 +235,37 @@ pub fn udelay(us: u64) {
 mod tests {
     use super::*;
     use ktest_macros::kernel_test;
+
+    #[kernel_test]
+    fn cancelled_timeouts_do_not_accumulate() {
+        let before = pending_timers();
+        let far = ktime_get_ns() + 3_600_000_000_000;
+        for _ in 0..10_000 {
+            let t = Timeout::arm(far).unwrap();
+            assert!(!t.expired());
+        }
+        // Compaction keeps at most as many stale entries as live ones,
+        // plus the batch below COMPACT_MIN.
+        let after = pending_timers();
+        assert!(
+            after <= 2 * before + 2 * COMPACT_MIN,
+            "{after} timers pending after 10000 cancelled ({before} before)"
+        );
+    }
+
+    #[kernel_test]
+    fn timeout_wakes_and_disarms() {
+        let me = crate::sched::current();
+        let t = Timeout::arm(ktime_get_ns() + 5_000_000).unwrap();
+        while !t.expired() {
+            me.set_state(crate::sched::TaskState::Interruptible);
+            if !t.expired() {
+                crate::sched::schedule();
+            }
+            me.set_state(crate::sched::TaskState::Running);
+        }
+        assert_eq!(me.timeout_id.load(Ordering::Acquire), 0);
+    }
 
     #[kernel_test]
     fn timer_ticks_arrive_on_every_cpu() {

@@ -2,6 +2,8 @@
 //! dispatch on ESR_EL1.EC to the fault, debug and undefined-instruction
 //! paths; anything unexpected is fatal.
 
+crate::notrace_module!();
+
 use arch::entry::BadMode;
 use arch::esr::{self, Ec};
 use arch::ptrace::PtRegs;

@@ -2,6 +2,10 @@
 //! stays as written; a descriptor (`kernel::ktest::KernelTest`) naming it is
 //! placed in the `.kernel_tests` link section, which the test build's
 //! harness walks at boot.
+//!
+//! `#[notrace]`: marks a function that must not be instrumented (see
+//! `kernel::notrace`); its address goes into the `_notrace_symbols` link
+//! section.
 
 use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 
@@ -11,12 +15,7 @@ pub fn kernel_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     if !attr.is_empty() {
         return compile_error("#[kernel_test] takes no arguments");
     }
-    let tokens: Vec<TokenTree> = item.clone().into_iter().collect();
-    let name = tokens.windows(2).find_map(|w| match (&w[0], &w[1]) {
-        (TokenTree::Ident(kw), TokenTree::Ident(name)) if kw.to_string() == "fn" => Some(name.clone()),
-        _ => None,
-    });
-    let Some(name) = name else {
+    let Some(name) = fn_name(&item) else {
         return compile_error("#[kernel_test] must be placed on a function");
     };
     let static_name = Ident::new(
@@ -37,6 +36,40 @@ pub fn kernel_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut out = item;
     out.extend(registration);
     out
+}
+
+/// Marks the annotated free function as notrace: kprobes refuse it and the
+/// function tracer will leave it alone.
+#[proc_macro_attribute]
+pub fn notrace(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        return compile_error("#[notrace] takes no arguments");
+    }
+    let Some(name) = fn_name(&item) else {
+        return compile_error("#[notrace] must be placed on a function");
+    };
+    let mark: TokenStream = format!(
+        "const _: () = {{
+             #[allow(unsafe_code)] // link_section: the notrace mark itself
+             #[used]
+             #[link_section = \"_notrace_symbols\"]
+             static ENTRY: crate::notrace::NotraceSymbol = crate::notrace::NotraceSymbol({name} as *const ());
+         }};"
+    )
+    .parse()
+    .expect("notrace mark tokens");
+    let mut out = item;
+    out.extend(mark);
+    out
+}
+
+/// The name after `fn` in an item.
+fn fn_name(item: &TokenStream) -> Option<Ident> {
+    let tokens: Vec<TokenTree> = item.clone().into_iter().collect();
+    tokens.windows(2).find_map(|w| match (&w[0], &w[1]) {
+        (TokenTree::Ident(kw), TokenTree::Ident(name)) if kw.to_string() == "fn" => Some(name.clone()),
+        _ => None,
+    })
 }
 
 fn compile_error(msg: &str) -> TokenStream {

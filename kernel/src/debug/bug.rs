@@ -2,7 +2,7 @@
 //! tells which is which and where in the source it is (Linux's
 //! `struct bug_entry` and `report_bug`).
 
-use super::{register_kernel_break_hook, BreakHook, HookResult};
+use super::HookResult;
 use arch::ptrace::PtRegs;
 use core::fmt::Write;
 
@@ -50,7 +50,7 @@ fn find_bug(pc: u64) -> Option<&'static BugLocation> {
         .map(|e| e.loc)
 }
 
-fn bug_handler(regs: &mut PtRegs, esr: u64) -> HookResult {
+pub(super) fn bug_handler(regs: &mut PtRegs, esr: u64) -> HookResult {
     let loc = find_bug(regs.pc);
     let mut out = crate::printk::console_log_sink();
     match loc {
@@ -78,15 +78,6 @@ fn bug_handler(regs: &mut PtRegs, esr: u64) -> HookResult {
         }
         None => crate::oops::die("Oops - BUG", regs, esr),
     }
-}
-
-/// Registers the BUG hook.
-pub fn init() {
-    register_kernel_break_hook(BreakHook {
-        imm: arch::debug_monitors::BUG_BRK_IMM,
-        mask: 0,
-        func: bug_handler,
-    });
 }
 
 /// Warnings reported so far (for tests).

@@ -1,8 +1,11 @@
 //! The debug-fault table and the break/step hooks (Linux's
 //! arch/arm64/kernel/debug-monitors.c): debug exceptions from EL1 and EL0
 //! dispatch through `debug_fault_info`, indexed by `DBG_ESR_EVT(esr)`, to
-//! `brk_handler` and `single_step_handler`, which walk the registered
-//! hooks, user and kernel separately.
+//! `brk_handler` and `single_step_handler`. The kernel's own BRK
+//! immediates (kprobes, kretprobes, BUG) are dispatched directly; other
+//! users register hooks, user and kernel separately.
+
+crate::notrace_module!();
 
 pub mod bug;
 
@@ -90,9 +93,33 @@ pub fn unregister_user_step_hook(h: StepHook) {
     update(&USER_STEP_HOOKS, |l| l.retain(|x| x.func as usize != h.func as usize));
 }
 
-/// `brk_handler`: the first hook whose immediate matches handles it.
+/// The handler of one of the kernel's own BRK immediates, which are fixed
+/// at build time: dispatched by a match, without a lock or a list walk
+/// (Linux registers these as static break hooks; a lean hit path is worth
+/// more here than one mechanism for all).
+fn kernel_brk_fixed(comment: u16) -> Option<fn(&mut PtRegs, u64) -> HookResult> {
+    use arch::debug_monitors::{BUG_BRK_IMM, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, KRETPROBES_BRK_IMM};
+    Some(match comment {
+        KPROBES_BRK_IMM => crate::kprobes::kprobe_breakpoint_handler,
+        KPROBES_BRK_SS_IMM => crate::kprobes::kprobe_breakpoint_ss_handler,
+        KRETPROBES_BRK_IMM => crate::kprobes::kretprobe::trampoline_probe_handler,
+        BUG_BRK_IMM => bug::bug_handler,
+        _ => return None,
+    })
+}
+
+/// `brk_handler`: the kernel's own immediates go straight to their
+/// handlers; otherwise the first registered hook whose immediate matches
+/// handles it.
 fn brk_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
     let comment = esr_brk_comment(esr);
+    if !regs.user_mode() {
+        if let Some(handler) = kernel_brk_fixed(comment) {
+            if handler(regs, esr) == HookResult::Handled {
+                return true;
+            }
+        }
+    }
     let list = if regs.user_mode() {
         &USER_BREAK_HOOKS
     } else {
@@ -215,7 +242,24 @@ pub fn do_debug_exception(addr: u64, esr: u64, regs: &mut PtRegs) {
     crate::oops::die(inf.name, regs, esr)
 }
 
-/// Installs the kernel's own hooks (BUG/WARN).
-pub fn init() {
-    bug::init();
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+
+    #[kernel_test]
+    fn the_kernels_own_brk_immediates_bypass_the_hook_lists() {
+        use arch::debug_monitors::{BUG_BRK_IMM, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, KRETPROBES_BRK_IMM};
+        for imm in [KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, KRETPROBES_BRK_IMM, BUG_BRK_IMM] {
+            assert!(kernel_brk_fixed(imm).is_some(), "BRK #{imm:#x} not dispatched directly");
+            assert!(
+                !KERNEL_BREAK_HOOKS.read().iter().any(|h| imm & !h.mask == h.imm),
+                "BRK #{imm:#x} also has a registered hook"
+            );
+        }
+        // A WARN goes through the fixed dispatch and resumes after it.
+        let warns = bug::WARN_COUNT.load(core::sync::atomic::Ordering::Relaxed);
+        crate::warn_on!(core::hint::black_box(true));
+        assert_eq!(bug::WARN_COUNT.load(core::sync::atomic::Ordering::Relaxed), warns + 1);
+    }
 }

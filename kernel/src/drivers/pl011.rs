@@ -1,6 +1,8 @@
 //! The Arm PrimeCell PL011 UART (Arm DDI 0183G), polled, for the console.
 #![allow(unsafe_code)] // MMIO: the register block is reached through a raw mapping.
 
+crate::notrace_module!();
+
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
 use tock_registers::{register_bitfields, register_structs};

@@ -1,20 +1,23 @@
 //! kretprobes: at function entry, the return address in x30 is replaced
 //! by `kretprobe_trampoline`; when the function returns there, the
 //! handler runs with the return value in `regs` and execution resumes at
-//! the real return address. Instances are pre-allocated (`maxactive`) and
-//! kept per task, so recursion, sleeping and migration between CPUs work.
+//! the real return address. Instances are pre-allocated (`maxactive`) per
+//! kretprobe; an instance in use is linked into its task's list (Linux's
+//! `task->kretprobe_instances`), so recursion, sleeping and migration
+//! between CPUs work, and a task that dies with calls in flight gives them
+//! back to their pools (Linux's `kprobe_flush_task`). The hit path moves
+//! boxes between lists and never allocates.
 
 use super::{register_kprobe, unregister_kprobe, Kprobe};
-use crate::debug::{register_kernel_break_hook, BreakHook, HookResult};
+use crate::debug::HookResult;
 use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
-use alloc::collections::BTreeMap;
-use alloc::sync::Arc;
+use alloc::boxed::Box;
+use alloc::sync::{Arc, Weak};
 use alloc::vec;
 use alloc::vec::Vec;
-use arch::debug_monitors::KRETPROBES_BRK_IMM;
 use arch::ptrace::PtRegs;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// One in-flight call of a kretprobed function.
 pub struct KretprobeInstance {
@@ -24,6 +27,86 @@ pub struct KretprobeInstance {
     pub sp: u64,
     /// `data_size` bytes of private data for the handlers.
     pub data: Vec<u8>,
+    /// The kretprobe whose pool this instance returns to.
+    rp: Weak<Kretprobe>,
+    /// The task's next older instance while in flight.
+    next: Option<Box<KretprobeInstance>>,
+}
+
+/// A task's calls in flight through kretprobe trampolines, most recent
+/// first (Linux's `task->kretprobe_instances`).
+pub struct KretprobeInstances {
+    head: IrqSpinLock<Option<Box<KretprobeInstance>>>,
+}
+
+impl Default for KretprobeInstances {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KretprobeInstances {
+    /// No call in flight.
+    pub const fn new() -> Self {
+        KretprobeInstances {
+            head: IrqSpinLock::new(None),
+        }
+    }
+
+    fn push(&self, mut ri: Box<KretprobeInstance>) {
+        let mut head = self.head.lock();
+        ri.next = head.take();
+        *head = Some(ri);
+    }
+
+    fn pop(&self) -> Option<Box<KretprobeInstance>> {
+        let mut head = self.head.lock();
+        let mut ri = head.take()?;
+        *head = ri.next.take();
+        Some(ri)
+    }
+
+    /// How many calls are in flight.
+    pub fn len(&self) -> usize {
+        let head = self.head.lock();
+        core::iter::successors(head.as_deref(), |ri| ri.next.as_deref()).count()
+    }
+
+    /// Whether no call is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.head.lock().is_none()
+    }
+
+    /// The real return address of the `n`-th most recent call in flight.
+    fn ret_addr(&self, n: usize) -> Option<u64> {
+        let head = self.head.lock();
+        core::iter::successors(head.as_deref(), |ri| ri.next.as_deref())
+            .nth(n)
+            .map(|ri| ri.ret_addr)
+    }
+
+    /// Gives every instance back to its kretprobe's pool: the task is dead
+    /// and its calls will never return (Linux's `kprobe_flush_task`).
+    pub fn flush(&self) {
+        while let Some(ri) = self.pop() {
+            recycle(ri);
+        }
+    }
+}
+
+impl Drop for KretprobeInstances {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Returns `ri` to its kretprobe's pool, which has room for every instance
+/// it made, so that this never allocates; an instance whose kretprobe is
+/// gone is freed.
+fn recycle(ri: Box<KretprobeInstance>) {
+    if let Some(rp) = ri.rp.upgrade() {
+        rp.free.lock().push(ri);
+    }
 }
 
 /// A return handler or entry handler; an entry handler returning non-zero
@@ -43,7 +126,13 @@ pub struct Kretprobe {
     pub maxactive: usize,
     /// Private bytes per instance.
     pub data_size: usize,
-    free: IrqSpinLock<Vec<KretprobeInstance>>,
+    /// Instances not in flight; its capacity holds all `made`. Boxed: an
+    /// instance moves between this pool and a task's list without copying
+    /// or allocating.
+    #[allow(clippy::vec_box)]
+    free: IrqSpinLock<Vec<Box<KretprobeInstance>>>,
+    /// Instances created for this kretprobe so far.
+    made: AtomicUsize,
     nmissed: AtomicU64,
     registered: AtomicBool,
 }
@@ -69,6 +158,7 @@ impl Kretprobe {
             maxactive: 0,
             data_size: 0,
             free: IrqSpinLock::new(Vec::new()),
+            made: AtomicUsize::new(0),
             nmissed: AtomicU64::new(0),
             registered: AtomicBool::new(false),
         }
@@ -106,21 +196,15 @@ impl Kretprobe {
         self.nmissed.load(Ordering::Relaxed)
     }
 
+    /// Instances free for new calls.
+    pub fn nfree(&self) -> usize {
+        self.free.lock().len()
+    }
+
     /// The entry probe (after registration).
     pub fn kprobe(&self) -> Option<&Arc<Kprobe>> {
         self.kp.get()
     }
-}
-
-/// In-flight instances by task (the task's address as the key), most
-/// recent last.
-static INSTANCES: IrqSpinLock<BTreeMap<usize, InFlight>> = IrqSpinLock::new(BTreeMap::new());
-
-/// One task's in-flight calls.
-type InFlight = Vec<(Arc<Kretprobe>, KretprobeInstance)>;
-
-fn task_key() -> usize {
-    crate::sched::try_current().map_or(arch::cpu::cpu_id(), |t| Arc::as_ptr(&t) as usize)
 }
 
 /// Linux's default `maxactive`: max(10, 2 * possible CPUs).
@@ -138,13 +222,25 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
     } else {
         rp.maxactive
     };
-    *rp.free.lock() = (0..n)
-        .map(|_| KretprobeInstance {
-            ret_addr: 0,
-            sp: 0,
-            data: vec![0; rp.data_size],
-        })
-        .collect();
+    // Instances of an earlier registration may still be in flight and come
+    // back later: only the missing ones are made, and the pool reserves
+    // room for all, so that returning one never allocates.
+    {
+        let made = rp.made.load(Ordering::Acquire);
+        let mut free = rp.free.lock();
+        let len = free.len();
+        free.reserve(n.max(made).saturating_sub(len));
+        for _ in made..n {
+            free.push(Box::new(KretprobeInstance {
+                ret_addr: 0,
+                sp: 0,
+                data: vec![0; rp.data_size],
+                rp: Arc::downgrade(rp),
+                next: None,
+            }));
+        }
+        rp.made.store(made.max(n), Ordering::Release);
+    }
     let weak = Arc::downgrade(rp);
     let mut kp = match &rp.symbol {
         Some(s) => Kprobe::symbol(s, 0),
@@ -191,6 +287,11 @@ pub fn unregister_kretprobe(rp: &Arc<Kretprobe>) {
 }
 
 fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
+    // Before the scheduler starts there is no task to hold the instance.
+    let Some(task) = crate::sched::try_current() else {
+        rp.nmissed.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
     let Some(mut ri) = rp.free.lock().pop() else {
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
         return;
@@ -203,7 +304,7 @@ fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
             return;
         }
     }
-    INSTANCES.lock().entry(task_key()).or_default().push((rp.clone(), ri));
+    task.kretprobe_instances.push(ri);
     regs.regs[30] = trampoline_addr() as u64;
 }
 
@@ -213,50 +314,35 @@ pub fn trampoline_addr() -> usize {
 }
 
 /// BRK #KRETPROBES_BRK_IMM: a kretprobed function returned.
-fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
+pub(crate) fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     if regs.pc as usize != trampoline_addr() {
         return HookResult::NotHandled;
     }
-    let key = task_key();
-    let popped = {
-        let mut all = INSTANCES.lock();
-        let list = all.get_mut(&key);
-        let item = list.and_then(|l| l.pop());
-        if all.get(&key).is_some_and(|l| l.is_empty()) {
-            all.remove(&key);
-        }
-        item
-    };
-    let Some((rp, mut ri)) = popped else {
+    let popped = crate::sched::try_current().and_then(|t| t.kretprobe_instances.pop());
+    let Some(mut ri) = popped else {
         crate::pr_err!("kretprobe: no instance for the returning task");
         crate::oops::die("Oops - kretprobe", regs, 0)
     };
     let ret_addr = ri.ret_addr;
     // The function's caller sees its real return address in x30 too.
     regs.regs[30] = ret_addr;
-    if rp.registered.load(Ordering::Acquire) {
-        if let Some(h) = &rp.handler {
-            h(&mut ri, regs);
+    if let Some(rp) = ri.rp.upgrade() {
+        if rp.registered.load(Ordering::Acquire) {
+            if let Some(h) = &rp.handler {
+                h(&mut ri, regs);
+            }
         }
     }
     regs.pc = ret_addr;
-    rp.free.lock().push(ri);
+    recycle(ri);
     HookResult::Handled
 }
 
 /// For the unwinder: the real return address for the `n`-th (0 = most
 /// recent) trampoline return found while walking the current task's stack.
 pub fn real_return_address(n: usize) -> Option<usize> {
-    let all = INSTANCES.lock();
-    let list = all.get(&task_key())?;
-    list.iter().rev().nth(n).map(|(_, ri)| ri.ret_addr as usize)
-}
-
-/// Installs the trampoline's BRK hook.
-pub fn init() {
-    register_kernel_break_hook(BreakHook {
-        imm: KRETPROBES_BRK_IMM,
-        mask: 0,
-        func: trampoline_probe_handler,
-    });
+    crate::sched::try_current()?
+        .kretprobe_instances
+        .ret_addr(n)
+        .map(|a| a as usize)
 }

@@ -6,6 +6,8 @@
 //! out of line in a slot followed by `BRK #KPROBES_BRK_SS_IMM`, with all
 //! of DAIF masked; then the post-handlers run.
 
+crate::notrace_module!();
+
 #[cfg(feature = "ktest")]
 mod asm_tests;
 #[cfg(feature = "ktest")]
@@ -19,7 +21,7 @@ pub mod slots;
 #[cfg(feature = "ktest")]
 mod tests;
 
-use crate::debug::{register_kernel_break_hook, BreakHook, HookResult};
+use crate::debug::HookResult;
 use crate::errno::Errno;
 use crate::percpu::{PerCpu, NR_CPUS};
 use alloc::collections::BTreeMap;
@@ -604,7 +606,7 @@ fn run_instruction(site: &Site, status: Status, regs: &mut PtRegs) {
 /// BRK #KPROBES_BRK_IMM (Linux's `kprobe_breakpoint_handler`). The site
 /// map stays read-locked for the hit: unregistering waits for it, and
 /// nested hits only read it too.
-fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
+pub(crate) fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     let addr = regs.pc as usize;
     let sites = SITES.read();
     let Some(site) = sites.get(&addr) else {
@@ -647,7 +649,7 @@ fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
 }
 
 /// BRK #KPROBES_BRK_SS_IMM at the end of a slot.
-fn kprobe_breakpoint_ss_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
+pub(crate) fn kprobe_breakpoint_ss_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     let cpu = CTL.this();
     let Some(act) = cpu.cur() else {
         return HookResult::NotHandled;
@@ -688,19 +690,4 @@ pub fn kprobe_fault_handler(regs: &mut PtRegs) -> bool {
         crate::kallsyms::symbolize(act.addr)
     );
     true
-}
-
-/// Installs the BRK hooks.
-pub fn init() {
-    register_kernel_break_hook(BreakHook {
-        imm: KPROBES_BRK_IMM,
-        mask: 0,
-        func: kprobe_breakpoint_handler,
-    });
-    register_kernel_break_hook(BreakHook {
-        imm: KPROBES_BRK_SS_IMM,
-        mask: 0,
-        func: kprobe_breakpoint_ss_handler,
-    });
-    kretprobe::init();
 }

@@ -121,7 +121,7 @@ fn bad_probe_addresses_are_refused() {
     assert_eq!(
         register_kprobe(&Arc::new(Kprobe::symbol("schedule_tail", 0))),
         Err(Errno::EINVAL),
-        "marked by nokprobe_symbol!"
+        "marked #[notrace]"
     );
     assert!(super::blacklist::entries()
         .iter()
@@ -319,4 +319,78 @@ fn backtraces_through_a_kretprobed_frame_show_the_real_caller() {
     let bt = BACKTRACE.lock().take().unwrap();
     assert!(bt.contains("kretprobe_backtrace_caller+0x"), "{bt}");
     assert!(!bt.contains("kretprobe_trampoline"), "{bt}");
+}
+
+/// A kretprobe target that never returns: the kernel thread that calls it
+/// ends inside it.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_kretprobe_never_returns(_: u64) -> ! {
+    crate::sched::task::kthread_exit()
+}
+
+extern "C" fn dies_in_kretprobed_call(arg: usize) {
+    ktest_kretprobe_never_returns(core::hint::black_box(arg as u64));
+}
+
+/// What a fresh task found in flight: 1 + instances, 0 before it ran.
+static FRESH_SAW: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn records_calls_in_flight(_: usize) {
+    let me = crate::sched::current();
+    let stale = me.kretprobe_instances.len() + usize::from(super::kretprobe::real_return_address(0).is_some());
+    FRESH_SAW.store(1 + stale, Ordering::SeqCst);
+}
+
+/// Sleeps until `done()` holds, for at most a second.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = crate::time::ktime_get_ns() + 1_000_000_000;
+    while !done() {
+        assert!(crate::time::ktime_get_ns() < deadline, "timed out waiting: {what}");
+        crate::sched::wait::sleep_ns(1_000_000).unwrap();
+    }
+}
+
+#[kernel_test]
+fn kretprobe_instances_of_dead_tasks_return_to_the_pool_and_never_reach_new_tasks() {
+    const MAXACTIVE: usize = 4;
+    let entries = Arc::new(AtomicUsize::new(0));
+    let e = entries.clone();
+    let rp = Arc::new(
+        Kretprobe::symbol("ktest_kretprobe_never_returns")
+            .maxactive(MAXACTIVE)
+            .entry_handler(move |_, _| {
+                e.fetch_add(1, Ordering::SeqCst);
+                0
+            })
+            .handler(|_, _| 0),
+    );
+    register_kretprobe(&rp).unwrap();
+    // More dying tasks than instances: one kept per dead task would empty
+    // the pool and count the rest in nmissed.
+    for i in 0..3 * MAXACTIVE {
+        let t = crate::sched::Task::new_kthread(dies_in_kretprobed_call, i, "kretprobe/dies").unwrap();
+        crate::sched::wake_up(&t);
+        wait_until("the dying task's instance", || {
+            t.state() == crate::sched::TaskState::Dead && !t.on_cpu.load(Ordering::Acquire)
+        });
+        wait_until("the pool refilled", || rp.nfree() == MAXACTIVE);
+        drop(t);
+        // A new task, possibly where the dead one was, starts with nothing
+        // in flight.
+        FRESH_SAW.store(0, Ordering::SeqCst);
+        let fresh = crate::sched::Task::new_kthread(records_calls_in_flight, 0, "kretprobe/new").unwrap();
+        crate::sched::wake_up(&fresh);
+        wait_until("the fresh task", || FRESH_SAW.load(Ordering::SeqCst) != 0);
+        assert_eq!(
+            FRESH_SAW.load(Ordering::SeqCst),
+            1,
+            "stale kretprobe instances in a new task"
+        );
+    }
+    assert_eq!(rp.nmissed(), 0);
+    // Every call took an instance (the entry handler runs with one).
+    assert_eq!(entries.load(Ordering::SeqCst), 3 * MAXACTIVE);
+    unregister_kretprobe(&rp);
 }

@@ -4,6 +4,8 @@
 //! buffers) from a first-fit scan.
 #![allow(unsafe_code)] // The bitmap lives in RAM it carves out of the free memory, reached through the linear map.
 
+crate::notrace_module!();
+
 use super::PhysRange;
 use crate::sync::IrqSpinLock;
 use arch::memory::{align_down, align_up, phys_to_virt, PAGE_SIZE};

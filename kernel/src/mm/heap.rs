@@ -2,6 +2,8 @@
 //! memory that grows a page at a time from the frame allocator.
 #![allow(unsafe_code)] // GlobalAlloc is an unsafe trait; the heap hands out raw memory.
 
+crate::notrace_module!();
+
 use crate::sync::IrqSpinLock;
 use arch::memory::{HEAP_BASE, PAGE_SIZE};
 use core::alloc::{GlobalAlloc, Layout};

@@ -12,13 +12,17 @@ use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use ktest_macros::notrace;
 pub use task::{Task, TaskState};
 
 /// Runnable tasks not running on any CPU.
 static RUNQUEUE: IrqSpinLock<VecDeque<Arc<Task>>> = IrqSpinLock::new(VecDeque::new());
-/// The task each CPU runs.
-static CURRENT: PerCpu<IrqSpinLock<Option<Arc<Task>>>> = PerCpu::new([const { IrqSpinLock::new(None) }; NR_CPUS]);
+/// The task each CPU runs: a strong reference held as a raw pointer
+/// (`Arc::into_raw`), so that `current` is one per-CPU load and a count
+/// increment, with no lock and no interrupt masking (Linux reads SP_EL0).
+/// Only this CPU's `schedule` and `init_cpu` replace it.
+static CURRENT: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(core::ptr::null_mut()) }; NR_CPUS]);
 /// Each CPU's idle task.
 static IDLE: PerCpu<spin::Once<Arc<Task>>> = PerCpu::new([const { spin::Once::new() }; NR_CPUS]);
 /// The task a CPU switched away from, whose `on_cpu` the next task clears.
@@ -31,13 +35,47 @@ static SLICE_LEFT: PerCpu<core::sync::atomic::AtomicU32> =
     PerCpu::new([const { core::sync::atomic::AtomicU32::new(TIMESLICE_TICKS) }; NR_CPUS]);
 
 /// The running task on this CPU.
+#[notrace]
 pub fn current() -> Arc<Task> {
-    CURRENT.this().lock().clone().expect("no current task")
+    try_current().expect("no current task")
 }
 
-/// The running task, if the scheduler has started on this CPU.
+/// The running task, if the scheduler has started on this CPU. Notrace:
+/// the kprobe and kretprobe hit paths call it.
+#[notrace]
 pub fn try_current() -> Option<Arc<Task>> {
-    CURRENT.this().lock().clone()
+    let p = CURRENT.this().load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null CURRENT slot came from `Arc::into_raw` and owns one
+    // strong count of a live task. Only this CPU replaces its own slot, in
+    // `schedule` (interrupts masked) or `init_cpu`, and kernel code is never
+    // preempted or migrated between reading the slot and this increment
+    // (tasks switch only in `schedule`, which no interrupt handler calls);
+    // so the task is still alive here and the new count is ours to own.
+    #[allow(unsafe_code)]
+    unsafe {
+        Arc::increment_strong_count(p);
+        Some(Arc::from_raw(p))
+    }
+}
+
+/// Makes `next` this CPU's current task; returns the previous one.
+fn set_current(next: Arc<Task>) -> Option<Arc<Task>> {
+    let old = CURRENT.this().swap(Arc::into_raw(next).cast_mut(), Ordering::AcqRel);
+    if old.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null slot value came from `Arc::into_raw` and owned one
+    // strong count, which the swap took out of the slot and hands back.
+    #[allow(unsafe_code)]
+    Some(unsafe { Arc::from_raw(old) })
+}
+
+/// Whether `task` is what `cpu` runs now (a racy snapshot, for hints).
+fn runs_on(cpu: usize, task: &Arc<Task>) -> bool {
+    core::ptr::eq(CURRENT.on(cpu).load(Ordering::Acquire), Arc::as_ptr(task))
 }
 
 /// Turns the code running on this CPU into its idle task, and starts
@@ -46,7 +84,7 @@ pub fn init_cpu() {
     let idle = Task::new_idle(arch::cpu::cpu_id());
     idle.on_cpu.store(true, Ordering::Release);
     IDLE.this().call_once(|| idle.clone());
-    *CURRENT.this().lock() = Some(idle);
+    drop(set_current(idle));
 }
 
 /// Makes `task` runnable (Linux's `wake_up_process` for a new or sleeping
@@ -91,13 +129,9 @@ pub fn wake_up_state(task: &Arc<Task>) -> bool {
 fn kick_idle_cpu() {
     let me = arch::cpu::cpu_id();
     for cpu in crate::smp::online_cpus().filter(|&c| c != me) {
-        let idle = IDLE.on(cpu).get().cloned();
-        let cur = CURRENT.on(cpu).lock().clone();
-        if let (Some(i), Some(c)) = (idle, cur) {
-            if Arc::ptr_eq(&i, &c) {
-                crate::smp::send_ipi(crate::smp::Ipi::Reschedule, core::iter::once(cpu));
-                return;
-            }
+        if IDLE.on(cpu).get().is_some_and(|idle| runs_on(cpu, idle)) {
+            crate::smp::send_ipi(crate::smp::Ipi::Reschedule, core::iter::once(cpu));
+            return;
         }
     }
 }
@@ -136,7 +170,8 @@ pub fn schedule() {
         (&prev.ctx, &next.ctx);
     // The slots keep both tasks alive across the switch; no reference may
     // stay in this frame, which a dead task never returns to.
-    *CURRENT.this().lock() = Some(next);
+    // The slot's old reference is `prev`'s, which PREV now keeps instead.
+    drop(set_current(next));
     *PREV.this().lock() = Some(prev);
     // SAFETY: `prev` (kept alive by PREV until the next task's
     // finish_task_switch) runs here and now; `next` (kept alive by CURRENT)
@@ -156,6 +191,9 @@ fn finish_task_switch() {
     if let Some(prev) = PREV.this().lock().take() {
         prev.on_cpu.store(false, Ordering::Release);
         if prev.state() == TaskState::Dead {
+            // Its kretprobed calls will never return (Linux's
+            // kprobe_flush_task, also called here).
+            prev.kretprobe_instances.flush();
             task::release_dead(prev);
         }
     }
@@ -164,6 +202,7 @@ fn finish_task_switch() {
 /// First code of every new task (from `ret_from_fork`).
 #[allow(unsafe_code)] // exported for the entry code
 #[no_mangle]
+#[notrace]
 pub extern "C" fn schedule_tail() {
     finish_task_switch();
     arch::cpu::local_irq_enable();
@@ -221,5 +260,3 @@ pub fn cpu_idle() -> ! {
 pub fn nr_queued() -> usize {
     RUNQUEUE.lock().len()
 }
-
-crate::nokprobe_symbol!(schedule_tail);

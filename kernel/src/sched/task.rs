@@ -103,6 +103,11 @@ pub struct Task {
     pub saved_sigmask: AtomicU64,
     /// See `saved_sigmask`.
     pub restore_sigmask: AtomicBool,
+    /// The ID of the `time::Timeout` armed for the wait in progress, 0 if
+    /// none: the timer queue wakes the task only while it matches.
+    pub timeout_id: AtomicU64,
+    /// Calls in flight through kretprobe trampolines.
+    pub kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances,
 }
 
 impl Task {
@@ -130,6 +135,8 @@ impl Task {
             clear_child_tid: AtomicU64::new(0),
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),
+            timeout_id: AtomicU64::new(0),
+            kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances::new(),
         }
     }
 

@@ -76,3 +76,53 @@ fn sleep_lasts_at_least_the_time_asked() {
     assert!(dt >= 30_000_000, "slept only {dt} ns");
     assert!(dt < 1_000_000_000, "slept {dt} ns");
 }
+
+/// Per worker: 1 while `current()` was itself at every step, 2 if not.
+static SELF_SEEN: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
+
+extern "C" fn checks_current(i: usize) {
+    let mut ok = true;
+    for _ in 0..200 {
+        let me = super::current();
+        ok &= me.comm_string() == alloc::format!("cur/{i}");
+        // Moving between CPUs keeps `current` right.
+        super::yield_now();
+        ok &= Arc::ptr_eq(&me, &super::current());
+    }
+    SELF_SEEN[i].store(if ok { 1 } else { 2 }, Ordering::SeqCst);
+}
+
+#[kernel_test]
+fn current_is_the_running_task_across_switches_and_cpus() {
+    let threads: alloc::vec::Vec<Arc<Task>> = (0..SELF_SEEN.len())
+        .map(|i| {
+            SELF_SEEN[i].store(0, Ordering::SeqCst);
+            Task::new_kthread(checks_current, i, &alloc::format!("cur/{i}")).unwrap()
+        })
+        .collect();
+    for t in &threads {
+        wake_up(t);
+    }
+    let deadline = crate::time::ktime_get_ns() + 5_000_000_000;
+    while SELF_SEEN.iter().any(|s| s.load(Ordering::SeqCst) == 0) {
+        assert!(crate::time::ktime_get_ns() < deadline, "workers stuck");
+        super::yield_now();
+    }
+    assert!(
+        SELF_SEEN.iter().all(|s| s.load(Ordering::SeqCst) == 1),
+        "current() was another task"
+    );
+    // Wait for them to be switched out for good: then only our references
+    // remain, so `current` neither leaked nor lost a count.
+    for t in &threads {
+        while t.on_cpu.load(Ordering::Acquire) || t.state() != super::TaskState::Dead {
+            assert!(crate::time::ktime_get_ns() < deadline, "workers not dead");
+            super::yield_now();
+        }
+    }
+    crate::sched::wait::sleep_ns(5_000_000).unwrap();
+    assert!(
+        threads.iter().all(|t| Arc::strong_count(t) == 1),
+        "a current() reference leaked"
+    );
+}

@@ -75,11 +75,13 @@ impl WaitQueue {
     }
 }
 
-/// Sleeps for `ns` nanoseconds (interruptible by signals).
-pub fn sleep_ns(ns: u64) -> Result<(), WaitError> {
+/// Sleeps for `ns` nanoseconds (interruptible by signals): EINTR when a
+/// signal ends the sleep early, ENOMEM when no timer can be armed.
+pub fn sleep_ns(ns: u64) -> Result<(), crate::errno::Errno> {
     let deadline = crate::time::ktime_get_ns().saturating_add(ns);
     let me = current();
-    crate::time::add_timer(deadline, me.clone());
+    // Cancelled on every return, so an interrupted sleep leaves no timer.
+    let _timeout = crate::time::Timeout::arm(deadline)?;
     loop {
         me.set_state(TaskState::Interruptible);
         if crate::time::ktime_get_ns() >= deadline {
@@ -88,7 +90,7 @@ pub fn sleep_ns(ns: u64) -> Result<(), WaitError> {
         }
         if me.signal_pending() {
             me.set_state(TaskState::Running);
-            return Err(WaitError::Interrupted);
+            return Err(crate::errno::Errno::EINTR);
         }
         schedule();
     }

@@ -357,9 +357,8 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
     let files = current_files();
     let deadline = timeout_ns.map(|t| crate::time::ktime_get_ns().saturating_add(t));
     let me = crate::sched::current();
-    if let Some(d) = deadline {
-        crate::time::add_timer(d, me.clone());
-    }
+    // Cancelled on every return, so a poll ended early leaves no timer.
+    let _timeout = deadline.map(crate::time::Timeout::arm).transpose()?;
     loop {
         let mut ready = 0;
         let mut queues = Vec::new();

@@ -2,7 +2,7 @@
 
 use super::syscall;
 use crate::errno::Errno;
-use crate::sched::wait::{sleep_ns, WaitError};
+use crate::sched::wait::sleep_ns;
 use crate::uaccess::{copy_from_user, copy_to_user};
 
 const CLOCK_REALTIME: u64 = 0;
@@ -77,7 +77,7 @@ fn nanosleep(ns: u64, rem: u64) -> Result<u64, Errno> {
     let start = crate::time::ktime_get_ns();
     match sleep_ns(ns) {
         Ok(()) => Ok(0),
-        Err(WaitError::Interrupted) => {
+        Err(Errno::EINTR) => {
             if rem != 0 {
                 let left = ns.saturating_sub(crate::time::ktime_get_ns() - start);
                 put_timespec(rem, left)?;
@@ -85,6 +85,7 @@ fn nanosleep(ns: u64, rem: u64) -> Result<u64, Errno> {
             // Linux restarts nanosleep only when no handler runs.
             Err(Errno::ERESTART_RESTARTBLOCK)
         }
+        Err(e) => Err(e),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod signal;
 pub mod sigrobust;
 pub mod thread;
 pub mod time;
+pub mod timeouts;
 
 /// Every check, in the order they run.
 pub static ALL: &[&[Check]] = &[
@@ -24,6 +25,7 @@ pub static ALL: &[&[Check]] = &[
     thread::CHECKS,
     time::CHECKS,
     counter::CHECKS,
+    timeouts::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.

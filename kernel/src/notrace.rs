@@ -1,0 +1,245 @@
+//! Code that must not be instrumented, by kprobes now and by the function
+//! tracer later (Linux's `notrace`, `NOKPROBE_SYMBOL` and `__kprobes`,
+//! which Linux keeps apart; here one mark feeds both): the exception entry
+//! and exit, the debug-fault and probe machinery, patching and
+//! stop_machine, the oops path (console, unwinder, kallsyms), and the
+//! primitives they all use. A probe there would recurse into itself or
+//! spin on a lock its own hit path holds.
+//!
+//! The mark sits on the code, never in a list of names here, so that
+//! renaming or moving code keeps it:
+//! - `#[notrace]` (from `ktest_macros`) on a function, or
+//!   `nokprobe_symbol!(path)` for one the attribute cannot reach, puts the
+//!   function's address in the `_notrace_symbols` link section;
+//! - `notrace_module!()` inside a module puts that module's path, as the
+//!   compiler spells it (`module_path!()`), in `_notrace_modules`; it
+//!   covers the module and everything nested in it.
+//!
+//! Crates the kernel links but whose code it cannot mark are named here by
+//! crate, and code written in assembly by its symbol; a test checks that
+//! each of those names still matches something in kallsyms.
+
+/// One `_notrace_symbols` entry: a function's address.
+#[repr(transparent)]
+pub struct NotraceSymbol(pub *const ());
+
+// SAFETY: the pointer is only compared as an address, never dereferenced.
+#[allow(unsafe_code)]
+unsafe impl Sync for NotraceSymbol {}
+
+/// One `_notrace_modules` entry: a module path, as `module_path!()` gives it.
+pub struct NotraceModule(pub &'static str);
+
+/// Marks a function as notrace (Linux's `NOKPROBE_SYMBOL`), for functions
+/// the `#[notrace]` attribute cannot be put on (methods, code in macros).
+#[macro_export]
+macro_rules! nokprobe_symbol {
+    ($f:path) => {
+        const _: () = {
+            #[allow(unsafe_code)] // link_section: the notrace mark itself
+            #[used]
+            #[link_section = "_notrace_symbols"]
+            static ENTRY: $crate::notrace::NotraceSymbol = $crate::notrace::NotraceSymbol($f as *const ());
+        };
+    };
+}
+
+/// Marks the module it is invoked in, and every module nested in it, as
+/// notrace.
+#[macro_export]
+macro_rules! notrace_module {
+    () => {
+        const _: () = {
+            #[allow(unsafe_code)] // link_section: the notrace mark itself
+            #[used]
+            #[link_section = "_notrace_modules"]
+            static ENTRY: $crate::notrace::NotraceModule = $crate::notrace::NotraceModule(module_path!());
+        };
+    };
+}
+
+/// Crates linked into the kernel whose code cannot carry the mark: the
+/// hardware layer and the host-shared decoders and tables the hit path
+/// uses, the lock and allocator crates, and the Rust runtime.
+pub const CRATES: &[&str] = &[
+    "arch",
+    "kallsyms",
+    "insn",
+    "spin",
+    "linked_list_allocator",
+    "core",
+    "alloc",
+    "compiler_builtins",
+];
+
+/// Symbol prefixes of code the compiler generates: the allocator shims
+/// (`__rust_alloc`, `__rg_alloc`, `__rdl_alloc`) and trait-method
+/// instances (`<T as Trait>::f`), which the hit path calls everywhere.
+pub const GENERATED_PREFIXES: &[&str] = &["__rust_", "__rg_", "__rdl_", "<"];
+
+/// Functions written in assembly (boot, exception vectors and return, the
+/// context switch, FP/SIMD save and restore, the kretprobe trampoline) and
+/// the memory primitives, by symbol.
+pub const ASM_SYMBOLS: &[&str] = &[
+    "primary_entry",
+    "secondary_entry",
+    "el2_to_el1",
+    "enable_mmu",
+    "create_early_page_tables",
+    "clear_bss",
+    "primary_switched",
+    "secondary_switched",
+    "__cpu_replace_ttbr1",
+    "vectors",
+    "ret_to_user",
+    "ret_to_kernel",
+    "ret_from_fork",
+    "cpu_switch_to",
+    "fpsimd_save_state",
+    "fpsimd_load_state",
+    "kretprobe_trampoline",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+];
+
+/// Prefix of the exception entry handlers' names (`el1h_64_sync_handler`,
+/// `el0t_64_irq`, ...), which the vector assembly names by convention.
+const ENTRY_PREFIXES: &[&str] = &["el0", "el1"];
+
+/// The addresses marked by `#[notrace]` and `nokprobe_symbol!`.
+pub fn marked_symbols() -> &'static [NotraceSymbol] {
+    extern "C" {
+        static __start__notrace_symbols: u8;
+        static __stop__notrace_symbols: u8;
+    }
+    let start = core::ptr::addr_of!(__start__notrace_symbols).cast::<NotraceSymbol>();
+    let stop = core::ptr::addr_of!(__stop__notrace_symbols).cast::<NotraceSymbol>();
+    #[allow(unsafe_code)]
+    // SAFETY: the link script gathers every `_notrace_symbols` entry, each a
+    // NotraceSymbol emitted by `#[notrace]` or `nokprobe_symbol!`, between
+    // these two symbols, in read-only data that lives as long as the kernel.
+    unsafe {
+        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
+    }
+}
+
+/// The module paths marked by `notrace_module!`.
+pub fn marked_modules() -> &'static [NotraceModule] {
+    extern "C" {
+        static __start__notrace_modules: u8;
+        static __stop__notrace_modules: u8;
+    }
+    let start = core::ptr::addr_of!(__start__notrace_modules).cast::<NotraceModule>();
+    let stop = core::ptr::addr_of!(__stop__notrace_modules).cast::<NotraceModule>();
+    #[allow(unsafe_code)]
+    // SAFETY: as in `marked_symbols`, for the NotraceModule entries emitted
+    // by `notrace_module!`.
+    unsafe {
+        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
+    }
+}
+
+/// Whether `name` is `path` or inside it (`path::...`).
+fn within(name: &str, path: &str) -> bool {
+    name.strip_prefix(path)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+}
+
+/// Whether the function called `name` (a demangled kallsyms name) is
+/// notrace by its module, crate or assembly name.
+pub fn is_notrace_name(name: &str) -> bool {
+    ASM_SYMBOLS.contains(&name)
+        || GENERATED_PREFIXES.iter().any(|p| name.starts_with(p))
+        || ENTRY_PREFIXES.iter().any(|p| name.starts_with(p))
+        || CRATES.iter().any(|c| within(name, c))
+        || marked_modules().iter().any(|m| within(name, m.0))
+}
+
+/// Whether the function starting at `start` carries `#[notrace]` or
+/// `nokprobe_symbol!`.
+pub fn is_marked_function(start: usize) -> bool {
+    marked_symbols().iter().any(|e| e.0 as usize == start)
+}
+
+/// Whether the function containing `addr` must not be instrumented.
+/// Unknown addresses are refused.
+pub fn is_notrace(addr: usize) -> bool {
+    let (es, ee) = arch::entry::entry_text_range();
+    if (es..ee).contains(&addr) {
+        return true;
+    }
+    match crate::kallsyms::lookup_addr(addr) {
+        Some(sym) => is_marked_function(addr - sym.offset as usize) || is_notrace_name(sym.name),
+        None => true,
+    }
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+
+    #[kernel_test]
+    fn every_notrace_mark_names_code_in_kallsyms() {
+        let table = crate::kallsyms::table();
+        assert!(!marked_symbols().is_empty() && !marked_modules().is_empty());
+        for e in marked_symbols() {
+            let sym = crate::kallsyms::lookup_addr(e.0 as usize)
+                .unwrap_or_else(|| panic!("notrace symbol {:p} not in kallsyms", e.0));
+            assert_eq!(sym.offset, 0, "notrace mark {} is not a function start", sym.name);
+        }
+        // A module's mark is its compiler-given path, which cannot go stale;
+        // a module whose functions are all inlined or generic (`sync`,
+        // `percpu`) has none of its own in kallsyms.
+        let names: alloc::vec::Vec<&str> = marked_modules().iter().map(|m| m.0).collect();
+        for must in ["kernel::kprobes", "kernel::debug", "kernel::patching", "kernel::traps"] {
+            assert!(names.contains(&must), "{must} not marked: {names:?}");
+            assert!(
+                table.iter().any(|s| within(s.name, must)),
+                "no function of {must} in kallsyms"
+            );
+        }
+        for c in CRATES {
+            // Methods show as `<crate::Type>::method`.
+            let generic = alloc::format!("<{c}::");
+            assert!(
+                table.iter().any(|s| within(s.name, c) || s.name.starts_with(&generic)),
+                "notrace crate {c} has no function in kallsyms"
+            );
+        }
+        for n in ASM_SYMBOLS {
+            assert!(
+                crate::kallsyms::lookup_name(n).is_some(),
+                "notrace symbol {n} not in kallsyms"
+            );
+        }
+    }
+
+    #[kernel_test]
+    fn probing_any_notrace_function_is_refused() {
+        use crate::kprobes::{register_kprobe, Kprobe};
+        use alloc::sync::Arc;
+        let refused = |addr: usize| {
+            crate::kprobes::blacklist::is_blacklisted(addr)
+                && register_kprobe(&Arc::new(Kprobe::at(addr))) == Err(crate::errno::Errno::EINVAL)
+        };
+        for e in marked_symbols() {
+            assert!(
+                refused(e.0 as usize),
+                "probe accepted on {}",
+                crate::kallsyms::symbolize(e.0 as usize)
+            );
+        }
+        // Every function of every marked module.
+        for m in marked_modules() {
+            for sym in crate::kallsyms::table().iter().filter(|s| within(s.name, m.0)) {
+                assert!(refused(sym.addr as usize), "probe accepted on {}", sym.name);
+            }
+        }
+        // The scheduler is not marked as a module, but `current` is.
+        assert!(refused(crate::sched::current as *const () as usize));
+        assert!(!is_notrace_name("kernel::sched::schedule"));
+    }
+}
