@@ -87,7 +87,8 @@ pub fn die(msg: &str, regs: &PtRegs, err: u64) -> ! {
     panic_stop(format_args!("Oops: Fatal exception"))
 }
 
-/// Ends the system after a fatal error: message, stop the other CPUs, halt.
+/// Ends the system after a fatal error: message, stop the other CPUs, then
+/// power off (a test build exits QEMU with a failure status instead).
 pub fn panic_stop(msg: core::fmt::Arguments) -> ! {
     arch::cpu::local_irq_disable();
     crate::printk::set_oops_in_progress();
@@ -99,5 +100,5 @@ pub fn panic_stop(msg: core::fmt::Arguments) -> ! {
     #[cfg(feature = "ktest")]
     crate::ktest::exit_on_panic();
     #[cfg(not(feature = "ktest"))]
-    arch::cpu::halt()
+    crate::power::panic_poweroff()
 }
