@@ -95,7 +95,11 @@ fn panic_powers_the_machine_off(args: &[&str]) {
         "{}",
         b.output
     );
-    assert!(b.has("---[ end Kernel panic - not syncing: No working init found"), "{}", b.output);
+    assert!(
+        b.has("---[ end Kernel panic - not syncing: No working init found"),
+        "{}",
+        b.output
+    );
     assert!(
         matches!(b.status, Some(s) if s != 124),
         "QEMU did not end after the panic (status {:?}, {:?}):\n{}",

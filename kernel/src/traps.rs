@@ -2,6 +2,7 @@
 //! dispatch on ESR_EL1.EC to the fault, debug and undefined-instruction
 //! paths; anything unexpected is fatal.
 
+use arch::cpufeature::{do_emulate_mrs, SysRegId};
 use arch::entry::BadMode;
 use arch::esr::{self, Ec};
 use arch::ptrace::PtRegs;
@@ -38,7 +39,7 @@ pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
-    use crate::signal::{code, force_sig_fault, SIGBUS, SIGILL};
+    use crate::signal::{code, force_sig_fault, SIGBUS};
     let (esr_val, far) = read_esr_far();
     arch::cpu::local_irq_enable();
     match Ec::from_esr(esr_val) {
@@ -50,7 +51,30 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
         Some(Ec::WatchptLow) => crate::debug::do_debug_exception(far, esr_val, regs),
         // WFI (WFE does not trap): a hint, skipped as Linux's wfi_handler does.
         Some(Ec::Wfx) => regs.pc += 4,
-        _ => force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc),
+        // A trapped MRS (FEAT_IDST CPUs trap ID register reads here), or
+        // an access to the debug communications channel (MDSCR_EL1.TDCC):
+        // Linux's do_el0_sys, which falls back to do_el0_undef.
+        Some(Ec::Sys64) => {
+            let emulated = SysRegId::from_esr_sys64(esr_val).is_some_and(|(id, rt)| do_emulate_mrs(regs, id, rt));
+            if !emulated {
+                do_el0_undef(regs);
+            }
+        }
+        _ => do_el0_undef(regs),
+    }
+}
+
+/// An undefined instruction at EL0: an `mrs` of the ID register space is
+/// emulated (ARMv8.0 CPUs make those reads undefined at EL0, Linux's
+/// `try_emulate_mrs`); anything else is SIGILL at the instruction.
+fn do_el0_undef(regs: &mut PtRegs) {
+    use crate::signal::{code, force_sig_fault, SIGILL};
+    let emulated = crate::uaccess::get_user_u32(regs.pc)
+        .ok()
+        .and_then(SysRegId::from_mrs)
+        .is_some_and(|(id, rt)| do_emulate_mrs(regs, id, rt));
+    if !emulated {
+        force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc);
     }
 }
 

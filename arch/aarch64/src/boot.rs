@@ -11,7 +11,7 @@
 
 use crate::memory::{KIMAGE_VADDR, SZ_1G, SZ_2M, TEXT_OFFSET};
 use crate::mmu::early;
-use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, SCTLR_EL1, SPSR_EL2};
+use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, MDSCR_EL1, SCTLR_EL1, SPSR_EL2};
 use core::sync::atomic::AtomicU64;
 
 /// What the boot CPU hands to a secondary CPU before releasing it; read by
@@ -83,6 +83,11 @@ const SPSR_EL2_VAL: u64 = SPSR_EL2::D::Masked.value
 /// soft-float target and never touches these registers; EL0 may.
 const CPACR_EL1_VAL: u64 = CPACR_EL1::FPEN::TrapNothing.value;
 
+/// MDSCR_EL1: EL0 access to the debug communications channel (MDCCSR_EL0,
+/// DBGDTR*_EL0) traps, so a user program gets SIGILL for it as on Linux
+/// (`__cpu_setup` sets TDCC); no debug exceptions are enabled yet.
+const MDSCR_EL1_VAL: u64 = MDSCR_EL1::TDCC::SET.value;
+
 /// The arm64 Image header flags: little-endian, 4 KiB pages, image placed at
 /// a 2 MiB aligned base + text_offset (bit 3 clear).
 const IMAGE_FLAGS: u64 = 0b0010;
@@ -119,6 +124,8 @@ primary_entry:
 // Drops from EL2 to EL1 if entered at EL2; leaves EL1 with the MMU off.
 .type el2_to_el1, %function
 el2_to_el1:
+    ldr     x0, ={mdscr}
+    msr     mdscr_el1, x0
     ldr     x0, ={sctlr_off}
     mrs     x1, CurrentEL
     cmp     x1, #(2 << 2)
@@ -338,6 +345,7 @@ init_stack_top:
     sctlr_off = const SCTLR_MMU_OFF,
     sctlr_on = const SCTLR_MMU_ON,
     cpacr = const CPACR_EL1_VAL,
+    mdscr = const MDSCR_EL1_VAL,
     hcr = const HCR_EL2_VAL,
     cnthctl = const CNTHCTL_EL2_VAL,
     cptr = const CPTR_EL2_VAL,

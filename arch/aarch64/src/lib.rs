@@ -11,6 +11,7 @@ pub mod boot;
 pub mod cache;
 pub mod context;
 pub mod cpu;
+pub mod cpufeature;
 pub mod debug_monitors;
 pub mod entry;
 pub mod esr;
