@@ -117,6 +117,40 @@ pub extern "C" fn bad_mode(regs: &mut PtRegs, reason: u64, esr_val: u64) -> ! {
     crate::oops::die("Oops - bad mode", regs, esr_val)
 }
 
+const _: () = assert!(
+    crate::percpu::NR_CPUS <= arch::entry::MAX_CPUS,
+    "a CPU without an overflow stack"
+);
+
+/// The vectors found SP outside any kernel stack (a stack overflow into the
+/// guard below it) and switched to this CPU's overflow stack: report what
+/// overflowed and panic, as Linux's `panic_bad_stack`.
+#[allow(unsafe_code)] // exported under Linux's name for the entry code
+#[no_mangle]
+pub extern "C" fn handle_bad_stack(regs: &mut PtRegs) -> ! {
+    arch::cpu::local_irq_disable();
+    crate::printk::set_oops_in_progress();
+    let (esr_val, far) = read_esr_far();
+    let mut out = crate::printk::console_log_sink();
+    let _ = writeln!(out, "Insufficient stack space to handle exception!");
+    let _ = writeln!(out, "ESR: 0x{esr_val:016x} -- {}", esr::class_str(esr_val));
+    let _ = writeln!(out, "FAR: 0x{far:016x}");
+    // The current task's stack, unless the overflow struck with the
+    // run-queue's current pointer locked.
+    let task_stack = crate::sched::try_current_nowait()
+        .and_then(|t| t.stack_bounds())
+        .unwrap_or_else(crate::smp::current_stack_bounds);
+    let _ = writeln!(
+        out,
+        "Task stack:     [0x{:016x}..0x{:016x}]",
+        task_stack.0, task_stack.1
+    );
+    let ovf = arch::entry::overflow_stack_bounds(arch::cpu::cpu_id());
+    let _ = writeln!(out, "Overflow stack: [0x{:016x}..0x{:016x}]", ovf.0, ovf.1);
+    crate::oops::show_regs(&mut out, regs);
+    crate::oops::panic_stop(format_args!("kernel stack overflow"))
+}
+
 fn panic_unhandled(regs: &PtRegs, vector: &str, esr_val: u64) -> ! {
     let mut out = crate::printk::console_log_sink();
     let _ = writeln!(
@@ -132,3 +166,4 @@ crate::nokprobe_symbol!(el1h_64_sync_handler);
 crate::nokprobe_symbol!(el0t_64_sync_handler);
 crate::nokprobe_symbol!(exit_to_user_mode);
 crate::nokprobe_symbol!(bad_mode);
+crate::nokprobe_symbol!(handle_bad_stack);

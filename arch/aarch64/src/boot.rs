@@ -334,7 +334,7 @@ __cpu_replace_ttbr1:
     ret
 
 .section .bss..init_stack, "aw", @nobits
-.balign 16
+.balign {kstack_align}
 init_stack:
     .space  {init_stack_size}
 .global init_stack_top
@@ -365,10 +365,14 @@ init_stack_top:
     tcr = const crate::mmu::TCR_VALUE,
     ips_shift = const 32,
     init_stack_size = const INIT_STACK_SIZE,
+    kstack_align = const crate::memory::KSTACK_ALIGN,
 );
 
-/// Size of the boot CPU's stack.
+/// Size of the boot CPU's stack; like every kernel stack, at most
+/// `KSTACK_MAX_SIZE` and `KSTACK_ALIGN` aligned, for the vectors' overflow
+/// test (it has no guard page below it, being part of the image).
 pub const INIT_STACK_SIZE: usize = 64 * 1024;
+const _: () = assert!(INIT_STACK_SIZE <= crate::memory::KSTACK_MAX_SIZE);
 
 extern "C" {
     static init_stack_top: u8;

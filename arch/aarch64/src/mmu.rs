@@ -611,6 +611,46 @@ pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError>
     map_range(pgd.root, va, pa, size, prot, false)
 }
 
+/// Maps a kernel stack of `size` bytes backed by `[pa, pa + size)` at `va`
+/// in the stack window. `va` must be `KSTACK_ALIGN` aligned and `size` at
+/// most `KSTACK_MAX_SIZE`: the rest of the slot stays unmapped and is the
+/// guard below the next stack up, and the vectors' overflow test relies on
+/// that layout.
+pub fn map_kernel_stack(va: usize, pa: u64, size: usize) -> Result<(), MapError> {
+    if !va.is_multiple_of(KSTACK_ALIGN) || size > KSTACK_MAX_SIZE {
+        return Err(MapError::Unaligned);
+    }
+    if va < KSTACK_BASE
+        || va
+            .checked_add(KSTACK_ALIGN)
+            .is_none_or(|end| end > KSTACK_BASE + KSTACK_WINDOW)
+    {
+        return Err(MapError::OutOfWindow);
+    }
+    let pgd = KERNEL_PGD.lock();
+    map_range(pgd.root, va, pa, size, Prot::KERNEL_RW, false)
+}
+
+/// Unmaps the kernel stack mapped at `va` by `map_kernel_stack`, and
+/// invalidates its TLB entries on every CPU. The owner of the stack calls
+/// this once nothing runs on it any more, before freeing its frames.
+pub fn unmap_kernel_stack(va: usize, size: usize) {
+    if !(KSTACK_BASE..KSTACK_BASE + KSTACK_WINDOW).contains(&va) || size > KSTACK_MAX_SIZE {
+        return;
+    }
+    let pgd = KERNEL_PGD.lock();
+    let mut off = 0;
+    while off < size {
+        if let Some((entry, 3)) = walk(pgd.root, va + off) {
+            // SAFETY: `walk` returns a pointer to the level-3 entry of
+            // this page in a live table; KERNEL_PGD is locked.
+            unsafe { entry.write_volatile(0) };
+            crate::tlb::flush_kernel_page(va + off);
+        }
+        off += PAGE_SIZE;
+    }
+}
+
 /// The kernel mapping of `va`: physical address and permissions.
 pub fn translate(va: usize) -> Option<(u64, Prot)> {
     let root = KERNEL_PGD.lock().root;

@@ -40,6 +40,13 @@ pub fn try_current() -> Option<Arc<Task>> {
     CURRENT.this().lock().clone()
 }
 
+/// The running task, if the scheduler has started on this CPU and its
+/// record is not locked (for reports from fatal exceptions, which must not
+/// wait).
+pub fn try_current_nowait() -> Option<Arc<Task>> {
+    CURRENT.this().try_lock()?.clone()
+}
+
 /// Turns the code running on this CPU into its idle task, and starts
 /// scheduling here.
 pub fn init_cpu() {
