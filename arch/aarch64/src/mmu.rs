@@ -194,12 +194,12 @@ pub enum MapError {
 
 /// Where page-table frames come from once the boot pool is used up: set by
 /// the frame allocator when it starts. Returns a physical address.
-static TABLE_FRAME_SOURCE: AtomicUsize = AtomicUsize::new(0);
+static TABLE_FRAME_SOURCE: spin::Once<fn() -> Option<u64>> = spin::Once::new();
 
 /// Registers the function that hands out (not necessarily zeroed) frames
-/// for page tables after boot.
+/// for page tables after boot; the first registration stands.
 pub fn set_table_frame_source(f: fn() -> Option<u64>) {
-    TABLE_FRAME_SOURCE.store(f as usize, Ordering::Release);
+    TABLE_FRAME_SOURCE.call_once(|| f);
 }
 
 const BOOT_POOL_PAGES: usize = 48;
@@ -293,13 +293,7 @@ fn table_va(pa: u64) -> *mut u64 {
 
 /// A zeroed frame for a user page table (never from the boot pool).
 pub(crate) fn alloc_user_table() -> Option<u64> {
-    let f = TABLE_FRAME_SOURCE.load(Ordering::Acquire);
-    if f == 0 {
-        return None;
-    }
-    // SAFETY: only `set_table_frame_source` stores here, from a `fn`.
-    let f: fn() -> Option<u64> = unsafe { core::mem::transmute(f) };
-    let pa = f()?;
+    let pa = TABLE_FRAME_SOURCE.get()?()?;
     // SAFETY: a fresh frame, reached through the linear map.
     unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u64, 0, ENTRIES) };
     Some(pa)
@@ -311,13 +305,7 @@ fn alloc_table() -> Option<u64> {
         let va = BOOT_POOL.pages.get() as usize + i * PAGE_SIZE;
         kimage_to_phys(va)
     } else {
-        let f = TABLE_FRAME_SOURCE.load(Ordering::Acquire);
-        if f == 0 {
-            return None;
-        }
-        // SAFETY: only `set_table_frame_source` stores here, from a `fn`.
-        let f: fn() -> Option<u64> = unsafe { core::mem::transmute(f) };
-        f()?
+        TABLE_FRAME_SOURCE.get()?()?
     };
     let va = table_va(pa);
     // SAFETY: `pa` is a fresh frame owned by the page-table code; `va` maps

@@ -4,7 +4,6 @@
 
 use crate::memory::PAGE_SIZE;
 use crate::mmu::{MapError, MT_NORMAL, PAGE_DESCRIPTOR};
-use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Software bit (ignored by hardware, ARM ARM D8.3.2): the page is shared
 /// copy-on-write and mapped read-only for that reason.
@@ -67,18 +66,16 @@ impl UserPte {
     }
 }
 
-static FREE_FRAME: AtomicUsize = AtomicUsize::new(0);
+static FREE_FRAME: spin::Once<fn(u64)> = spin::Once::new();
 
-/// Registers how table frames are given back when a user table is freed.
+/// Registers how table frames are given back when a user table is freed;
+/// the first registration stands.
 pub fn set_table_frame_free(f: fn(u64)) {
-    FREE_FRAME.store(f as usize, Ordering::Release);
+    FREE_FRAME.call_once(|| f);
 }
 
 fn free_table_frame(pa: u64) {
-    let f = FREE_FRAME.load(Ordering::Acquire);
-    if f != 0 {
-        // SAFETY: only `set_table_frame_free` stores here, from a `fn(u64)`.
-        let f: fn(u64) = unsafe { core::mem::transmute(f) };
+    if let Some(f) = FREE_FRAME.get() {
         f(pa);
     }
 }
