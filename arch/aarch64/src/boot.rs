@@ -9,10 +9,12 @@
 //! physical base + `TEXT_OFFSET`, which the header's flags ask for and which
 //! both QEMU and the Pi firmware honour.
 
+use crate::cpu::SCTLR_EL1_EXT;
 use crate::memory::{KIMAGE_VADDR, SZ_1G, SZ_2M, TEXT_OFFSET};
 use crate::mmu::early;
 use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, MDSCR_EL1, SCTLR_EL1, SPSR_EL2};
 use core::sync::atomic::AtomicU64;
+use tock_registers::register_bitfields;
 
 /// What the boot CPU hands to a secondary CPU before releasing it; read by
 /// `secondary_entry` with the MMU (and so the data cache) off, which is why
@@ -44,8 +46,14 @@ const SCTLR_MMU_OFF: u64 = SCTLR_EL1::EE::LittleEndian.value
     | SCTLR_EL1::I::NonCacheable.value
     | SCTLR_RES1;
 
-/// SCTLR_EL1 bits that are RES1 in ARMv8.0 (bits 29, 28, 23, 22, 20, 11).
-const SCTLR_RES1: u64 = (1 << 29) | (1 << 28) | (1 << 23) | (1 << 22) | (1 << 20) | (1 << 11);
+/// SCTLR_EL1 bits that are RES1 in ARMv8.0: set, later CPUs behave as
+/// ARMv8.0 did (SPAN = 1 leaves PAN alone on entry until `enable_pan`).
+const SCTLR_RES1: u64 = SCTLR_EL1_EXT::LSMAOE::SET.value
+    | SCTLR_EL1_EXT::NTLSMD::SET.value
+    | SCTLR_EL1_EXT::SPAN::SET.value
+    | SCTLR_EL1_EXT::EIS::SET.value
+    | SCTLR_EL1_EXT::TSCXT::SET.value
+    | SCTLR_EL1_EXT::EOS::SET.value;
 
 /// SCTLR_EL1 once running: MMU, caches, SP alignment checks, and PAN on
 /// exception entry left to the architecture default (SPAN = 1 is RES1 here).
@@ -69,8 +77,21 @@ const HCR_EL2_VAL: u64 = HCR_EL2::RW::EL1IsAarch64.value;
 /// CNTHCTL_EL2: EL1 may read the physical counter and use the physical timer.
 const CNTHCTL_EL2_VAL: u64 = CNTHCTL_EL2::EL1PCEN::SET.value | CNTHCTL_EL2::EL1PCTEN::SET.value;
 
-/// CPTR_EL2 with its RES1 bits (13:12, 9:0) and no FP/SIMD trap.
-const CPTR_EL2_VAL: u64 = 0x33ff;
+register_bitfields! {u64,
+    /// CPTR_EL2 with HCR_EL2.E2H = 0 (ARM ARM D17.2.32), which
+    /// aarch64-cpu's `CPTR_EL2` declares only in part.
+    CPTR_EL2_NVHE [
+        /// Trap FP/SIMD (and SVE) to EL2.
+        TFP OFFSET(10) NUMBITS(1) [],
+        /// RES1.
+        RES1_13_12 OFFSET(12) NUMBITS(2) [Ones = 0b11],
+        /// RES1.
+        RES1_9_0 OFFSET(0) NUMBITS(10) [Ones = 0x3ff]
+    ]
+}
+
+/// CPTR_EL2 with its RES1 bits and no FP/SIMD trap.
+const CPTR_EL2_VAL: u64 = CPTR_EL2_NVHE::RES1_13_12::Ones.value | CPTR_EL2_NVHE::RES1_9_0::Ones.value;
 
 /// SPSR_EL2 for the `eret` to EL1: EL1h with all of DAIF masked.
 const SPSR_EL2_VAL: u64 = SPSR_EL2::D::Masked.value

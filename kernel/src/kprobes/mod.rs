@@ -220,7 +220,7 @@ impl CpuState {
     }
 }
 
-const DAIF_MASK: u64 = 0xf << 6;
+const DAIF_MASK: u64 = arch::ptrace::PSR_DAIF_MASK;
 
 fn arm(site: &Site) -> Result<(), Errno> {
     #[allow(unsafe_code)]
