@@ -12,7 +12,9 @@ use aarch64_cpu::registers::{MAIR_EL1, TCR_EL1};
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::Mutex;
+use tock_registers::interfaces::Readable;
 use tock_registers::register_bitfields;
+use tock_registers::registers::InMemoryRegister;
 
 register_bitfields! {u64,
     /// A level 0-2 table descriptor (ARM ARM D8.3.1).
@@ -26,6 +28,9 @@ register_bitfields! {u64,
     ],
     /// A level 1-2 block or level 3 page descriptor (ARM ARM D8.3.2).
     pub PAGE_DESCRIPTOR [
+        /// Software use: the page is shared copy-on-write, so mapped
+        /// read-only (one of the bits 58:55 hardware ignores, ARM ARM D8.3.2).
+        SW_COW OFFSET(55) NUMBITS(1) [],
         /// Unprivileged execute-never.
         UXN OFFSET(54) NUMBITS(1) [False = 0, True = 1],
         /// Privileged execute-never.
@@ -53,6 +58,20 @@ register_bitfields! {u64,
         VALID OFFSET(0) NUMBITS(1) [False = 0, True = 1]
     ]
 }
+
+register_bitfields! {u64,
+    /// The operand of a TLBI by VA (`tlbi vae1is`, ...) or by ASID
+    /// (`tlbi aside1is`) (ARM ARM C5.5).
+    pub TLBI_OPERAND [
+        /// The ASID whose entries are invalidated.
+        ASID OFFSET(48) NUMBITS(16) [],
+        /// The virtual address, bits 55:12.
+        VA OFFSET(0) NUMBITS(44) []
+    ]
+}
+
+/// The output-address bits of a page or block descriptor.
+pub const DESC_ADDR_MASK: u64 = PAGE_DESCRIPTOR::OUTPUT_ADDR.mask << PAGE_DESCRIPTOR::OUTPUT_ADDR.shift;
 
 /// MAIR index of Device-nGnRE memory.
 pub const MT_DEVICE_NGNRE: u64 = 0;
@@ -348,10 +367,11 @@ fn leaf_desc(pa: u64, prot: Prot, level: usize) -> u64 {
     (PAGE_DESCRIPTOR::VALID::True + kind).value | prot.0 | pa
 }
 
-const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
+const ADDR_MASK: u64 = DESC_ADDR_MASK;
 
 fn is_table(desc: u64) -> bool {
-    desc & 3 == 3
+    let d = InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc);
+    d.matches_all(TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table)
 }
 
 /// Returns a pointer to the entry for `va` at `level`, creating tables on
