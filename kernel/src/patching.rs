@@ -13,6 +13,7 @@
 
 use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
+use arch::addr::VirtAddr;
 
 static PATCH_LOCK: IrqSpinLock<()> = IrqSpinLock::new(());
 
@@ -22,11 +23,11 @@ pub fn is_patchable(addr: usize) -> bool {
     (addr >= l.text && addr < l.etext) || crate::kprobes::slots::contains(addr)
 }
 
-fn check_addr(addr: usize) -> Result<(), Errno> {
+fn check_addr(addr: usize) -> Result<VirtAddr, Errno> {
     if !addr.is_multiple_of(4) || !is_patchable(addr) {
         return Err(Errno::EINVAL);
     }
-    Ok(())
+    VirtAddr::new(addr).ok_or(Errno::EINVAL)
 }
 
 /// How a write is vetted under PATCH_LOCK.
@@ -39,7 +40,7 @@ enum Check {
 }
 
 fn poke(addr: usize, insn: u32, check: Check) -> Result<(), Errno> {
-    check_addr(addr)?;
+    let va = check_addr(addr)?;
     let _guard = PATCH_LOCK.lock();
     if check == Check::HotpatchSafe {
         // Read under the lock, so that nobody changes it before the write.
@@ -56,7 +57,7 @@ fn poke(addr: usize, insn: u32, check: Check) -> Result<(), Errno> {
     // did or traps to its own BRK handlers, or one the caller of an unsafe
     // entry point vouched for.
     unsafe {
-        arch::patching::poke_insn(addr, insn).map_err(|_| Errno::EINVAL)
+        arch::patching::poke_insn(va, insn).map_err(|_| Errno::EINVAL)
     }
 }
 
@@ -82,7 +83,7 @@ fn patch_batch(addrs: &[usize], insns: &[u32], check: Check) -> Result<(), Errno
     if addrs.len() != insns.len() {
         return Err(Errno::EINVAL);
     }
-    addrs.iter().try_for_each(|&a| check_addr(a))?;
+    addrs.iter().try_for_each(|&a| check_addr(a).map(drop))?;
     if check == Check::HotpatchSafe {
         // Refuse the whole batch before any of it is written.
         let _guard = PATCH_LOCK.lock();
@@ -118,7 +119,7 @@ pub unsafe fn patch_text_unchecked(addrs: &[usize], insns: &[u32]) -> Result<(),
 
 /// The instruction at `addr` now.
 pub fn read_insn(addr: usize) -> Option<u32> {
-    arch::patching::peek_insn(addr)
+    arch::patching::peek_insn(VirtAddr::new(addr)?)
 }
 
 #[cfg(feature = "ktest")]
@@ -168,5 +169,32 @@ mod tests {
         patch_text_nosync(call, bl).unwrap();
         assert_eq!(read_insn(call), Some(bl));
         assert_eq!(ktest_patching_target(2), (3 * 7) ^ 5);
+    }
+
+    #[kernel_test]
+    fn address_types_keep_to_their_half_and_round_trip() {
+        use arch::addr::{PhysAddr, UserVirtAddr};
+        use arch::memory::PAGE_OFFSET;
+        use arch::uaccess::TASK_SIZE;
+        assert_eq!(VirtAddr::new(0x40_0000), None, "a user address is no kernel address");
+        assert_eq!(
+            UserVirtAddr::new(PAGE_OFFSET as u64),
+            None,
+            "a kernel address is no user address"
+        );
+        let last = UserVirtAddr::new(TASK_SIZE - 1).unwrap();
+        assert_eq!(last.checked_add(1), None);
+        assert!(last.range_ok(1) && !last.range_ok(2));
+        assert_eq!(PhysAddr::new(1 << 48), None);
+        assert_eq!(PhysAddr::new(u64::MAX - 1).and_then(|p| p.checked_add(4)), None);
+        let heap = alloc::boxed::Box::new(7u64);
+        let (pa, _) = arch::mmu::translate_virt(VirtAddr::of(&*heap).unwrap()).unwrap();
+        let alias = pa.to_linear();
+        assert_eq!(alias.linear_to_phys(), Some(pa));
+        // The linear alias of the heap page maps the same frame.
+        assert_eq!(arch::mmu::translate_virt(alias).map(|(p, _)| p), Some(pa));
+        // Patching takes kernel addresses only.
+        assert_eq!(read_insn(0x40_0000), None);
+        assert_eq!(patch_text_nosync(0x40_0000, insn::encode::nop()), Err(Errno::EINVAL));
     }
 }

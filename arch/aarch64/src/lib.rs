@@ -6,6 +6,7 @@
 //! holds.
 #![no_std]
 
+pub mod addr;
 pub mod barrier;
 pub mod boot;
 pub mod cache;

@@ -6,6 +6,7 @@
 //! Page-table memory is only touched here. The kernel asks for mappings by
 //! purpose (`ioremap`, `map_heap_page`, `fixmap::set`), never by raw entry.
 
+use crate::addr::{PhysAddr, VirtAddr};
 use crate::barrier;
 use crate::memory::*;
 use aarch64_cpu::registers::{MAIR_EL1, TCR_EL1};
@@ -624,25 +625,26 @@ pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError>
 /// most `KSTACK_MAX_SIZE`: the rest of the slot stays unmapped and is the
 /// guard below the next stack up, and the vectors' overflow test relies on
 /// that layout.
-pub fn map_kernel_stack(va: usize, pa: u64, size: usize) -> Result<(), MapError> {
-    if !va.is_multiple_of(KSTACK_ALIGN) || size > KSTACK_MAX_SIZE {
+pub fn map_kernel_stack(va: VirtAddr, pa: PhysAddr, size: usize) -> Result<(), MapError> {
+    if !va.is_aligned(KSTACK_ALIGN) || size > KSTACK_MAX_SIZE {
         return Err(MapError::Unaligned);
     }
-    if va < KSTACK_BASE
-        || va
+    let in_window = va.as_usize() >= KSTACK_BASE
+        && va
             .checked_add(KSTACK_ALIGN)
-            .is_none_or(|end| end > KSTACK_BASE + KSTACK_WINDOW)
-    {
+            .is_some_and(|end| end.as_usize() <= KSTACK_BASE + KSTACK_WINDOW);
+    if !in_window {
         return Err(MapError::OutOfWindow);
     }
     let pgd = KERNEL_PGD.lock();
-    map_range(pgd.root, va, pa, size, Prot::KERNEL_RW, false)
+    map_range(pgd.root, va.as_usize(), pa.as_u64(), size, Prot::KERNEL_RW, false)
 }
 
 /// Unmaps the kernel stack mapped at `va` by `map_kernel_stack`, and
 /// invalidates its TLB entries on every CPU. The owner of the stack calls
 /// this once nothing runs on it any more, before freeing its frames.
-pub fn unmap_kernel_stack(va: usize, size: usize) {
+pub fn unmap_kernel_stack(va: VirtAddr, size: usize) {
+    let va = va.as_usize();
     if !(KSTACK_BASE..KSTACK_BASE + KSTACK_WINDOW).contains(&va) || size > KSTACK_MAX_SIZE {
         return;
     }
@@ -657,6 +659,12 @@ pub fn unmap_kernel_stack(va: usize, size: usize) {
         }
         off += PAGE_SIZE;
     }
+}
+
+/// The kernel mapping of `va`, typed: physical address and permissions.
+pub fn translate_virt(va: VirtAddr) -> Option<(PhysAddr, Prot)> {
+    let (pa, prot) = translate(va.as_usize())?;
+    Some((PhysAddr::new(pa)?, prot))
 }
 
 /// The kernel mapping of `va`: physical address and permissions.

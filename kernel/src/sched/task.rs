@@ -6,6 +6,7 @@ use crate::mm::vm::Mm;
 use crate::process::Process;
 use crate::sync::IrqSpinLock;
 use alloc::sync::Arc;
+use arch::addr::{PhysAddr, VirtAddr};
 use arch::context::{FpsimdState, TaskContext};
 use arch::ptrace::{PtRegs, PT_REGS_SIZE};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -39,7 +40,7 @@ static NEXT_TID: AtomicU32 = AtomicU32::new(1);
 /// overflow faults, and the vectors switch to the overflow stack and report
 /// it instead of letting it corrupt memory.
 struct KernelStack {
-    pa: u64,
+    pa: PhysAddr,
     slot: usize,
     size: usize,
 }
@@ -75,9 +76,12 @@ fn free_slot(slot: usize) {
     }
 }
 
-const fn slot_base(slot: usize) -> usize {
-    arch::memory::KSTACK_BASE + slot * arch::memory::KSTACK_ALIGN
+fn slot_base(slot: usize) -> VirtAddr {
+    // Slots are fewer than the window holds (checked below), so the sum
+    // neither overflows nor leaves the kernel half.
+    VirtAddr::new(arch::memory::KSTACK_BASE + slot * arch::memory::KSTACK_ALIGN).expect("a kernel address")
 }
+const _: () = assert!(STACK_SLOTS * arch::memory::KSTACK_ALIGN <= arch::memory::KSTACK_WINDOW);
 
 impl KernelStack {
     fn new() -> Option<KernelStack> {
@@ -86,21 +90,26 @@ impl KernelStack {
 
     fn with_size(size: usize) -> Option<KernelStack> {
         let slot = alloc_slot()?;
-        let Some(pa) = crate::mm::frame::alloc_frames(size / crate::mm::PAGE_SIZE, 1) else {
+        let Some(raw) = crate::mm::frame::alloc_frames(size / crate::mm::PAGE_SIZE, 1) else {
             free_slot(slot);
             return None;
         };
-        if arch::mmu::map_kernel_stack(slot_base(slot), pa, size).is_err() {
-            crate::mm::frame::free_frames(pa, size / crate::mm::PAGE_SIZE);
+        let mapped = PhysAddr::new(raw).ok_or(()).and_then(|pa| {
+            arch::mmu::map_kernel_stack(slot_base(slot), pa, size)
+                .map(|()| pa)
+                .map_err(drop)
+        });
+        let Ok(pa) = mapped else {
+            crate::mm::frame::free_frames(raw, size / crate::mm::PAGE_SIZE);
             free_slot(slot);
             return None;
-        }
+        };
         LIVE_STACKS.fetch_add(1, Ordering::AcqRel);
         Some(KernelStack { pa, slot, size })
     }
 
     fn top(&self) -> usize {
-        slot_base(self.slot) + self.size
+        slot_base(self.slot).as_usize() + self.size
     }
 }
 
@@ -108,7 +117,7 @@ impl Drop for KernelStack {
     fn drop(&mut self) {
         LIVE_STACKS.fetch_sub(1, Ordering::AcqRel);
         arch::mmu::unmap_kernel_stack(slot_base(self.slot), self.size);
-        crate::mm::frame::free_frames(self.pa, self.size / crate::mm::PAGE_SIZE);
+        crate::mm::frame::free_frames(self.pa.as_u64(), self.size / crate::mm::PAGE_SIZE);
         free_slot(self.slot);
     }
 }
