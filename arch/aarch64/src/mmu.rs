@@ -189,13 +189,20 @@ impl Prot {
 
     /// Whether EL1 may execute from such a mapping.
     pub fn is_exec(self) -> bool {
-        self.0 & PAGE_DESCRIPTOR::PXN::True.value == 0
+        !self.desc().is_set(PAGE_DESCRIPTOR::PXN)
     }
 
     /// Whether EL1 may write through such a mapping.
     pub fn is_writable(self) -> bool {
-        let ap = (self.0 >> 6) & 3;
-        ap == PAGE_DESCRIPTOR::AP::RW_EL1.value >> 6 || ap == PAGE_DESCRIPTOR::AP::RW_EL1_EL0.value >> 6
+        use PAGE_DESCRIPTOR::AP::Value as Ap;
+        matches!(
+            self.desc().read_as_enum(PAGE_DESCRIPTOR::AP),
+            Some(Ap::RW_EL1 | Ap::RW_EL1_EL0)
+        )
+    }
+
+    fn desc(self) -> InMemoryRegister<u64, PAGE_DESCRIPTOR::Register> {
+        InMemoryRegister::new(self.0)
     }
 }
 
@@ -370,6 +377,10 @@ fn leaf_desc(pa: u64, prot: Prot, level: usize) -> u64 {
 
 const ADDR_MASK: u64 = DESC_ADDR_MASK;
 
+fn is_valid(desc: u64) -> bool {
+    InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc).is_set(TABLE_DESCRIPTOR::VALID)
+}
+
 fn is_table(desc: u64) -> bool {
     let d = InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc);
     d.matches_all(TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table)
@@ -384,7 +395,7 @@ fn walk_create(root: u64, va: usize, level: usize) -> Result<*mut u64, MapError>
         // SAFETY: `entry` is inside a live table page owned by KERNEL_PGD,
         // whose lock the caller holds.
         let desc = unsafe { entry.read_volatile() };
-        table = if desc & 1 == 0 {
+        table = if !is_valid(desc) {
             let new = alloc_table().ok_or(MapError::NoMemory)?;
             barrier::dsb_ishst();
             // SAFETY: as above.
@@ -406,7 +417,7 @@ fn walk(root: u64, va: usize) -> Option<(*mut u64, usize)> {
         let entry = table_va(table).wrapping_add(index(va, level));
         // SAFETY: `entry` is inside a live table page.
         let desc = unsafe { entry.read_volatile() };
-        if desc & 1 == 0 {
+        if !is_valid(desc) {
             return None;
         }
         if level == 3 || !is_table(desc) {
@@ -438,7 +449,7 @@ fn map_range(root: u64, va: usize, pa: u64, size: usize, prot: Prot, blocks: boo
         let entry = walk_create(root, v, level)?;
         // SAFETY: `entry` points into a live table (see walk_create).
         unsafe {
-            if entry.read_volatile() & 1 != 0 {
+            if is_valid(entry.read_volatile()) {
                 return Err(MapError::AlreadyMapped);
             }
             entry.write_volatile(leaf_desc(p, prot, level));
