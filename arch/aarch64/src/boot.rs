@@ -12,7 +12,7 @@
 use crate::cpu::SCTLR_EL1_EXT;
 use crate::memory::{KIMAGE_VADDR, SZ_1G, SZ_2M, TEXT_OFFSET};
 use crate::mmu::early;
-use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, MDSCR_EL1, SCTLR_EL1, SPSR_EL2};
+use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, ICC_SRE_EL2, MDSCR_EL1, SCTLR_EL1, SPSR_EL2};
 use core::sync::atomic::AtomicU64;
 use tock_registers::register_bitfields;
 
@@ -90,6 +90,14 @@ register_bitfields! {u64,
     ]
 }
 
+register_bitfields! {u64,
+    /// The ID_AA64PFR0_EL1 field aarch64-cpu lacks.
+    ID_AA64PFR0_EXT [
+        /// GIC system register interface: 0 none, 1 GICv3/4, 3 GICv4.1.
+        GIC OFFSET(24) NUMBITS(4) []
+    ]
+}
+
 /// CPTR_EL2 with its RES1 bits and no FP/SIMD trap.
 const CPTR_EL2_VAL: u64 = CPTR_EL2_NVHE::RES1_13_12::Ones.value | CPTR_EL2_NVHE::RES1_9_0::Ones.value;
 
@@ -161,11 +169,11 @@ el2_to_el1:
     msr     cpacr_el1, x0
     // A GICv3 CPU interface: let EL1 use its system registers.
     mrs     x0, id_aa64pfr0_el1
-    ubfx    x0, x0, #24, #4
+    ubfx    x0, x0, #{pfr0_gic_shift}, #{pfr0_gic_width}
     cbz     x0, 3f
     mrs     x0, S3_4_C12_C9_5               // ICC_SRE_EL2
-    orr     x0, x0, #0x1                    // SRE
-    orr     x0, x0, #0x8                    // Enable (EL1 may use it)
+    ldr     x1, ={icc_sre_el2}              // SRE, and Enable: EL1 may use it
+    orr     x0, x0, x1
     msr     S3_4_C12_C9_5, x0
     isb
     msr     S3_4_C12_C11_0, xzr             // ICH_HCR_EL2
@@ -370,6 +378,9 @@ init_stack_top:
     hcr = const HCR_EL2_VAL,
     cnthctl = const CNTHCTL_EL2_VAL,
     cptr = const CPTR_EL2_VAL,
+    icc_sre_el2 = const ICC_SRE_EL2::SRE::SET.value | ICC_SRE_EL2::ENABLE::SET.value,
+    pfr0_gic_shift = const ID_AA64PFR0_EXT::GIC.shift,
+    pfr0_gic_width = const ID_AA64PFR0_EXT::GIC.mask.count_ones(),
     spsr = const SPSR_EL2_VAL,
     sz_2m = const SZ_2M,
     sz_1g = const SZ_1G,
