@@ -8,7 +8,8 @@ use tock_registers::register_bitfields;
 
 /// Affinity fields of MPIDR_EL1 (Aff3..Aff0), which identify a CPU.
 pub fn mpidr() -> u64 {
-    MPIDR_EL1.get() & 0xff_00ff_ffff
+    let aff = MPIDR_EL1::Aff3::SET + MPIDR_EL1::Aff2::SET + MPIDR_EL1::Aff1::SET + MPIDR_EL1::Aff0::SET;
+    MPIDR_EL1.get() & aff.mask()
 }
 
 /// MIDR_EL1, the CPU model.

@@ -203,11 +203,10 @@ pub fn disable_irq(irq: u32) {
 /// value (pass it to `eoi`) and the interrupt ID.
 pub fn ack() -> (u32, u32) {
     if is_v3() {
-        let iar = v3::ack();
-        return (iar, iar & 0xff_ffff);
+        return v3::ack();
     }
-    let iar = cpuif().IAR.get();
-    (iar, iar & 0x3ff)
+    let iar = cpuif().IAR.extract();
+    (iar.get(), iar.read(GICC_IAR::InterruptID))
 }
 
 /// Signals the end of handling of the interrupt acknowledged as `iar`.
@@ -410,7 +409,7 @@ mod v3 {
         #[allow(non_snake_case)]
         pub Dist3 {
             (0x0000 => CTLR: ReadWrite<u32, GICD_CTLR3::Register>),
-            (0x0004 => TYPER: ReadOnly<u32>),
+            (0x0004 => TYPER: ReadOnly<u32, super::GICD_TYPER::Register>),
             (0x0008 => _r0),
             (0x0080 => IGROUPR: [ReadWrite<u32>; 32]),
             (0x0100 => ISENABLER: [ReadWrite<u32>; 32]),
@@ -495,16 +494,23 @@ mod v3 {
     /// The MPIDR affinity as GICD_IROUTER / GICR_TYPER write it.
     fn affinity_u32(mpidr: u64) -> u32 {
         // Aff3 (MPIDR bits 39:32) goes to bits 31:24, above Aff2..Aff0.
-        ((mpidr >> 8) & 0xff00_0000) as u32 | (mpidr & 0xff_ffff) as u32
+        let m = InMemoryRegister::<u64, MPIDR_EL1::Register>::new(mpidr);
+        u32::from_be_bytes([
+            m.read(MPIDR_EL1::Aff3) as u8,
+            m.read(MPIDR_EL1::Aff2) as u8,
+            m.read(MPIDR_EL1::Aff1) as u8,
+            m.read(MPIDR_EL1::Aff0) as u8,
+        ])
     }
 
     pub fn init_dist(_va: usize) {
         let d = dist();
         d.CTLR.set(0);
         wait_rwp();
-        let lines = (((d.TYPER.get() & 0x1f) as usize + 1) * 32).min(NR_IRQS);
+        let lines = ((d.TYPER.read(super::GICD_TYPER::ITLinesNumber) as usize + 1) * 32).min(NR_IRQS);
         let me = crate::cpu::mpidr();
-        let route = me & 0xff_00ff_ffff;
+        // GICD_IROUTER takes MPIDR's affinity fields at their places.
+        let route = me;
         for i in 1..lines / 32 {
             d.IGROUPR[i].set(u32::MAX);
             d.ICENABLER[i].set(u32::MAX);
@@ -582,9 +588,12 @@ mod v3 {
         }
     }
 
-    pub fn ack() -> u32 {
-        // The whole register: EOIR takes back exactly what IAR gave.
-        IccIar1.get() as u32
+    /// The raw IAR (EOIR takes back exactly what IAR gave) and the INTID.
+    pub fn ack() -> (u32, u32) {
+        let iar = IccIar1.get();
+        let intid = InMemoryRegister::<u64, ICC_IAR1_EL1::Register>::new(iar).read(ICC_IAR1_EL1::INTID);
+        // IAR1 holds INTID (24 bits) and RES0 above: nothing is lost.
+        (iar as u32, intid as u32)
     }
 
     pub fn eoi(iar: u32) {
