@@ -82,3 +82,39 @@ fn missing_device_tree_is_reported() {
         b.output
     );
 }
+
+/// A panic must end QEMU (PSCI SYSTEM_OFF on virt, the PM watchdog on a
+/// Pi) rather than leave it spinning until a harness times out.
+fn panic_powers_the_machine_off(args: &[&str]) {
+    let mut all = args.to_vec();
+    all.extend(["--append", "init=/no/such/init"]);
+    let started = std::time::Instant::now();
+    let b = boot(kernel_image(), &all, None, Duration::from_secs(60));
+    assert!(
+        b.has("Kernel panic - not syncing: No working init found (error 2)"),
+        "{}",
+        b.output
+    );
+    assert!(
+        b.has("---[ end Kernel panic - not syncing: No working init found"),
+        "{}",
+        b.output
+    );
+    assert!(
+        matches!(b.status, Some(s) if s != 124),
+        "QEMU did not end after the panic (status {:?}, {:?}):\n{}",
+        b.status,
+        started.elapsed(),
+        b.output
+    );
+}
+
+#[test]
+fn a_panic_powers_off_virt() {
+    panic_powers_the_machine_off(&["--smp", "2"]);
+}
+
+#[test]
+fn a_panic_powers_off_raspi4b() {
+    panic_powers_the_machine_off(&["--machine", "raspi4b"]);
+}

@@ -105,3 +105,22 @@ fn an_unclaimed_kernel_brk_oopses_naming_the_immediate() {
     );
     assert!(b.has("pc : kernel::ktest::unclaimed_brk+0x"), "{}", b.output);
 }
+
+#[test]
+fn a_kernel_stack_overflow_hits_the_guard_and_panics() {
+    let b = boot(
+        ktest_image(),
+        &["--smp", "2", "--append", "ktest=stack-overflow"],
+        None,
+        Duration::from_secs(60),
+    );
+    assert_eq!(b.status, Some(1), "{}", b.output);
+    let o = &b.output;
+    assert!(o.contains("Insufficient stack space to handle exception!"), "{o}");
+    assert!(o.contains("-- DABT (current EL)"), "{o}");
+    assert!(o.contains("Task stack:     [0x"), "{o}");
+    assert!(o.contains("Overflow stack: [0x"), "{o}");
+    assert!(o.contains("pc : ktest_stack_overflow_recurse+0x"), "{o}");
+    assert!(o.contains("Kernel panic - not syncing: kernel stack overflow"), "{o}");
+    assert!(!o.contains("the stack overflow was not caught"), "{o}");
+}

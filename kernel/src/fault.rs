@@ -54,19 +54,14 @@ pub fn write_mem_abort_info(out: &mut dyn Write, far: u64, esr_val: u64) {
         "  EC = 0x{:02x}: {}, IL = {} bits",
         esr::ec(esr_val),
         esr::class_str(esr_val),
-        if esr_val & (1 << 25) != 0 { 32 } else { 16 }
+        if esr::il_is_32bit(esr_val) { 32 } else { 16 }
     );
-    let _ = writeln!(out, "  SET = {}, FnV = {}", (esr_val >> 11) & 3, info.fnv as u8);
+    let _ = writeln!(out, "  SET = {}, FnV = {}", info.set, info.fnv as u8);
     let _ = writeln!(out, "  EA = {}, S1PTW = {}", info.ea as u8, info.s1ptw as u8);
     let _ = writeln!(out, "  FSC = 0x{:02x}: {}", info.fsc, esr::fsc_str(info.fsc));
     if esr::ec(esr_val) == esr::Ec::DabtCur as u64 {
         let _ = writeln!(out, "Data abort info:");
-        let _ = writeln!(
-            out,
-            "  ISV = {}, ISS = 0x{:08x}",
-            (esr_val >> 24) & 1,
-            esr::iss(esr_val)
-        );
+        let _ = writeln!(out, "  ISV = {}, ISS = 0x{:08x}", info.isv as u8, esr::iss(esr_val));
         let _ = writeln!(out, "  CM = {}, WnR = {}", info.cm as u8, info.write as u8);
     }
 }
@@ -96,11 +91,11 @@ pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGBUS, SIGKILL, SIGSEGV};
     let info = esr::abort_info(esr_val);
     let exec = esr::ec(esr_val) == esr::Ec::IabtLow as u64;
-    if info.fsc == 0x21 {
+    if info.fsc == esr::ABORT_ISS::FSC::Alignment.value {
         force_sig_fault(SIGBUS, code::BUS_ADRALN, far);
         return;
     }
-    if !(esr::fsc_is_translation(info.fsc) || esr::fsc_is_permission(info.fsc) || (0x09..=0x0b).contains(&info.fsc)) {
+    if !(esr::fsc_is_translation(info.fsc) || esr::fsc_is_permission(info.fsc) || esr::fsc_is_access_flag(info.fsc)) {
         force_sig_fault(SIGBUS, 3 /* BUS_OBJERR */, far);
         return;
     }

@@ -48,6 +48,7 @@ pub fn run_all() -> ! {
             arch::semihosting::exit(2);
         }
         Some("kprobe-oops") => kprobe_handler_oops(),
+        Some("stack-overflow") => stack_overflow(),
         Some("kprobe-bench") => {
             crate::kprobes::bench::run();
             arch::semihosting::exit(0);
@@ -132,6 +133,38 @@ fn ktest_fatal_oops_victim(base: usize) -> u64 {
     // SAFETY: deliberately unsound: this read must fault (TTBR0 holds an
     // empty table), which is what the test checks.
     unsafe { field.read_volatile() }
+}
+
+/// `ktest=stack-overflow`: a kernel thread recurses past the end of its
+/// stack. The guard page below it must fault and the vectors must report
+/// the overflow from the overflow stack and panic.
+fn stack_overflow() -> ! {
+    crate::pr_info!("ktest: a kernel thread will overflow its stack");
+    let t = crate::sched::Task::new_kthread(ktest_stack_overflow_thread, 0, "ktest-overflow").expect("a kthread");
+    crate::sched::wake_up(&t);
+    let deadline = crate::time::ktime_get_ns() + 5_000_000_000;
+    while crate::time::ktime_get_ns() < deadline {
+        crate::sched::yield_now();
+    }
+    crate::pr_err!("ktest: the stack overflow was not caught");
+    arch::semihosting::exit(2)
+}
+
+extern "C" fn ktest_stack_overflow_thread(_: usize) {
+    let v = ktest_stack_overflow_recurse(core::hint::black_box(1));
+    crate::pr_err!("ktest: the recursion ended ({v})");
+}
+
+/// Uses 1 KiB of stack per call, without end.
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn ktest_stack_overflow_recurse(n: u64) -> u64 {
+    let mut buf = [n; 128];
+    core::hint::black_box(&mut buf);
+    if core::hint::black_box(n) == 0 {
+        return 0;
+    }
+    ktest_stack_overflow_recurse(n + 1).wrapping_add(buf[n as usize % 128])
 }
 
 /// `ktest=kprobe-oops`: a probe whose pre-handler reads through a NULL

@@ -32,19 +32,35 @@ struct PstateFlags(u64);
 
 impl core::fmt::Display for PstateFlags {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
-        let p = self.0;
-        let bit = |n: u32, c: char| if p & (1 << n) != 0 { c.to_ascii_uppercase() } else { c };
-        write!(f, "{}{}{}{} ", bit(31, 'n'), bit(30, 'z'), bit(29, 'c'), bit(28, 'v'))?;
-        write!(f, "{}{}{}{} ", bit(9, 'd'), bit(8, 'a'), bit(7, 'i'), bit(6, 'f'))?;
-        let flag = |n: u32| if p & (1 << n) != 0 { '+' } else { '-' };
+        use arch::ptrace::PSR;
+        use tock_registers::interfaces::Readable;
+        let p = tock_registers::registers::InMemoryRegister::<u64, PSR::Register>::new(self.0);
+        let bit = |field, c: char| if p.is_set(field) { c.to_ascii_uppercase() } else { c };
+        write!(
+            f,
+            "{}{}{}{} ",
+            bit(PSR::N, 'n'),
+            bit(PSR::Z, 'z'),
+            bit(PSR::C, 'c'),
+            bit(PSR::V, 'v')
+        )?;
+        write!(
+            f,
+            "{}{}{}{} ",
+            bit(PSR::D, 'd'),
+            bit(PSR::A, 'a'),
+            bit(PSR::I, 'i'),
+            bit(PSR::F, 'f')
+        )?;
+        let flag = |field| if p.is_set(field) { '+' } else { '-' };
         write!(
             f,
             "{}PAN {}UAO {}TCO {}DIT {}SSBS BTYPE=--",
-            flag(22),
-            flag(23),
-            flag(25),
-            flag(24),
-            flag(12)
+            flag(PSR::PAN),
+            flag(PSR::UAO),
+            flag(PSR::TCO),
+            flag(PSR::DIT),
+            flag(PSR::SSBS)
         )
     }
 }
@@ -89,7 +105,8 @@ pub fn die(msg: &str, regs: &PtRegs, err: u64) -> ! {
     panic_stop(format_args!("Oops: Fatal exception"))
 }
 
-/// Ends the system after a fatal error: message, stop the other CPUs, halt.
+/// Ends the system after a fatal error: message, stop the other CPUs, then
+/// power off (a test build exits QEMU with a failure status instead).
 pub fn panic_stop(msg: core::fmt::Arguments) -> ! {
     arch::cpu::local_irq_disable();
     crate::printk::set_oops_in_progress();
@@ -101,5 +118,5 @@ pub fn panic_stop(msg: core::fmt::Arguments) -> ! {
     #[cfg(feature = "ktest")]
     crate::ktest::exit_on_panic();
     #[cfg(not(feature = "ktest"))]
-    arch::cpu::halt()
+    crate::power::panic_poweroff()
 }

@@ -15,6 +15,22 @@ pub fn poweroff() -> ! {
     arch::cpu::halt()
 }
 
+/// Ends the machine after a panic, once the report is on the console and
+/// the other CPUs are stopped: PSCI SYSTEM_OFF, or the Pi's watchdog, so
+/// that an emulator exits instead of spinning (a person at the console
+/// has already seen the report; a test harness sees QEMU end). Without
+/// either, halts this CPU. Prints nothing: the console may be all that
+/// still works.
+pub fn panic_poweroff() -> ! {
+    if let Some(c) = crate::init::psci_conduit() {
+        arch::psci::system_off(c);
+    }
+    if crate::drivers::bcm2835_pm::power_off() {
+        crate::time::udelay(100_000);
+    }
+    arch::cpu::halt()
+}
+
 /// Restarts (PSCI SYSTEM_RESET), or halts if unavailable.
 pub fn restart() -> ! {
     crate::pr_info!("reboot: Restarting system");

@@ -116,9 +116,7 @@ pub fn smp_init(cpus: &[Cpu], psci: Option<Conduit>) {
 }
 
 fn boot_secondary(id: usize, cpu: &Cpu, psci: Option<Conduit>) -> Result<(), BootError> {
-    let stack_pa =
-        crate::mm::frame::alloc_frames(CPU_STACK_SIZE / crate::mm::PAGE_SIZE, 1).ok_or(BootError::NoMemory)?;
-    let top = (arch::memory::phys_to_virt(stack_pa) + CPU_STACK_SIZE) as u64;
+    let top = crate::sched::task::alloc_cpu_stack(CPU_STACK_SIZE).ok_or(BootError::NoMemory)? as u64;
     STACKS[id].store(top, Ordering::Relaxed);
     let data = &arch::boot::secondary_data;
     data.ttbr1.store(arch::mmu::kernel_root(), Ordering::Relaxed);
@@ -140,7 +138,8 @@ fn boot_secondary(id: usize, cpu: &Cpu, psci: Option<Conduit>) -> Result<(), Boo
     let deadline = crate::time::ktime_get_ns() + 1_000_000_000;
     while !cpu_online(id) {
         if crate::time::ktime_get_ns() > deadline {
-            crate::mm::frame::free_frames(stack_pa, CPU_STACK_SIZE / crate::mm::PAGE_SIZE);
+            // The stack stays allocated: a CPU that comes up late must
+            // not run on freed memory.
             return Err(BootError::Timeout);
         }
         core::hint::spin_loop();

@@ -4,6 +4,7 @@
 
 crate::notrace_module!();
 
+use arch::cpufeature::{do_emulate_mrs, SysRegId};
 use arch::entry::BadMode;
 use arch::esr::{self, Ec};
 use arch::ptrace::PtRegs;
@@ -40,7 +41,7 @@ pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
-    use crate::signal::{code, force_sig_fault, SIGBUS, SIGILL};
+    use crate::signal::{code, force_sig_fault, SIGBUS};
     let (esr_val, far) = read_esr_far();
     arch::cpu::local_irq_enable();
     match Ec::from_esr(esr_val) {
@@ -52,7 +53,30 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
         Some(Ec::WatchptLow) => crate::debug::do_debug_exception(far, esr_val, regs),
         // WFI (WFE does not trap): a hint, skipped as Linux's wfi_handler does.
         Some(Ec::Wfx) => regs.pc += 4,
-        _ => force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc),
+        // A trapped MRS (FEAT_IDST CPUs trap ID register reads here), or
+        // an access to the debug communications channel (MDSCR_EL1.TDCC):
+        // Linux's do_el0_sys, which falls back to do_el0_undef.
+        Some(Ec::Sys64) => {
+            let emulated = SysRegId::from_esr_sys64(esr_val).is_some_and(|(id, rt)| do_emulate_mrs(regs, id, rt));
+            if !emulated {
+                do_el0_undef(regs);
+            }
+        }
+        _ => do_el0_undef(regs),
+    }
+}
+
+/// An undefined instruction at EL0: an `mrs` of the ID register space is
+/// emulated (ARMv8.0 CPUs make those reads undefined at EL0, Linux's
+/// `try_emulate_mrs`); anything else is SIGILL at the instruction.
+fn do_el0_undef(regs: &mut PtRegs) {
+    use crate::signal::{code, force_sig_fault, SIGILL};
+    let emulated = crate::uaccess::get_user_u32(regs.pc)
+        .ok()
+        .and_then(SysRegId::from_mrs)
+        .is_some_and(|(id, rt)| do_emulate_mrs(regs, id, rt));
+    if !emulated {
+        force_sig_fault(SIGILL, code::ILL_ILLOPC, regs.pc);
     }
 }
 
@@ -95,6 +119,40 @@ pub extern "C" fn bad_mode(regs: &mut PtRegs, reason: u64, esr_val: u64) -> ! {
     crate::oops::die("Oops - bad mode", regs, esr_val)
 }
 
+const _: () = assert!(
+    crate::percpu::NR_CPUS <= arch::entry::MAX_CPUS,
+    "a CPU without an overflow stack"
+);
+
+/// The vectors found SP outside any kernel stack (a stack overflow into the
+/// guard below it) and switched to this CPU's overflow stack: report what
+/// overflowed and panic, as Linux's `panic_bad_stack`.
+#[allow(unsafe_code)] // exported under Linux's name for the entry code
+#[no_mangle]
+pub extern "C" fn handle_bad_stack(regs: &mut PtRegs) -> ! {
+    arch::cpu::local_irq_disable();
+    crate::printk::set_oops_in_progress();
+    let (esr_val, far) = read_esr_far();
+    let mut out = crate::printk::console_log_sink();
+    let _ = writeln!(out, "Insufficient stack space to handle exception!");
+    let _ = writeln!(out, "ESR: 0x{esr_val:016x} -- {}", esr::class_str(esr_val));
+    let _ = writeln!(out, "FAR: 0x{far:016x}");
+    // The current task's stack, unless the overflow struck with the
+    // run-queue's current pointer locked.
+    let task_stack = crate::sched::try_current_nowait()
+        .and_then(|t| t.stack_bounds())
+        .unwrap_or_else(crate::smp::current_stack_bounds);
+    let _ = writeln!(
+        out,
+        "Task stack:     [0x{:016x}..0x{:016x}]",
+        task_stack.0, task_stack.1
+    );
+    let ovf = arch::entry::overflow_stack_bounds(arch::cpu::cpu_id());
+    let _ = writeln!(out, "Overflow stack: [0x{:016x}..0x{:016x}]", ovf.0, ovf.1);
+    crate::oops::show_regs(&mut out, regs);
+    crate::oops::panic_stop(format_args!("kernel stack overflow"))
+}
+
 fn panic_unhandled(regs: &PtRegs, vector: &str, esr_val: u64) -> ! {
     let mut out = crate::printk::console_log_sink();
     let _ = writeln!(
@@ -110,3 +168,4 @@ crate::nokprobe_symbol!(el1h_64_sync_handler);
 crate::nokprobe_symbol!(el0t_64_sync_handler);
 crate::nokprobe_symbol!(exit_to_user_mode);
 crate::nokprobe_symbol!(bad_mode);
+crate::nokprobe_symbol!(handle_bad_stack);

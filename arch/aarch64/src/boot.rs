@@ -9,10 +9,12 @@
 //! physical base + `TEXT_OFFSET`, which the header's flags ask for and which
 //! both QEMU and the Pi firmware honour.
 
+use crate::cpu::SCTLR_EL1_EXT;
 use crate::memory::{KIMAGE_VADDR, SZ_1G, SZ_2M, TEXT_OFFSET};
 use crate::mmu::early;
-use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, SCTLR_EL1, SPSR_EL2};
+use aarch64_cpu::registers::{CNTHCTL_EL2, CPACR_EL1, HCR_EL2, ICC_SRE_EL2, MDSCR_EL1, SCTLR_EL1, SPSR_EL2};
 use core::sync::atomic::AtomicU64;
+use tock_registers::register_bitfields;
 
 /// What the boot CPU hands to a secondary CPU before releasing it; read by
 /// `secondary_entry` with the MMU (and so the data cache) off, which is why
@@ -44,8 +46,14 @@ const SCTLR_MMU_OFF: u64 = SCTLR_EL1::EE::LittleEndian.value
     | SCTLR_EL1::I::NonCacheable.value
     | SCTLR_RES1;
 
-/// SCTLR_EL1 bits that are RES1 in ARMv8.0 (bits 29, 28, 23, 22, 20, 11).
-const SCTLR_RES1: u64 = (1 << 29) | (1 << 28) | (1 << 23) | (1 << 22) | (1 << 20) | (1 << 11);
+/// SCTLR_EL1 bits that are RES1 in ARMv8.0: set, later CPUs behave as
+/// ARMv8.0 did (SPAN = 1 leaves PAN alone on entry until `enable_pan`).
+const SCTLR_RES1: u64 = SCTLR_EL1_EXT::LSMAOE::SET.value
+    | SCTLR_EL1_EXT::NTLSMD::SET.value
+    | SCTLR_EL1_EXT::SPAN::SET.value
+    | SCTLR_EL1_EXT::EIS::SET.value
+    | SCTLR_EL1_EXT::TSCXT::SET.value
+    | SCTLR_EL1_EXT::EOS::SET.value;
 
 /// SCTLR_EL1 once running: MMU, caches, SP alignment checks, and PAN on
 /// exception entry left to the architecture default (SPAN = 1 is RES1 here).
@@ -69,8 +77,29 @@ const HCR_EL2_VAL: u64 = HCR_EL2::RW::EL1IsAarch64.value;
 /// CNTHCTL_EL2: EL1 may read the physical counter and use the physical timer.
 const CNTHCTL_EL2_VAL: u64 = CNTHCTL_EL2::EL1PCEN::SET.value | CNTHCTL_EL2::EL1PCTEN::SET.value;
 
-/// CPTR_EL2 with its RES1 bits (13:12, 9:0) and no FP/SIMD trap.
-const CPTR_EL2_VAL: u64 = 0x33ff;
+register_bitfields! {u64,
+    /// CPTR_EL2 with HCR_EL2.E2H = 0 (ARM ARM D17.2.32), which
+    /// aarch64-cpu's `CPTR_EL2` declares only in part.
+    CPTR_EL2_NVHE [
+        /// Trap FP/SIMD (and SVE) to EL2.
+        TFP OFFSET(10) NUMBITS(1) [],
+        /// RES1.
+        RES1_13_12 OFFSET(12) NUMBITS(2) [Ones = 0b11],
+        /// RES1.
+        RES1_9_0 OFFSET(0) NUMBITS(10) [Ones = 0x3ff]
+    ]
+}
+
+register_bitfields! {u64,
+    /// The ID_AA64PFR0_EL1 field aarch64-cpu lacks.
+    ID_AA64PFR0_EXT [
+        /// GIC system register interface: 0 none, 1 GICv3/4, 3 GICv4.1.
+        GIC OFFSET(24) NUMBITS(4) []
+    ]
+}
+
+/// CPTR_EL2 with its RES1 bits and no FP/SIMD trap.
+const CPTR_EL2_VAL: u64 = CPTR_EL2_NVHE::RES1_13_12::Ones.value | CPTR_EL2_NVHE::RES1_9_0::Ones.value;
 
 /// SPSR_EL2 for the `eret` to EL1: EL1h with all of DAIF masked.
 const SPSR_EL2_VAL: u64 = SPSR_EL2::D::Masked.value
@@ -82,6 +111,11 @@ const SPSR_EL2_VAL: u64 = SPSR_EL2::D::Masked.value
 /// CPACR_EL1: FP/SIMD is not trapped. The kernel itself is built for a
 /// soft-float target and never touches these registers; EL0 may.
 const CPACR_EL1_VAL: u64 = CPACR_EL1::FPEN::TrapNothing.value;
+
+/// MDSCR_EL1: EL0 access to the debug communications channel (MDCCSR_EL0,
+/// DBGDTR*_EL0) traps, so a user program gets SIGILL for it as on Linux
+/// (`__cpu_setup` sets TDCC); no debug exceptions are enabled yet.
+const MDSCR_EL1_VAL: u64 = MDSCR_EL1::TDCC::SET.value;
 
 /// The arm64 Image header flags: little-endian, 4 KiB pages, image placed at
 /// a 2 MiB aligned base + text_offset (bit 3 clear).
@@ -119,6 +153,8 @@ primary_entry:
 // Drops from EL2 to EL1 if entered at EL2; leaves EL1 with the MMU off.
 .type el2_to_el1, %function
 el2_to_el1:
+    ldr     x0, ={mdscr}
+    msr     mdscr_el1, x0
     ldr     x0, ={sctlr_off}
     mrs     x1, CurrentEL
     cmp     x1, #(2 << 2)
@@ -133,11 +169,11 @@ el2_to_el1:
     msr     cpacr_el1, x0
     // A GICv3 CPU interface: let EL1 use its system registers.
     mrs     x0, id_aa64pfr0_el1
-    ubfx    x0, x0, #24, #4
+    ubfx    x0, x0, #{pfr0_gic_shift}, #{pfr0_gic_width}
     cbz     x0, 3f
     mrs     x0, S3_4_C12_C9_5               // ICC_SRE_EL2
-    orr     x0, x0, #0x1                    // SRE
-    orr     x0, x0, #0x8                    // Enable (EL1 may use it)
+    ldr     x1, ={icc_sre_el2}              // SRE, and Enable: EL1 may use it
+    orr     x0, x0, x1
     msr     S3_4_C12_C9_5, x0
     isb
     msr     S3_4_C12_C11_0, xzr             // ICH_HCR_EL2
@@ -327,7 +363,7 @@ __cpu_replace_ttbr1:
     ret
 
 .section .bss..init_stack, "aw", @nobits
-.balign 16
+.balign {kstack_align}
 init_stack:
     .space  {init_stack_size}
 .global init_stack_top
@@ -338,9 +374,13 @@ init_stack_top:
     sctlr_off = const SCTLR_MMU_OFF,
     sctlr_on = const SCTLR_MMU_ON,
     cpacr = const CPACR_EL1_VAL,
+    mdscr = const MDSCR_EL1_VAL,
     hcr = const HCR_EL2_VAL,
     cnthctl = const CNTHCTL_EL2_VAL,
     cptr = const CPTR_EL2_VAL,
+    icc_sre_el2 = const ICC_SRE_EL2::SRE::SET.value | ICC_SRE_EL2::ENABLE::SET.value,
+    pfr0_gic_shift = const ID_AA64PFR0_EXT::GIC.shift,
+    pfr0_gic_width = const ID_AA64PFR0_EXT::GIC.mask.count_ones(),
     spsr = const SPSR_EL2_VAL,
     sz_2m = const SZ_2M,
     sz_1g = const SZ_1G,
@@ -357,10 +397,14 @@ init_stack_top:
     tcr = const crate::mmu::TCR_VALUE,
     ips_shift = const 32,
     init_stack_size = const INIT_STACK_SIZE,
+    kstack_align = const crate::memory::KSTACK_ALIGN,
 );
 
-/// Size of the boot CPU's stack.
+/// Size of the boot CPU's stack; like every kernel stack, at most
+/// `KSTACK_MAX_SIZE` and `KSTACK_ALIGN` aligned, for the vectors' overflow
+/// test (it has no guard page below it, being part of the image).
 pub const INIT_STACK_SIZE: usize = 64 * 1024;
+const _: () = assert!(INIT_STACK_SIZE <= crate::memory::KSTACK_MAX_SIZE);
 
 extern "C" {
     static init_stack_top: u8;

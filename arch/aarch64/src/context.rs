@@ -2,6 +2,7 @@
 //! `cpu_switch_to`), the first return of a new task (`ret_from_fork`), and
 //! the FP/SIMD state of user tasks, which the kernel itself never uses.
 
+use aarch64_cpu::registers::{Readable, Writeable, TPIDR_EL0};
 use core::cell::UnsafeCell;
 
 /// Registers preserved across `cpu_switch_to` (AAPCS64 callee-saved, plus
@@ -184,14 +185,10 @@ fpsimd_load_state:
 
 /// Sets TPIDR_EL0, the user thread pointer.
 pub fn set_tls(v: u64) {
-    // SAFETY: writes a register only EL0 code interprets.
-    unsafe { core::arch::asm!("msr tpidr_el0, {}", in(reg) v, options(nomem, nostack)) };
+    TPIDR_EL0.set(v);
 }
 
 /// Reads TPIDR_EL0.
 pub fn get_tls() -> u64 {
-    let v: u64;
-    // SAFETY: reads a register.
-    unsafe { core::arch::asm!("mrs {}, tpidr_el0", out(reg) v, options(nomem, nostack)) };
-    v
+    TPIDR_EL0.get()
 }

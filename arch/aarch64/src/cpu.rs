@@ -1,11 +1,15 @@
 //! The executing CPU: identity, interrupt masking, idling, per-CPU pointer.
 
 use aarch64_cpu::asm;
-use aarch64_cpu::registers::{Readable, Writeable, DAIF, MIDR_EL1, MPIDR_EL1, TPIDR_EL1};
+use aarch64_cpu::registers::{
+    Readable, Writeable, DAIF, ID_AA64ISAR0_EL1, ID_AA64MMFR1_EL1, MIDR_EL1, MPIDR_EL1, TPIDR_EL1,
+};
+use tock_registers::register_bitfields;
 
 /// Affinity fields of MPIDR_EL1 (Aff3..Aff0), which identify a CPU.
 pub fn mpidr() -> u64 {
-    MPIDR_EL1.get() & 0xff_00ff_ffff
+    let aff = MPIDR_EL1::Aff3::SET + MPIDR_EL1::Aff2::SET + MPIDR_EL1::Aff1::SET + MPIDR_EL1::Aff0::SET;
+    MPIDR_EL1.get() & aff.mask()
 }
 
 /// MIDR_EL1, the CPU model.
@@ -108,10 +112,7 @@ pub fn stack_pointer() -> usize {
 
 /// ID_AA64ISAR0_EL1: the instruction-set extensions (crypto, CRC32, ...).
 pub fn id_aa64isar0() -> u64 {
-    let v: u64;
-    // SAFETY: reads an ID register.
-    unsafe { core::arch::asm!("mrs {}, id_aa64isar0_el1", out(reg) v, options(nomem, nostack)) };
-    v
+    ID_AA64ISAR0_EL1.get()
 }
 
 /// Turns on Privileged Access Never if the CPU has it (ARMv8.1
@@ -119,13 +120,9 @@ pub fn id_aa64isar0() -> u64 {
 /// except through LDTR/STTR (which uaccess uses), and SCTLR_EL1.SPAN = 0
 /// sets PAN again on every exception entry. Returns whether it is on.
 pub fn enable_pan() -> bool {
-    let mmfr1: u64;
-    // SAFETY: reads an ID register.
-    unsafe { core::arch::asm!("mrs {}, id_aa64mmfr1_el1", out(reg) mmfr1, options(nomem, nostack)) };
-    if (mmfr1 >> 20) & 0xf == 0 {
+    if ID_AA64MMFR1_EL1.read(ID_AA64MMFR1_EL1::PAN) == 0 {
         return false;
     }
-    const SCTLR_SPAN: u64 = 1 << 23;
     // SAFETY: clearing SPAN only makes exception entry set PSTATE.PAN;
     // setting PAN only restricts EL1 accesses to user memory, which the
     // kernel makes only with LDTR/STTR.
@@ -139,9 +136,29 @@ pub fn enable_pan() -> bool {
             "msr pan, #1",
             "isb",
             t = out(reg) _,
-            span = in(reg) SCTLR_SPAN,
+            span = in(reg) SCTLR_EL1_EXT::SPAN::SET.value,
             options(nostack)
         )
     };
     true
+}
+
+register_bitfields! {u64,
+    /// SCTLR_EL1 fields that aarch64-cpu's `SCTLR_EL1` lacks: RES1 in
+    /// ARMv8.0, each a control of a later extension (ARM ARM D17.2.118).
+    pub SCTLR_EL1_EXT [
+        /// Load/store multiple atomicity (FEAT_LSMAOC); 1 = as ARMv8.0.
+        LSMAOE OFFSET(29) NUMBITS(1) [],
+        /// No trap of load/store multiple to Device memory; 1 = as ARMv8.0.
+        NTLSMD OFFSET(28) NUMBITS(1) [],
+        /// Leave PSTATE.PAN unchanged on exception entry (FEAT_PAN);
+        /// 0 = set PAN on every entry to EL1.
+        SPAN OFFSET(23) NUMBITS(1) [],
+        /// Exception entry is context-synchronizing (FEAT_ExS); 1 = as ARMv8.0.
+        EIS OFFSET(22) NUMBITS(1) [],
+        /// Trap EL0 access to SCXTNUM_EL0 (FEAT_CSV2_2); 1 = as ARMv8.0.
+        TSCXT OFFSET(20) NUMBITS(1) [],
+        /// Exception exit is context-synchronizing (FEAT_ExS); 1 = as ARMv8.0.
+        EOS OFFSET(11) NUMBITS(1) []
+    ]
 }

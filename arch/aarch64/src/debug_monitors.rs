@@ -2,6 +2,10 @@
 //! asm/brk-imm.h) and the event index of a debug exception syndrome
 //! (Linux's `DBG_ESR_EVT`).
 
+use tock_registers::interfaces::Readable;
+use tock_registers::register_bitfields;
+use tock_registers::registers::InMemoryRegister;
+
 /// kprobes: the probed instruction is replaced by this BRK.
 pub const KPROBES_BRK_IMM: u16 = 0x004;
 /// uprobes.
@@ -27,14 +31,74 @@ pub mod evt {
     pub const BRK: usize = 6;
 }
 
-/// `DBG_ESR_EVT(esr)`: bits 29:27 of ESR (the exception class over 2, mod 8).
-pub const fn dbg_esr_evt(esr: u64) -> usize {
-    ((esr >> 27) & 0x7) as usize
+register_bitfields! {u64,
+    /// The ESR of a debug exception, as Linux's `DBG_ESR_EVT` and
+    /// `esr_brk_comment` read it.
+    pub DBG_ESR [
+        /// ESR bits 29:27, the exception class over 2 mod 8: the same for
+        /// the lower- and current-EL forms of each debug event.
+        EVT OFFSET(27) NUMBITS(3) [],
+        /// The immediate of a BRK (ISS bits 15:0).
+        BRK_COMMENT OFFSET(0) NUMBITS(16) []
+    ],
+    /// DBGBCR<n>_EL1, a hardware breakpoint's control (ARM ARM D19.2.21).
+    pub DBGBCR [
+        /// Breakpoint type: unlinked address match, context match, ...
+        BT OFFSET(20) NUMBITS(4) [UnlinkedAddress = 0b0000, LinkedAddress = 0b0001],
+        /// The linked breakpoint or context number.
+        LBN OFFSET(16) NUMBITS(4) [],
+        /// Security state control.
+        SSC OFFSET(14) NUMBITS(2) [],
+        /// Higher mode control.
+        HMC OFFSET(13) NUMBITS(1) [],
+        /// Byte address select: which halfwords of the word match.
+        BAS OFFSET(5) NUMBITS(4) [A64 = 0b1111],
+        /// Privilege mode control: EL1, EL0 or both.
+        PMC OFFSET(1) NUMBITS(2) [EL1 = 0b01, EL0 = 0b10, Both = 0b11],
+        /// Enable.
+        E OFFSET(0) NUMBITS(1) []
+    ],
+    /// DBGBVR<n>_EL1, a hardware breakpoint's address (ARM ARM D19.2.22).
+    pub DBGBVR [
+        /// The instruction address, bits 48:2 (sign-extended above).
+        VA OFFSET(2) NUMBITS(47) []
+    ],
+    /// DBGWCR<n>_EL1, a watchpoint's control (ARM ARM D19.2.24).
+    pub DBGWCR [
+        /// Address mask: ignore the low MASK bits (0 = use BAS).
+        MASK OFFSET(24) NUMBITS(5) [],
+        /// Watchpoint type: unlinked or linked data address match.
+        WT OFFSET(20) NUMBITS(1) [],
+        /// The linked context breakpoint number.
+        LBN OFFSET(16) NUMBITS(4) [],
+        /// Security state control.
+        SSC OFFSET(14) NUMBITS(2) [],
+        /// Higher mode control.
+        HMC OFFSET(13) NUMBITS(1) [],
+        /// Byte address select: which bytes of the doubleword match.
+        BAS OFFSET(5) NUMBITS(8) [],
+        /// Load/store control: loads, stores or both.
+        LSC OFFSET(3) NUMBITS(2) [Load = 0b01, Store = 0b10, Both = 0b11],
+        /// Privilege access control: EL1, EL0 or both.
+        PAC OFFSET(1) NUMBITS(2) [EL1 = 0b01, EL0 = 0b10, Both = 0b11],
+        /// Enable.
+        E OFFSET(0) NUMBITS(1) []
+    ],
+    /// DBGWVR<n>_EL1, a watchpoint's address (ARM ARM D19.2.25).
+    pub DBGWVR [
+        /// The data address, bits 48:2 (sign-extended above).
+        VA OFFSET(2) NUMBITS(47) []
+    ]
 }
 
-/// The immediate of a BRK exception (ISS bits 15:0).
-pub const fn esr_brk_comment(esr: u64) -> u16 {
-    (esr & 0xffff) as u16
+/// `DBG_ESR_EVT(esr)`: which kind of debug event `esr` reports.
+pub fn dbg_esr_evt(esr: u64) -> usize {
+    InMemoryRegister::<u64, DBG_ESR::Register>::new(esr).read(DBG_ESR::EVT) as usize
+}
+
+/// The immediate of a BRK exception.
+pub fn esr_brk_comment(esr: u64) -> u16 {
+    InMemoryRegister::<u64, DBG_ESR::Register>::new(esr).read(DBG_ESR::BRK_COMMENT) as u16
 }
 
 /// The encoding of `BRK #imm`.

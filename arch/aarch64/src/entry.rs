@@ -2,6 +2,7 @@
 //! restores a `PtRegs` frame around the kernel's handlers, which the
 //! kernel defines under Linux's names (`el1h_64_sync_handler`, ...).
 
+use crate::memory::KSTACK_SHIFT;
 use crate::ptrace::{NO_SYSCALL, PT_REGS_SIZE, S_PC, S_SP, S_STACKFRAME, S_SYSCALLNO};
 
 /// Why an invalid vector was taken, passed to `bad_mode`.
@@ -32,8 +33,8 @@ impl BadMode {
 
 core::arch::global_asm!(
     r#"
+// Saves the frame that the vector entry reserved at sp.
 .macro kernel_entry el
-    sub     sp, sp, #{frame}
     stp     x0, x1, [sp, #16 * 0]
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]
@@ -96,9 +97,40 @@ core::arch::global_asm!(
     eret
 .endm
 
-// A vector entry has 32 instructions: reserve the frame and branch.
+// A vector entry has 32 instructions: reserve the frame, check that SP
+// is still inside a kernel stack, and branch (Linux's kernel_ventry).
 .macro ventry label
     .balign 128
+    sub     sp, sp, #{frame}
+    // Bit KSTACK_SHIFT of SP is clear on every kernel stack and set just
+    // below one. Test it with no free register: fold x0 into sp and back.
+    add     sp, sp, x0                  // sp' = sp + x0
+    sub     x0, sp, x0                  // x0' = sp
+    tbnz    x0, #{kstack_shift}, 0f
+    sub     x0, sp, x0                  // x0 restored
+    sub     sp, sp, x0                  // sp restored
+    b       \label
+0:
+    // Overflowed, or an exception while on the overflow stack. Nothing
+    // returns to EL0 from here, so its thread registers are scratch.
+    msr     tpidr_el0, x0               // the SP that overflowed
+    sub     x0, sp, x0
+    msr     tpidrro_el0, x0             // x0
+    // This CPU's overflow stack: overflow_stack + (cpu + 1) * size.
+    mrs     x0, tpidr_el1
+    add     x0, x0, #1
+    lsl     x0, x0, #{ovf_shift}
+    mov     sp, x0
+    adrp    x0, overflow_stack
+    add     x0, x0, :lo12:overflow_stack
+    add     sp, sp, x0
+    // Already on the overflow stack (a fault while reporting)? Go on there.
+    mrs     x0, tpidr_el0
+    sub     x0, sp, x0
+    tst     x0, #~({ovf_size} - 1)
+    b.ne    __bad_stack
+    sub     sp, sp, x0
+    mrs     x0, tpidrro_el0
     b       \label
 .endm
 
@@ -166,6 +198,28 @@ invalid_entry 0, 1, el0t_32_irq_invalid
 invalid_entry 0, 2, el0t_32_fiq_invalid
 invalid_entry 0, 3, el0t_32_error_invalid
 
+// SP ran off its kernel stack; we are on this CPU's overflow stack with
+// the old SP in TPIDR_EL0 and x0 in TPIDRRO_EL0. Save a frame of the
+// interrupted context and report (Linux's __bad_stack).
+.type __bad_stack, %function
+__bad_stack:
+    mrs     x0, tpidrro_el0
+    sub     sp, sp, #{frame}
+    kernel_entry 1
+    mrs     x0, tpidr_el0
+    add     x0, x0, #{frame}
+    str     x0, [sp, #{s_sp}]
+    mov     x0, sp
+    bl      handle_bad_stack
+    b       .
+
+.section .bss..overflow_stack, "aw", @nobits
+.balign 16
+.global overflow_stack
+overflow_stack:
+    .space  {ovf_size} * {max_cpus}
+
+.section .entry.text, "ax"
 .global ret_to_kernel
 .type ret_to_kernel, %function
 ret_to_kernel:
@@ -187,7 +241,28 @@ ret_to_user:
     s_syscallno = const S_SYSCALLNO,
     s_stackframe = const S_STACKFRAME,
     no_syscall = const NO_SYSCALL,
+    kstack_shift = const KSTACK_SHIFT,
+    ovf_shift = const OVERFLOW_STACK_SHIFT,
+    ovf_size = const OVERFLOW_STACK_SIZE,
+    max_cpus = const MAX_CPUS,
 );
+
+/// log2 of `OVERFLOW_STACK_SIZE`.
+const OVERFLOW_STACK_SHIFT: usize = 14;
+/// Each CPU's stack for reporting a kernel stack overflow: the overflow
+/// handler prints registers and panics, which needs a few KiB.
+pub const OVERFLOW_STACK_SIZE: usize = 1 << OVERFLOW_STACK_SHIFT;
+/// CPUs that have an overflow stack (logical numbers, TPIDR_EL1, below it).
+pub const MAX_CPUS: usize = 8;
+
+/// Bounds of `cpu`'s overflow stack.
+pub fn overflow_stack_bounds(cpu: usize) -> (usize, usize) {
+    extern "C" {
+        static overflow_stack: u8;
+    }
+    let base = core::ptr::addr_of!(overflow_stack) as usize + cpu * OVERFLOW_STACK_SIZE;
+    (base, base + OVERFLOW_STACK_SIZE)
+}
 
 /// Bounds of the exception entry code, which kprobes must never touch.
 pub fn entry_text_range() -> (usize, usize) {

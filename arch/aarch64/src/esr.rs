@@ -1,7 +1,9 @@
 //! The Exception Syndrome Register: exception classes by name (as Linux's
 //! `esr_class_str`), and the fields of data/instruction abort syndromes.
 
+use tock_registers::interfaces::Readable;
 use tock_registers::register_bitfields;
+use tock_registers::registers::InMemoryRegister;
 
 register_bitfields! {u64,
     /// ESR_ELx (ARM ARM D17.2.37).
@@ -15,6 +17,10 @@ register_bitfields! {u64,
     ],
     /// ISS of a data or instruction abort (ARM ARM D17.2.37.1.x).
     pub ABORT_ISS [
+        /// Instruction syndrome valid (data aborts): bits 23:14 hold it.
+        ISV OFFSET(24) NUMBITS(1) [],
+        /// Synchronous error type (external aborts).
+        SET OFFSET(11) NUMBITS(2) [],
         /// FAR is not valid.
         FNV OFFSET(10) NUMBITS(1) [],
         /// External abort type.
@@ -26,7 +32,10 @@ register_bitfields! {u64,
         /// Write not read (data aborts).
         WNR OFFSET(6) NUMBITS(1) [],
         /// Fault status code.
-        FSC OFFSET(0) NUMBITS(6) []
+        FSC OFFSET(0) NUMBITS(6) [
+            /// Alignment fault.
+            Alignment = 0x21
+        ]
     ]
 }
 
@@ -77,14 +86,24 @@ impl Ec {
     }
 }
 
+/// `esr` with its fields named, e.g. for an oops.
+pub fn esr_reg(esr: u64) -> InMemoryRegister<u64, ESR::Register> {
+    InMemoryRegister::new(esr)
+}
+
 /// The exception class field of `esr`.
 pub fn ec(esr: u64) -> u64 {
-    (esr >> ESR::EC.shift) & ESR::EC.mask
+    esr_reg(esr).read(ESR::EC)
 }
 
 /// The ISS field of `esr`.
 pub fn iss(esr: u64) -> u64 {
-    esr & ESR::ISS.mask
+    esr_reg(esr).read(ESR::ISS)
+}
+
+/// Whether the instruction that took the exception was 32 bits long (IL).
+pub fn il_is_32bit(esr: u64) -> bool {
+    esr_reg(esr).is_set(ESR::IL)
 }
 
 /// Linux's name for the exception class of `esr`.
@@ -160,6 +179,11 @@ pub fn fsc_is_permission(fsc: u64) -> bool {
     (0x0d..=0x0f).contains(&fsc)
 }
 
+/// Whether the fault status code is an access flag fault (levels 1-3).
+pub fn fsc_is_access_flag(fsc: u64) -> bool {
+    (0x09..=0x0b).contains(&fsc)
+}
+
 /// Whether the fault status code is a translation fault.
 pub fn fsc_is_translation(fsc: u64) -> bool {
     (0x04..=0x07).contains(&fsc)
@@ -180,17 +204,23 @@ pub struct AbortInfo {
     pub s1ptw: bool,
     /// Cache maintenance.
     pub cm: bool,
+    /// Instruction syndrome valid.
+    pub isv: bool,
+    /// Synchronous error type.
+    pub set: u64,
 }
 
 /// Decodes the ISS of a data or instruction abort.
 pub fn abort_info(esr: u64) -> AbortInfo {
-    let f = |field: tock_registers::fields::Field<u64, ABORT_ISS::Register>| (esr >> field.shift) & field.mask;
+    let r = InMemoryRegister::<u64, ABORT_ISS::Register>::new(esr);
     AbortInfo {
-        fsc: f(ABORT_ISS::FSC),
-        write: f(ABORT_ISS::WNR) != 0,
-        fnv: f(ABORT_ISS::FNV) != 0,
-        ea: f(ABORT_ISS::EA) != 0,
-        s1ptw: f(ABORT_ISS::S1PTW) != 0,
-        cm: f(ABORT_ISS::CM) != 0,
+        fsc: r.read(ABORT_ISS::FSC),
+        write: r.is_set(ABORT_ISS::WNR),
+        fnv: r.is_set(ABORT_ISS::FNV),
+        ea: r.is_set(ABORT_ISS::EA),
+        s1ptw: r.is_set(ABORT_ISS::S1PTW),
+        cm: r.is_set(ABORT_ISS::CM),
+        isv: r.is_set(ABORT_ISS::ISV),
+        set: r.read(ABORT_ISS::SET),
     }
 }

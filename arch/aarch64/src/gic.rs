@@ -10,6 +10,15 @@ use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
 use tock_registers::{register_bitfields, register_structs};
 
+/// The priority of every interrupt (Linux's GICD_INT_DEF_PRI): below the
+/// mask, so all are signalled.
+const DEFAULT_PRIORITY: u8 = 0xa0;
+/// `DEFAULT_PRIORITY` in each byte of a GICD_IPRIORITYR word (four IRQs).
+const DEFAULT_PRIORITY_X4: u32 = u32::from_ne_bytes([DEFAULT_PRIORITY; 4]);
+/// The CPU interface priority mask (Linux's DEFAULT_PMR_VALUE): lets
+/// through every priority above 0xf0, so all of ours.
+const DEFAULT_PMR_VALUE: u8 = 0xf0;
+
 register_bitfields! {u32,
     /// Distributor Control Register.
     GICD_CTLR [
@@ -136,7 +145,7 @@ pub unsafe fn init(dist_va: usize, cpu_va: usize) {
         d.ICPENDR[i].set(u32::MAX);
     }
     for i in 8..lines / 4 {
-        d.IPRIORITYR[i].set(0xa0a0_a0a0);
+        d.IPRIORITYR[i].set(DEFAULT_PRIORITY_X4);
         d.ITARGETSR[i].set(0x0101_0101 * cpu_mask() as u32);
     }
     d.CTLR.write(GICD_CTLR::Enable::SET);
@@ -153,10 +162,10 @@ pub fn init_cpu() {
     d.ICENABLER[0].set(u32::MAX);
     d.ICPENDR[0].set(u32::MAX);
     for i in 0..8 {
-        d.IPRIORITYR[i].set(0xa0a0_a0a0);
+        d.IPRIORITYR[i].set(DEFAULT_PRIORITY_X4);
     }
     let c = cpuif();
-    c.PMR.write(GICC_PMR::Priority.val(0xf0));
+    c.PMR.write(GICC_PMR::Priority.val(DEFAULT_PMR_VALUE.into()));
     c.CTLR.write(GICC_CTLR::Enable::SET);
 }
 
@@ -194,11 +203,10 @@ pub fn disable_irq(irq: u32) {
 /// value (pass it to `eoi`) and the interrupt ID.
 pub fn ack() -> (u32, u32) {
     if is_v3() {
-        let iar = v3::ack();
-        return (iar, iar & 0xff_ffff);
+        return v3::ack();
     }
-    let iar = cpuif().IAR.get();
-    (iar, iar & 0x3ff)
+    let iar = cpuif().IAR.extract();
+    (iar.get(), iar.read(GICC_IAR::InterruptID))
 }
 
 /// Signals the end of handling of the interrupt acknowledged as `iar`.
@@ -275,9 +283,10 @@ pub fn init_v3_from_phys(dist_pa: u64, redists: &[(u64, u64)]) -> Result<(), cra
 /// GICv3: affinity routing, redistributors, ICC_* system registers.
 mod v3 {
     use super::NR_IRQS;
+    use aarch64_cpu::registers::MPIDR_EL1;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use tock_registers::interfaces::{Readable, Writeable};
-    use tock_registers::registers::{ReadOnly, ReadWrite};
+    use tock_registers::registers::{InMemoryRegister, ReadOnly, ReadWrite};
     use tock_registers::{register_bitfields, register_structs};
 
     register_bitfields! {u32,
@@ -312,12 +321,95 @@ mod v3 {
         ]
     }
 
+    register_bitfields! {u64,
+        /// ICC_SRE_EL1: system register interface enable.
+        ICC_SRE_EL1 [
+            /// Use the ICC_* system registers, not the memory-mapped interface.
+            SRE OFFSET(0) NUMBITS(1) []
+        ],
+        /// ICC_PMR_EL1: the priority mask.
+        ICC_PMR_EL1 [
+            /// Only interrupts of a higher priority (lower value) are signalled.
+            Priority OFFSET(0) NUMBITS(8) []
+        ],
+        /// ICC_BPR1_EL1: binary point for group 1 preemption.
+        ICC_BPR1_EL1 [
+            /// How many low priority bits are ignored for preemption.
+            BinaryPoint OFFSET(0) NUMBITS(3) []
+        ],
+        /// ICC_IGRPEN1_EL1: group 1 interrupt enable.
+        ICC_IGRPEN1_EL1 [
+            /// Group 1 interrupts are signalled to this PE.
+            Enable OFFSET(0) NUMBITS(1) []
+        ],
+        /// ICC_IAR1_EL1 / ICC_EOIR1_EL1: an acknowledged group 1 interrupt.
+        ICC_IAR1_EL1 [
+            /// The interrupt ID.
+            INTID OFFSET(0) NUMBITS(24) []
+        ],
+        /// ICC_SGI1R_EL1: generate a group 1 SGI.
+        ICC_SGI1R_EL1 [
+            /// Aff3 of the targets.
+            Aff3 OFFSET(48) NUMBITS(8) [],
+            /// Range selector: the target list covers Aff0 = RS * 16 + 0..15.
+            RS OFFSET(44) NUMBITS(4) [],
+            /// Aff2 of the targets.
+            Aff2 OFFSET(32) NUMBITS(8) [],
+            /// The SGI number.
+            INTID OFFSET(24) NUMBITS(4) [],
+            /// Aff1 of the targets.
+            Aff1 OFFSET(16) NUMBITS(8) [],
+            /// One bit per target Aff0 (within the range RS selects).
+            TargetList OFFSET(0) NUMBITS(16) []
+        ]
+    }
+
+    /// A GICv3 CPU interface system register, which aarch64-cpu does not
+    /// declare: read and written with `mrs`/`msr` of its encoding.
+    macro_rules! icc_sysreg {
+        ($name:ident, $reg:ident, $enc:literal, read) => {
+            struct $name;
+            impl Readable for $name {
+                type T = u64;
+                type R = $reg::Register;
+                fn get(&self) -> u64 {
+                    let v: u64;
+                    // SAFETY: reads an ICC_* register of this CPU's interface
+                    // (enabled by SRE); IAR's read acknowledges, as callers mean.
+                    unsafe { core::arch::asm!(concat!("mrs {}, ", $enc), out(reg) v, options(nostack)) };
+                    v
+                }
+            }
+        };
+        ($name:ident, $reg:ident, $enc:literal, write) => {
+            struct $name;
+            impl Writeable for $name {
+                type T = u64;
+                type R = $reg::Register;
+                fn set(&self, v: u64) {
+                    // SAFETY: writes an ICC_* register of this CPU's
+                    // interface; the ISB makes the change take effect now.
+                    unsafe { core::arch::asm!(concat!("msr ", $enc, ", {}"), "isb", in(reg) v, options(nostack)) };
+                }
+            }
+        };
+    }
+
+    icc_sysreg!(IccSreRead, ICC_SRE_EL1, "S3_0_C12_C12_5", read);
+    icc_sysreg!(IccSre, ICC_SRE_EL1, "S3_0_C12_C12_5", write);
+    icc_sysreg!(IccPmr, ICC_PMR_EL1, "S3_0_C4_C6_0", write);
+    icc_sysreg!(IccBpr1, ICC_BPR1_EL1, "S3_0_C12_C12_3", write);
+    icc_sysreg!(IccIgrpen1, ICC_IGRPEN1_EL1, "S3_0_C12_C12_7", write);
+    icc_sysreg!(IccIar1, ICC_IAR1_EL1, "S3_0_C12_C12_0", read);
+    icc_sysreg!(IccEoir1, ICC_IAR1_EL1, "S3_0_C12_C12_1", write);
+    icc_sysreg!(IccSgi1r, ICC_SGI1R_EL1, "S3_0_C12_C11_5", write);
+
     register_structs! {
         /// GICv3 distributor.
         #[allow(non_snake_case)]
         pub Dist3 {
             (0x0000 => CTLR: ReadWrite<u32, GICD_CTLR3::Register>),
-            (0x0004 => TYPER: ReadOnly<u32>),
+            (0x0004 => TYPER: ReadOnly<u32, super::GICD_TYPER::Register>),
             (0x0008 => _r0),
             (0x0080 => IGROUPR: [ReadWrite<u32>; 32]),
             (0x0100 => ISENABLER: [ReadWrite<u32>; 32]),
@@ -402,23 +494,30 @@ mod v3 {
     /// The MPIDR affinity as GICD_IROUTER / GICR_TYPER write it.
     fn affinity_u32(mpidr: u64) -> u32 {
         // Aff3 (MPIDR bits 39:32) goes to bits 31:24, above Aff2..Aff0.
-        ((mpidr >> 8) & 0xff00_0000) as u32 | (mpidr & 0xff_ffff) as u32
+        let m = InMemoryRegister::<u64, MPIDR_EL1::Register>::new(mpidr);
+        u32::from_be_bytes([
+            m.read(MPIDR_EL1::Aff3) as u8,
+            m.read(MPIDR_EL1::Aff2) as u8,
+            m.read(MPIDR_EL1::Aff1) as u8,
+            m.read(MPIDR_EL1::Aff0) as u8,
+        ])
     }
 
     pub fn init_dist(_va: usize) {
         let d = dist();
         d.CTLR.set(0);
         wait_rwp();
-        let lines = (((d.TYPER.get() & 0x1f) as usize + 1) * 32).min(NR_IRQS);
+        let lines = ((d.TYPER.read(super::GICD_TYPER::ITLinesNumber) as usize + 1) * 32).min(NR_IRQS);
         let me = crate::cpu::mpidr();
-        let route = me & 0xff_00ff_ffff;
+        // GICD_IROUTER takes MPIDR's affinity fields at their places.
+        let route = me;
         for i in 1..lines / 32 {
             d.IGROUPR[i].set(u32::MAX);
             d.ICENABLER[i].set(u32::MAX);
             d.ICPENDR[i].set(u32::MAX);
         }
         for i in 8..lines / 4 {
-            d.IPRIORITYR[i].set(0xa0a0_a0a0);
+            d.IPRIORITYR[i].set(super::DEFAULT_PRIORITY_X4);
         }
         for irq in 32..lines {
             d.IROUTER[irq].set(route);
@@ -468,28 +567,16 @@ mod v3 {
         s.ICENABLER0.set(0xffff_0000);
         s.ICPENDR0.set(u32::MAX);
         for p in s.IPRIORITYR.iter() {
-            p.set(0xa0a0_a0a0);
+            p.set(super::DEFAULT_PRIORITY_X4);
         }
         // SGIs are always on, as on GICv2.
         s.ISENABLER0.set(0x0000_ffff);
-        // SAFETY: ICC_* set-up of this CPU's interface: system registers on
-        // (SRE), priority mask, group 1 on. Interrupts are still masked.
-        unsafe {
-            core::arch::asm!(
-                "mrs {t}, S3_0_C12_C12_5", // ICC_SRE_EL1
-                "orr {t}, {t}, #1",
-                "msr S3_0_C12_C12_5, {t}",
-                "isb",
-                "mov {t}, #0xf0",
-                "msr S3_0_C4_C6_0, {t}",   // ICC_PMR_EL1
-                "msr S3_0_C12_C12_3, xzr", // ICC_BPR1_EL1
-                "mov {t}, #1",
-                "msr S3_0_C12_C12_7, {t}", // ICC_IGRPEN1_EL1
-                "isb",
-                t = out(reg) _,
-                options(nostack)
-            );
-        }
+        // System registers on, priority mask, no preemption grouping, group 1
+        // on; interrupts are still masked in PSTATE.
+        IccSre.set(IccSreRead.get() | ICC_SRE_EL1::SRE::SET.value);
+        IccPmr.write(ICC_PMR_EL1::Priority.val(super::DEFAULT_PMR_VALUE.into()));
+        IccBpr1.write(ICC_BPR1_EL1::BinaryPoint.val(0));
+        IccIgrpen1.write(ICC_IGRPEN1_EL1::Enable::SET);
     }
 
     pub fn set_private_enable(irq: u32, on: bool) {
@@ -501,28 +588,29 @@ mod v3 {
         }
     }
 
-    pub fn ack() -> u32 {
-        let v: u64;
-        // SAFETY: reading ICC_IAR1_EL1 acknowledges the interrupt.
-        unsafe { core::arch::asm!("mrs {}, S3_0_C12_C12_0", out(reg) v, options(nostack)) };
-        v as u32
+    /// The raw IAR (EOIR takes back exactly what IAR gave) and the INTID.
+    pub fn ack() -> (u32, u32) {
+        let iar = IccIar1.get();
+        let intid = InMemoryRegister::<u64, ICC_IAR1_EL1::Register>::new(iar).read(ICC_IAR1_EL1::INTID);
+        // IAR1 holds INTID (24 bits) and RES0 above: nothing is lost.
+        (iar as u32, intid as u32)
     }
 
     pub fn eoi(iar: u32) {
-        // SAFETY: ICC_EOIR1_EL1 ends the interrupt acknowledged as `iar`.
-        unsafe { core::arch::asm!("msr S3_0_C12_C12_1, {}", "isb", in(reg) iar as u64, options(nostack)) };
+        IccEoir1.set(iar.into());
     }
 
     pub fn send_sgi(sgi: u32, mpidr: u64) {
-        let aff0 = mpidr & 0xff;
+        let m = InMemoryRegister::<u64, MPIDR_EL1::Register>::new(mpidr);
+        let aff0 = m.read(MPIDR_EL1::Aff0);
         // The target list covers 16 Aff0 values; RS selects which 16.
-        let v = ((mpidr >> 32) & 0xff) << 48 // Aff3
-            | (aff0 >> 4) << 44 // RS
-            | ((mpidr >> 16) & 0xff) << 32 // Aff2
-            | (sgi as u64 & 0xf) << 24
-            | ((mpidr >> 8) & 0xff) << 16 // Aff1
-            | (1 << (aff0 & 0xf));
-        // SAFETY: ICC_SGI1R_EL1 sends the SGI to the CPU with that affinity.
-        unsafe { core::arch::asm!("msr S3_0_C12_C11_5, {}", "isb", in(reg) v, options(nostack)) };
+        IccSgi1r.write(
+            ICC_SGI1R_EL1::Aff3.val(m.read(MPIDR_EL1::Aff3))
+                + ICC_SGI1R_EL1::RS.val(aff0 >> 4)
+                + ICC_SGI1R_EL1::Aff2.val(m.read(MPIDR_EL1::Aff2))
+                + ICC_SGI1R_EL1::INTID.val(sgi.into())
+                + ICC_SGI1R_EL1::Aff1.val(m.read(MPIDR_EL1::Aff1))
+                + ICC_SGI1R_EL1::TargetList.val(1 << (aff0 & 0xf)),
+        );
     }
 }

@@ -6,11 +6,13 @@
 //! holds.
 #![no_std]
 
+pub mod addr;
 pub mod barrier;
 pub mod boot;
 pub mod cache;
 pub mod context;
 pub mod cpu;
+pub mod cpufeature;
 pub mod debug_monitors;
 pub mod entry;
 pub mod esr;

@@ -32,6 +32,23 @@ pub const HEAP_MAX: usize = 64 << 30;
 pub const IOREMAP_BASE: usize = 0xffff_7000_0000_0000;
 /// Size of the MMIO window.
 pub const IOREMAP_SIZE: usize = 1 << 40;
+/// Start of the window where kernel stacks are mapped (Linux's
+/// VMAP_STACK), each at the bottom of its own `KSTACK_ALIGN` slot so that
+/// unmapped pages lie below it: an overflow faults instead of corrupting.
+pub const KSTACK_BASE: usize = 0xffff_7400_0000_0000;
+/// Size of the kernel stack window.
+pub const KSTACK_WINDOW: usize = 1 << 40;
+/// log2 of the largest kernel stack. Every stack SP may be on when an
+/// exception is taken (task stacks, CPU boot stacks, the init stack) is at
+/// most `1 << KSTACK_SHIFT` bytes and starts on a `KSTACK_ALIGN` boundary,
+/// so bit `KSTACK_SHIFT` of an SP inside one is clear and set just below
+/// one: the vectors test that bit to detect an overflow (Linux's
+/// THREAD_SHIFT test in `kernel_ventry`).
+pub const KSTACK_SHIFT: usize = 16;
+/// The largest kernel stack.
+pub const KSTACK_MAX_SIZE: usize = 1 << KSTACK_SHIFT;
+/// The alignment of every kernel stack's base.
+pub const KSTACK_ALIGN: usize = 2 << KSTACK_SHIFT;
 /// Start of the window for kernel-owned executable or special mappings.
 pub const VMALLOC_BASE: usize = 0xffff_7800_0000_0000;
 /// Size of that window.

@@ -6,13 +6,16 @@
 //! Page-table memory is only touched here. The kernel asks for mappings by
 //! purpose (`ioremap`, `map_heap_page`, `fixmap::set`), never by raw entry.
 
+use crate::addr::{PhysAddr, VirtAddr};
 use crate::barrier;
 use crate::memory::*;
 use aarch64_cpu::registers::{MAIR_EL1, TCR_EL1};
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::Mutex;
+use tock_registers::interfaces::Readable;
 use tock_registers::register_bitfields;
+use tock_registers::registers::InMemoryRegister;
 
 register_bitfields! {u64,
     /// A level 0-2 table descriptor (ARM ARM D8.3.1).
@@ -26,6 +29,9 @@ register_bitfields! {u64,
     ],
     /// A level 1-2 block or level 3 page descriptor (ARM ARM D8.3.2).
     pub PAGE_DESCRIPTOR [
+        /// Software use: the page is shared copy-on-write, so mapped
+        /// read-only (one of the bits 58:55 hardware ignores, ARM ARM D8.3.2).
+        SW_COW OFFSET(55) NUMBITS(1) [],
         /// Unprivileged execute-never.
         UXN OFFSET(54) NUMBITS(1) [False = 0, True = 1],
         /// Privileged execute-never.
@@ -53,6 +59,20 @@ register_bitfields! {u64,
         VALID OFFSET(0) NUMBITS(1) [False = 0, True = 1]
     ]
 }
+
+register_bitfields! {u64,
+    /// The operand of a TLBI by VA (`tlbi vae1is`, ...) or by ASID
+    /// (`tlbi aside1is`) (ARM ARM C5.5).
+    pub TLBI_OPERAND [
+        /// The ASID whose entries are invalidated.
+        ASID OFFSET(48) NUMBITS(16) [],
+        /// The virtual address, bits 55:12.
+        VA OFFSET(0) NUMBITS(44) []
+    ]
+}
+
+/// The output-address bits of a page or block descriptor.
+pub const DESC_ADDR_MASK: u64 = PAGE_DESCRIPTOR::OUTPUT_ADDR.mask << PAGE_DESCRIPTOR::OUTPUT_ADDR.shift;
 
 /// MAIR index of Device-nGnRE memory.
 pub const MT_DEVICE_NGNRE: u64 = 0;
@@ -169,13 +189,20 @@ impl Prot {
 
     /// Whether EL1 may execute from such a mapping.
     pub fn is_exec(self) -> bool {
-        self.0 & PAGE_DESCRIPTOR::PXN::True.value == 0
+        !self.desc().is_set(PAGE_DESCRIPTOR::PXN)
     }
 
     /// Whether EL1 may write through such a mapping.
     pub fn is_writable(self) -> bool {
-        let ap = (self.0 >> 6) & 3;
-        ap == PAGE_DESCRIPTOR::AP::RW_EL1.value >> 6 || ap == PAGE_DESCRIPTOR::AP::RW_EL1_EL0.value >> 6
+        use PAGE_DESCRIPTOR::AP::Value as Ap;
+        matches!(
+            self.desc().read_as_enum(PAGE_DESCRIPTOR::AP),
+            Some(Ap::RW_EL1 | Ap::RW_EL1_EL0)
+        )
+    }
+
+    fn desc(self) -> InMemoryRegister<u64, PAGE_DESCRIPTOR::Register> {
+        InMemoryRegister::new(self.0)
     }
 }
 
@@ -194,12 +221,12 @@ pub enum MapError {
 
 /// Where page-table frames come from once the boot pool is used up: set by
 /// the frame allocator when it starts. Returns a physical address.
-static TABLE_FRAME_SOURCE: AtomicUsize = AtomicUsize::new(0);
+static TABLE_FRAME_SOURCE: spin::Once<fn() -> Option<u64>> = spin::Once::new();
 
 /// Registers the function that hands out (not necessarily zeroed) frames
-/// for page tables after boot.
+/// for page tables after boot; the first registration stands.
 pub fn set_table_frame_source(f: fn() -> Option<u64>) {
-    TABLE_FRAME_SOURCE.store(f as usize, Ordering::Release);
+    TABLE_FRAME_SOURCE.call_once(|| f);
 }
 
 const BOOT_POOL_PAGES: usize = 48;
@@ -293,13 +320,7 @@ fn table_va(pa: u64) -> *mut u64 {
 
 /// A zeroed frame for a user page table (never from the boot pool).
 pub(crate) fn alloc_user_table() -> Option<u64> {
-    let f = TABLE_FRAME_SOURCE.load(Ordering::Acquire);
-    if f == 0 {
-        return None;
-    }
-    // SAFETY: only `set_table_frame_source` stores here, from a `fn`.
-    let f: fn() -> Option<u64> = unsafe { core::mem::transmute(f) };
-    let pa = f()?;
+    let pa = TABLE_FRAME_SOURCE.get()?()?;
     // SAFETY: a fresh frame, reached through the linear map.
     unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u64, 0, ENTRIES) };
     Some(pa)
@@ -311,13 +332,7 @@ fn alloc_table() -> Option<u64> {
         let va = BOOT_POOL.pages.get() as usize + i * PAGE_SIZE;
         kimage_to_phys(va)
     } else {
-        let f = TABLE_FRAME_SOURCE.load(Ordering::Acquire);
-        if f == 0 {
-            return None;
-        }
-        // SAFETY: only `set_table_frame_source` stores here, from a `fn`.
-        let f: fn() -> Option<u64> = unsafe { core::mem::transmute(f) };
-        f()?
+        TABLE_FRAME_SOURCE.get()?()?
     };
     let va = table_va(pa);
     // SAFETY: `pa` is a fresh frame owned by the page-table code; `va` maps
@@ -360,10 +375,15 @@ fn leaf_desc(pa: u64, prot: Prot, level: usize) -> u64 {
     (PAGE_DESCRIPTOR::VALID::True + kind).value | prot.0 | pa
 }
 
-const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
+const ADDR_MASK: u64 = DESC_ADDR_MASK;
+
+fn is_valid(desc: u64) -> bool {
+    InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc).is_set(TABLE_DESCRIPTOR::VALID)
+}
 
 fn is_table(desc: u64) -> bool {
-    desc & 3 == 3
+    let d = InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc);
+    d.matches_all(TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table)
 }
 
 /// Returns a pointer to the entry for `va` at `level`, creating tables on
@@ -375,7 +395,7 @@ fn walk_create(root: u64, va: usize, level: usize) -> Result<*mut u64, MapError>
         // SAFETY: `entry` is inside a live table page owned by KERNEL_PGD,
         // whose lock the caller holds.
         let desc = unsafe { entry.read_volatile() };
-        table = if desc & 1 == 0 {
+        table = if !is_valid(desc) {
             let new = alloc_table().ok_or(MapError::NoMemory)?;
             barrier::dsb_ishst();
             // SAFETY: as above.
@@ -397,7 +417,7 @@ fn walk(root: u64, va: usize) -> Option<(*mut u64, usize)> {
         let entry = table_va(table).wrapping_add(index(va, level));
         // SAFETY: `entry` is inside a live table page.
         let desc = unsafe { entry.read_volatile() };
-        if desc & 1 == 0 {
+        if !is_valid(desc) {
             return None;
         }
         if level == 3 || !is_table(desc) {
@@ -429,7 +449,7 @@ fn map_range(root: u64, va: usize, pa: u64, size: usize, prot: Prot, blocks: boo
         let entry = walk_create(root, v, level)?;
         // SAFETY: `entry` points into a live table (see walk_create).
         unsafe {
-            if entry.read_volatile() & 1 != 0 {
+            if is_valid(entry.read_volatile()) {
                 return Err(MapError::AlreadyMapped);
             }
             entry.write_volatile(leaf_desc(p, prot, level));
@@ -609,6 +629,53 @@ pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError>
     }
     let pgd = KERNEL_PGD.lock();
     map_range(pgd.root, va, pa, size, prot, false)
+}
+
+/// Maps a kernel stack of `size` bytes backed by `[pa, pa + size)` at `va`
+/// in the stack window. `va` must be `KSTACK_ALIGN` aligned and `size` at
+/// most `KSTACK_MAX_SIZE`: the rest of the slot stays unmapped and is the
+/// guard below the next stack up, and the vectors' overflow test relies on
+/// that layout.
+pub fn map_kernel_stack(va: VirtAddr, pa: PhysAddr, size: usize) -> Result<(), MapError> {
+    if !va.is_aligned(KSTACK_ALIGN) || size > KSTACK_MAX_SIZE {
+        return Err(MapError::Unaligned);
+    }
+    let in_window = va.as_usize() >= KSTACK_BASE
+        && va
+            .checked_add(KSTACK_ALIGN)
+            .is_some_and(|end| end.as_usize() <= KSTACK_BASE + KSTACK_WINDOW);
+    if !in_window {
+        return Err(MapError::OutOfWindow);
+    }
+    let pgd = KERNEL_PGD.lock();
+    map_range(pgd.root, va.as_usize(), pa.as_u64(), size, Prot::KERNEL_RW, false)
+}
+
+/// Unmaps the kernel stack mapped at `va` by `map_kernel_stack`, and
+/// invalidates its TLB entries on every CPU. The owner of the stack calls
+/// this once nothing runs on it any more, before freeing its frames.
+pub fn unmap_kernel_stack(va: VirtAddr, size: usize) {
+    let va = va.as_usize();
+    if !(KSTACK_BASE..KSTACK_BASE + KSTACK_WINDOW).contains(&va) || size > KSTACK_MAX_SIZE {
+        return;
+    }
+    let pgd = KERNEL_PGD.lock();
+    let mut off = 0;
+    while off < size {
+        if let Some((entry, 3)) = walk(pgd.root, va + off) {
+            // SAFETY: `walk` returns a pointer to the level-3 entry of
+            // this page in a live table; KERNEL_PGD is locked.
+            unsafe { entry.write_volatile(0) };
+            crate::tlb::flush_kernel_page(va + off);
+        }
+        off += PAGE_SIZE;
+    }
+}
+
+/// The kernel mapping of `va`, typed: physical address and permissions.
+pub fn translate_virt(va: VirtAddr) -> Option<(PhysAddr, Prot)> {
+    let (pa, prot) = translate(va.as_usize())?;
+    Some((PhysAddr::new(pa)?, prot))
 }
 
 /// The kernel mapping of `va`: physical address and permissions.

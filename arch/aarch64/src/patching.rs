@@ -3,7 +3,8 @@
 //! the (read-only) text mapping itself (Linux's `__aarch64_insn_write` with
 //! FIX_TEXT_POKE0).
 
-use crate::mmu::{fixmap, translate, Prot};
+use crate::addr::VirtAddr;
+use crate::mmu::{fixmap, translate_virt, Prot};
 
 /// The fixmap slot used for text pokes.
 pub const FIX_TEXT_POKE0: usize = 0;
@@ -25,24 +26,30 @@ pub enum PokeError {
 /// executable page that may be changed now (the caller serialises patching,
 /// and no CPU executes `addr` in a way the change could break), and the
 /// caller must own the FIX_TEXT_POKE0 slot (hold the patching lock).
-pub unsafe fn poke_insn(addr: usize, insn: u32) -> Result<(), PokeError> {
-    if !addr.is_multiple_of(4) {
+pub unsafe fn poke_insn(addr: VirtAddr, insn: u32) -> Result<(), PokeError> {
+    if !addr.is_aligned(4) {
         return Err(PokeError::Unaligned);
     }
-    let (pa, _) = translate(addr).ok_or(PokeError::NotMapped)?;
+    let (pa, _) = translate_virt(addr).ok_or(PokeError::NotMapped)?;
     // SAFETY: the slot is the caller's; the alias maps exactly the page of
     // `addr`, writable and never executable.
-    let alias = unsafe { fixmap::set(FIX_TEXT_POKE0, pa & !0xfff, Prot::KERNEL_RW) };
+    let alias = unsafe { fixmap::set(FIX_TEXT_POKE0, pa.page_base().as_u64(), Prot::KERNEL_RW) };
     // SAFETY: `addr` is aligned, so the 4-byte write stays inside the page;
     // the caller guarantees the change is allowed.
-    unsafe { ((alias + (addr & 0xfff)) as *mut u32).write_volatile(insn) };
+    unsafe { ((alias + addr.page_offset()) as *mut u32).write_volatile(insn) };
     fixmap::clear(FIX_TEXT_POKE0);
-    crate::cache::sync_icache_range(addr, 4);
+    crate::cache::sync_icache_range(addr.as_usize(), 4);
     Ok(())
 }
 
 /// Reads the instruction at `addr` (no fault if unmapped).
-pub fn peek_insn(addr: usize) -> Option<u32> {
-    let w = crate::nofault::read_u64_nofault(addr & !7).ok()?;
-    Some((w >> ((addr & 4) * 8)) as u32)
+pub fn peek_insn(addr: VirtAddr) -> Option<u32> {
+    if !addr.is_aligned(4) {
+        return None;
+    }
+    let word = crate::nofault::read_u64_nofault(addr.as_usize() & !7)
+        .ok()?
+        .to_ne_bytes();
+    let at = addr.as_usize() & 4;
+    Some(u32::from_ne_bytes([word[at], word[at + 1], word[at + 2], word[at + 3]]))
 }

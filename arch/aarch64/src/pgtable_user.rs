@@ -3,13 +3,12 @@
 //! this module only edits descriptors.
 
 use crate::memory::PAGE_SIZE;
-use crate::mmu::{MapError, MT_NORMAL, PAGE_DESCRIPTOR};
-use core::sync::atomic::{AtomicUsize, Ordering};
+use crate::mmu::{MapError, MT_NORMAL, PAGE_DESCRIPTOR, TLBI_OPERAND};
+use aarch64_cpu::registers::TTBR0_EL1;
+use tock_registers::interfaces::Readable;
+use tock_registers::registers::InMemoryRegister;
 
-/// Software bit (ignored by hardware, ARM ARM D8.3.2): the page is shared
-/// copy-on-write and mapped read-only for that reason.
-const PTE_SW_COW: u64 = 1 << 55;
-const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
+const ADDR_MASK: u64 = crate::mmu::DESC_ADDR_MASK;
 const ENTRIES: usize = 512;
 
 /// A user page mapping.
@@ -52,33 +51,33 @@ impl UserPte {
             + uxn)
             .value
             | (self.pa & ADDR_MASK)
-            | if self.cow { PTE_SW_COW } else { 0 }
+            | PAGE_DESCRIPTOR::SW_COW.val(self.cow.into()).value
     }
 
     fn decode(d: u64) -> UserPte {
-        let ap = (d >> 6) & 3;
+        use PAGE_DESCRIPTOR::AP::Value as Ap;
+        let r = InMemoryRegister::<u64, PAGE_DESCRIPTOR::Register>::new(d);
+        let ap = r.read_as_enum(PAGE_DESCRIPTOR::AP);
         UserPte {
             pa: d & ADDR_MASK,
-            user: ap & 1 == 1,
-            write: ap == 0b01,
-            exec: d & (1 << 54) == 0,
-            cow: d & PTE_SW_COW != 0,
+            user: matches!(ap, Some(Ap::RW_EL1_EL0 | Ap::RO_EL1_EL0)),
+            write: ap == Some(Ap::RW_EL1_EL0),
+            exec: !r.is_set(PAGE_DESCRIPTOR::UXN),
+            cow: r.is_set(PAGE_DESCRIPTOR::SW_COW),
         }
     }
 }
 
-static FREE_FRAME: AtomicUsize = AtomicUsize::new(0);
+static FREE_FRAME: spin::Once<fn(u64)> = spin::Once::new();
 
-/// Registers how table frames are given back when a user table is freed.
+/// Registers how table frames are given back when a user table is freed;
+/// the first registration stands.
 pub fn set_table_frame_free(f: fn(u64)) {
-    FREE_FRAME.store(f as usize, Ordering::Release);
+    FREE_FRAME.call_once(|| f);
 }
 
 fn free_table_frame(pa: u64) {
-    let f = FREE_FRAME.load(Ordering::Acquire);
-    if f != 0 {
-        // SAFETY: only `set_table_frame_free` stores here, from a `fn(u64)`.
-        let f: fn(u64) = unsafe { core::mem::transmute(f) };
+    if let Some(f) = FREE_FRAME.get() {
         f(pa);
     }
 }
@@ -215,15 +214,16 @@ impl Drop for UserPageTable {
 
 /// Installs the address space `root` with `asid` in TTBR0 on this CPU.
 pub fn activate(root: u64, asid: u16) {
+    let ttbr = TTBR0_EL1::BADDR.val(root >> 1) + TTBR0_EL1::ASID.val(asid.into());
     // SAFETY: `root` is a live user table; entries are ASID-tagged, so no
     // TLB maintenance is needed when switching between live spaces.
-    unsafe { core::arch::asm!("msr ttbr0_el1, {}", "isb", in(reg) root | (asid as u64) << 48, options(nostack)) };
+    unsafe { core::arch::asm!("msr ttbr0_el1, {}", "isb", in(reg) ttbr.value, options(nostack)) };
 }
 
 /// Invalidates the translation of one user page of `asid` on every CPU.
 pub fn flush_tlb_page(asid: u16, va: u64) {
     crate::barrier::dsb_ishst();
-    let arg = (asid as u64) << 48 | ((va >> 12) & ((1 << 44) - 1));
+    let arg = (TLBI_OPERAND::ASID.val(asid.into()) + TLBI_OPERAND::VA.val(va >> 12)).value;
     // SAFETY: TLB maintenance has no memory-safety effect.
     unsafe { core::arch::asm!("tlbi vae1is, {}", in(reg) arg, options(nostack)) };
     crate::barrier::dsb_ish();
@@ -233,8 +233,9 @@ pub fn flush_tlb_page(asid: u16, va: u64) {
 /// Invalidates every translation of `asid` on every CPU.
 pub fn flush_tlb_asid(asid: u16) {
     crate::barrier::dsb_ishst();
+    let arg = TLBI_OPERAND::ASID.val(asid.into()).value;
     // SAFETY: TLB maintenance has no memory-safety effect.
-    unsafe { core::arch::asm!("tlbi aside1is, {}", in(reg) (asid as u64) << 48, options(nostack)) };
+    unsafe { core::arch::asm!("tlbi aside1is, {}", in(reg) arg, options(nostack)) };
     crate::barrier::dsb_ish();
     crate::barrier::isb();
 }

@@ -222,16 +222,25 @@ impl CpuState {
     }
 }
 
-const DAIF_MASK: u64 = 0xf << 6;
+const DAIF_MASK: u64 = arch::ptrace::PSR_DAIF_MASK;
 
 fn arm(site: &Site) -> Result<(), Errno> {
-    crate::patching::patch_text(&[site.addr], &[brk_insn(KPROBES_BRK_IMM)])?;
+    #[allow(unsafe_code)]
+    // SAFETY: the BRK traps to the kprobe handler, which runs the original
+    // instruction (accepted by `prepare`) out of line or simulates it.
+    unsafe {
+        crate::patching::patch_text_unchecked(&[site.addr], &[brk_insn(KPROBES_BRK_IMM)])?
+    };
     site.armed.store(true, Ordering::Release);
     Ok(())
 }
 
 fn disarm(site: &Site) -> Result<(), Errno> {
-    crate::patching::patch_text(&[site.addr], &[site.orig])?;
+    #[allow(unsafe_code)]
+    // SAFETY: puts back the instruction the BRK replaced.
+    unsafe {
+        crate::patching::patch_text_unchecked(&[site.addr], &[site.orig])?
+    };
     site.armed.store(false, Ordering::Release);
     Ok(())
 }
@@ -301,8 +310,14 @@ fn prepare(addr: usize) -> Result<(u32, Exec), Errno> {
             }
             let slot = slots::alloc_slot().ok_or(Errno::ENOMEM)?;
             // Nobody runs the new slot yet: no stop_machine needed.
-            let filled = crate::patching::patch_text_nosync(slot, orig)
-                .and_then(|()| crate::patching::patch_text_nosync(slot + 4, brk_insn(KPROBES_BRK_SS_IMM)));
+            #[allow(unsafe_code)]
+            // SAFETY: no CPU runs the fresh slot yet; it holds the original
+            // instruction, which `classify` accepted for stepping out of
+            // line, followed by the BRK that ends the step.
+            let filled = unsafe {
+                crate::patching::patch_text_nosync_unchecked(slot, orig)
+                    .and_then(|()| crate::patching::patch_text_nosync_unchecked(slot + 4, brk_insn(KPROBES_BRK_SS_IMM)))
+            };
             if let Err(e) = filled {
                 slots::free_slot(slot);
                 return Err(e);

@@ -203,11 +203,15 @@ fn text_patching_goes_through_the_fixmap_and_keeps_text_read_only() {
         Err(Errno::EINVAL),
         "outside text"
     );
-    // NOP and back, live (NOP/BRK/B swaps are allowed unsynchronised).
+    // NOP and back; nothing runs the function until the original is back.
     let nop = insn::encode::nop();
-    crate::patching::patch_text(&[target], &[nop]).unwrap();
+    #[allow(unsafe_code)]
+    // SAFETY: nothing calls ktest_kprobe_target while it holds the NOP.
+    unsafe { crate::patching::patch_text_unchecked(&[target], &[nop]) }.unwrap();
     assert_eq!(crate::patching::read_insn(target), Some(nop));
-    crate::patching::patch_text_nosync(target, orig).unwrap();
+    #[allow(unsafe_code)]
+    // SAFETY: puts the original instruction back.
+    unsafe { crate::patching::patch_text_nosync_unchecked(target, orig) }.unwrap();
     assert_eq!(crate::patching::read_insn(target), Some(orig));
     // The text mapping itself never became writable, and the fixmap slot is empty.
     let (_, prot) = arch::mmu::translate(target).unwrap();

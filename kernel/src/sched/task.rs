@@ -6,6 +6,7 @@ use crate::mm::vm::Mm;
 use crate::process::Process;
 use crate::sync::IrqSpinLock;
 use alloc::sync::Arc;
+use arch::addr::{PhysAddr, VirtAddr};
 use arch::context::{FpsimdState, TaskContext};
 use arch::ptrace::{PtRegs, PT_REGS_SIZE};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -33,10 +34,15 @@ pub const THREAD_SIZE: usize = 32 * 1024;
 
 static NEXT_TID: AtomicU32 = AtomicU32::new(1);
 
-/// A kernel stack: frames from the frame allocator, reached through the
-/// linear map.
+/// A kernel stack: frames from the frame allocator, mapped in the kernel
+/// stack window at the bottom of a slot of its own (Linux's VMAP_STACK), so
+/// that the unmapped rest of the slot below the next stack is a guard: an
+/// overflow faults, and the vectors switch to the overflow stack and report
+/// it instead of letting it corrupt memory.
 struct KernelStack {
-    pa: u64,
+    pa: PhysAddr,
+    slot: usize,
+    size: usize,
 }
 
 /// Kernel stacks allocated and not yet freed.
@@ -47,22 +53,86 @@ pub fn live_kernel_stacks() -> u32 {
     LIVE_STACKS.load(Ordering::Acquire)
 }
 
+/// Stack slots in the window: enough for Linux's default `pid_max` of
+/// threads.
+const STACK_SLOTS: usize = 32768;
+
+/// Which slots of the kernel stack window are in use, one bit each; a
+/// bitmap rather than a list so that freeing (when a dead task is switched
+/// out) never allocates.
+static SLOT_MAP: IrqSpinLock<[u64; STACK_SLOTS / 64]> = IrqSpinLock::new([0; STACK_SLOTS / 64]);
+
+fn alloc_slot() -> Option<usize> {
+    let mut map = SLOT_MAP.lock();
+    let (i, word) = map.iter_mut().enumerate().find(|(_, w)| **w != u64::MAX)?;
+    let bit = word.trailing_ones() as usize;
+    *word |= 1 << bit;
+    Some(i * 64 + bit)
+}
+
+fn free_slot(slot: usize) {
+    if let Some(word) = SLOT_MAP.lock().get_mut(slot / 64) {
+        *word &= !(1 << (slot % 64));
+    }
+}
+
+fn slot_base(slot: usize) -> VirtAddr {
+    // Slots are fewer than the window holds (checked below), so the sum
+    // neither overflows nor leaves the kernel half.
+    VirtAddr::new(arch::memory::KSTACK_BASE + slot * arch::memory::KSTACK_ALIGN).expect("a kernel address")
+}
+const _: () = assert!(STACK_SLOTS * arch::memory::KSTACK_ALIGN <= arch::memory::KSTACK_WINDOW);
+
 impl KernelStack {
     fn new() -> Option<KernelStack> {
-        let s = crate::mm::frame::alloc_frames(THREAD_SIZE / crate::mm::PAGE_SIZE, 1).map(|pa| KernelStack { pa })?;
-        LIVE_STACKS.fetch_add(1, Ordering::AcqRel);
-        Some(s)
+        Self::with_size(THREAD_SIZE)
     }
+
+    fn with_size(size: usize) -> Option<KernelStack> {
+        let slot = alloc_slot()?;
+        let Some(raw) = crate::mm::frame::alloc_frames(size / crate::mm::PAGE_SIZE, 1) else {
+            free_slot(slot);
+            return None;
+        };
+        let mapped = PhysAddr::new(raw).ok_or(()).and_then(|pa| {
+            arch::mmu::map_kernel_stack(slot_base(slot), pa, size)
+                .map(|()| pa)
+                .map_err(drop)
+        });
+        let Ok(pa) = mapped else {
+            crate::mm::frame::free_frames(raw, size / crate::mm::PAGE_SIZE);
+            free_slot(slot);
+            return None;
+        };
+        LIVE_STACKS.fetch_add(1, Ordering::AcqRel);
+        Some(KernelStack { pa, slot, size })
+    }
+
     fn top(&self) -> usize {
-        arch::memory::phys_to_virt(self.pa) + THREAD_SIZE
+        slot_base(self.slot).as_usize() + self.size
     }
 }
 
 impl Drop for KernelStack {
     fn drop(&mut self) {
         LIVE_STACKS.fetch_sub(1, Ordering::AcqRel);
-        crate::mm::frame::free_frames(self.pa, THREAD_SIZE / crate::mm::PAGE_SIZE);
+        arch::mmu::unmap_kernel_stack(slot_base(self.slot), self.size);
+        crate::mm::frame::free_frames(self.pa.as_u64(), self.size / crate::mm::PAGE_SIZE);
+        free_slot(self.slot);
     }
+}
+
+/// A stack of `size` bytes (at most `arch::memory::KSTACK_MAX_SIZE`) for a
+/// CPU being brought up, with a guard below like a task's; it is never
+/// freed. Returns its top.
+pub fn alloc_cpu_stack(size: usize) -> Option<usize> {
+    let stack = KernelStack::with_size(size)?;
+    let top = stack.top();
+    // CPUs are never taken offline: the stack lives as long as the kernel,
+    // and is not a task's (LIVE_STACKS counts those, for leak checks).
+    core::mem::forget(stack);
+    LIVE_STACKS.fetch_sub(1, Ordering::AcqRel);
+    Some(top)
 }
 
 /// A schedulable thread.
@@ -265,4 +335,38 @@ pub extern "C" fn kthread_exit() -> ! {
     super::current().set_state(TaskState::Dead);
     super::schedule();
     unreachable!("a dead task was scheduled");
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use arch::memory::{KSTACK_ALIGN, KSTACK_MAX_SIZE, PAGE_SIZE};
+    use arch::mmu::translate;
+    use ktest_macros::kernel_test;
+
+    extern "C" fn never_runs(_: usize) {}
+
+    #[kernel_test]
+    fn kernel_stacks_are_mapped_above_an_unmapped_guard_and_unmapped_when_freed() {
+        let t = Task::new_kthread(never_runs, 0, "guard-test").unwrap();
+        let (lo, hi) = t.stack_bounds().unwrap();
+        assert_eq!(hi - lo, THREAD_SIZE);
+        assert_eq!(lo % KSTACK_ALIGN, 0, "the vectors' overflow test needs aligned stacks");
+        let mut page = lo;
+        while page < hi {
+            assert!(
+                translate(page).is_some_and(|(_, p)| p.is_writable() && !p.is_exec()),
+                "{page:#x}"
+            );
+            page += PAGE_SIZE;
+        }
+        // The slot below may hold a stack of up to KSTACK_MAX_SIZE (a CPU's).
+        let mut below = lo - PAGE_SIZE;
+        while below >= lo - (KSTACK_ALIGN - KSTACK_MAX_SIZE) {
+            assert!(translate(below).is_none(), "guard page {below:#x} is mapped");
+            below -= PAGE_SIZE;
+        }
+        drop(t);
+        assert!(translate(lo).is_none(), "a freed stack stays mapped");
+    }
 }

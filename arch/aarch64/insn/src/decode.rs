@@ -273,6 +273,20 @@ pub const fn is_brk(insn: u32, imm: u16) -> bool {
     matches!(brk_imm(insn), Some(i) if i == imm)
 }
 
+/// Whether `insn` is one of the instructions that may replace, or be
+/// replaced by, another of them while other CPUs may be executing it: B,
+/// BL, NOP or BRK (ARM ARM B2.2.5, "Concurrent modification and execution
+/// of instructions"; Linux's former `__aarch64_insn_hotpatch_safe()`).
+pub const fn is_hotpatch_class(insn: u32) -> bool {
+    is_b(insn) || is_bl(insn) || is_nop(insn) || brk_imm(insn).is_some()
+}
+
+/// Whether `old` may be overwritten with `new` on live code without
+/// stopping the other CPUs: both are in [`is_hotpatch_class`].
+pub const fn aarch64_insn_hotpatch_safe(old: u32, new: u32) -> bool {
+    is_hotpatch_class(old) && is_hotpatch_class(new)
+}
+
 /// A decoded B or BL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BranchImm {
@@ -479,6 +493,33 @@ mod tests {
     use super::*;
 
     const PC: u64 = 0xffff_8000_0010_0000;
+
+    #[test]
+    fn only_b_bl_nop_and_brk_swap_on_live_code() {
+        let b = 0x1400_0001;
+        let bl = 0x97ff_ffff;
+        let nop = 0xd503_201f;
+        let brk = 0xd420_0080; // brk #4
+        for old in [b, bl, nop, brk] {
+            for new in [b, bl, nop, brk] {
+                assert!(aarch64_insn_hotpatch_safe(old, new), "{old:#x} -> {new:#x}");
+            }
+        }
+        let others = [
+            0xd65f_03c0, // ret
+            0x9100_0400, // add x0, x0, #1
+            0x5400_0040, // b.eq
+            0xd503_203f, // yield (a hint, not NOP)
+            0xb400_0040, // cbz x0
+            0xd400_0001, // svc #0
+            0xd503_233f, // paciasp
+        ];
+        for other in others {
+            assert!(!is_hotpatch_class(other), "{other:#x}");
+            assert!(!aarch64_insn_hotpatch_safe(nop, other), "nop -> {other:#x}");
+            assert!(!aarch64_insn_hotpatch_safe(other, brk), "{other:#x} -> brk");
+        }
+    }
 
     #[test]
     fn b_bl_targets() {

@@ -1,0 +1,165 @@
+//! Address types: a kernel virtual address, a user virtual address and a
+//! physical address are different things, and each conversion between
+//! them is a named, checked function rather than an integer cast.
+//!
+//! - [`VirtAddr`]: an address in the kernel's half (TTBR1), where the kernel
+//!   runs and maps its own memory.
+//! - [`UserVirtAddr`]: an address in a user address space (TTBR0), below
+//!   `TASK_SIZE`; the kernel touches what it names only through uaccess.
+//! - [`PhysAddr`]: an output address of the page tables (48 bits).
+
+use crate::memory::{is_linear_map, phys_to_virt, virt_to_phys, PAGE_OFFSET, PAGE_SIZE};
+use crate::uaccess::TASK_SIZE;
+
+/// The largest physical address the kernel's 48-bit tables can hold.
+const PHYS_LIMIT: u64 = 1 << 48;
+
+/// A kernel virtual address (the TTBR1 half, `PAGE_OFFSET` and above).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VirtAddr(usize);
+
+impl VirtAddr {
+    /// `va` if it is in the kernel's half.
+    pub const fn new(va: usize) -> Option<VirtAddr> {
+        if va >= PAGE_OFFSET {
+            Some(VirtAddr(va))
+        } else {
+            None
+        }
+    }
+
+    /// The address of a kernel object.
+    pub fn of<T: ?Sized>(p: *const T) -> Option<VirtAddr> {
+        VirtAddr::new(p.cast::<u8>() as usize)
+    }
+
+    /// The address as an integer.
+    pub const fn as_usize(self) -> usize {
+        self.0
+    }
+
+    /// The address as a pointer (creating one is safe; using it is not).
+    pub const fn as_ptr<T>(self) -> *const T {
+        self.0 as *const T
+    }
+
+    /// `self + off`, if it stays a kernel address.
+    pub const fn checked_add(self, off: usize) -> Option<VirtAddr> {
+        match self.0.checked_add(off) {
+            Some(v) => Some(VirtAddr(v)),
+            None => None,
+        }
+    }
+
+    /// Whether it is a multiple of `align` (a power of two).
+    pub const fn is_aligned(self, align: usize) -> bool {
+        self.0 & (align - 1) == 0
+    }
+
+    /// The start of its page.
+    pub const fn page_base(self) -> VirtAddr {
+        VirtAddr(self.0 & !(PAGE_SIZE - 1))
+    }
+
+    /// Its offset in its page.
+    pub const fn page_offset(self) -> usize {
+        self.0 & (PAGE_SIZE - 1)
+    }
+
+    /// The physical address behind a linear-map address; None for any
+    /// other kernel address (the image, vmalloc, the fixmap: ask the page
+    /// tables, `mmu::translate`).
+    pub const fn linear_to_phys(self) -> Option<PhysAddr> {
+        if is_linear_map(self.0) {
+            Some(PhysAddr(virt_to_phys(self.0)))
+        } else {
+            None
+        }
+    }
+}
+
+/// A user virtual address (below `TASK_SIZE`), as a system call or a fault
+/// names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UserVirtAddr(u64);
+
+impl UserVirtAddr {
+    /// `va` if it is in the user half.
+    pub const fn new(va: u64) -> Option<UserVirtAddr> {
+        if va < TASK_SIZE {
+            Some(UserVirtAddr(va))
+        } else {
+            None
+        }
+    }
+
+    /// The address as an integer.
+    pub const fn as_u64(self) -> u64 {
+        self.0
+    }
+
+    /// `self + off`, if it stays a user address.
+    pub const fn checked_add(self, off: u64) -> Option<UserVirtAddr> {
+        match self.0.checked_add(off) {
+            Some(v) => UserVirtAddr::new(v),
+            None => None,
+        }
+    }
+
+    /// Whether `[self, self + len)` lies in the user half.
+    pub const fn range_ok(self, len: u64) -> bool {
+        match self.0.checked_add(len) {
+            Some(end) => end <= TASK_SIZE,
+            None => false,
+        }
+    }
+
+    /// The start of its page.
+    pub const fn page_base(self) -> UserVirtAddr {
+        UserVirtAddr(self.0 & !(PAGE_SIZE as u64 - 1))
+    }
+}
+
+/// A physical address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PhysAddr(u64);
+
+impl PhysAddr {
+    /// `pa` if the page tables can map it.
+    pub const fn new(pa: u64) -> Option<PhysAddr> {
+        if pa < PHYS_LIMIT {
+            Some(PhysAddr(pa))
+        } else {
+            None
+        }
+    }
+
+    /// The address as an integer.
+    pub const fn as_u64(self) -> u64 {
+        self.0
+    }
+
+    /// `self + off`, if it stays mappable.
+    pub const fn checked_add(self, off: u64) -> Option<PhysAddr> {
+        match self.0.checked_add(off) {
+            Some(v) => PhysAddr::new(v),
+            None => None,
+        }
+    }
+
+    /// Whether it is a multiple of `align` (a power of two).
+    pub const fn is_aligned(self, align: u64) -> bool {
+        self.0 & (align - 1) == 0
+    }
+
+    /// The start of its page.
+    pub const fn page_base(self) -> PhysAddr {
+        PhysAddr(self.0 & !(PAGE_SIZE as u64 - 1))
+    }
+
+    /// Its linear-map alias (meaningful for RAM, which the linear map
+    /// covers).
+    pub const fn to_linear(self) -> VirtAddr {
+        VirtAddr(phys_to_virt(self.0))
+    }
+}
