@@ -78,11 +78,10 @@ fn runs_on(cpu: usize, task: &Arc<Task>) -> bool {
     core::ptr::eq(CURRENT.on(cpu).load(Ordering::Acquire), Arc::as_ptr(task))
 }
 
-/// The running task, if the scheduler has started on this CPU and its
-/// record is not locked (for reports from fatal exceptions, which must not
-/// wait).
+/// The running task, for reports from fatal exceptions, which must not
+/// wait: `try_current` takes no lock, so it is that.
 pub fn try_current_nowait() -> Option<Arc<Task>> {
-    CURRENT.this().try_lock()?.clone()
+    try_current()
 }
 
 /// Turns the code running on this CPU into its idle task, and starts
