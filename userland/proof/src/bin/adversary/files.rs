@@ -4,7 +4,6 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering::SeqCst;
 
 use crate::sys::*;
 use crate::Cfg;
@@ -146,7 +145,7 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         f.extend_from_slice(b"/f");
         f
     };
-    let result = shared(PAGE);
+    let result = Channel::new();
     let wdir = dir.clone();
     // The writer may be killed for want of memory; the cleanup is here.
     let cap: u64 = if sized { 64 << 20 } else { 1 << 40 };
@@ -160,11 +159,11 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         loop {
             let r = sys(nr::WRITE, &[fd as usize, chunk.as_ptr() as usize, chunk.len()]);
             if r <= 0 {
-                word(result + 8).store(r as u64, SeqCst);
+                result.send(r as u64);
                 break;
             }
             written += r as u64;
-            word(result).store(written, SeqCst);
+            result.send(written);
             if written >= cap {
                 break;
             }
@@ -186,8 +185,22 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         kill(pid, SIGKILL);
         wait_timeout(pid, 5000);
     }
-    let written = word(result).load(SeqCst);
-    let err = word(result + 8).load(SeqCst) as isize;
+    // The records: byte counts, then the error that stopped the writer
+    // (a negative number), if it lived to send it.
+    let mut written = 0u64;
+    let mut err = 0isize;
+    let mut b = [0u8; 8];
+    while let (1, Some(v)) = {
+        let got = result.drain_one(&mut b);
+        (got as usize, got.then(|| u64::from_le_bytes(b)))
+    } {
+        if (v as i64) < 0 {
+            err = v as i64 as isize;
+        } else {
+            written = v;
+        }
+    }
+    result.close();
     let mut wrong = String::new();
     if sized {
         if err != ENOSPC || !(7 << 20..=9 << 20).contains(&written) {
@@ -402,7 +415,7 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
 
 pub fn proc_files(cfg: &Cfg) -> Result<(), String> {
     let files = collect(150 * cfg.scale as usize);
-    let progress = shared(PAGE);
+    let progress = Channel::new();
     let mut wrong = String::new();
     let mut start = 0;
     while start < files.len() {
@@ -415,18 +428,17 @@ pub fn proc_files(cfg: &Cfg) -> Result<(), String> {
             let ro = mmap(0, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS) as usize;
             let mut failed = false;
             for (i, p) in files.iter().enumerate().skip(start) {
-                word(progress).store(i as u64, SeqCst);
+                progress.send(i as u64);
                 alarm_ms(5000);
                 if let Err(e) = poke(p, buf, g + (1 << 16), ro) {
                     rt::println!("adversary: proc-files: {}:{e}", rt::io::Bytes(p));
                     failed = true;
                 }
             }
-            word(progress).store(files.len() as u64, SeqCst);
             failed as i32
         });
         let st = wait_timeout(pid, 60_000 * cfg.scale);
-        let at = word(progress).load(SeqCst) as usize;
+        let at = progress.drain().1.unwrap_or(start as u64) as usize;
         match st.map(describe) {
             Some((true, 0)) => break,
             Some((true, 1)) => {

@@ -236,7 +236,7 @@ pub fn futex_bad(cfg: &Cfg) -> Result<(), String> {
     }
     // Processes killed with threads blocked in FUTEX_WAIT, private and
     // shared: whatever the waits held goes with them.
-    let shared_word = shared(PAGE);
+    let shared_word = anon(PAGE);
     for _ in 0..10 * cfg.scale {
         let pid = spawn(move || {
             extern "C" fn w_private(_: usize) -> usize {

@@ -195,7 +195,7 @@ fn settled_memfree() -> u64 {
 /// A child that maps and touches memory until MemFree is down to
 /// `reserve_kb`, then waits to be killed: memory pressure for the attacks.
 fn start_hog(reserve_kb: u64) -> i32 {
-    let ready = shared(PAGE);
+    let ready = Channel::new();
     let pid = spawn(|| {
         sys(nr::SETPGID, &[0, 0]);
         let chunk = 4 << 20;
@@ -211,16 +211,22 @@ fn start_hog(reserve_kb: u64) -> i32 {
             }
             held += chunk;
         }
-        word(ready).store(held as u64 + 1, core::sync::atomic::Ordering::SeqCst);
+        ready.send(held as u64);
         loop {
             sleep_ms(1000);
         }
     });
     let end = now_ns() + 120_000_000_000;
-    while word(ready).load(core::sync::atomic::Ordering::SeqCst) == 0 && now_ns() < end {
+    let held = loop {
+        if let (_, Some(h)) = ready.drain() {
+            break h;
+        }
+        if now_ns() > end {
+            break 0;
+        }
         sleep_ms(50);
-    }
-    let held = word(ready).load(core::sync::atomic::Ordering::SeqCst).saturating_sub(1);
+    };
+    ready.close();
     println!("adversary: pressure: hog {} holds {} MiB", pid, held >> 20);
     pid
 }

@@ -122,6 +122,9 @@ pub fn mm_race(cfg: &Cfg) -> Result<(), String> {
     mmap(RACE_BASE, RACE_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
     let mutators = [thread(race_mutator, cfg.seed as usize * 7 + 1), thread(race_mutator, cfg.seed as usize * 7 + 2)];
     let workers: Vec<Thread> = (0..3).map(|i| thread(race_worker, cfg.seed as usize * 131 + i)).collect();
+    if let Some(t) = mutators.iter().chain(workers.iter()).find(|t| t.tid < 0) {
+        return Err(format!("clone of a thread: {}", t.tid));
+    }
     let limit = 15_000 * cfg.scale;
     let mut stuck = 0;
     for w in &workers {
@@ -231,7 +234,7 @@ fn calls() -> Vec<Call> {
 }
 
 pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
-    let progress = shared(PAGE);
+    let progress = Channel::new();
     let pid = spawn(move || {
         let zero = open(b"/dev/zero\0", 0);
         let zf = if zero >= 0 { zero } else { open(b"/proc/self/maps\0", 0) };
@@ -266,7 +269,7 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         let mut wrong = String::new();
         for (ai, &a) in addrs.iter().enumerate() {
             for (ci, c) in table.iter().enumerate() {
-                word(progress).store((ai * 1000 + ci) as u64, SeqCst);
+                progress.send((ai * 1000 + ci) as u64);
                 let args = c.args.map(|v| match v {
                     P => a,
                     ZF => zf as usize,
@@ -317,12 +320,17 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         }
         0
     });
-    match wait_timeout(pid, 60_000) {
+    let st = wait_timeout(pid, 60_000);
+    if st.is_none() {
+        kill(pid, SIGKILL);
+        wait_timeout(pid, 5000);
+    }
+    match st {
         Some(st) => match describe(st) {
             (true, 0) => Ok(()),
             (true, 1) => Err(String::from("see above")),
             (ex, v) => {
-                let at = word(progress).load(SeqCst) as usize;
+                let at = progress.drain().1.unwrap_or(0) as usize;
                 let table = calls();
                 Err(format!(
                     "the caller {} {} in {} with address #{}",
@@ -333,7 +341,10 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
                 ))
             }
         },
-        None => Err(String::from("a call hung")),
+        None => {
+            let at = progress.drain().1.unwrap_or(0) as usize;
+            Err(format!("call {} with address #{} hung", calls().get(at % 1000).map_or("?", |c| c.name), at / 1000))
+        }
     }
 }
 

@@ -124,11 +124,49 @@ pub fn anon(len: usize) -> usize {
     r as usize
 }
 
-/// Anonymous memory shared with forked children.
-pub fn shared(len: usize) -> usize {
-    let r = mmap(0, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS);
-    assert!(r > 0, "mmap shared {len}: {r}");
-    r as usize
+/// A one-way channel from forked children (and their threads) to the
+/// attack: a non-blocking pipe of 8-byte records. Not shared memory: the
+/// kernel refuses MAP_SHARED anonymous mappings.
+#[derive(Clone, Copy)]
+pub struct Channel {
+    r: i32,
+    w: i32,
+}
+
+impl Channel {
+    pub fn new() -> Channel {
+        let mut p = [-1i32; 2];
+        let r = sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000 | 0o2000000]);
+        assert!(r == 0, "pipe2: {r}");
+        Channel { r: p[0], w: p[1] }
+    }
+
+    /// Sends `v`; dropped if the pipe is full.
+    pub fn send(&self, v: u64) {
+        let b = v.to_le_bytes();
+        sys(nr::WRITE, &[self.w as usize, b.as_ptr() as usize, 8]);
+    }
+
+    /// Reads what was sent since the last call: (how many, the last).
+    pub fn drain(&self) -> (usize, Option<u64>) {
+        let (mut n, mut last) = (0, None);
+        let mut b = [0u8; 8];
+        while sys(nr::READ, &[self.r as usize, b.as_mut_ptr() as usize, 8]) == 8 {
+            n += 1;
+            last = Some(u64::from_le_bytes(b));
+        }
+        (n, last)
+    }
+
+    /// Reads one record into `b`; whether there was one.
+    pub fn drain_one(&self, b: &mut [u8; 8]) -> bool {
+        sys(nr::READ, &[self.r as usize, b.as_mut_ptr() as usize, 8]) == 8
+    }
+
+    pub fn close(self) {
+        sys(nr::CLOSE, &[self.r as usize]);
+        sys(nr::CLOSE, &[self.w as usize]);
+    }
 }
 
 /// A word of shared memory as an atomic.

@@ -4,7 +4,7 @@
 use alloc::format;
 use alloc::string::String;
 use core::arch::global_asm;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering::SeqCst};
 
 use crate::sys::*;
 use crate::Cfg;
@@ -230,13 +230,13 @@ pub fn wait_race(cfg: &Cfg) -> Result<(), String> {
     Ok(())
 }
 
-/// The counter survivors would bump (shared with the attack's children).
+/// The write end survivors would report on (inherited from the attack).
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn bump_forever(_: usize) -> usize {
-    let c = word(COUNTER.load(SeqCst));
+    let w = COUNTER.load(SeqCst);
     loop {
-        c.fetch_add(1, SeqCst);
+        sys(nr::WRITE, &[w, b"x".as_ptr() as usize, 1]);
         sleep_ms(1);
     }
 }
@@ -270,24 +270,44 @@ extern "C" fn exec_thread(_: usize) -> usize {
     exit_group(127)
 }
 
-/// After the child `pid` was reaped, the shared counter must not move.
-fn no_survivors(pid: i32, c: &AtomicU64) -> Result<(), String> {
+/// A non-blocking pipe whose write end the threads of the attack's
+/// children inherit: (read end, write end).
+fn survivor_pipe() -> (usize, usize) {
+    let mut p = [-1i32; 2];
+    sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000]);
+    COUNTER.store(p[1] as usize, SeqCst);
+    (p[0] as usize, p[1] as usize)
+}
+
+fn drain(r: usize) -> usize {
+    let mut b = [0u8; 4096];
+    let mut n = 0;
+    loop {
+        let k = sys(nr::READ, &[r, b.as_mut_ptr() as usize, b.len()]);
+        if k <= 0 {
+            return n;
+        }
+        n += k as usize;
+    }
+}
+
+/// After the child `pid` was reaped, nothing may write to the pipe.
+fn no_survivors(pid: i32, r: usize) -> Result<(), String> {
     let st = wait_timeout(pid, 20_000).ok_or_else(|| format!("child {pid} did not end"))?;
     if describe(st) != (true, 0) {
         return Err(format!("child {pid} ended with status {st:#x}"));
     }
-    let before = c.load(SeqCst);
+    drain(r);
     sleep_ms(200);
-    let after = c.load(SeqCst);
-    if after != before {
-        return Err(format!("a thread of reaped process {pid} still runs (counter {before} -> {after})"));
+    let n = drain(r);
+    if n > 0 {
+        return Err(format!("a thread of reaped process {pid} still runs ({n} writes after the reap)"));
     }
     Ok(())
 }
 
 pub fn exit_race(cfg: &Cfg) -> Result<(), String> {
-    let page = shared(PAGE);
-    COUNTER.store(page, SeqCst);
+    let (r, _w) = survivor_pipe();
     let mut rng = Rng(cfg.seed ^ 0xe817);
     for _ in 0..10 * cfg.scale {
         let delay = rng.below(3_000_000);
@@ -297,14 +317,13 @@ pub fn exit_race(cfg: &Cfg) -> Result<(), String> {
             sleep_ns(delay);
             exit_group(0)
         });
-        no_survivors(pid, word(page))?;
+        no_survivors(pid, r)?;
     }
     Ok(())
 }
 
 pub fn exec_race(cfg: &Cfg) -> Result<(), String> {
-    let page = shared(PAGE);
-    COUNTER.store(page, SeqCst);
+    let (r, _w) = survivor_pipe();
     let mut rng = Rng(cfg.seed ^ 0xe8ec);
     for round in 0..10 * cfg.scale {
         let delay = rng.below(3_000_000);
@@ -325,7 +344,7 @@ pub fn exec_race(cfg: &Cfg) -> Result<(), String> {
             }
             127
         });
-        no_survivors(pid, word(page))?;
+        no_survivors(pid, r)?;
     }
     Ok(())
 }
