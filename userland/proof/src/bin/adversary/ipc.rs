@@ -10,6 +10,7 @@ use crate::Cfg;
 const EPIPE: isize = -32;
 const EAGAIN: isize = -11;
 const EINTR: isize = -4;
+const ENOSYS: isize = -38;
 
 fn pipe(flags: usize) -> [i32; 2] {
     let mut p = [-1i32; 2];
@@ -385,7 +386,19 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
         info[1] = (-1i32) as u32 as u64; // si_code SI_QUEUE
         info[2] = pid as u64;
         info[3] = i;
-        let r = sys(nr::RT_SIGQUEUEINFO, &[pid as usize, sig as usize, info.as_ptr() as usize]);
+        // kill queues a real-time signal each time, as sigqueue does;
+        // every other one goes through rt_sigqueueinfo where it exists.
+        let mut r = if i % 2 == 1 {
+            sys(nr::RT_SIGQUEUEINFO, &[pid as usize, sig as usize, info.as_ptr() as usize])
+        } else {
+            kill(pid, sig)
+        };
+        if r == ENOSYS {
+            if i == 1 {
+                rt::println!("adversary: sigqueue-flood: note: rt_sigqueueinfo is ENOSYS; kill only");
+            }
+            r = kill(pid, sig);
+        }
         if r == EAGAIN {
             refused = true;
             break;
@@ -406,6 +419,10 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     let mut drained = 0;
     loop {
         let r = sys(137, &[&mask as *const u64 as usize, 0, ts.as_ptr() as usize, 8]);
+        if r == ENOSYS {
+            rt::println!("adversary: sigqueue-flood: note: rt_sigtimedwait is ENOSYS; not drained");
+            return Ok(());
+        }
         if r < 0 {
             break;
         }
@@ -419,6 +436,7 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
         let sig = SIGRTMIN + 2 + (i % 4) as i32;
         let info = [sig as u64, (-1i32) as u32 as u64, pid as u64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         sys(nr::RT_SIGQUEUEINFO, &[pid as usize, sig as usize, info.as_ptr() as usize]);
+        kill(pid, sig);
     }
     Ok(())
 }

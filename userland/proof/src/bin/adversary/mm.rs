@@ -269,6 +269,10 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         let mut wrong = String::new();
         for (ai, &a) in addrs.iter().enumerate() {
             for (ci, c) in table.iter().enumerate() {
+                // ppoll with a NULL timeout waits for ever, rightly.
+                if a == 0 && c.name == "ppoll timeout" {
+                    continue;
+                }
                 progress.send((ai * 1000 + ci) as u64);
                 let args = c.args.map(|v| match v {
                     P => a,
@@ -320,7 +324,7 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         }
         0
     });
-    let st = wait_timeout(pid, 60_000);
+    let st = wait_timeout(pid, 15_000);
     if st.is_none() {
         kill(pid, SIGKILL);
         wait_timeout(pid, 5000);

@@ -67,7 +67,10 @@ unsafe extern "C" {
     fn adversary_vfork_sleep(ts: *const i64) -> isize;
 }
 
-static SELF_PATH: &[u8] = b"/proc/self/exe\0";
+/// Where the runners put the program (scripts/qemu-run.sh and reflinux
+/// copy files into /bin); /proc/self/exe if it is not there.
+static SELF_PATH: &[u8] = b"/bin/adversary\0";
+static PROC_EXE: &[u8] = b"/proc/self/exe\0";
 static ARG0: &[u8] = b"adversary\0";
 static ARG1: &[u8] = b"__exit0\0";
 
@@ -75,7 +78,8 @@ static ARG1: &[u8] = b"__exit0\0";
 fn exec_exit0() -> isize {
     let argv = [ARG0.as_ptr() as usize, ARG1.as_ptr() as usize, 0];
     let envp = [0usize];
-    sys(nr::EXECVE, &[SELF_PATH.as_ptr() as usize, argv.as_ptr() as usize, envp.as_ptr() as usize])
+    sys(nr::EXECVE, &[SELF_PATH.as_ptr() as usize, argv.as_ptr() as usize, envp.as_ptr() as usize]);
+    sys(nr::EXECVE, &[PROC_EXE.as_ptr() as usize, argv.as_ptr() as usize, envp.as_ptr() as usize])
 }
 
 extern "C" fn spin_yield(_: usize) -> usize {
@@ -201,6 +205,9 @@ pub fn wait_race(cfg: &Cfg) -> Result<(), String> {
     let n = (40 * cfg.scale as usize).min(MAX_CHILDREN);
     let mut rng = Rng(cfg.seed ^ 0x3a17);
     let waiters: [Thread; 4] = core::array::from_fn(|_| thread(waiter, 0));
+    if let Some(t) = waiters.iter().find(|t| t.tid < 0) {
+        return Err(format!("clone of a thread: {}", t.tid));
+    }
     let mut pids = alloc::vec::Vec::with_capacity(n);
     for _ in 0..n {
         let delay = rng.below(2_000_000);
