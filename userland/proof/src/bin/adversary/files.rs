@@ -210,7 +210,7 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         wrong.push_str(&format!(" {written} bytes written, then {err}, writer {st:?};"));
     }
     // Unlink everything, unmount, and the memory comes back.
-    let dfd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, 0o200000, 0]);
+    let dfd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, 0o40000, 0]);
     let mut names: Vec<Vec<u8>> = Vec::new();
     let mut buf = alloc::vec![0u8; 8192];
     loop {
@@ -301,7 +301,7 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
         while qi < queue.len() && n < max {
             let d = queue[qi].clone();
             qi += 1;
-            let fd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&d).as_ptr() as usize, 0o200000 | 0o4000, 0]);
+            let fd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&d).as_ptr() as usize, 0o40000 | 0o4000, 0]);
             if fd < 0 {
                 continue;
             }
@@ -344,7 +344,7 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
 /// The odd operations on one file; Err if one returned what Linux never does.
 fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
     let c = cstr(p);
-    let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 0o4000 | 0o2000000, 0]);
+    let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 0o4000 | 0o400000, 0]);
     let mut bad = String::new();
     if fd >= 0 {
         let fd = fd as usize;
@@ -392,7 +392,7 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
         sys(nr::CLOSE, &[fd]);
     }
     if writable(p) {
-        let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 1 | 0o4000 | 0o2000000, 0]);
+        let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 1 | 0o4000 | 0o400000, 0]);
         if fd >= 0 {
             let fd = fd as usize;
             let junk: &[u8] = b"\xff\xfe{zz} -99999999999999999999999 :%$#!\n\x00\x01p:q adv\n";

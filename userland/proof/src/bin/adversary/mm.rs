@@ -117,7 +117,7 @@ pub fn mm_race(cfg: &Cfg) -> Result<(), String> {
     PIPE_R.store(p[0], SeqCst);
     PIPE_W.store(p[1], SeqCst);
     MAPS_FD.store(open(b"/proc/self/maps\0", 0), SeqCst);
-    DIR_FD.store(open(b"/\0", 0o200000), SeqCst);
+    DIR_FD.store(open(b"/\0", 0o40000), SeqCst);
     ITERS.store(1500 * cfg.scale, SeqCst);
     mmap(RACE_BASE, RACE_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
     let mutators = [thread(race_mutator, cfg.seed as usize * 7 + 1), thread(race_mutator, cfg.seed as usize * 7 + 2)];
@@ -220,7 +220,6 @@ fn calls() -> Vec<Call> {
         call!("futex wake", nr::FUTEX, [P, FUTEX_WAKE | FUTEX_PRIVATE, 1], Efault),
         call!("futex wait", nr::FUTEX, [P, FUTEX_WAIT, 0, ZTS], Efault),
         call!("execve", nr::EXECVE, [P, 0, 0], Efault),
-        call!("execve argv", nr::EXECVE, [PATH, P, 0], Efault),
         call!("clock_nanosleep", 115, [1, 0, P, 0], Efault),
         call!("getresuid", 148, [P, BUF, BUF], Efault),
         call!("mincore vec", nr::MINCORE, [BUF, PAGE, P], Efault),
@@ -240,7 +239,7 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         let zf = if zero >= 0 { zero } else { open(b"/proc/self/maps\0", 0) };
         let mut p = [0i32; 2];
         sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000]);
-        let df = open(b"/\0", 0o200000);
+        let df = open(b"/\0", 0o40000);
         let buf = anon(2 * PAGE);
         // A read-write page followed by an inaccessible one: straddling pointers.
         let rw = anon(2 * PAGE);
