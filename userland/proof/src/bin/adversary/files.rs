@@ -344,7 +344,7 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
 /// The odd operations on one file; Err if one returned what Linux never does.
 fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
     let c = cstr(p);
-    let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 0o4000 | 0o400000, 0]);
+    let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 0o4000 | 0o2000000, 0]);
     let mut bad = String::new();
     if fd >= 0 {
         let fd = fd as usize;
@@ -392,7 +392,7 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
         sys(nr::CLOSE, &[fd]);
     }
     if writable(p) {
-        let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 1 | 0o4000 | 0o400000, 0]);
+        let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 1 | 0o4000 | 0o2000000, 0]);
         if fd >= 0 {
             let fd = fd as usize;
             let junk: &[u8] = b"\xff\xfe{zz} -99999999999999999999999 :%$#!\n\x00\x01p:q adv\n";

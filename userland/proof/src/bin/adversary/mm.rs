@@ -303,7 +303,9 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
                     }
                 }
             }
-            // Whatever the mm calls changed, put the probe pages back.
+            // Whatever the mm calls changed, put the probe pages back
+            // (and page 0, which root may map, away).
+            sys(nr::MUNMAP, &[0, PAGE]);
             mmap(rw, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
             mmap(rw + PAGE, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
             mmap(ro, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
