@@ -235,7 +235,9 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
     }
     sys(nr::UNLINKAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, 0x200]);
     let after = settle_memfree();
-    if after + 4096 < before {
+    // Under pressure the hog's reclaim moves MemFree; main's check after
+    // the hog is gone covers this attack then.
+    if !cfg.pressure && after + 4096 < before {
         wrong.push_str(&format!(
             " MemFree {before} kB before, {after} kB after unlink and umount ({written} bytes were written);"
         ));

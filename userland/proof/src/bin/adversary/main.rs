@@ -69,6 +69,8 @@ rt::main!(main);
 pub struct Cfg {
     pub scale: u64,
     pub seed: u64,
+    /// A hog holds most memory: MemFree moves with it.
+    pub pressure: bool,
 }
 
 /// An attack: Err(what differs from Linux or what went wrong).
@@ -238,7 +240,7 @@ fn usage() -> i32 {
 
 fn main(args: rt::Args) -> i32 {
     let argv: Vec<&[u8]> = args.iter().skip(1).collect();
-    let mut cfg = Cfg { scale: 1, seed: 1 };
+    let mut cfg = Cfg { scale: 1, seed: 1, pressure: false };
     let mut minutes = 0u64;
     let mut pressure = false;
     let mut margin_kb = 4096u64;
@@ -284,6 +286,7 @@ fn main(args: rt::Args) -> i32 {
     }
     disposition(SIGPIPE, 1);
     let before = settled_memfree();
+    cfg.pressure = pressure;
     let hog = if pressure {
         // Leave a quarter of what is free, at least 48 MiB, to the attacks.
         Some(start_hog((before / 4).max(48 * 1024)))
