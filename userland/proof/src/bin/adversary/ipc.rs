@@ -411,8 +411,9 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     for _ in 0..1000 {
         sys(nr::TGKILL, &[pid as usize, gettid() as usize, SIGUSR1 as usize]);
     }
-    if !refused && lim[0] < 40_000 * cfg.scale {
-        return Err(format!("{queued} signals queued, RLIMIT_SIGPENDING {} never refused one", lim[0]));
+    if !refused {
+        // Linux's default limit is a few thousand (max_threads / 2).
+        return Err(format!("{queued} signals queued, none refused (RLIMIT_SIGPENDING {:#x})", lim[0]));
     }
     // Drain them with rt_sigtimedwait: every one queued comes back.
     let ts = [0i64, 0];
