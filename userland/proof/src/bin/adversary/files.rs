@@ -95,9 +95,11 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
         let name = format!("l{i}\0");
         sys(36, &[target.as_ptr() as usize, AT_FDCWD, name.as_ptr() as usize]);
     }
-    sys(36, &[b"l0\0".as_ptr() as usize, AT_FDCWD, b"l50\0".as_ptr() as usize]);
+    let linked = sys(36, &[b"l0\0".as_ptr() as usize, AT_FDCWD, b"l50\0".as_ptr() as usize]);
     let r = sys(nr::OPENAT, &[AT_FDCWD, b"l0\0".as_ptr() as usize, 0, 0]);
-    if r != -40 {
+    if linked < 0 {
+        rt::println!("adversary: deep-tree: note: symlinkat: {linked}; no symlink chain");
+    } else if r != -40 {
         wrong.push_str(&format!(" open of a 50-link symlink chain: {r}, Linux ELOOP;"));
     }
     for i in 0..=50 {
