@@ -53,8 +53,16 @@ fn suite(smp: &str) {
         ("--pressure", 240)
     };
     let (out, code, console) = run(smp, args, timeout);
-    for bad in ["Kernel panic", "Internal error: Oops", "Unable to handle kernel", "BUG:"] {
-        assert!(!console.contains(bad), "{bad} on the console:\n{console}\n--- output:\n{out}");
+    for bad in [
+        "Kernel panic",
+        "Internal error: Oops",
+        "Unable to handle kernel",
+        "BUG:",
+    ] {
+        assert!(
+            !console.contains(bad),
+            "{bad} on the console:\n{console}\n--- output:\n{out}"
+        );
     }
     assert_eq!(code, 0, "the commands did not finish (QEMU status {code}):\n{out}");
     for name in attack_names() {

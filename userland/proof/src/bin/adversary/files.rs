@@ -28,9 +28,9 @@ fn mount_tmpfs(at: &[u8], data: Option<&[u8]>) -> isize {
     sys(
         nr::MOUNT,
         &[
-            b"none\0".as_ptr() as usize,
+            c"none".as_ptr() as usize,
             cstr(at).as_ptr() as usize,
-            b"tmpfs\0".as_ptr() as usize,
+            c"tmpfs".as_ptr() as usize,
             0,
             d.as_ref().map_or(0, |d| d.as_ptr() as usize),
         ],
@@ -83,7 +83,10 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
         path.extend_from_slice(b"/d");
     }
     let mut st = [0u64; 16];
-    let r = sys(nr::NEWFSTATAT, &[AT_FDCWD, cstr(&path).as_ptr() as usize, st.as_mut_ptr() as usize, 0]);
+    let r = sys(
+        nr::NEWFSTATAT,
+        &[AT_FDCWD, cstr(&path).as_ptr() as usize, st.as_mut_ptr() as usize, 0],
+    );
     if path.len() < 4096 && r != 0 {
         wrong.push_str(&format!(" stat of a {}-component path: {r};", comps));
     }
@@ -95,8 +98,8 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
         let name = format!("l{i}\0");
         sys(36, &[target.as_ptr() as usize, AT_FDCWD, name.as_ptr() as usize]);
     }
-    let linked = sys(36, &[b"l0\0".as_ptr() as usize, AT_FDCWD, b"l50\0".as_ptr() as usize]);
-    let r = sys(nr::OPENAT, &[AT_FDCWD, b"l0\0".as_ptr() as usize, 0, 0]);
+    let linked = sys(36, &[c"l0".as_ptr() as usize, AT_FDCWD, c"l50".as_ptr() as usize]);
+    let r = sys(nr::OPENAT, &[AT_FDCWD, c"l0".as_ptr() as usize, 0, 0]);
     if linked < 0 {
         rt::println!("adversary: deep-tree: note: symlinkat: {linked}; no symlink chain");
     } else if r != -40 {
@@ -109,7 +112,7 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
     // Removed from the bottom up.
     for i in 0..depth {
         chdir(b"..");
-        let r = sys(nr::UNLINKAT, &[AT_FDCWD, b"d\0".as_ptr() as usize, 0x200]);
+        let r = sys(nr::UNLINKAT, &[AT_FDCWD, c"d".as_ptr() as usize, 0x200]);
         if r != 0 && wrong.len() < 200 {
             wrong.push_str(&format!(" rmdir at height {i}: {r};"));
             break;
@@ -206,7 +209,9 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
     let mut wrong = String::new();
     if sized {
         if err != ENOSPC || !(7 << 20..=9 << 20).contains(&written) {
-            wrong.push_str(&format!(" size=8m tmpfs: {written} bytes written, then {err} (Linux: ENOSPC at 8 MiB);"));
+            wrong.push_str(&format!(
+                " size=8m tmpfs: {written} bytes written, then {err} (Linux: ENOSPC at 8 MiB);"
+            ));
         }
     } else if !matches!(err, ENOSPC | ENOMEM | EFBIG) && !matches!(st.map(describe), Some((false, SIGKILL))) {
         wrong.push_str(&format!(" {written} bytes written, then {err}, writer {st:?};"));
@@ -289,16 +294,29 @@ fn skipped(p: &[u8]) -> bool {
 
 /// Files garbage may be written to: those a parser must refuse it from.
 fn writable(p: &[u8]) -> bool {
-    (p.starts_with(b"/sys/kernel/tracing/") || p.starts_with(b"/sys/kernel/debug/"))
-        && !p.ends_with(b"/free_buffer")
-        || [&b"/dev/null"[..], b"/dev/zero", b"/dev/full", b"/dev/urandom", b"/dev/random", b"/proc/self/comm"].contains(&p)
+    (p.starts_with(b"/sys/kernel/tracing/") || p.starts_with(b"/sys/kernel/debug/")) && !p.ends_with(b"/free_buffer")
+        || [
+            &b"/dev/null"[..],
+            b"/dev/zero",
+            b"/dev/full",
+            b"/dev/urandom",
+            b"/dev/random",
+            b"/proc/self/comm",
+        ]
+        .contains(&p)
 }
 
 /// Every regular or character-device file under the roots, breadth
 /// first, at most `max` per root.
 fn collect(max: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for root in [&b"/proc"[..], b"/proc/self", b"/dev", b"/sys/kernel/debug", b"/sys/kernel/tracing"] {
+    for root in [
+        &b"/proc"[..],
+        b"/proc/self",
+        b"/dev",
+        b"/sys/kernel/debug",
+        b"/sys/kernel/tracing",
+    ] {
         let mut queue: Vec<Vec<u8>> = alloc::vec![root.to_vec()];
         let mut n = 0;
         let mut qi = 0;
@@ -320,7 +338,8 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
                         continue;
                     }
                     // Other processes are not ours to poke; /proc/self is walked on its own.
-                    if root == b"/proc" && (e.name[0].is_ascii_digit() || e.name == b"self" || e.name == b"thread-self") {
+                    if root == b"/proc" && (e.name[0].is_ascii_digit() || e.name == b"self" || e.name == b"thread-self")
+                    {
                         continue;
                     }
                     let mut p = d.clone();
@@ -373,7 +392,16 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
                 bad.push_str(&format!(" read of {n} ({what}) returned {r};"));
             }
         }
-        for (off, whence) in [(-1i64, 0usize), (i64::MAX, 0), (i64::MIN, 0), (-4096, 2), (0, 3), (0, 4), (1, 99), (i64::MAX, 1)] {
+        for (off, whence) in [
+            (-1i64, 0usize),
+            (i64::MAX, 0),
+            (i64::MIN, 0),
+            (-4096, 2),
+            (0, 3),
+            (0, 4),
+            (1, 99),
+            (i64::MAX, 1),
+        ] {
             sys(nr::LSEEK, &[fd, off as usize, whence]);
             sys(nr::READ, &[fd, buf, 64]);
         }
@@ -404,7 +432,10 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
             sys(nr::WRITE, &[fd, 0, 64]);
             sys(nr::WRITE, &[fd, 0xffff_0000_0000_0000, 64]);
             sys(nr::WRITE, &[fd, guard - 4, 64]);
-            sys(nr::PWRITE64, &[fd, junk.as_ptr() as usize, junk.len(), i64::MAX as usize - 1]);
+            sys(
+                nr::PWRITE64,
+                &[fd, junk.as_ptr() as usize, junk.len(), i64::MAX as usize - 1],
+            );
             sys(nr::PWRITE64, &[fd, junk.as_ptr() as usize, junk.len(), usize::MAX]);
             sys(nr::WRITE, &[fd, buf, 1 << 16]);
             sys(nr::CLOSE, &[fd]);
@@ -454,11 +485,16 @@ pub fn proc_files(cfg: &Cfg) -> Result<(), String> {
                     kill(pid, SIGKILL);
                     wait_timeout(pid, 5000);
                 }
-                let name = files.get(at).map_or(String::from("?"), |p| format!("{}", rt::io::Bytes(p)));
-                wrong.push_str(&format!(" [{name}: {}]", match other {
-                    Some((false, SIGALRM)) => String::from("hung"),
-                    o => format!("{o:?}"),
-                }));
+                let name = files
+                    .get(at)
+                    .map_or(String::from("?"), |p| format!("{}", rt::io::Bytes(p)));
+                wrong.push_str(&format!(
+                    " [{name}: {}]",
+                    match other {
+                        Some((false, SIGALRM)) => String::from("hung"),
+                        o => format!("{o:?}"),
+                    }
+                ));
                 start = at + 1;
             }
         }

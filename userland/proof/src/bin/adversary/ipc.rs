@@ -166,7 +166,10 @@ static UNMAP_WORD: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn wait_unmapped(_: usize) -> usize {
     let ts = [0i64, 50_000_000];
-    sys(nr::FUTEX, &[UNMAP_WORD.load(SeqCst) as usize, FUTEX_WAIT, 0, ts.as_ptr() as usize]);
+    sys(
+        nr::FUTEX,
+        &[UNMAP_WORD.load(SeqCst) as usize, FUTEX_WAIT, 0, ts.as_ptr() as usize],
+    );
     0
 }
 
@@ -194,7 +197,10 @@ pub fn futex_bad(cfg: &Cfg) -> Result<(), String> {
                 for &a in &addrs {
                     for &b in &[addrs[3], a, addrs[6]] {
                         // Timeouts are zero (relative or absolute): nothing blocks.
-                        sys(nr::FUTEX, &[a, op | flags, 0, ZERO_TS.as_ptr() as usize, b, 0xffff_ffff]);
+                        sys(
+                            nr::FUTEX,
+                            &[a, op | flags, 0, ZERO_TS.as_ptr() as usize, b, 0xffff_ffff],
+                        );
                         sys(nr::FUTEX, &[a, op | flags, 1, 2, b, 1]);
                     }
                 }
@@ -224,7 +230,9 @@ pub fn futex_bad(cfg: &Cfg) -> Result<(), String> {
     sys(nr::FUTEX, &[w, FUTEX_WAKE | FUTEX_PRIVATE, i32::MAX as usize]);
     let stuck = waiters.iter().filter(|t| !t.join(5000)).count();
     if stuck > 0 {
-        return Err(format!("{stuck} of 3 waiters never woke after requeues onto their own futex"));
+        return Err(format!(
+            "{stuck} of 3 waiters never woke after requeues onto their own futex"
+        ));
     }
     // A waiter whose page is unmapped under it returns at its timeout.
     let page = anon(PAGE);
@@ -233,7 +241,9 @@ pub fn futex_bad(cfg: &Cfg) -> Result<(), String> {
     sleep_ms(5);
     sys(nr::MUNMAP, &[page, PAGE]);
     if !t.join(5000) {
-        return Err(String::from("a FUTEX_WAIT with a 50 ms timeout on an unmapped page did not return"));
+        return Err(String::from(
+            "a FUTEX_WAIT with a 50 ms timeout on an unmapped page did not return",
+        ));
     }
     // Processes killed with threads blocked in FUTEX_WAIT, private and
     // shared: whatever the waits held goes with them.
@@ -296,7 +306,15 @@ static TIMED_WORD: AtomicU32 = AtomicU32::new(0);
 extern "C" fn futex_timeouts(n: usize) -> usize {
     let ts = [0i64, 100_000];
     for _ in 0..n {
-        sys(nr::FUTEX, &[TIMED_WORD.as_ptr() as usize, FUTEX_WAIT | FUTEX_PRIVATE, 0, ts.as_ptr() as usize]);
+        sys(
+            nr::FUTEX,
+            &[
+                TIMED_WORD.as_ptr() as usize,
+                FUTEX_WAIT | FUTEX_PRIVATE,
+                0,
+                ts.as_ptr() as usize,
+            ],
+        );
     }
     0
 }
@@ -329,7 +347,9 @@ pub fn timeouts(cfg: &Cfg) -> Result<(), String> {
     let got = INTERRUPTED.load(SeqCst);
     let _ = s;
     if got < want {
-        return Err(format!("only {got} of {want} nanosleeps interrupted by SIGUSR1 in 20 s"));
+        return Err(format!(
+            "only {got} of {want} nanosleeps interrupted by SIGUSR1 in 20 s"
+        ));
     }
     // Sleepers killed in their sleep.
     for _ in 0..10 * cfg.scale {
@@ -389,7 +409,10 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
         // kill queues a real-time signal each time, as sigqueue does;
         // every other one goes through rt_sigqueueinfo where it exists.
         let mut r = if i % 2 == 1 {
-            sys(nr::RT_SIGQUEUEINFO, &[pid as usize, sig as usize, info.as_ptr() as usize])
+            sys(
+                nr::RT_SIGQUEUEINFO,
+                &[pid as usize, sig as usize, info.as_ptr() as usize],
+            )
         } else {
             kill(pid, sig)
         };
@@ -413,7 +436,10 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     }
     if !refused {
         // Linux's default limit is a few thousand (max_threads / 2).
-        return Err(format!("{queued} signals queued, none refused (RLIMIT_SIGPENDING {:#x})", lim[0]));
+        return Err(format!(
+            "{queued} signals queued, none refused (RLIMIT_SIGPENDING {:#x})",
+            lim[0]
+        ));
     }
     // Drain them with rt_sigtimedwait: every one queued comes back.
     let ts = [0i64, 0];
@@ -435,8 +461,28 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     // Once more, and leave them pending at exit.
     for i in 0..queued {
         let sig = SIGRTMIN + 2 + (i % 4) as i32;
-        let info = [sig as u64, (-1i32) as u32 as u64, pid as u64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        sys(nr::RT_SIGQUEUEINFO, &[pid as usize, sig as usize, info.as_ptr() as usize]);
+        let info = [
+            sig as u64,
+            (-1i32) as u32 as u64,
+            pid as u64,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        sys(
+            nr::RT_SIGQUEUEINFO,
+            &[pid as usize, sig as usize, info.as_ptr() as usize],
+        );
         kill(pid, sig);
     }
     Ok(())

@@ -96,27 +96,132 @@ macro_rules! attack {
 }
 
 static ATTACKS: &[Attack] = &[
-    attack!("mm-race", 20, mm::mm_race, "threads make pointer-taking calls into buffers other threads munmap/mprotect/remap"),
-    attack!("bad-pointers", 20, mm::bad_pointers, "kernel, non-canonical, NULL and page-straddling pointers to every pointer-taking call"),
-    attack!("addr-edges", 20, mm::addr_edges, "mmap/mprotect/munmap/mremap near 0, 2^47, 2^48 and across the top of user space"),
-    attack!("huge-map", 30, mm::huge_map, "reserve 2^47 bytes, touch, mprotect and munmap it whole and in pieces; munmap(0, 2^48)"),
-    attack!("fork-storm", 30, tasks::fork_storm, "fork/exec/exit/vfork/thread children and orphans, up to 8 in flight"),
-    attack!("wait-race", 20, tasks::wait_race, "4 threads wait4(-1) for the same children: each reaped exactly once"),
-    attack!("exit-race", 20, tasks::exit_race, "exit_group while another thread clones threads: none survives"),
-    attack!("exec-race", 20, tasks::exec_race, "execve while other threads clone, sleep, spin and wait: the new image runs alone"),
-    attack!("clone-settid", 10, tasks::clone_settid, "CLONE_CHILD_SETTID on fork writes the child's memory only"),
-    attack!("vfork-kill", 10, tasks::vfork_kill, "SIGKILL ends a parent waiting for its vfork child"),
-    attack!("pipe-death", 20, ipc::pipe_death, "pipe readers and writers killed mid-operation"),
-    attack!("futex-bad", 20, ipc::futex_bad, "every futex op on bad, unaligned, read-only addresses; requeue to itself; waiters killed"),
-    attack!("timeouts", 30, ipc::timeouts, "thousands of short timeouts, interrupted sleeps, killed sleepers; timer cost stays flat"),
-    attack!("sigqueue-flood", 20, ipc::sigqueue_flood, "queue real-time signals until RLIMIT_SIGPENDING refuses"),
-    attack!("sigframe", 20, traps::sigframe, "rt_sigreturn with garbage frames and stack pointers"),
-    attack!("altstack", 20, traps::altstack, "faults with unusable signal stacks and handlers that fault again: killable"),
-    attack!("brk-imm", 30, traps::brk_imm, "BRK #imm from EL0 (sampled 0..0xffff and the kernel's own): SIGTRAP each"),
-    attack!("undef-insn", 20, traps::undef_insn, "undefined and privileged instructions from EL0: SIGILL each"),
-    attack!("deep-tree", 30, files::deep_tree, "600+ deep directories on a tmpfs, removed, then umounted while deep"),
-    attack!("tmpfs-fill", 40, files::tmpfs_fill, "fill a tmpfs until ENOSPC/ENOMEM, unlink, umount: memory comes back"),
-    attack!("proc-files", 40, files::proc_files, "odd reads, seeks, offsets, bad buffers, garbage writes on /proc, /dev, debugfs, tracefs"),
+    attack!(
+        "mm-race",
+        20,
+        mm::mm_race,
+        "threads make pointer-taking calls into buffers other threads munmap/mprotect/remap"
+    ),
+    attack!(
+        "bad-pointers",
+        20,
+        mm::bad_pointers,
+        "kernel, non-canonical, NULL and page-straddling pointers to every pointer-taking call"
+    ),
+    attack!(
+        "addr-edges",
+        20,
+        mm::addr_edges,
+        "mmap/mprotect/munmap/mremap near 0, 2^47, 2^48 and across the top of user space"
+    ),
+    attack!(
+        "huge-map",
+        30,
+        mm::huge_map,
+        "reserve 2^47 bytes, touch, mprotect and munmap it whole and in pieces; munmap(0, 2^48)"
+    ),
+    attack!(
+        "fork-storm",
+        30,
+        tasks::fork_storm,
+        "fork/exec/exit/vfork/thread children and orphans, up to 8 in flight"
+    ),
+    attack!(
+        "wait-race",
+        20,
+        tasks::wait_race,
+        "4 threads wait4(-1) for the same children: each reaped exactly once"
+    ),
+    attack!(
+        "exit-race",
+        20,
+        tasks::exit_race,
+        "exit_group while another thread clones threads: none survives"
+    ),
+    attack!(
+        "exec-race",
+        20,
+        tasks::exec_race,
+        "execve while other threads clone, sleep, spin and wait: the new image runs alone"
+    ),
+    attack!(
+        "clone-settid",
+        10,
+        tasks::clone_settid,
+        "CLONE_CHILD_SETTID on fork writes the child's memory only"
+    ),
+    attack!(
+        "vfork-kill",
+        10,
+        tasks::vfork_kill,
+        "SIGKILL ends a parent waiting for its vfork child"
+    ),
+    attack!(
+        "pipe-death",
+        20,
+        ipc::pipe_death,
+        "pipe readers and writers killed mid-operation"
+    ),
+    attack!(
+        "futex-bad",
+        20,
+        ipc::futex_bad,
+        "every futex op on bad, unaligned, read-only addresses; requeue to itself; waiters killed"
+    ),
+    attack!(
+        "timeouts",
+        30,
+        ipc::timeouts,
+        "thousands of short timeouts, interrupted sleeps, killed sleepers; timer cost stays flat"
+    ),
+    attack!(
+        "sigqueue-flood",
+        20,
+        ipc::sigqueue_flood,
+        "queue real-time signals until RLIMIT_SIGPENDING refuses"
+    ),
+    attack!(
+        "sigframe",
+        20,
+        traps::sigframe,
+        "rt_sigreturn with garbage frames and stack pointers"
+    ),
+    attack!(
+        "altstack",
+        20,
+        traps::altstack,
+        "faults with unusable signal stacks and handlers that fault again: killable"
+    ),
+    attack!(
+        "brk-imm",
+        30,
+        traps::brk_imm,
+        "BRK #imm from EL0 (sampled 0..0xffff and the kernel's own): SIGTRAP each"
+    ),
+    attack!(
+        "undef-insn",
+        20,
+        traps::undef_insn,
+        "undefined and privileged instructions from EL0: SIGILL each"
+    ),
+    attack!(
+        "deep-tree",
+        30,
+        files::deep_tree,
+        "600+ deep directories on a tmpfs, removed, then umounted while deep"
+    ),
+    attack!(
+        "tmpfs-fill",
+        40,
+        files::tmpfs_fill,
+        "fill a tmpfs until ENOSPC/ENOMEM, unlink, umount: memory comes back"
+    ),
+    attack!(
+        "proc-files",
+        40,
+        files::proc_files,
+        "odd reads, seeks, offsets, bad buffers, garbage writes on /proc, /dev, debugfs, tracefs"
+    ),
 ];
 
 fn find(name: &[u8]) -> Option<&'static Attack> {
@@ -153,7 +258,7 @@ fn run_one(a: &Attack, cfg: &Cfg) -> Verdict {
         return Verdict::Crashed(alloc::format!("fork: {pid}"));
     }
     sys(nr::SETPGID, &[pid as usize, pid as usize]);
-    let v = match wait_timeout(pid as i32, limit_ms + 5000) {
+    let v = match wait_timeout(pid, limit_ms + 5000) {
         Some(st) => match describe(st) {
             (true, 0) => Verdict::Pass,
             (true, 1) => Verdict::Differs,
@@ -240,7 +345,11 @@ fn usage() -> i32 {
 
 fn main(args: rt::Args) -> i32 {
     let argv: Vec<&[u8]> = args.iter().skip(1).collect();
-    let mut cfg = Cfg { scale: 1, seed: 1, pressure: false };
+    let mut cfg = Cfg {
+        scale: 1,
+        seed: 1,
+        pressure: false,
+    };
     let mut minutes = 0u64;
     let mut pressure = false;
     let mut margin_kb = 4096u64;
@@ -256,10 +365,30 @@ fn main(args: rt::Args) -> i32 {
             }
             // The image the exec attacks run: it must start and end cleanly.
             b"__exit0" => return 0,
-            b"--scale" => cfg.scale = match num(i + 1) { Some(n) if n > 0 => n, _ => return usage() },
-            b"--minutes" => minutes = match num(i + 1) { Some(n) => n, None => return usage() },
-            b"--seed" => cfg.seed = match num(i + 1) { Some(n) => n, None => return usage() },
-            b"--margin" => margin_kb = match num(i + 1) { Some(n) => n, None => return usage() },
+            b"--scale" => {
+                cfg.scale = match num(i + 1) {
+                    Some(n) if n > 0 => n,
+                    _ => return usage(),
+                }
+            }
+            b"--minutes" => {
+                minutes = match num(i + 1) {
+                    Some(n) => n,
+                    None => return usage(),
+                }
+            }
+            b"--seed" => {
+                cfg.seed = match num(i + 1) {
+                    Some(n) => n,
+                    None => return usage(),
+                }
+            }
+            b"--margin" => {
+                margin_kb = match num(i + 1) {
+                    Some(n) => n,
+                    None => return usage(),
+                }
+            }
             b"--pressure" => {
                 pressure = true;
                 i += 1;
@@ -321,7 +450,10 @@ fn main(args: rt::Args) -> i32 {
     println!("adversary: memfree before {before} kB, after {after} kB");
     let leaked = after + margin_kb < before;
     if leaked {
-        println!("adversary: leak: {} kB not returned (margin {margin_kb} kB)", before - after);
+        println!(
+            "adversary: leak: {} kB not returned (margin {margin_kb} kB)",
+            before - after
+        );
     }
     if failed == 0 && !leaked {
         println!("adversary: ok ({runs} attacks)");

@@ -50,7 +50,10 @@ extern "C" fn race_worker(seed: usize) -> usize {
             4 => sys(nr::UNAME, &[p]),
             5 => sys(nr::FSTAT, &[zero, a8]),
             6 => sys(nr::GETCWD, &[p, len]),
-            7 => sys(nr::READLINKAT, &[(-100isize) as usize, b"/proc/self/exe\0".as_ptr() as usize, p, len]),
+            7 => sys(
+                nr::READLINKAT,
+                &[(-100isize) as usize, c"/proc/self/exe".as_ptr() as usize, p, len],
+            ),
             8 => sys(nr::PREAD64, &[maps, p, len, 0]),
             9 => sys(nr::FUTEX, &[p & !3, FUTEX_WAKE | FUTEX_PRIVATE, 1]),
             10 => sys(nr::MINCORE, &[RACE_BASE, RACE_PAGES * PAGE, p]),
@@ -120,9 +123,19 @@ pub fn mm_race(cfg: &Cfg) -> Result<(), String> {
     MAPS_FD.store(open(b"/proc/self/maps\0", 0), SeqCst);
     DIR_FD.store(open(b"/\0", 0o40000), SeqCst);
     ITERS.store(1500 * cfg.scale, SeqCst);
-    mmap(RACE_BASE, RACE_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
-    let mutators = [thread(race_mutator, cfg.seed as usize * 7 + 1), thread(race_mutator, cfg.seed as usize * 7 + 2)];
-    let workers: Vec<Thread> = (0..3).map(|i| thread(race_worker, cfg.seed as usize * 131 + i)).collect();
+    mmap(
+        RACE_BASE,
+        RACE_PAGES * PAGE,
+        PROT_READ | PROT_WRITE,
+        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+    );
+    let mutators = [
+        thread(race_mutator, cfg.seed as usize * 7 + 1),
+        thread(race_mutator, cfg.seed as usize * 7 + 2),
+    ];
+    let workers: Vec<Thread> = (0..3)
+        .map(|i| thread(race_worker, cfg.seed as usize * 131 + i))
+        .collect();
     if let Some(t) = mutators.iter().chain(workers.iter()).find(|t| t.tid < 0) {
         return Err(format!("clone of a thread: {}", t.tid));
     }
@@ -142,7 +155,10 @@ pub fn mm_race(cfg: &Cfg) -> Result<(), String> {
     }
     reap_all(5000);
     if stuck > 0 {
-        return Err(format!("{stuck} threads still running after {} calls", CALLS.load(SeqCst)));
+        return Err(format!(
+            "{stuck} threads still running after {} calls",
+            CALLS.load(SeqCst)
+        ));
     }
     Ok(())
 }
@@ -231,7 +247,12 @@ fn calls() -> Vec<Call> {
         call!("mprotect", nr::MPROTECT, [P, PAGE, 3], AnyError),
         call!("mremap", nr::MREMAP, [P, PAGE, 2 * PAGE, 1], AnyError),
         call!("munmap", nr::MUNMAP, [P, PAGE], AnyError),
-        call!("mmap fixed", nr::MMAP, [P, PAGE, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, usize::MAX, 0], AnyError),
+        call!(
+            "mmap fixed",
+            nr::MMAP,
+            [P, PAGE, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, usize::MAX, 0],
+            AnyError
+        ),
     ]
 }
 
@@ -244,9 +265,16 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000]);
         let df = open(b"/\0", 0o40000);
         // A symbolic link for readlinkat to read into bad buffers.
-        sys(nr::MKDIRAT, &[(-100isize) as usize, b"/tmp\0".as_ptr() as usize, 0o755]);
+        sys(nr::MKDIRAT, &[(-100isize) as usize, c"/tmp".as_ptr() as usize, 0o755]);
         let link = alloc::format!("/tmp/adv-link-{}\0", getpid());
-        let linked = sys(36, &[b"target\0".as_ptr() as usize, (-100isize) as usize, link.as_ptr() as usize]);
+        let linked = sys(
+            36,
+            &[
+                c"target".as_ptr() as usize,
+                (-100isize) as usize,
+                link.as_ptr() as usize,
+            ],
+        );
         let mut missing = String::new();
         if linked < 0 {
             missing.push_str(&format!(" symlinkat({linked}, so readlinkat buf)"));
@@ -256,7 +284,12 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         let rw = anon(2 * PAGE);
         sys(nr::MPROTECT, &[rw + PAGE, PAGE, PROT_NONE]);
         let ro = mmap(0, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS) as usize;
-        let top = mmap(TOP - PAGE, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+        let top = mmap(
+            TOP - PAGE,
+            PAGE,
+            PROT_READ | PROT_WRITE,
+            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+        );
         let mut addrs: Vec<usize> = alloc::vec![
             0xffff_0000_0000_0000,
             0xffff_8000_0000_0000,
@@ -297,7 +330,7 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
                     WF => p[1] as usize,
                     DF => df as usize,
                     BUF => buf,
-                    PATH => b"/\0".as_ptr() as usize,
+                    PATH => c"/".as_ptr() as usize,
                     LINK => link.as_ptr() as usize,
                     ZTS => ZERO_TS.as_ptr() as usize,
                     v => v,
@@ -334,7 +367,12 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
             // Whatever the mm calls changed, put the probe pages back
             // (and page 0, which root may map, away).
             sys(nr::MUNMAP, &[0, PAGE]);
-            mmap(rw, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+            mmap(
+                rw,
+                PAGE,
+                PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+            );
             mmap(rw + PAGE, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
             mmap(ro, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
         }
@@ -380,7 +418,11 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         },
         None => {
             let at = progress.drain().1.unwrap_or(0) as usize;
-            Err(format!("call {} with address #{} hung", calls().get(at % 1000).map_or("?", |c| c.name), at / 1000))
+            Err(format!(
+                "call {} with address #{} hung",
+                calls().get(at % 1000).map_or("?", |c| c.name),
+                at / 1000
+            ))
         }
     }
 }
@@ -412,7 +454,10 @@ pub fn addr_edges(_cfg: &Cfg) -> Result<(), String> {
     must_fail("mmap(0, 2^48)", mmap(0, TOP, rw, anonf));
     must_fail("mmap(0, -4K)", mmap(0, usize::MAX & !(PAGE - 1), rw, anonf));
     must_fail("mmap(0, -1)", mmap(0, usize::MAX, rw, anonf));
-    must_fail("mprotect(2^48-4K, huge)", sys(nr::MPROTECT, &[TOP - PAGE, usize::MAX & !(PAGE - 1), rw]));
+    must_fail(
+        "mprotect(2^48-4K, huge)",
+        sys(nr::MPROTECT, &[TOP - PAGE, usize::MAX & !(PAGE - 1), rw]),
+    );
     let page = anon(PAGE);
     must_fail("mremap to 2^48", sys(nr::MREMAP, &[page, PAGE, PAGE, 3, TOP]));
     // Hints at and past the top: a mapping, if any, lies wholly below 2^48.
@@ -448,7 +493,7 @@ pub fn addr_edges(_cfg: &Cfg) -> Result<(), String> {
     // Page 0, if root may map it.
     if mmap(0, PAGE, rw, fixed) == 0 {
         // SAFETY: page 0 is mapped read-write now.
-        unsafe { (8 as *mut u64).write_volatile(1) };
+        unsafe { core::ptr::without_provenance_mut::<u64>(8).write_volatile(1) };
         sys(nr::MUNMAP, &[0, PAGE]);
     }
     // A store straddling into an inaccessible page: SIGSEGV, nothing else.
@@ -506,8 +551,17 @@ pub fn huge_map(cfg: &Cfg) -> Result<(), String> {
         if round == 0 && size != 1 << 47 {
             slow.push_str(&format!(" only {size:#x} bytes reservable"));
         }
-        timed("mprotect(2^47, RW)", 5000, &mut slow, || sys(nr::MPROTECT, &[p, size, PROT_READ | PROT_WRITE]));
-        let spots = [0, size / 2, size - PAGE, size / 3 & !(PAGE - 1), 1 << 30, (1 << 39) + PAGE];
+        timed("mprotect(2^47, RW)", 5000, &mut slow, || {
+            sys(nr::MPROTECT, &[p, size, PROT_READ | PROT_WRITE])
+        });
+        let spots = [
+            0,
+            size / 2,
+            size - PAGE,
+            (size / 3) & !(PAGE - 1),
+            1 << 30,
+            (1 << 39) + PAGE,
+        ];
         for &o in &spots {
             if o < size {
                 // SAFETY: inside the reservation, read-write now.
@@ -516,9 +570,11 @@ pub fn huge_map(cfg: &Cfg) -> Result<(), String> {
         }
         // Split it: a read-only middle, a hole, a fork that copies it all.
         timed("mprotect(middle 2^40, R)", 5000, &mut slow, || {
-            sys(nr::MPROTECT, &[p + (size / 4 & !(PAGE - 1)), 1 << 40, PROT_READ])
+            sys(nr::MPROTECT, &[p + ((size / 4) & !(PAGE - 1)), 1 << 40, PROT_READ])
         });
-        timed("munmap(hole 2^40)", 5000, &mut slow, || sys(nr::MUNMAP, &[p + (size / 8 & !(PAGE - 1)), 1 << 40]));
+        timed("munmap(hole 2^40)", 5000, &mut slow, || {
+            sys(nr::MUNMAP, &[p + ((size / 8) & !(PAGE - 1)), 1 << 40])
+        });
         let ended = in_child(30_000, || {
             // SAFETY: the first page of the reservation is read-write.
             (unsafe { (p as *const u64).read_volatile() } != 1) as i32
@@ -526,7 +582,9 @@ pub fn huge_map(cfg: &Cfg) -> Result<(), String> {
         if ended != Some((true, 0)) {
             slow.push_str(&format!(" fork of the reservation: child {ended:?}"));
         }
-        timed("mprotect(2^47, NONE)", 5000, &mut slow, || sys(nr::MPROTECT, &[p, size, PROT_NONE]));
+        timed("mprotect(2^47, NONE)", 5000, &mut slow, || {
+            sys(nr::MPROTECT, &[p, size, PROT_NONE])
+        });
         timed("munmap(2^47)", 5000, &mut slow, || sys(nr::MUNMAP, &[p, size]));
     }
     if slow.is_empty() {

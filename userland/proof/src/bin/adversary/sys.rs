@@ -341,8 +341,7 @@ unsafe extern "C" {
 }
 
 pub const THREAD_STACK: usize = 64 * 1024;
-const THREAD_FLAGS: usize =
-    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_CHILD_CLEARTID;
+const THREAD_FLAGS: usize = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_CHILD_CLEARTID;
 
 /// A thread started by [`thread`]: its tid, and the word the kernel
 /// clears when it exits.
@@ -356,7 +355,7 @@ pub struct Thread {
 pub fn thread(f: extern "C" fn(usize) -> usize, arg: usize) -> Thread {
     let stack = anon(THREAD_STACK + PAGE);
     let ctid_addr = stack; // the first word of the lowest page
-    // SAFETY: a fresh private page, used only as this atomic.
+                           // SAFETY: a fresh private page, used only as this atomic.
     let ctid = unsafe { &*(ctid_addr as *const AtomicI32) };
     ctid.store(-1, SeqCst);
     // SAFETY: the new thread runs `f` on its own stack (above the page of
@@ -386,7 +385,12 @@ impl Thread {
             let ts = [0i64, 10_000_000];
             sys(
                 nr::FUTEX,
-                &[self.ctid.as_ptr() as usize, FUTEX_WAIT, v as u32 as usize, ts.as_ptr() as usize],
+                &[
+                    self.ctid.as_ptr() as usize,
+                    FUTEX_WAIT,
+                    v as u32 as usize,
+                    ts.as_ptr() as usize,
+                ],
             );
         }
     }

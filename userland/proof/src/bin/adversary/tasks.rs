@@ -78,8 +78,22 @@ static ARG1: &[u8] = b"__exit0\0";
 fn exec_exit0() -> isize {
     let argv = [ARG0.as_ptr() as usize, ARG1.as_ptr() as usize, 0];
     let envp = [0usize];
-    sys(nr::EXECVE, &[SELF_PATH.as_ptr() as usize, argv.as_ptr() as usize, envp.as_ptr() as usize]);
-    sys(nr::EXECVE, &[PROC_EXE.as_ptr() as usize, argv.as_ptr() as usize, envp.as_ptr() as usize])
+    sys(
+        nr::EXECVE,
+        &[
+            SELF_PATH.as_ptr() as usize,
+            argv.as_ptr() as usize,
+            envp.as_ptr() as usize,
+        ],
+    );
+    sys(
+        nr::EXECVE,
+        &[
+            PROC_EXE.as_ptr() as usize,
+            argv.as_ptr() as usize,
+            envp.as_ptr() as usize,
+        ],
+    )
 }
 
 extern "C" fn spin_yield(_: usize) -> usize {
@@ -308,7 +322,9 @@ fn no_survivors(pid: i32, r: usize) -> Result<(), String> {
     sleep_ms(200);
     let n = drain(r);
     if n > 0 {
-        return Err(format!("a thread of reaped process {pid} still runs ({n} writes after the reap)"));
+        return Err(format!(
+            "a thread of reaped process {pid} still runs ({n} writes after the reap)"
+        ));
     }
     Ok(())
 }
@@ -376,7 +392,9 @@ pub fn clone_settid(_cfg: &Cfg) -> Result<(), String> {
     }
     let v = cell.load(SeqCst);
     if v != 0xaaaa_aaaa {
-        wrong.push_str(&format!(" the parent's word became {v:#x} (the child's tid written into the parent);"));
+        wrong.push_str(&format!(
+            " the parent's word became {v:#x} (the child's tid written into the parent);"
+        ));
     }
     // Bad tid pointers: Linux ignores the faults, the child runs.
     for bad in [0xffff_0000_0000_0000usize, 0, 8, 1 << 48] {
@@ -419,7 +437,9 @@ pub fn vfork_kill(cfg: &Cfg) -> Result<(), String> {
             Some(st) => return Err(format!("vfork parent ended with status {st:#x}, not SIGKILL")),
             None => {
                 wait_timeout(pid, 5000);
-                return Err(String::from("SIGKILL did not end a parent waiting for its vfork child (3 s)"));
+                return Err(String::from(
+                    "SIGKILL did not end a parent waiting for its vfork child (3 s)",
+                ));
             }
         }
     }

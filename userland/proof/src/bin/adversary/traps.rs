@@ -94,47 +94,87 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
     let exit42 = adversary_exit42 as *const () as usize as u64;
     type Case = (&'static str, fn(usize, u64), Option<(bool, i32)>);
     let cases: [Case; 10] = [
-        ("valid frame, pc = exit(42)", |b, pc| frame(b, pc, 0, (b + 60000) as u64), Some((true, 42))),
-        ("pstate EL1h", |b, pc| frame(b, pc, 0x3c5, (b + 60000) as u64), Some((false, SIGSEGV))),
-        ("pstate EL1h, DAIF clear", |b, pc| frame(b, pc, 0x5, (b + 60000) as u64), Some((false, SIGSEGV))),
-        ("pstate AArch32", |b, pc| frame(b, pc, 0x10, (b + 60000) as u64), Some((false, SIGSEGV))),
-        ("pc in the kernel", |b, _| frame(b, 0xffff_8000_0808_0000, 0, (b + 60000) as u64), Some((false, SIGSEGV))),
-        ("no fpsimd record", |b, pc| {
-            frame(b, pc, 0, 0);
-            // SAFETY: inside the buffer.
-            unsafe { ((b + RESERVED) as *mut u64).write_volatile(0) };
-        }, Some((false, SIGSEGV))),
-        ("fpsimd size 0xffffffff", |b, pc| {
-            frame(b, pc, 0, 0);
-            // SAFETY: inside the buffer.
-            unsafe { ((b + RESERVED) as *mut u64).write_volatile(u64::from(FPSIMD_MAGIC) | (0xffff_ffff << 32)) };
-        }, Some((false, SIGSEGV))),
-        ("extra_context to the kernel", |b, pc| {
-            frame(b, pc, 0, 0);
-            let e = b + RESERVED + 528;
-            // SAFETY: inside the buffer.
-            unsafe {
-                (e as *mut u64).write_volatile(u64::from(EXTRA_MAGIC) | (32 << 32));
-                ((e + 8) as *mut u64).write_volatile(0xffff_0000_0000_0000);
-                ((e + 16) as *mut u64).write_volatile(0x10_0000);
-            }
-        }, Some((false, SIGSEGV))),
-        ("sve record of garbage", |b, pc| {
-            frame(b, pc, 0, 0);
-            let e = b + RESERVED + 528;
-            // SAFETY: inside the buffer.
-            unsafe {
-                (e as *mut u64).write_volatile(u64::from(SVE_MAGIC) | (0x1_0000 << 32));
-                ((e + 8) as *mut u64).write_volatile(0xffff_ffff_ffff);
-            }
-        }, Some((false, SIGSEGV))),
-        ("records running off the frame", |b, pc| {
-            frame(b, pc, 0, 0);
-            for off in (RESERVED + 528..65536 - 8).step_by(16) {
+        (
+            "valid frame, pc = exit(42)",
+            |b, pc| frame(b, pc, 0, (b + 60000) as u64),
+            Some((true, 42)),
+        ),
+        (
+            "pstate EL1h",
+            |b, pc| frame(b, pc, 0x3c5, (b + 60000) as u64),
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "pstate EL1h, DAIF clear",
+            |b, pc| frame(b, pc, 0x5, (b + 60000) as u64),
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "pstate AArch32",
+            |b, pc| frame(b, pc, 0x10, (b + 60000) as u64),
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "pc in the kernel",
+            |b, _| frame(b, 0xffff_8000_0808_0000, 0, (b + 60000) as u64),
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "no fpsimd record",
+            |b, pc| {
+                frame(b, pc, 0, 0);
                 // SAFETY: inside the buffer.
-                unsafe { ((b + off) as *mut u64).write_volatile(0x1234_5678 | (16 << 32)) };
-            }
-        }, Some((false, SIGSEGV))),
+                unsafe { ((b + RESERVED) as *mut u64).write_volatile(0) };
+            },
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "fpsimd size 0xffffffff",
+            |b, pc| {
+                frame(b, pc, 0, 0);
+                // SAFETY: inside the buffer.
+                unsafe { ((b + RESERVED) as *mut u64).write_volatile(u64::from(FPSIMD_MAGIC) | (0xffff_ffff << 32)) };
+            },
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "extra_context to the kernel",
+            |b, pc| {
+                frame(b, pc, 0, 0);
+                let e = b + RESERVED + 528;
+                // SAFETY: inside the buffer.
+                unsafe {
+                    (e as *mut u64).write_volatile(u64::from(EXTRA_MAGIC) | (32 << 32));
+                    ((e + 8) as *mut u64).write_volatile(0xffff_0000_0000_0000);
+                    ((e + 16) as *mut u64).write_volatile(0x10_0000);
+                }
+            },
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "sve record of garbage",
+            |b, pc| {
+                frame(b, pc, 0, 0);
+                let e = b + RESERVED + 528;
+                // SAFETY: inside the buffer.
+                unsafe {
+                    (e as *mut u64).write_volatile(u64::from(SVE_MAGIC) | (0x1_0000 << 32));
+                    ((e + 8) as *mut u64).write_volatile(0xffff_ffff_ffff);
+                }
+            },
+            Some((false, SIGSEGV)),
+        ),
+        (
+            "records running off the frame",
+            |b, pc| {
+                frame(b, pc, 0, 0);
+                for off in (RESERVED + 528..65536 - 8).step_by(16) {
+                    // SAFETY: inside the buffer.
+                    unsafe { ((b + off) as *mut u64).write_volatile(0x1234_5678 | (16 << 32)) };
+                }
+            },
+            Some((false, SIGSEGV)),
+        ),
     ];
     for (name, build, want) in cases {
         let got = child(5000, move || {
@@ -207,12 +247,12 @@ extern "C" fn return_as_is(_: i32, _: usize, _: usize) {}
 
 extern "C" fn fault_again(_: i32, _: usize, _: usize) {
     // SAFETY: a deliberate fault inside the handler.
-    unsafe { (16 as *mut u64).write_volatile(1) };
+    unsafe { core::ptr::without_provenance_mut::<u64>(16).write_volatile(1) };
 }
 
 fn segv_now() -> i32 {
     // SAFETY: a deliberate fault; the child exists to take it.
-    unsafe { (8 as *mut u64).write_volatile(1) };
+    unsafe { core::ptr::without_provenance_mut::<u64>(8).write_volatile(1) };
     0
 }
 
@@ -272,10 +312,13 @@ pub fn altstack(_cfg: &Cfg) -> Result<(), String> {
     // A handler that returns to the faulting store forever: legal, and it
     // must yield to SIGKILL. So must a task whose frames cannot be written.
     for (name, f) in [
-        ("fault loop", (|| {
-            handle(SIGSEGV, return_as_is, SA_NODEFER);
-            segv_now()
-        }) as fn() -> i32),
+        (
+            "fault loop",
+            (|| {
+                handle(SIGSEGV, return_as_is, SA_NODEFER);
+                segv_now()
+            }) as fn() -> i32,
+        ),
         ("fault loop on an unusable altstack", || {
             altstack_at(0x7000_0000_0000);
             handle(SIGSEGV, return_as_is, SA_ONSTACK | SA_NODEFER);
@@ -329,7 +372,9 @@ extern "C" fn on_trap(sig: i32, info: usize, uc: usize) {
 
 /// The kernel's own immediates (kprobes, uprobes, kprobe step,
 /// kretprobe, fault, BUG) and other interesting ones.
-const SPECIAL: [u32; 12] = [0, 1, 0x004, 0x005, 0x006, 0x007, 0x100, 0x3e8, 0x800, 0x801, 0x8000, 0xffff];
+const SPECIAL: [u32; 12] = [
+    0, 1, 0x004, 0x005, 0x006, 0x007, 0x100, 0x3e8, 0x800, 0x801, 0x8000, 0xffff,
+];
 
 pub fn brk_imm(cfg: &Cfg) -> Result<(), String> {
     let stride = (64 / cfg.scale).max(1) as u32;
@@ -346,13 +391,20 @@ pub fn brk_imm(cfg: &Cfg) -> Result<(), String> {
             HITS.store(0, SeqCst);
             call_code(code);
             if HITS.load(SeqCst) != batch.len() as u64 {
-                rt::println!("adversary: brk-imm: {} of {} BRKs trapped", HITS.load(SeqCst), batch.len());
+                rt::println!(
+                    "adversary: brk-imm: {} of {} BRKs trapped",
+                    HITS.load(SeqCst),
+                    batch.len()
+                );
                 return 1;
             }
             sys(nr::MUNMAP, &[code, words.len() * 4]);
         }
         if BAD_HITS.load(SeqCst) > 0 {
-            rt::println!("adversary: brk-imm: {} traps with a wrong signal, si_code, si_addr or pc", BAD_HITS.load(SeqCst));
+            rt::println!(
+                "adversary: brk-imm: {} traps with a wrong signal, si_code, si_addr or pc",
+                BAD_HITS.load(SeqCst)
+            );
             return 1;
         }
         0
@@ -372,7 +424,10 @@ pub fn brk_imm(cfg: &Cfg) -> Result<(), String> {
                 0
             });
             if got != Some((false, SIGTRAP)) {
-                wrong.push_str(&format!(" [brk #{imm:#x}{}: {got:?}]", if ignore { " SIG_IGN" } else { "" }));
+                wrong.push_str(&format!(
+                    " [brk #{imm:#x}{}: {got:?}]",
+                    if ignore { " SIG_IGN" } else { "" }
+                ));
             }
         }
     }
