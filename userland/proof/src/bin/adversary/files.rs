@@ -210,7 +210,7 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
     if sized {
         if err != ENOSPC || !(31 << 20..=33 << 20).contains(&written) {
             wrong.push_str(&format!(
-                " size=8m tmpfs: {written} bytes written, then {err} (Linux: ENOSPC at 8 MiB);"
+                " size=32m tmpfs: {written} bytes written, then {err} (Linux: ENOSPC at 32 MiB);"
             ));
         }
     } else if !matches!(err, ENOSPC | ENOMEM | EFBIG) && !matches!(st.map(describe), Some((false, SIGKILL))) {
