@@ -263,7 +263,7 @@ fn settle_memfree() -> u64 {
     let mut best = 0;
     for _ in 0..3 {
         sleep_ms(200);
-        best = best.max(proof::memfree_kb().unwrap_or(0));
+        best = best.max(free_kb());
     }
     best
 }

@@ -472,3 +472,21 @@ pub fn call_code(addr: usize) {
         )
     };
 }
+
+/// Free memory in kB: `MemFree`, plus on Linux the pages parked on the
+/// per-CPU free lists (`count:` of the pagesets in /proc/zoneinfo), which
+/// MemFree leaves out and which hold tens of MiB after a large free.
+pub fn free_kb() -> u64 {
+    let free = proof::memfree_kb().unwrap_or(0);
+    let pcp_pages: u64 = proof::read_file(b"/proc/zoneinfo")
+        .map(|text| {
+            text.split(|&c| c == b'\n')
+                .filter_map(|l| {
+                    let t = l.trim_ascii_start();
+                    t.strip_prefix(b"count:").and_then(|v| proof::parse_u64(v.trim_ascii()))
+                })
+                .sum()
+        })
+        .unwrap_or(0);
+    free + pcp_pages * 4
+}
