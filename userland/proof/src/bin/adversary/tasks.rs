@@ -262,13 +262,17 @@ extern "C" fn bump_forever(_: usize) -> usize {
     }
 }
 
-/// Clones counting threads until the process goes away.
+/// Clones up to 64 counting threads (enough to race exit_group and
+/// execve; thousands would only make the machine slow), then sleeps.
 extern "C" fn cloner(_: usize) -> usize {
-    loop {
+    for _ in 0..64 {
         let t = thread(bump_forever, 0);
         if t.tid < 0 {
             sleep_ms(1);
         }
+    }
+    loop {
+        sleep_ms(1000);
     }
 }
 
