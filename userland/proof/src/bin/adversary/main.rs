@@ -1,0 +1,471 @@
+//! `adversary`: attacks on the kernel from user space. The kernel promises
+//! that nothing a user program does can crash or hang it; each attack here
+//! tries, in its own process group, with a watchdog, and says whether the
+//! kernel kept that promise and behaved as Linux does.
+//!
+//! ```text
+//! adversary list                          the attacks, one per line
+//! adversary [OPTIONS] run NAME... | all   run the named attacks (or all)
+//!   --scale N      loop counts and depths times N (default 1: sized for
+//!                  QEMU TCG, a few seconds per attack)
+//!   --minutes M    repeat the attacks, new seed each pass, for M minutes
+//!   --pressure     a hog child holds most free memory while they run
+//!   --seed S       first seed (default 1)
+//!   --margin KB    MemFree may end this much below where it began (4096)
+//! ```
+//!
+//! Each attack runs in a forked child (a new process group) with an
+//! ITIMER_REAL watchdog; the parent waits for it with its own deadline,
+//! then SIGKILLs the group. Output, one line per attack:
+//!
+//! ```text
+//! adversary: NAME: pass (T ms)
+//! adversary: NAME: differs: WHAT       (exit 1: Linux would not do this)
+//! adversary: NAME: hang                (the watchdog or the parent's deadline)
+//! adversary: NAME: unkillable          (SIGKILL did not end it in 10 s)
+//! adversary: NAME: crashed: signal S / exit N
+//! adversary: memfree before B kB, after A kB
+//! adversary: ok | adversary: FAIL (N of M attacks)
+//! ```
+//!
+//! Exit status 0 when every attack passed and free memory (MemFree, plus on
+//! Linux the per-CPU free lists of /proc/zoneinfo) came back within the
+//! margin. A kernel panic shows on the console and ends the run.
+//!
+//! Running it (build with `cargo build --release -p proof --target
+//! aarch64-unknown-none --target-dir target/user`; `B=target/user/
+//! aarch64-unknown-none/release/adversary`):
+//!
+//! ```text
+//! scripts/qemu-run.sh --smp 4 --timeout 600 $B -- 'adversary --pressure run all'
+//! scripts/qemu-run.sh --smp 4 --timeout 900 $B -- 'adversary --pressure --minutes 10 --scale 4 run all'
+//! ../shared/reflinux/run.sh --smp 2 --timeout 300 $B -- 'adversary run all'
+//! ```
+//!
+//! `tests/adversary.rs` runs the sized-down suite on virt -smp 1 and 4;
+//! `ADVERSARY_FULL=1` makes it run for minutes.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod files;
+mod ipc;
+mod mm;
+mod sys;
+mod tasks;
+mod traps;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use proof::parse_u64;
+use rt::println;
+use sys::*;
+
+rt::main!(main);
+
+/// What every attack gets: how hard to push, and its seed.
+#[derive(Clone, Copy)]
+pub struct Cfg {
+    pub scale: u64,
+    pub seed: u64,
+    /// A hog holds most memory: MemFree moves with it.
+    pub pressure: bool,
+}
+
+/// An attack: Err(what differs from Linux or what went wrong).
+pub type AttackFn = fn(&Cfg) -> Result<(), String>;
+
+struct Attack {
+    name: &'static str,
+    about: &'static str,
+    /// Watchdog at scale 1, in seconds (multiplied by the scale).
+    limit_s: u64,
+    run: AttackFn,
+}
+
+macro_rules! attack {
+    ($name:literal, $limit:literal, $f:path, $about:literal) => {
+        Attack {
+            name: $name,
+            about: $about,
+            limit_s: $limit,
+            run: $f,
+        }
+    };
+}
+
+static ATTACKS: &[Attack] = &[
+    attack!(
+        "mm-race",
+        20,
+        mm::mm_race,
+        "threads make pointer-taking calls into buffers other threads munmap/mprotect/remap"
+    ),
+    attack!(
+        "bad-pointers",
+        20,
+        mm::bad_pointers,
+        "kernel, non-canonical, NULL and page-straddling pointers to every pointer-taking call"
+    ),
+    attack!(
+        "addr-edges",
+        20,
+        mm::addr_edges,
+        "mmap/mprotect/munmap/mremap near 0, 2^47, 2^48 and across the top of user space"
+    ),
+    attack!(
+        "huge-map",
+        30,
+        mm::huge_map,
+        "reserve 2^47 bytes, touch, mprotect and munmap it whole and in pieces; munmap(0, 2^48)"
+    ),
+    attack!(
+        "fork-storm",
+        30,
+        tasks::fork_storm,
+        "fork/exec/exit/vfork/thread children and orphans, up to 8 in flight"
+    ),
+    attack!(
+        "wait-race",
+        20,
+        tasks::wait_race,
+        "4 threads wait4(-1) for the same children: each reaped exactly once"
+    ),
+    attack!(
+        "exit-race",
+        20,
+        tasks::exit_race,
+        "exit_group while another thread clones threads: none survives"
+    ),
+    attack!(
+        "exec-race",
+        20,
+        tasks::exec_race,
+        "execve while other threads clone, sleep, spin and wait: the new image runs alone"
+    ),
+    attack!(
+        "clone-settid",
+        10,
+        tasks::clone_settid,
+        "CLONE_CHILD_SETTID on fork writes the child's memory only"
+    ),
+    attack!(
+        "vfork-kill",
+        10,
+        tasks::vfork_kill,
+        "SIGKILL ends a parent waiting for its vfork child"
+    ),
+    attack!(
+        "pipe-death",
+        20,
+        ipc::pipe_death,
+        "pipe readers and writers killed mid-operation"
+    ),
+    attack!(
+        "futex-bad",
+        20,
+        ipc::futex_bad,
+        "every futex op on bad, unaligned, read-only addresses; requeue to itself; waiters killed"
+    ),
+    attack!(
+        "timeouts",
+        30,
+        ipc::timeouts,
+        "thousands of short timeouts, interrupted sleeps, killed sleepers; timer cost stays flat"
+    ),
+    attack!(
+        "sigqueue-flood",
+        20,
+        ipc::sigqueue_flood,
+        "queue real-time signals until RLIMIT_SIGPENDING refuses"
+    ),
+    attack!(
+        "sigframe",
+        20,
+        traps::sigframe,
+        "rt_sigreturn with garbage frames and stack pointers"
+    ),
+    attack!(
+        "altstack",
+        20,
+        traps::altstack,
+        "faults with unusable signal stacks and handlers that fault again: killable"
+    ),
+    attack!(
+        "brk-imm",
+        30,
+        traps::brk_imm,
+        "BRK #imm from EL0 (sampled 0..0xffff and the kernel's own): SIGTRAP each"
+    ),
+    attack!(
+        "undef-insn",
+        20,
+        traps::undef_insn,
+        "undefined and privileged instructions from EL0: SIGILL each"
+    ),
+    attack!(
+        "deep-tree",
+        30,
+        files::deep_tree,
+        "600+ deep directories on a tmpfs, removed, then umounted while deep"
+    ),
+    attack!(
+        "tmpfs-fill",
+        40,
+        files::tmpfs_fill,
+        "fill a tmpfs until ENOSPC/ENOMEM, unlink, umount: memory comes back"
+    ),
+    attack!(
+        "proc-files",
+        40,
+        files::proc_files,
+        "odd reads, seeks, offsets, bad buffers, garbage writes on /proc, /dev, debugfs, tracefs"
+    ),
+];
+
+fn find(name: &[u8]) -> Option<&'static Attack> {
+    ATTACKS.iter().find(|a| a.name.as_bytes() == name)
+}
+
+enum Verdict {
+    Pass,
+    Differs,
+    Hang,
+    Unkillable,
+    Crashed(String),
+}
+
+/// Runs one attack in a child of its own process group.
+fn run_one(a: &Attack, cfg: &Cfg) -> Verdict {
+    let limit_ms = a.limit_s * cfg.scale * 1000;
+    let start = now_ns();
+    let pid = fork();
+    if pid == 0 {
+        sys(nr::SETPGID, &[0, 0]);
+        disposition(SIGPIPE, 1);
+        alarm_ms(limit_ms);
+        let code = match (a.run)(cfg) {
+            Ok(()) => 0,
+            Err(msg) => {
+                println!("adversary: {}: differs: {}", a.name, msg);
+                1
+            }
+        };
+        exit_group(code);
+    }
+    if pid < 0 {
+        return Verdict::Crashed(alloc::format!("fork: {pid}"));
+    }
+    sys(nr::SETPGID, &[pid as usize, pid as usize]);
+    let v = match wait_timeout(pid, limit_ms + 5000) {
+        Some(st) => match describe(st) {
+            (true, 0) => Verdict::Pass,
+            (true, 1) => Verdict::Differs,
+            (true, c) => Verdict::Crashed(alloc::format!("exit {c}")),
+            (false, SIGALRM) => Verdict::Hang,
+            (false, s) => Verdict::Crashed(alloc::format!("signal {s}")),
+        },
+        None => {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            match wait_timeout(pid, 10_000) {
+                Some(_) => Verdict::Hang,
+                None => Verdict::Unkillable,
+            }
+        }
+    };
+    // Whatever the attack left in its group (orphans reparented to init)
+    // goes too, so that the next attack and the memory count start clean.
+    kill(-pid, SIGKILL);
+    let ms = (now_ns() - start) / 1_000_000;
+    match &v {
+        Verdict::Pass => println!("adversary: {}: pass ({} ms)", a.name, ms),
+        Verdict::Differs => {}
+        Verdict::Hang => println!("adversary: {}: hang (after {} ms)", a.name, ms),
+        Verdict::Unkillable => println!("adversary: {}: unkillable (SIGKILL ignored 10 s)", a.name),
+        Verdict::Crashed(w) => println!("adversary: {}: crashed: {}", a.name, w),
+    }
+    v
+}
+
+/// MemFree once things have settled: the highest of a few readings.
+fn settled_memfree() -> u64 {
+    let mut best = 0;
+    for _ in 0..5 {
+        sleep_ms(300);
+        best = best.max(free_kb());
+    }
+    best
+}
+
+/// A child that maps and touches memory until MemFree is down to
+/// `reserve_kb`, then waits to be killed: memory pressure for the attacks.
+fn start_hog(reserve_kb: u64) -> i32 {
+    let ready = Channel::new();
+    let pid = spawn(|| {
+        sys(nr::SETPGID, &[0, 0]);
+        let chunk = 4 << 20;
+        let mut held = 0usize;
+        while free_kb() > reserve_kb + 4096 {
+            let p = mmap(0, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+            if p < 0 {
+                break;
+            }
+            for off in (0..chunk).step_by(PAGE) {
+                // SAFETY: inside the mapping just made.
+                unsafe { ((p as usize + off) as *mut u8).write_volatile(1) };
+            }
+            held += chunk;
+        }
+        ready.send(held as u64);
+        loop {
+            sleep_ms(1000);
+        }
+    });
+    let end = now_ns() + 120_000_000_000;
+    let held = loop {
+        if let (_, Some(h)) = ready.drain() {
+            break h;
+        }
+        if now_ns() > end {
+            break 0;
+        }
+        sleep_ms(50);
+    };
+    ready.close();
+    println!("adversary: pressure: hog {} holds {} MiB", pid, held >> 20);
+    pid
+}
+
+fn usage() -> i32 {
+    println!("usage: adversary list | adversary [--scale N] [--minutes M] [--pressure] [--seed S] [--margin KB] run NAME...|all");
+    2
+}
+
+fn main(args: rt::Args) -> i32 {
+    let argv: Vec<&[u8]> = args.iter().skip(1).collect();
+    let mut cfg = Cfg {
+        scale: 1,
+        seed: 1,
+        pressure: false,
+    };
+    let mut minutes = 0u64;
+    let mut pressure = false;
+    let mut margin_kb = 4096u64;
+    let mut i = 0;
+    while i < argv.len() {
+        let num = |j: usize| argv.get(j).and_then(|v| parse_u64(v));
+        match argv[i] {
+            b"list" => {
+                for a in ATTACKS {
+                    println!("{:16} {}", a.name, a.about);
+                }
+                return 0;
+            }
+            // The image the exec attacks run: it must start and end cleanly.
+            b"__exit0" => return 0,
+            b"--scale" => {
+                cfg.scale = match num(i + 1) {
+                    Some(n) if n > 0 => n,
+                    _ => return usage(),
+                }
+            }
+            b"--minutes" => {
+                minutes = match num(i + 1) {
+                    Some(n) => n,
+                    None => return usage(),
+                }
+            }
+            b"--seed" => {
+                cfg.seed = match num(i + 1) {
+                    Some(n) => n,
+                    None => return usage(),
+                }
+            }
+            b"--margin" => {
+                margin_kb = match num(i + 1) {
+                    Some(n) => n,
+                    None => return usage(),
+                }
+            }
+            b"--pressure" => {
+                pressure = true;
+                i += 1;
+                continue;
+            }
+            b"run" => break,
+            _ => return usage(),
+        }
+        i += 2;
+    }
+    if argv.get(i) != Some(&&b"run"[..]) || i + 1 >= argv.len() {
+        return usage();
+    }
+    let mut chosen: Vec<&Attack> = Vec::new();
+    for name in &argv[i + 1..] {
+        if *name == b"all" {
+            chosen.extend(ATTACKS.iter());
+        } else if let Some(a) = find(name) {
+            chosen.push(a);
+        } else {
+            println!("adversary: no attack {}", rt::io::Bytes(name));
+            return 2;
+        }
+    }
+    disposition(SIGPIPE, 1);
+    let before = settled_memfree();
+    cfg.pressure = pressure;
+    let hog = if pressure {
+        // Leave a quarter of what is free, at least 48 MiB, to the attacks.
+        Some(start_hog((before / 4).max(48 * 1024)))
+    } else {
+        None
+    };
+    let deadline = now_ns() + minutes * 60 * 1_000_000_000;
+    let (mut runs, mut failed) = (0u64, 0u64);
+    let mut failures: Vec<&str> = Vec::new();
+    loop {
+        for a in &chosen {
+            runs += 1;
+            if !matches!(run_one(a, &cfg), Verdict::Pass) {
+                failed += 1;
+                if !failures.contains(&a.name) {
+                    failures.push(a.name);
+                }
+            }
+        }
+        cfg.seed += 1;
+        if now_ns() >= deadline {
+            break;
+        }
+    }
+    if let Some(h) = hog {
+        kill(-h, SIGKILL);
+        kill(h, SIGKILL);
+        wait_timeout(h, 10_000);
+    }
+    reap_all(1000);
+    let after = settled_memfree();
+    println!("adversary: memfree before {before} kB, after {after} kB");
+    let leaked = after + margin_kb < before;
+    if leaked {
+        println!(
+            "adversary: leak: {} kB not returned (margin {margin_kb} kB)",
+            before - after
+        );
+    }
+    if failed == 0 && !leaked {
+        println!("adversary: ok ({runs} attacks)");
+        0
+    } else {
+        let mut names = String::new();
+        for f in &failures {
+            names.push(' ');
+            names.push_str(f);
+        }
+        println!("adversary: FAIL ({failed} of {runs} attacks:{names})");
+        1
+    }
+}

@@ -1,0 +1,492 @@
+//! Raw Linux arm64 system calls, threads, signal handlers and code pages
+//! for the attacks. Threads started here share the address space and must
+//! not allocate (`rt`'s heap has no lock) nor print.
+
+use core::arch::{asm, global_asm};
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
+
+use rt::syscall::syscall6;
+
+pub const PAGE: usize = 4096;
+
+pub mod nr {
+    pub const GETCWD: usize = 17;
+    pub const MKDIRAT: usize = 34;
+    pub const UNLINKAT: usize = 35;
+    pub const UMOUNT2: usize = 39;
+    pub const MOUNT: usize = 40;
+    pub const CHDIR: usize = 49;
+    pub const OPENAT: usize = 56;
+    pub const CLOSE: usize = 57;
+    pub const PIPE2: usize = 59;
+    pub const GETDENTS64: usize = 61;
+    pub const LSEEK: usize = 62;
+    pub const READ: usize = 63;
+    pub const WRITE: usize = 64;
+    pub const READV: usize = 65;
+    pub const WRITEV: usize = 66;
+    pub const PREAD64: usize = 67;
+    pub const PWRITE64: usize = 68;
+    pub const PPOLL: usize = 73;
+    pub const READLINKAT: usize = 78;
+    pub const NEWFSTATAT: usize = 79;
+    pub const FSTAT: usize = 80;
+    pub const EXIT_GROUP: usize = 94;
+    pub const FUTEX: usize = 98;
+    pub const NANOSLEEP: usize = 101;
+    pub const SETITIMER: usize = 103;
+    pub const CLOCK_GETTIME: usize = 113;
+    pub const SCHED_GETAFFINITY: usize = 123;
+    pub const SCHED_YIELD: usize = 124;
+    pub const KILL: usize = 129;
+    pub const TGKILL: usize = 131;
+    pub const SIGALTSTACK: usize = 132;
+    pub const RT_SIGACTION: usize = 134;
+    pub const RT_SIGPROCMASK: usize = 135;
+    pub const RT_SIGQUEUEINFO: usize = 138;
+    pub const SETPGID: usize = 154;
+    pub const UNAME: usize = 160;
+    pub const GETRLIMIT: usize = 163;
+    pub const GETTIMEOFDAY: usize = 169;
+    pub const GETPID: usize = 172;
+    pub const GETTID: usize = 178;
+    pub const SYSINFO: usize = 179;
+    pub const MUNMAP: usize = 215;
+    pub const MREMAP: usize = 216;
+    pub const CLONE: usize = 220;
+    pub const EXECVE: usize = 221;
+    pub const MMAP: usize = 222;
+    pub const MPROTECT: usize = 226;
+    pub const MINCORE: usize = 232;
+    pub const MADVISE: usize = 233;
+    pub const WAIT4: usize = 260;
+    pub const PRLIMIT64: usize = 261;
+    pub const GETRANDOM: usize = 278;
+}
+
+pub const PROT_NONE: usize = 0;
+pub const PROT_READ: usize = 1;
+pub const PROT_WRITE: usize = 2;
+pub const PROT_EXEC: usize = 4;
+pub const MAP_SHARED: usize = 0x01;
+pub const MAP_PRIVATE: usize = 0x02;
+pub const MAP_FIXED: usize = 0x10;
+pub const MAP_ANONYMOUS: usize = 0x20;
+pub const MAP_NORESERVE: usize = 0x4000;
+
+pub const SIGTRAP: i32 = 5;
+pub const SIGILL: i32 = 4;
+pub const SIGKILL: i32 = 9;
+pub const SIGUSR1: i32 = 10;
+pub const SIGSEGV: i32 = 11;
+pub const SIGPIPE: i32 = 13;
+pub const SIGALRM: i32 = 14;
+pub const SIGCHLD: i32 = 17;
+pub const SIGRTMIN: i32 = 32;
+
+pub const SA_SIGINFO: u64 = 0x4;
+pub const SA_RESTORER: u64 = 0x0400_0000;
+pub const SA_ONSTACK: u64 = 0x0800_0000;
+pub const SA_NODEFER: u64 = 0x4000_0000;
+
+pub const CLONE_VM: usize = 0x100;
+pub const CLONE_FS: usize = 0x200;
+pub const CLONE_FILES: usize = 0x400;
+pub const CLONE_SIGHAND: usize = 0x800;
+pub const CLONE_THREAD: usize = 0x10000;
+pub const CLONE_CHILD_CLEARTID: usize = 0x20_0000;
+pub const CLONE_CHILD_SETTID: usize = 0x100_0000;
+
+pub const FUTEX_WAIT: usize = 0;
+pub const FUTEX_WAKE: usize = 1;
+pub const FUTEX_PRIVATE: usize = 128;
+
+pub const WNOHANG: usize = 1;
+
+/// Any system call; the raw result (`-errno` on failure).
+pub fn sys(n: usize, a: &[usize]) -> isize {
+    let g = |i: usize| a.get(i).copied().unwrap_or(0);
+    // SAFETY: the attacks pass arguments on purpose that may be invalid;
+    // the kernel must refuse them. Calls that could corrupt this program's
+    // own memory are made in forked children or on memory set aside for
+    // them (each attack says which).
+    unsafe { syscall6(n, g(0), g(1), g(2), g(3), g(4), g(5)) }
+}
+
+pub fn mmap(addr: usize, len: usize, prot: usize, flags: usize) -> isize {
+    sys(nr::MMAP, &[addr, len, prot, flags, usize::MAX, 0])
+}
+
+/// Fresh anonymous read-write private memory; panics if refused.
+pub fn anon(len: usize) -> usize {
+    let r = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+    assert!(r > 0, "mmap {len}: {r}");
+    r as usize
+}
+
+/// A one-way channel from forked children (and their threads) to the
+/// attack: a non-blocking pipe of 8-byte records. Not shared memory: the
+/// kernel refuses MAP_SHARED anonymous mappings.
+#[derive(Clone, Copy)]
+pub struct Channel {
+    r: i32,
+    w: i32,
+}
+
+impl Channel {
+    pub fn new() -> Channel {
+        let mut p = [-1i32; 2];
+        let r = sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000 | 0o2000000]);
+        assert!(r == 0, "pipe2: {r}");
+        Channel { r: p[0], w: p[1] }
+    }
+
+    /// Sends `v`; dropped if the pipe is full.
+    pub fn send(&self, v: u64) {
+        let b = v.to_le_bytes();
+        sys(nr::WRITE, &[self.w as usize, b.as_ptr() as usize, 8]);
+    }
+
+    /// Reads what was sent since the last call: (how many, the last).
+    pub fn drain(&self) -> (usize, Option<u64>) {
+        let (mut n, mut last) = (0, None);
+        let mut b = [0u8; 8];
+        while sys(nr::READ, &[self.r as usize, b.as_mut_ptr() as usize, 8]) == 8 {
+            n += 1;
+            last = Some(u64::from_le_bytes(b));
+        }
+        (n, last)
+    }
+
+    /// Reads one record into `b`; whether there was one.
+    pub fn drain_one(&self, b: &mut [u8; 8]) -> bool {
+        sys(nr::READ, &[self.r as usize, b.as_mut_ptr() as usize, 8]) == 8
+    }
+
+    pub fn close(self) {
+        sys(nr::CLOSE, &[self.r as usize]);
+        sys(nr::CLOSE, &[self.w as usize]);
+    }
+}
+
+/// A word of shared memory as an atomic.
+pub fn word(addr: usize) -> &'static AtomicU64 {
+    // SAFETY: callers pass 8-byte aligned addresses of mappings that live
+    // until the process ends and are only accessed atomically.
+    unsafe { &*(addr as *const AtomicU64) }
+}
+
+pub fn getpid() -> i32 {
+    sys(nr::GETPID, &[]) as i32
+}
+
+pub fn gettid() -> i32 {
+    sys(nr::GETTID, &[]) as i32
+}
+
+pub fn now_ns() -> u64 {
+    proof::now_ns()
+}
+
+pub fn sleep_ns(ns: u64) {
+    let ts = [(ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64];
+    sys(nr::NANOSLEEP, &[ts.as_ptr() as usize, 0]);
+}
+
+pub fn sleep_ms(ms: u64) {
+    sleep_ns(ms * 1_000_000);
+}
+
+/// `setitimer(ITIMER_REAL)`: SIGALRM after `ms` (0 disarms). With the
+/// default action the process dies: the watchdog of every attack child.
+pub fn alarm_ms(ms: u64) {
+    let it = [0i64, 0, (ms / 1000) as i64, ((ms % 1000) * 1000) as i64];
+    sys(nr::SETITIMER, &[0, it.as_ptr() as usize, 0]);
+}
+
+pub fn kill(pid: i32, sig: i32) -> isize {
+    sys(nr::KILL, &[pid as usize, sig as usize])
+}
+
+pub fn exit_group(code: i32) -> ! {
+    rt::process::exit(code)
+}
+
+/// `fork()`; 0 in the child.
+pub fn fork() -> i32 {
+    sys(nr::CLONE, &[SIGCHLD as usize, 0, 0, 0, 0]) as i32
+}
+
+/// Forks a child that runs `f` and exits with its result; the pid.
+pub fn spawn(f: impl FnOnce() -> i32) -> i32 {
+    let pid = fork();
+    if pid == 0 {
+        exit_group(f());
+    }
+    assert!(pid > 0, "fork: {pid}");
+    pid
+}
+
+/// `wait4(pid, &status, options)`: (pid, raw status), or the raw error.
+pub fn wait4(pid: i32, options: usize) -> (isize, i32) {
+    let mut st = 0i32;
+    loop {
+        let r = sys(nr::WAIT4, &[pid as usize, &mut st as *mut i32 as usize, options, 0]);
+        if r != -4 {
+            return (r, st);
+        }
+    }
+}
+
+/// Waits up to `ms` for `pid`; None if it did not end.
+pub fn wait_timeout(pid: i32, ms: u64) -> Option<i32> {
+    let end = now_ns() + ms * 1_000_000;
+    loop {
+        let (r, st) = wait4(pid, WNOHANG);
+        if r == pid as isize {
+            return Some(st);
+        }
+        if r < 0 {
+            return Some(-1);
+        }
+        if now_ns() > end {
+            return None;
+        }
+        sleep_ms(5);
+    }
+}
+
+/// How a raw wait status reads: `exit N` or `signal S`.
+pub fn describe(st: i32) -> (bool, i32) {
+    if st & 0x7f == 0 {
+        (true, (st >> 8) & 0xff)
+    } else {
+        (false, st & 0x7f)
+    }
+}
+
+/// Reaps every child, waiting up to `ms` in all; how many remained.
+pub fn reap_all(ms: u64) -> usize {
+    let end = now_ns() + ms * 1_000_000;
+    loop {
+        let (r, _) = wait4(-1, WNOHANG);
+        if r == -10 {
+            return 0; // ECHILD
+        }
+        if r == 0 {
+            if now_ns() > end {
+                return 1;
+            }
+            sleep_ms(5);
+        }
+    }
+}
+
+/// splitmix64.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+global_asm!(
+    ".section .text.adversary_clone,\"ax\",@progbits",
+    ".global adversary_clone",
+    ".type adversary_clone,@function",
+    // x0..x4: clone's arguments in arm64 order (flags, newsp, parent_tid,
+    // tls, child_tid); x5: the child's function, x6: its argument. The
+    // child calls x5(x6) on its new stack and then exit()s (one thread).
+    "adversary_clone:",
+    "    mov x10, x5",
+    "    mov x11, x6",
+    "    mov x8, #220",
+    "    svc #0",
+    "    cbnz x0, 1f",
+    "    mov x0, x11",
+    "    blr x10",
+    "    mov x8, #93",
+    "    svc #0",
+    "1:  ret",
+    ".size adversary_clone, . - adversary_clone",
+    ".section .text.adversary_restorer,\"ax\",@progbits",
+    ".global adversary_restorer",
+    ".type adversary_restorer,@function",
+    "adversary_restorer:",
+    "    mov x8, #139",
+    "    svc #0",
+    ".size adversary_restorer, . - adversary_restorer",
+);
+
+unsafe extern "C" {
+    fn adversary_clone(
+        flags: usize,
+        stack: usize,
+        ptid: usize,
+        tls: usize,
+        ctid: usize,
+        f: extern "C" fn(usize) -> usize,
+        arg: usize,
+    ) -> isize;
+    fn adversary_restorer();
+}
+
+pub const THREAD_STACK: usize = 64 * 1024;
+const THREAD_FLAGS: usize = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_CHILD_CLEARTID;
+
+/// A thread started by [`thread`]: its tid, and the word the kernel
+/// clears when it exits.
+pub struct Thread {
+    pub tid: isize,
+    ctid: &'static AtomicI32,
+}
+
+/// Starts a thread running `f(arg)` on a fresh stack (never freed: the
+/// attack processes are short-lived).
+pub fn thread(f: extern "C" fn(usize) -> usize, arg: usize) -> Thread {
+    let stack = anon(THREAD_STACK + PAGE);
+    let ctid_addr = stack; // the first word of the lowest page
+                           // SAFETY: a fresh private page, used only as this atomic.
+    let ctid = unsafe { &*(ctid_addr as *const AtomicI32) };
+    ctid.store(-1, SeqCst);
+    // SAFETY: the new thread runs `f` on its own stack (above the page of
+    // the tid word) and shares only atomics with this one.
+    let tid = unsafe { adversary_clone(THREAD_FLAGS, stack + THREAD_STACK + PAGE, 0, 0, ctid_addr, f, arg) };
+    if tid > 0 {
+        // CLONE_CHILD_CLEARTID clears it at exit; until the child runs it
+        // holds -1, which join treats as alive.
+    } else {
+        ctid.store(0, SeqCst);
+    }
+    Thread { tid, ctid }
+}
+
+impl Thread {
+    /// Waits up to `ms` for the thread to exit; whether it did.
+    pub fn join(&self, ms: u64) -> bool {
+        let end = now_ns() + ms * 1_000_000;
+        loop {
+            let v = self.ctid.load(SeqCst);
+            if v == 0 {
+                return true;
+            }
+            if now_ns() > end {
+                return false;
+            }
+            let ts = [0i64, 10_000_000];
+            sys(
+                nr::FUTEX,
+                &[
+                    self.ctid.as_ptr() as usize,
+                    FUTEX_WAIT,
+                    v as u32 as usize,
+                    ts.as_ptr() as usize,
+                ],
+            );
+        }
+    }
+}
+
+pub type Handler = extern "C" fn(i32, usize, usize);
+
+/// Installs `handler` with `SA_SIGINFO | SA_RESTORER | flags`.
+pub fn handle(sig: i32, handler: Handler, flags: u64) -> isize {
+    let act: [u64; 4] = [
+        handler as usize as u64,
+        SA_SIGINFO | SA_RESTORER | flags,
+        adversary_restorer as *const () as usize as u64,
+        0,
+    ];
+    sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, 8])
+}
+
+/// Sets `sig` to SIG_DFL (0) or SIG_IGN (1).
+pub fn disposition(sig: i32, what: usize) -> isize {
+    let act: [u64; 4] = [what as u64, 0, 0, 0];
+    sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, 8])
+}
+
+/// `rt_sigprocmask(how, &set, NULL)`: 0 block, 1 unblock.
+pub fn sigmask(how: usize, set: u64) -> isize {
+    sys(nr::RT_SIGPROCMASK, &[how, &set as *const u64 as usize, 0, 8])
+}
+
+/// Offsets in the arm64 `ucontext` a handler gets: `uc_mcontext.pc`.
+pub const UC_PC: usize = 176 + 8 + 31 * 8 + 8;
+
+/// Makes `words` (followed by nothing) into an executable page; returns
+/// its address. The page is mapped read-write, written, then made
+/// read-execute, and the caches are synchronised as Linux's
+/// `__flush_icache_range` would.
+pub fn code_page(words: &[u32]) -> usize {
+    let len = (words.len() * 4).div_ceil(PAGE) * PAGE;
+    let p = anon(len.max(PAGE));
+    for (i, w) in words.iter().enumerate() {
+        // SAFETY: inside the fresh read-write mapping.
+        unsafe { ((p + i * 4) as *mut u32).write_volatile(*w) };
+    }
+    sync_icache(p, len.max(PAGE));
+    let r = sys(nr::MPROTECT, &[p, len.max(PAGE), PROT_READ | PROT_EXEC]);
+    assert!(r == 0, "mprotect RX: {r}");
+    p
+}
+
+fn sync_icache(p: usize, len: usize) {
+    let mut a = p;
+    while a < p + len {
+        // SAFETY: cache maintenance by VA on a mapped page of ours; EL0 may
+        // issue DC CVAU and IC IVAU (SCTLR_EL1.UCI on Linux and here).
+        unsafe { asm!("dc cvau, {a}", a = in(reg) a, options(nostack)) };
+        a += 64;
+    }
+    // SAFETY: barriers only.
+    unsafe { asm!("dsb ish", options(nostack)) };
+    let mut a = p;
+    while a < p + len {
+        // SAFETY: as above.
+        unsafe { asm!("ic ivau, {a}", a = in(reg) a, options(nostack)) };
+        a += 64;
+    }
+    // SAFETY: barriers only.
+    unsafe { asm!("dsb ish", "isb", options(nostack)) };
+}
+
+/// Calls the code at `addr` as `fn()`; the code must end with `ret`.
+pub fn call_code(addr: usize) {
+    // SAFETY: the callers build the code from a known word list ending in
+    // RET; every register the code may touch is declared clobbered.
+    unsafe {
+        asm!(
+            "blr {f}",
+            f = in(reg) addr,
+            clobber_abi("C"),
+        )
+    };
+}
+
+/// Free memory in kB: `MemFree`, plus on Linux the pages parked on the
+/// per-CPU free lists (`count:` of the pagesets in /proc/zoneinfo), which
+/// MemFree leaves out and which hold tens of MiB after a large free.
+pub fn free_kb() -> u64 {
+    let free = proof::memfree_kb().unwrap_or(0);
+    let pcp_pages: u64 = proof::read_file(b"/proc/zoneinfo")
+        .map(|text| {
+            text.split(|&c| c == b'\n')
+                .filter_map(|l| {
+                    let t = l.trim_ascii_start();
+                    t.strip_prefix(b"count:").and_then(|v| proof::parse_u64(v.trim_ascii()))
+                })
+                .sum()
+        })
+        .unwrap_or(0);
+    free + pcp_pages * 4
+}
