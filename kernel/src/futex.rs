@@ -34,10 +34,15 @@ fn key(addr: u64) -> (usize, u64) {
     (mm, addr)
 }
 
-fn bucket(addr: u64) -> Arc<Bucket> {
-    FUTEXES
-        .lock()
-        .entry(key(addr))
+/// The bucket of `addr`, created if needed, with this caller counted as a
+/// waiter. Counting under the table's lock pairs with [`unregister`]: a
+/// bucket is removed only when no one holds it, so a waiter never sleeps on
+/// a bucket that `wake` can no longer find.
+fn register(addr: u64) -> Arc<Bucket> {
+    let k = key(addr);
+    let mut table = FUTEXES.lock();
+    let b = table
+        .entry(k)
         .or_insert_with(|| {
             Arc::new(Bucket {
                 queue: WaitQueue::new(),
@@ -45,7 +50,25 @@ fn bucket(addr: u64) -> Arc<Bucket> {
                 waiters: IrqSpinLock::new(0),
             })
         })
-        .clone()
+        .clone();
+    *b.waiters.lock() += 1;
+    b
+}
+
+/// Drops this caller's place in `b`; the last one out removes the bucket
+/// (and any wake-up tokens nobody is left to consume), so a wait on a fresh
+/// address leaves nothing behind, whatever its result.
+fn unregister(addr: u64, b: &Arc<Bucket>) {
+    let k = key(addr);
+    let mut table = FUTEXES.lock();
+    let mut waiters = b.waiters.lock();
+    *waiters -= 1;
+    if *waiters == 0 {
+        *b.tokens.lock() = 0;
+        if table.get(&k).is_some_and(|t| Arc::ptr_eq(t, b)) {
+            table.remove(&k);
+        }
+    }
 }
 
 /// FUTEX_WAIT: sleeps if `*addr == val` until woken, the timeout passes, or
@@ -54,8 +77,7 @@ pub fn wait(addr: u64, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
     if !addr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
-    let b = bucket(addr);
-    *b.waiters.lock() += 1;
+    let b = register(addr);
     // Check under the registration so a wake between check and sleep is kept.
     let cur = crate::uaccess::get_user_u32(addr);
     let res = match cur {
@@ -82,11 +104,12 @@ pub fn wait(addr: u64, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
             }
         }
     };
-    *b.waiters.lock() -= 1;
+    unregister(addr, &b);
     res
 }
 
-/// FUTEX_WAKE: wakes up to `n` waiters on `addr`; returns how many.
+/// FUTEX_WAKE: wakes up to `n` waiters on `addr`; returns how many. The
+/// caller checks alignment (see [`check_aligned`]).
 pub fn wake(addr: u64, n: u32) -> usize {
     let Some(b) = FUTEXES.lock().get(&key(addr)).cloned() else {
         return 0;
@@ -96,4 +119,14 @@ pub fn wake(addr: u64, n: u32) -> usize {
     *b.tokens.lock() += grant;
     b.queue.wake_up_all();
     grant
+}
+
+/// Linux's get_futex_key: a futex word is 4-byte aligned, for every
+/// operation (EINVAL), even a wake that would find no waiter.
+pub fn check_aligned(addr: u64) -> Result<(), Errno> {
+    if addr.is_multiple_of(4) {
+        Ok(())
+    } else {
+        Err(Errno::EINVAL)
+    }
 }

@@ -174,6 +174,46 @@ impl UserPageTable {
         Some(UserPte::decode(d))
     }
 
+    /// Calls `f` for every mapped page in `[start, end)`, in address order.
+    /// Absent tables are skipped whole at every level, so the cost follows
+    /// what is mapped, not the size of the range (a `munmap` of 2^47 bytes
+    /// that were never touched looks at a handful of entries).
+    pub fn for_each_in(&self, start: u64, end: u64, mut f: impl FnMut(u64, UserPte)) {
+        fn walk(t: u64, level: usize, base: u64, start: u64, end: u64, f: &mut dyn FnMut(u64, UserPte)) {
+            let shift = 39 - 9 * level;
+            let span = 1u64 << shift;
+            // Only the entries whose span meets [start, end).
+            let first = if start > base {
+                ((start - base) >> shift) as usize
+            } else {
+                0
+            };
+            for i in first..ENTRIES {
+                let va = base | ((i as u64) << shift);
+                if va >= end {
+                    break;
+                }
+                if va + span <= start {
+                    continue;
+                }
+                // SAFETY: `t` is a live table of this address space.
+                let d = unsafe { table(t).add(i).read_volatile() };
+                if d & 1 == 0 {
+                    continue;
+                }
+                if level == 3 {
+                    f(va, UserPte::decode(d));
+                } else {
+                    walk(d & ADDR_MASK, level + 1, va, start, end, f);
+                }
+            }
+        }
+        let end = end.min(crate::uaccess::TASK_SIZE);
+        if start < end {
+            walk(self.root, 0, 0, start, end, &mut f);
+        }
+    }
+
     /// Calls `f` for every mapped page, in address order.
     pub fn for_each(&self, mut f: impl FnMut(u64, UserPte)) {
         fn walk(t: u64, level: usize, base: u64, f: &mut dyn FnMut(u64, UserPte)) {

@@ -308,10 +308,9 @@ impl Mm {
             return Err(Errno::ENOMEM);
         }
         if fixed {
-            if !hint.is_multiple_of(PAGE)
-                || hint < MMAP_MIN_ADDR && hint != 0
-                || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE)
-            {
+            // No mmap_min_addr floor here: every task runs as root, and
+            // CAP_SYS_RAWIO lifts it in Linux (cap_mmap_addr).
+            if !hint.is_multiple_of(PAGE) || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE) {
                 return Err(if !hint.is_multiple_of(PAGE) {
                     Errno::EINVAL
                 } else {
@@ -359,14 +358,16 @@ impl Mm {
         split_at(&mut m.vmas, end);
         let doomed: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
         for s in doomed {
-            let v = m.vmas.remove(&s).expect("listed");
-            let mut va = s;
-            while va < v.end {
-                if let Some(pte) = m.pt.clear(va) {
-                    pgtable_user::flush_tlb_page(self.asid, va);
-                    frame::page_ref_dec(pte.pa);
-                }
-                va += PAGE;
+            m.vmas.remove(&s);
+        }
+        // Only the pages actually present: the walk skips absent tables, so
+        // unmapping a huge untouched range costs next to nothing.
+        let mut pages = alloc::vec::Vec::new();
+        m.pt.for_each_in(addr, end, |va, _| pages.push(va));
+        for va in pages {
+            if let Some(pte) = m.pt.clear(va) {
+                pgtable_user::flush_tlb_page(self.asid, va);
+                frame::page_ref_dec(pte.pa);
             }
         }
         Ok(())
@@ -396,25 +397,23 @@ impl Mm {
         split_at(&mut m.vmas, end);
         let starts: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
         for s in starts {
-            let v = m.vmas.get_mut(&s).expect("listed");
-            v.prot = prot;
-            let vend = v.end;
-            let mut va = s;
-            while va < vend {
-                if let Some(pte) = m.pt.get(va) {
-                    let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
-                    let new = UserPte {
-                        user: prot.read || prot.write || prot.exec,
-                        write: prot.write && !shared,
-                        cow: prot.write && shared,
-                        exec: prot.exec,
-                        pa: pte.pa,
-                    };
-                    let _ = m.pt.map(va, new);
-                    pgtable_user::flush_tlb_page(self.asid, va);
-                }
-                va += PAGE;
-            }
+            m.vmas.get_mut(&s).expect("listed").prot = prot;
+        }
+        // The whole range is covered by regions, so every present page in it
+        // takes the new protection; absent tables are skipped.
+        let mut pages = alloc::vec::Vec::new();
+        m.pt.for_each_in(addr, end, |va, pte| pages.push((va, pte)));
+        for (va, pte) in pages {
+            let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
+            let new = UserPte {
+                user: prot.read || prot.write || prot.exec,
+                write: prot.write && !shared,
+                cow: prot.write && shared,
+                exec: prot.exec,
+                pa: pte.pa,
+            };
+            let _ = m.pt.map(va, new);
+            pgtable_user::flush_tlb_page(self.asid, va);
         }
         Ok(())
     }

@@ -173,7 +173,10 @@ syscall!(__arm64_sys_futex, r, {
             crate::futex::wait(addr, val, t)?;
             Ok(0)
         }
-        crate::futex::FUTEX_WAKE => Ok(crate::futex::wake(addr, val) as u64),
+        crate::futex::FUTEX_WAKE => {
+            crate::futex::check_aligned(addr)?;
+            Ok(crate::futex::wake(addr, val) as u64)
+        }
         _ => Err(Errno::ENOSYS),
     }
 });

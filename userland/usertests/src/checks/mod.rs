@@ -7,6 +7,7 @@ use crate::Check;
 
 pub mod fs;
 pub mod mm;
+pub mod mmrobust;
 pub mod process;
 pub mod signal;
 pub mod thread;
@@ -18,6 +19,7 @@ pub static ALL: &[&[Check]] = &[
     process::CHECKS,
     signal::CHECKS,
     mm::CHECKS,
+    mmrobust::CHECKS,
     thread::CHECKS,
     time::CHECKS,
 ];
