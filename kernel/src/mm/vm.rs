@@ -86,7 +86,16 @@ struct MmInner {
 
 /// A user address space.
 pub struct Mm {
-    inner: IrqSpinLock<MmInner>,
+    /// Taken only from task context (system calls, page faults, fork, exit,
+    /// the context switch's `activate`), never from an interrupt handler, so
+    /// it does not mask IRQs: long range operations leave the timer and
+    /// IPIs running. The kernel is not preempted in EL1, so a holder is
+    /// never switched away from while other CPUs spin on it; `activate`
+    /// (IRQs masked, in the context switch) does not take it.
+    inner: spin::Mutex<MmInner>,
+    /// The root table's physical address: fixed for the space's life, so
+    /// the context switch reads it without the lock.
+    root: u64,
     asid: u16,
 }
 
@@ -133,8 +142,10 @@ impl Mm {
                 return Err(Errno::ENOMEM);
             }
         };
+        let root = pt.root();
         Ok(Arc::new(Mm {
-            inner: IrqSpinLock::new(MmInner {
+            root,
+            inner: spin::Mutex::new(MmInner {
                 pt,
                 vmas: BTreeMap::new(),
                 brk_start: 0,
@@ -147,7 +158,7 @@ impl Mm {
 
     /// Installs this space in TTBR0 on this CPU.
     pub fn activate(&self) {
-        pgtable_user::activate(self.inner.lock().pt.root(), self.asid);
+        pgtable_user::activate(self.root, self.asid);
     }
 
     /// Adds a region `[start, end)` (page aligned, free) with `prot`.
