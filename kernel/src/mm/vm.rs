@@ -206,7 +206,10 @@ impl Mm {
     }
 
     /// Writes `data` at user address `va` of this space, allocating pages
-    /// as needed, regardless of their protection (for exec).
+    /// as needed, regardless of their protection (for exec, which fills
+    /// read-only segments; a write on a task's behalf must use uaccess,
+    /// which honours it). A page shared copy-on-write is copied first, so
+    /// the write never reaches another space.
     pub fn write_bytes(&self, mut va: u64, mut data: &[u8]) -> Result<(), Errno> {
         let mut m = self.inner.lock();
         while !data.is_empty() {
@@ -214,6 +217,30 @@ impl Mm {
             let off = (va - page) as usize;
             let n = data.len().min(PAGE as usize - off);
             let pa = match m.pt.get(page) {
+                // Shared with another space (copy-on-write after fork, or a
+                // read-only page both hold): the write must land in this
+                // space's own copy, never in the frame the other one sees.
+                Some(p) if p.cow || frame::page_count(p.pa) > 1 => {
+                    let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
+                    let pa = if frame::page_count(p.pa) == 1 {
+                        p.pa
+                    } else {
+                        let new = frame::alloc_user_frame().ok_or(Errno::ENOMEM)?;
+                        frame::copy_frame(new, p.pa);
+                        new
+                    };
+                    if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                        if pa != p.pa {
+                            frame::free_frame(pa);
+                        }
+                        return Err(Errno::ENOMEM);
+                    }
+                    if pa != p.pa {
+                        frame::page_ref_dec(p.pa);
+                    }
+                    pgtable_user::flush_tlb_page(self.asid, page);
+                    pa
+                }
                 Some(p) => p.pa,
                 None => {
                     let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
@@ -537,4 +564,47 @@ fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
         .checked_add(len)
         .filter(|&need| top >= need)
         .map(|_| top - len)
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::{Mm, Prot, VmaKind};
+    use ktest_macros::kernel_test;
+
+    const VA: u64 = 0x40_0000;
+
+    /// The bytes at `[VA, VA + 8)` of `mm`, read from its frames.
+    fn peek(mm: &Mm) -> alloc::vec::Vec<u8> {
+        mm.set_arg_range(VA, VA + 8);
+        mm.cmdline()
+    }
+
+    #[kernel_test]
+    fn write_bytes_into_a_forked_space_breaks_copy_on_write() {
+        for write in [true, false] {
+            let prot = Prot {
+                read: true,
+                write,
+                exec: false,
+            };
+            let parent = Mm::new().unwrap();
+            parent.add_region(VA, VA + 4096, prot, VmaKind::Anon).unwrap();
+            parent.write_bytes(VA, &[1; 8]).unwrap();
+            let child = parent.fork().unwrap();
+            child.write_bytes(VA, &[2; 8]).unwrap();
+            assert_eq!(
+                peek(&parent),
+                [1; 8],
+                "the child's write reached the parent (write={write})"
+            );
+            assert_eq!(peek(&child), [2; 8]);
+            parent.write_bytes(VA, &[3; 8]).unwrap();
+            assert_eq!(
+                peek(&child),
+                [2; 8],
+                "the parent's write reached the child (write={write})"
+            );
+            assert_eq!(peek(&parent), [3; 8]);
+        }
+    }
 }
