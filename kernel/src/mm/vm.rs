@@ -355,8 +355,18 @@ impl Mm {
                     Errno::ENOMEM
                 });
             }
-            self.unmap(hint, len)?;
-            self.add_region(hint, hint + len, prot, VmaKind::Anon)?;
+            // One critical section: no other thread's mmap can take the
+            // range between the removal and the new region.
+            let mut m = self.inner.lock();
+            self.unmap_locked(&mut m, hint, hint + len);
+            m.vmas.insert(
+                hint,
+                Vma {
+                    end: hint + len,
+                    prot,
+                    kind: VmaKind::Anon,
+                },
+            );
             return Ok(hint);
         }
         let mut m = self.inner.lock();
@@ -392,6 +402,13 @@ impl Mm {
             return Err(Errno::EINVAL);
         }
         let mut m = self.inner.lock();
+        self.unmap_locked(&mut m, addr, end);
+        Ok(())
+    }
+
+    /// Removes `[addr, end)` (page aligned) from the regions and the page
+    /// tables, with the lock held.
+    fn unmap_locked(&self, m: &mut MmInner, addr: u64, end: u64) {
         split_at(&mut m.vmas, addr);
         split_at(&mut m.vmas, end);
         let doomed: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
@@ -399,16 +416,18 @@ impl Mm {
             m.vmas.remove(&s);
         }
         // Only the pages actually present: the walk skips absent tables, so
-        // unmapping a huge untouched range costs next to nothing.
-        let mut pages = alloc::vec::Vec::new();
-        m.pt.for_each_in(addr, end, |va, _| pages.push(va));
-        for va in pages {
-            if let Some(pte) = m.pt.clear(va) {
-                pgtable_user::flush_tlb_page(self.asid, va);
-                frame::page_ref_dec(pte.pa);
-            }
-        }
-        Ok(())
+        // unmapping a huge untouched range costs next to nothing. A frame
+        // is released only once no TLB can reach it.
+        let asid = self.asid;
+        m.pt.update_in(
+            addr,
+            end,
+            |_, _| None,
+            |va, old| {
+                pgtable_user::flush_tlb_page(asid, va);
+                frame::page_ref_dec(old.pa);
+            },
+        );
     }
 
     /// `mprotect`: every page of the range must be mapped (else ENOMEM).
@@ -439,20 +458,22 @@ impl Mm {
         }
         // The whole range is covered by regions, so every present page in it
         // takes the new protection; absent tables are skipped.
-        let mut pages = alloc::vec::Vec::new();
-        m.pt.for_each_in(addr, end, |va, pte| pages.push((va, pte)));
-        for (va, pte) in pages {
-            let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
-            let new = UserPte {
-                user: prot.read || prot.write || prot.exec,
-                write: prot.write && !shared,
-                cow: prot.write && shared,
-                exec: prot.exec,
-                pa: pte.pa,
-            };
-            let _ = m.pt.map(va, new);
-            pgtable_user::flush_tlb_page(self.asid, va);
-        }
+        let asid = self.asid;
+        m.pt.update_in(
+            addr,
+            end,
+            |_, pte| {
+                let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
+                Some(UserPte {
+                    user: prot.read || prot.write || prot.exec,
+                    write: prot.write && !shared,
+                    cow: prot.write && shared,
+                    exec: prot.exec,
+                    pa: pte.pa,
+                })
+            },
+            |va, _| pgtable_user::flush_tlb_page(asid, va),
+        );
         Ok(())
     }
 
