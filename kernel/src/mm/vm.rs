@@ -313,26 +313,40 @@ impl Mm {
             c.brk_start = m.brk_start;
             c.brk = m.brk;
             c.args = m.args;
-            let mut pages = alloc::vec::Vec::new();
-            m.pt.for_each(|va, pte| pages.push((va, pte)));
-            for (va, pte) in pages {
-                let writable = pte.write || pte.cow;
-                let shared = UserPte {
-                    write: false,
-                    cow: writable,
-                    ..pte
-                };
-                frame::page_ref_inc(pte.pa);
-                if c.pt.map(va, shared).is_err() {
-                    frame::page_ref_dec(pte.pa);
-                    return Err(Errno::ENOMEM);
-                }
-                if pte.write {
-                    let _ = m.pt.map(va, shared);
-                }
+            // One walk of the present pages, sharing each with the child as
+            // it goes (nothing allocated per page but the child's tables).
+            let c = &mut *c;
+            let mut failed = false;
+            m.pt.update_in(
+                0,
+                TASK_SIZE,
+                |va, pte| {
+                    if failed {
+                        return Some(pte);
+                    }
+                    let shared = UserPte {
+                        write: false,
+                        cow: pte.write || pte.cow,
+                        ..pte
+                    };
+                    frame::page_ref_inc(pte.pa);
+                    if c.pt.map(va, shared).is_err() {
+                        frame::page_ref_dec(pte.pa);
+                        failed = true;
+                        return Some(pte);
+                    }
+                    Some(if pte.write { shared } else { pte })
+                },
+                |_, _| {},
+            );
+            drop(m);
+            // Write-protected parent entries must leave every TLB, even
+            // when the copy failed part-way.
+            pgtable_user::flush_tlb_asid(self.asid);
+            if failed {
+                return Err(Errno::ENOMEM);
             }
         }
-        pgtable_user::flush_tlb_asid(self.asid);
         Ok(child)
     }
 
@@ -543,11 +557,11 @@ impl Mm {
 impl Drop for Mm {
     fn drop(&mut self) {
         let m = self.inner.lock();
-        let mut frames = alloc::vec::Vec::new();
-        m.pt.for_each(|_, pte| frames.push(pte.pa));
-        for pa in frames {
-            frame::page_ref_dec(pa);
-        }
+        // The tables themselves are freed with `pt`; only the mapped
+        // frames are released here, during the walk (no list to allocate).
+        m.pt.for_each(|_, pte| {
+            frame::page_ref_dec(pte.pa);
+        });
         free_asid(self.asid);
     }
 }
