@@ -208,9 +208,16 @@ pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Optio
     let k1 = key(addr1)?;
     let k2 = key(addr2)?;
     let (h1, h2) = (hash(k1), hash(k2));
-    // Both buckets locked in index order; the value is compared with them
-    // held, so a waiter that checked the word is either queued (and moved)
-    // or will see the new value.
+    // The word is read before the buckets are locked: a fault must not be
+    // taken with their interrupt-masking locks held. A waiter queues before
+    // it reads the word, so one that saw the expected value is already on
+    // its bucket when the requeue looks.
+    if let Some(expected) = cmp {
+        if crate::uaccess::get_user_u32(addr1)? != expected {
+            return Err(Errno::EAGAIN);
+        }
+    }
+    // Both buckets locked in index order.
     let (mut lo, mut hi) = if h1 == h2 {
         (FUTEXES[h1].lock(), None)
     } else {
@@ -218,11 +225,6 @@ pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Optio
         let b = FUTEXES[h1.max(h2)].lock();
         (a, Some(b))
     };
-    if let Some(expected) = cmp {
-        if crate::uaccess::get_user_u32(addr1)? != expected {
-            return Err(Errno::EAGAIN);
-        }
-    }
     let (b1, mut b2) = match hi.as_mut() {
         None => (&mut *lo, None),
         Some(hi) if h1 < h2 => (&mut *lo, Some(&mut **hi)),
