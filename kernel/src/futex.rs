@@ -191,10 +191,9 @@ pub fn wake_bitset(addr: u64, n: u32, bitset: u32) -> Result<usize, Errno> {
         return Err(Errno::EINVAL);
     }
     let k = key(addr)?;
-    let n = n as usize;
-    if n == 0 {
-        return Ok(0);
-    }
+    // Linux's futex_wake counts before comparing (`++ret >= nr_wake`), so a
+    // count of 0, or a negative one, still wakes one waiter.
+    let n = (n as i32).max(1) as usize;
     Ok(wake_locked(&mut FUTEXES[hash(k)].lock(), k, n, bitset))
 }
 

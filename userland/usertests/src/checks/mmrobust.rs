@@ -19,6 +19,7 @@ pub static CHECKS: &[Check] = checks![
     futex_bitset_and_requeue_errors,
     futex_wake_bitset_wakes_only_matching_waiters,
     futex_cmp_requeue_wakes_one_moves_the_other,
+    futex_wake_of_zero_or_negative_count_wakes_one,
 ];
 
 const TIB: usize = 1 << 40;
@@ -374,6 +375,23 @@ fn futex_cmp_requeue_wakes_one_moves_the_other() -> Outcome {
         "FUTEX_WAKE on the second word wakes the moved waiter"
     );
     check_eq!(result_of(other), 0, "the moved waiter");
+    join(ctids[0])?;
+    join(ctids[1])
+}
+
+fn futex_wake_of_zero_or_negative_count_wakes_one() -> Outcome {
+    let ctids = two_waiters(plain_waiter)?;
+    let w = WORD.as_ptr() as usize;
+    check_eq!(
+        futex6(w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0),
+        Ok(1),
+        "FUTEX_WAKE of 0 waiters with two waiting"
+    );
+    check_eq!(
+        futex6(w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, u32::MAX as usize, 0, 0, 0),
+        Ok(1),
+        "FUTEX_WAKE of -1 waiters with one waiting"
+    );
     join(ctids[0])?;
     join(ctids[1])
 }
