@@ -237,6 +237,14 @@ pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Optio
             i += 1;
             continue;
         }
+        if let Some(b2) = b2.as_mut() {
+            // Room first: a waiter's key always names the bucket it is on.
+            // Without memory the requeue stops short, as if it had been
+            // asked for fewer; the count says how many moved.
+            if b2.try_reserve(1).is_err() {
+                break;
+            }
+        }
         moved += 1;
         let w = &b1[i];
         w.mm.store(k2.0, Relaxed);
@@ -244,7 +252,6 @@ pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Optio
         match b2.as_mut() {
             // Another bucket: move it over.
             Some(b2) => {
-                b2.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
                 let w = b1.remove(i);
                 b2.push(w);
             }
