@@ -7,11 +7,28 @@ use arch::esr;
 use arch::ptrace::PtRegs;
 use core::fmt::Write;
 
+/// PSTATE.I: IRQs masked.
+const PSR_I_BIT: u64 = 1 << 7;
+
 /// Handles an abort taken at EL1.
 pub fn do_mem_abort(far: u64, esr_val: u64, regs: &mut PtRegs) {
     // A kernel access to user memory (uaccess): resolve it like a user fault.
-    if far < arch::uaccess::TASK_SIZE && user_fault_resolved(far, esr_val, false) {
-        return;
+    if far < arch::uaccess::TASK_SIZE {
+        // Linux's el1_abort inherits the interrupted context's interrupt
+        // mask. The address-space lock does not mask interrupts, so its
+        // holder may be parked by stop_machine; a CPU waiting for that lock
+        // must still answer the rendezvous IPI, or neither proceeds.
+        let irqs_on = regs.pstate & PSR_I_BIT == 0;
+        if irqs_on {
+            arch::cpu::local_irq_enable();
+        }
+        let resolved = user_fault_resolved(far, esr_val, false);
+        if irqs_on {
+            arch::cpu::local_irq_disable();
+        }
+        if resolved {
+            return;
+        }
     }
     // A fault in a kprobe's out-of-line slot: back to the probed address.
     crate::kprobes::kprobe_fault_handler(regs);

@@ -173,6 +173,70 @@ impl UserPageTable {
         Some(UserPte::decode(d))
     }
 
+    /// For every mapped page in `[start, end)`: `f` gives its new mapping (`None` removes it), which
+    /// is written, and then `after(va, old)` runs (the caller invalidates
+    /// the TLB entry there, and only then releases a frame). Nothing is
+    /// allocated, whatever the number of pages. Absent tables are skipped
+    /// whole at every level, so the cost follows what is mapped, not the
+    /// size of the range (a `munmap` of 2^47 untouched bytes looks at a
+    /// handful of entries).
+    pub fn update_in(
+        &mut self,
+        start: u64,
+        end: u64,
+        mut f: impl FnMut(u64, UserPte) -> Option<UserPte>,
+        mut after: impl FnMut(u64, UserPte),
+    ) {
+        fn walk(
+            t: u64,
+            level: usize,
+            base: u64,
+            range: (u64, u64),
+            f: &mut dyn FnMut(u64, UserPte) -> Option<UserPte>,
+            after: &mut dyn FnMut(u64, UserPte),
+        ) {
+            let (start, end) = range;
+            let shift = 39 - 9 * level;
+            let span = 1u64 << shift;
+            // Only the entries whose span meets [start, end).
+            let first = if start > base {
+                ((start - base) >> shift) as usize
+            } else {
+                0
+            };
+            for i in first..ENTRIES {
+                let va = base | ((i as u64) << shift);
+                if va >= end {
+                    break;
+                }
+                if va + span <= start {
+                    continue;
+                }
+                let e = table(t).wrapping_add(i);
+                // SAFETY: `e` is an entry of a live table of this address
+                // space; edits are serialised by `&mut self`.
+                let d = unsafe { e.read_volatile() };
+                if d & 1 == 0 {
+                    continue;
+                }
+                if level < 3 {
+                    walk(d & ADDR_MASK, level + 1, va, range, f, after);
+                    continue;
+                }
+                let old = UserPte::decode(d);
+                let new = f(va, old).map_or(0, UserPte::encode);
+                // SAFETY: as above.
+                unsafe { e.write_volatile(new) };
+                crate::barrier::dsb_ishst();
+                after(va, old);
+            }
+        }
+        let end = end.min(crate::uaccess::TASK_SIZE);
+        if start < end {
+            walk(self.root, 0, 0, (start, end), &mut f, &mut after);
+        }
+    }
+
     /// Calls `f` for every mapped page, in address order.
     pub fn for_each(&self, mut f: impl FnMut(u64, UserPte)) {
         fn walk(t: u64, level: usize, base: u64, f: &mut dyn FnMut(u64, UserPte)) {

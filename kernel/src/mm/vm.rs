@@ -86,7 +86,16 @@ struct MmInner {
 
 /// A user address space.
 pub struct Mm {
-    inner: IrqSpinLock<MmInner>,
+    /// Taken only from task context (system calls, page faults, fork, exit,
+    /// the context switch's `activate`), never from an interrupt handler, so
+    /// it does not mask IRQs: long range operations leave the timer and
+    /// IPIs running. The kernel is not preempted in EL1, so a holder is
+    /// never switched away from while other CPUs spin on it; `activate`
+    /// (IRQs masked, in the context switch) does not take it.
+    inner: spin::Mutex<MmInner>,
+    /// The root table's physical address: fixed for the space's life, so
+    /// the context switch reads it without the lock.
+    root: u64,
     asid: u16,
 }
 
@@ -133,8 +142,10 @@ impl Mm {
                 return Err(Errno::ENOMEM);
             }
         };
+        let root = pt.root();
         Ok(Arc::new(Mm {
-            inner: IrqSpinLock::new(MmInner {
+            root,
+            inner: spin::Mutex::new(MmInner {
                 pt,
                 vmas: BTreeMap::new(),
                 brk_start: 0,
@@ -147,7 +158,7 @@ impl Mm {
 
     /// Installs this space in TTBR0 on this CPU.
     pub fn activate(&self) {
-        pgtable_user::activate(self.inner.lock().pt.root(), self.asid);
+        pgtable_user::activate(self.root, self.asid);
     }
 
     /// Adds a region `[start, end)` (page aligned, free) with `prot`.
@@ -195,7 +206,10 @@ impl Mm {
     }
 
     /// Writes `data` at user address `va` of this space, allocating pages
-    /// as needed, regardless of their protection (for exec).
+    /// as needed, regardless of their protection (for exec, which fills
+    /// read-only segments; a write on a task's behalf must use uaccess,
+    /// which honours it). A page shared copy-on-write is copied first, so
+    /// the write never reaches another space.
     pub fn write_bytes(&self, mut va: u64, mut data: &[u8]) -> Result<(), Errno> {
         let mut m = self.inner.lock();
         while !data.is_empty() {
@@ -203,6 +217,30 @@ impl Mm {
             let off = (va - page) as usize;
             let n = data.len().min(PAGE as usize - off);
             let pa = match m.pt.get(page) {
+                // Shared with another space (copy-on-write after fork, or a
+                // read-only page both hold): the write must land in this
+                // space's own copy, never in the frame the other one sees.
+                Some(p) if p.cow || frame::page_count(p.pa) > 1 => {
+                    let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
+                    let pa = if frame::page_count(p.pa) == 1 {
+                        p.pa
+                    } else {
+                        let new = frame::alloc_user_frame().ok_or(Errno::ENOMEM)?;
+                        frame::copy_frame(new, p.pa);
+                        new
+                    };
+                    if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                        if pa != p.pa {
+                            frame::free_frame(pa);
+                        }
+                        return Err(Errno::ENOMEM);
+                    }
+                    if pa != p.pa {
+                        frame::page_ref_dec(p.pa);
+                    }
+                    pgtable_user::flush_tlb_page(self.asid, page);
+                    pa
+                }
                 Some(p) => p.pa,
                 None => {
                     let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
@@ -275,26 +313,40 @@ impl Mm {
             c.brk_start = m.brk_start;
             c.brk = m.brk;
             c.args = m.args;
-            let mut pages = alloc::vec::Vec::new();
-            m.pt.for_each(|va, pte| pages.push((va, pte)));
-            for (va, pte) in pages {
-                let writable = pte.write || pte.cow;
-                let shared = UserPte {
-                    write: false,
-                    cow: writable,
-                    ..pte
-                };
-                frame::page_ref_inc(pte.pa);
-                if c.pt.map(va, shared).is_err() {
-                    frame::page_ref_dec(pte.pa);
-                    return Err(Errno::ENOMEM);
-                }
-                if pte.write {
-                    let _ = m.pt.map(va, shared);
-                }
+            // One walk of the present pages, sharing each with the child as
+            // it goes (nothing allocated per page but the child's tables).
+            let c = &mut *c;
+            let mut failed = false;
+            m.pt.update_in(
+                0,
+                TASK_SIZE,
+                |va, pte| {
+                    if failed {
+                        return Some(pte);
+                    }
+                    let shared = UserPte {
+                        write: false,
+                        cow: pte.write || pte.cow,
+                        ..pte
+                    };
+                    frame::page_ref_inc(pte.pa);
+                    if c.pt.map(va, shared).is_err() {
+                        frame::page_ref_dec(pte.pa);
+                        failed = true;
+                        return Some(pte);
+                    }
+                    Some(if pte.write { shared } else { pte })
+                },
+                |_, _| {},
+            );
+            drop(m);
+            // Write-protected parent entries must leave every TLB, even
+            // when the copy failed part-way.
+            pgtable_user::flush_tlb_asid(self.asid);
+            if failed {
+                return Err(Errno::ENOMEM);
             }
         }
-        pgtable_user::flush_tlb_asid(self.asid);
         Ok(child)
     }
 
@@ -308,18 +360,27 @@ impl Mm {
             return Err(Errno::ENOMEM);
         }
         if fixed {
-            if !hint.is_multiple_of(PAGE)
-                || hint < MMAP_MIN_ADDR && hint != 0
-                || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE)
-            {
+            // No mmap_min_addr floor here: every task runs as root, and
+            // CAP_SYS_RAWIO lifts it in Linux (cap_mmap_addr).
+            if !hint.is_multiple_of(PAGE) || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE) {
                 return Err(if !hint.is_multiple_of(PAGE) {
                     Errno::EINVAL
                 } else {
                     Errno::ENOMEM
                 });
             }
-            self.unmap(hint, len)?;
-            self.add_region(hint, hint + len, prot, VmaKind::Anon)?;
+            // One critical section: no other thread's mmap can take the
+            // range between the removal and the new region.
+            let mut m = self.inner.lock();
+            self.unmap_locked(&mut m, hint, hint + len);
+            m.vmas.insert(
+                hint,
+                Vma {
+                    end: hint + len,
+                    prot,
+                    kind: VmaKind::Anon,
+                },
+            );
             return Ok(hint);
         }
         let mut m = self.inner.lock();
@@ -355,21 +416,32 @@ impl Mm {
             return Err(Errno::EINVAL);
         }
         let mut m = self.inner.lock();
+        self.unmap_locked(&mut m, addr, end);
+        Ok(())
+    }
+
+    /// Removes `[addr, end)` (page aligned) from the regions and the page
+    /// tables, with the lock held.
+    fn unmap_locked(&self, m: &mut MmInner, addr: u64, end: u64) {
         split_at(&mut m.vmas, addr);
         split_at(&mut m.vmas, end);
         let doomed: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
         for s in doomed {
-            let v = m.vmas.remove(&s).expect("listed");
-            let mut va = s;
-            while va < v.end {
-                if let Some(pte) = m.pt.clear(va) {
-                    pgtable_user::flush_tlb_page(self.asid, va);
-                    frame::page_ref_dec(pte.pa);
-                }
-                va += PAGE;
-            }
+            m.vmas.remove(&s);
         }
-        Ok(())
+        // Only the pages actually present: the walk skips absent tables, so
+        // unmapping a huge untouched range costs next to nothing. A frame
+        // is released only once no TLB can reach it.
+        let asid = self.asid;
+        m.pt.update_in(
+            addr,
+            end,
+            |_, _| None,
+            |va, old| {
+                pgtable_user::flush_tlb_page(asid, va);
+                frame::page_ref_dec(old.pa);
+            },
+        );
     }
 
     /// `mprotect`: every page of the range must be mapped (else ENOMEM).
@@ -396,26 +468,26 @@ impl Mm {
         split_at(&mut m.vmas, end);
         let starts: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
         for s in starts {
-            let v = m.vmas.get_mut(&s).expect("listed");
-            v.prot = prot;
-            let vend = v.end;
-            let mut va = s;
-            while va < vend {
-                if let Some(pte) = m.pt.get(va) {
-                    let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
-                    let new = UserPte {
-                        user: prot.read || prot.write || prot.exec,
-                        write: prot.write && !shared,
-                        cow: prot.write && shared,
-                        exec: prot.exec,
-                        pa: pte.pa,
-                    };
-                    let _ = m.pt.map(va, new);
-                    pgtable_user::flush_tlb_page(self.asid, va);
-                }
-                va += PAGE;
-            }
+            m.vmas.get_mut(&s).expect("listed").prot = prot;
         }
+        // The whole range is covered by regions, so every present page in it
+        // takes the new protection; absent tables are skipped.
+        let asid = self.asid;
+        m.pt.update_in(
+            addr,
+            end,
+            |_, pte| {
+                let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
+                Some(UserPte {
+                    user: prot.read || prot.write || prot.exec,
+                    write: prot.write && !shared,
+                    cow: prot.write && shared,
+                    exec: prot.exec,
+                    pa: pte.pa,
+                })
+            },
+            |va, _| pgtable_user::flush_tlb_page(asid, va),
+        );
         Ok(())
     }
 
@@ -485,11 +557,11 @@ impl Mm {
 impl Drop for Mm {
     fn drop(&mut self) {
         let m = self.inner.lock();
-        let mut frames = alloc::vec::Vec::new();
-        m.pt.for_each(|_, pte| frames.push(pte.pa));
-        for pa in frames {
-            frame::page_ref_dec(pa);
-        }
+        // The tables themselves are freed with `pt`; only the mapped
+        // frames are released here, during the walk (no list to allocate).
+        m.pt.for_each(|_, pte| {
+            frame::page_ref_dec(pte.pa);
+        });
         free_asid(self.asid);
     }
 }
@@ -527,4 +599,47 @@ fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
         .checked_add(len)
         .filter(|&need| top >= need)
         .map(|_| top - len)
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::{Mm, Prot, VmaKind};
+    use ktest_macros::kernel_test;
+
+    const VA: u64 = 0x40_0000;
+
+    /// The bytes at `[VA, VA + 8)` of `mm`, read from its frames.
+    fn peek(mm: &Mm) -> alloc::vec::Vec<u8> {
+        mm.set_arg_range(VA, VA + 8);
+        mm.cmdline()
+    }
+
+    #[kernel_test]
+    fn write_bytes_into_a_forked_space_breaks_copy_on_write() {
+        for write in [true, false] {
+            let prot = Prot {
+                read: true,
+                write,
+                exec: false,
+            };
+            let parent = Mm::new().unwrap();
+            parent.add_region(VA, VA + 4096, prot, VmaKind::Anon).unwrap();
+            parent.write_bytes(VA, &[1; 8]).unwrap();
+            let child = parent.fork().unwrap();
+            child.write_bytes(VA, &[2; 8]).unwrap();
+            assert_eq!(
+                peek(&parent),
+                [1; 8],
+                "the child's write reached the parent (write={write})"
+            );
+            assert_eq!(peek(&child), [2; 8]);
+            parent.write_bytes(VA, &[3; 8]).unwrap();
+            assert_eq!(
+                peek(&child),
+                [2; 8],
+                "the parent's write reached the child (write={write})"
+            );
+            assert_eq!(peek(&parent), [3; 8]);
+        }
+    }
 }

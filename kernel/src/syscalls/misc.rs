@@ -166,19 +166,48 @@ syscall!(__arm64_sys_getrandom, r, {
 });
 
 syscall!(__arm64_sys_futex, r, {
-    let (addr, op, val, timeout) = (r.regs[0], r.regs[1] as u32, r.regs[2] as u32, r.regs[3]);
-    let cmd = op & !(crate::futex::FUTEX_PRIVATE_FLAG | crate::futex::FUTEX_CLOCK_REALTIME);
+    use crate::futex::*;
+    let (addr, op, val, utime, addr2, val3) = (
+        r.regs[0],
+        r.regs[1] as u32,
+        r.regs[2] as u32,
+        r.regs[3],
+        r.regs[4],
+        r.regs[5] as u32,
+    );
+    let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+    // Linux's sys_futex reads the timeout first (FUTEX_WAIT's is relative,
+    // FUTEX_WAIT_BITSET's absolute), then do_futex refuses
+    // FUTEX_CLOCK_REALTIME on the operations without an absolute timeout.
+    // CLOCK_REALTIME and CLOCK_MONOTONIC read the same clock here.
+    let timeout = if utime != 0 && (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) {
+        Some(super::time::get_timespec(utime)?)
+    } else {
+        None
+    };
+    if op & FUTEX_CLOCK_REALTIME != 0 && cmd != FUTEX_WAIT_BITSET {
+        return Err(Errno::ENOSYS);
+    }
+    // For the requeue operations the timeout slot carries a count.
+    let val2 = utime as u32;
     match cmd {
-        crate::futex::FUTEX_WAIT => {
-            let t = if timeout != 0 {
-                Some(super::time::get_timespec(timeout)?)
-            } else {
-                None
-            };
-            crate::futex::wait(addr, val, t)?;
+        FUTEX_WAIT => {
+            wait(addr, val, timeout)?;
             Ok(0)
         }
-        crate::futex::FUTEX_WAKE => Ok(crate::futex::wake(addr, val) as u64),
+        FUTEX_WAIT_BITSET => {
+            wait_bitset(addr, val, timeout, val3)?;
+            Ok(0)
+        }
+        FUTEX_WAKE => {
+            check_aligned(addr)?;
+            Ok(wake(addr, val) as u64)
+        }
+        FUTEX_WAKE_BITSET => Ok(wake_bitset(addr, val, val3)? as u64),
+        FUTEX_REQUEUE => Ok(requeue(addr, addr2, val as i32, val2 as i32, None)? as u64),
+        FUTEX_CMP_REQUEUE => Ok(requeue(addr, addr2, val as i32, val2 as i32, Some(val3))? as u64),
+        // FUTEX_WAKE_OP needs an atomic read-modify-write of user memory,
+        // and the PI operations priority inheritance: neither exists yet.
         _ => Err(Errno::ENOSYS),
     }
 });

@@ -26,6 +26,11 @@ syscall!(__arm64_sys_mmap, r, {
     if len == 0 || off % 4096 != 0 {
         return Err(Errno::EINVAL);
     }
+    // ksys_mmap_pgoff looks the file up before do_mmap checks the map
+    // type: flags 0 with fd -1 is EBADF, not EINVAL.
+    if flags & MAP_ANONYMOUS == 0 && fd < 0 {
+        return Err(Errno::EBADF);
+    }
     match flags & MAP_TYPE {
         MAP_PRIVATE => {}
         // Shared anonymous memory behaves as private until fork sharing of

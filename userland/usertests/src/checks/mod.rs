@@ -9,6 +9,7 @@ pub mod counter;
 pub mod el0regs;
 pub mod fs;
 pub mod mm;
+pub mod mmrobust;
 pub mod process;
 pub mod signal;
 pub mod sigrobust;
@@ -23,6 +24,7 @@ pub static ALL: &[&[Check]] = &[
     signal::CHECKS,
     sigrobust::CHECKS,
     mm::CHECKS,
+    mmrobust::CHECKS,
     thread::CHECKS,
     time::CHECKS,
     counter::CHECKS,

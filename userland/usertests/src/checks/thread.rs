@@ -135,7 +135,7 @@ extern "C" fn thread_waits(_: usize) -> usize {
 
 /// Starts a thread running `f(arg)`; returns (clone result, parent_tid,
 /// child_tid word, stack base).
-fn start_thread(
+pub(super) fn start_thread(
     f: extern "C" fn(usize) -> usize,
     arg: usize,
 ) -> Result<(isize, &'static AtomicI32, &'static AtomicI32, usize), crate::Fail> {
@@ -153,7 +153,7 @@ fn start_thread(
 
 /// Waits for the thread owning `ctid` to exit: the kernel clears the word
 /// and wakes it (CLONE_CHILD_CLEARTID), as pthread_join waits.
-fn join(ctid: &AtomicI32) -> Outcome {
+pub(super) fn join(ctid: &AtomicI32) -> Outcome {
     let deadline = now_ns() + 5_000_000_000;
     loop {
         let v = ctid.load(SeqCst);

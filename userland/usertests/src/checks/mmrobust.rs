@@ -1,0 +1,397 @@
+//! Memory-management and futex robustness: range operations that cost what
+//! is mapped rather than the size of the range, futex waits that leave
+//! nothing behind, and Linux's argument checks on both.
+
+use alloc::format;
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering::SeqCst};
+
+use super::thread::{join, start_thread};
+
+use crate::sys::*;
+use crate::{check_eq, checks, ensure, Check, Context, Outcome};
+
+pub static CHECKS: &[Check] = checks![
+    huge_untouched_mapping_munmap_mprotect_fast,
+    futex_wait_on_distinct_addresses_leaks_nothing,
+    futex_wake_unaligned_einval,
+    mmap_checks_fd_before_map_type,
+    mmap_fixed_below_mmap_min_addr_as_root,
+    futex_bitset_and_requeue_errors,
+    futex_wake_bitset_wakes_only_matching_waiters,
+    futex_cmp_requeue_wakes_one_moves_the_other,
+    futex_wake_of_zero_or_negative_count_wakes_one,
+];
+
+const TIB: usize = 1 << 40;
+
+/// Runs `f` and returns its result with the time it took in milliseconds.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, i64) {
+    let t0 = now_ns();
+    let r = f();
+    (r, (now_ns() - t0) / 1_000_000)
+}
+
+/// mmap, mprotect and munmap of one PROT_NONE mapping of `len` bytes that
+/// is never touched, each within `limit_ms`.
+fn huge_round(len: usize, limit_ms: i64) -> Outcome {
+    let a = mmap_anon(len, PROT_NONE).map_err(|e| crate::Fail(format!("mmap {len:#x} PROT_NONE: {e:?}")))?;
+    let (r, ms) = timed(|| mprotect(a, len, PROT_READ));
+    check_eq!(r, Ok(0), "mprotect of the whole mapping");
+    ensure!(ms < limit_ms, "mprotect of {len:#x} untouched bytes took {ms} ms");
+    let (r, ms) = timed(|| mprotect(a, len, PROT_NONE));
+    check_eq!(r, Ok(0), "mprotect back to PROT_NONE");
+    ensure!(ms < limit_ms, "mprotect of {len:#x} untouched bytes took {ms} ms");
+    let (r, ms) = timed(|| munmap(a, len));
+    check_eq!(r, Ok(0), "munmap of the whole mapping");
+    ensure!(ms < limit_ms, "munmap of {len:#x} untouched bytes took {ms} ms");
+    Ok(())
+}
+
+fn huge_untouched_mapping_munmap_mprotect_fast() -> Outcome {
+    // 1 TiB first: page-by-page work over it takes seconds, so a kernel that
+    // iterates over empty ranges fails here instead of hanging on 2^47.
+    huge_round(TIB, 1000)?;
+    huge_round(1 << 47, 1000)
+}
+
+/// MemFree from /proc/meminfo, in KiB.
+fn mem_free_kib() -> Result<usize, crate::Fail> {
+    let fd = open(b"/proc/meminfo", O_RDONLY, 0).ctx("open /proc/meminfo")?;
+    let mut buf = [0u8; 2048];
+    let n = read(fd, &mut buf);
+    close(fd);
+    let n = n.ctx("read /proc/meminfo")?;
+    let text = core::str::from_utf8(&buf[..n]).map_err(|_| crate::Fail("meminfo is not UTF-8".into()))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemFree:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| crate::Fail("no MemFree line".into()))
+}
+
+fn futex_raw(addr: usize, op: usize, val: usize) -> Result<usize, Errno> {
+    // SAFETY: futex only reads the word at addr (or fails with EFAULT).
+    unsafe { raw(nr::FUTEX, &[addr, op, val, 0, 0, 0]) }
+}
+
+fn futex_wait_on_distinct_addresses_leaks_nothing() -> Outcome {
+    const WORDS: usize = 100_000;
+    const FAULTING: usize = 10_000;
+    let len = WORDS * 4;
+    let a = mmap_anon(len, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    let none = mmap_anon(FAULTING * 4, PROT_NONE).ctx("mmap PROT_NONE")?;
+    // Fault the pages in before measuring.
+    for off in (0..len).step_by(PAGE) {
+        // SAFETY: inside the mapping.
+        unsafe { store(a + off, 0) };
+    }
+    let before = mem_free_kib()?;
+    for i in 0..WORDS {
+        // The word is 0: expecting 1 returns EAGAIN without sleeping.
+        let r = futex_raw(a + 4 * i, FUTEX_WAIT, 1);
+        if r != Err(Errno::EAGAIN) {
+            return Err(crate::Fail(format!("FUTEX_WAIT #{i}: {r:?}, want EAGAIN")));
+        }
+    }
+    for i in 0..FAULTING {
+        let r = futex_raw(none + 4 * i, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0);
+        if r != Err(Errno::EFAULT) {
+            return Err(crate::Fail(format!("FUTEX_WAIT on PROT_NONE #{i}: {r:?}, want EFAULT")));
+        }
+    }
+    let after = mem_free_kib()?;
+    munmap(a, len).ctx("munmap")?;
+    munmap(none, FAULTING * 4).ctx("munmap PROT_NONE")?;
+    // 170 bytes per address would be about 18 MiB here.
+    ensure!(
+        after + 4096 >= before,
+        "MemFree fell from {before} kB to {after} kB over {} failed FUTEX_WAITs",
+        WORDS + FAULTING
+    );
+    Ok(())
+}
+
+fn futex_wake_unaligned_einval() -> Outcome {
+    let a = mmap_anon(PAGE, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    check_eq!(futex_raw(a + 2, FUTEX_WAKE, 1), Err(Errno::EINVAL), "FUTEX_WAKE at +2");
+    check_eq!(
+        futex_raw(a + 1, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1),
+        Err(Errno::EINVAL),
+        "private FUTEX_WAKE at +1"
+    );
+    check_eq!(futex_raw(a + 2, FUTEX_WAIT, 0), Err(Errno::EINVAL), "FUTEX_WAIT at +2");
+    check_eq!(futex_raw(a + 4, FUTEX_WAKE, 1), Ok(0), "FUTEX_WAKE aligned, no waiter");
+    munmap(a, PAGE).ctx("munmap")?;
+    Ok(())
+}
+
+fn mmap_checks_fd_before_map_type() -> Outcome {
+    // ksys_mmap_pgoff looks the fd up before do_mmap checks the map type.
+    check_eq!(
+        call(nr::MMAP, &[0, PAGE, PROT_READ, 0, usize::MAX, 0]),
+        Err(Errno::EBADF),
+        "flags 0 with fd -1"
+    );
+    check_eq!(
+        call(nr::MMAP, &[0, PAGE, PROT_READ, MAP_FIXED, usize::MAX, 0]),
+        Err(Errno::EBADF),
+        "MAP_FIXED alone with fd -1"
+    );
+    check_eq!(
+        call(nr::MMAP, &[0, PAGE, PROT_READ, MAP_ANONYMOUS, usize::MAX, 0]),
+        Err(Errno::EINVAL),
+        "MAP_ANONYMOUS without a map type"
+    );
+    Ok(())
+}
+
+fn mmap_fixed_below_mmap_min_addr_as_root() -> Outcome {
+    // Root has CAP_SYS_RAWIO, which lifts vm.mmap_min_addr.
+    let anon = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+    let low = 0x4000;
+    check_eq!(
+        call(nr::MMAP, &[low, PAGE, PROT_READ | PROT_WRITE, anon, usize::MAX, 0]),
+        Ok(low),
+        "MAP_FIXED at 16 KiB as root"
+    );
+    // SAFETY: just mapped.
+    unsafe { store(low, 5) };
+    // SAFETY: as above.
+    check_eq!(unsafe { load(low) }, 5, "the low page keeps a write");
+    check_eq!(munmap(low, PAGE), Ok(0), "munmap of the low page");
+    Ok(())
+}
+
+const FUTEX_REQUEUE: usize = 3;
+const FUTEX_CMP_REQUEUE: usize = 4;
+const FUTEX_WAIT_BITSET: usize = 9;
+const FUTEX_WAKE_BITSET: usize = 10;
+const FUTEX_CLOCK_REALTIME: usize = 256;
+
+/// futex(2) with all six arguments.
+fn futex6(addr: usize, op: usize, val: usize, utime: usize, addr2: usize, val3: u32) -> Result<usize, Errno> {
+    // SAFETY: futex reads (or atomically updates) only the words given, and
+    // the timespec when the operation takes one.
+    unsafe { raw(nr::FUTEX, &[addr, op, val, utime, addr2, val3 as usize]) }
+}
+
+fn futex_bitset_and_requeue_errors() -> Outcome {
+    let a = mmap_anon(PAGE, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    let (w1, w2) = (a, a + 64);
+    let past = Timespec { sec: 0, nsec: 0 };
+    let past_p = &past as *const Timespec as usize;
+    let bad = Timespec {
+        sec: 0,
+        nsec: 1_000_000_000,
+    };
+    let bad_p = &bad as *const Timespec as usize;
+    let p = FUTEX_PRIVATE_FLAG;
+    check_eq!(
+        futex6(w1, FUTEX_WAIT_BITSET, 0, past_p, 0, 0),
+        Err(Errno::EINVAL),
+        "FUTEX_WAIT_BITSET with bitset 0"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAKE_BITSET, 1, 0, 0, 0),
+        Err(Errno::EINVAL),
+        "FUTEX_WAKE_BITSET with bitset 0"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAIT_BITSET | p, 1, past_p, 0, !0),
+        Err(Errno::EAGAIN),
+        "FUTEX_WAIT_BITSET on a changed word"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAIT_BITSET | p, 0, past_p, 0, !0),
+        Err(Errno::ETIMEDOUT),
+        "FUTEX_WAIT_BITSET until an absolute time already past (CLOCK_MONOTONIC)"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, 0, past_p, 0, 1),
+        Err(Errno::ETIMEDOUT),
+        "FUTEX_WAIT_BITSET until an absolute time already past (CLOCK_REALTIME)"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAIT_BITSET, 0, bad_p, 0, 1),
+        Err(Errno::EINVAL),
+        "FUTEX_WAIT_BITSET with tv_nsec out of range"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAKE_BITSET | p, 5, 0, 0, 0x10),
+        Ok(0),
+        "FUTEX_WAKE_BITSET with no waiters"
+    );
+    check_eq!(
+        futex6(w1 + 2, FUTEX_WAKE_BITSET, 5, 0, 0, 1),
+        Err(Errno::EINVAL),
+        "FUTEX_WAKE_BITSET unaligned"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAIT | FUTEX_CLOCK_REALTIME, 0, past_p, 0, 0),
+        Err(Errno::ENOSYS),
+        "FUTEX_WAIT with FUTEX_CLOCK_REALTIME"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 1, 0, 0, 0),
+        Err(Errno::ENOSYS),
+        "FUTEX_WAKE with FUTEX_CLOCK_REALTIME"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_CMP_REQUEUE | p, 1, 1, w2, 7),
+        Err(Errno::EAGAIN),
+        "FUTEX_CMP_REQUEUE when the word is not val3"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_CMP_REQUEUE, 1, 1, w2, 0),
+        Ok(0),
+        "FUTEX_CMP_REQUEUE with no waiters"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_REQUEUE, 1, 1, w1, 0),
+        Ok(0),
+        "FUTEX_REQUEUE to itself with no waiters"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_REQUEUE, usize::MAX, 1, w2, 0),
+        Err(Errno::EINVAL),
+        "FUTEX_REQUEUE with nr_wake -1"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_CMP_REQUEUE, 1, u32::MAX as usize, w2, 0),
+        Err(Errno::EINVAL),
+        "FUTEX_CMP_REQUEUE with nr_requeue -1"
+    );
+    check_eq!(
+        futex6(w1, FUTEX_REQUEUE, 1, 1, w2 + 1, 0),
+        Err(Errno::EINVAL),
+        "FUTEX_REQUEUE to an unaligned word"
+    );
+    munmap(a, PAGE).ctx("munmap")?;
+    Ok(())
+}
+
+/// The word the waiter threads sleep on, and a second one for requeue.
+static WORD: AtomicU32 = AtomicU32::new(0);
+static WORD2: AtomicU32 = AtomicU32::new(0);
+/// Per waiter thread: -1 while waiting, then 0 or the errno.
+static RESULT: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
+static STARTED: AtomicU32 = AtomicU32::new(0);
+
+/// Waits on WORD with bitset `1 << slot` and records the result.
+extern "C" fn bitset_waiter(slot: usize) -> usize {
+    STARTED.fetch_add(1, SeqCst);
+    let r = futex6(
+        WORD.as_ptr() as usize,
+        FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+        0,
+        0,
+        0,
+        1 << slot,
+    );
+    RESULT[slot].store(r.map_or_else(|e| e.0, |_| 0), SeqCst);
+    0
+}
+
+/// FUTEX_WAIT on WORD; records the result.
+extern "C" fn plain_waiter(slot: usize) -> usize {
+    STARTED.fetch_add(1, SeqCst);
+    let r = futex6(WORD.as_ptr() as usize, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
+    RESULT[slot].store(r.map_or_else(|e| e.0, |_| 0), SeqCst);
+    0
+}
+
+/// Starts two threads running `f(0)` and `f(1)`, and lets them block.
+fn two_waiters(f: extern "C" fn(usize) -> usize) -> Result<[&'static AtomicI32; 2], crate::Fail> {
+    WORD.store(0, SeqCst);
+    WORD2.store(0, SeqCst);
+    STARTED.store(0, SeqCst);
+    for r in &RESULT {
+        r.store(-1, SeqCst);
+    }
+    let (r0, _, c0, _) = start_thread(f, 0)?;
+    let (r1, _, c1, _) = start_thread(f, 1)?;
+    ensure!(r0 > 0 && r1 > 0, "clone returned {r0}, {r1}");
+    let deadline = now_ns() + 2_000_000_000;
+    while STARTED.load(SeqCst) < 2 && now_ns() < deadline {
+        sleep_ms(1);
+    }
+    // From "started" to asleep in the kernel is a few instructions.
+    sleep_ms(100);
+    Ok([c0, c1])
+}
+
+/// Waits up to 2 s for RESULT[slot] to be set.
+fn result_of(slot: usize) -> i32 {
+    let deadline = now_ns() + 2_000_000_000;
+    while RESULT[slot].load(SeqCst) == -1 && now_ns() < deadline {
+        sleep_ms(1);
+    }
+    RESULT[slot].load(SeqCst)
+}
+
+fn futex_wake_bitset_wakes_only_matching_waiters() -> Outcome {
+    let ctids = two_waiters(bitset_waiter)?;
+    let w = WORD.as_ptr() as usize;
+    check_eq!(
+        futex6(w, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG, i32::MAX as usize, 0, 0, 0b10),
+        Ok(1),
+        "FUTEX_WAKE_BITSET 0b10 of waiters with bitsets 0b01 and 0b10"
+    );
+    check_eq!(result_of(1), 0, "the waiter with bitset 0b10");
+    check_eq!(RESULT[0].load(SeqCst), -1, "the waiter with bitset 0b01 still waits");
+    check_eq!(
+        futex6(w, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG, 1, 0, 0, !0),
+        Ok(1),
+        "FUTEX_WAKE_BITSET matching any"
+    );
+    check_eq!(result_of(0), 0, "the waiter with bitset 0b01");
+    join(ctids[0])?;
+    join(ctids[1])
+}
+
+fn futex_cmp_requeue_wakes_one_moves_the_other() -> Outcome {
+    let ctids = two_waiters(plain_waiter)?;
+    let (w, w2) = (WORD.as_ptr() as usize, WORD2.as_ptr() as usize);
+    check_eq!(
+        futex6(w, FUTEX_CMP_REQUEUE | FUTEX_PRIVATE_FLAG, 1, i32::MAX as usize, w2, 0),
+        Ok(2),
+        "FUTEX_CMP_REQUEUE waking 1 and moving the rest (woken + moved)"
+    );
+    let deadline = now_ns() + 2_000_000_000;
+    while RESULT.iter().all(|r| r.load(SeqCst) == -1) && now_ns() < deadline {
+        sleep_ms(1);
+    }
+    let first = if RESULT[0].load(SeqCst) != -1 { 0 } else { 1 };
+    check_eq!(RESULT[first].load(SeqCst), 0, "the woken waiter");
+    let other = 1 - first;
+    check_eq!(RESULT[other].load(SeqCst), -1, "the moved waiter still waits");
+    check_eq!(
+        futex6(w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, i32::MAX as usize, 0, 0, 0),
+        Ok(0),
+        "FUTEX_WAKE on the first word finds no one"
+    );
+    check_eq!(
+        futex6(w2, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0),
+        Ok(1),
+        "FUTEX_WAKE on the second word wakes the moved waiter"
+    );
+    check_eq!(result_of(other), 0, "the moved waiter");
+    join(ctids[0])?;
+    join(ctids[1])
+}
+
+fn futex_wake_of_zero_or_negative_count_wakes_one() -> Outcome {
+    let ctids = two_waiters(plain_waiter)?;
+    let w = WORD.as_ptr() as usize;
+    check_eq!(
+        futex6(w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0),
+        Ok(1),
+        "FUTEX_WAKE of 0 waiters with two waiting"
+    );
+    check_eq!(
+        futex6(w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, u32::MAX as usize, 0, 0, 0),
+        Ok(1),
+        "FUTEX_WAKE of -1 waiters with one waiting"
+    );
+    join(ctids[0])?;
+    join(ctids[1])
+}
