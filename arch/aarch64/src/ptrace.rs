@@ -57,6 +57,18 @@ register_bitfields! {u64,
 /// PSTATE.{D,A,I,F}: every exception mask (Linux's `DAIF_MASK`).
 pub const PSR_DAIF_MASK: u64 = PSR::D::SET.value | PSR::A::SET.value | PSR::I::SET.value | PSR::F::SET.value;
 
+/// The bits of an AArch64 SPSR that are RES0 on the CPUs this kernel
+/// supports (Linux's `SPSR_EL1_AARCH64_RES0_BITS`: 63:32, 27:26, 23:22,
+/// 20:13 with IL at 20, and 5): a saved PSTATE from user memory has them
+/// cleared before it is returned to.
+pub const PSR_AARCH64_RES0: u64 = !0xffff_ffff
+    | (0b11 << 26)
+    | PSR::UAO::SET.value
+    | PSR::PAN::SET.value
+    | PSR::IL::SET.value
+    | (0x7f << 13)
+    | (1 << 5);
+
 /// No system call in progress (`syscallno` of a frame not from `svc`).
 pub const NO_SYSCALL: i64 = -1;
 

@@ -176,11 +176,11 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     // Bits that are RES0 in an AArch64 SPSR (IL among them) are cleared, as
     // Linux's valid_native_regs does: returning with IL set would make the
     // next instruction an illegal-state exception.
-    const SPSR_EL1_AARCH64_RES0_BITS: u64 = !0xffff_ffff | (0b11 << 26) | (0b11 << 22) | (0xff << 13) | (1 << 5);
-    let pstate = get(&buf, SC_PSTATE) & !SPSR_EL1_AARCH64_RES0_BITS;
+    let pstate = get(&buf, SC_PSTATE) & !arch::ptrace::PSR_AARCH64_RES0;
     // Only EL0t AArch64 states with DAIF clear are valid to return to.
-    const SPSR_MODE_MASK: u64 = 0x1f;
-    if pstate & SPSR_MODE_MASK != 0 || pstate & (0xf << 6) != 0 {
+    use tock_registers::interfaces::Readable;
+    let psr = tock_registers::registers::InMemoryRegister::<u64, arch::ptrace::PSR::Register>::new(pstate);
+    if psr.read(arch::ptrace::PSR::M) != 0 || pstate & arch::ptrace::PSR_DAIF_MASK != 0 {
         return Err(Errno::EFAULT);
     }
     // The context records, by Linux's parse_user_sigframe rules; the
@@ -211,7 +211,8 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     }
     regs.sp = get(&buf, SC_SP);
     regs.pc = get(&buf, SC_PC);
-    regs.pstate = pstate & !(1 << 21); // never return with SS set
+    // Never return with a software step pending.
+    regs.pstate = pstate & !arch::ptrace::PSR::SS::SET.value;
     regs.syscallno = arch::ptrace::NO_SYSCALL;
     let r = &fpsimd;
     let mut fp = FpsimdState {
