@@ -193,7 +193,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
     *regs = crate::process::regs::start_thread(image.entry, image.sp);
-    process::vfork_release(&p);
+    process::vfork_release(me.tid);
     Ok(())
 }
 

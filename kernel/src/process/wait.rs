@@ -1,7 +1,7 @@
 //! `wait4` and `waitid`: reaping children and collecting stop/continue
 //! reports, with Linux's status encodings.
 
-use super::{current_process, release_zombie, ChildEvent, Process};
+use super::{current_process, ChildEvent, Process};
 use crate::errno::Errno;
 use crate::sched::wait::WaitError;
 use alloc::sync::Arc;
@@ -72,20 +72,31 @@ pub fn do_wait(
     let me = current_process();
     loop {
         let mut found_any = false;
+        if exited {
+            // Claim a zombie under the children lock (lock order: a
+            // parent's `children`, then a child's `exit_status`): removing
+            // it from the list is what makes exactly one waiter reap it.
+            let mut children = me.children.lock();
+            found_any = children.iter().any(|c| selected(who, c));
+            let zombie = children
+                .iter()
+                .position(|c| selected(who, c) && c.is_zombie());
+            if let Some(i) = zombie {
+                let c = if keep { children[i].clone() } else { children.remove(i) };
+                drop(children);
+                let status = c.exit_status.lock().unwrap_or(0);
+                if !keep {
+                    super::forget_zombie(&c);
+                }
+                return Ok(Some(Reaped {
+                    pid: c.pid,
+                    event: ChildEvent::Exited(status),
+                }));
+            }
+        }
         let children: alloc::vec::Vec<Arc<Process>> = me.children.lock().clone();
         for c in children.iter().filter(|c| selected(who, c)) {
             found_any = true;
-            if exited {
-                if let Some(status) = *c.exit_status.lock() {
-                    if !keep {
-                        release_zombie(&me, c);
-                    }
-                    return Ok(Some(Reaped {
-                        pid: c.pid,
-                        event: ChildEvent::Exited(status),
-                    }));
-                }
-            }
             let mut ev = c.wait_event.lock();
             match *ev {
                 Some(ChildEvent::Stopped(sig)) if stopped => {
