@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use crate::Check;
 
 pub mod fs;
+pub mod lifecycle;
 pub mod mm;
 pub mod process;
 pub mod signal;
@@ -20,6 +21,7 @@ pub static ALL: &[&[Check]] = &[
     mm::CHECKS,
     thread::CHECKS,
     time::CHECKS,
+    lifecycle::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
