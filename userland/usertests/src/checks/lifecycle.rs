@@ -146,12 +146,20 @@ fn clone_thread_vfork_returns_when_thread_exits() -> Outcome {
 static WAITED: [AtomicI32; 3] = [AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0)];
 static DONE: AtomicU32 = AtomicU32::new(0);
 
+/// wait4(-1, WNOHANG) until a child is reaped or none is left: polling
+/// from four threads at once makes them collide on the zombie.
+fn poll_wait_any() -> i32 {
+    loop {
+        match wait4(-1, WNOHANG) {
+            Ok((0, _)) | Err(Errno::EINTR) => {}
+            Ok((pid, _)) => return pid,
+            Err(e) => return -e.0,
+        }
+    }
+}
+
 extern "C" fn thread_waits_any(i: usize) -> usize {
-    let r = match wait4(-1, 0) {
-        Ok((pid, _)) => pid,
-        Err(e) => -e.0,
-    };
-    WAITED[i].store(r, SeqCst);
+    WAITED[i].store(poll_wait_any(), SeqCst);
     DONE.fetch_add(1, SeqCst);
     // Stay alive (off the stack's frame) until the group exits.
     loop {
@@ -160,7 +168,7 @@ extern "C" fn thread_waits_any(i: usize) -> usize {
 }
 
 fn wait4_from_threads_reaps_a_child_once() -> Outcome {
-    for round in 0..5 {
+    for round in 0..20 {
         let p = spawn(|| {
             let Ok(stacks) = mmap_anon(3 * 64 * 1024, PROT_READ | PROT_WRITE) else {
                 return 2;
@@ -181,10 +189,7 @@ fn wait4_from_threads_reaps_a_child_once() -> Outcome {
                     return 4;
                 }
             }
-            let mine = match wait4(-1, 0) {
-                Ok((pid, _)) => pid,
-                Err(e) => -e.0,
-            };
+            let mine = poll_wait_any();
             while DONE.load(SeqCst) < 3 {
                 sleep_ms(1);
             }
