@@ -64,8 +64,8 @@ pub struct Process {
     pub shared_pending: AtomicU64,
     /// Where the parent sleeps in wait4/waitid.
     pub child_wait: WaitQueue,
-    /// File creation mask.
-    pub umask: AtomicU32,
+    /// File creation mask, shared by CLONE_FS as Linux's fs_struct.
+    pub umask: Arc<AtomicU32>,
     /// Per-process files and cwd.
     pub fs: IrqSpinLock<crate::fs::ProcessFs>,
     /// Signal number sent to the parent at exit (SIGCHLD usually).
@@ -103,6 +103,7 @@ impl Process {
         sid: u32,
         sighand: Arc<SigHand>,
         fs: crate::fs::ProcessFs,
+        umask: Arc<AtomicU32>,
         exit_signal: u32,
     ) -> Arc<Process> {
         Arc::new(Process {
@@ -120,7 +121,7 @@ impl Process {
             sighand,
             shared_pending: AtomicU64::new(0),
             child_wait: WaitQueue::new(),
-            umask: AtomicU32::new(0o022),
+            umask,
             fs: IrqSpinLock::new(fs),
             exit_signal,
         })
@@ -143,7 +144,16 @@ pub fn spawn_init(mm: Arc<Mm>, pc: u64, sp: u64, fs: crate::fs::ProcessFs, name:
     let tid = Task::alloc_tid();
     let regs = regs::start_thread(pc, sp);
     let task = Task::new_user(tid, &regs, name).ok_or(Errno::ENOMEM)?;
-    let proc_ = Process::new(tid, 0, tid, tid, Arc::new(SigHand::new()), fs, signal::SIGCHLD);
+    let proc_ = Process::new(
+        tid,
+        0,
+        tid,
+        tid,
+        Arc::new(SigHand::new()),
+        fs,
+        Arc::new(AtomicU32::new(0o022)),
+        signal::SIGCHLD,
+    );
     *task.mm.lock() = Some(mm);
     task.process.call_once(|| proc_.clone());
     proc_.threads.lock().push(task.clone());
@@ -270,6 +280,11 @@ pub fn do_clone(
         } else {
             parent.clone()
         };
+        let umask = if flags & CLONE_FS != 0 {
+            parent.umask.clone()
+        } else {
+            Arc::new(AtomicU32::new(parent.umask.load(Ordering::Relaxed)))
+        };
         let p = Process::new(
             tid,
             real_parent.pid,
@@ -277,9 +292,9 @@ pub fn do_clone(
             parent.sid.load(Ordering::Relaxed),
             sighand,
             fs,
+            umask,
             exit_signal,
         );
-        p.umask.store(parent.umask.load(Ordering::Relaxed), Ordering::Relaxed);
         real_parent.children.lock().push(p.clone());
         p
     };

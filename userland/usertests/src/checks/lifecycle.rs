@@ -17,6 +17,7 @@ pub static CHECKS: &[Check] = checks![
     clone_thread_vfork_returns_when_thread_exits,
     wait4_from_threads_reaps_a_child_once,
     clone_thread_racing_exit_group_leaves_no_thread,
+    clone_fs_shares_cwd_and_umask,
 ];
 
 unsafe extern "C" {
@@ -258,5 +259,63 @@ fn clone_thread_racing_exit_group_leaves_no_thread() -> Outcome {
         let status = reap_within(p, 3000, "the exit_group'ed process")?;
         ensure!(status == 7 << 8, "round {round}: status {status:#x}, want 0x700");
     }
+    Ok(())
+}
+
+const CLONE_FS: usize = 0x200;
+const NR_GETCWD: usize = 17;
+const NR_CHDIR: usize = 49;
+const NR_UMASK: usize = 166;
+
+fn chdir(path: &[u8]) -> Result<usize, Errno> {
+    let p = cstr(path);
+    // SAFETY: p is a NUL-terminated path that outlives the call.
+    unsafe { raw(NR_CHDIR, &[p.as_ptr() as usize]) }
+}
+
+fn getcwd(buf: &mut [u8]) -> Result<&[u8], Errno> {
+    // SAFETY: buf is writable for its length.
+    let n = unsafe { raw(NR_GETCWD, &[buf.as_mut_ptr() as usize, buf.len()]) }?;
+    Ok(&buf[..n.saturating_sub(1)])
+}
+
+/// With CLONE_FS, a chdir and umask in the child are the parent's too
+/// (Linux's shared fs_struct); without it, they are not.
+fn clone_fs_shares_cwd_and_umask() -> Outcome {
+    let p = spawn(|| {
+        let mut bad = 0;
+        for (flags, want_cwd, want_umask) in [(0, &b"/"[..], 0o022), (CLONE_FS, b"/tmp", 0o077)] {
+            if chdir(b"/").is_err() || call(NR_UMASK, &[0o022]).is_err() {
+                return 100;
+            }
+            let child = match call(nr::CLONE, &[SIGCHLD as usize | flags, 0, 0, 0, 0]) {
+                Ok(0) => {
+                    let ok = chdir(b"/tmp").is_ok();
+                    let _ = call(NR_UMASK, &[0o077]);
+                    exit_group(i32::from(!ok))
+                }
+                Ok(pid) => pid as i32,
+                Err(_) => return 101,
+            };
+            if wait_status(child) != Ok(0) {
+                return 102;
+            }
+            let mut buf = [0u8; 64];
+            if getcwd(&mut buf).ok() != Some(want_cwd) {
+                bad |= if flags == 0 { 1 } else { 4 };
+            }
+            if call(NR_UMASK, &[0o022]) != Ok(want_umask) {
+                bad |= if flags == 0 { 2 } else { 8 };
+            }
+        }
+        bad
+    })
+    .ctx("fork")?;
+    let status = reap_within(p, 3000, "the CLONE_FS parent")?;
+    check_eq!(
+        status >> 8,
+        0,
+        "bits: 1/2 cwd/umask leaked without CLONE_FS, 4/8 cwd/umask not shared with it"
+    );
     Ok(())
 }
