@@ -18,6 +18,8 @@ pub static CHECKS: &[Check] = checks![
     wait4_from_threads_reaps_a_child_once,
     clone_thread_racing_exit_group_leaves_no_thread,
     clone_fs_shares_cwd_and_umask,
+    execve_in_threaded_process_kills_the_other_threads,
+    execve_from_two_threads_at_once_one_wins,
 ];
 
 unsafe extern "C" {
@@ -317,5 +319,113 @@ fn clone_fs_shares_cwd_and_umask() -> Outcome {
         0,
         "bits: 1/2 cwd/umask leaked without CLONE_FS, 4/8 cwd/umask not shared with it"
     );
+    Ok(())
+}
+
+const NR_EXECVE: usize = 221;
+
+/// `execve` arguments built before any thread starts (threads may not
+/// allocate): path, argv (NULL-ended), envp (empty).
+struct ExecArgs {
+    path: alloc::vec::Vec<u8>,
+    argv: [usize; 5],
+    envp: [usize; 1],
+    _strings: alloc::vec::Vec<alloc::vec::Vec<u8>>,
+}
+
+/// `usertests --child exit CODE`.
+fn exec_args(code: &[u8]) -> Result<alloc::boxed::Box<ExecArgs>, Fail> {
+    let exe = super::process::self_path()?;
+    let strings = alloc::vec![cstr(&exe), cstr(b"--child"), cstr(b"exit"), cstr(code)];
+    let mut argv = [0usize; 5];
+    for (a, s) in argv.iter_mut().zip(&strings) {
+        *a = s.as_ptr() as usize;
+    }
+    Ok(alloc::boxed::Box::new(ExecArgs {
+        path: cstr(&exe),
+        argv,
+        envp: [0],
+        _strings: strings,
+    }))
+}
+
+fn raw_execve(a: &ExecArgs) -> Errno {
+    // SAFETY: the path and both arrays are NUL-terminated and live.
+    match unsafe { raw(NR_EXECVE, &[a.path.as_ptr() as usize, a.argv.as_ptr() as usize, a.envp.as_ptr() as usize]) } {
+        Ok(_) => Errno(0),
+        Err(e) => e,
+    }
+}
+
+extern "C" fn thread_execs(args: usize) -> usize {
+    // SAFETY: `args` is a leaked ExecArgs (see the caller).
+    let a = unsafe { &*(args as *const ExecArgs) };
+    raw_execve(a);
+    thread_spins(0)
+}
+
+/// Starts the cloner (as in the exit_group race) and two spinners.
+fn start_busy_threads() -> Result<usize, i32> {
+    let stacks = mmap_anon((RACE_THREADS + 4) * RACE_STACK, PROT_READ | PROT_WRITE).map_err(|_| 2)?;
+    let base = stacks + 3 * RACE_STACK;
+    // SAFETY: each thread has its own stack and touches no shared memory.
+    unsafe {
+        for i in 0..2 {
+            let top = stacks + (i + 1) * RACE_STACK;
+            if usertests_clone(THREAD, top, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_spins, 0) <= 0 {
+                return Err(3);
+            }
+        }
+        if usertests_clone(THREAD, base + RACE_STACK, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_clones, base) <= 0 {
+            return Err(4);
+        }
+    }
+    Ok(stacks)
+}
+
+/// Linux's de_thread: the exec'ing thread survives, the others die, the
+/// new program runs (and exits with the code it is given).
+fn execve_in_threaded_process_kills_the_other_threads() -> Outcome {
+    let args = exec_args(b"9")?;
+    for round in 0..5 {
+        let p = spawn(|| {
+            if let Err(code) = start_busy_threads() {
+                return code;
+            }
+            while CLONED.load(SeqCst) < 2 {
+                core::hint::spin_loop();
+            }
+            100 + raw_execve(&args).0
+        })
+        .ctx("fork")?;
+        let status = reap_within(p, 5000, "the exec'ing process")?;
+        check_eq!(status, 9 << 8, "round {round}: the new program's exit status");
+    }
+    Ok(())
+}
+
+/// Two threads exec at once: one wins, the program runs once.
+fn execve_from_two_threads_at_once_one_wins() -> Outcome {
+    let args = exec_args(b"9")?;
+    let leaked = &*args as *const ExecArgs as usize;
+    for round in 0..5 {
+        let p = spawn(|| {
+            let Ok(stack) = mmap_anon(RACE_STACK, PROT_READ | PROT_WRITE) else {
+                return 2;
+            };
+            // SAFETY: the thread runs on its own stack; `args` outlives it
+            // (this process ends by exec or exit).
+            let r = unsafe {
+                usertests_clone(THREAD, stack + RACE_STACK, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_execs, leaked)
+            };
+            if r <= 0 {
+                return 3;
+            }
+            100 + raw_execve(&args).0
+        })
+        .ctx("fork")?;
+        let status = reap_within(p, 5000, "the process exec'ing twice")?;
+        check_eq!(status, 9 << 8, "round {round}: the new program's exit status");
+    }
     Ok(())
 }
