@@ -155,7 +155,10 @@ mod tests {
 
     #[test]
     fn wait4_refuses_unknown_and_waitid_only_bits() {
-        assert_eq!(check_wait4_options(WNOHANG | WUNTRACED | WCONTINUED | WALL | WCLONE | WNOTHREAD), Ok(()));
+        assert_eq!(
+            check_wait4_options(WNOHANG | WUNTRACED | WCONTINUED | WALL | WCLONE | WNOTHREAD),
+            Ok(())
+        );
         assert_eq!(check_wait4_options(WEXITED), Err(Errno::EINVAL));
         assert_eq!(check_wait4_options(WNOWAIT), Err(Errno::EINVAL));
         assert_eq!(check_wait4_options(0x10), Err(Errno::EINVAL));

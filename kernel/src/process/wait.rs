@@ -28,8 +28,7 @@ pub fn status_word(e: ChildEvent) -> i32 {
 }
 
 fn selected(who: WaitWho, options: u32, c: &Process) -> bool {
-    who.selects(c.pid, c.pgid.load(Ordering::Relaxed))
-        && process_core::eligible_by_exit_signal(options, c.exit_signal)
+    who.selects(c.pid, c.pgid.load(Ordering::Relaxed)) && process_core::eligible_by_exit_signal(options, c.exit_signal)
 }
 
 /// Waits for a child event. `options` are waitid's (wait4 adds WEXITED):
@@ -51,9 +50,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             // it from the list is what makes exactly one waiter reap it.
             let mut children = me.children.lock();
             found_any = children.iter().any(|c| selected(who, options, c));
-            let zombie = children
-                .iter()
-                .position(|c| selected(who, options, c) && c.is_zombie());
+            let zombie = children.iter().position(|c| selected(who, options, c) && c.is_zombie());
             if let Some(i) = zombie {
                 let c = if keep { children[i].clone() } else { children.remove(i) };
                 drop(children);
@@ -100,11 +97,16 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             return Ok(None);
         }
         let ready = || {
-            me.children.lock().iter().filter(|c| selected(who, options, c)).any(|c| {
-                (exited && c.is_zombie())
-                    || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
-                    || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
-            }) || !me.children.lock().iter().any(|c| selected(who, options, c))
+            me.children
+                .lock()
+                .iter()
+                .filter(|c| selected(who, options, c))
+                .any(|c| {
+                    (exited && c.is_zombie())
+                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
+                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
+                })
+                || !me.children.lock().iter().any(|c| selected(who, options, c))
         };
         match me.child_wait.wait_event(true, ready) {
             Ok(()) => continue,

@@ -24,7 +24,11 @@ syscall!(__arm64_sys_set_tid_address, r, {
     Ok(me.tid as u64)
 });
 
-syscall!(__arm64_sys_exit, r, process::do_exit(process_core::exited(r.regs[0] as i32)));
+syscall!(
+    __arm64_sys_exit,
+    r,
+    process::do_exit(process_core::exited(r.regs[0] as i32))
+);
 syscall!(
     __arm64_sys_exit_group,
     r,

@@ -131,7 +131,15 @@ fn clone_thread_vfork_returns_when_thread_exits() -> Outcome {
         let flags = THREAD | CLONE_VFORK;
         // SAFETY: the thread runs `thread_exits` on its own stack and exits.
         let r = unsafe {
-            usertests_clone(flags, stack + 64 * 1024, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_exits, 0)
+            usertests_clone(
+                flags,
+                stack + 64 * 1024,
+                core::ptr::null_mut(),
+                0,
+                core::ptr::null_mut(),
+                thread_exits,
+                0,
+            )
         };
         if r > 0 {
             5
@@ -186,7 +194,15 @@ fn wait4_from_threads_reaps_a_child_once() -> Outcome {
                 let top = stacks + (i + 1) * 64 * 1024;
                 // SAFETY: each thread has its own stack and touches atomics.
                 let r = unsafe {
-                    usertests_clone(THREAD, top, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_waits_any, i)
+                    usertests_clone(
+                        THREAD,
+                        top,
+                        core::ptr::null_mut(),
+                        0,
+                        core::ptr::null_mut(),
+                        thread_waits_any,
+                        i,
+                    )
                 };
                 if r <= 0 {
                     return 4;
@@ -196,7 +212,12 @@ fn wait4_from_threads_reaps_a_child_once() -> Outcome {
             while DONE.load(SeqCst) < 3 {
                 sleep_ms(1);
             }
-            let results = [mine, WAITED[0].load(SeqCst), WAITED[1].load(SeqCst), WAITED[2].load(SeqCst)];
+            let results = [
+                mine,
+                WAITED[0].load(SeqCst),
+                WAITED[1].load(SeqCst),
+                WAITED[2].load(SeqCst),
+            ];
             let reaped = results.iter().filter(|&&r| r == child).count();
             let echild = results.iter().filter(|&&r| r == -Errno::ECHILD.0).count();
             if reaped == 1 && echild == 3 {
@@ -207,7 +228,11 @@ fn wait4_from_threads_reaps_a_child_once() -> Outcome {
         })
         .ctx("fork")?;
         let status = reap_within(p, 3000, "the waiting process")?;
-        check_eq!(status, 0, "round {round}: one waiter reaps, three get ECHILD (11+n: n reaps)");
+        check_eq!(
+            status,
+            0,
+            "round {round}: one waiter reaps, three get ECHILD (11+n: n reaps)"
+        );
     }
     Ok(())
 }
@@ -228,7 +253,15 @@ extern "C" fn thread_clones(stacks: usize) -> usize {
         let top = stacks + (i + 1) * RACE_STACK;
         // SAFETY: each thread has its own stack and spins without memory.
         let r = unsafe {
-            usertests_clone(THREAD, top, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_spins, 0)
+            usertests_clone(
+                THREAD,
+                top,
+                core::ptr::null_mut(),
+                0,
+                core::ptr::null_mut(),
+                thread_spins,
+                0,
+            )
         };
         if r > 0 {
             CLONED.fetch_add(1, SeqCst);
@@ -245,7 +278,15 @@ fn clone_thread_racing_exit_group_leaves_no_thread() -> Outcome {
             };
             // SAFETY: the cloner runs on the first stack.
             let r = unsafe {
-                usertests_clone(THREAD, stacks + RACE_STACK, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_clones, stacks)
+                usertests_clone(
+                    THREAD,
+                    stacks + RACE_STACK,
+                    core::ptr::null_mut(),
+                    0,
+                    core::ptr::null_mut(),
+                    thread_clones,
+                    stacks,
+                )
             };
             if r <= 0 {
                 return 3;
@@ -351,7 +392,16 @@ fn exec_args(code: &[u8]) -> Result<alloc::boxed::Box<ExecArgs>, Fail> {
 
 fn raw_execve(a: &ExecArgs) -> Errno {
     // SAFETY: the path and both arrays are NUL-terminated and live.
-    match unsafe { raw(NR_EXECVE, &[a.path.as_ptr() as usize, a.argv.as_ptr() as usize, a.envp.as_ptr() as usize]) } {
+    match unsafe {
+        raw(
+            NR_EXECVE,
+            &[
+                a.path.as_ptr() as usize,
+                a.argv.as_ptr() as usize,
+                a.envp.as_ptr() as usize,
+            ],
+        )
+    } {
         Ok(_) => Errno(0),
         Err(e) => e,
     }
@@ -372,11 +422,29 @@ fn start_busy_threads() -> Result<usize, i32> {
     unsafe {
         for i in 0..2 {
             let top = stacks + (i + 1) * RACE_STACK;
-            if usertests_clone(THREAD, top, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_spins, 0) <= 0 {
+            if usertests_clone(
+                THREAD,
+                top,
+                core::ptr::null_mut(),
+                0,
+                core::ptr::null_mut(),
+                thread_spins,
+                0,
+            ) <= 0
+            {
                 return Err(3);
             }
         }
-        if usertests_clone(THREAD, base + RACE_STACK, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_clones, base) <= 0 {
+        if usertests_clone(
+            THREAD,
+            base + RACE_STACK,
+            core::ptr::null_mut(),
+            0,
+            core::ptr::null_mut(),
+            thread_clones,
+            base,
+        ) <= 0
+        {
             return Err(4);
         }
     }
@@ -416,7 +484,15 @@ fn execve_from_two_threads_at_once_one_wins() -> Outcome {
             // SAFETY: the thread runs on its own stack; `args` outlives it
             // (this process ends by exec or exit).
             let r = unsafe {
-                usertests_clone(THREAD, stack + RACE_STACK, core::ptr::null_mut(), 0, core::ptr::null_mut(), thread_execs, leaked)
+                usertests_clone(
+                    THREAD,
+                    stack + RACE_STACK,
+                    core::ptr::null_mut(),
+                    0,
+                    core::ptr::null_mut(),
+                    thread_execs,
+                    leaked,
+                )
             };
             if r <= 0 {
                 return 3;
