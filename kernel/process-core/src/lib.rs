@@ -92,9 +92,9 @@ pub enum WaitWho {
 }
 
 impl WaitWho {
-    /// wait4's `pid` argument: -1 any, 0 the caller's group (`own_pgid`),
-    /// > 0 that child, < -1 group -pid; INT_MIN is ESRCH (it has no
-    /// negation).
+    /// wait4's `pid` argument: -1 any child, 0 the caller's group
+    /// (`own_pgid`), a positive pid that child, below -1 the group -pid;
+    /// INT_MIN is ESRCH (it has no negation).
     pub fn from_wait4_pid(pid: i32, own_pgid: u32) -> Result<WaitWho, Errno> {
         Ok(match pid {
             -1 => WaitWho::Any,

@@ -102,8 +102,7 @@ impl Process {
         pgid: u32,
         sid: u32,
         sighand: Arc<SigHand>,
-        fs: crate::fs::ProcessFs,
-        umask: Arc<AtomicU32>,
+        (fs, umask): (crate::fs::ProcessFs, Arc<AtomicU32>),
         exit_signal: u32,
     ) -> Arc<Process> {
         Arc::new(Process {
@@ -150,8 +149,7 @@ pub fn spawn_init(mm: Arc<Mm>, pc: u64, sp: u64, fs: crate::fs::ProcessFs, name:
         tid,
         tid,
         Arc::new(SigHand::new()),
-        fs,
-        Arc::new(AtomicU32::new(0o022)),
+        (fs, Arc::new(AtomicU32::new(0o022))),
         signal::SIGCHLD,
     );
     *task.mm.lock() = Some(mm);
@@ -291,8 +289,7 @@ pub fn do_clone(
             parent.pgid.load(Ordering::Relaxed),
             parent.sid.load(Ordering::Relaxed),
             sighand,
-            fs,
-            umask,
+            (fs, umask),
             exit_signal,
         );
         real_parent.children.lock().push(p.clone());
