@@ -11,7 +11,7 @@ cd "$root"
 scripts/setup.sh
 
 echo "== host tests" >&2
-cargo test --quiet -p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p vfs -p exec -p cpio -p mkinitramfs -p insn
+cargo test --quiet -p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p vfs -p exec -p process_core -p cpio -p mkinitramfs -p insn
 
 echo "== building the kernel images" >&2
 KERNEL_IMAGE=$(cargo run --quiet --release -p kbuild)

@@ -181,7 +181,11 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     // Point of no return.
     let me = sched::current();
     let p = current_process();
-    kill_other_threads(&me, &p);
+    if !de_thread(&me, &p) {
+        // Nothing may stay referenced from this frame: it never returns.
+        drop((me, p, image));
+        process::do_group_exit(crate::signal::SIGKILL as i32);
+    }
     image.mm.activate();
     let old = me.mm.lock().replace(image.mm);
     drop(old);
@@ -193,29 +197,33 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
     *regs = crate::process::regs::start_thread(image.entry, image.sp);
-    process::vfork_release(&p);
+    process::vfork_release(me.tid);
     Ok(())
 }
 
-fn kill_other_threads(me: &Arc<sched::Task>, p: &Arc<process::Process>) {
-    let others: Vec<_> = p
-        .threads
-        .lock()
-        .iter()
-        .filter(|t| !Arc::ptr_eq(t, me))
-        .cloned()
-        .collect();
-    if others.is_empty() {
-        return;
-    }
-    for t in &others {
-        t.sig_pending
-            .fetch_or(crate::signal::sigmask(crate::signal::SIGKILL), Ordering::AcqRel);
-        sched::wake_up(t);
+/// Linux's de_thread: the exec'ing thread kills the others and waits until
+/// they are gone. `exiting` set under `threads` makes concurrent clones
+/// fail (see do_clone) and makes the killed threads' group exits plain
+/// thread exits, so this thread survives. If a group exit (or another
+/// thread's exec) started first, this thread has been killed too: it
+/// loses (returns false) and must die.
+fn de_thread(me: &Arc<sched::Task>, p: &Arc<process::Process>) -> bool {
+    {
+        let threads = p.threads.lock();
+        if p.exiting.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        for t in threads.iter().filter(|t| !Arc::ptr_eq(t, me)) {
+            t.sig_pending
+                .fetch_or(crate::signal::sigmask(crate::signal::SIGKILL), Ordering::AcqRel);
+            sched::wake_up(t);
+        }
     }
     while p.threads.lock().len() > 1 {
         sched::yield_now();
     }
+    p.exiting.store(false, Ordering::Release);
+    true
 }
 
 /// Starts PID 1 from `path` (`init=` on the command line, else the usual

@@ -47,13 +47,14 @@ pub fn cred() -> Cred {
 pub struct ProcessFs {
     /// Descriptor table (shared by CLONE_FILES).
     pub files: Arc<FdTable>,
-    /// Working directory.
-    pub cwd: Path,
+    /// Working directory, shared by CLONE_FS (Linux's fs_struct; the
+    /// umask beside it is `Process::umask`).
+    pub cwd: Arc<crate::sync::IrqSpinLock<Path>>,
 }
 
 impl ProcessFs {
     /// The state of a child: shared or copied.
-    pub fn fork(&self, share_files: bool, _share_fs: bool) -> ProcessFs {
+    pub fn fork(&self, share_files: bool, share_fs: bool) -> ProcessFs {
         let files = if share_files {
             self.files.clone()
         } else {
@@ -61,7 +62,11 @@ impl ProcessFs {
         };
         ProcessFs {
             files,
-            cwd: self.cwd.clone(),
+            cwd: if share_fs {
+                self.cwd.clone()
+            } else {
+                Arc::new(crate::sync::IrqSpinLock::new(self.cwd.lock().clone()))
+            },
         }
     }
 
@@ -155,13 +160,16 @@ pub fn init_process_fs() -> Result<ProcessFs, Errno> {
     for _ in 0..3 {
         files.install(console.clone(), false)?;
     }
-    Ok(ProcessFs { files, cwd: v.root() })
+    Ok(ProcessFs {
+        files,
+        cwd: Arc::new(crate::sync::IrqSpinLock::new(v.root())),
+    })
 }
 
 /// The current process's cwd (or / for kernel threads).
 pub fn current_cwd() -> Path {
     sched::try_current()
-        .and_then(|t| t.process.get().map(|p| p.fs.lock().cwd.clone()))
+        .and_then(|t| t.process.get().map(|p| p.fs.lock().cwd.lock().clone()))
         .unwrap_or_else(|| vfs().root())
 }
 

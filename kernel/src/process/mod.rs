@@ -1,5 +1,12 @@
 //! Processes (thread groups): creation by `clone`, exit, wait, and the
 //! tables that find them by ID. Linux's `kernel/fork.c` and `exit.c`.
+//!
+//! Lock order (outer first); no path takes them the other way round:
+//! 1. a process's `threads` (also serialises a group exit's start against
+//!    `clone(CLONE_THREAD)` joining the group, as Linux's siglock does);
+//! 2. a parent's `children`;
+//! 3. a child's `exit_status`, then its `wait_event`;
+//! 4. the `PROCESSES` and `TASKS` tables.
 
 pub mod regs;
 pub mod wait;
@@ -59,12 +66,8 @@ pub struct Process {
     pub shared_sigqueue: signal::SigQueue,
     /// Where the parent sleeps in wait4/waitid.
     pub child_wait: WaitQueue,
-    /// Where vfork parents wait for exec or exit.
-    pub vfork_done: WaitQueue,
-    /// Set when the vfork child released the parent.
-    pub vfork_released: AtomicBool,
-    /// File creation mask.
-    pub umask: AtomicU32,
+    /// File creation mask, shared by CLONE_FS as Linux's fs_struct.
+    pub umask: Arc<AtomicU32>,
     /// Per-process files and cwd.
     pub fs: IrqSpinLock<crate::fs::ProcessFs>,
     /// Signal number sent to the parent at exit (SIGCHLD usually).
@@ -101,7 +104,7 @@ impl Process {
         pgid: u32,
         sid: u32,
         sighand: Arc<SigHand>,
-        fs: crate::fs::ProcessFs,
+        (fs, umask): (crate::fs::ProcessFs, Arc<AtomicU32>),
         exit_signal: u32,
     ) -> Arc<Process> {
         Arc::new(Process {
@@ -120,9 +123,7 @@ impl Process {
             shared_pending: AtomicU64::new(0),
             shared_sigqueue: signal::SigQueue::new(),
             child_wait: WaitQueue::new(),
-            vfork_done: WaitQueue::new(),
-            vfork_released: AtomicBool::new(false),
-            umask: AtomicU32::new(0o022),
+            umask,
             fs: IrqSpinLock::new(fs),
             exit_signal,
         })
@@ -145,7 +146,15 @@ pub fn spawn_init(mm: Arc<Mm>, pc: u64, sp: u64, fs: crate::fs::ProcessFs, name:
     let tid = Task::alloc_tid();
     let regs = regs::start_thread(pc, sp);
     let task = Task::new_user(tid, &regs, name).ok_or(Errno::ENOMEM)?;
-    let proc_ = Process::new(tid, 0, tid, tid, Arc::new(SigHand::new()), fs, signal::SIGCHLD);
+    let proc_ = Process::new(
+        tid,
+        0,
+        tid,
+        tid,
+        Arc::new(SigHand::new()),
+        (fs, Arc::new(AtomicU32::new(0o022))),
+        signal::SIGCHLD,
+    );
     *task.mm.lock() = Some(mm);
     task.process.call_once(|| proc_.clone());
     proc_.threads.lock().push(task.clone());
@@ -220,6 +229,12 @@ pub fn do_clone(
     }
     let me = sched::current();
     let parent = current_process();
+    // A dying group makes no children (Linux: fatal_signal_pending, the
+    // clone is restarted and the caller dies first). Checked again under
+    // `threads` below, where it is atomic with do_group_exit's kill loop.
+    if parent.exiting.load(Ordering::Acquire) {
+        return Err(Errno::ERESTARTNOINTR);
+    }
     let mm = me.mm.lock().clone().ok_or(Errno::EINVAL)?;
     let child_mm = if flags & CLONE_VM != 0 { mm } else { mm.fork()? };
 
@@ -271,16 +286,20 @@ pub fn do_clone(
         } else {
             parent.clone()
         };
+        let umask = if flags & CLONE_FS != 0 {
+            parent.umask.clone()
+        } else {
+            Arc::new(AtomicU32::new(parent.umask.load(Ordering::Relaxed)))
+        };
         let p = Process::new(
             tid,
             real_parent.pid,
             parent.pgid.load(Ordering::Relaxed),
             parent.sid.load(Ordering::Relaxed),
             sighand,
-            fs,
+            (fs, umask),
             exit_signal,
         );
-        p.umask.store(parent.umask.load(Ordering::Relaxed), Ordering::Relaxed);
         real_parent.children.lock().push(p.clone());
         p
     };
@@ -290,28 +309,76 @@ pub fn do_clone(
         let _ = crate::uaccess::put_user_u32(parent_tid, tid);
     }
     if flags & CLONE_CHILD_SETTID != 0 {
-        // The child's copy of the page: write through its own space.
-        let _ = child_mm.write_bytes(child_tid, &tid.to_le_bytes());
+        if flags & CLONE_VM != 0 {
+            let _ = crate::uaccess::put_user_u32(child_tid, tid);
+        } else {
+            set_child_tid_in(&child_mm, child_tid, tid);
+        }
     }
     task.process.call_once(|| proc_.clone());
-    proc_.threads.lock().push(task.clone());
+    {
+        let mut threads = proc_.threads.lock();
+        if flags & CLONE_THREAD != 0 && proc_.exiting.load(Ordering::Acquire) {
+            // The group exit's kill loop has run or is running: a thread
+            // added now would escape it.
+            return Err(Errno::ERESTARTNOINTR);
+        }
+        threads.push(task.clone());
+    }
     if flags & CLONE_THREAD == 0 {
         PROCESSES.lock().insert(tid, proc_.clone());
     }
     TASKS.lock().insert(tid, task.clone());
+    let vfork = (flags & CLONE_VFORK != 0).then(|| {
+        let done = Arc::new(VforkDone {
+            released: AtomicBool::new(false),
+            wq: WaitQueue::new(),
+        });
+        VFORK_DONE.lock().insert(tid, done.clone());
+        done
+    });
     sched::wake_up(&task);
-    if flags & CLONE_VFORK != 0 {
-        let _ = proc_
-            .vfork_done
-            .wait_event(false, || proc_.vfork_released.load(Ordering::Acquire));
+    if let Some(done) = vfork {
+        // Killable, as Linux's wait_for_vfork_done: SIGKILL wakes even an
+        // uninterruptible sleeper, and ends the wait.
+        let _ = done.wq.wait_event(false, || {
+            done.released.load(Ordering::Acquire) || signal::fatal_pending(&me)
+        });
+        VFORK_DONE.lock().remove(&tid);
     }
     Ok(tid)
 }
 
-/// Releases a vfork parent (at exec or exit of the child).
-pub fn vfork_release(p: &Process) {
-    if !p.vfork_released.swap(true, Ordering::AcqRel) {
-        p.vfork_done.wake_up_all();
+/// Writes `tid` at `addr` in a forked child's address space, as the child's
+/// own store would (Linux does it with put_user in the child, at
+/// schedule_tail): the page must be writable to the child, and a
+/// copy-on-write page is copied first so the parent's memory is untouched.
+/// A bad address is ignored, as in Linux.
+fn set_child_tid_in(mm: &Mm, addr: u64, tid: u32) {
+    let Some(last) = addr.checked_add(3) else { return };
+    if mm.handle_fault(addr, true, false).is_err() || mm.handle_fault(last, true, false).is_err() {
+        return;
+    }
+    let _ = mm.write_bytes(addr, &tid.to_le_bytes());
+}
+
+/// A vfork parent's wait for its child to exec or exit (Linux's
+/// `vfork_done` completion).
+struct VforkDone {
+    released: AtomicBool,
+    wq: WaitQueue,
+}
+
+/// Waiting vfork parents, by the child's TID.
+static VFORK_DONE: IrqSpinLock<BTreeMap<u32, Arc<VforkDone>>> = IrqSpinLock::new(BTreeMap::new());
+
+/// Releases the vfork parent of task `tid`, if any (Linux's mm_release: at
+/// the child's exec or exit, a CLONE_THREAD child included).
+pub fn vfork_release(tid: u32) {
+    let done = VFORK_DONE.lock().remove(&tid);
+    if let Some(done) = done {
+        done.released.store(true, Ordering::Release);
+        done.wq.wake_up_all();
     }
 }
 
@@ -338,6 +405,7 @@ fn exit_thread(status: i32) {
         threads.is_empty()
     };
     TASKS.lock().remove(&me.tid);
+    vfork_release(me.tid);
     signal::exit_signals(&me, &p, last);
     // Leave the address space before it may be freed.
     arch::mmu::secondary_drop_idmap();
@@ -351,10 +419,14 @@ fn exit_thread(status: i32) {
 pub fn do_group_exit(status: i32) -> ! {
     let code = {
         let p = current_process();
+        // `exiting` is set under `threads`, so a concurrent
+        // clone(CLONE_THREAD) either joined before (and is killed here) or
+        // sees it and fails.
+        let threads = p.threads.lock();
         if !p.exiting.swap(true, Ordering::AcqRel) {
             p.group_exit.store(status, Ordering::Release);
             let me = sched::current();
-            for t in p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, &me)) {
+            for t in threads.iter().filter(|t| !Arc::ptr_eq(t, &me)) {
                 t.sig_pending
                     .fetch_or(signal::sigmask(signal::SIGKILL), Ordering::AcqRel);
                 sched::wake_up(t);
@@ -367,7 +439,6 @@ pub fn do_group_exit(status: i32) -> ! {
 
 fn exit_process(p: &Arc<Process>, status: i32) {
     p.fs.lock().release();
-    vfork_release(p);
     // Orphans go to init, which reaps them.
     let orphans: Vec<Arc<Process>> = core::mem::take(&mut *p.children.lock());
     if !orphans.is_empty() {
@@ -405,8 +476,8 @@ fn exit_process(p: &Arc<Process>, status: i32) {
     }
 }
 
-/// Removes a reaped zombie from the tables.
-pub fn release_zombie(parent: &Process, child: &Arc<Process>) {
-    parent.children.lock().retain(|c| !Arc::ptr_eq(c, child));
+/// Removes a zombie its parent has claimed (taken off its `children`
+/// list) from the PID table.
+pub fn forget_zombie(child: &Arc<Process>) {
     PROCESSES.lock().remove(&child.pid);
 }

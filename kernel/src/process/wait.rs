@@ -1,36 +1,13 @@
 //! `wait4` and `waitid`: reaping children and collecting stop/continue
 //! reports, with Linux's status encodings.
 
-use super::{current_process, release_zombie, ChildEvent, Process};
+use super::{current_process, ChildEvent, Process};
 use crate::errno::Errno;
 use crate::sched::wait::WaitError;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
-/// wait options.
-pub const WNOHANG: u32 = 1;
-/// Report stopped children.
-pub const WUNTRACED: u32 = 2;
-/// Report continued children.
-pub const WCONTINUED: u32 = 8;
-/// waitid: report exited children.
-pub const WEXITED: u32 = 4;
-/// waitid: leave the child waitable.
-pub const WNOWAIT: u32 = 0x0100_0000;
-const WNOTHREAD: u32 = 0x2000_0000;
-const WALL: u32 = 0x4000_0000;
-const WCLONE: u32 = 0x8000_0000;
-
-/// Which children a wait selects.
-#[derive(Clone, Copy, Debug)]
-pub enum WaitWho {
-    /// Any child.
-    Any,
-    /// The child with this PID.
-    Pid(u32),
-    /// Children in this process group.
-    Pgid(u32),
-}
+pub use process_core::{WaitWho, WCONTINUED, WEXITED, WNOHANG, WNOWAIT, WUNTRACED};
 
 /// One collected child: PID, event, and the child's UID (always 0 here).
 #[derive(Clone, Copy, Debug)]
@@ -45,47 +22,51 @@ pub struct Reaped {
 pub fn status_word(e: ChildEvent) -> i32 {
     match e {
         ChildEvent::Exited(s) => s,
-        ChildEvent::Stopped(sig) => ((sig as i32) << 8) | 0x7f,
-        ChildEvent::Continued => 0xffff,
+        ChildEvent::Stopped(sig) => process_core::stopped(sig),
+        ChildEvent::Continued => process_core::CONTINUED,
     }
 }
 
-fn selected(who: WaitWho, c: &Process) -> bool {
-    match who {
-        WaitWho::Any => true,
-        WaitWho::Pid(p) => c.pid == p,
-        WaitWho::Pgid(g) => c.pgid.load(Ordering::Relaxed) == g,
-    }
+fn selected(who: WaitWho, options: u32, c: &Process) -> bool {
+    who.selects(c.pid, c.pgid.load(Ordering::Relaxed)) && process_core::eligible_by_exit_signal(options, c.exit_signal)
 }
 
-/// Waits for a child event. `exited`/`stopped`/`continued` select which
-/// events count; `nohang` returns `Ok(None)` if none is ready; `keep`
-/// leaves the child waitable (WNOWAIT).
-pub fn do_wait(
-    who: WaitWho,
-    exited: bool,
-    stopped: bool,
-    continued: bool,
-    nohang: bool,
-    keep: bool,
-) -> Result<Option<Reaped>, Errno> {
+/// Waits for a child event. `options` are waitid's (wait4 adds WEXITED):
+/// WEXITED/WUNTRACED/WCONTINUED select which events count, WNOHANG
+/// returns `Ok(None)` if none is ready, WNOWAIT leaves the child waitable,
+/// __WALL/__WCLONE select by exit signal.
+pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
+    let exited = options & WEXITED != 0;
+    let stopped = options & WUNTRACED != 0;
+    let continued = options & WCONTINUED != 0;
+    let nohang = options & WNOHANG != 0;
+    let keep = options & WNOWAIT != 0;
     let me = current_process();
     loop {
         let mut found_any = false;
-        let children: alloc::vec::Vec<Arc<Process>> = me.children.lock().clone();
-        for c in children.iter().filter(|c| selected(who, c)) {
-            found_any = true;
-            if exited {
-                if let Some(status) = *c.exit_status.lock() {
-                    if !keep {
-                        release_zombie(&me, c);
-                    }
-                    return Ok(Some(Reaped {
-                        pid: c.pid,
-                        event: ChildEvent::Exited(status),
-                    }));
+        if exited {
+            // Claim a zombie under the children lock (lock order: a
+            // parent's `children`, then a child's `exit_status`): removing
+            // it from the list is what makes exactly one waiter reap it.
+            let mut children = me.children.lock();
+            found_any = children.iter().any(|c| selected(who, options, c));
+            let zombie = children.iter().position(|c| selected(who, options, c) && c.is_zombie());
+            if let Some(i) = zombie {
+                let c = if keep { children[i].clone() } else { children.remove(i) };
+                drop(children);
+                let status = c.exit_status.lock().unwrap_or(0);
+                if !keep {
+                    super::forget_zombie(&c);
                 }
+                return Ok(Some(Reaped {
+                    pid: c.pid,
+                    event: ChildEvent::Exited(status),
+                }));
             }
+        }
+        let children: alloc::vec::Vec<Arc<Process>> = me.children.lock().clone();
+        for c in children.iter().filter(|c| selected(who, options, c)) {
+            found_any = true;
             let mut ev = c.wait_event.lock();
             match *ev {
                 Some(ChildEvent::Stopped(sig)) if stopped => {
@@ -116,11 +97,16 @@ pub fn do_wait(
             return Ok(None);
         }
         let ready = || {
-            me.children.lock().iter().filter(|c| selected(who, c)).any(|c| {
-                (exited && c.is_zombie())
-                    || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
-                    || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
-            }) || !me.children.lock().iter().any(|c| selected(who, c))
+            me.children
+                .lock()
+                .iter()
+                .filter(|c| selected(who, options, c))
+                .any(|c| {
+                    (exited && c.is_zombie())
+                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
+                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
+                })
+                || !me.children.lock().iter().any(|c| selected(who, options, c))
         };
         match me.child_wait.wait_event(true, ready) {
             Ok(()) => continue,
@@ -129,20 +115,4 @@ pub fn do_wait(
     }
 }
 
-/// Validates wait4 options.
-pub fn check_wait4_options(options: u32) -> Result<(), Errno> {
-    if options & !(WNOHANG | WUNTRACED | WCONTINUED | WNOTHREAD | WALL | WCLONE) != 0 {
-        return Err(Errno::EINVAL);
-    }
-    Ok(())
-}
-
-/// Validates waitid options.
-pub fn check_waitid_options(options: u32) -> Result<(), Errno> {
-    if options & !(WNOHANG | WUNTRACED | WCONTINUED | WEXITED | WNOWAIT | WNOTHREAD | WALL | WCLONE) != 0
-        || options & (WEXITED | WUNTRACED | WCONTINUED) == 0
-    {
-        return Err(Errno::EINVAL);
-    }
-    Ok(())
-}
+pub use process_core::{check_wait4_options, check_waitid_options};

@@ -268,7 +268,8 @@ syscall!(__arm64_sys_readlinkat, r, {
 syscall!(__arm64_sys_chdir, r, {
     let path = path_arg(r.regs[0])?;
     let p = vfs().lookup_dir(&cred(), &current_cwd(), &path)?;
-    crate::process::current_process().fs.lock().cwd = p;
+    let cwd = crate::process::current_process().fs.lock().cwd.clone();
+    *cwd.lock() = p;
     Ok(0)
 });
 

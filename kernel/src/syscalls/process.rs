@@ -24,11 +24,15 @@ syscall!(__arm64_sys_set_tid_address, r, {
     Ok(me.tid as u64)
 });
 
-syscall!(__arm64_sys_exit, r, process::do_exit(((r.regs[0] & 0xff) << 8) as i32));
+syscall!(
+    __arm64_sys_exit,
+    r,
+    process::do_exit(process_core::exited(r.regs[0] as i32))
+);
 syscall!(
     __arm64_sys_exit_group,
     r,
-    process::do_group_exit(((r.regs[0] & 0xff) << 8) as i32)
+    process::do_group_exit(process_core::exited(r.regs[0] as i32))
 );
 
 syscall!(__arm64_sys_clone, r, {
@@ -46,28 +50,11 @@ syscall!(__arm64_sys_execve, r, {
     Ok(0)
 });
 
-fn wait_who(pid: i64) -> Result<wait::WaitWho, Errno> {
-    Ok(match pid {
-        -1 => wait::WaitWho::Any,
-        0 => wait::WaitWho::Pgid(current_process().pgid.load(Ordering::Relaxed)),
-        p if p > 0 => wait::WaitWho::Pid(p as u32),
-        p if p == i32::MIN as i64 => return Err(Errno::ESRCH),
-        p => wait::WaitWho::Pgid((-p) as u32),
-    })
-}
-
 syscall!(__arm64_sys_wait4, r, {
-    let (pid, status, options, rusage) = (r.regs[0] as i32 as i64, r.regs[1], r.regs[2] as u32, r.regs[3]);
+    let (pid, status, options, rusage) = (r.regs[0] as i32, r.regs[1], r.regs[2] as u32, r.regs[3]);
     wait::check_wait4_options(options)?;
-    let who = wait_who(pid)?;
-    let res = wait::do_wait(
-        who,
-        true,
-        options & wait::WUNTRACED != 0,
-        options & wait::WCONTINUED != 0,
-        options & wait::WNOHANG != 0,
-        false,
-    )?;
+    let who = wait::WaitWho::from_wait4_pid(pid, current_process().pgid.load(Ordering::Relaxed))?;
+    let res = wait::do_wait(who, options | wait::WEXITED)?;
     let Some(reaped) = res else { return Ok(0) };
     if status != 0 {
         crate::uaccess::put_user_i32(status, wait::status_word(reaped.event))?;
@@ -95,22 +82,14 @@ syscall!(__arm64_sys_waitid, r, {
         }),
         _ => return Err(Errno::EINVAL),
     };
-    let res = wait::do_wait(
-        who,
-        options & wait::WEXITED != 0,
-        options & wait::WUNTRACED != 0,
-        options & wait::WCONTINUED != 0,
-        options & wait::WNOHANG != 0,
-        options & wait::WNOWAIT != 0,
-    )?;
+    let res = wait::do_wait(who, options)?;
     if infop != 0 {
         let mut info = crate::signal::SigInfo::default();
         if let Some(rp) = res {
             use crate::process::ChildEvent;
             use crate::signal::code::*;
             let (code, status) = match rp.event {
-                ChildEvent::Exited(s) if s & 0x7f == 0 => (CLD_EXITED, (s >> 8) & 0xff),
-                ChildEvent::Exited(s) => (CLD_KILLED, s & 0x7f),
+                ChildEvent::Exited(s) => process_core::cld_of_exit(s),
                 ChildEvent::Stopped(sig) => (CLD_STOPPED, sig as i32),
                 ChildEvent::Continued => (CLD_CONTINUED, crate::signal::SIGCONT as i32),
             };

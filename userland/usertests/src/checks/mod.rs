@@ -8,6 +8,7 @@ use crate::Check;
 pub mod counter;
 pub mod el0regs;
 pub mod fs;
+pub mod lifecycle;
 pub mod mm;
 pub mod mmrobust;
 pub mod process;
@@ -30,6 +31,7 @@ pub static ALL: &[&[Check]] = &[
     counter::CHECKS,
     timeouts::CHECKS,
     el0regs::CHECKS,
+    lifecycle::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.

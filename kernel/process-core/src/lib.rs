@@ -1,0 +1,201 @@
+//! The CPU-free part of process lifecycle logic, host-tested: Linux's wait
+//! status encodings (`include/uapi/linux/wait.h`, `WIFEXITED` and friends)
+//! and the option rules and child selection of `wait4`/`waitid`
+//! (`kernel/exit.c`: `kernel_wait4`, `kernel_waitid`, `eligible_child`).
+
+#![no_std]
+
+use uapi::Errno;
+
+/// Return at once if no child is ready.
+pub const WNOHANG: u32 = 1;
+/// Report stopped children (waitid's WSTOPPED is the same bit).
+pub const WUNTRACED: u32 = 2;
+/// waitid: report stopped children.
+pub const WSTOPPED: u32 = WUNTRACED;
+/// waitid: report exited children.
+pub const WEXITED: u32 = 4;
+/// Report continued children.
+pub const WCONTINUED: u32 = 8;
+/// waitid: leave the child waitable.
+pub const WNOWAIT: u32 = 0x0100_0000;
+/// Do not wait for children of other threads in the group.
+pub const WNOTHREAD: u32 = 0x2000_0000;
+/// Wait for all children, whatever their exit signal.
+pub const WALL: u32 = 0x4000_0000;
+/// Wait only for "clone" children (exit signal other than SIGCHLD).
+pub const WCLONE: u32 = 0x8000_0000;
+
+const SIGCHLD: u32 = 17;
+
+/// The status word of a child that exited with `code` (`exit(code)`).
+pub const fn exited(code: i32) -> i32 {
+    (code & 0xff) << 8
+}
+
+/// The status word of a child killed by `sig`, with `core` if it dumped.
+pub const fn signaled(sig: u32, core: bool) -> i32 {
+    (sig & 0x7f) as i32 | if core { 0x80 } else { 0 }
+}
+
+/// The status word of a child stopped by `sig`.
+pub const fn stopped(sig: u32) -> i32 {
+    ((sig as i32 & 0xff) << 8) | 0x7f
+}
+
+/// The status word of a continued child.
+pub const CONTINUED: i32 = 0xffff;
+
+/// waitid's `si_code` and `si_status` for a dead child's status word:
+/// CLD_EXITED with the exit code, or CLD_KILLED/CLD_DUMPED with the signal.
+pub const fn cld_of_exit(status: i32) -> (i32, i32) {
+    const CLD_EXITED: i32 = 1;
+    const CLD_KILLED: i32 = 2;
+    const CLD_DUMPED: i32 = 3;
+    if status & 0x7f == 0 {
+        (CLD_EXITED, (status >> 8) & 0xff)
+    } else if status & 0x80 != 0 {
+        (CLD_DUMPED, status & 0x7f)
+    } else {
+        (CLD_KILLED, status & 0x7f)
+    }
+}
+
+/// wait4's options: anything but these is EINVAL.
+pub fn check_wait4_options(options: u32) -> Result<(), Errno> {
+    if options & !(WNOHANG | WUNTRACED | WCONTINUED | WNOTHREAD | WALL | WCLONE) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
+}
+
+/// waitid's options: the known bits, and at least one of WEXITED,
+/// WSTOPPED, WCONTINUED.
+pub fn check_waitid_options(options: u32) -> Result<(), Errno> {
+    if options & !(WNOHANG | WSTOPPED | WCONTINUED | WEXITED | WNOWAIT | WNOTHREAD | WALL | WCLONE) != 0
+        || options & (WEXITED | WSTOPPED | WCONTINUED) == 0
+    {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
+}
+
+/// Which children a wait selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitWho {
+    /// Any child.
+    Any,
+    /// The child with this PID.
+    Pid(u32),
+    /// Children in this process group.
+    Pgid(u32),
+}
+
+impl WaitWho {
+    /// wait4's `pid` argument: -1 any child, 0 the caller's group
+    /// (`own_pgid`), a positive pid that child, below -1 the group -pid;
+    /// INT_MIN is ESRCH (it has no negation).
+    pub fn from_wait4_pid(pid: i32, own_pgid: u32) -> Result<WaitWho, Errno> {
+        Ok(match pid {
+            -1 => WaitWho::Any,
+            0 => WaitWho::Pgid(own_pgid),
+            i32::MIN => return Err(Errno::ESRCH),
+            p if p > 0 => WaitWho::Pid(p as u32),
+            p => WaitWho::Pgid(p.unsigned_abs()),
+        })
+    }
+
+    /// Whether a child with `pid` in group `pgid` is selected.
+    pub fn selects(self, pid: u32, pgid: u32) -> bool {
+        match self {
+            WaitWho::Any => true,
+            WaitWho::Pid(p) => pid == p,
+            WaitWho::Pgid(g) => pgid == g,
+        }
+    }
+}
+
+/// Linux's eligible_child rule for the exit signal: without __WALL, a
+/// wait sees only children whose exit signal is SIGCHLD, or with __WCLONE
+/// only those whose exit signal is not.
+pub fn eligible_by_exit_signal(options: u32, exit_signal: u32) -> bool {
+    options & WALL != 0 || (exit_signal != SIGCHLD) == (options & WCLONE != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_status_encodes_code_in_second_byte() {
+        assert_eq!(exited(0), 0);
+        assert_eq!(exited(3), 0x300);
+        assert_eq!(exited(256 + 7), 0x700, "only the low 8 bits");
+        assert_eq!(exited(-1), 0xff00);
+    }
+
+    #[test]
+    fn signal_status_has_signal_and_core_bit() {
+        assert_eq!(signaled(9, false), 9);
+        assert_eq!(signaled(11, true), 0x8b);
+    }
+
+    #[test]
+    fn stopped_and_continued_statuses_match_wait_h() {
+        assert_eq!(stopped(19), 0x137f);
+        assert_eq!(CONTINUED, 0xffff);
+    }
+
+    #[test]
+    fn cld_codes_distinguish_exit_kill_and_dump() {
+        assert_eq!(cld_of_exit(exited(5)), (1, 5));
+        assert_eq!(cld_of_exit(signaled(9, false)), (2, 9));
+        assert_eq!(cld_of_exit(signaled(11, true)), (3, 11));
+    }
+
+    #[test]
+    fn wait4_refuses_unknown_and_waitid_only_bits() {
+        assert_eq!(
+            check_wait4_options(WNOHANG | WUNTRACED | WCONTINUED | WALL | WCLONE | WNOTHREAD),
+            Ok(())
+        );
+        assert_eq!(check_wait4_options(WEXITED), Err(Errno::EINVAL));
+        assert_eq!(check_wait4_options(WNOWAIT), Err(Errno::EINVAL));
+        assert_eq!(check_wait4_options(0x10), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn waitid_needs_an_event_kind() {
+        assert_eq!(check_waitid_options(WNOHANG), Err(Errno::EINVAL));
+        assert_eq!(check_waitid_options(0), Err(Errno::EINVAL));
+        assert_eq!(check_waitid_options(WEXITED | WNOWAIT | WNOHANG), Ok(()));
+        assert_eq!(check_waitid_options(WSTOPPED), Ok(()));
+        assert_eq!(check_waitid_options(WCONTINUED), Ok(()));
+        assert_eq!(check_waitid_options(WEXITED | 0x10), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn wait4_pid_argument_selects_as_linux() {
+        assert_eq!(WaitWho::from_wait4_pid(-1, 5), Ok(WaitWho::Any));
+        assert_eq!(WaitWho::from_wait4_pid(0, 5), Ok(WaitWho::Pgid(5)));
+        assert_eq!(WaitWho::from_wait4_pid(42, 5), Ok(WaitWho::Pid(42)));
+        assert_eq!(WaitWho::from_wait4_pid(-42, 5), Ok(WaitWho::Pgid(42)));
+        assert_eq!(WaitWho::from_wait4_pid(i32::MIN, 5), Err(Errno::ESRCH));
+        assert!(WaitWho::Pgid(7).selects(100, 7));
+        assert!(!WaitWho::Pgid(7).selects(7, 8));
+        assert!(WaitWho::Pid(3).selects(3, 1));
+        assert!(!WaitWho::Pid(3).selects(4, 1));
+        assert!(WaitWho::Any.selects(9, 9));
+    }
+
+    #[test]
+    fn wall_and_wclone_select_by_exit_signal() {
+        assert!(eligible_by_exit_signal(0, SIGCHLD));
+        assert!(!eligible_by_exit_signal(0, 0));
+        assert!(!eligible_by_exit_signal(0, 10));
+        assert!(eligible_by_exit_signal(WCLONE, 0));
+        assert!(!eligible_by_exit_signal(WCLONE, SIGCHLD));
+        assert!(eligible_by_exit_signal(WALL, 0));
+        assert!(eligible_by_exit_signal(WALL | WCLONE, SIGCHLD));
+    }
+}
