@@ -84,7 +84,11 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     let console = tty::console();
     devices.register_chrdev(5, 1, console.clone());
     devices.register_chrdev(5, 0, console);
-    let root = vfs::ramfs::RamFs::with_type(clock.clone(), "rootfs");
+    // Linux's rootfs is a tmpfs with tmpfs's default limit, half of RAM,
+    // so that filling /tmp fails with ENOSPC while the kernel still has
+    // memory for itself.
+    let limit = vfs::ramfs::tmpfs_size_limit(b"", ram_bytes())?;
+    let root = vfs::ramfs::RamFs::with_limit(clock.clone(), "rootfs", limit);
     let v = VFS.call_once(|| Vfs::new(root, devices));
     if let Some((base, size)) = initrd {
         match initrd_bytes(base, size) {
@@ -127,15 +131,23 @@ fn debugfs() -> Arc<pseudo::PseudoFs> {
         .clone()
 }
 
-/// A new instance of the filesystem type `fstype` for mount(2); ENODEV for
-/// types the kernel does not have.
-pub fn filesystem_for(fstype: &[u8]) -> Result<Arc<dyn vfs::FileSystem>, Errno> {
+/// Bytes of usable RAM, for tmpfs's default and `size=N%` limits.
+fn ram_bytes() -> u64 {
+    crate::mm::frame::stats().total as u64 * 4096
+}
+
+/// A new instance of the filesystem type `fstype` for mount(2), with
+/// mount(2)'s data string `opts`; ENODEV for types the kernel does not
+/// have.
+pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSystem>, Errno> {
     let clock: Arc<dyn Clock> = Arc::new(KernelClock);
     Ok(match fstype {
         b"proc" => vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock),
         b"devtmpfs" => vfs::devfs::devfs(clock)?,
         b"debugfs" => debugfs(),
-        b"tmpfs" | b"ramfs" => vfs::ramfs::RamFs::with_type(clock, if fstype == b"tmpfs" { "tmpfs" } else { "ramfs" }),
+        b"tmpfs" => vfs::ramfs::RamFs::with_limit(clock, "tmpfs", vfs::ramfs::tmpfs_size_limit(opts, ram_bytes())?),
+        // Linux's ramfs has no limit and ignores options it does not know.
+        b"ramfs" => vfs::ramfs::RamFs::with_type(clock, "ramfs"),
         _ => return Err(Errno::ENODEV),
     })
 }

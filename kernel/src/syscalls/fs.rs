@@ -439,7 +439,12 @@ syscall!(__arm64_sys_mount, r, {
         return Ok(0);
     }
     let fstype = strndup_user(fstype, 256, Errno::ENODEV)?;
-    vfs().mount(crate::fs::filesystem_for(&fstype)?, &at)?;
+    // The data string: options for the filesystem (tmpfs's `size=`).
+    let data = match r.regs[4] {
+        0 => Vec::new(),
+        data => strndup_user(data, 4096, Errno::EINVAL)?,
+    };
+    vfs().mount(crate::fs::filesystem_for(&fstype, &data)?, &at)?;
     Ok(0)
 });
 

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use crate::Check;
 
 pub mod fs;
+pub mod fsrobust;
 pub mod mm;
 pub mod process;
 pub mod signal;
@@ -15,6 +16,7 @@ pub mod time;
 /// Every check, in the order they run.
 pub static ALL: &[&[Check]] = &[
     fs::CHECKS,
+    fsrobust::CHECKS,
     process::CHECKS,
     signal::CHECKS,
     mm::CHECKS,
