@@ -30,8 +30,22 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
-    arch::uaccess::probe_writable(ubuf, len.min(1 << 20))?;
     let mut buf = crate::uaccess::zeroed_buf(len.min(1 << 20))?;
+    if let Err(fault) = arch::uaccess::probe_writable(ubuf, len.min(1 << 20)) {
+        // Linux checks only that the range is user space, then faults on
+        // the first byte it copies: a read with nothing to give (end of
+        // file) returns 0 even into an unmapped buffer. Only seekable
+        // files can be asked without consuming anything; the rest fail
+        // now rather than lose the data they would give.
+        if !arch::uaccess::access_ok(ubuf, len) || !f.is_positional() {
+            return Err(fault.into());
+        }
+        let at = pos.unwrap_or(f.offset() as i64);
+        return match f.pread(&mut buf, at)? {
+            0 => Ok(0),
+            _ => Err(fault.into()),
+        };
+    }
     let n = match pos {
         Some(off) => blocking(f, || f.pread(&mut buf, off))?,
         None => blocking(f, || f.read(&mut buf))?,
