@@ -92,7 +92,10 @@ struct DirState {
 
 impl DirState {
     fn find(&self, name: &[u8]) -> Option<(u64, &Node)> {
-        self.entries.iter().find(|(_, (n, _))| n == name).map(|(&c, (_, node))| (c, node))
+        self.entries
+            .iter()
+            .find(|(_, (n, _))| n == name)
+            .map(|(&c, (_, node))| (c, node))
     }
 }
 
@@ -346,7 +349,9 @@ impl Inode for PseudoFile {
         match &self.content {
             // `echo x > file` opens with O_TRUNC: the file is told (the
             // trace buffer is cleared), or it is accepted with nothing to cut.
-            Content::Generated { write: Some(_), trunc, .. } => {
+            Content::Generated {
+                write: Some(_), trunc, ..
+            } => {
                 if let Some(t) = trunc {
                     t();
                 }
@@ -584,11 +589,17 @@ mod tests {
         let mut rest = read_all(&a);
         let mut whole = head.to_vec();
         whole.append(&mut rest);
-        assert_eq!(whole, format!("generation {}\n", GENERATION.load(Ordering::Acquire) - 1).into_bytes());
+        assert_eq!(
+            whole,
+            format!("generation {}\n", GENERATION.load(Ordering::Acquire) - 1).into_bytes()
+        );
         assert_eq!(MADE.load(Ordering::Acquire), made + 1);
         // A new open sees the new content; seq_lseek has no SEEK_END.
         let b = open(root, b"gen", O_RDONLY).unwrap();
-        assert_eq!(read_all(&b), format!("generation {}\n", GENERATION.load(Ordering::Acquire)).into_bytes());
+        assert_eq!(
+            read_all(&b),
+            format!("generation {}\n", GENERATION.load(Ordering::Acquire)).into_bytes()
+        );
         assert_eq!(b.lseek(0, SEEK_END), Err(Errno::EINVAL));
         assert_eq!(b.lseek(0, SEEK_SET), Ok(0));
         // O_TRUNC tells the file; a plain open for writing does not.
@@ -683,8 +694,12 @@ mod tests {
         let wq = Arc::new(WaitQueueHead::new());
         PIPE_WAKER.call_once(|| IrqWork::waker(wq.clone()));
         let wq_open = wq.clone();
-        root.file_ops("pipe", 0o444, Box::new(move |_| Ok(Arc::new(PipeOps(wq_open.clone())) as Arc<dyn FileOps>)))
-            .unwrap();
+        root.file_ops(
+            "pipe",
+            0o444,
+            Box::new(move |_| Ok(Arc::new(PipeOps(wq_open.clone())) as Arc<dyn FileOps>)),
+        )
+        .unwrap();
         EVENTS.store(0, Ordering::Release);
         let f = open(root, b"pipe", O_RDONLY).unwrap();
         assert_eq!(f.poll() & POLLIN, 0, "no events yet");

@@ -928,7 +928,13 @@ mod tests {
         drop(f);
         assert_eq!(fs.usage().used_pages, 0);
         assert_eq!(g.write_at(0, &[2u8; 4 * 4096]).unwrap(), 4 * 4096);
-        assert_eq!(fs.usage(), RamFsUsage { max_pages: 4, used_pages: 4 });
+        assert_eq!(
+            fs.usage(),
+            RamFsUsage {
+                max_pages: 4,
+                used_pages: 4
+            }
+        );
     }
 
     #[test]

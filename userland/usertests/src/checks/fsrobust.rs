@@ -25,7 +25,13 @@ fn mount_tmpfs(target: &[u8], opts: &[u8]) -> Result<(), Errno> {
     unsafe {
         raw(
             MOUNT,
-            &[src.as_ptr() as usize, t.as_ptr() as usize, ty.as_ptr() as usize, 0, data.as_ptr() as usize],
+            &[
+                src.as_ptr() as usize,
+                t.as_ptr() as usize,
+                ty.as_ptr() as usize,
+                0,
+                data.as_ptr() as usize,
+            ],
         )
     }
     .map(drop)
@@ -64,10 +70,18 @@ fn tmpfs_size_limit_gives_enospc_and_close_after_unlink_frees_it() -> Outcome {
                 break Errno::EIO;
             }
         };
-        check_eq!((total, err), (64 * 1024, Errno::ENOSPC), "bytes written before the error");
+        check_eq!(
+            (total, err),
+            (64 * 1024, Errno::ENOSPC),
+            "bytes written before the error"
+        );
         check_eq!(write(fb, b"x"), Err(Errno::ENOSPC), "write to another file when full");
         check_eq!(unlinkat(AT_FDCWD, &a, 0), Ok(()), "unlink the full file");
-        check_eq!(write(fb, b"x"), Err(Errno::ENOSPC), "write while the unlinked file is still open");
+        check_eq!(
+            write(fb, b"x"),
+            Err(Errno::ENOSPC),
+            "write while the unlinked file is still open"
+        );
         close(fa);
         check_eq!(write(fb, &chunk), Ok(chunk.len()), "write after the last close");
         close(fb);
@@ -97,8 +111,16 @@ fn tmpfs_600_deep_tree_unmounts() -> Outcome {
 fn getdents64_one_byte_buffer_is_einval() -> Outcome {
     let fd = open(b"/", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0).ctx("open /")?;
     let mut buf = [0u8; 1];
-    check_eq!(rt::fs::getdents64(fd, &mut buf), Err(Errno::EINVAL), "getdents64 into 1 byte");
-    check_eq!(rt::fs::getdents64(fd, &mut []), Err(Errno::EINVAL), "getdents64 into 0 bytes");
+    check_eq!(
+        rt::fs::getdents64(fd, &mut buf),
+        Err(Errno::EINVAL),
+        "getdents64 into 1 byte"
+    );
+    check_eq!(
+        rt::fs::getdents64(fd, &mut []),
+        Err(Errno::EINVAL),
+        "getdents64 into 0 bytes"
+    );
     let mut big = [0u8; 512];
     let n = rt::fs::getdents64(fd, &mut big).ctx("getdents64 after the refusals")?;
     check_eq!(n > 0, true, "entries still listed from the start");
@@ -124,12 +146,30 @@ fn read_null_buffer_at_end_of_file_returns_0() -> Outcome {
 }
 
 fn lseek_seek_end_on_proc_seq_files_is_einval() -> Outcome {
-    for path in [&b"/proc/meminfo"[..], b"/proc/self/status", b"/proc/self/stat", b"/proc/uptime", b"/proc/version"] {
+    for path in [
+        &b"/proc/meminfo"[..],
+        b"/proc/self/status",
+        b"/proc/self/stat",
+        b"/proc/uptime",
+        b"/proc/version",
+    ] {
         let fd = open(path, O_RDONLY | O_CLOEXEC, 0).ctx("open a /proc file")?;
         let name = core::str::from_utf8(path).unwrap_or("?");
-        check_eq!(call(LSEEK, &[fd as usize, 0, SEEK_END as usize]), Err(Errno::EINVAL), "SEEK_END on {name}");
-        check_eq!(call(LSEEK, &[fd as usize, 5, SEEK_SET as usize]), Ok(5), "SEEK_SET on {name}");
-        check_eq!(call(LSEEK, &[fd as usize, 1, SEEK_CUR as usize]), Ok(6), "SEEK_CUR on {name}");
+        check_eq!(
+            call(LSEEK, &[fd as usize, 0, SEEK_END as usize]),
+            Err(Errno::EINVAL),
+            "SEEK_END on {name}"
+        );
+        check_eq!(
+            call(LSEEK, &[fd as usize, 5, SEEK_SET as usize]),
+            Ok(5),
+            "SEEK_SET on {name}"
+        );
+        check_eq!(
+            call(LSEEK, &[fd as usize, 1, SEEK_CUR as usize]),
+            Ok(6),
+            "SEEK_CUR on {name}"
+        );
         close(fd);
     }
     Ok(())
