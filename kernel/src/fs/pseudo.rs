@@ -525,6 +525,13 @@ impl FileSystem for PseudoFs {
     fn dev(&self) -> u64 {
         self.dev
     }
+    fn magic(&self) -> u64 {
+        match self.fs_type {
+            "debugfs" => 0x6462_6720,
+            "tracefs" => 0x7472_6163,
+            _ => 0,
+        }
+    }
 }
 
 #[cfg(feature = "ktest")]

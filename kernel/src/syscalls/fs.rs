@@ -472,3 +472,38 @@ syscall!(__arm64_sys_umount2, r, {
     vfs().umount(&at)?;
     Ok(0)
 });
+
+/// `struct statfs` of arm64 (the generic 64-bit layout, 120 bytes).
+fn put_statfs(ubuf: u64, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
+    /// `ST_VALID` (f_flags is meaningful) and `ST_RELATIME`, the flags of
+    /// a default mount (no per-mount flags are kept here).
+    const F_FLAGS: u64 = 0x0020 | 0x1000;
+    let mut out = [0u8; 120];
+    let words = [
+        st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree, 0, st.namelen, st.bsize, F_FLAGS,
+    ];
+    for (i, w) in words.iter().enumerate() {
+        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    copy_to_user(ubuf, &out)?;
+    Ok(0)
+}
+
+/// The statfs figures of the filesystem an open file lives on; files
+/// outside the tree (pipes) are on Linux's pipefs.
+fn statfs_of(f: &OpenFile) -> vfs::inode::StatFs {
+    match f.path() {
+        Some(p) => p.mnt.fs().statfs(),
+        // PIPEFS_MAGIC
+        None => vfs::inode::StatFs::simple(0x5049_5045),
+    }
+}
+
+// statfs(path, buf)
+syscall!(__arm64_sys_statfs, r, {
+    let p = vfs().lookup(&cred(), &current_cwd(), &path_arg(r.regs[0])?, true)?;
+    put_statfs(r.regs[1], &p.mnt.fs().statfs())
+});
+
+// fstatfs(fd, buf): O_PATH descriptors too, as Linux.
+syscall!(__arm64_sys_fstatfs, r, put_statfs(r.regs[1], &statfs_of(&*file(r.regs[0])?)));

@@ -138,6 +138,11 @@ impl FileSystem for ProcFs {
         "proc"
     }
 
+    fn magic(&self) -> u64 {
+        // PROC_SUPER_MAGIC
+        0x9fa0
+    }
+
     fn dev(&self) -> u64 {
         self.core.dev
     }

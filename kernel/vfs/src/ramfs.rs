@@ -25,7 +25,9 @@ use uapi::fcntl::{RENAME_EXCHANGE, RENAME_NOREPLACE, RENAME_WHITEOUT};
 use uapi::stat::*;
 use uapi::{Errno, NAME_MAX};
 
-use crate::inode::{alloc_anon_dev, Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec};
+use crate::inode::{
+    alloc_anon_dev, Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, StatFs, Timespec,
+};
 use crate::Result;
 
 const PAGE_SIZE: usize = 4096;
@@ -205,7 +207,33 @@ impl FileSystem for RamFs {
     fn dev(&self) -> u64 {
         self.core.dev
     }
+
+    fn magic(&self) -> u64 {
+        match self.core.fs_type {
+            "ramfs" => RAMFS_MAGIC,
+            // rootfs, tmpfs and devtmpfs are shmem on Linux.
+            _ => TMPFS_MAGIC,
+        }
+    }
+
+    /// tmpfs's figures: the limit and what is free of it, in pages; a
+    /// filesystem without a limit (ramfs) has none, as Linux's ramfs.
+    fn statfs(&self) -> StatFs {
+        let mut st = StatFs::simple(self.magic());
+        let u = self.usage();
+        if u.max_pages != u64::MAX {
+            st.blocks = u.max_pages;
+            st.bfree = u.max_pages.saturating_sub(u.used_pages);
+            st.bavail = st.bfree;
+        }
+        st
+    }
 }
+
+/// `f_type` of tmpfs (and rootfs, devtmpfs), from `<linux/magic.h>`.
+pub const TMPFS_MAGIC: u64 = 0x0102_1994;
+/// `f_type` of ramfs.
+pub const RAMFS_MAGIC: u64 = 0x8584_58f6;
 
 struct Meta {
     mode: u32,
@@ -985,5 +1013,19 @@ mod tests {
         assert_eq!(tmpfs_size_limit(b"size=", ram), Err(Errno::EINVAL));
         assert_eq!(tmpfs_size_limit(b"size=1x", ram), Err(Errno::EINVAL));
         assert_eq!(tmpfs_size_limit(b"bogus", ram), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn statfs_reports_the_tmpfs_limit_and_what_is_free() {
+        let fs = RamFs::with_limit(Arc::new(EpochClock), "tmpfs", Some(16 * 4096));
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(0, &[1u8; 8192]).unwrap();
+        let st = fs.statfs();
+        assert_eq!(
+            (st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail),
+            (TMPFS_MAGIC, 4096, 16, 14, 14)
+        );
+        let st = RamFs::with_type(Arc::new(EpochClock), "ramfs").statfs();
+        assert_eq!((st.fs_type, st.blocks, st.bfree), (RAMFS_MAGIC, 0, 0));
     }
 }

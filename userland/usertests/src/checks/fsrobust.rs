@@ -13,10 +13,33 @@ pub static CHECKS: &[Check] = crate::checks![
     getdents64_one_byte_buffer_is_einval,
     read_null_buffer_at_end_of_file_returns_0,
     lseek_seek_end_on_proc_seq_files_is_einval,
+    statfs_reports_tmpfs_size_and_free_blocks,
 ];
 
 const MOUNT: usize = 40;
 const LSEEK: usize = 62;
+const STATFS: usize = 43;
+const FSTATFS: usize = 44;
+
+/// The words of arm64's `struct statfs`: f_type, f_bsize, f_blocks,
+/// f_bfree, f_bavail, f_files, f_ffree, f_fsid, f_namelen, f_frsize,
+/// f_flags, spare[4].
+type StatFs = [u64; 15];
+
+fn statfs(path: &[u8]) -> Result<StatFs, Errno> {
+    let p = cstr(path);
+    let mut st: StatFs = [0; 15];
+    // SAFETY: p is NUL-terminated; st is 120 writable bytes.
+    unsafe { raw(STATFS, &[p.as_ptr() as usize, st.as_mut_ptr() as usize]) }?;
+    Ok(st)
+}
+
+fn fstatfs(fd: i32) -> Result<StatFs, Errno> {
+    let mut st: StatFs = [0; 15];
+    // SAFETY: st is 120 writable bytes.
+    unsafe { raw(FSTATFS, &[fd as usize, st.as_mut_ptr() as usize]) }?;
+    Ok(st)
+}
 
 /// mount(2) of a tmpfs on `target` with the data string `opts`.
 fn mount_tmpfs(target: &[u8], opts: &[u8]) -> Result<(), Errno> {
@@ -173,4 +196,40 @@ fn lseek_seek_end_on_proc_seq_files_is_einval() -> Outcome {
         close(fd);
     }
     Ok(())
+}
+
+fn statfs_reports_tmpfs_size_and_free_blocks() -> Outcome {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    let dir = tmpfs_at("tmpfs-statfs", b"size=64k")?;
+    let r = (|| -> Outcome {
+        let st = statfs(&dir).ctx("statfs of the new tmpfs")?;
+        check_eq!(
+            (st[0], st[1], st[2], st[3], st[4]),
+            (TMPFS_MAGIC, 4096, 16, 16, 16),
+            "type, bsize, blocks, bfree, bavail"
+        );
+        check_eq!(st[8], 255, "f_namelen");
+        check_eq!(st[10] & 0x20, 0x20, "ST_VALID in f_flags");
+        let mut f = dir.clone();
+        f.extend_from_slice(b"/f");
+        let fd = open(&f, O_RDWR | O_CREAT | O_CLOEXEC, 0o644).ctx("create f")?;
+        check_eq!(write(fd, &[7u8; 8192]), Ok(8192), "write two pages");
+        let st = fstatfs(fd).ctx("fstatfs of f")?;
+        check_eq!(
+            (st[2], st[3], st[4]),
+            (16, 14, 14),
+            "blocks, bfree, bavail after two pages"
+        );
+        close(fd);
+        check_eq!(statfs(b"/proc").map(|s| s[0]), Ok(0x9fa0), "f_type of /proc");
+        let [r, w] = pipe().ctx("pipe")?;
+        check_eq!(fstatfs(r).map(|s| s[0]), Ok(0x5049_5045), "f_type of a pipe");
+        close(r);
+        close(w);
+        let bad = [0u8; 1];
+        check_eq!(statfs(&bad[..0]), Err(Errno::ENOENT), "statfs of an empty path");
+        Ok(())
+    })();
+    untmpfs(&dir);
+    r
 }
