@@ -120,7 +120,7 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
 }
 
 /// The one debugfs (every mount shows the same tree, as in Linux).
-fn debugfs() -> Arc<pseudo::PseudoFs> {
+pub(crate) fn debugfs() -> Arc<pseudo::PseudoFs> {
     static DEBUGFS: spin::Once<Arc<pseudo::PseudoFs>> = spin::Once::new();
     DEBUGFS
         .call_once(|| {

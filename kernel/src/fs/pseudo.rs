@@ -725,4 +725,31 @@ mod tests {
         assert_eq!(f.read(&mut buf), Err(Errno::EIO));
         assert_ne!(f.poll() & uapi::poll::POLLERR, 0);
     }
+
+    #[kernel_test]
+    fn debugfs_kprobes_enabled_on_the_new_layer_keeps_each_open_consistent() {
+        let debug = crate::fs::debugfs();
+        let dir = debug.root_dir().state.read().find(b"kprobes").map(|(_, n)| n.clone());
+        let Some(Node::Dir(dir)) = dir else {
+            panic!("kprobes is a directory")
+        };
+        let was = crate::kprobes::all_armed();
+        let before = open(&dir, b"enabled", O_RDONLY).unwrap();
+        let mut first = [0u8; 1];
+        assert_eq!(before.read(&mut first).unwrap(), 1);
+        // `echo 0 > enabled`: O_TRUNC is accepted, the write is a command.
+        let w = open(&dir, b"enabled", O_RDWR | O_TRUNC).unwrap();
+        assert_eq!(w.write(if was { b"0\n" } else { b"1\n" }).unwrap(), 2);
+        assert_eq!(crate::kprobes::all_armed(), !was);
+        // The earlier open still reads its own version; a new one the new.
+        assert_eq!(read_all(&before), b"\n");
+        assert_eq!(&first, if was { b"1" } else { b"0" });
+        let after = open(&dir, b"enabled", O_RDONLY).unwrap();
+        assert_eq!(read_all(&after), if was { b"0\n" } else { b"1\n" });
+        assert_eq!(w.write(b"maybe"), Err(Errno::EINVAL));
+        assert_eq!(w.write(if was { b"1" } else { b"0" }).unwrap(), 1);
+        assert_eq!(crate::kprobes::all_armed(), was);
+        assert!(!read_all(&open(&dir, b"blacklist", O_RDONLY).unwrap()).is_empty());
+        assert_eq!(open(&dir, b"list", O_RDWR | O_TRUNC).err(), Some(Errno::EACCES));
+    }
 }
