@@ -49,6 +49,8 @@ impl IrqWork {
 
     /// Work that wakes the sleepers of `wq` (a blocked reader of a trace
     /// file, say). Made once per queue and kept for the kernel's life.
+    /// Task-context code must touch `wq`'s hooks with interrupts masked
+    /// (as [`crate::fs::add_wait_hook`] does), since the tick wakes it.
     pub fn waker(wq: Arc<WaitQueueHead>) -> &'static IrqWork {
         Box::leak(Box::new(IrqWork {
             action: Action::Wake(wq),

@@ -15,7 +15,7 @@ use uapi::fcntl::O_RDWR;
 use vfs::fdtable::FdTable;
 use vfs::file::OpenFile;
 use vfs::mount::{Path, Vfs};
-use vfs::{Clock, Cred, Timespec, WaitHook};
+use vfs::{Clock, Cred, Timespec, WaitHook, WaitQueueHead, WaiterId};
 
 static VFS: spin::Once<Vfs> = spin::Once::new();
 
@@ -206,6 +206,26 @@ impl WaitHook for TaskWaker {
     }
 }
 
+/// Adds `hook` to `wq` with interrupts masked on this CPU. The tick wakes
+/// some queues (console input, work queued by [`crate::irq_work`]), and a
+/// queue's hook list lock does not mask interrupts itself: taken here with
+/// them on, a tick on this CPU waking the same queue would spin on it
+/// forever.
+pub fn add_wait_hook(wq: &WaitQueueHead, hook: Arc<dyn WaitHook>) -> WaiterId {
+    let irq = arch::cpu::local_irq_save();
+    let id = wq.add(hook);
+    arch::cpu::local_irq_restore(irq);
+    id
+}
+
+/// Removes a hook added by [`add_wait_hook`], with interrupts masked for
+/// the same reason.
+pub fn remove_wait_hook(wq: &WaitQueueHead, id: WaiterId) {
+    let irq = arch::cpu::local_irq_save();
+    wq.remove(id);
+    arch::cpu::local_irq_restore(irq);
+}
+
 /// Runs `op` on `file`, sleeping while it says EAGAIN (unless the file is
 /// non-blocking); a signal ends the wait with ERESTARTSYS.
 pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> Result<T, Errno> {
@@ -218,7 +238,7 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
         }
         let Some(wq) = wq else { return Err(Errno::EAGAIN) };
         let me = sched::current();
-        let id = wq.add(Arc::new(TaskWaker(me.clone())));
+        let id = add_wait_hook(&wq, Arc::new(TaskWaker(me.clone())));
         let interrupted = loop {
             me.set_state(TaskState::Interruptible);
             if Some(wq.generation()) != gen {
@@ -230,7 +250,7 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
             sched::schedule();
         };
         me.set_state(TaskState::Running);
-        wq.remove(id);
+        remove_wait_hook(&wq, id);
         if interrupted {
             return Err(Errno::ERESTARTSYS);
         }

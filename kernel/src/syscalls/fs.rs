@@ -408,7 +408,10 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
         }
         // Sleep until any file's queue moves, a signal, or the timeout.
         let waker: Arc<dyn vfs::WaitHook> = Arc::new(PollWaker(me.clone()));
-        let ids: Vec<_> = queues.iter().map(|(q, _)| q.add(waker.clone())).collect();
+        let ids: Vec<_> = queues
+            .iter()
+            .map(|(q, _)| crate::fs::add_wait_hook(q, waker.clone()))
+            .collect();
         me.set_state(crate::sched::TaskState::Interruptible);
         let moved = queues.iter().any(|(q, g)| q.generation() != *g);
         if !moved && !me.signal_pending() && !deadline.is_some_and(|d| crate::time::ktime_get_ns() >= d) {
@@ -416,7 +419,7 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
         }
         me.set_state(crate::sched::TaskState::Running);
         for ((q, _), id) in queues.iter().zip(ids) {
-            q.remove(id);
+            crate::fs::remove_wait_hook(q, id);
         }
     }
 }
@@ -506,4 +509,8 @@ syscall!(__arm64_sys_statfs, r, {
 });
 
 // fstatfs(fd, buf): O_PATH descriptors too, as Linux.
-syscall!(__arm64_sys_fstatfs, r, put_statfs(r.regs[1], &statfs_of(&*file(r.regs[0])?)));
+syscall!(
+    __arm64_sys_fstatfs,
+    r,
+    put_statfs(r.regs[1], &statfs_of(&*file(r.regs[0])?))
+);
