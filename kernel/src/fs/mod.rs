@@ -88,7 +88,7 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     // so that filling /tmp fails with ENOSPC while the kernel still has
     // memory for itself.
     let limit = vfs::ramfs::tmpfs_size_limit(b"", ram_bytes())?;
-    let root = vfs::ramfs::RamFs::with_limit(clock.clone(), "rootfs", limit);
+    let root = vfs::ramfs::RamFs::with_pages(clock.clone(), "rootfs", limit, Arc::new(FramePages));
     let v = VFS.call_once(|| Vfs::new(root, devices));
     if let Some((base, size)) = initrd {
         match initrd_bytes(base, size) {
@@ -131,6 +131,36 @@ pub(crate) fn debugfs() -> Arc<pseudo::PseudoFs> {
         .clone()
 }
 
+/// tmpfs data in frames of RAM, as Linux's shmem pages: freed to the
+/// frame allocator (MemFree) when the file goes, not kept by the heap,
+/// and refused when free memory is down to the kernel's reserve.
+struct FramePages;
+
+/// One frame of tmpfs data, freed when dropped.
+struct FramePage(u64);
+
+impl vfs::ramfs::DataPage for FramePage {
+    fn read(&self, offset: usize, buf: &mut [u8]) {
+        crate::mm::frame::read_frame(self.0, offset, buf);
+    }
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        crate::mm::frame::write_frame(self.0, offset, data);
+    }
+}
+
+impl Drop for FramePage {
+    fn drop(&mut self) {
+        crate::mm::frame::free_frame(self.0);
+    }
+}
+
+impl vfs::ramfs::PageAlloc for FramePages {
+    fn alloc_zeroed(&self) -> Option<alloc::boxed::Box<dyn vfs::ramfs::DataPage>> {
+        let pa = crate::mm::frame::alloc_user_zeroed_frame()?;
+        Some(alloc::boxed::Box::new(FramePage(pa)))
+    }
+}
+
 /// Bytes of usable RAM, for tmpfs's default and `size=N%` limits.
 fn ram_bytes() -> u64 {
     crate::mm::frame::stats().total as u64 * 4096
@@ -145,7 +175,12 @@ pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSys
         b"proc" => vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock),
         b"devtmpfs" => vfs::devfs::devfs(clock)?,
         b"debugfs" => debugfs(),
-        b"tmpfs" => vfs::ramfs::RamFs::with_limit(clock, "tmpfs", vfs::ramfs::tmpfs_size_limit(opts, ram_bytes())?),
+        b"tmpfs" => vfs::ramfs::RamFs::with_pages(
+            clock,
+            "tmpfs",
+            vfs::ramfs::tmpfs_size_limit(opts, ram_bytes())?,
+            Arc::new(FramePages),
+        ),
         // Linux's ramfs has no limit and ignores options it does not know.
         b"ramfs" => vfs::ramfs::RamFs::with_type(clock, "ramfs"),
         _ => return Err(Errno::ENODEV),

@@ -36,8 +36,49 @@ const MAX_FILE_SIZE: u64 = i64::MAX as u64;
 /// Directory cursors 0 and 1 are `.` and `..`; entries start here.
 const FIRST_COOKIE: u64 = 2;
 
+/// One page of file data, wherever it lives (kernel heap here, a frame
+/// of RAM in the kernel, so that an unlinked file's memory goes back to
+/// the frame allocator and shows in MemFree).
+pub trait DataPage: Send + Sync {
+    /// Copies `buf.len()` bytes from `offset` (inside the page).
+    fn read(&self, offset: usize, buf: &mut [u8]);
+    /// Copies `data` in at `offset` (inside the page).
+    fn write(&mut self, offset: usize, data: &[u8]);
+}
+
+/// Where a [`RamFs`] gets its data pages.
+pub trait PageAlloc: Send + Sync {
+    /// A zeroed page, or `None` when memory is short.
+    fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>>;
+}
+
+/// Pages from the heap (host tests, and filesystems without a page
+/// allocator of their own).
+pub struct HeapPages;
+
+struct HeapPage(Box<[u8]>);
+
+impl DataPage for HeapPage {
+    fn read(&self, offset: usize, buf: &mut [u8]) {
+        buf.copy_from_slice(&self.0[offset..offset + buf.len()]);
+    }
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        self.0[offset..offset + data.len()].copy_from_slice(data);
+    }
+}
+
+impl PageAlloc for HeapPages {
+    fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(PAGE_SIZE).ok()?;
+        v.resize(PAGE_SIZE, 0);
+        Some(Box::new(HeapPage(v.into_boxed_slice())))
+    }
+}
+
 struct Core {
     dev: u64,
+    page_alloc: Arc<dyn PageAlloc>,
     fs_type: &'static str,
     clock: Arc<dyn Clock>,
     next_ino: AtomicU64,
@@ -104,8 +145,20 @@ impl RamFs {
     /// file data (rounded up to whole pages; `None`: no limit). Writes
     /// that would need more fail with ENOSPC, as tmpfs's `size=`.
     pub fn with_limit(clock: Arc<dyn Clock>, fs_type: &'static str, max_bytes: Option<u64>) -> Arc<RamFs> {
+        Self::with_pages(clock, fs_type, max_bytes, Arc::new(HeapPages))
+    }
+
+    /// As [`with_limit`](Self::with_limit), with data pages from
+    /// `page_alloc`.
+    pub fn with_pages(
+        clock: Arc<dyn Clock>,
+        fs_type: &'static str,
+        max_bytes: Option<u64>,
+        page_alloc: Arc<dyn PageAlloc>,
+    ) -> Arc<RamFs> {
         let core = Arc::new(Core {
             dev: alloc_anon_dev(),
+            page_alloc,
             fs_type,
             clock,
             next_ino: AtomicU64::new(1),
@@ -289,7 +342,7 @@ impl Dir {
 #[derive(Default)]
 struct Pages {
     size: u64,
-    pages: BTreeMap<u64, Box<[u8]>>,
+    pages: BTreeMap<u64, Box<dyn DataPage>>,
 }
 
 impl Pages {
@@ -305,7 +358,7 @@ impl Pages {
             let chunk = (PAGE_SIZE - in_page).min(n - done);
             let dst = &mut buf[done..done + chunk];
             match self.pages.get(&index) {
-                Some(page) => dst.copy_from_slice(&page[in_page..in_page + chunk]),
+                Some(page) => page.read(in_page, dst),
                 None => dst.fill(0),
             }
             done += chunk;
@@ -337,7 +390,7 @@ impl Pages {
                     Err(e) => return Err(e),
                 },
             };
-            page[in_page..in_page + chunk].copy_from_slice(&buf[done..done + chunk]);
+            page.write(in_page, &buf[done..done + chunk]);
             done += chunk;
         }
         self.size = self.size.max(end.min(offset + done as u64));
@@ -351,7 +404,8 @@ impl Pages {
         core.uncharge_pages((before - self.pages.len()) as u64);
         if !size.is_multiple_of(PAGE_SIZE as u64) {
             if let Some(p) = self.pages.get_mut(&(size / PAGE_SIZE as u64)) {
-                p[(size % PAGE_SIZE as u64) as usize..].fill(0);
+                let from = (size % PAGE_SIZE as u64) as usize;
+                p.write(from, &[0u8; PAGE_SIZE][from..]);
             }
         }
         self.size = size;
@@ -359,17 +413,14 @@ impl Pages {
 }
 
 /// A zeroed page charged to `core`: ENOSPC when the filesystem is at its
-/// limit or the kernel heap cannot supply one (a write must fail, not
+/// limit or memory cannot supply one (a write must fail, not
 /// panic the kernel in the allocator).
-fn new_page(core: &Core) -> Result<Box<[u8]>> {
+fn new_page(core: &Core) -> Result<Box<dyn DataPage>> {
     core.charge_page()?;
-    let mut v = Vec::new();
-    if v.try_reserve_exact(PAGE_SIZE).is_err() {
+    core.page_alloc.alloc_zeroed().ok_or_else(|| {
         core.uncharge_pages(1);
-        return Err(Errno::ENOSPC);
-    }
-    v.resize(PAGE_SIZE, 0);
-    Ok(v.into_boxed_slice())
+        Errno::ENOSPC
+    })
 }
 
 enum Data {
