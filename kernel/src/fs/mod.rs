@@ -296,3 +296,43 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
 pub fn console_poll() {
     tty::poll();
 }
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+    use vfs::{FileSystem, NodeKind};
+
+    #[kernel_test]
+    fn tmpfs_pages_are_frames_that_return_to_memfree_after_unlink_and_close() {
+        const PAGES: usize = 1024;
+        // Other CPUs' work (kernel stacks being reaped, the heap growing)
+        // moves the free count too: compare with this much slack.
+        const SLACK: usize = 128;
+        let free = || crate::mm::frame::stats().free;
+        let fs = vfs::ramfs::RamFs::with_pages(Arc::new(KernelClock), "tmpfs", None, Arc::new(FramePages));
+        let root = fs.root();
+        let f = root.create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        let page = [0x5au8; 4096];
+        let before = free();
+        for i in 0..PAGES {
+            assert_eq!(f.write_at((i * 4096) as u64, &page).unwrap(), 4096);
+        }
+        let full = free();
+        let used = before - full;
+        assert!(
+            (PAGES - SLACK..=PAGES + SLACK).contains(&used),
+            "{used} frames for {PAGES} pages"
+        );
+        let mut back = [0u8; 4096];
+        assert_eq!(f.read_at(((PAGES - 1) * 4096) as u64, &mut back).unwrap(), 4096);
+        assert!(back.iter().all(|&b| b == 0x5a));
+        // Unlinked while still referenced (an open file): kept; then the
+        // frames go back to the frame allocator.
+        root.unlink(b"f").unwrap();
+        assert!(free() + SLACK <= before);
+        drop(f);
+        let after = free();
+        assert!(after + SLACK >= before, "free {before} -> {full} -> {after}");
+    }
+}
