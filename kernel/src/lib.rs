@@ -18,6 +18,7 @@ pub mod fs;
 pub mod futex;
 pub mod init;
 pub mod irq;
+pub mod irq_work;
 pub mod itimer;
 pub mod kallsyms;
 pub mod kprobes;

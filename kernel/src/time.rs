@@ -26,6 +26,7 @@ fn timer_interrupt(_irq: u32) {
     arch::timer::arm(tick_interval());
     TICKS.this().fetch_add(1, Ordering::Relaxed);
     run_timers();
+    crate::irq_work::irq_work_run();
     if arch::cpu::cpu_id() == 0 {
         crate::itimer::run();
         crate::fs::console_poll();

@@ -15,7 +15,7 @@ use uapi::fcntl::O_RDWR;
 use vfs::fdtable::FdTable;
 use vfs::file::OpenFile;
 use vfs::mount::{Path, Vfs};
-use vfs::{Clock, Cred, Timespec, WaitHook};
+use vfs::{Clock, Cred, Timespec, WaitHook, WaitQueueHead, WaiterId};
 
 static VFS: spin::Once<Vfs> = spin::Once::new();
 
@@ -89,7 +89,11 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     let console = tty::console();
     devices.register_chrdev(5, 1, console.clone());
     devices.register_chrdev(5, 0, console);
-    let root = vfs::ramfs::RamFs::with_type(clock.clone(), "rootfs");
+    // Linux's rootfs is a tmpfs with tmpfs's default limit, half of RAM,
+    // so that filling /tmp fails with ENOSPC while the kernel still has
+    // memory for itself.
+    let limit = vfs::ramfs::tmpfs_size_limit(b"", ram_bytes())?;
+    let root = vfs::ramfs::RamFs::with_pages(clock.clone(), "rootfs", limit, Arc::new(FramePages));
     let v = VFS.call_once(|| Vfs::new(root, devices));
     if let Some((base, size)) = initrd {
         match initrd_bytes(base, size) {
@@ -121,7 +125,7 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
 }
 
 /// The one debugfs (every mount shows the same tree, as in Linux).
-fn debugfs() -> Arc<pseudo::PseudoFs> {
+pub(crate) fn debugfs() -> Arc<pseudo::PseudoFs> {
     static DEBUGFS: spin::Once<Arc<pseudo::PseudoFs>> = spin::Once::new();
     DEBUGFS
         .call_once(|| {
@@ -132,15 +136,58 @@ fn debugfs() -> Arc<pseudo::PseudoFs> {
         .clone()
 }
 
-/// A new instance of the filesystem type `fstype` for mount(2); ENODEV for
-/// types the kernel does not have.
-pub fn filesystem_for(fstype: &[u8]) -> Result<Arc<dyn vfs::FileSystem>, Errno> {
+/// tmpfs data in frames of RAM, as Linux's shmem pages: freed to the
+/// frame allocator (MemFree) when the file goes, not kept by the heap,
+/// and refused when free memory is down to the kernel's reserve.
+struct FramePages;
+
+/// One frame of tmpfs data, freed when dropped.
+struct FramePage(u64);
+
+impl vfs::ramfs::DataPage for FramePage {
+    fn read(&self, offset: usize, buf: &mut [u8]) {
+        crate::mm::frame::read_frame(self.0, offset, buf);
+    }
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        crate::mm::frame::write_frame(self.0, offset, data);
+    }
+}
+
+impl Drop for FramePage {
+    fn drop(&mut self) {
+        crate::mm::frame::free_frame(self.0);
+    }
+}
+
+impl vfs::ramfs::PageAlloc for FramePages {
+    fn alloc_zeroed(&self) -> Option<alloc::boxed::Box<dyn vfs::ramfs::DataPage>> {
+        let pa = crate::mm::frame::alloc_user_zeroed_frame()?;
+        Some(alloc::boxed::Box::new(FramePage(pa)))
+    }
+}
+
+/// Bytes of usable RAM, for tmpfs's default and `size=N%` limits.
+fn ram_bytes() -> u64 {
+    crate::mm::frame::stats().total as u64 * 4096
+}
+
+/// A new instance of the filesystem type `fstype` for mount(2), with
+/// mount(2)'s data string `opts`; ENODEV for types the kernel does not
+/// have.
+pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSystem>, Errno> {
     let clock: Arc<dyn Clock> = Arc::new(KernelClock);
     Ok(match fstype {
         b"proc" => vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock),
         b"devtmpfs" => vfs::devfs::devfs(clock)?,
         b"debugfs" => debugfs(),
-        b"tmpfs" | b"ramfs" => vfs::ramfs::RamFs::with_type(clock, if fstype == b"tmpfs" { "tmpfs" } else { "ramfs" }),
+        b"tmpfs" => vfs::ramfs::RamFs::with_pages(
+            clock,
+            "tmpfs",
+            vfs::ramfs::tmpfs_size_limit(opts, ram_bytes())?,
+            Arc::new(FramePages),
+        ),
+        // Linux's ramfs has no limit and ignores options it does not know.
+        b"ramfs" => vfs::ramfs::RamFs::with_type(clock, "ramfs"),
         _ => return Err(Errno::ENODEV),
     })
 }
@@ -202,6 +249,26 @@ impl WaitHook for TaskWaker {
     }
 }
 
+/// Adds `hook` to `wq` with interrupts masked on this CPU. The tick wakes
+/// some queues (console input, work queued by [`crate::irq_work`]), and a
+/// queue's hook list lock does not mask interrupts itself: taken here with
+/// them on, a tick on this CPU waking the same queue would spin on it
+/// forever.
+pub fn add_wait_hook(wq: &WaitQueueHead, hook: Arc<dyn WaitHook>) -> WaiterId {
+    let irq = arch::cpu::local_irq_save();
+    let id = wq.add(hook);
+    arch::cpu::local_irq_restore(irq);
+    id
+}
+
+/// Removes a hook added by [`add_wait_hook`], with interrupts masked for
+/// the same reason.
+pub fn remove_wait_hook(wq: &WaitQueueHead, id: WaiterId) {
+    let irq = arch::cpu::local_irq_save();
+    wq.remove(id);
+    arch::cpu::local_irq_restore(irq);
+}
+
 /// Runs `op` on `file`, sleeping while it says EAGAIN (unless the file is
 /// non-blocking); a signal ends the wait with ERESTARTSYS.
 pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> Result<T, Errno> {
@@ -214,7 +281,7 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
         }
         let Some(wq) = wq else { return Err(Errno::EAGAIN) };
         let me = sched::current();
-        let id = wq.add(Arc::new(TaskWaker(me.clone())));
+        let id = add_wait_hook(&wq, Arc::new(TaskWaker(me.clone())));
         let interrupted = loop {
             me.set_state(TaskState::Interruptible);
             if Some(wq.generation()) != gen {
@@ -226,7 +293,7 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
             sched::schedule();
         };
         me.set_state(TaskState::Running);
-        wq.remove(id);
+        remove_wait_hook(&wq, id);
         if interrupted {
             return Err(Errno::ERESTARTSYS);
         }
@@ -236,4 +303,44 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
 /// From the tick: takes console input.
 pub fn console_poll() {
     tty::poll();
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+    use vfs::{FileSystem, NodeKind};
+
+    #[kernel_test]
+    fn tmpfs_pages_are_frames_that_return_to_memfree_after_unlink_and_close() {
+        const PAGES: usize = 1024;
+        // Other CPUs' work (kernel stacks being reaped, the heap growing)
+        // moves the free count too: compare with this much slack.
+        const SLACK: usize = 128;
+        let free = || crate::mm::frame::stats().free;
+        let fs = vfs::ramfs::RamFs::with_pages(Arc::new(KernelClock), "tmpfs", None, Arc::new(FramePages));
+        let root = fs.root();
+        let f = root.create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        let page = [0x5au8; 4096];
+        let before = free();
+        for i in 0..PAGES {
+            assert_eq!(f.write_at((i * 4096) as u64, &page).unwrap(), 4096);
+        }
+        let full = free();
+        let used = before - full;
+        assert!(
+            (PAGES - SLACK..=PAGES + SLACK).contains(&used),
+            "{used} frames for {PAGES} pages"
+        );
+        let mut back = [0u8; 4096];
+        assert_eq!(f.read_at(((PAGES - 1) * 4096) as u64, &mut back).unwrap(), 4096);
+        assert!(back.iter().all(|&b| b == 0x5a));
+        // Unlinked while still referenced (an open file): kept; then the
+        // frames go back to the frame allocator.
+        root.unlink(b"f").unwrap();
+        assert!(free() + SLACK <= before);
+        drop(f);
+        let after = free();
+        assert!(after + SLACK >= before, "free {before} -> {full} -> {after}");
+    }
 }

@@ -30,8 +30,22 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
-    arch::uaccess::probe_writable(ubuf, len.min(1 << 20))?;
     let mut buf = crate::uaccess::zeroed_buf(len.min(1 << 20))?;
+    if let Err(fault) = arch::uaccess::probe_writable(ubuf, len.min(1 << 20)) {
+        // Linux checks only that the range is user space, then faults on
+        // the first byte it copies: a read with nothing to give (end of
+        // file) returns 0 even into an unmapped buffer. Only seekable
+        // files can be asked without consuming anything; the rest fail
+        // now rather than lose the data they would give.
+        if !arch::uaccess::access_ok(ubuf, len) || !f.is_positional() {
+            return Err(fault.into());
+        }
+        let at = pos.unwrap_or(f.offset() as i64);
+        return match f.pread(&mut buf, at)? {
+            0 => Ok(0),
+            _ => Err(fault.into()),
+        };
+    }
     let n = match pos {
         Some(off) => blocking(f, || f.pread(&mut buf, off))?,
         None => blocking(f, || f.read(&mut buf))?,
@@ -394,7 +408,10 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
         }
         // Sleep until any file's queue moves, a signal, or the timeout.
         let waker: Arc<dyn vfs::WaitHook> = Arc::new(PollWaker(me.clone()));
-        let ids: Vec<_> = queues.iter().map(|(q, _)| q.add(waker.clone())).collect();
+        let ids: Vec<_> = queues
+            .iter()
+            .map(|(q, _)| crate::fs::add_wait_hook(q, waker.clone()))
+            .collect();
         me.set_state(crate::sched::TaskState::Interruptible);
         let moved = queues.iter().any(|(q, g)| q.generation() != *g);
         if !moved && !me.signal_pending() && !deadline.is_some_and(|d| crate::time::ktime_get_ns() >= d) {
@@ -402,7 +419,7 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
         }
         me.set_state(crate::sched::TaskState::Running);
         for ((q, _), id) in queues.iter().zip(ids) {
-            q.remove(id);
+            crate::fs::remove_wait_hook(q, id);
         }
     }
 }
@@ -439,7 +456,12 @@ syscall!(__arm64_sys_mount, r, {
         return Ok(0);
     }
     let fstype = strndup_user(fstype, 256, Errno::ENODEV)?;
-    vfs().mount(crate::fs::filesystem_for(&fstype)?, &at)?;
+    // The data string: options for the filesystem (tmpfs's `size=`).
+    let data = match r.regs[4] {
+        0 => Vec::new(),
+        data => strndup_user(data, 4096, Errno::EINVAL)?,
+    };
+    vfs().mount(crate::fs::filesystem_for(&fstype, &data)?, &at)?;
     Ok(0)
 });
 
@@ -453,3 +475,42 @@ syscall!(__arm64_sys_umount2, r, {
     vfs().umount(&at)?;
     Ok(0)
 });
+
+/// `struct statfs` of arm64 (the generic 64-bit layout, 120 bytes).
+fn put_statfs(ubuf: u64, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
+    /// `ST_VALID` (f_flags is meaningful) and `ST_RELATIME`, the flags of
+    /// a default mount (no per-mount flags are kept here).
+    const F_FLAGS: u64 = 0x0020 | 0x1000;
+    let mut out = [0u8; 120];
+    let words = [
+        st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree, 0, st.namelen, st.bsize, F_FLAGS,
+    ];
+    for (i, w) in words.iter().enumerate() {
+        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    copy_to_user(ubuf, &out)?;
+    Ok(0)
+}
+
+/// The statfs figures of the filesystem an open file lives on; files
+/// outside the tree (pipes) are on Linux's pipefs.
+fn statfs_of(f: &OpenFile) -> vfs::inode::StatFs {
+    match f.path() {
+        Some(p) => p.mnt.fs().statfs(),
+        // PIPEFS_MAGIC
+        None => vfs::inode::StatFs::simple(0x5049_5045),
+    }
+}
+
+// statfs(path, buf)
+syscall!(__arm64_sys_statfs, r, {
+    let p = vfs().lookup(&cred(), &current_cwd(), &path_arg(r.regs[0])?, true)?;
+    put_statfs(r.regs[1], &p.mnt.fs().statfs())
+});
+
+// fstatfs(fd, buf): O_PATH descriptors too, as Linux.
+syscall!(
+    __arm64_sys_fstatfs,
+    r,
+    put_statfs(r.regs[1], &statfs_of(&*file(r.regs[0])?))
+);

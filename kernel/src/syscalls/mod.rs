@@ -64,6 +64,8 @@ fn invoke_syscall(nr: u64, regs: &mut PtRegs) -> i64 {
         35 => __arm64_sys_unlinkat,
         39 => __arm64_sys_umount2,
         40 => __arm64_sys_mount,
+        43 => __arm64_sys_statfs,
+        44 => __arm64_sys_fstatfs,
         48 => __arm64_sys_faccessat,
         49 => __arm64_sys_chdir,
         53 => __arm64_sys_fchmodat,

@@ -265,6 +265,11 @@ impl OpenFile {
         }
     }
 
+    /// Whether the file has offsets (pread, lseek): not pipes or ttys.
+    pub fn is_positional(&self) -> bool {
+        self.positional()
+    }
+
     fn positional(&self) -> bool {
         match &self.backend {
             Backend::Ops(ops) => ops.positional(),

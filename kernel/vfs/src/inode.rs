@@ -319,6 +319,41 @@ pub trait FileSystem: Send + Sync {
     fn fs_type(&self) -> &'static str;
     /// Its device number (`st_dev` of its inodes).
     fn dev(&self) -> u64;
+    /// Its figures for statfs(2); by default those of Linux's
+    /// `simple_statfs` for a filesystem of magic number `magic()`.
+    fn statfs(&self) -> StatFs {
+        StatFs::simple(self.magic())
+    }
+    /// Its `f_type` (Linux's `*_MAGIC` from `<linux/magic.h>`).
+    fn magic(&self) -> u64 {
+        0
+    }
+}
+
+/// What statfs(2) reports about a filesystem (block counts in units of
+/// `bsize`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatFs {
+    pub fs_type: u64,
+    pub bsize: u64,
+    pub blocks: u64,
+    pub bfree: u64,
+    pub bavail: u64,
+    pub files: u64,
+    pub ffree: u64,
+    pub namelen: u64,
+}
+
+impl StatFs {
+    /// A filesystem with no space figures (Linux's `simple_statfs`).
+    pub fn simple(magic: u64) -> StatFs {
+        StatFs {
+            fs_type: magic,
+            bsize: 4096,
+            namelen: uapi::NAME_MAX as u64,
+            ..StatFs::default()
+        }
+    }
 }
 
 static NEXT_ANON_MINOR: AtomicU32 = AtomicU32::new(1);

@@ -162,7 +162,11 @@ impl Vfs {
         if Arc::strong_count(&at.mnt) > 2 {
             return Err(Errno::EBUSY);
         }
-        mounts.retain(|m| m.id != at.mnt.id);
+        // The filesystem's tree may be torn down when the last reference
+        // goes: not under the mount table's lock.
+        let gone: Vec<Arc<Mount>> = mounts.extract_if(.., |m| m.id == at.mnt.id).collect();
+        drop(mounts);
+        drop(gone);
         Ok(())
     }
 

@@ -138,6 +138,11 @@ impl FileSystem for ProcFs {
         "proc"
     }
 
+    fn magic(&self) -> u64 {
+        // PROC_SUPER_MAGIC
+        0x9fa0
+    }
+
     fn dev(&self) -> u64 {
         self.core.dev
     }
@@ -481,7 +486,17 @@ impl FileOps for Snapshot {
         self.core.provider.write(self.scope, &self.rel, buf)
     }
 
+    /// As Linux: `cmdline` (and the other non-seq_file files) seek with
+    /// `generic_llseek` against their inode size, 0; the seq_file ones
+    /// (`status`, `meminfo`, ...) take only SEEK_SET and SEEK_CUR, as
+    /// `seq_lseek`, since their end is not known before they are read.
     fn llseek(&self, _: &OpenFile, pos: u64, offset: i64, whence: u32, _: u64) -> Result<u64> {
-        crate::file::generic_llseek(pos, offset, whence, self.data.len() as u64)
+        if self.rel == b"cmdline" {
+            return crate::file::generic_llseek(pos, offset, whence, 0);
+        }
+        match whence {
+            uapi::fcntl::SEEK_SET | uapi::fcntl::SEEK_CUR => crate::file::generic_llseek(pos, offset, whence, 0),
+            _ => Err(Errno::EINVAL),
+        }
     }
 }

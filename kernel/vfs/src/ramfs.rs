@@ -2,6 +2,11 @@
 //! [`crate::devfs`], `/dev`). Files keep their data in 4 KiB pages, so
 //! sparse files cost only the pages written.
 //!
+//! Data pages are charged to the filesystem as they are allocated and
+//! uncharged when truncated away or when the last reference to the inode
+//! goes (unlink, then close), so a tmpfs with a size limit fails writes
+//! with ENOSPC instead of taking all memory, as Linux's shmem does.
+//!
 //! Locking: namespace changes (create, link, unlink, rmdir, rename) hold
 //! the filesystem's `tree` lock, so at most one of them runs at a time and
 //! it may lock several directories; lookups and I/O lock one inode's data
@@ -20,7 +25,9 @@ use uapi::fcntl::{RENAME_EXCHANGE, RENAME_NOREPLACE, RENAME_WHITEOUT};
 use uapi::stat::*;
 use uapi::{Errno, NAME_MAX};
 
-use crate::inode::{alloc_anon_dev, Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec};
+use crate::inode::{
+    alloc_anon_dev, Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, StatFs, Timespec,
+};
 use crate::Result;
 
 const PAGE_SIZE: usize = 4096;
@@ -29,18 +36,90 @@ const MAX_FILE_SIZE: u64 = i64::MAX as u64;
 /// Directory cursors 0 and 1 are `.` and `..`; entries start here.
 const FIRST_COOKIE: u64 = 2;
 
+/// One page of file data, wherever it lives (kernel heap here, a frame
+/// of RAM in the kernel, so that an unlinked file's memory goes back to
+/// the frame allocator and shows in MemFree).
+pub trait DataPage: Send + Sync {
+    /// Copies `buf.len()` bytes from `offset` (inside the page).
+    fn read(&self, offset: usize, buf: &mut [u8]);
+    /// Copies `data` in at `offset` (inside the page).
+    fn write(&mut self, offset: usize, data: &[u8]);
+}
+
+/// Where a [`RamFs`] gets its data pages.
+pub trait PageAlloc: Send + Sync {
+    /// A zeroed page, or `None` when memory is short.
+    fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>>;
+}
+
+/// Pages from the heap (host tests, and filesystems without a page
+/// allocator of their own).
+pub struct HeapPages;
+
+struct HeapPage(Box<[u8]>);
+
+impl DataPage for HeapPage {
+    fn read(&self, offset: usize, buf: &mut [u8]) {
+        buf.copy_from_slice(&self.0[offset..offset + buf.len()]);
+    }
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        self.0[offset..offset + data.len()].copy_from_slice(data);
+    }
+}
+
+impl PageAlloc for HeapPages {
+    fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(PAGE_SIZE).ok()?;
+        v.resize(PAGE_SIZE, 0);
+        Some(Box::new(HeapPage(v.into_boxed_slice())))
+    }
+}
+
 struct Core {
     dev: u64,
+    page_alloc: Arc<dyn PageAlloc>,
     fs_type: &'static str,
     clock: Arc<dyn Clock>,
     next_ino: AtomicU64,
     tree: Mutex<()>,
+    /// Most data pages the filesystem may hold (`u64::MAX`: no limit).
+    max_pages: u64,
+    /// Data pages held now, over all files.
+    used_pages: AtomicU64,
 }
 
 impl Core {
     fn now(&self) -> Timespec {
         self.clock.now()
     }
+
+    /// Reserves one data page against the limit (Linux's
+    /// `shmem_inode_acct_blocks`): ENOSPC when the filesystem is full.
+    fn charge_page(&self) -> Result<()> {
+        self.used_pages
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                (used < self.max_pages).then_some(used + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| Errno::ENOSPC)
+    }
+
+    fn uncharge_pages(&self, n: u64) {
+        if n > 0 {
+            self.used_pages.fetch_sub(n, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Space figures of a [`RamFs`], in pages of [`RamFs::PAGE_SIZE`] bytes, for
+/// statfs(2) and df.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RamFsUsage {
+    /// The limit in pages (`u64::MAX`: none).
+    pub max_pages: u64,
+    /// Pages of file data held now.
+    pub used_pages: u64,
 }
 
 /// An in-memory filesystem.
@@ -59,12 +138,33 @@ impl RamFs {
     /// As [`new`](Self::new), with another name for /proc/mounts
     /// (`"rootfs"`, `"devtmpfs"`, `"tmpfs"`).
     pub fn with_type(clock: Arc<dyn Clock>, fs_type: &'static str) -> Arc<RamFs> {
+        Self::with_limit(clock, fs_type, None)
+    }
+
+    /// As [`with_type`](Self::with_type), holding at most `max_bytes` of
+    /// file data (rounded up to whole pages; `None`: no limit). Writes
+    /// that would need more fail with ENOSPC, as tmpfs's `size=`.
+    pub fn with_limit(clock: Arc<dyn Clock>, fs_type: &'static str, max_bytes: Option<u64>) -> Arc<RamFs> {
+        Self::with_pages(clock, fs_type, max_bytes, Arc::new(HeapPages))
+    }
+
+    /// As [`with_limit`](Self::with_limit), with data pages from
+    /// `page_alloc`.
+    pub fn with_pages(
+        clock: Arc<dyn Clock>,
+        fs_type: &'static str,
+        max_bytes: Option<u64>,
+        page_alloc: Arc<dyn PageAlloc>,
+    ) -> Arc<RamFs> {
         let core = Arc::new(Core {
             dev: alloc_anon_dev(),
+            page_alloc,
             fs_type,
             clock,
             next_ino: AtomicU64::new(1),
             tree: Mutex::new(()),
+            max_pages: max_bytes.map_or(u64::MAX, |b| b.div_ceil(PAGE_SIZE as u64)),
+            used_pages: AtomicU64::new(0),
         });
         let root = RamInode::new(&core, S_IFDIR | 0o755, 0, 0, 0, Data::Dir(Dir::new(Weak::new())));
         Arc::new(RamFs { core, root })
@@ -74,6 +174,78 @@ impl RamFs {
     pub fn root_inode(&self) -> Arc<dyn Inode> {
         self.root.clone()
     }
+
+    /// The size of the pages [`usage`](Self::usage) counts.
+    pub const PAGE_SIZE: usize = PAGE_SIZE;
+
+    /// How much of its limit the filesystem uses.
+    pub fn usage(&self) -> RamFsUsage {
+        RamFsUsage {
+            max_pages: self.core.max_pages,
+            used_pages: self.core.used_pages.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// The data limit in bytes that tmpfs mount options `opts` (mount(2)'s
+/// comma-separated data string) ask for, on a machine with `ram_bytes` of
+/// memory: `size=` (bytes with a k/m/g/t/p/e suffix, or `N%` of RAM) or
+/// `nr_blocks=` (pages); half of RAM when neither is given, as Linux's
+/// shmem; `None` (no limit) for `size=0`. Options tmpfs knows but that
+/// do not set the size are accepted; others are EINVAL, as Linux.
+pub fn tmpfs_size_limit(opts: &[u8], ram_bytes: u64) -> Result<Option<u64>> {
+    let mut limit = Some(ram_bytes / 2);
+    for opt in opts.split(|&b| b == b',').filter(|o| !o.is_empty()) {
+        let (key, value) = match opt.iter().position(|&b| b == b'=') {
+            Some(i) => (&opt[..i], Some(&opt[i + 1..])),
+            None => (opt, None),
+        };
+        let bytes = match (key, value) {
+            (b"size", Some(v)) => match v.strip_suffix(b"%") {
+                Some(pct) => {
+                    let pct = parse_u64(pct)?;
+                    ram_bytes.checked_mul(pct).ok_or(Errno::EINVAL)? / 100
+                }
+                None => memparse(v)?,
+            },
+            (b"nr_blocks", Some(v)) => memparse(v)?.checked_mul(PAGE_SIZE as u64).ok_or(Errno::EINVAL)?,
+            (b"mode" | b"uid" | b"gid" | b"nr_inodes" | b"huge" | b"mpol", Some(_)) => continue,
+            (b"inode32" | b"inode64" | b"noswap" | b"ro" | b"rw", None) => continue,
+            _ => return Err(Errno::EINVAL),
+        };
+        // Linux rounds up to whole pages; 0 means unlimited.
+        limit = (bytes != 0).then(|| bytes.div_ceil(PAGE_SIZE as u64) * PAGE_SIZE as u64);
+    }
+    Ok(limit)
+}
+
+fn parse_u64(digits: &[u8]) -> Result<u64> {
+    if digits.is_empty() {
+        return Err(Errno::EINVAL);
+    }
+    digits.iter().try_fold(0u64, |acc, &d| {
+        if !d.is_ascii_digit() {
+            return Err(Errno::EINVAL);
+        }
+        acc.checked_mul(10)
+            .and_then(|a| a.checked_add(u64::from(d - b'0')))
+            .ok_or(Errno::EINVAL)
+    })
+}
+
+/// A number with an optional binary suffix, as Linux's `memparse`.
+fn memparse(v: &[u8]) -> Result<u64> {
+    let (digits, shift) = match v.last().map(u8::to_ascii_lowercase) {
+        Some(b'k') => (&v[..v.len() - 1], 10),
+        Some(b'm') => (&v[..v.len() - 1], 20),
+        Some(b'g') => (&v[..v.len() - 1], 30),
+        Some(b't') => (&v[..v.len() - 1], 40),
+        Some(b'p') => (&v[..v.len() - 1], 50),
+        Some(b'e') => (&v[..v.len() - 1], 60),
+        _ => (v, 0),
+    };
+    let n = parse_u64(digits)?;
+    n.checked_mul(1 << shift).ok_or(Errno::EINVAL)
 }
 
 impl FileSystem for RamFs {
@@ -88,7 +260,33 @@ impl FileSystem for RamFs {
     fn dev(&self) -> u64 {
         self.core.dev
     }
+
+    fn magic(&self) -> u64 {
+        match self.core.fs_type {
+            "ramfs" => RAMFS_MAGIC,
+            // rootfs, tmpfs and devtmpfs are shmem on Linux.
+            _ => TMPFS_MAGIC,
+        }
+    }
+
+    /// tmpfs's figures: the limit and what is free of it, in pages; a
+    /// filesystem without a limit (ramfs) has none, as Linux's ramfs.
+    fn statfs(&self) -> StatFs {
+        let mut st = StatFs::simple(self.magic());
+        let u = self.usage();
+        if u.max_pages != u64::MAX {
+            st.blocks = u.max_pages;
+            st.bfree = u.max_pages.saturating_sub(u.used_pages);
+            st.bavail = st.bfree;
+        }
+        st
+    }
 }
+
+/// `f_type` of tmpfs (and rootfs, devtmpfs), from `<linux/magic.h>`.
+pub const TMPFS_MAGIC: u64 = 0x0102_1994;
+/// `f_type` of ramfs.
+pub const RAMFS_MAGIC: u64 = 0x8584_58f6;
 
 struct Meta {
     mode: u32,
@@ -144,7 +342,7 @@ impl Dir {
 #[derive(Default)]
 struct Pages {
     size: u64,
-    pages: BTreeMap<u64, Box<[u8]>>,
+    pages: BTreeMap<u64, Box<dyn DataPage>>,
 }
 
 impl Pages {
@@ -160,7 +358,7 @@ impl Pages {
             let chunk = (PAGE_SIZE - in_page).min(n - done);
             let dst = &mut buf[done..done + chunk];
             match self.pages.get(&index) {
-                Some(page) => dst.copy_from_slice(&page[in_page..in_page + chunk]),
+                Some(page) => page.read(in_page, dst),
                 None => dst.fill(0),
             }
             done += chunk;
@@ -168,7 +366,10 @@ impl Pages {
         n
     }
 
-    fn write(&mut self, offset: u64, buf: &[u8]) -> Result<usize> {
+    /// Writes `buf` at `offset`, charging new pages to `core`: a short
+    /// write when the filesystem or memory fills part way, ENOSPC when
+    /// nothing fit.
+    fn write(&mut self, core: &Core, offset: u64, buf: &[u8]) -> Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
@@ -183,37 +384,43 @@ impl Pages {
             let chunk = (PAGE_SIZE - in_page).min(buf.len() - done);
             let page = match self.pages.entry(index) {
                 alloc::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-                alloc::collections::btree_map::Entry::Vacant(v) => match new_page() {
-                    Some(p) => v.insert(p),
-                    // Out of memory: a short write, or ENOSPC if nothing fit.
-                    None if done > 0 => break,
-                    None => return Err(Errno::ENOSPC),
+                alloc::collections::btree_map::Entry::Vacant(v) => match new_page(core) {
+                    Ok(p) => v.insert(p),
+                    Err(_) if done > 0 => break,
+                    Err(e) => return Err(e),
                 },
             };
-            page[in_page..in_page + chunk].copy_from_slice(&buf[done..done + chunk]);
+            page.write(in_page, &buf[done..done + chunk]);
             done += chunk;
         }
         self.size = self.size.max(end.min(offset + done as u64));
         Ok(done)
     }
 
-    fn truncate(&mut self, size: u64) {
+    fn truncate(&mut self, core: &Core, size: u64) {
         let keep = size.div_ceil(PAGE_SIZE as u64);
+        let before = self.pages.len();
         self.pages.retain(|&i, _| i < keep);
+        core.uncharge_pages((before - self.pages.len()) as u64);
         if !size.is_multiple_of(PAGE_SIZE as u64) {
             if let Some(p) = self.pages.get_mut(&(size / PAGE_SIZE as u64)) {
-                p[(size % PAGE_SIZE as u64) as usize..].fill(0);
+                let from = (size % PAGE_SIZE as u64) as usize;
+                p.write(from, &[0u8; PAGE_SIZE][from..]);
             }
         }
         self.size = size;
     }
 }
 
-fn new_page() -> Option<Box<[u8]>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(PAGE_SIZE).ok()?;
-    v.resize(PAGE_SIZE, 0);
-    Some(v.into_boxed_slice())
+/// A zeroed page charged to `core`: ENOSPC when the filesystem is at its
+/// limit or memory cannot supply one (a write must fail, not
+/// panic the kernel in the allocator).
+fn new_page(core: &Core) -> Result<Box<dyn DataPage>> {
+    core.charge_page()?;
+    core.page_alloc.alloc_zeroed().ok_or_else(|| {
+        core.uncharge_pages(1);
+        Errno::ENOSPC
+    })
 }
 
 enum Data {
@@ -316,6 +523,39 @@ impl RamInode {
             }
         }
     }
+}
+
+impl Drop for RamInode {
+    /// Gives the file's pages back to the filesystem's limit, and takes
+    /// a directory's tree apart without recursion: dropping a 10 000-deep
+    /// chain one nested `drop` per level would overflow a kernel stack.
+    /// Children whose last reference is ours are emptied onto an explicit
+    /// stack before they are dropped, so each `drop` below is shallow.
+    fn drop(&mut self) {
+        let mut orphans = match self.data.get_mut() {
+            Data::File(p) => {
+                self.core.uncharge_pages(p.pages.len() as u64);
+                return;
+            }
+            Data::Dir(d) => take_children(d),
+            _ => return,
+        };
+        while let Some(child) = orphans.pop() {
+            // Still referenced elsewhere (open, cwd, another link): that
+            // holder drops it later, with its own shallow teardown.
+            if let Ok(mut child) = Arc::try_unwrap(child) {
+                if let Data::Dir(d) = child.data.get_mut() {
+                    orphans.append(&mut take_children(d));
+                }
+            }
+        }
+    }
+}
+
+/// Empties a directory, returning its children.
+fn take_children(d: &mut Dir) -> Vec<Arc<RamInode>> {
+    d.names.clear();
+    core::mem::take(&mut d.entries).into_values().map(|(_, i)| i).collect()
 }
 
 fn check_name(name: &[u8]) -> Result<()> {
@@ -600,7 +840,7 @@ impl Inode for RamInode {
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<usize> {
         let n = match &mut *self.data.write() {
-            Data::File(p) => p.write(offset, buf)?,
+            Data::File(p) => p.write(&self.core, offset, buf)?,
             Data::Dir(_) => return Err(Errno::EISDIR),
             _ => return Err(Errno::EINVAL),
         };
@@ -613,7 +853,7 @@ impl Inode for RamInode {
     fn append(&self, buf: &[u8]) -> Result<(usize, u64)> {
         let (n, end) = match &mut *self.data.write() {
             Data::File(p) => {
-                let n = p.write(p.size, buf)?;
+                let n = p.write(&self.core, p.size, buf)?;
                 (n, p.size)
             }
             Data::Dir(_) => return Err(Errno::EISDIR),
@@ -630,7 +870,7 @@ impl Inode for RamInode {
             return Err(Errno::EFBIG);
         }
         match &mut *self.data.write() {
-            Data::File(p) => p.truncate(size),
+            Data::File(p) => p.truncate(&self.core, size),
             Data::Dir(_) => return Err(Errno::EISDIR),
             _ => return Err(Errno::EINVAL),
         }
@@ -671,6 +911,7 @@ impl Inode for RamInode {
 mod tests {
     use super::*;
     use crate::inode::EpochClock;
+    extern crate std;
 
     fn fs() -> Arc<RamFs> {
         RamFs::new(Arc::new(EpochClock))
@@ -744,5 +985,98 @@ mod tests {
             d.create(b"z", NodeKind::Regular, 0o644, 0, 0).err(),
             Some(Errno::ENOENT)
         );
+    }
+
+    #[test]
+    fn writes_past_the_size_limit_fail_with_enospc_and_unlink_then_close_frees_the_pages() {
+        let fs = RamFs::with_limit(Arc::new(EpochClock), "tmpfs", Some(4 * 4096));
+        let root = fs.root();
+        let f = root.create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        // A short write up to the limit, then ENOSPC.
+        assert_eq!(f.write_at(0, &[1u8; 5 * 4096]).unwrap(), 4 * 4096);
+        assert_eq!(f.append(b"x"), Err(Errno::ENOSPC));
+        let g = root.create(b"g", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        assert_eq!(g.write_at(0, b"y"), Err(Errno::ENOSPC));
+        // Rewriting pages already held needs no more space.
+        assert_eq!(f.write_at(100, b"abc").unwrap(), 3);
+        // Unlinked but still open (`f` is a reference): still charged.
+        root.unlink(b"f").unwrap();
+        assert_eq!(fs.usage().used_pages, 4);
+        assert_eq!(g.write_at(0, b"y"), Err(Errno::ENOSPC));
+        // The last reference goes: the pages return to the filesystem.
+        drop(f);
+        assert_eq!(fs.usage().used_pages, 0);
+        assert_eq!(g.write_at(0, &[2u8; 4 * 4096]).unwrap(), 4 * 4096);
+        assert_eq!(
+            fs.usage(),
+            RamFsUsage {
+                max_pages: 4,
+                used_pages: 4
+            }
+        );
+    }
+
+    #[test]
+    fn truncate_uncharges_the_pages_it_drops() {
+        let fs = RamFs::with_limit(Arc::new(EpochClock), "tmpfs", Some(3 * 4096));
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(0, &[1u8; 3 * 4096]).unwrap();
+        f.truncate(4096 + 1).unwrap();
+        assert_eq!(fs.usage().used_pages, 2);
+        assert_eq!(f.write_at(8 * 4096, b"z").unwrap(), 1);
+        assert_eq!(f.write_at(9 * 4096, b"z"), Err(Errno::ENOSPC));
+        f.truncate(0).unwrap();
+        assert_eq!(fs.usage().used_pages, 0);
+    }
+
+    #[test]
+    fn dropping_a_deep_directory_chain_does_not_recurse() {
+        // 20 000 levels on a 256 KiB stack: a recursive drop needs several
+        // hundred bytes a level and overflows; the iterative one does not.
+        let t = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let fs = RamFs::with_limit(Arc::new(EpochClock), "tmpfs", Some(4096));
+                let mut dir = fs.root();
+                for _ in 0..20_000 {
+                    dir = dir.create(b"d", NodeKind::Directory, 0o755, 0, 0).unwrap();
+                }
+                let f = dir.create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+                f.write_at(0, b"data").unwrap();
+                drop((dir, f));
+                let usage_before = fs.usage().used_pages;
+                drop(fs);
+                usage_before
+            })
+            .unwrap();
+        assert_eq!(t.join().unwrap(), 1);
+    }
+
+    #[test]
+    fn tmpfs_size_option_is_parsed_as_linux_does() {
+        let ram = 1 << 30;
+        assert_eq!(tmpfs_size_limit(b"", ram), Ok(Some(ram / 2)));
+        assert_eq!(tmpfs_size_limit(b"size=1m", ram), Ok(Some(1 << 20)));
+        assert_eq!(tmpfs_size_limit(b"mode=1777,size=10K", ram), Ok(Some(12 << 10)));
+        assert_eq!(tmpfs_size_limit(b"size=25%", ram), Ok(Some(ram / 4)));
+        assert_eq!(tmpfs_size_limit(b"nr_blocks=3", ram), Ok(Some(3 * 4096)));
+        assert_eq!(tmpfs_size_limit(b"size=0", ram), Ok(None));
+        assert_eq!(tmpfs_size_limit(b"size=", ram), Err(Errno::EINVAL));
+        assert_eq!(tmpfs_size_limit(b"size=1x", ram), Err(Errno::EINVAL));
+        assert_eq!(tmpfs_size_limit(b"bogus", ram), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn statfs_reports_the_tmpfs_limit_and_what_is_free() {
+        let fs = RamFs::with_limit(Arc::new(EpochClock), "tmpfs", Some(16 * 4096));
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(0, &[1u8; 8192]).unwrap();
+        let st = fs.statfs();
+        assert_eq!(
+            (st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail),
+            (TMPFS_MAGIC, 4096, 16, 14, 14)
+        );
+        let st = RamFs::with_type(Arc::new(EpochClock), "ramfs").statfs();
+        assert_eq!((st.fs_type, st.blocks, st.bfree), (RAMFS_MAGIC, 0, 0));
     }
 }

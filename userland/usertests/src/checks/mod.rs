@@ -9,6 +9,7 @@ pub mod counter;
 pub mod el0regs;
 pub mod fs;
 pub mod lifecycle;
+pub mod fsrobust;
 pub mod mm;
 pub mod mmrobust;
 pub mod process;
@@ -21,6 +22,7 @@ pub mod timeouts;
 /// Every check, in the order they run.
 pub static ALL: &[&[Check]] = &[
     fs::CHECKS,
+    fsrobust::CHECKS,
     process::CHECKS,
     signal::CHECKS,
     sigrobust::CHECKS,
