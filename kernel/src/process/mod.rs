@@ -69,6 +69,8 @@ pub struct Process {
     pub fs: IrqSpinLock<crate::fs::ProcessFs>,
     /// Signal number sent to the parent at exit (SIGCHLD usually).
     pub exit_signal: u32,
+    /// CPU time of exited threads and of reaped children.
+    pub cputime: crate::cputime::ProcessCputime,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -125,6 +127,7 @@ impl Process {
             umask: AtomicU32::new(0o022),
             fs: IrqSpinLock::new(fs),
             exit_signal,
+            cputime: crate::cputime::ProcessCputime::new(),
         })
     }
 
@@ -335,6 +338,7 @@ fn exit_thread(status: i32) {
     let last = {
         let mut threads = p.threads.lock();
         threads.retain(|t| !Arc::ptr_eq(t, &me));
+        crate::cputime::exit_thread_cputime(&p, &me);
         threads.is_empty()
     };
     TASKS.lock().remove(&me.tid);
@@ -407,6 +411,7 @@ fn exit_process(p: &Arc<Process>, status: i32) {
 
 /// Removes a reaped zombie from the tables.
 pub fn release_zombie(parent: &Process, child: &Arc<Process>) {
+    crate::cputime::reap_cputime(parent, child);
     parent.children.lock().retain(|c| !Arc::ptr_eq(c, child));
     PROCESSES.lock().remove(&child.pid);
 }

@@ -39,6 +39,8 @@ pub struct Reaped {
     pub pid: u32,
     /// What happened.
     pub event: ChildEvent,
+    /// The child's CPU time and its reaped children's (wait4's rusage).
+    pub times: crate::cputime::Cputime,
 }
 
 /// The `wait4` status word for an event.
@@ -83,6 +85,7 @@ pub fn do_wait(
                     return Ok(Some(Reaped {
                         pid: c.pid,
                         event: ChildEvent::Exited(status),
+                        times: crate::cputime::rusage_both(c),
                     }));
                 }
             }
@@ -95,6 +98,7 @@ pub fn do_wait(
                     return Ok(Some(Reaped {
                         pid: c.pid,
                         event: ChildEvent::Stopped(sig),
+                        times: crate::cputime::rusage_both(c),
                     }));
                 }
                 Some(ChildEvent::Continued) if continued => {
@@ -104,6 +108,7 @@ pub fn do_wait(
                     return Ok(Some(Reaped {
                         pid: c.pid,
                         event: ChildEvent::Continued,
+                        times: crate::cputime::rusage_both(c),
                     }));
                 }
                 _ => {}
