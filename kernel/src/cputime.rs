@@ -2,8 +2,11 @@
 //! and for reaped children, as Linux's tick-based accounting
 //! (`account_process_tick`) keeps them. Each tick charges a whole tick to
 //! the task it interrupted: to user time if the interrupt came from EL0,
-//! else to system time. `getrusage`, `wait4`, `times` and the CPU-time
-//! clocks read the totals.
+//! else to system time. The exact run time (Linux's `sum_exec_runtime`)
+//! is kept apart, from the counter at each context switch: it is what the
+//! scheduler CPU clocks read, and the tick samples only split it into user
+//! and system time for `getrusage`, `wait4` and `times` (Linux's
+//! `cputime_adjust`).
 
 use crate::percpu::{PerCpu, NR_CPUS};
 use crate::process::Process;
@@ -23,9 +26,30 @@ pub struct Cputime {
     pub utime: u64,
     /// Time spent in the kernel on the task's behalf.
     pub stime: u64,
+    /// Time on a CPU, exactly (`sum_exec_runtime`).
+    pub runtime: u64,
 }
 
 impl Cputime {
+    /// `utime` and `stime` scaled so that they add up to `runtime`, as
+    /// Linux's `cputime_adjust` does before reporting them: the tick
+    /// samples give the proportion, the run time the total.
+    pub fn adjusted(self) -> Cputime {
+        let (u, s, rt) = (self.utime as u128, self.stime as u128, self.runtime as u128);
+        let stime = if s == 0 {
+            0
+        } else if u == 0 {
+            rt
+        } else {
+            rt * s / (u + s)
+        };
+        Cputime {
+            utime: (rt - stime) as u64,
+            stime: stime as u64,
+            runtime: self.runtime,
+        }
+    }
+
     /// `utime + stime` (the `CPUCLOCK_PROF` and `CPUCLOCK_SCHED` value).
     pub fn total(self) -> u64 {
         self.utime.saturating_add(self.stime)
@@ -38,6 +62,7 @@ impl core::ops::Add for Cputime {
         Cputime {
             utime: self.utime.saturating_add(o.utime),
             stime: self.stime.saturating_add(o.stime),
+            runtime: self.runtime.saturating_add(o.runtime),
         }
     }
 }
@@ -47,6 +72,7 @@ impl core::ops::Add for Cputime {
 struct Counters {
     utime: AtomicU64,
     stime: AtomicU64,
+    runtime: AtomicU64,
 }
 
 impl Counters {
@@ -54,6 +80,7 @@ impl Counters {
         Counters {
             utime: AtomicU64::new(0),
             stime: AtomicU64::new(0),
+            runtime: AtomicU64::new(0),
         }
     }
 
@@ -61,27 +88,44 @@ impl Counters {
         Cputime {
             utime: self.utime.load(Ordering::Relaxed),
             stime: self.stime.load(Ordering::Relaxed),
+            runtime: self.runtime.load(Ordering::Relaxed),
         }
     }
 
     fn add(&self, t: Cputime) {
         self.utime.fetch_add(t.utime, Ordering::Relaxed);
         self.stime.fetch_add(t.stime, Ordering::Relaxed);
+        self.runtime.fetch_add(t.runtime, Ordering::Relaxed);
     }
 }
 
-/// One thread's CPU time (Linux's `task->utime`, `task->stime`).
-pub struct TaskCputime(Counters);
+/// One thread's CPU time (Linux's `task->utime`, `task->stime`,
+/// `se.sum_exec_runtime`).
+pub struct TaskCputime {
+    counters: Counters,
+    /// When the task was last switched in (as `ktime_get_ns`), 0 while it
+    /// is switched out (`se.exec_start`).
+    running_since: AtomicU64,
+}
 
 impl TaskCputime {
     /// Zero.
     pub const fn new() -> TaskCputime {
-        TaskCputime(Counters::new())
+        TaskCputime {
+            counters: Counters::new(),
+            running_since: AtomicU64::new(0),
+        }
     }
 
-    /// The time used so far.
+    /// The time used so far, including the current run if the task is on
+    /// a CPU.
     pub fn get(&self) -> Cputime {
-        self.0.get()
+        let mut t = self.counters.get();
+        let since = self.running_since.load(Ordering::Relaxed);
+        if since != 0 {
+            t.runtime += crate::time::ktime_get_ns().saturating_sub(since);
+        }
+        t
     }
 }
 
@@ -131,12 +175,26 @@ pub fn account_process_tick() {
     if t.is_idle() {
         return;
     }
-    let c = &t.cputime.0;
+    let c = &t.cputime.counters;
     if IRQ_FROM_USER.this().load(Ordering::Relaxed) {
         c.utime.fetch_add(TICK_NSEC, Ordering::Relaxed);
     } else {
         c.stime.fetch_add(TICK_NSEC, Ordering::Relaxed);
     }
+}
+
+/// Ends `prev`'s run and starts `next`'s at a context switch (Linux's
+/// `update_curr` for the two).
+pub fn account_switch(prev: &Task, next: &Task) {
+    let now = crate::time::ktime_get_ns();
+    let since = prev.cputime.running_since.swap(0, Ordering::Relaxed);
+    if since != 0 {
+        prev.cputime
+            .counters
+            .runtime
+            .fetch_add(now.saturating_sub(since), Ordering::Relaxed);
+    }
+    next.cputime.running_since.store(now.max(1), Ordering::Relaxed);
 }
 
 /// The whole thread group's time: exited threads and live ones (Linux's
@@ -157,11 +215,11 @@ pub fn exit_thread_cputime(p: &Process, t: &Task) {
 /// A child's own time plus its reaped children's (Linux's `RUSAGE_BOTH`,
 /// which `wait4` reports).
 pub fn rusage_both(child: &Process) -> Cputime {
-    thread_group_cputime(child) + child.cputime.children()
+    thread_group_cputime(child).adjusted() + child.cputime.children()
 }
 
-/// Adds a reaped child's times to its parent's children's times (Linux's
-/// `wait_task_zombie`); a child reaped automatically adds nothing, as in
+/// Adds a reaped child's times, split as reported, to its parent's
+/// children's times (Linux's `wait_task_zombie`); a child reaped automatically adds nothing, as in
 /// Linux.
 pub fn reap_cputime(parent: &Process, child: &Process) {
     parent.cputime.children.add(rusage_both(child));
@@ -178,6 +236,7 @@ pub fn nsec_to_clock_t(ns: u64) -> u64 {
 /// (`ru_maxrss`, faults, context switches) stay 0.
 pub fn rusage_bytes(t: Cputime) -> [u8; 144] {
     let mut b = [0u8; 144];
+    let t = t.adjusted();
     let fields = [
         t.utime / 1_000_000_000,
         t.utime % 1_000_000_000 / 1000,

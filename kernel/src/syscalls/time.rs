@@ -22,7 +22,7 @@ const TIMER_ABSTIME: u64 = 1;
 const CPUCLOCK_PROF: i32 = 0;
 /// User time.
 const CPUCLOCK_VIRT: i32 = 1;
-/// Scheduler run time (here the same as `CPUCLOCK_PROF`).
+/// Exact run time.
 const CPUCLOCK_SCHED: i32 = 2;
 /// A thread's clock rather than its thread group's.
 const CPUCLOCK_PERTHREAD_MASK: i32 = 4;
@@ -79,7 +79,8 @@ impl Clock {
             Clock::Cpu { pid, thread, which } => {
                 let t = cpu_clock_sample(pid, thread)?;
                 Ok(match which {
-                    CPUCLOCK_PROF | CPUCLOCK_SCHED => t.total(),
+                    CPUCLOCK_SCHED => t.runtime,
+                    CPUCLOCK_PROF => t.total(),
                     CPUCLOCK_VIRT => t.utime,
                     _ => return Err(Errno::EINVAL),
                 })
@@ -170,11 +171,13 @@ fn settime_real(ns: u64) -> Result<(), Errno> {
 }
 
 syscall!(__arm64_sys_clock_settime, r, {
-    // Only CLOCK_REALTIME can be set; the CPU clocks refuse with EPERM,
-    // after checking that the clock exists.
-    match Clock::decode(r.regs[0] as i32)? {
-        Clock::Realtime { coarse: false } if r.regs[0] as i32 == CLOCK_REALTIME => {}
-        c @ Clock::Cpu { .. } => {
+    // Only CLOCK_REALTIME can be set; the CPU clocks named by PID refuse
+    // with EPERM, after checking that the clock exists, and the two fixed
+    // CPU clock IDs have no setter at all (EINVAL), as in Linux.
+    let id = r.regs[0] as i32;
+    match Clock::decode(id)? {
+        Clock::Realtime { coarse: false } if id == CLOCK_REALTIME => {}
+        c @ Clock::Cpu { .. } if id < 0 => {
             c.now_ns()?;
             return Err(Errno::EPERM);
         }
@@ -349,8 +352,8 @@ syscall!(__arm64_sys_times, r, {
     if r.regs[0] != 0 {
         use crate::cputime::nsec_to_clock_t;
         let p = crate::process::current_process();
-        let own = crate::cputime::thread_group_cputime(&p);
-        let children = p.cputime.children();
+        let own = crate::cputime::thread_group_cputime(&p).adjusted();
+        let children = p.cputime.children().adjusted();
         let mut b = [0u8; 32];
         for (i, ns) in [own.utime, own.stime, children.utime, children.stime].into_iter().enumerate() {
             b[i * 8..i * 8 + 8].copy_from_slice(&nsec_to_clock_t(ns).to_le_bytes());

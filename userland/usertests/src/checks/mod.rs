@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use crate::Check;
 
 pub mod counter;
+pub mod cputime;
 pub mod fs;
 pub mod mm;
 pub mod process;
@@ -26,6 +27,7 @@ pub static ALL: &[&[Check]] = &[
     time::CHECKS,
     counter::CHECKS,
     timeouts::CHECKS,
+    cputime::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
