@@ -7,7 +7,9 @@ use e2e::run_commands;
 
 /// The seconds the kernel said it set the clock to, if it did.
 fn rtc_seconds(dmesg: &str) -> Option<u64> {
-    let line = dmesg.lines().find(|l| l.contains("rtc-pl031: setting system clock to "))?;
+    let line = dmesg
+        .lines()
+        .find(|l| l.contains("rtc-pl031: setting system clock to "))?;
     let rest = line.split("setting system clock to ").nth(1)?;
     rest.split_whitespace().next()?.parse().ok()
 }

@@ -203,7 +203,9 @@ pub fn account_switch(prev: &Task, next: &Task) {
 /// no time is counted twice or lost.
 pub fn thread_group_cputime(p: &Process) -> Cputime {
     let threads = p.threads.lock();
-    threads.iter().fold(p.cputime.dead.get(), |sum, t| sum + t.cputime.get())
+    threads
+        .iter()
+        .fold(p.cputime.dead.get(), |sum, t| sum + t.cputime.get())
 }
 
 /// Moves an exiting thread's time to its group; the caller holds the

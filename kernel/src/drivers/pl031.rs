@@ -5,8 +5,8 @@
 #![allow(unsafe_code)] // MMIO: the register block is reached through a raw mapping.
 
 use tock_registers::interfaces::Readable;
-use tock_registers::registers::ReadOnly;
 use tock_registers::register_structs;
+use tock_registers::registers::ReadOnly;
 
 register_structs! {
     /// The PL031 registers this driver reads.

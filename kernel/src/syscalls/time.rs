@@ -4,8 +4,8 @@ use super::syscall;
 use crate::errno::Errno;
 use crate::sched::wait::sleep_until_ns;
 use crate::time::RestartBlock;
-use core::sync::atomic::{AtomicU64, Ordering};
 use crate::uaccess::{copy_from_user, copy_to_user};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 const CLOCK_REALTIME: i32 = 0;
 const CLOCK_MONOTONIC: i32 = 1;
@@ -97,7 +97,11 @@ impl Clock {
             Clock::Realtime { .. } | Clock::Monotonic { .. } => Ok(1),
             Clock::Cpu { which, .. } => {
                 self.now_ns()?;
-                Ok(if which == CPUCLOCK_SCHED { 1 } else { crate::cputime::TICK_NSEC })
+                Ok(if which == CPUCLOCK_SCHED {
+                    1
+                } else {
+                    crate::cputime::TICK_NSEC
+                })
             }
         }
     }
@@ -217,7 +221,11 @@ syscall!(__arm64_sys_settimeofday, r, {
         if s < 0 || !(0..1_000_000).contains(&us) {
             return Err(Errno::EINVAL);
         }
-        new_ns = Some((s as u64).saturating_mul(1_000_000_000).saturating_add(us as u64 * 1000));
+        new_ns = Some(
+            (s as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(us as u64 * 1000),
+        );
     }
     let mut new_tz = None;
     if tz != 0 {
@@ -355,7 +363,10 @@ syscall!(__arm64_sys_times, r, {
         let own = crate::cputime::thread_group_cputime(&p).adjusted();
         let children = p.cputime.children().adjusted();
         let mut b = [0u8; 32];
-        for (i, ns) in [own.utime, own.stime, children.utime, children.stime].into_iter().enumerate() {
+        for (i, ns) in [own.utime, own.stime, children.utime, children.stime]
+            .into_iter()
+            .enumerate()
+        {
             b[i * 8..i * 8 + 8].copy_from_slice(&nsec_to_clock_t(ns).to_le_bytes());
         }
         copy_to_user(r.regs[0], &b)?;

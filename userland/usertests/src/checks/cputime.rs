@@ -114,7 +114,10 @@ fn busy_loop_is_user_time() -> Outcome {
         tu1 + ts1 - tu0 - ts0 >= 100_000_000,
         "RUSAGE_THREAD's time grew from {tu0}+{ts0} to {tu1}+{ts1} ns"
     );
-    ensure!(tu1 + ts1 <= u1 + s1, "the thread, read first, used more than its process");
+    ensure!(
+        tu1 + ts1 <= u1 + s1,
+        "the thread, read first, used more than its process"
+    );
     let dticks = tms1[0] - tms0[0];
     ensure!(
         (10..=40).contains(&dticks),
@@ -131,7 +134,11 @@ fn busy_loop_is_user_time() -> Outcome {
 }
 
 fn child_busy_time_reaches_parent_after_wait() -> Outcome {
-    check_eq!(getrusage(RUSAGE_CHILDREN).ctx("getrusage")?, (0, 0), "children's time before any child");
+    check_eq!(
+        getrusage(RUSAGE_CHILDREN).ctx("getrusage")?,
+        (0, 0),
+        "children's time before any child"
+    );
     let (r0, _) = times().ctx("times")?;
     let pid = spawn(|| {
         busy_ms(200);
@@ -144,18 +151,33 @@ fn child_busy_time_reaches_parent_after_wait() -> Outcome {
     let got = unsafe {
         raw(
             NR_WAIT4,
-            &[pid as usize, &mut status as *mut i32 as usize, 0, &mut ru as *mut Rusage as usize],
+            &[
+                pid as usize,
+                &mut status as *mut i32 as usize,
+                0,
+                &mut ru as *mut Rusage as usize,
+            ],
         )
     }
     .ctx("wait4")?;
     check_eq!((got as i32, status), (pid, 0), "wait4 (pid, status)");
     let wu = tv_ns(ru.utime);
-    ensure!(wu >= 100_000_000, "wait4's rusage has {wu} ns of user time for 200 ms busy");
+    ensure!(
+        wu >= 100_000_000,
+        "wait4's rusage has {wu} ns of user time for 200 ms busy"
+    );
     let (cu, cs) = getrusage(RUSAGE_CHILDREN).ctx("getrusage(CHILDREN)")?;
     ensure!(cu >= 100_000_000, "RUSAGE_CHILDREN has {cu} ns of user time");
-    check_eq!((cu, cs), (wu, tv_ns(ru.stime)), "RUSAGE_CHILDREN against wait4's rusage");
+    check_eq!(
+        (cu, cs),
+        (wu, tv_ns(ru.stime)),
+        "RUSAGE_CHILDREN against wait4's rusage"
+    );
     let (own, _) = getrusage(RUSAGE_SELF).ctx("getrusage(SELF)")?;
-    ensure!(own < 100_000_000, "the waiting parent was charged {own} ns of its child's time");
+    ensure!(
+        own < 100_000_000,
+        "the waiting parent was charged {own} ns of its child's time"
+    );
     let (r1, tms) = times().ctx("times")?;
     ensure!(tms[2] >= 10, "times()'s cutime is {} ticks for 200 ms busy", tms[2]);
     let elapsed = r1.wrapping_sub(r0) as i64;
@@ -217,7 +239,10 @@ fn cpu_clocks_of_pids_and_tids() -> Outcome {
     ensure!(tid.as_ns() >= 20_000_000, "own thread's clock reads {tid:?}");
     let prof = clock_gettime(process_cpuclock(0, CPUCLOCK_PROF)).ctx("PROF")?;
     let virt = clock_gettime(process_cpuclock(0, CPUCLOCK_VIRT)).ctx("VIRT")?;
-    ensure!(virt.as_ns() <= prof.as_ns(), "user time {virt:?} above user+system {prof:?}");
+    ensure!(
+        virt.as_ns() <= prof.as_ns(),
+        "user time {virt:?} above user+system {prof:?}"
+    );
     // Another process: its process clock is readable, its threads' are not.
     let pid = spawn(|| {
         busy_ms(100);
@@ -270,7 +295,11 @@ fn nanosleep_restarts_after_stop_and_continue() -> Outcome {
     .ctx("fork")?;
     sleep_ms(50);
     kill(pid, SIGSTOP).ctx("SIGSTOP")?;
-    check_eq!(wait4(pid, WUNTRACED).ctx("wait4")?, (pid, 0x137f), "(pid, stopped status)");
+    check_eq!(
+        wait4(pid, WUNTRACED).ctx("wait4")?,
+        (pid, 0x137f),
+        "(pid, stopped status)"
+    );
     sleep_ms(100);
     kill(pid, SIGCONT).ctx("SIGCONT")?;
     check_eq!(
@@ -336,12 +365,28 @@ fn clock_settime_moves_realtime_not_monotonic() -> Outcome {
         sec: r0.sec,
         nsec: 1_000_000_000,
     };
-    check_eq!(clock_settime(CLOCK_REALTIME, &bad_ns), Err(Errno::EINVAL), "tv_nsec 1e9");
+    check_eq!(
+        clock_settime(CLOCK_REALTIME, &bad_ns),
+        Err(Errno::EINVAL),
+        "tv_nsec 1e9"
+    );
     let negative = Timespec { sec: -1, nsec: 0 };
-    check_eq!(clock_settime(CLOCK_REALTIME, &negative), Err(Errno::EINVAL), "tv_sec -1");
+    check_eq!(
+        clock_settime(CLOCK_REALTIME, &negative),
+        Err(Errno::EINVAL),
+        "tv_sec -1"
+    );
     let epoch = Timespec { sec: 0, nsec: 0 };
-    check_eq!(clock_settime(CLOCK_REALTIME, &epoch), Err(Errno::EINVAL), "a time before the boot");
-    check_eq!(clock_settime(CLOCK_MONOTONIC, &r0), Err(Errno::EINVAL), "CLOCK_MONOTONIC");
+    check_eq!(
+        clock_settime(CLOCK_REALTIME, &epoch),
+        Err(Errno::EINVAL),
+        "a time before the boot"
+    );
+    check_eq!(
+        clock_settime(CLOCK_MONOTONIC, &r0),
+        Err(Errno::EINVAL),
+        "CLOCK_MONOTONIC"
+    );
     check_eq!(clock_settime(100, &r0), Err(Errno::EINVAL), "clock 100");
     check_eq!(
         clock_settime(CLOCK_PROCESS_CPUTIME_ID, &r0),
@@ -389,7 +434,11 @@ fn settimeofday_sets_realtime_and_checks_values() -> Outcome {
     check_eq!(settimeofday(Some(&bad_us), None), Err(Errno::EINVAL), "tv_usec 1000001");
     let negative = Timeval { sec: -5, usec: 0 };
     check_eq!(settimeofday(Some(&negative), None), Err(Errno::EINVAL), "tv_sec -5");
-    check_eq!(settimeofday(None, Some(&[16 * 60, 0])), Err(Errno::EINVAL), "16 hours west");
+    check_eq!(
+        settimeofday(None, Some(&[16 * 60, 0])),
+        Err(Errno::EINVAL),
+        "16 hours west"
+    );
     check_eq!(settimeofday(None, None), Ok(0), "nothing to set");
     // SAFETY: the pointer is not mapped; the kernel must refuse it.
     check_eq!(
