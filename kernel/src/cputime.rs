@@ -250,3 +250,40 @@ pub fn rusage_bytes(t: Cputime) -> [u8; 144] {
     }
     b
 }
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+
+    #[kernel_test]
+    fn adjusted_times_split_run_time_by_tick_samples() {
+        let t = Cputime {
+            utime: 3 * TICK_NSEC,
+            stime: TICK_NSEC,
+            runtime: 10_000_000,
+        };
+        let a = t.adjusted();
+        assert_eq!((a.utime, a.stime, a.runtime), (7_500_000, 2_500_000, 10_000_000));
+        // No tick yet: all of the run time is user time, as in Linux.
+        let fresh = Cputime {
+            runtime: 123,
+            ..Cputime::default()
+        }
+        .adjusted();
+        assert_eq!((fresh.utime, fresh.stime), (123, 0));
+    }
+
+    #[kernel_test]
+    fn switches_charge_run_time_to_the_task_switched_out() {
+        let me = crate::sched::current();
+        // Switched away and back, the task is on a CPU with a start time.
+        crate::sched::schedule();
+        let before = me.cputime.get().runtime;
+        crate::time::udelay(20_000);
+        let during = me.cputime.get().runtime;
+        assert!(during - before >= 20_000_000, "{before} then {during} ns after 20 ms");
+        crate::sched::schedule();
+        assert!(me.cputime.get().runtime >= during);
+    }
+}
