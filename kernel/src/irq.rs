@@ -106,6 +106,7 @@ fn handle_arch_irq() {
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
+    crate::cputime::irq_enter_from(false);
     handle_arch_irq();
 }
 
@@ -113,6 +114,7 @@ pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el0t_64_irq_handler(_regs: &mut PtRegs) {
+    crate::cputime::irq_enter_from(true);
     handle_arch_irq();
 }
 

@@ -25,6 +25,7 @@ fn tick_interval() -> u64 {
 fn timer_interrupt(_irq: u32) {
     arch::timer::arm(tick_interval());
     TICKS.this().fetch_add(1, Ordering::Relaxed);
+    crate::cputime::account_process_tick();
     run_timers();
     crate::irq_work::irq_work_run();
     if arch::cpu::cpu_id() == 0 {
@@ -222,6 +223,65 @@ pub fn ticks(cpu: usize) -> u64 {
 /// Nanoseconds since kernel entry.
 pub fn ktime_get_ns() -> u64 {
     crate::printk::uptime_ns()
+}
+
+/// `CLOCK_REALTIME` minus `CLOCK_MONOTONIC`, in nanoseconds (Linux's
+/// `tk->offs_real`): the one place the wall clock lives. It is set at boot
+/// from the RTC and by `clock_settime`/`settimeofday`; it never goes below
+/// 0, since Linux refuses a wall time before the boot (EINVAL).
+///
+/// A user-visible copy (the vDSO's `[vvar]` data page) must be refreshed
+/// whenever it changes: every change goes through `set_realtime_ns`.
+static REALTIME_OFFSET_NS: AtomicU64 = AtomicU64::new(0);
+
+/// See `REALTIME_OFFSET_NS`.
+pub fn realtime_offset_ns() -> u64 {
+    REALTIME_OFFSET_NS.load(Ordering::Acquire)
+}
+
+/// Nanoseconds since the epoch (`CLOCK_REALTIME`, Linux's
+/// `ktime_get_real_ns`).
+pub fn ktime_get_real_ns() -> u64 {
+    ktime_get_ns().saturating_add(realtime_offset_ns())
+}
+
+/// Sets `CLOCK_REALTIME` to `ns` since the epoch (Linux's
+/// `do_settimeofday64`); EINVAL for a time before the boot, which would
+/// make the boot time negative.
+pub fn set_realtime_ns(ns: u64) -> Result<(), Errno> {
+    let offset = ns.checked_sub(ktime_get_ns()).ok_or(Errno::EINVAL)?;
+    REALTIME_OFFSET_NS.store(offset, Ordering::Release);
+    // The vDSO data page, once there is one, is refreshed here.
+    Ok(())
+}
+
+/// Sets `CLOCK_REALTIME` from the PL031 RTC at physical `base`, if the
+/// device tree has one (Linux's `rtc_hctosys`).
+pub fn init_realtime(rtc_base: Option<u64>) {
+    let Some(secs) = rtc_base.and_then(crate::drivers::pl031::read_time) else {
+        return;
+    };
+    if set_realtime_ns(secs.saturating_mul(1_000_000_000)).is_ok() {
+        crate::pr_info!("rtc-pl031: setting system clock to {secs} (seconds since the epoch)");
+    }
+}
+
+/// What `restart_syscall` resumes after a signal without a handler
+/// interrupted a call that returned ERESTART_RESTARTBLOCK (Linux's
+/// `struct restart_block`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestartBlock {
+    /// Nothing to resume: `restart_syscall` returns EINTR.
+    None,
+    /// A relative `nanosleep`/`clock_nanosleep`: sleep on to the same
+    /// deadline, so that a stop and continue does not shorten or lengthen
+    /// the sleep.
+    Nanosleep {
+        /// ns since boot, as `ktime_get_ns`.
+        deadline_ns: u64,
+        /// Where the time left goes if interrupted again (0: nowhere).
+        rmtp: u64,
+    },
 }
 
 /// Busy-waits `us` microseconds.

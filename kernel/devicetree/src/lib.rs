@@ -98,6 +98,9 @@ pub struct Platform<'a> {
     /// "brcm,bcm2835-pm-wdt"), through which a Raspberry Pi powers off and
     /// restarts (it has no PSCI): its first register region.
     pub power_mgmt: Option<Region>,
+    /// The PrimeCell PL031 real-time clock ("arm,pl031"), from which the
+    /// kernel sets `CLOCK_REALTIME` at boot: its first register region.
+    pub rtc: Option<Region>,
     /// The blob's `totalsize`: how many bytes of memory it occupies.
     pub total_size: usize,
 }
@@ -391,6 +394,7 @@ pub fn parse(dtb: &[u8]) -> Result<Platform<'_>, Error> {
     Ok(Platform {
         initrd,
         power_mgmt: scan.power_mgmt,
+        rtc: scan.rtc,
         model: scan.model,
         memory: scan.memory,
         reserved: scan.reserved,
@@ -416,6 +420,7 @@ struct Scan<'a> {
     aliases: Option<Node<'a>>,
     first_pl011: Option<UartNode<'a>>,
     power_mgmt: Option<Region>,
+    rtc: Option<Region>,
     gic: Option<Gic>,
     timer: Option<TimerNode<'a>>,
     psci: Option<PsciConduit>,
@@ -490,6 +495,9 @@ impl<'a> Scan<'a> {
         }
         if self.power_mgmt.is_none() && compatible_any(node, &["brcm,bcm2835-pm", "brcm,bcm2835-pm-wdt"]) {
             self.power_mgmt = reg_regions(path).next().flatten();
+        }
+        if self.rtc.is_none() && compatible(node, "arm,pl031") {
+            self.rtc = reg_regions(path).next().flatten();
         }
         if self.timer.is_none() && compatible_any(node, &TIMER_COMPATIBLES) {
             self.timer = Some(TimerNode {

@@ -235,3 +235,13 @@ fn raspberry_pi_power_management_block_is_found() {
     assert_eq!(pm.base, 0xfe10_0000);
     assert!(devicetree::parse(VIRT_SMP4).unwrap().power_mgmt.is_none());
 }
+
+#[test]
+fn virt_real_time_clock_is_found_and_raspberry_pi_has_none() {
+    for blob in [VIRT_SMP1, VIRT_SMP4, VIRT_GICV3] {
+        let rtc = devicetree::parse(blob).unwrap().rtc.expect("virt's PL031");
+        assert_eq!(rtc, region(0x0901_0000, 0x1000));
+    }
+    assert!(devicetree::parse(RPI4).unwrap().rtc.is_none());
+    assert!(devicetree::parse(RASPI4B).unwrap().rtc.is_none());
+}

@@ -116,7 +116,15 @@ pub enum Restart {
     Again,
     /// Return -EINTR.
     Eintr,
+    /// Continue through `restart_syscall`: x8 becomes its number and the PC
+    /// steps back onto the `svc`, so that the call's `restart_block` (the
+    /// time still to sleep, say) is resumed rather than its arguments run
+    /// again (arm64 Linux's `do_signal` for ERESTART_RESTARTBLOCK).
+    RestartBlock,
 }
+
+/// `__NR_restart_syscall` on arm64.
+pub const NR_RESTART_SYSCALL: u64 = 128;
 
 /// Whether `ret` (x0 after a system call) is one of the restart codes.
 pub fn is_restart_code(ret: i64) -> bool {
@@ -129,9 +137,8 @@ pub fn is_restart_code(ret: i64) -> bool {
 ///
 /// With a handler: ERESTARTNOINTR always restarts, ERESTARTSYS restarts
 /// only under `SA_RESTART`, the others return EINTR. Without one, every code
-/// restarts, except ERESTART_RESTARTBLOCK: its calls (nanosleep,
-/// clock_nanosleep) go through `restart_syscall` in Linux, which this kernel
-/// does not have, so they return EINTR.
+/// restarts; ERESTART_RESTARTBLOCK (nanosleep, clock_nanosleep) does so
+/// through `restart_syscall`.
 pub fn restart_decision(ret: i64, handler_flags: Option<u64>) -> Restart {
     if !is_restart_code(ret) {
         return Restart::Keep;
@@ -144,7 +151,7 @@ pub fn restart_decision(ret: i64, handler_flags: Option<u64>) -> Restart {
                 Restart::Eintr
             }
         }
-        None if ret == -ERESTART_RESTARTBLOCK => Restart::Eintr,
+        None if ret == -ERESTART_RESTARTBLOCK => Restart::RestartBlock,
         None => Restart::Again,
     }
 }
@@ -230,7 +237,7 @@ mod tests {
     fn without_handler_calls_restart_transparently() {
         assert_eq!(restart_decision(-ERESTARTSYS, None), Restart::Again);
         assert_eq!(restart_decision(-ERESTARTNOHAND, None), Restart::Again);
-        assert_eq!(restart_decision(-ERESTART_RESTARTBLOCK, None), Restart::Eintr);
+        assert_eq!(restart_decision(-ERESTART_RESTARTBLOCK, None), Restart::RestartBlock);
     }
 
     #[test]

@@ -24,13 +24,12 @@ pub fn vfs() -> &'static Vfs {
     VFS.get().expect("VFS used before mount_root")
 }
 
-/// File timestamps from the kernel's clock (time since boot: there is no
-/// real-time clock).
+/// File timestamps from the kernel's `CLOCK_REALTIME`.
 pub struct KernelClock;
 
 impl Clock for KernelClock {
     fn now(&self) -> Timespec {
-        let ns = crate::time::ktime_get_ns();
+        let ns = crate::time::ktime_get_real_ns();
         Timespec {
             sec: (ns / 1_000_000_000) as i64,
             nsec: (ns % 1_000_000_000) as u32,

@@ -72,6 +72,8 @@ pub struct Process {
     pub fs: IrqSpinLock<crate::fs::ProcessFs>,
     /// Signal number sent to the parent at exit (SIGCHLD usually).
     pub exit_signal: u32,
+    /// CPU time of exited threads and of reaped children.
+    pub cputime: crate::cputime::ProcessCputime,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -126,6 +128,7 @@ impl Process {
             umask,
             fs: IrqSpinLock::new(fs),
             exit_signal,
+            cputime: crate::cputime::ProcessCputime::new(),
         })
     }
 
@@ -402,6 +405,7 @@ fn exit_thread(status: i32) {
     let last = {
         let mut threads = p.threads.lock();
         threads.retain(|t| !Arc::ptr_eq(t, &me));
+        crate::cputime::exit_thread_cputime(&p, &me);
         threads.is_empty()
     };
     TASKS.lock().remove(&me.tid);

@@ -16,6 +16,8 @@ pub struct Reaped {
     pub pid: u32,
     /// What happened.
     pub event: ChildEvent,
+    /// The child's CPU time and its reaped children's (wait4's rusage).
+    pub times: crate::cputime::Cputime,
 }
 
 /// The `wait4` status word for an event.
@@ -56,11 +58,13 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                 drop(children);
                 let status = c.exit_status.lock().unwrap_or(0);
                 if !keep {
+                    crate::cputime::reap_cputime(&me, &c);
                     super::forget_zombie(&c);
                 }
                 return Ok(Some(Reaped {
                     pid: c.pid,
                     event: ChildEvent::Exited(status),
+                    times: crate::cputime::rusage_both(&c),
                 }));
             }
         }
@@ -76,6 +80,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                     return Ok(Some(Reaped {
                         pid: c.pid,
                         event: ChildEvent::Stopped(sig),
+                        times: crate::cputime::rusage_both(c),
                     }));
                 }
                 Some(ChildEvent::Continued) if continued => {
@@ -85,6 +90,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                     return Ok(Some(Reaped {
                         pid: c.pid,
                         event: ChildEvent::Continued,
+                        times: crate::cputime::rusage_both(c),
                     }));
                 }
                 _ => {}

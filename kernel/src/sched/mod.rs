@@ -172,6 +172,7 @@ pub fn schedule() {
     next.on_cpu.store(true, Ordering::Release);
     prev.switch_out();
     next.switch_in();
+    crate::cputime::account_switch(&prev, &next);
     let (prev_ctx, next_ctx): (*const arch::context::TaskContext, *const arch::context::TaskContext) =
         (&prev.ctx, &next.ctx);
     // The slots keep both tasks alive across the switch; no reference may

@@ -178,6 +178,10 @@ pub struct Task {
     pub timeout_id: AtomicU64,
     /// Calls in flight through kretprobe trampolines.
     pub kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances,
+    /// CPU time used (`utime`, `stime`).
+    pub cputime: crate::cputime::TaskCputime,
+    /// How `restart_syscall` resumes the call a signal interrupted.
+    pub restart_block: IrqSpinLock<crate::time::RestartBlock>,
 }
 
 impl Task {
@@ -207,6 +211,8 @@ impl Task {
             restore_sigmask: AtomicBool::new(false),
             timeout_id: AtomicU64::new(0),
             kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances::new(),
+            cputime: crate::cputime::TaskCputime::new(),
+            restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
         }
     }
 

@@ -78,7 +78,12 @@ impl WaitQueue {
 /// Sleeps for `ns` nanoseconds (interruptible by signals): EINTR when a
 /// signal ends the sleep early, ENOMEM when no timer can be armed.
 pub fn sleep_ns(ns: u64) -> Result<(), crate::errno::Errno> {
-    let deadline = crate::time::ktime_get_ns().saturating_add(ns);
+    sleep_until_ns(crate::time::ktime_get_ns().saturating_add(ns))
+}
+
+/// Sleeps until `deadline` (ns since boot, as `ktime_get_ns`), as
+/// `sleep_ns` does.
+pub fn sleep_until_ns(deadline: u64) -> Result<(), crate::errno::Errno> {
     let me = current();
     // Cancelled on every return, so an interrupted sleep leaves no timer.
     let _timeout = crate::time::Timeout::arm(deadline)?;

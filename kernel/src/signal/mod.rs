@@ -581,8 +581,7 @@ pub const ERESTARTSYS: i64 = signal_core::ERESTARTSYS;
 pub const ERESTARTNOINTR: i64 = signal_core::ERESTARTNOINTR;
 /// Restart if no handler runs.
 pub const ERESTARTNOHAND: i64 = signal_core::ERESTARTNOHAND;
-/// Restart through restart_syscall (EINTR here when no handler runs: there
-/// is no restart_syscall).
+/// Restart through restart_syscall when no handler runs, else EINTR.
 pub const ERESTART_RESTARTBLOCK: i64 = signal_core::ERESTART_RESTARTBLOCK;
 
 /// Applies `signal_core::restart_decision` to the registers.
@@ -594,6 +593,10 @@ fn settle_syscall(regs: &mut PtRegs, ret: i64, handler_flags: Option<u64>) {
             regs.pc -= 4;
         }
         Restart::Eintr => regs.regs[0] = Errno::EINTR.as_neg() as u64,
+        Restart::RestartBlock => {
+            regs.regs[8] = signal_core::NR_RESTART_SYSCALL;
+            regs.pc -= 4;
+        }
     }
 }
 

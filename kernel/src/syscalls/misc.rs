@@ -135,11 +135,16 @@ syscall!(__arm64_sys_prlimit64, r, {
 });
 
 syscall!(__arm64_sys_getrusage, r, {
-    let who = r.regs[0] as i64;
-    if ![0, -1, 1].contains(&who) {
-        return Err(Errno::EINVAL);
-    }
-    copy_to_user(r.regs[1], &[0u8; 144])?;
+    const RUSAGE_SELF: i32 = 0;
+    const RUSAGE_CHILDREN: i32 = -1;
+    const RUSAGE_THREAD: i32 = 1;
+    let t = match r.regs[0] as i32 {
+        RUSAGE_SELF => crate::cputime::thread_group_cputime(&crate::process::current_process()),
+        RUSAGE_CHILDREN => crate::process::current_process().cputime.children(),
+        RUSAGE_THREAD => crate::sched::current().cputime.get(),
+        _ => return Err(Errno::EINVAL),
+    };
+    copy_to_user(r.regs[1], &crate::cputime::rusage_bytes(t))?;
     Ok(0)
 });
 

@@ -60,7 +60,7 @@ syscall!(__arm64_sys_wait4, r, {
         crate::uaccess::put_user_i32(status, wait::status_word(reaped.event))?;
     }
     if rusage != 0 {
-        crate::uaccess::copy_to_user(rusage, &[0u8; 144])?;
+        crate::uaccess::copy_to_user(rusage, &crate::cputime::rusage_bytes(reaped.times))?;
     }
     Ok(reaped.pid as u64)
 });

@@ -2,31 +2,130 @@
 
 use super::syscall;
 use crate::errno::Errno;
-use crate::sched::wait::sleep_ns;
+use crate::sched::wait::sleep_until_ns;
+use crate::time::RestartBlock;
 use crate::uaccess::{copy_from_user, copy_to_user};
+use core::sync::atomic::{AtomicU64, Ordering};
 
-const CLOCK_REALTIME: u64 = 0;
-const CLOCK_MONOTONIC: u64 = 1;
-const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
-const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
-const CLOCK_MONOTONIC_RAW: u64 = 4;
-const CLOCK_REALTIME_COARSE: u64 = 5;
-const CLOCK_MONOTONIC_COARSE: u64 = 6;
-const CLOCK_BOOTTIME: u64 = 7;
+const CLOCK_REALTIME: i32 = 0;
+const CLOCK_MONOTONIC: i32 = 1;
+const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+const CLOCK_MONOTONIC_RAW: i32 = 4;
+const CLOCK_REALTIME_COARSE: i32 = 5;
+const CLOCK_MONOTONIC_COARSE: i32 = 6;
+const CLOCK_BOOTTIME: i32 = 7;
+const CLOCK_TAI: i32 = 11;
 const TIMER_ABSTIME: u64 = 1;
 
-fn clock_ns(clock: u64) -> Result<u64, Errno> {
-    match clock {
-        CLOCK_REALTIME
-        | CLOCK_MONOTONIC
-        | CLOCK_MONOTONIC_RAW
-        | CLOCK_REALTIME_COARSE
-        | CLOCK_MONOTONIC_COARSE
-        | CLOCK_BOOTTIME
-        | CLOCK_PROCESS_CPUTIME_ID
-        | CLOCK_THREAD_CPUTIME_ID => Ok(crate::time::ktime_get_ns()),
-        _ => Err(Errno::EINVAL),
+/// A CPU-time clock's reading (`CPUCLOCK_WHICH`): user + system time.
+const CPUCLOCK_PROF: i32 = 0;
+/// User time.
+const CPUCLOCK_VIRT: i32 = 1;
+/// Exact run time.
+const CPUCLOCK_SCHED: i32 = 2;
+/// A thread's clock rather than its thread group's.
+const CPUCLOCK_PERTHREAD_MASK: i32 = 4;
+/// Negative IDs with these low bits name a clock by file descriptor
+/// (`FD_TO_CLOCKID`), which this kernel has no devices for.
+const CLOCKFD: i32 = 3;
+const CLOCKFD_MASK: i32 = 7;
+
+/// A clock ID, decoded (Linux's `clockid_to_kclock`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clock {
+    /// `CLOCK_REALTIME` and its coarse and TAI forms (TAI offset 0).
+    Realtime { coarse: bool },
+    /// The clocks that count from boot (there is no suspend here).
+    Monotonic { coarse: bool },
+    /// A CPU-time clock: `MAKE_PROCESS_CPUCLOCK`/`MAKE_THREAD_CPUCLOCK` of
+    /// a PID or TID (0: the caller), or the two fixed IDs.
+    Cpu { pid: i32, thread: bool, which: i32 },
+}
+
+impl Clock {
+    fn decode(id: i32) -> Result<Clock, Errno> {
+        Ok(match id {
+            CLOCK_REALTIME | CLOCK_TAI => Clock::Realtime { coarse: false },
+            CLOCK_REALTIME_COARSE => Clock::Realtime { coarse: true },
+            CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_BOOTTIME => Clock::Monotonic { coarse: false },
+            CLOCK_MONOTONIC_COARSE => Clock::Monotonic { coarse: true },
+            CLOCK_PROCESS_CPUTIME_ID => Clock::Cpu {
+                pid: 0,
+                thread: false,
+                which: CPUCLOCK_SCHED,
+            },
+            CLOCK_THREAD_CPUTIME_ID => Clock::Cpu {
+                pid: 0,
+                thread: true,
+                which: CPUCLOCK_SCHED,
+            },
+            id if id < 0 && id & CLOCKFD_MASK != CLOCKFD => Clock::Cpu {
+                pid: !(id >> 3),
+                thread: id & CPUCLOCK_PERTHREAD_MASK != 0,
+                which: id & 3,
+            },
+            _ => return Err(Errno::EINVAL),
+        })
     }
+
+    /// The clock's time now, in ns. A CPU clock of a task that does not
+    /// exist, or of another process's thread, is EINVAL (Linux's
+    /// `lookup_task`).
+    fn now_ns(self) -> Result<u64, Errno> {
+        match self {
+            Clock::Realtime { .. } => Ok(crate::time::ktime_get_real_ns()),
+            Clock::Monotonic { .. } => Ok(crate::time::ktime_get_ns()),
+            Clock::Cpu { pid, thread, which } => {
+                let t = cpu_clock_sample(pid, thread)?;
+                Ok(match which {
+                    CPUCLOCK_SCHED => t.runtime,
+                    CPUCLOCK_PROF => t.total(),
+                    CPUCLOCK_VIRT => t.utime,
+                    _ => return Err(Errno::EINVAL),
+                })
+            }
+        }
+    }
+
+    /// `clock_getres`: 1 ns for the high-resolution clocks and the
+    /// scheduler CPU clocks, a tick for the coarse ones and the other CPU
+    /// clocks, as Linux with high-resolution timers.
+    fn resolution_ns(self) -> Result<u64, Errno> {
+        match self {
+            Clock::Realtime { coarse: true } | Clock::Monotonic { coarse: true } => Ok(crate::cputime::TICK_NSEC),
+            Clock::Realtime { .. } | Clock::Monotonic { .. } => Ok(1),
+            Clock::Cpu { which, .. } => {
+                self.now_ns()?;
+                Ok(if which == CPUCLOCK_SCHED {
+                    1
+                } else {
+                    crate::cputime::TICK_NSEC
+                })
+            }
+        }
+    }
+}
+
+/// The CPU time a CPU clock reads: the caller's thread or thread group
+/// (pid 0), a thread of the caller's group, or any task's thread group.
+fn cpu_clock_sample(pid: i32, thread: bool) -> Result<crate::cputime::Cputime, Errno> {
+    let me = crate::sched::current();
+    let own = me.process.get().cloned().ok_or(Errno::EINVAL)?;
+    let task = if pid == 0 {
+        me
+    } else {
+        let tid = u32::try_from(pid).map_err(|_| Errno::EINVAL)?;
+        crate::process::find_task(tid).ok_or(Errno::EINVAL)?
+    };
+    let group = task.process.get().cloned().ok_or(Errno::EINVAL)?;
+    if thread {
+        if !alloc::sync::Arc::ptr_eq(&group, &own) {
+            return Err(Errno::EINVAL);
+        }
+        return Ok(task.cputime.get());
+    }
+    Ok(crate::cputime::thread_group_cputime(&group))
 }
 
 fn put_timespec(p: u64, ns: u64) -> Result<(), Errno> {
@@ -49,40 +148,121 @@ pub(super) fn get_timespec(p: u64) -> Result<u64, Errno> {
 }
 
 syscall!(__arm64_sys_clock_gettime, r, {
-    let ns = clock_ns(r.regs[0])?;
+    let ns = Clock::decode(r.regs[0] as i32)?.now_ns()?;
     put_timespec(r.regs[1], ns)?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_clock_getres, r, {
-    clock_ns(r.regs[0])?;
+    let res = Clock::decode(r.regs[0] as i32)?.resolution_ns()?;
     if r.regs[1] != 0 {
-        put_timespec(r.regs[1], 1)?;
+        put_timespec(r.regs[1], res)?;
     }
     Ok(0)
 });
 
+/// The largest wall time one may set (Linux's `TIME_SETTOD_SEC_MAX`:
+/// `KTIME_SEC_MAX` less 30 years of uptime).
+const SETTOD_SEC_MAX: u64 = 9_223_372_036 - 30 * 365 * 86_400;
+
+/// Sets the wall clock, as Linux's `do_sys_settimeofday64` (EINVAL beyond
+/// `SETTOD_SEC_MAX` or before the boot).
+fn settime_real(ns: u64) -> Result<(), Errno> {
+    if ns / 1_000_000_000 >= SETTOD_SEC_MAX {
+        return Err(Errno::EINVAL);
+    }
+    crate::time::set_realtime_ns(ns)
+}
+
+syscall!(__arm64_sys_clock_settime, r, {
+    // Only CLOCK_REALTIME can be set; the CPU clocks named by PID refuse
+    // with EPERM, after checking that the clock exists, and the two fixed
+    // CPU clock IDs have no setter at all (EINVAL), as in Linux.
+    let id = r.regs[0] as i32;
+    match Clock::decode(id)? {
+        Clock::Realtime { coarse: false } if id == CLOCK_REALTIME => {}
+        c @ Clock::Cpu { .. } if id < 0 => {
+            c.now_ns()?;
+            return Err(Errno::EPERM);
+        }
+        _ => return Err(Errno::EINVAL),
+    }
+    settime_real(get_timespec(r.regs[1])?)?;
+    Ok(0)
+});
+
+/// `sys_tz`: the `struct timezone` last given to `settimeofday`
+/// (`tz_minuteswest` in the low half, `tz_dsttime` in the high half),
+/// which `gettimeofday` hands back and nothing else uses.
+static SYS_TZ: AtomicU64 = AtomicU64::new(0);
+
 syscall!(__arm64_sys_gettimeofday, r, {
-    let ns = crate::time::ktime_get_ns();
+    let ns = crate::time::ktime_get_real_ns();
     if r.regs[0] != 0 {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
         b[8..].copy_from_slice(&(ns % 1_000_000_000 / 1000).to_le_bytes());
         copy_to_user(r.regs[0], &b)?;
     }
+    if r.regs[1] != 0 {
+        copy_to_user(r.regs[1], &SYS_TZ.load(Ordering::Relaxed).to_le_bytes())?;
+    }
     Ok(0)
 });
 
-fn nanosleep(ns: u64, rem: u64) -> Result<u64, Errno> {
-    let start = crate::time::ktime_get_ns();
-    match sleep_ns(ns) {
+syscall!(__arm64_sys_settimeofday, r, {
+    let (tv, tz) = (r.regs[0], r.regs[1]);
+    let mut new_ns = None;
+    if tv != 0 {
+        let mut b = [0u8; 16];
+        copy_from_user(&mut b, tv)?;
+        let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
+        let us = i64::from_le_bytes(b[8..].try_into().expect("8"));
+        if s < 0 || !(0..1_000_000).contains(&us) {
+            return Err(Errno::EINVAL);
+        }
+        new_ns = Some(
+            (s as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(us as u64 * 1000),
+        );
+    }
+    let mut new_tz = None;
+    if tz != 0 {
+        let mut b = [0u8; 8];
+        copy_from_user(&mut b, tz)?;
+        new_tz = Some(u64::from_le_bytes(b));
+    }
+    if let Some(ns) = new_ns {
+        if ns / 1_000_000_000 >= SETTOD_SEC_MAX {
+            return Err(Errno::EINVAL);
+        }
+    }
+    if let Some(t) = new_tz {
+        // Within +-15 hours.
+        if !(-15 * 60..=15 * 60).contains(&(t as u32 as i32)) {
+            return Err(Errno::EINVAL);
+        }
+        SYS_TZ.store(t, Ordering::Relaxed);
+    }
+    if let Some(ns) = new_ns {
+        settime_real(ns)?;
+    }
+    Ok(0)
+});
+
+/// Sleeps until `deadline_ns` (as `ktime_get_ns`). Interrupted, it leaves
+/// the deadline for `restart_syscall`, stores the time left at `rmtp` and
+/// returns ERESTART_RESTARTBLOCK (Linux's `do_nanosleep`): with no handler
+/// run the sleep resumes to the same deadline, else the caller sees EINTR.
+fn do_nanosleep(deadline_ns: u64, rmtp: u64) -> Result<u64, Errno> {
+    match sleep_until_ns(deadline_ns) {
         Ok(()) => Ok(0),
         Err(Errno::EINTR) => {
-            if rem != 0 {
-                let left = ns.saturating_sub(crate::time::ktime_get_ns() - start);
-                put_timespec(rem, left)?;
+            *crate::sched::current().restart_block.lock() = RestartBlock::Nanosleep { deadline_ns, rmtp };
+            if rmtp != 0 {
+                put_timespec(rmtp, deadline_ns.saturating_sub(crate::time::ktime_get_ns()))?;
             }
-            // Linux restarts nanosleep only when no handler runs.
             Err(Errno::ERESTART_RESTARTBLOCK)
         }
         Err(e) => Err(e),
@@ -91,22 +271,39 @@ fn nanosleep(ns: u64, rem: u64) -> Result<u64, Errno> {
 
 syscall!(__arm64_sys_nanosleep, r, {
     let ns = get_timespec(r.regs[0])?;
-    nanosleep(ns, r.regs[1])
+    do_nanosleep(crate::time::ktime_get_ns().saturating_add(ns), r.regs[1])
 });
 
 syscall!(__arm64_sys_clock_nanosleep, r, {
-    let (clock, flags, req, rem) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
-    if matches!(clock, CLOCK_THREAD_CPUTIME_ID) {
+    let (clock, flags, req, rem) = (r.regs[0] as i32, r.regs[1], r.regs[2], r.regs[3]);
+    let c = Clock::decode(clock)?;
+    if clock == CLOCK_THREAD_CPUTIME_ID {
         return Err(Errno::EOPNOTSUPP);
     }
-    clock_ns(clock)?;
     let t = get_timespec(req)?;
-    let ns = if flags & TIMER_ABSTIME != 0 {
-        t.saturating_sub(crate::time::ktime_get_ns())
-    } else {
-        t
+    let now = crate::time::ktime_get_ns();
+    if flags & TIMER_ABSTIME == 0 {
+        return do_nanosleep(now.saturating_add(t), rem);
+    }
+    // An absolute sleep is simply run again after a signal with no
+    // handler (ERESTARTNOHAND), so that a clock set meanwhile counts.
+    let deadline = match c {
+        Clock::Realtime { .. } => t.saturating_sub(crate::time::realtime_offset_ns()),
+        _ => t,
     };
-    nanosleep(ns, if flags & TIMER_ABSTIME != 0 { 0 } else { rem })
+    match sleep_until_ns(deadline) {
+        Ok(()) => Ok(0),
+        Err(Errno::EINTR) => Err(Errno::ERESTARTNOHAND),
+        Err(e) => Err(e),
+    }
+});
+
+syscall!(__arm64_sys_restart_syscall, _r, {
+    let block = core::mem::replace(&mut *crate::sched::current().restart_block.lock(), RestartBlock::None);
+    match block {
+        RestartBlock::None => Err(Errno::EINTR),
+        RestartBlock::Nanosleep { deadline_ns, rmtp } => do_nanosleep(deadline_ns, rmtp),
+    }
 });
 
 const ITIMER_REAL: u64 = 0;
@@ -161,7 +358,18 @@ syscall!(__arm64_sys_setitimer, r, {
 
 syscall!(__arm64_sys_times, r, {
     if r.regs[0] != 0 {
-        copy_to_user(r.regs[0], &[0u8; 32])?;
+        use crate::cputime::nsec_to_clock_t;
+        let p = crate::process::current_process();
+        let own = crate::cputime::thread_group_cputime(&p).adjusted();
+        let children = p.cputime.children().adjusted();
+        let mut b = [0u8; 32];
+        for (i, ns) in [own.utime, own.stime, children.utime, children.stime]
+            .into_iter()
+            .enumerate()
+        {
+            b[i * 8..i * 8 + 8].copy_from_slice(&nsec_to_clock_t(ns).to_le_bytes());
+        }
+        copy_to_user(r.regs[0], &b)?;
     }
-    Ok(crate::time::ktime_get_ns() / 10_000_000)
+    Ok(crate::cputime::nsec_to_clock_t(crate::time::ktime_get_ns()))
 });

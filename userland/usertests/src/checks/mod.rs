@@ -7,6 +7,7 @@ use crate::Check;
 
 pub mod counter;
 pub mod el0regs;
+pub mod cputime;
 pub mod fs;
 pub mod lifecycle;
 pub mod fsrobust;
@@ -34,6 +35,7 @@ pub static ALL: &[&[Check]] = &[
     timeouts::CHECKS,
     el0regs::CHECKS,
     lifecycle::CHECKS,
+    cputime::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
