@@ -16,6 +16,7 @@ pub mod errno;
 pub mod fcntl;
 pub mod poll;
 pub mod stat;
+pub mod syscalls;
 pub mod termios;
 
 pub use errno::Errno;
