@@ -64,9 +64,11 @@ macro_rules! syscalls {
     ($($konst:ident = $nr:literal => $name:ident
         $(( $($aname:tt : $akind:ident),* ))? $(, $removed:ident)?;)*) => {
         /// System call numbers (`__NR_*`), by Linux's name in upper case.
+        /// They are `usize`, the width of x8 and of user space's raw
+        /// system call wrappers; the kernel reads only x8's low 32 bits.
         pub mod nr {
             $(#[doc = concat!("`", stringify!($name), "`")]
-            pub const $konst: u32 = $nr;)*
+            pub const $konst: usize = $nr;)*
         }
 
         /// Every Linux arm64 system call number, in increasing order.
@@ -455,6 +457,7 @@ mod tests {
             (nr::MSEAL, 462),
         ] {
             assert_eq!(n, name);
+            assert_eq!(by_nr(n as u32).unwrap().nr as usize, n);
         }
         assert_eq!(by_nr(79).unwrap().name, "newfstatat");
         assert_eq!(by_nr(39).unwrap().name, "umount2");

@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use crate::Check;
 
+pub mod abi;
 pub mod fs;
 pub mod mm;
 pub mod process;
@@ -20,6 +21,7 @@ pub static ALL: &[&[Check]] = &[
     mm::CHECKS,
     thread::CHECKS,
     time::CHECKS,
+    abi::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
