@@ -47,6 +47,14 @@ pub fn search_exception_table(pc: u64) -> Option<u64> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault;
 
+impl From<Fault> for uapi::Errno {
+    /// A faulting access to a user address is `EFAULT`, so that `?` on a
+    /// nofault access works in a system call.
+    fn from(_: Fault) -> uapi::Errno {
+        uapi::Errno::EFAULT
+    }
+}
+
 /// Defines `fn $name(addr) -> Result<u64, Fault>`: one load by `$insn`
 /// whose fault resumes, through `__ex_table`, with `Err(Fault)`.
 macro_rules! fallible_load {

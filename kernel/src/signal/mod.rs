@@ -449,14 +449,15 @@ pub fn forget(t: &Task) {
     QUEUES.lock().remove(&queue_key_task(t));
 }
 
-/// Kernel-internal restart codes a system call may return.
-pub const ERESTARTSYS: i64 = 512;
+/// Kernel-internal restart codes a system call may return, as numbers (the
+/// one definition is `uapi::Errno`).
+pub const ERESTARTSYS: i64 = Errno::ERESTARTSYS as i64;
 /// Restart unconditionally.
-pub const ERESTARTNOINTR: i64 = 513;
+pub const ERESTARTNOINTR: i64 = Errno::ERESTARTNOINTR as i64;
 /// Restart if no handler runs.
-pub const ERESTARTNOHAND: i64 = 514;
+pub const ERESTARTNOHAND: i64 = Errno::ERESTARTNOHAND as i64;
 /// Restart through restart_syscall (treated as ERESTARTNOHAND here).
-pub const ERESTART_RESTARTBLOCK: i64 = 516;
+pub const ERESTART_RESTARTBLOCK: i64 = Errno::ERESTART_RESTARTBLOCK as i64;
 
 /// Delivers pending signals before returning to user mode (Linux's
 /// `do_signal`): default actions, or a handler frame on the user stack.

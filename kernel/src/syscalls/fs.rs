@@ -45,12 +45,10 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(1 << 20);
-        let data =
-            crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk)
-                .map_err(|e| if done > 0 { Errno(0) } else { e });
-        let data = match data {
+        // A fault after some bytes were written ends the write short.
+        let data = match crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk) {
             Ok(d) => d,
-            Err(Errno(0)) => break,
+            Err(_) if done > 0 => break,
             Err(e) => return Err(e),
         };
         let r = match pos {
