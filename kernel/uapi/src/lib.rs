@@ -13,6 +13,7 @@
 #![allow(non_upper_case_globals)]
 
 pub mod errno;
+pub mod error;
 pub mod fcntl;
 pub mod poll;
 pub mod stat;
