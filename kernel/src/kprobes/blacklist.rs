@@ -101,20 +101,9 @@ pub struct NokprobeEntry(pub *const ());
 #[allow(unsafe_code)]
 unsafe impl Sync for NokprobeEntry {}
 
-fn section_entries() -> &'static [NokprobeEntry] {
-    extern "C" {
-        static __start__kprobe_blacklist: u8;
-        static __stop__kprobe_blacklist: u8;
-    }
-    let start = core::ptr::addr_of!(__start__kprobe_blacklist).cast::<NokprobeEntry>();
-    let stop = core::ptr::addr_of!(__stop__kprobe_blacklist).cast::<NokprobeEntry>();
-    #[allow(unsafe_code)]
-    // SAFETY: the link script gathers every `_kprobe_blacklist` entry, each
-    // a NokprobeEntry emitted by `nokprobe_symbol!`, between these symbols.
-    unsafe {
-        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
-    }
-}
+// SAFETY: the link script gathers every `_kprobe_blacklist` entry, each
+// a NokprobeEntry emitted by `nokprobe_symbol!`, between these symbols.
+arch::linker_table!(fn section_entries() -> [NokprobeEntry] = __start__kprobe_blacklist..__stop__kprobe_blacklist);
 
 /// Whether a `nokprobe_symbol!` marks the function containing `addr`.
 fn in_section(addr: usize) -> bool {
