@@ -19,13 +19,13 @@ fn path_arg(p: u64) -> Result<Vec<u8>, Errno> {
 }
 
 fn file(fd: u64) -> Result<Arc<OpenFile>, Errno> {
-    Ok(current_files().get(fd as i32)?)
+    current_files().get(fd as i32)
 }
 
 /// The start of a `*at` lookup.
 fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
     let empty = flags & AT_EMPTY_PATH != 0 && path.is_empty();
-    Ok(current_files().path_at(dirfd as i32, &current_cwd(), path, empty)?)
+    current_files().path_at(dirfd as i32, &current_cwd(), path, empty)
 }
 
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
@@ -190,7 +190,7 @@ syscall!(
 syscall!(
     __arm64_sys_lseek,
     r,
-    Ok(file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)?)
+    file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)
 );
 
 syscall!(__arm64_sys_getdents64, r, {
@@ -294,7 +294,7 @@ syscall!(__arm64_sys_pipe2, r, {
         Ok(b) => b,
         Err(e) => {
             let _ = files.close(a);
-            return Err(e.into());
+            return Err(e);
         }
     };
     let mut out = [0u8; 8];
