@@ -24,6 +24,7 @@ pub mod signal;
 pub mod stat;
 pub mod syscalls;
 pub mod termios;
+pub mod time;
 
 pub use errno::Errno;
 pub use stat::Stat;
