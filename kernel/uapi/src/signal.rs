@@ -117,6 +117,91 @@ pub const fn name(sig: u32) -> Option<&'static str> {
     }
 }
 
+/// `struct sigaction` as the kernel sees it on arm64 (`struct
+/// kernel_sigaction`: handler, flags, restorer, then the 64-bit mask).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelSigaction {
+    /// `sa_handler` / `sa_sigaction`, or SIG_DFL (0) / SIG_IGN (1).
+    pub handler: u64,
+    /// `sa_flags` (`SA_*`).
+    pub flags: u64,
+    /// `sa_restorer`.
+    pub restorer: u64,
+    /// `sa_mask`: bit `n - 1` blocks signal `n`.
+    pub mask: u64,
+}
+
+impl KernelSigaction {
+    /// Its size in user memory.
+    pub const SIZE: usize = 32;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        words_to_bytes([self.handler, self.flags, self.restorer, self.mask])
+    }
+
+    /// Reads the bytes a user program wrote.
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> KernelSigaction {
+        let [handler, flags, restorer, mask] = words_from_bytes(b);
+        KernelSigaction {
+            handler,
+            flags,
+            restorer,
+            mask,
+        }
+    }
+}
+
+/// `stack_t`, the alternate signal stack of `sigaltstack` (and of
+/// `uc_stack` in a signal frame).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StackT {
+    /// `ss_sp`: the lowest address of the stack.
+    pub ss_sp: u64,
+    /// `ss_flags` (SS_ONSTACK, SS_DISABLE, SS_AUTODISARM).
+    pub ss_flags: i32,
+    /// `ss_size`.
+    pub ss_size: u64,
+}
+
+impl StackT {
+    /// Its size in user memory (4 bytes of padding after `ss_flags`).
+    pub const SIZE: usize = 24;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        words_to_bytes([self.ss_sp, self.ss_flags as u32 as u64, self.ss_size])
+    }
+
+    /// Reads the bytes a user program wrote (the padding is ignored).
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> StackT {
+        let [ss_sp, flags, ss_size] = words_from_bytes(b);
+        StackT {
+            ss_sp,
+            ss_flags: flags as u32 as i32,
+            ss_size,
+        }
+    }
+}
+
+fn words_to_bytes<const W: usize, const B: usize>(words: [u64; W]) -> [u8; B] {
+    let mut b = [0u8; B];
+    for (chunk, w) in b.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    b
+}
+
+fn words_from_bytes<const W: usize, const B: usize>(b: &[u8; B]) -> [u64; W] {
+    let mut w = [0u64; W];
+    for (x, chunk) in w.iter_mut().zip(b.chunks_exact(8)) {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(chunk);
+        *x = u64::from_le_bytes(le);
+    }
+    w
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +215,29 @@ mod tests {
         assert_eq!(name(0), None);
         assert_eq!(name(SIGRTMIN), None);
         assert_eq!(SIGRTMAX as usize, NSIG);
+    }
+
+    #[test]
+    fn sigaction_and_stack_t_images() {
+        let a = KernelSigaction {
+            handler: 0x400123,
+            flags: 0x0400_0004,
+            restorer: 0x400200,
+            mask: 1 << 9,
+        };
+        let b = a.to_bytes();
+        assert_eq!((b[0], b[1], b[8], b[11], b[16], b[25]), (0x23, 0x01, 4, 4, 0, 2));
+        assert_eq!(KernelSigaction::from_bytes(&b), a);
+        let s = StackT {
+            ss_sp: 0x1000,
+            ss_flags: 2,
+            ss_size: 0x4000,
+        };
+        let b = s.to_bytes();
+        assert_eq!((b[1], b[8], b[12], b[17]), (0x10, 2, 0, 0x40));
+        assert_eq!(StackT::from_bytes(&b), s);
+        let mut b = b;
+        b[12] = 0xff; // padding
+        assert_eq!(StackT::from_bytes(&b), s);
     }
 }
