@@ -8,6 +8,7 @@ use crate::uaccess::{copy_to_user, strndup_user, PATH_MAX};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
+use uapi::poll::PollFd;
 use vfs::file::OpenFile;
 use vfs::mount::Path;
 
@@ -361,9 +362,9 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
     loop {
         let mut ready = 0;
         let mut queues = Vec::new();
-        for c in raw.chunks_mut(8) {
-            let fd = i32::from_le_bytes(c[..4].try_into().expect("4"));
-            let events = u16::from_le_bytes(c[4..6].try_into().expect("2"));
+        for c in raw.chunks_exact_mut(PollFd::SIZE) {
+            let mut pfd = PollFd::from_bytes(c.try_into().expect("chunks of 8"));
+            let (fd, events) = (pfd.fd, pfd.events);
             let revents = if fd < 0 {
                 0
             } else {
@@ -378,7 +379,8 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
                     Err(_) => 0x20, // POLLNVAL
                 }
             };
-            c[6..8].copy_from_slice(&revents.to_le_bytes());
+            pfd.revents = revents;
+            c.copy_from_slice(&pfd.to_bytes());
             if revents != 0 {
                 ready += 1;
             }

@@ -20,6 +20,7 @@ pub mod error;
 pub mod fcntl;
 pub mod poll;
 pub mod ptrace;
+pub mod resource;
 pub mod signal;
 pub mod stat;
 pub mod syscalls;
