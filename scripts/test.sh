@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: host unit and property tests of the CPU-free crates,
+# Runs the gates (rustfmt, clippy -D warnings) and every test: host unit and property tests of the CPU-free crates,
 # then builds the kernel and the in-kernel test kernel and runs the QEMU
 # tests in tests/ (in-kernel tests, boot logs, user commands on virt -smp 1,
 # virt -smp 4 and raspi4b; a fatal oops), then the user programs on real
@@ -10,8 +10,21 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 scripts/setup.sh
 
+# Gates first (fast, and they fail for reasons a test run would hide):
+# formatting, and clippy with -D warnings over every crate as it is built
+# (the kernel with and without the in-kernel tests, for the target).
+echo "== gates: rustfmt, clippy" >&2
+cargo fmt --check
+host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn)
+cargo clippy --quiet --all-targets "${host_crates[@]}" -p e2e -- -D warnings
+for features in "" ktest; do
+    cargo clippy --quiet --release -p kernel --target aarch64-unknown-none-softfloat \
+        --target-dir "target/${features:-kernel}" ${features:+--features "$features"} -- -D warnings
+done
+cargo clippy --quiet --release -p rt -p init -p sh -p utils -p usertests -p proof -- -D warnings
+
 echo "== host tests" >&2
-cargo test --quiet -p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p vfs -p exec -p process_core -p cpio -p mkinitramfs -p insn
+cargo test --quiet "${host_crates[@]}"
 
 echo "== building the kernel images" >&2
 KERNEL_IMAGE=$(cargo run --quiet --release -p kbuild)

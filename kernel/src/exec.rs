@@ -110,7 +110,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
             None => break data,
         }
     };
-    let plan = exec::load_plan(&data).map_err(|e| Errno(e.errno()))?;
+    let plan = exec::load_plan(&data).map_err(|e| e.errno())?;
     let mm = Mm::new()?;
     for seg in &plan.segments {
         let prot = Prot {
@@ -161,8 +161,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     };
     let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
     let envp_refs: Vec<&[u8]> = envp.iter().map(|a| a.as_slice()).collect();
-    let stack =
-        exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| Errno(e.errno()))?;
+    let stack = exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| e.errno())?;
     mm.write_bytes(stack.sp, &stack.bytes)?;
     mm.set_arg_range(stack.arg_start, stack.arg_end);
     let base = path_bytes.rsplit(|&b| b == b'/').next().unwrap_or(&path_bytes).to_vec();

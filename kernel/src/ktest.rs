@@ -17,17 +17,9 @@ pub struct KernelTest {
     pub func: fn(),
 }
 
-fn tests() -> &'static [KernelTest] {
-    extern "C" {
-        static __start_kernel_tests: u8;
-        static __stop_kernel_tests: u8;
-    }
-    let start = core::ptr::addr_of!(__start_kernel_tests).cast::<KernelTest>();
-    let stop = core::ptr::addr_of!(__stop_kernel_tests).cast::<KernelTest>();
-    // SAFETY: the link script gathers every `.kernel_tests` entry, each a
-    // `KernelTest` emitted by #[kernel_test], between the two symbols.
-    unsafe { core::slice::from_raw_parts(start, stop.offset_from(start) as usize) }
-}
+// SAFETY: the link script gathers every `.kernel_tests` entry, each a
+// `KernelTest` emitted by #[kernel_test], between the two symbols.
+arch::linker_table!(fn tests() -> [KernelTest] = __start_kernel_tests..__stop_kernel_tests);
 
 /// Index of the running test, plus one (0: none running).
 static RUNNING: AtomicUsize = AtomicUsize::new(0);

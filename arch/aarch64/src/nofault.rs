@@ -20,20 +20,12 @@ impl ExEntry {
     }
 }
 
-/// The entries, from the link script.
-fn table() -> &'static [ExEntry] {
-    extern "C" {
-        static __start___ex_table: ExEntry;
-        static __stop___ex_table: ExEntry;
-    }
-    // SAFETY: the linker places all `__ex_table` entries, each an ExEntry,
-    // between these two symbols.
-    unsafe {
-        let start = core::ptr::addr_of!(__start___ex_table);
-        let stop = core::ptr::addr_of!(__stop___ex_table);
-        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
-    }
-}
+// SAFETY: the linker places all `__ex_table` entries, each an ExEntry,
+// between these two symbols.
+crate::linker_table!(
+    /// The entries, from the link script.
+    fn table() -> [ExEntry] = __start___ex_table..__stop___ex_table
+);
 
 /// Where to resume after a fault at `pc`, if `pc` may fault.
 pub fn search_exception_table(pc: u64) -> Option<u64> {
@@ -46,6 +38,14 @@ pub fn search_exception_table(pc: u64) -> Option<u64> {
 /// The access faulted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault;
+
+impl From<Fault> for uapi::Errno {
+    /// A faulting access to a user address is `EFAULT`, so that `?` on a
+    /// nofault access works in a system call.
+    fn from(_: Fault) -> uapi::Errno {
+        uapi::Errno::EFAULT
+    }
+}
 
 /// Defines `fn $name(addr) -> Result<u64, Fault>`: one load by `$insn`
 /// whose fault resumes, through `__ex_table`, with `Err(Fault)`.

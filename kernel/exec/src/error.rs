@@ -3,17 +3,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-/// Linux's errno values that `execve` returns for the errors of this crate.
-pub mod errno {
-    /// No such file or directory: the program interpreter is missing.
-    pub const ENOENT: i32 = 2;
-    /// Argument list too long.
-    pub const E2BIG: i32 = 7;
-    /// Exec format error.
-    pub const ENOEXEC: i32 = 8;
-    /// Out of memory.
-    pub const ENOMEM: i32 = 12;
-}
+use uapi::Errno;
 
 /// Why a file cannot be executed, or its arguments cannot be passed.
 ///
@@ -107,14 +97,13 @@ pub enum ExecError {
 }
 
 impl ExecError {
-    /// The errno Linux's `execve` returns for this error (positive; the
-    /// system call returns its negation).
-    pub fn errno(&self) -> i32 {
+    /// The errno Linux's `execve` returns for this error.
+    pub fn errno(&self) -> Errno {
         match self {
-            Self::NoInterpreter(_) => errno::ENOENT,
-            Self::ArgTooLong | Self::TooManyArgs | Self::ArgsTooBig => errno::E2BIG,
-            Self::StackOutOfRange | Self::OutOfMemory => errno::ENOMEM,
-            _ => errno::ENOEXEC,
+            Self::NoInterpreter(_) => Errno::ENOENT,
+            Self::ArgTooLong | Self::TooManyArgs | Self::ArgsTooBig => Errno::E2BIG,
+            Self::StackOutOfRange | Self::OutOfMemory => Errno::ENOMEM,
+            _ => Errno::ENOEXEC,
         }
     }
 }

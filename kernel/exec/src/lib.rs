@@ -49,7 +49,7 @@ mod error;
 
 pub use binfmt_elf::{load_plan, ElfType, LoadPlan, Prot, Segment};
 pub use elf_tables::{build_stack, AuxParams, StackImage, ELF_PLATFORM};
-pub use error::{errno, ExecError};
+pub use error::ExecError;
 
 /// The user page size (4 KiB granule), Linux's `ELF_EXEC_PAGESIZE` on arm64.
 pub const PAGE_SIZE: u64 = 4096;

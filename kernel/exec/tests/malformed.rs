@@ -4,14 +4,15 @@
 mod common;
 
 use common::*;
-use exec::{errno, load_plan, ExecError, LoadPlan, TASK_SIZE, USER_MIN};
+use exec::{load_plan, ExecError, LoadPlan, TASK_SIZE, USER_MIN};
 use object::elf;
 use proptest::prelude::*;
+use uapi::Errno;
 
 fn err(file: &ElfFile) -> ExecError {
     let e = load_plan(&file.build()).unwrap_err();
     if !matches!(e, ExecError::NoInterpreter(_)) {
-        assert_eq!(e.errno(), errno::ENOEXEC, "{e}");
+        assert_eq!(e.errno(), Errno::ENOEXEC, "{e}");
     }
     e
 }
@@ -65,7 +66,7 @@ fn load_segment_defects() {
             e.min_len = 0;
         }))
         .errno(),
-        errno::ENOEXEC
+        Errno::ENOEXEC
     );
     let mut file = static_exec().build();
     file.truncate(0x2900);

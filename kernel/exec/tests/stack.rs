@@ -4,8 +4,9 @@ mod common;
 
 use common::*;
 use exec::auxvec::*;
-use exec::{build_stack, errno, load_plan, AuxParams, ExecError, LoadPlan, StackImage, MAX_ARG_STRLEN};
+use exec::{build_stack, load_plan, AuxParams, ExecError, LoadPlan, StackImage, MAX_ARG_STRLEN};
 use proptest::prelude::*;
+use uapi::Errno;
 
 const TOP: u64 = 0x1_0000_0000_0000;
 
@@ -175,7 +176,7 @@ fn longest_string_is_max_arg_strlen_with_its_nul() {
     assert_eq!(parse_stack(image.sp, &image.bytes).argv[0].len(), MAX_ARG_STRLEN - 1);
     let too_long = vec![b'a'; MAX_ARG_STRLEN];
     let e = build(&[b"p", &too_long], &[], b"p", params()).unwrap_err();
-    assert_eq!((e.clone(), e.errno()), (ExecError::ArgTooLong, errno::E2BIG));
+    assert_eq!((e.clone(), e.errno()), (ExecError::ArgTooLong, Errno::E2BIG));
     assert_eq!(
         build(&[b"p"], &[&too_long], b"p", params()).unwrap_err(),
         ExecError::ArgTooLong
@@ -217,7 +218,7 @@ fn strings_and_pointers_share_a_quarter_of_the_stack_limit() {
         let e = build_stack(TOP, &argv, &[], b"p", &plan(), aux).unwrap_err();
         assert_eq!(
             (e.clone(), e.errno()),
-            (ExecError::ArgsTooBig, errno::E2BIG),
+            (ExecError::ArgsTooBig, Errno::E2BIG),
             "rlimit {rlimit}"
         );
     }
@@ -242,7 +243,7 @@ fn too_many_pointers_for_the_limit() {
 #[test]
 fn stack_outside_user_space_is_refused() {
     let e = build_stack(0x1100, &[b"a"], &[], b"a", &plan(), params()).unwrap_err();
-    assert_eq!((e.clone(), e.errno()), (ExecError::StackOutOfRange, errno::ENOMEM));
+    assert_eq!((e.clone(), e.errno()), (ExecError::StackOutOfRange, Errno::ENOMEM));
     assert_eq!(
         build_stack(4, &[b"a"], &[], b"a", &plan(), params()).unwrap_err(),
         ExecError::StackOutOfRange

@@ -28,20 +28,9 @@ struct BugEntry {
     loc: &'static BugLocation,
 }
 
-fn bug_table() -> &'static [BugEntry] {
-    extern "C" {
-        static __start___bug_table: u8;
-        static __stop___bug_table: u8;
-    }
-    let start = core::ptr::addr_of!(__start___bug_table).cast::<BugEntry>();
-    let stop = core::ptr::addr_of!(__stop___bug_table).cast::<BugEntry>();
-    #[allow(unsafe_code)]
-    // SAFETY: the link script gathers every `__bug_table` entry, each a
-    // BugEntry emitted by the macros below, between these symbols.
-    unsafe {
-        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
-    }
-}
+// SAFETY: the link script gathers every `__bug_table` entry, each a
+// BugEntry emitted by the macros below, between these symbols.
+arch::linker_table!(fn bug_table() -> [BugEntry] = __start___bug_table..__stop___bug_table);
 
 fn find_bug(pc: u64) -> Option<&'static BugLocation> {
     bug_table()

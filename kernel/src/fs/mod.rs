@@ -116,7 +116,7 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     ] {
         match v.mkdirat(&c, &root, d, 0o755, 0) {
             Ok(()) | Err(uapi::Errno::EEXIST) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
     // Like Linux, only the root is mounted here; init mounts the rest.
@@ -236,7 +236,7 @@ pub fn read_exec_file(path: &str) -> Result<Vec<u8>, Errno> {
     }
     vfs::open::may_exec(&c, &meta)?;
     let f = v.openat(&c, &current_cwd(), path.as_bytes(), uapi::fcntl::O_RDONLY, 0, 0)?;
-    Ok(f.read_to_end()?)
+    f.read_to_end()
 }
 
 /// Makes a sleeping task runnable when a file's wait queue is woken.
@@ -276,7 +276,7 @@ pub fn blocking<T>(file: &OpenFile, mut op: impl FnMut() -> vfs::Result<T>) -> R
         let gen = wq.as_ref().map(|w| w.generation());
         match op() {
             Err(uapi::Errno::EAGAIN) if !file.is_nonblocking() => {}
-            r => return r.map_err(Errno::from),
+            r => return r,
         }
         let Some(wq) = wq else { return Err(Errno::EAGAIN) };
         let me = sched::current();

@@ -51,7 +51,7 @@ pub fn create(debug: &Arc<PseudoDir>) {
         Box::new(|| format!("{}\n", if super::all_armed() { 1 } else { 0 }).into_bytes()),
         Some(Box::new(|buf| {
             let on = parse_bool(buf).ok_or(uapi::Errno::EINVAL)?;
-            super::set_all_armed(on).map_err(|e| uapi::Errno::from_i32(e.0).unwrap_or(uapi::Errno::EINVAL))?;
+            super::set_all_armed(on)?;
             Ok(buf.len())
         })),
     );

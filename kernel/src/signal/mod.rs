@@ -15,44 +15,8 @@ use arch::ptrace::PtRegs;
 use core::sync::atomic::{AtomicU64, Ordering};
 use signal_core::{QueueOverflow, Restart, Source};
 
-/// Number of signals (1..=64).
-pub const NSIG: usize = 64;
-#[allow(missing_docs)]
-pub mod nr {
-    pub const SIGHUP: u32 = 1;
-    pub const SIGINT: u32 = 2;
-    pub const SIGQUIT: u32 = 3;
-    pub const SIGILL: u32 = 4;
-    pub const SIGTRAP: u32 = 5;
-    pub const SIGABRT: u32 = 6;
-    pub const SIGBUS: u32 = 7;
-    pub const SIGFPE: u32 = 8;
-    pub const SIGKILL: u32 = 9;
-    pub const SIGUSR1: u32 = 10;
-    pub const SIGSEGV: u32 = 11;
-    pub const SIGUSR2: u32 = 12;
-    pub const SIGPIPE: u32 = 13;
-    pub const SIGALRM: u32 = 14;
-    pub const SIGTERM: u32 = 15;
-    pub const SIGSTKFLT: u32 = 16;
-    pub const SIGCHLD: u32 = 17;
-    pub const SIGCONT: u32 = 18;
-    pub const SIGSTOP: u32 = 19;
-    pub const SIGTSTP: u32 = 20;
-    pub const SIGTTIN: u32 = 21;
-    pub const SIGTTOU: u32 = 22;
-    pub const SIGURG: u32 = 23;
-    pub const SIGXCPU: u32 = 24;
-    pub const SIGXFSZ: u32 = 25;
-    pub const SIGVTALRM: u32 = 26;
-    pub const SIGPROF: u32 = 27;
-    pub const SIGWINCH: u32 = 28;
-    pub const SIGIO: u32 = 29;
-    pub const SIGPWR: u32 = 30;
-    pub const SIGSYS: u32 = 31;
-    pub const SIGRTMIN: u32 = 32;
-}
-pub use nr::*;
+/// Number of signals (1..=64), and the signal numbers: uapi's.
+pub use uapi::signal::{nr, nr::*, NSIG};
 
 /// `si_code` values.
 #[allow(missing_docs)]
@@ -575,14 +539,15 @@ fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
     }
 }
 
-/// Kernel-internal restart codes a system call may return.
-pub const ERESTARTSYS: i64 = signal_core::ERESTARTSYS;
+/// Kernel-internal restart codes a system call may return, as numbers (the
+/// one definition is `uapi::Errno`).
+pub const ERESTARTSYS: i64 = Errno::ERESTARTSYS as i64;
 /// Restart unconditionally.
-pub const ERESTARTNOINTR: i64 = signal_core::ERESTARTNOINTR;
+pub const ERESTARTNOINTR: i64 = Errno::ERESTARTNOINTR as i64;
 /// Restart if no handler runs.
-pub const ERESTARTNOHAND: i64 = signal_core::ERESTARTNOHAND;
+pub const ERESTARTNOHAND: i64 = Errno::ERESTARTNOHAND as i64;
 /// Restart through restart_syscall when no handler runs, else EINTR.
-pub const ERESTART_RESTARTBLOCK: i64 = signal_core::ERESTART_RESTARTBLOCK;
+pub const ERESTART_RESTARTBLOCK: i64 = Errno::ERESTART_RESTARTBLOCK as i64;
 
 /// Applies `signal_core::restart_decision` to the registers.
 fn settle_syscall(regs: &mut PtRegs, ret: i64, handler_flags: Option<u64>) {

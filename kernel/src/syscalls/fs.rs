@@ -8,6 +8,7 @@ use crate::uaccess::{copy_to_user, strndup_user, PATH_MAX};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
+use uapi::poll::PollFd;
 use vfs::file::OpenFile;
 use vfs::mount::Path;
 
@@ -19,13 +20,13 @@ fn path_arg(p: u64) -> Result<Vec<u8>, Errno> {
 }
 
 fn file(fd: u64) -> Result<Arc<OpenFile>, Errno> {
-    Ok(current_files().get(fd as i32)?)
+    current_files().get(fd as i32)
 }
 
 /// The start of a `*at` lookup.
 fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
     let empty = flags & AT_EMPTY_PATH != 0 && path.is_empty();
-    Ok(current_files().path_at(dirfd as i32, &current_cwd(), path, empty)?)
+    current_files().path_at(dirfd as i32, &current_cwd(), path, empty)
 }
 
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
@@ -59,12 +60,10 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(1 << 20);
-        let data =
-            crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk)
-                .map_err(|e| if done > 0 { Errno(0) } else { e });
-        let data = match data {
+        // A fault after some bytes were written ends the write short.
+        let data = match crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk) {
             Ok(d) => d,
-            Err(Errno(0)) => break,
+            Err(_) if done > 0 => break,
             Err(e) => return Err(e),
         };
         let r = match pos {
@@ -206,7 +205,7 @@ syscall!(
 syscall!(
     __arm64_sys_lseek,
     r,
-    Ok(file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)?)
+    file(r.regs[0])?.lseek(r.regs[1] as i64, r.regs[2] as u32)
 );
 
 syscall!(__arm64_sys_getdents64, r, {
@@ -311,7 +310,7 @@ syscall!(__arm64_sys_pipe2, r, {
         Ok(b) => b,
         Err(e) => {
             let _ = files.close(a);
-            return Err(e.into());
+            return Err(e);
         }
     };
     let mut out = [0u8; 8];
@@ -377,9 +376,9 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
     loop {
         let mut ready = 0;
         let mut queues = Vec::new();
-        for c in raw.chunks_mut(8) {
-            let fd = i32::from_le_bytes(c[..4].try_into().expect("4"));
-            let events = u16::from_le_bytes(c[4..6].try_into().expect("2"));
+        for c in raw.chunks_exact_mut(PollFd::SIZE) {
+            let mut pfd = PollFd::from_bytes(c.try_into().expect("chunks of 8"));
+            let (fd, events) = (pfd.fd, pfd.events);
             let revents = if fd < 0 {
                 0
             } else {
@@ -394,7 +393,8 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
                     Err(_) => 0x20, // POLLNVAL
                 }
             };
-            c[6..8].copy_from_slice(&revents.to_le_bytes());
+            pfd.revents = revents;
+            c.copy_from_slice(&pfd.to_bytes());
             if revents != 0 {
                 ready += 1;
             }

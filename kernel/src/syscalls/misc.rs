@@ -4,6 +4,7 @@ use super::syscall;
 use crate::errno::Errno;
 use crate::uaccess::{copy_from_user, copy_to_user};
 use core::sync::atomic::Ordering;
+use uapi::resource::Rlimit;
 
 syscall!(__arm64_sys_uname, r, {
     // struct new_utsname: six 65-byte fields.
@@ -99,10 +100,11 @@ fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
 
 syscall!(__arm64_sys_getrlimit, r, {
     let (s, h) = rlimit(r.regs[0])?;
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&s.to_le_bytes());
-    b[8..].copy_from_slice(&h.to_le_bytes());
-    copy_to_user(r.regs[1], &b)?;
+    let lim = Rlimit {
+        rlim_cur: s,
+        rlim_max: h,
+    };
+    copy_to_user(r.regs[1], &lim.to_bytes())?;
     Ok(0)
 });
 
@@ -114,10 +116,10 @@ syscall!(__arm64_sys_prlimit64, r, {
     let (s, h) = rlimit(res)?;
     if new != 0 {
         // Limits are fixed here: accept only the current values.
-        let mut b = [0u8; 16];
+        let mut b = [0u8; Rlimit::SIZE];
         copy_from_user(&mut b, new)?;
-        let ns = u64::from_le_bytes(b[..8].try_into().expect("8"));
-        let nh = u64::from_le_bytes(b[8..].try_into().expect("8"));
+        let new = Rlimit::from_bytes(&b);
+        let (ns, nh) = (new.rlim_cur, new.rlim_max);
         if ns > nh {
             return Err(Errno::EINVAL);
         }
@@ -126,10 +128,11 @@ syscall!(__arm64_sys_prlimit64, r, {
         }
     }
     if old != 0 {
-        let mut b = [0u8; 16];
-        b[..8].copy_from_slice(&s.to_le_bytes());
-        b[8..].copy_from_slice(&h.to_le_bytes());
-        copy_to_user(old, &b)?;
+        let lim = Rlimit {
+            rlim_cur: s,
+            rlim_max: h,
+        };
+        copy_to_user(old, &lim.to_bytes())?;
     }
     Ok(0)
 });

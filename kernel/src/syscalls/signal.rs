@@ -6,25 +6,28 @@ use crate::signal::{self as sig, frame, SigAction, SigInfo};
 use crate::uaccess::{copy_from_user, copy_to_user, put_user_u64};
 use crate::{process, sched};
 use core::sync::atomic::Ordering;
+use uapi::signal::{KernelSigaction, StackT};
 
 fn read_sigaction(p: u64) -> Result<SigAction, Errno> {
-    let mut b = [0u8; 32];
+    let mut b = [0u8; KernelSigaction::SIZE];
     copy_from_user(&mut b, p)?;
-    let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8"));
+    let k = KernelSigaction::from_bytes(&b);
     Ok(SigAction {
-        handler: w(0),
-        flags: w(1),
-        restorer: w(2),
-        mask: w(3),
+        handler: k.handler,
+        flags: k.flags,
+        restorer: k.restorer,
+        mask: k.mask,
     })
 }
 
 fn write_sigaction(p: u64, a: &SigAction) -> Result<(), Errno> {
-    let mut b = [0u8; 32];
-    for (i, v) in [a.handler, a.flags, a.restorer, a.mask].into_iter().enumerate() {
-        b[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-    }
-    copy_to_user(p, &b)
+    let k = KernelSigaction {
+        handler: a.handler,
+        flags: a.flags,
+        restorer: a.restorer,
+        mask: a.mask,
+    };
+    copy_to_user(p, &k.to_bytes())
 }
 
 syscall!(__arm64_sys_rt_sigaction, r, {
@@ -231,19 +234,18 @@ syscall!(__arm64_sys_sigaltstack, r, {
     let me = sched::current();
     let old = frame::get_altstack(&me, r.sp);
     if ss != 0 {
-        let mut b = [0u8; 24];
+        let mut b = [0u8; StackT::SIZE];
         copy_from_user(&mut b, ss)?;
-        let sp = u64::from_le_bytes(b[0..8].try_into().expect("8"));
-        let flags = i32::from_le_bytes(b[8..12].try_into().expect("4"));
-        let size = u64::from_le_bytes(b[16..24].try_into().expect("8"));
-        frame::set_altstack(&me, sp, flags, size, r.sp)?;
+        let st = StackT::from_bytes(&b);
+        frame::set_altstack(&me, st.ss_sp, st.ss_flags, st.ss_size, r.sp)?;
     }
     if oss != 0 {
-        let mut b = [0u8; 24];
-        b[0..8].copy_from_slice(&old.0.to_le_bytes());
-        b[8..12].copy_from_slice(&old.1.to_le_bytes());
-        b[16..24].copy_from_slice(&old.2.to_le_bytes());
-        copy_to_user(oss, &b)?;
+        let st = StackT {
+            ss_sp: old.0,
+            ss_flags: old.1,
+            ss_size: old.2,
+        };
+        copy_to_user(oss, &st.to_bytes())?;
     }
     Ok(0)
 });

@@ -6,6 +6,7 @@ use crate::sched::wait::sleep_until_ns;
 use crate::time::RestartBlock;
 use crate::uaccess::{copy_from_user, copy_to_user};
 use core::sync::atomic::{AtomicU64, Ordering};
+use uapi::time::{Itimerval, Timespec, Timeval};
 
 const CLOCK_REALTIME: i32 = 0;
 const CLOCK_MONOTONIC: i32 = 1;
@@ -129,22 +130,14 @@ fn cpu_clock_sample(pid: i32, thread: bool) -> Result<crate::cputime::Cputime, E
 }
 
 fn put_timespec(p: u64, ns: u64) -> Result<(), Errno> {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
-    b[8..].copy_from_slice(&(ns % 1_000_000_000).to_le_bytes());
-    copy_to_user(p, &b)
+    copy_to_user(p, &Timespec::from_ns(ns).to_bytes())
 }
 
 /// Reads a `struct timespec` as nanoseconds; EINVAL if out of range.
 pub(super) fn get_timespec(p: u64) -> Result<u64, Errno> {
-    let mut b = [0u8; 16];
+    let mut b = [0u8; Timespec::SIZE];
     copy_from_user(&mut b, p)?;
-    let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
-    let ns = i64::from_le_bytes(b[8..].try_into().expect("8"));
-    if s < 0 || !(0..1_000_000_000).contains(&ns) {
-        return Err(Errno::EINVAL);
-    }
-    Ok((s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64))
+    Timespec::from_bytes(&b).to_ns().ok_or(Errno::EINVAL)
 }
 
 syscall!(__arm64_sys_clock_gettime, r, {
@@ -199,10 +192,7 @@ static SYS_TZ: AtomicU64 = AtomicU64::new(0);
 syscall!(__arm64_sys_gettimeofday, r, {
     let ns = crate::time::ktime_get_real_ns();
     if r.regs[0] != 0 {
-        let mut b = [0u8; 16];
-        b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
-        b[8..].copy_from_slice(&(ns % 1_000_000_000 / 1000).to_le_bytes());
-        copy_to_user(r.regs[0], &b)?;
+        copy_to_user(r.regs[0], &Timeval::from_ns(ns).to_bytes())?;
     }
     if r.regs[1] != 0 {
         copy_to_user(r.regs[1], &SYS_TZ.load(Ordering::Relaxed).to_le_bytes())?;
@@ -319,12 +309,11 @@ syscall!(__arm64_sys_getitimer, r, {
 });
 
 fn put_itimerval(p: u64, interval: u64, value: u64) -> Result<(), Errno> {
-    let mut b = [0u8; 32];
-    b[0..8].copy_from_slice(&(interval / 1_000_000_000).to_le_bytes());
-    b[8..16].copy_from_slice(&(interval % 1_000_000_000 / 1000).to_le_bytes());
-    b[16..24].copy_from_slice(&(value / 1_000_000_000).to_le_bytes());
-    b[24..32].copy_from_slice(&(value % 1_000_000_000 / 1000).to_le_bytes());
-    copy_to_user(p, &b)
+    let it = Itimerval {
+        it_interval: Timeval::from_ns(interval),
+        it_value: Timeval::from_ns(value),
+    };
+    copy_to_user(p, &it.to_bytes())
 }
 
 syscall!(__arm64_sys_setitimer, r, {
@@ -333,15 +322,20 @@ syscall!(__arm64_sys_setitimer, r, {
         return Err(Errno::EINVAL);
     }
     // A NULL new value disarms, as Linux still allows (with a warning).
-    let mut b = [0u8; 32];
+    let mut b = [0u8; Itimerval::SIZE];
     if new != 0 {
         copy_from_user(&mut b, new)?;
     }
-    let f = |i: usize| i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8"));
-    let (is, iu, vs, vu) = (f(0), f(1), f(2), f(3));
-    if is < 0 || vs < 0 || !(0..1_000_000).contains(&iu) || !(0..1_000_000).contains(&vu) {
+    let it = Itimerval::from_bytes(&b);
+    if !it.it_interval.is_valid() || !it.it_value.is_valid() {
         return Err(Errno::EINVAL);
     }
+    let (is, iu, vs, vu) = (
+        it.it_interval.tv_sec,
+        it.it_interval.tv_usec,
+        it.it_value.tv_sec,
+        it.it_value.tv_usec,
+    );
     // Saturating: a huge tv_sec is "practically never", not a wrap.
     let ns = |s: i64, us: i64| {
         (s as u64)

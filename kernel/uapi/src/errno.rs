@@ -1,19 +1,25 @@
 //! Linux's errno values (include/uapi/asm-generic/errno-base.h and errno.h,
-//! which arm64 uses unchanged), with glibc's `strerror` messages.
+//! which arm64 uses unchanged), with glibc's `strerror` messages, and the
+//! kernel-internal restart codes of include/linux/errno.h, which a system
+//! call may return inside the kernel but which never reach user space.
 
 use core::fmt;
 
 macro_rules! errnos {
-    ($($name:ident = $num:literal => $msg:literal,)*) => {
+    ($($name:ident = $num:literal => $msg:literal,)*;
+     kernel: $($kname:ident = $knum:literal => $kmsg:literal,)*) => {
         /// A Linux error number. System calls return it negated in x0.
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         #[repr(i32)]
+        #[allow(non_camel_case_types)] // Linux's names, ERESTART_RESTARTBLOCK too
         pub enum Errno {
             $(#[doc = $msg] $name = $num,)*
+            $(#[doc = $kmsg] $kname = $knum,)*
         }
 
         impl Errno {
-            /// Every errno, in numeric order.
+            /// Every errno user space can see, in numeric order (not the
+            /// kernel-internal restart codes).
             pub const ALL: &'static [Errno] = &[$(Errno::$name,)*];
 
             /// The errno with number `n`; `None` for numbers Linux does not
@@ -25,10 +31,25 @@ macro_rules! errnos {
                 }
             }
 
+            /// The errno or restart code with number `n`, as the kernel may
+            /// hold it: [`Errno::from_i32`] plus 512, 513, 514 and 516.
+            pub const fn from_kernel_i32(n: i32) -> Option<Errno> {
+                match n {
+                    $($knum => Some(Errno::$kname),)*
+                    _ => Errno::from_i32(n),
+                }
+            }
+
+            /// Whether this is a kernel-internal restart code.
+            pub const fn is_restart(self) -> bool {
+                matches!(self, $(Errno::$kname)|*)
+            }
+
             /// The symbolic name, e.g. `"ENOENT"`.
             pub const fn name(self) -> &'static str {
                 match self {
                     $(Errno::$name => stringify!($name),)*
+                    $(Errno::$kname => stringify!($kname),)*
                 }
             }
 
@@ -36,6 +57,7 @@ macro_rules! errnos {
             pub const fn message(self) -> &'static str {
                 match self {
                     $(Errno::$name => $msg,)*
+                    $(Errno::$kname => $kmsg,)*
                 }
             }
         }
@@ -174,6 +196,12 @@ errnos! {
     ENOTRECOVERABLE = 131 => "State not recoverable",
     ERFKILL = 132 => "Operation not possible due to RF-kill",
     EHWPOISON = 133 => "Memory page has hardware error",
+    ;
+    kernel:
+    ERESTARTSYS = 512 => "Restart the call if the handler has SA_RESTART, else EINTR",
+    ERESTARTNOINTR = 513 => "Always restart the call",
+    ERESTARTNOHAND = 514 => "Restart the call if no handler runs, else EINTR",
+    ERESTART_RESTARTBLOCK = 516 => "Restart through restart_syscall, else EINTR",
 }
 
 impl Errno {
@@ -269,5 +297,22 @@ mod tests {
         assert_eq!(Errno::from_ret(-2), Some(Errno::ENOENT));
         assert_eq!(Errno::from_ret(3), None);
         assert_eq!(Errno::from_ret(-4096), None);
+    }
+
+    #[test]
+    fn restart_codes_are_kernel_only() {
+        assert_eq!(Errno::ERESTARTSYS as i32, 512);
+        assert_eq!(Errno::ERESTARTNOINTR as i32, 513);
+        assert_eq!(Errno::ERESTARTNOHAND as i32, 514);
+        assert_eq!(Errno::ERESTART_RESTARTBLOCK as i32, 516);
+        assert_eq!(Errno::ERESTARTSYS.name(), "ERESTARTSYS");
+        assert!(Errno::ERESTARTNOHAND.is_restart());
+        assert!(!Errno::EINTR.is_restart());
+        assert_eq!(Errno::from_i32(512), None);
+        assert_eq!(Errno::from_ret(-512), None);
+        assert_eq!(Errno::from_kernel_i32(516), Some(Errno::ERESTART_RESTARTBLOCK));
+        assert_eq!(Errno::from_kernel_i32(515), None);
+        assert_eq!(Errno::from_kernel_i32(2), Some(Errno::ENOENT));
+        assert!(!Errno::ALL.contains(&Errno::ERESTARTSYS));
     }
 }

@@ -1,8 +1,11 @@
 //! Linux AArch64's user ABI, as numbers and layouts: errno values, open,
 //! fcntl and `*at` flags, `struct stat`, `struct linux_dirent64`, poll bits,
-//! terminal ioctls with `struct termios` and `struct winsize`, and the path
-//! limits. Every value is Linux's (include/uapi/asm-generic, with arm64's
-//! overrides), so a static Linux arm64 binary sees what it expects.
+//! terminal ioctls with `struct termios` and `struct winsize`, the path
+//! limits, the system call table (numbers, names, argument kinds), signal
+//! numbers, ptrace's numbers and regset layouts, and an error type that
+//! carries a message and position for tracefs `error_log`. Every value is
+//! Linux's (include/uapi/asm-generic, with arm64's overrides), so a static
+//! Linux arm64 binary sees what it expects.
 //!
 //! Structures that cross into user memory have `to_bytes`/`from_bytes` that
 //! give the exact little-endian image, so no code needs `unsafe` to copy
@@ -13,10 +16,16 @@
 #![allow(non_upper_case_globals)]
 
 pub mod errno;
+pub mod error;
 pub mod fcntl;
 pub mod poll;
+pub mod ptrace;
+pub mod resource;
+pub mod signal;
 pub mod stat;
+pub mod syscalls;
 pub mod termios;
+pub mod time;
 
 pub use errno::Errno;
 pub use stat::Stat;

@@ -68,9 +68,8 @@ pub fn args() -> Args {
         return Args { argv: &[] };
     }
     // SAFETY: `init` stored argv and argc from the initial stack.
-    Args {
-        argv: unsafe { core::slice::from_raw_parts(argv, ARGC.load(Ordering::Relaxed)) },
-    }
+    let argv = unsafe { core::slice::from_raw_parts(argv, ARGC.load(Ordering::Relaxed)) };
+    Args { argv }
 }
 
 /// The environment as `NAME=value` entries.

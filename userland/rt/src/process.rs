@@ -6,13 +6,14 @@ use crate::errno::Errno;
 use crate::fs::c_path;
 use crate::syscall::{check, nr, syscall0, syscall1, syscall2, syscall3, syscall4, syscall5};
 
-pub const SIGHUP: i32 = 1;
-pub const SIGINT: i32 = 2;
-pub const SIGQUIT: i32 = 3;
-pub const SIGKILL: i32 = 9;
-pub const SIGPIPE: i32 = 13;
-pub const SIGTERM: i32 = 15;
-pub const SIGCHLD: i32 = 17;
+// Signal numbers as the `int`s kill() and wait statuses use, from uapi.
+pub const SIGHUP: i32 = uapi::signal::SIGHUP as i32;
+pub const SIGINT: i32 = uapi::signal::SIGINT as i32;
+pub const SIGQUIT: i32 = uapi::signal::SIGQUIT as i32;
+pub const SIGKILL: i32 = uapi::signal::SIGKILL as i32;
+pub const SIGPIPE: i32 = uapi::signal::SIGPIPE as i32;
+pub const SIGTERM: i32 = uapi::signal::SIGTERM as i32;
+pub const SIGCHLD: i32 = uapi::signal::SIGCHLD as i32;
 
 pub const WNOHANG: u32 = 1;
 

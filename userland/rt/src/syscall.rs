@@ -9,46 +9,8 @@ use core::arch::asm;
 
 use crate::errno::Errno;
 
-/// System call numbers (Linux AArch64).
-pub mod nr {
-    pub const GETCWD: usize = 17;
-    pub const DUP3: usize = 24;
-    pub const FCNTL: usize = 25;
-    pub const IOCTL: usize = 29;
-    pub const MKDIRAT: usize = 34;
-    pub const UNLINKAT: usize = 35;
-    pub const UMOUNT2: usize = 39;
-    pub const MOUNT: usize = 40;
-    pub const CHDIR: usize = 49;
-    pub const OPENAT: usize = 56;
-    pub const CLOSE: usize = 57;
-    pub const PIPE2: usize = 59;
-    pub const GETDENTS64: usize = 61;
-    pub const LSEEK: usize = 62;
-    pub const READ: usize = 63;
-    pub const WRITE: usize = 64;
-    pub const PPOLL: usize = 73;
-    pub const READLINKAT: usize = 78;
-    pub const NEWFSTATAT: usize = 79;
-    pub const FSTAT: usize = 80;
-    pub const SYNC: usize = 81;
-    pub const EXIT: usize = 93;
-    pub const EXIT_GROUP: usize = 94;
-    pub const KILL: usize = 129;
-    pub const RT_SIGACTION: usize = 134;
-    pub const REBOOT: usize = 142;
-    pub const SETSID: usize = 157;
-    pub const UNAME: usize = 160;
-    pub const GETPID: usize = 172;
-    pub const GETPPID: usize = 173;
-    pub const GETUID: usize = 174;
-    pub const BRK: usize = 214;
-    pub const MUNMAP: usize = 215;
-    pub const CLONE: usize = 220;
-    pub const EXECVE: usize = 221;
-    pub const MMAP: usize = 222;
-    pub const WAIT4: usize = 260;
-}
+/// System call numbers (Linux AArch64), from `uapi`'s one table.
+pub use uapi::syscalls::nr;
 
 /// # Safety
 /// The caller must pass arguments that are valid for system call `n`

@@ -12,6 +12,9 @@
 //! `execve`: see [`checks::process::child_main`].
 #![no_std]
 #![no_main]
+// Checks pass bad pointers inside `check_eq!(unsafe { .. }, ..)`; their
+// `// SAFETY:` comment stands above the macro, where clippy does not look.
+#![allow(clippy::undocumented_unsafe_blocks)]
 
 extern crate alloc;
 

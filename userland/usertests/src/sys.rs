@@ -9,7 +9,9 @@ use core::arch::{asm, global_asm};
 
 pub use rt::Errno;
 
-/// System call numbers (generic table, used by arm64).
+/// System call numbers (generic table, used by arm64). Stated here again on
+/// purpose rather than taken from `uapi::syscalls::nr`: these checks must
+/// also catch a wrong number in the kernel's own table.
 pub mod nr {
     pub const GETCWD: usize = 17;
     pub const DUP: usize = 23;

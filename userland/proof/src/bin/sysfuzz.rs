@@ -449,6 +449,7 @@ fn worker(seed: u64, start: u64, count: u64, pipe_w: i32) -> ! {
     }
     // SAFETY: getpid / brk(0) have no side effects.
     let me = unsafe { syscall0(172) } as usize;
+    // SAFETY: as above.
     let mut brk_now = unsafe { syscall1(214, 0) } as usize;
     for i in start..=count {
         let idx = i as u32;

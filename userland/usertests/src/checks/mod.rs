@@ -8,6 +8,7 @@ use crate::Check;
 pub mod counter;
 pub mod el0regs;
 pub mod cputime;
+pub mod abi;
 pub mod fs;
 pub mod lifecycle;
 pub mod fsrobust;
@@ -36,6 +37,7 @@ pub static ALL: &[&[Check]] = &[
     el0regs::CHECKS,
     lifecycle::CHECKS,
     cputime::CHECKS,
+    abi::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
