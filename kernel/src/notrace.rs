@@ -108,38 +108,20 @@ pub const ASM_SYMBOLS: &[&str] = &[
 /// `el0t_64_irq`, ...), which the vector assembly names by convention.
 const ENTRY_PREFIXES: &[&str] = &["el0", "el1"];
 
-/// The addresses marked by `#[notrace]` and `nokprobe_symbol!`.
-pub fn marked_symbols() -> &'static [NotraceSymbol] {
-    extern "C" {
-        static __start__notrace_symbols: u8;
-        static __stop__notrace_symbols: u8;
-    }
-    let start = core::ptr::addr_of!(__start__notrace_symbols).cast::<NotraceSymbol>();
-    let stop = core::ptr::addr_of!(__stop__notrace_symbols).cast::<NotraceSymbol>();
-    #[allow(unsafe_code)]
-    // SAFETY: the link script gathers every `_notrace_symbols` entry, each a
-    // NotraceSymbol emitted by `#[notrace]` or `nokprobe_symbol!`, between
-    // these two symbols, in read-only data that lives as long as the kernel.
-    unsafe {
-        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
-    }
-}
+// SAFETY: the link script gathers every `_notrace_symbols` entry, each a
+// NotraceSymbol emitted by `#[notrace]` or `nokprobe_symbol!`, between these
+// two symbols, in read-only data that lives as long as the kernel.
+arch::linker_table!(
+    /// The addresses marked by `#[notrace]` and `nokprobe_symbol!`.
+    pub fn marked_symbols() -> [NotraceSymbol] = __start__notrace_symbols..__stop__notrace_symbols
+);
 
-/// The module paths marked by `notrace_module!`.
-pub fn marked_modules() -> &'static [NotraceModule] {
-    extern "C" {
-        static __start__notrace_modules: u8;
-        static __stop__notrace_modules: u8;
-    }
-    let start = core::ptr::addr_of!(__start__notrace_modules).cast::<NotraceModule>();
-    let stop = core::ptr::addr_of!(__stop__notrace_modules).cast::<NotraceModule>();
-    #[allow(unsafe_code)]
-    // SAFETY: as in `marked_symbols`, for the NotraceModule entries emitted
-    // by `notrace_module!`.
-    unsafe {
-        core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
-    }
-}
+// SAFETY: as for `marked_symbols`, for the NotraceModule entries emitted by
+// `notrace_module!`.
+arch::linker_table!(
+    /// The module paths marked by `notrace_module!`.
+    pub fn marked_modules() -> [NotraceModule] = __start__notrace_modules..__stop__notrace_modules
+);
 
 /// Whether `name` is `path` or inside it (`path::...`).
 fn within(name: &str, path: &str) -> bool {

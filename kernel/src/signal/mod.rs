@@ -16,7 +16,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use signal_core::{QueueOverflow, Restart, Source};
 
 /// Number of signals (1..=64), and the signal numbers: uapi's.
-pub use uapi::signal::{nr, nr::*, NSIG};
+pub use uapi::signal::{nr, nr::*, NSIG, SIGRTMAX, SIGRTMIN};
 
 /// `si_code` values.
 #[allow(missing_docs)]
