@@ -5,13 +5,13 @@ use alloc::vec::Vec;
 
 use crate::Check;
 
-pub mod counter;
-pub mod el0regs;
-pub mod cputime;
 pub mod abi;
+pub mod counter;
+pub mod cputime;
+pub mod el0regs;
 pub mod fs;
-pub mod lifecycle;
 pub mod fsrobust;
+pub mod lifecycle;
 pub mod mm;
 pub mod mmrobust;
 pub mod process;
