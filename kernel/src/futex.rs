@@ -62,11 +62,15 @@ fn hash(k: Key) -> usize {
     (h >> 56) as usize % BUCKETS
 }
 
-/// Linux's get_futex_key: a futex word is 4-byte aligned (EINVAL), for
-/// every operation, even a wake that would find no waiter.
+/// Linux's get_futex_key: a futex word is 4-byte aligned (EINVAL) and in
+/// user space (`access_ok`, else EFAULT), for every operation, even a wake
+/// that would find no waiter.
 fn key(addr: u64) -> Result<Key, Errno> {
     if !addr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
+    }
+    if addr.checked_add(4).is_none_or(|end| end > arch::uaccess::TASK_SIZE) {
+        return Err(Errno::EFAULT);
     }
     let mm = crate::sched::current()
         .mm
