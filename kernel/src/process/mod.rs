@@ -408,8 +408,15 @@ fn exit_thread(status: i32) {
         crate::cputime::exit_thread_cputime(&p, &me);
         threads.is_empty()
     };
-    TASKS.lock().remove(&me.tid);
-    vfork_release(me.tid);
+    {
+        // Only this task's own entry: a thread that exec'd may already have
+        // taken over this ID (see `take_leader_id`).
+        let mut tasks = TASKS.lock();
+        if tasks.get(&me.tid()).is_some_and(|t| Arc::ptr_eq(t, &me)) {
+            tasks.remove(&me.tid());
+        }
+    }
+    vfork_release(me.tid());
     signal::exit_signals(&me, &p, last);
     // Leave the address space before it may be freed.
     arch::mmu::secondary_drop_idmap();
@@ -484,4 +491,20 @@ fn exit_process(p: &Arc<Process>, status: i32) {
 /// list) from the PID table.
 pub fn forget_zombie(child: &Arc<Process>) {
     PROCESSES.lock().remove(&child.pid);
+}
+
+/// After de_thread left `me` the only thread of `p`: `me` takes the
+/// process's ID, so that gettid() == getpid() and `find_task(pid)` finds it
+/// (Linux's de_thread exchanges the leader's pid with the exec'ing thread's).
+pub fn take_leader_id(me: &Arc<Task>, p: &Process) {
+    let old = me.tid();
+    if old == p.pid {
+        return;
+    }
+    let mut tasks = TASKS.lock();
+    if tasks.get(&old).is_some_and(|t| Arc::ptr_eq(t, me)) {
+        tasks.remove(&old);
+    }
+    me.set_tid(p.pid);
+    tasks.insert(p.pid, me.clone());
 }

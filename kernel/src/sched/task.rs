@@ -137,8 +137,9 @@ pub fn alloc_cpu_stack(size: usize) -> Option<usize> {
 
 /// A schedulable thread.
 pub struct Task {
-    /// Thread ID (the PID of a single-threaded process).
-    pub tid: u32,
+    /// Thread ID (the PID of a single-threaded process). It changes once at
+    /// most: a thread that execs takes its leader's ID (de_thread).
+    tid: AtomicU32,
     /// Saved registers while switched out.
     pub ctx: TaskContext,
     kstack: Option<KernelStack>,
@@ -190,7 +191,7 @@ impl Task {
         let n = name.len().min(15);
         comm[..n].copy_from_slice(&name.as_bytes()[..n]);
         Task {
-            tid,
+            tid: AtomicU32::new(tid),
             ctx,
             kstack,
             state: AtomicU8::new(TaskState::Running as u8),
@@ -243,6 +244,17 @@ impl Task {
         t.set_comm(name);
         t.set_state(TaskState::Interruptible);
         Some(t)
+    }
+
+    /// Thread ID.
+    pub fn tid(&self) -> u32 {
+        self.tid.load(Ordering::Acquire)
+    }
+
+    /// Gives this thread its leader's ID when it survives an exec as the
+    /// only thread (Linux's de_thread exchanges the two pids).
+    pub fn set_tid(&self, tid: u32) {
+        self.tid.store(tid, Ordering::Release);
     }
 
     /// A fresh thread ID.

@@ -7,7 +7,7 @@ use crate::sched;
 use core::sync::atomic::Ordering;
 
 syscall!(__arm64_sys_getpid, _r, Ok(current_process().pid as u64));
-syscall!(__arm64_sys_gettid, _r, Ok(sched::current().tid as u64));
+syscall!(__arm64_sys_gettid, _r, Ok(sched::current().tid() as u64));
 syscall!(
     __arm64_sys_getppid,
     _r,
@@ -21,7 +21,7 @@ syscall!(__arm64_sys_getegid, _r, Ok(0));
 syscall!(__arm64_sys_set_tid_address, r, {
     let me = sched::current();
     me.clear_child_tid.store(r.regs[0], Ordering::Relaxed);
-    Ok(me.tid as u64)
+    Ok(me.tid() as u64)
 });
 
 syscall!(

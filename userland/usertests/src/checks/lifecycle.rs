@@ -20,6 +20,7 @@ pub static CHECKS: &[Check] = checks![
     clone_fs_shares_cwd_and_umask,
     execve_in_threaded_process_kills_the_other_threads,
     execve_from_two_threads_at_once_one_wins,
+    execve_from_a_thread_takes_over_the_leaders_pid,
 ];
 
 unsafe extern "C" {
@@ -376,8 +377,13 @@ struct ExecArgs {
 
 /// `usertests --child exit CODE`.
 fn exec_args(code: &[u8]) -> Result<alloc::boxed::Box<ExecArgs>, Fail> {
+    exec_child_args(b"exit", code)
+}
+
+/// `usertests --child MODE ARG` as raw execve arguments.
+fn exec_child_args(mode: &[u8], arg: &[u8]) -> Result<alloc::boxed::Box<ExecArgs>, Fail> {
     let exe = super::process::self_path()?;
-    let strings = alloc::vec![cstr(&exe), cstr(b"--child"), cstr(b"exit"), cstr(code)];
+    let strings = alloc::vec![cstr(&exe), cstr(b"--child"), cstr(mode), cstr(arg)];
     let mut argv = [0usize; 5];
     for (a, s) in argv.iter_mut().zip(&strings) {
         *a = s.as_ptr() as usize;
@@ -503,5 +509,42 @@ fn execve_from_two_threads_at_once_one_wins() -> Outcome {
         let status = reap_within(p, 5000, "the process exec'ing twice")?;
         check_eq!(status, 9 << 8, "round {round}: the new program's exit status");
     }
+    Ok(())
+}
+
+/// A thread other than the leader execs: the new program runs as the one
+/// thread of the process, with the leader's id (tid == pid), as Linux's
+/// de_thread makes it.
+fn execve_from_a_thread_takes_over_the_leaders_pid() -> Outcome {
+    let args = exec_child_args(b"pidtid", b"")?;
+    let leaked = &*args as *const ExecArgs as usize;
+    let p = spawn(|| {
+        let Ok(stack) = mmap_anon(RACE_STACK, PROT_READ | PROT_WRITE) else {
+            return 2;
+        };
+        // SAFETY: the thread runs on its own stack; `args` outlives it
+        // (this process ends by exec or exit).
+        let r = unsafe {
+            usertests_clone(
+                THREAD,
+                stack + RACE_STACK,
+                core::ptr::null_mut(),
+                0,
+                core::ptr::null_mut(),
+                thread_execs,
+                leaked,
+            )
+        };
+        if r <= 0 {
+            return 3;
+        }
+        // The leader waits to be killed by the exec.
+        loop {
+            core::hint::spin_loop();
+        }
+    })
+    .ctx("fork")?;
+    let status = reap_within(p, 5000, "the process exec'ing from a thread")?;
+    check_eq!(status, 42 << 8, "the new program's exit status (42: gettid == getpid)");
     Ok(())
 }

@@ -51,6 +51,15 @@ pub fn child_main(args: rt::Args) -> i32 {
     };
     match arg(2) {
         b"exit" => num(3) as i32,
+        // pidtid: after an exec from any thread, the one thread left has
+        // the thread-group leader's id (de_thread's pid takeover).
+        b"pidtid" => {
+            if gettid() == getpid() {
+                42
+            } else {
+                43
+            }
+        }
         // fds CLOSED OPEN: CLOSED must be closed, OPEN open.
         b"fds" => {
             let closed = fcntl(num(3) as i32, F_GETFD, 0) == Err(Errno::EBADF);
