@@ -180,8 +180,6 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     // Point of no return.
     let me = sched::current();
     let p = current_process();
-    // The vfork completion is keyed by the ID this thread had when cloned.
-    let vfork_tid = me.tid();
     if !de_thread(&me, &p) {
         // Nothing may stay referenced from this frame: it never returns.
         drop((me, p, image));
@@ -198,7 +196,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
     *regs = crate::process::regs::start_thread(image.entry, image.sp);
-    process::vfork_release(vfork_tid);
+    process::vfork_release(&me);
     Ok(())
 }
 

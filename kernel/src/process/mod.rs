@@ -337,7 +337,7 @@ pub fn do_clone(
             released: AtomicBool::new(false),
             wq: WaitQueue::new(),
         });
-        VFORK_DONE.lock().insert(tid, done.clone());
+        *task.vfork_done.lock() = Some(done.clone());
         done
     });
     sched::wake_up(&task);
@@ -347,7 +347,7 @@ pub fn do_clone(
         let _ = done.wq.wait_event(false, || {
             done.released.load(Ordering::Acquire) || signal::fatal_pending(&me)
         });
-        VFORK_DONE.lock().remove(&tid);
+        task.vfork_done.lock().take();
     }
     Ok(tid)
 }
@@ -367,18 +367,15 @@ fn set_child_tid_in(mm: &Mm, addr: u64, tid: u32) {
 
 /// A vfork parent's wait for its child to exec or exit (Linux's
 /// `vfork_done` completion).
-struct VforkDone {
+pub struct VforkDone {
     released: AtomicBool,
     wq: WaitQueue,
 }
 
-/// Waiting vfork parents, by the child's TID.
-static VFORK_DONE: IrqSpinLock<BTreeMap<u32, Arc<VforkDone>>> = IrqSpinLock::new(BTreeMap::new());
-
-/// Releases the vfork parent of task `tid`, if any (Linux's mm_release: at
-/// the child's exec or exit, a CLONE_THREAD child included).
-pub fn vfork_release(tid: u32) {
-    let done = VFORK_DONE.lock().remove(&tid);
+/// Releases the vfork parent of `task`, if any (Linux's mm_release: at the
+/// child's exec or exit, a CLONE_THREAD child included).
+pub fn vfork_release(task: &Task) {
+    let done = task.vfork_done.lock().take();
     if let Some(done) = done {
         done.released.store(true, Ordering::Release);
         done.wq.wake_up_all();
@@ -416,7 +413,7 @@ fn exit_thread(status: i32) {
             tasks.remove(&me.tid());
         }
     }
-    vfork_release(me.tid());
+    vfork_release(&me);
     signal::exit_signals(&me, &p, last);
     // Leave the address space before it may be freed.
     arch::mmu::secondary_drop_idmap();

@@ -177,6 +177,9 @@ pub struct Task {
     /// The ID of the `time::Timeout` armed for the wait in progress, 0 if
     /// none: the timer queue wakes the task only while it matches.
     pub timeout_id: AtomicU64,
+    /// Set in a vfork child: its parent's wait, released at this task's
+    /// exec or exit (Linux's `task->vfork_done`).
+    pub vfork_done: IrqSpinLock<Option<Arc<crate::process::VforkDone>>>,
     /// Calls in flight through kretprobe trampolines.
     pub kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances,
     /// CPU time used (`utime`, `stime`).
@@ -211,6 +214,7 @@ impl Task {
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),
             timeout_id: AtomicU64::new(0),
+            vfork_done: IrqSpinLock::new(None),
             kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances::new(),
             cputime: crate::cputime::TaskCputime::new(),
             restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
