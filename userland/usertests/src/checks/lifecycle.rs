@@ -23,19 +23,7 @@ pub static CHECKS: &[Check] = checks![
     execve_from_a_thread_takes_over_the_leaders_pid,
 ];
 
-unsafe extern "C" {
-    /// In checks/thread.rs: clone with x0..x4, the child runs x5(x6) on its
-    /// stack and exits with the result.
-    fn usertests_clone(
-        flags: usize,
-        stack: usize,
-        ptid: *mut i32,
-        tls: usize,
-        ctid: *mut i32,
-        f: extern "C" fn(usize) -> usize,
-        arg: usize,
-    ) -> isize;
-}
+use super::thread::usertests_clone;
 
 const CLONE_VFORK: usize = 0x4000;
 const CLONE_CHILD_SETTID: usize = 0x100_0000;

@@ -70,7 +70,9 @@ global_asm!(
 );
 
 unsafe extern "C" {
-    fn usertests_clone(
+    /// clone with x0..x4; the child runs x5(x6) on its stack and exits
+    /// with the result (the assembly above). Shared by the thread checks.
+    pub(super) fn usertests_clone(
         flags: usize,
         stack: usize,
         ptid: *mut i32,

@@ -15,18 +15,7 @@ pub static CHECKS: &[Check] = checks![
     pending_timeouts_do_not_slow_getpid,
 ];
 
-unsafe extern "C" {
-    /// In `thread.rs`: clone(x0..x4), then the child runs x5(x6) and exits.
-    fn usertests_clone(
-        flags: usize,
-        stack: usize,
-        ptid: *mut i32,
-        tls: usize,
-        ctid: *mut i32,
-        f: extern "C" fn(usize) -> usize,
-        arg: usize,
-    ) -> isize;
-}
+use super::thread::usertests_clone;
 
 /// A timeout no check waits for: an hour.
 const LONG: Timespec = Timespec { sec: 3600, nsec: 0 };
