@@ -142,11 +142,11 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         SIGRETURN_TRAMPOLINE,
         SIGRETURN_TRAMPOLINE + 4096,
         Prot {
-            read: true,
+            read: false,
             write: false,
             exec: true,
         },
-        VmaKind::Anon,
+        VmaKind::SigPage,
     )?;
     let code: Vec<u8> = TRAMPOLINE_CODE.iter().flat_map(|i| i.to_le_bytes()).collect();
     mm.write_bytes(SIGRETURN_TRAMPOLINE, &code)?;

@@ -28,14 +28,15 @@ pub struct UserPte {
 
 impl UserPte {
     fn encode(self) -> u64 {
-        // A page without user access (PROT_NONE) keeps its frame for the
-        // kernel only; UXN too, as EL0 may execute where AP denies data.
+        // A page without user data access keeps its frame for the kernel
+        // only; EL0 may still execute it if `exec` (execute-only: AP
+        // governs data accesses, UXN instruction fetches).
         let ap = match (self.user, self.write) {
             (false, _) => PAGE_DESCRIPTOR::AP::RO_EL1,
             (true, true) => PAGE_DESCRIPTOR::AP::RW_EL1_EL0,
             (true, false) => PAGE_DESCRIPTOR::AP::RO_EL1_EL0,
         };
-        let uxn = if self.exec && self.user {
+        let uxn = if self.exec {
             PAGE_DESCRIPTOR::UXN::False
         } else {
             PAGE_DESCRIPTOR::UXN::True

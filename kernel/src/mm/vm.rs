@@ -55,6 +55,10 @@ pub enum VmaKind {
     Heap,
     /// The main stack.
     Stack,
+    /// The signal-return trampoline: EL0 may execute it but neither read
+    /// nor write it, so that, as on Linux (which has no such page), no
+    /// system call can use it as data (a futex word, a buffer): EFAULT.
+    SigPage,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -121,10 +125,12 @@ fn free_asid(asid: u16) {
     ASIDS.lock()[asid as usize / 64] &= !(1 << (asid % 64));
 }
 
-fn pte_for(pa: u64, prot: Prot) -> UserPte {
+fn pte_for(pa: u64, prot: Prot, kind: VmaKind) -> UserPte {
     UserPte {
         pa,
-        user: prot.read || prot.write || prot.exec,
+        // PROT_EXEC alone stays readable, as on Linux without FEAT_EPAN;
+        // only the signal page is execute-only.
+        user: (prot.read || prot.write || prot.exec) && kind != VmaKind::SigPage,
         write: prot.write,
         exec: prot.exec,
         cow: false,
@@ -221,7 +227,9 @@ impl Mm {
                 // read-only page both hold): the write must land in this
                 // space's own copy, never in the frame the other one sees.
                 Some(p) if p.cow || frame::page_count(p.pa) > 1 => {
-                    let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
+                    let (prot, kind) = find(&m.vmas, page)
+                        .map(|(_, v)| (v.prot, v.kind))
+                        .ok_or(Errno::EFAULT)?;
                     let pa = if frame::page_count(p.pa) == 1 {
                         p.pa
                     } else {
@@ -229,7 +237,7 @@ impl Mm {
                         frame::copy_frame(new, p.pa);
                         new
                     };
-                    if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                    if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
                         if pa != p.pa {
                             frame::free_frame(pa);
                         }
@@ -243,9 +251,11 @@ impl Mm {
                 }
                 Some(p) => p.pa,
                 None => {
-                    let prot = find(&m.vmas, page).map(|(_, v)| v.prot).ok_or(Errno::EFAULT)?;
+                    let (prot, kind) = find(&m.vmas, page)
+                        .map(|(_, v)| (v.prot, v.kind))
+                        .ok_or(Errno::EFAULT)?;
                     let pa = frame::alloc_user_zeroed_frame().ok_or(Errno::ENOMEM)?;
-                    if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                    if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
                         frame::free_frame(pa);
                         return Err(Errno::ENOMEM);
                     }
@@ -267,16 +277,15 @@ impl Mm {
             return Err(SegvCode::MapErr);
         };
         let prot = vma.prot;
-        if (write && !prot.write)
-            || (exec && !prot.exec)
-            || (!write && !exec && !(prot.read || prot.write || prot.exec))
-        {
+        let kind = vma.kind;
+        let data = prot.read || prot.write || (prot.exec && kind != VmaKind::SigPage);
+        if (write && !prot.write) || (exec && !prot.exec) || (!write && !exec && !data) {
             return Err(SegvCode::AccErr);
         }
         match m.pt.get(page) {
             None => {
                 let pa = frame::alloc_user_zeroed_frame().ok_or(SegvCode::Oom)?;
-                if m.pt.map(page, pte_for(pa, prot)).is_err() {
+                if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
                     frame::free_frame(pa);
                     return Err(SegvCode::Oom);
                 }
@@ -291,7 +300,7 @@ impl Mm {
                     frame::page_ref_dec(pte.pa);
                     new
                 };
-                let _ = m.pt.map(page, pte_for(pa, prot));
+                let _ = m.pt.map(page, pte_for(pa, prot, kind));
                 pgtable_user::flush_tlb_page(self.asid, page);
             }
             Some(_) => {
@@ -528,7 +537,7 @@ impl Mm {
             let name = match v.kind {
                 VmaKind::Heap => "[heap]",
                 VmaKind::Stack => "[stack]",
-                VmaKind::Anon if start == crate::exec::SIGRETURN_TRAMPOLINE => "[sigpage]",
+                VmaKind::SigPage => "[sigpage]",
                 VmaKind::Anon => "",
             };
             let _ = writeln!(

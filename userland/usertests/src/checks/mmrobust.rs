@@ -20,6 +20,8 @@ pub static CHECKS: &[Check] = checks![
     futex_wake_bitset_wakes_only_matching_waiters,
     futex_cmp_requeue_wakes_one_moves_the_other,
     futex_wake_of_zero_or_negative_count_wakes_one,
+    top_user_page_is_no_data_for_system_calls,
+    futex_on_kernel_addresses_is_efault,
 ];
 
 const TIB: usize = 1 << 40;
@@ -394,4 +396,40 @@ fn futex_wake_of_zero_or_negative_count_wakes_one() -> Outcome {
     );
     join(ctids[0])?;
     join(ctids[1])
+}
+
+/// The last page below 2^48: Linux maps nothing there (its signal return
+/// trampoline is in the vDSO); where a kernel keeps an execute-only
+/// trampoline, a system call still cannot use it as data.
+fn top_user_page_is_no_data_for_system_calls() -> Outcome {
+    const TOP_PAGE: usize = 0xffff_ffff_f000;
+    check_eq!(
+        futex_raw(TOP_PAGE, FUTEX_WAIT, 0),
+        Err(Errno::EFAULT),
+        "FUTEX_WAIT there"
+    );
+    check_eq!(
+        call(nr::WRITE, &[1, TOP_PAGE, 4]),
+        Err(Errno::EFAULT),
+        "write(2) from there"
+    );
+    Ok(())
+}
+
+/// get_futex_key's access_ok: a word outside user space is EFAULT for every
+/// operation, a wake that would find no waiter included.
+fn futex_on_kernel_addresses_is_efault() -> Outcome {
+    for addr in [0xffff_0000_0000_0000usize, 0xffff_ffff_ffff_f000, 1 << 48] {
+        check_eq!(
+            futex_raw(addr, FUTEX_WAKE, 1),
+            Err(Errno::EFAULT),
+            "FUTEX_WAKE at {addr:#x}"
+        );
+        check_eq!(
+            futex_raw(addr, FUTEX_WAIT, 0),
+            Err(Errno::EFAULT),
+            "FUTEX_WAIT at {addr:#x}"
+        );
+    }
+    Ok(())
 }
