@@ -18,7 +18,9 @@ pub const FUTEX_WAKE: u32 = 1;
 pub const FUTEX_REQUEUE: u32 = 3;
 /// FUTEX_REQUEUE if the first word still holds the expected value.
 pub const FUTEX_CMP_REQUEUE: u32 = 4;
-/// Wait with a bitset and an absolute timeout.
+/// Modify a second word atomically, wake on both.
+pub const FUTEX_WAKE_OP: u32 = 5;
+/// FUTEX_WAIT with an absolute timeout and a bitset.
 pub const FUTEX_WAIT_BITSET: u32 = 9;
 /// Wake the waiters whose bitset meets the given one.
 pub const FUTEX_WAKE_BITSET: u32 = 10;
@@ -269,4 +271,75 @@ pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Optio
     }
     count += moved;
     Ok(count)
+}
+
+/// FUTEX_WAKE_OP (Linux's futex_wake_op): atomically applies the operation
+/// encoded in `encoded` to the word at `addr2`, wakes up to `nr_wake`
+/// waiters on `addr1` and, if the old value of `addr2` passes the encoded
+/// comparison, up to `nr_wake2` on `addr2`; returns how many were woken.
+///
+/// The operation runs before the buckets are locked (a fault must not be
+/// taken under their interrupt-masking locks). Waiters queue before they
+/// read their word, so one that read the old value is already queued when
+/// the wake looks, and one that queues later reads the new value.
+pub fn wake_op(addr1: u64, addr2: u64, nr_wake: u32, nr_wake2: u32, encoded: u32) -> Result<usize, Errno> {
+    use arch::uaccess::FutexOp;
+    let k1 = key(addr1)?;
+    let k2 = key(addr2)?;
+    // Fields as Linux's futex_atomic_op_inuser decodes them.
+    let sign_extend12 = |v: u32| ((v << 20) as i32) >> 20;
+    let op = (encoded >> 28) & 7;
+    let cmp = (encoded >> 24) & 15;
+    let mut oparg = sign_extend12((encoded >> 12) & 0xfff);
+    let cmparg = sign_extend12(encoded & 0xfff);
+    if encoded & (8 << 28) != 0 {
+        // FUTEX_OP_OPARG_SHIFT: the argument is a shift count; Linux masks
+        // one out of range (and logs it).
+        oparg = 1 << (oparg & 31);
+    }
+    let op = match op {
+        0 => FutexOp::Set,
+        1 => FutexOp::Add,
+        2 => FutexOp::Or,
+        3 => FutexOp::AndN,
+        4 => FutexOp::Xor,
+        _ => return Err(Errno::ENOSYS),
+    };
+    let old = arch::uaccess::futex_atomic_op(op, oparg as u32, addr2)? as i32;
+    // The comparison is checked after the operation, as in Linux: an
+    // unknown one leaves the word changed and fails with ENOSYS.
+    let hit = match cmp {
+        0 => old == cmparg,
+        1 => old != cmparg,
+        2 => old < cmparg,
+        3 => old <= cmparg,
+        4 => old > cmparg,
+        5 => old >= cmparg,
+        _ => return Err(Errno::ENOSYS),
+    };
+    // Linux counts before comparing (`++ret >= nr_wake`): 0 wakes one.
+    let n1 = (nr_wake as i32).max(1) as usize;
+    let n2 = (nr_wake2 as i32).max(1) as usize;
+    let (h1, h2) = (hash(k1), hash(k2));
+    if h1 == h2 {
+        let mut b = FUTEXES[h1].lock();
+        let mut woken = wake_locked(&mut b, k1, n1, FUTEX_BITSET_MATCH_ANY);
+        if hit {
+            woken += wake_locked(&mut b, k2, n2, FUTEX_BITSET_MATCH_ANY);
+        }
+        return Ok(woken);
+    }
+    // Both buckets locked in index order, as in `requeue`.
+    let mut lo = FUTEXES[h1.min(h2)].lock();
+    let mut hi = FUTEXES[h1.max(h2)].lock();
+    let (b1, b2) = if h1 < h2 {
+        (&mut *lo, &mut *hi)
+    } else {
+        (&mut *hi, &mut *lo)
+    };
+    let mut woken = wake_locked(b1, k1, n1, FUTEX_BITSET_MATCH_ANY);
+    if hit {
+        woken += wake_locked(b2, k2, n2, FUTEX_BITSET_MATCH_ANY);
+    }
+    Ok(woken)
 }

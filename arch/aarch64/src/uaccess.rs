@@ -134,3 +134,102 @@ pub fn probe_writable(addr: u64, len: usize) -> Result<(), Fault> {
     }
     Ok(())
 }
+
+/// The read-modify-write operations of FUTEX_WAKE_OP (Linux's
+/// `FUTEX_OP_SET` .. `FUTEX_OP_XOR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FutexOp {
+    /// `*addr = arg`.
+    Set,
+    /// `*addr += arg`.
+    Add,
+    /// `*addr |= arg`.
+    Or,
+    /// `*addr &= !arg`.
+    AndN,
+    /// `*addr ^= arg`.
+    Xor,
+}
+
+/// Whether this CPU has PAN (then the kernel runs with it set).
+fn has_pan() -> bool {
+    use aarch64_cpu::registers::{Readable, ID_AA64MMFR1_EL1};
+    ID_AA64MMFR1_EL1.read(ID_AA64MMFR1_EL1::PAN) != 0
+}
+
+/// One atomic read-modify-write loop of 32-bit user memory, by exclusive
+/// load and store-release (Linux's `__futex_atomic_op`), with PAN lifted
+/// around it as Linux's `uaccess_enable_privileged`: exclusives have no
+/// unprivileged form. A fault resumes through `__ex_table` with an error.
+macro_rules! futex_rmw {
+    ($insn:literal, $addr:expr, $arg:expr, $pan:expr) => {{
+        let old: u32;
+        let err: u64;
+        // SAFETY: the caller checked that `addr` is an aligned user address
+        // (access_ok) that EL0 may read; the store can only succeed where
+        // EL1 may write, which for user pages is where EL0 may write too
+        // (read-only and PROT_NONE pages are read-only at EL1 as well). A
+        // fault resumes at 7 with err = 1 and PAN restored.
+        unsafe {
+            core::arch::asm!(
+                ".arch_extension pan",
+                "mov {err}, #0",
+                "cbz {pan}, 2f",
+                "msr pan, #0",
+                "2: ldxr {old:w}, [{addr}]",
+                $insn,
+                "3: stlxr {tmp:w}, {new:w}, [{addr}]",
+                "cbnz {tmp:w}, 2b",
+                "dmb ish",
+                "5: cbz {pan}, 6f",
+                "msr pan, #1",
+                "6:",
+                ".pushsection .text.fixup, \"ax\"",
+                "7: mov {err}, #1",
+                "b 5b",
+                ".popsection",
+                ".pushsection __ex_table, \"a\"",
+                ".balign 4",
+                ".long 2b - .",
+                ".long 7b - .",
+                ".long 3b - .",
+                ".long 7b - .",
+                ".popsection",
+                addr = in(reg) $addr,
+                arg = in(reg) $arg,
+                pan = in(reg) $pan,
+                old = out(reg) old,
+                new = out(reg) _,
+                tmp = out(reg) _,
+                err = out(reg) err,
+                options(nostack)
+            );
+        }
+        if err == 0 {
+            Ok(old)
+        } else {
+            Err(Fault)
+        }
+    }};
+}
+
+/// Applies `op` with `arg` atomically to the u32 at user address `addr`
+/// and returns the old value (Linux's `arch_futex_atomic_op_inuser`).
+/// `addr` must be 4-byte aligned; anything EL0 could not write is a fault.
+pub fn futex_atomic_op(op: FutexOp, arg: u32, addr: u64) -> Result<u32, Fault> {
+    if !addr.is_multiple_of(4) || !access_ok(addr, 4) {
+        return Err(Fault);
+    }
+    // EL0 must be able to read it (this also faults the page in and
+    // refuses PROT_NONE and execute-only pages, which EL1 could read).
+    ldtr_x(addr & !7)?;
+    let pan = has_pan() as u64;
+    let arg = arg as u64;
+    match op {
+        FutexOp::Set => futex_rmw!("mov {new:w}, {arg:w}", addr, arg, pan),
+        FutexOp::Add => futex_rmw!("add {new:w}, {old:w}, {arg:w}", addr, arg, pan),
+        FutexOp::Or => futex_rmw!("orr {new:w}, {old:w}, {arg:w}", addr, arg, pan),
+        FutexOp::AndN => futex_rmw!("bic {new:w}, {old:w}, {arg:w}", addr, arg, pan),
+        FutexOp::Xor => futex_rmw!("eor {new:w}, {old:w}, {arg:w}", addr, arg, pan),
+    }
+}

@@ -196,7 +196,8 @@ syscall!(__arm64_sys_futex, r, {
     if op & FUTEX_CLOCK_REALTIME != 0 && cmd != FUTEX_WAIT_BITSET {
         return Err(Errno::ENOSYS);
     }
-    // For the requeue operations the timeout slot carries a count.
+    // For the requeue and wake-op operations the timeout slot carries a
+    // count.
     let val2 = utime as u32;
     match cmd {
         FUTEX_WAIT => {
@@ -214,8 +215,9 @@ syscall!(__arm64_sys_futex, r, {
         FUTEX_WAKE_BITSET => Ok(wake_bitset(addr, val, val3)? as u64),
         FUTEX_REQUEUE => Ok(requeue(addr, addr2, val as i32, val2 as i32, None)? as u64),
         FUTEX_CMP_REQUEUE => Ok(requeue(addr, addr2, val as i32, val2 as i32, Some(val3))? as u64),
-        // FUTEX_WAKE_OP needs an atomic read-modify-write of user memory,
-        // and the PI operations priority inheritance: neither exists yet.
+        FUTEX_WAKE_OP => Ok(wake_op(addr, addr2, val, val2, val3)? as u64),
+        // The PI operations need priority inheritance, which does not
+        // exist yet.
         _ => Err(Errno::ENOSYS),
     }
 });

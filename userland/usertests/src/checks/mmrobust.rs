@@ -22,6 +22,8 @@ pub static CHECKS: &[Check] = checks![
     futex_wake_of_zero_or_negative_count_wakes_one,
     top_user_page_is_no_data_for_system_calls,
     futex_on_kernel_addresses_is_efault,
+    futex_wake_op_applies_each_operation_and_its_errors,
+    futex_wake_op_wakes_the_second_word_when_the_comparison_holds,
 ];
 
 const TIB: usize = 1 << 40;
@@ -432,4 +434,89 @@ fn futex_on_kernel_addresses_is_efault() -> Outcome {
         );
     }
     Ok(())
+}
+
+const FUTEX_WAKE_OP: usize = 5;
+
+/// FUTEX_OP(op, oparg, cmp, cmparg) as Linux's uapi macro encodes it.
+const fn futex_op(op: u32, oparg: u32, cmp: u32, cmparg: u32) -> u32 {
+    ((op & 0xf) << 28) | ((cmp & 0xf) << 24) | ((oparg & 0xfff) << 12) | (cmparg & 0xfff)
+}
+
+fn futex_wake_op_applies_each_operation_and_its_errors() -> Outcome {
+    let a = mmap_anon(PAGE, PROT_READ | PROT_WRITE).ctx("mmap")?;
+    let (w1, w2) = (a, a + 64);
+    let word = |v: Option<u32>| {
+        let p = w2 as *mut u32;
+        // SAFETY: w2 is in the page mapped above, aligned.
+        unsafe {
+            if let Some(v) = v {
+                p.write_volatile(v);
+            }
+            p.read_volatile()
+        }
+    };
+    let wake_op = |op: u32| futex6(w1, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 1, 1, w2, op);
+    word(Some(5));
+    // SET, ADD, OR, ANDN, XOR; 8 in the op is FUTEX_OP_OPARG_SHIFT.
+    for (op, oparg, want) in [
+        (1, 3, 8),
+        (2 | 8, 4, 24),
+        (3, 8, 16),
+        (4, 0xff, 0xef),
+        (0, 7, 7),
+        (1, 0xfff, 6),
+    ] {
+        check_eq!(
+            wake_op(futex_op(op, oparg, 0, 0)),
+            Ok(0),
+            "op {op} oparg {oparg}: no waiter"
+        );
+        check_eq!(word(None), want, "the word after op {op} oparg {oparg}");
+    }
+    check_eq!(wake_op(futex_op(5, 1, 0, 0)), Err(Errno::ENOSYS), "unknown operation");
+    check_eq!(word(None), 6, "the word after an unknown operation");
+    // The comparison is checked after the operation has been done.
+    check_eq!(wake_op(futex_op(1, 1, 6, 0)), Err(Errno::ENOSYS), "unknown comparison");
+    check_eq!(word(None), 7, "the word after an unknown comparison");
+    check_eq!(
+        futex6(w1, FUTEX_WAKE_OP, 1, 1, w2 + 2, futex_op(1, 1, 0, 0)),
+        Err(Errno::EINVAL),
+        "unaligned second word"
+    );
+    let ro = mmap_anon(PAGE, PROT_READ).ctx("mmap read-only")?;
+    let none = mmap_anon(PAGE, PROT_NONE).ctx("mmap PROT_NONE")?;
+    for (what, at) in [("read-only", ro), ("PROT_NONE", none), ("top page", 0xffff_ffff_f000)] {
+        check_eq!(
+            futex6(w1, FUTEX_WAKE_OP, 1, 1, at, futex_op(1, 1, 0, 0)),
+            Err(Errno::EFAULT),
+            "second word in a {what} page"
+        );
+    }
+    munmap(ro, PAGE).ctx("munmap")?;
+    munmap(none, PAGE).ctx("munmap")?;
+    munmap(a, PAGE).ctx("munmap")?;
+    Ok(())
+}
+
+fn futex_wake_op_wakes_the_second_word_when_the_comparison_holds() -> Outcome {
+    let ctids = two_waiters(plain_waiter)?;
+    let (w, w2) = (WORD.as_ptr() as usize, WORD2.as_ptr() as usize);
+    // ADD 1 to WORD (was 0); "old > 0" is false: only WORD2's (no) waiters.
+    check_eq!(
+        futex6(w2, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 1, 2, w, futex_op(1, 1, 4, 0)),
+        Ok(0),
+        "comparison false: nobody on the first word, the second left alone"
+    );
+    check_eq!(WORD.load(SeqCst), 1, "WORD after ADD 1");
+    // ADD 1 again; "old == 1" holds: both waiters on WORD are woken.
+    check_eq!(
+        futex6(w2, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 1, 2, w, futex_op(1, 1, 0, 1)),
+        Ok(2),
+        "comparison true: both waiters on the second word"
+    );
+    check_eq!(result_of(0), 0, "waiter 0");
+    check_eq!(result_of(1), 0, "waiter 1");
+    join(ctids[0])?;
+    join(ctids[1])
 }
