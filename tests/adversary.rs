@@ -65,7 +65,14 @@ fn suite(smp: &str) {
             "{bad} on the console:\n{console}\n--- output:\n{out}"
         );
     }
-    assert_eq!(code, 0, "the commands did not finish (QEMU status {code}):\n{out}");
+    let tail: String = {
+        let lines: Vec<&str> = console.lines().collect();
+        lines[lines.len().saturating_sub(60)..].join("\n")
+    };
+    assert_eq!(
+        code, 0,
+        "the commands did not finish (QEMU status {code}):\n{out}\n--- console (last 60 lines):\n{tail}"
+    );
     for name in attack_names() {
         assert!(
             out.contains(&format!("adversary: {name}: pass")),
