@@ -237,8 +237,9 @@ fn cpu_clocks_of_pids_and_tids() -> Outcome {
     );
     let tid = clock_gettime(thread_cpuclock(gettid(), CPUCLOCK_SCHED)).ctx("MAKE_THREAD_CPUCLOCK(gettid)")?;
     ensure!(tid.as_ns() >= 20_000_000, "own thread's clock reads {tid:?}");
-    let prof = clock_gettime(process_cpuclock(0, CPUCLOCK_PROF)).ctx("PROF")?;
+    // User time first: a tick between the reads only adds to the later one.
     let virt = clock_gettime(process_cpuclock(0, CPUCLOCK_VIRT)).ctx("VIRT")?;
+    let prof = clock_gettime(process_cpuclock(0, CPUCLOCK_PROF)).ctx("PROF")?;
     ensure!(
         virt.as_ns() <= prof.as_ns(),
         "user time {virt:?} above user+system {prof:?}"
