@@ -66,7 +66,7 @@ pub const CRATES: &[&str] = &[
     "kallsyms",
     "insn",
     "spin",
-    "linked_list_allocator",
+    "talc",
     "core",
     "alloc",
     "compiler_builtins",

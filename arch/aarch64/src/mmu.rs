@@ -622,6 +622,27 @@ pub fn map_heap_page(pa: u64) -> Result<usize, MapError> {
     Ok(va + PAGE_SIZE)
 }
 
+/// Shrinks the heap window by its last page, invalidating that page's TLB
+/// entries on every CPU; returns the frame that backed it, for the caller
+/// to free once nothing can reach the page. `None` when nothing is mapped.
+pub fn unmap_heap_page() -> Option<u64> {
+    let mut pgd = KERNEL_PGD.lock();
+    let va = (HEAP_BASE + pgd.heap_mapped)
+        .checked_sub(PAGE_SIZE)
+        .filter(|&va| va >= HEAP_BASE)?;
+    let (entry, 3) = walk(pgd.root, va)? else {
+        return None;
+    };
+    // SAFETY: `walk` returns a pointer to the level-3 entry of this page in a
+    // live table; KERNEL_PGD is locked.
+    let desc = unsafe { entry.read_volatile() };
+    // SAFETY: as above.
+    unsafe { entry.write_volatile(0) };
+    crate::tlb::flush_kernel_page(va);
+    pgd.heap_mapped -= PAGE_SIZE;
+    Some(desc & ADDR_MASK)
+}
+
 /// Maps `[va, va + size)` in the vmalloc window to `[pa, ...)` with `prot`.
 pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError> {
     if va < VMALLOC_BASE || va + size > VMALLOC_BASE + VMALLOC_SIZE {

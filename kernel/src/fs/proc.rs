@@ -208,6 +208,11 @@ impl ProcProvider for Provider {
                 let mut s = line("MemTotal", f.total);
                 s.push_str(&line("MemFree", f.free));
                 s.push_str(&line("MemAvailable", f.free));
+                // The kernel heap is this kernel's slab: all of it unreclaimable.
+                let heap_pages = crate::mm::heap::stats().0 / arch::memory::PAGE_SIZE;
+                s.push_str(&line("Slab", heap_pages));
+                s.push_str(&line("SReclaimable", 0));
+                s.push_str(&line("SUnreclaim", heap_pages));
                 Ok(s.into_bytes())
             }
             (ProcScope::Root, b"uptime") => {

@@ -1,5 +1,8 @@
-//! The kernel heap: `linked_list_allocator` over a window of virtual
-//! memory that grows a page at a time from the frame allocator.
+//! The kernel heap: the `talc` allocator over a window of virtual memory
+//! that grows a page at a time from the frame allocator, and gives pages
+//! back from its top when they are free (as Linux's slab returns empty
+//! slabs), so that a burst of kernel allocations does not keep its memory
+//! out of MemFree for good.
 #![allow(unsafe_code)] // GlobalAlloc is an unsafe trait; the heap hands out raw memory.
 
 crate::notrace_module!();
@@ -8,22 +11,45 @@ use crate::sync::IrqSpinLock;
 use arch::memory::{HEAP_BASE, PAGE_SIZE};
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::NonNull;
-use linked_list_allocator::Heap;
+use talc::{ErrOnOom, Span, Talc};
+
+/// The allocator and the part of the window it manages.
+struct State {
+    talc: Talc<ErrOnOom>,
+    /// The heap's span as talc last returned it.
+    heap: Span,
+    /// End of the mapped window (page aligned; `heap` ends at or below it).
+    mapped_end: usize,
+}
+
+// SAFETY: the state is only reached under the heap's lock; the raw pointers
+// in it point into the heap window, which every CPU maps.
+unsafe impl Send for State {}
 
 /// The global allocator.
 pub struct KernelHeap {
-    heap: IrqSpinLock<Heap>,
+    state: IrqSpinLock<State>,
 }
 
 #[global_allocator]
 static HEAP: KernelHeap = KernelHeap {
-    heap: IrqSpinLock::new(Heap::empty()),
+    state: IrqSpinLock::new(State {
+        talc: Talc::new(ErrOnOom),
+        heap: Span::empty(),
+        mapped_end: HEAP_BASE,
+    }),
 };
 
 /// Initial size of the heap.
 const INITIAL: usize = 256 * 1024;
 /// Smallest growth step.
-const GROW_MIN: usize = 64 * 1024;
+const GROW_MIN: usize = 256 * 1024;
+/// Free memory at the top of the heap beyond which pages go back to the
+/// frame allocator...
+const SHRINK_AT: usize = 1024 * 1024;
+/// ...keeping this much free above the highest allocation, so that
+/// alternating allocations and frees do not map and unmap pages each time.
+const SHRINK_KEEP: usize = 256 * 1024;
 
 /// Maps `bytes` more of the window; returns the number of bytes added.
 fn grow(bytes: usize) -> usize {
@@ -43,43 +69,84 @@ fn grow(bytes: usize) -> usize {
 pub fn init() {
     let bytes = grow(INITIAL);
     assert!(bytes > 0, "no memory for the kernel heap");
-    let mut heap = HEAP.heap.lock();
+    let mut st = HEAP.state.lock();
+    let window = Span::from_base_size(HEAP_BASE as *mut u8, bytes);
     // SAFETY: `[HEAP_BASE, HEAP_BASE + bytes)` was just mapped read-write
-    // for the heap alone, and the heap is empty.
-    unsafe { heap.init(HEAP_BASE as *mut u8, bytes) };
+    // for the heap alone, and nothing else uses it.
+    let heap = unsafe { st.talc.claim(window) };
+    st.heap = heap.expect("kernel heap too small for the allocator's metadata");
+    st.mapped_end = HEAP_BASE + bytes;
 }
 
-/// Heap size and use, in bytes.
+/// Heap size (mapped window) and bytes in use by allocations.
 pub fn stats() -> (usize, usize) {
-    let heap = HEAP.heap.lock();
-    (heap.size(), heap.used())
+    let st = HEAP.state.lock();
+    (st.mapped_end - HEAP_BASE, st.talc.get_counters().allocated_bytes)
 }
 
-// SAFETY: allocation goes through linked_list_allocator under a lock; the
-// memory it manages is mapped and owned by the heap.
+impl State {
+    /// Maps at least `want` more bytes and hands them to the allocator.
+    fn extend(&mut self, want: usize) -> bool {
+        let added = grow(want.max(GROW_MIN).next_multiple_of(PAGE_SIZE));
+        if added == 0 {
+            return false;
+        }
+        self.mapped_end += added;
+        let req = Span::new(HEAP_BASE as *mut u8, self.mapped_end as *mut u8);
+        // SAFETY: `req` contains the old heap and the pages `grow` just
+        // mapped directly above it.
+        self.heap = unsafe { self.talc.extend(self.heap, req) };
+        true
+    }
+
+    /// Gives free pages at the top of the heap back to the frame allocator.
+    fn shrink(&mut self) {
+        // SAFETY: `self.heap` is what talc last returned.
+        let used = unsafe { self.talc.get_allocated_span(self.heap) };
+        let top = used.get_base_acme().map_or(HEAP_BASE, |(_, acme)| acme as usize);
+        if self.mapped_end - top.min(self.mapped_end) < SHRINK_AT {
+            return;
+        }
+        let new_end = (top + SHRINK_KEEP).next_multiple_of(PAGE_SIZE).max(HEAP_BASE + INITIAL);
+        if new_end >= self.mapped_end {
+            return;
+        }
+        let req = Span::new(HEAP_BASE as *mut u8, new_end as *mut u8);
+        // SAFETY: `req` lies within the heap and contains every allocation
+        // (it reaches above `used`).
+        self.heap = unsafe { self.talc.truncate(self.heap, req) };
+        // talc no longer owns anything at or above `new_end`.
+        while self.mapped_end > new_end {
+            let Some(pa) = arch::mmu::unmap_heap_page() else { break };
+            super::frame::free_frame(pa);
+            self.mapped_end -= PAGE_SIZE;
+        }
+    }
+}
+
+// SAFETY: allocation goes through talc under a lock; the memory it manages
+// is mapped and owned by the heap.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let mut heap = self.heap.lock();
-        if let Ok(p) = heap.allocate_first_fit(layout) {
+        let mut st = self.state.lock();
+        // SAFETY: GlobalAlloc callers never ask for zero bytes.
+        if let Ok(p) = unsafe { st.talc.malloc(layout) } {
             return p.as_ptr();
         }
-        // Grow at the top of the window, which is where the heap ends.
-        let want = (layout.size() + layout.align()).max(GROW_MIN).max(heap.size() / 2);
-        let added = grow(want.next_multiple_of(PAGE_SIZE));
-        if added > 0 {
-            // SAFETY: `grow` mapped `added` bytes directly after the heap's
-            // current end.
-            unsafe { heap.extend(added) };
+        if !st.extend(layout.size() + layout.align()) {
+            return core::ptr::null_mut();
         }
-        heap.allocate_first_fit(layout)
-            .map_or(core::ptr::null_mut(), |p| p.as_ptr())
+        // SAFETY: as above.
+        unsafe { st.talc.malloc(layout) }.map_or(core::ptr::null_mut(), |p| p.as_ptr())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
+            let mut st = self.state.lock();
             // SAFETY: per GlobalAlloc's contract, `ptr` came from `alloc`
             // with this layout.
-            unsafe { self.heap.lock().deallocate(p, layout) };
+            unsafe { st.talc.free(p, layout) };
+            st.shrink();
         }
     }
 }
@@ -112,5 +179,21 @@ mod tests {
         assert!(used >= big.len());
         drop(big);
         assert!(stats().1 < size_before * 2);
+    }
+
+    #[kernel_test]
+    fn heap_returns_free_pages_at_its_top_to_the_frame_allocator() {
+        let free_before = crate::mm::frame::stats().free;
+        let big: Vec<u8> = alloc::vec![0x5a; 8 << 20];
+        assert!(big.iter().all(|&b| b == 0x5a));
+        let (grown, _) = stats();
+        drop(big);
+        let (shrunk, _) = stats();
+        assert!(shrunk + (4 << 20) < grown, "heap kept its pages: {grown} -> {shrunk}");
+        let free_after = crate::mm::frame::stats().free;
+        assert!(
+            free_after + 512 >= free_before,
+            "frames not returned: {free_before} free before, {free_after} after"
+        );
     }
 }
