@@ -18,7 +18,8 @@
 #   @@ftracetest RESULT PATH
 # (PATH relative to test.d, with " (instance)" appended for the second
 # pass ftracetest makes over `flags: instance` tests inside an instance),
-# then `@@ftracetest-end rc=N SECONDS`.  With --show-logs, the log of every
+# each followed by `@@ftracetest-secs SECONDS PATH` (how long the test
+# took), then `@@ftracetest-end rc=N SECONDS`.  With --show-logs, the log of every
 # test that neither passed nor was unsupported follows, between
 # `@@ftracetest-log PATH` and `@@ftracetest-log-end` lines (their last
 # $FTRACETEST_LOG_LINES lines, default 60: on Linux, with its thousands of
@@ -72,13 +73,22 @@ end=$(date +%s)
 # Case number -> result, from ftracetest's own log; case number -> test
 # file, from the first line of each test's log ("execute: PATH" or
 # "execute (instance) : PATH").
-awk -v logs=$work/logs '
+# The time each test took: each log is written until its test ends, so
+# the gaps between their modification times (seconds).
+stat -c '%Y %n' $work/logs/*-log.* > $work/mtimes
+awk -v logs=$work/logs -v start=$start '
     FILENAME == ARGV[1] {
         if (match($0, /^\[[0-9]+\]/) && match($0, /\t\[[A-Z]+\]$/)) {
             n = substr($0, 2, index($0, "]") - 2)
             r = substr($0, RSTART + 2, RLENGTH - 3)
             result[n] = r
         }
+        next
+    }
+    FILENAME == ARGV[2] {
+        f = $2
+        sub(/.*\//, "", f)
+        mtime[substr(f, 1, index(f, "-") - 1)] = $1
         next
     }
     FNR == 1 {
@@ -97,10 +107,14 @@ awk -v logs=$work/logs '
             if (!(n in paths)) continue
             r = (n in result) ? result[n] : "UNKNOWN"
             print "@@ftracetest " r " " paths[n]
+            if (n in mtime) {
+                print "@@ftracetest-secs " mtime[n] - start " " paths[n]
+                start = mtime[n]
+            }
             if (r != "PASS" && r != "UNSUPPORTED")
                 print files[n] "\t" paths[n] > (logs "/not-passed")
         }
-    }' $work/logs/ftracetest.log $work/logs/*-log.*
+    }' $work/logs/ftracetest.log $work/mtimes $work/logs/*-log.*
 
 if [ $show_logs = 1 ] && [ -f $work/logs/not-passed ]; then
     while IFS="	" read -r file path; do

@@ -91,7 +91,11 @@ run() {
         return 1
     fi
     echo "ftracetest: $(grep -c '^@@ftracetest [A-Z]' "$raw" || true) tests;" \
-        "ftracetest took ${end#* } s in the guest, the whole run $((SECONDS - t0)) s" >&2
+        "ftracetest took ${end#* } s in the guest, the whole run $((SECONDS - t0)) s;" \
+        "seconds per directory:" \
+        "$(sed -n 's/\r$//; s/^@@ftracetest-secs \([0-9]*\) \([^/]*\)\/.*/\2 \1/p' "$raw" |
+            awk '{ s[$1] += $2 } END { for (d in s) printf "%s %d, ", d, s[d] }' |
+            sed 's/, $//')" >&2
 }
 
 # note TEST: why Linux's result is what it is, where the result is not
