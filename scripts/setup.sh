@@ -22,6 +22,8 @@
 # 4. Debian's static arm64 busybox (package busybox-static), the unmodified
 #    Linux program tests/busybox.rs runs, into .cache/busybox/.  Taken from
 #    ../shared/reflinux's cache when it has one, so both run the same build.
+# 5. Linux 6.12.117's ftrace selftests (ftracetest), by
+#    scripts/ftracetest-fetch.sh, into .cache/ftracetest/.
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
@@ -345,3 +347,4 @@ ensure_toolchain
 ensure_qemu
 ensure_dtb
 ensure_busybox
+"$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
