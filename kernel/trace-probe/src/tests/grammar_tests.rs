@@ -10,22 +10,29 @@ use uapi::Errno;
 
 /// What reflinux printed for one command: `errno` (strerror text) when
 /// the write failed, the `error_log` message and caret, and what
-/// `kprobe_events` held afterwards.
+/// `kprobe_events` held afterwards. `append` is a `>>` write; the others
+/// truncated the file first.
 struct Case {
     cmd: String,
+    append: bool,
     errno: Option<String>,
     msg: Option<String>,
     caret: Option<usize>,
     listing: Vec<String>,
 }
 
-fn cases() -> Vec<Case> {
-    let text = include_str!("../../testdata/reflinux-kprobe-events.txt");
+fn cases(text: &str) -> Vec<Case> {
     let mut out: Vec<Case> = Vec::new();
     for line in text.lines() {
-        if let Some(cmd) = line.strip_prefix("== ") {
+        let (cmd, append) = match (line.strip_prefix("== "), line.strip_prefix("=>> ")) {
+            (Some(c), _) => (Some(c), false),
+            (_, Some(c)) => (Some(c), true),
+            _ => (None, false),
+        };
+        if let Some(cmd) = cmd {
             out.push(Case {
                 cmd: cmd.to_string(),
+                append,
                 errno: None,
                 msg: None,
                 caret: None,
@@ -68,48 +75,98 @@ const KNOWN_DIFFERENCES: &[&str] = &[
     "p vfs_read buf:ustring count:string",
 ];
 
-/// Every command of the reflinux run gives Linux's result here: the same
-/// errno, `error_log` message and caret, or the same `kprobe_events` line.
-#[test]
-fn every_reflinux_command_gives_linux_result() {
+/// A model of the kernel's side of `kprobe_events`, built only from this
+/// crate's API, as tracefs is expected to use it.
+#[derive(Default)]
+struct Events {
+    probes: Vec<ProbeDef>,
+}
+
+/// Events that exist without being probes (Linux's syscall events).
+const OTHER_EVENTS: &[(&str, &str)] = &[("syscalls", "sys_enter_read")];
+
+impl Events {
+    fn write(&mut self, line: &str) -> Result<(), CmdError> {
+        match parse_line(line)? {
+            Command::Empty => Ok(()),
+            Command::Remove(r) => {
+                let before = self.probes.len();
+                self.probes.retain(|d| !r.matches(d));
+                if self.probes.len() == before {
+                    return Err(CmdError::new(Errno::ENOENT, "", 0));
+                }
+                Ok(())
+            }
+            Command::Define(mut d) => {
+                let same: Vec<&ProbeDef> = self
+                    .probes
+                    .iter()
+                    .filter(|p| p.group == d.group && p.event == d.event)
+                    .collect();
+                if same.is_empty() && OTHER_EVENTS.contains(&(d.group.as_str(), d.event.as_str())) {
+                    return Err(d.event_exists_error());
+                }
+                d.check_append(&same)?;
+                if d.is_return && d.maxactive == 0 {
+                    d.maxactive = default_maxactive(1);
+                }
+                self.probes.push(d);
+                Ok(())
+            }
+        }
+    }
+
+    fn listing(&self) -> Vec<String> {
+        self.probes.iter().map(|d| d.render()).collect()
+    }
+}
+
+fn check_fixture(text: &str, min_cases: usize) {
     let mut failures = Vec::new();
-    let all = cases();
-    assert!(all.len() > 140, "fixture has {} cases", all.len());
+    let all = cases(text);
+    assert!(all.len() >= min_cases, "fixture has {} cases", all.len());
+    let mut events = Events::default();
     for c in &all {
         if KNOWN_DIFFERENCES.contains(&c.cmd.as_str()) {
             continue;
         }
-        let got = parse_line(&c.cmd);
+        if !c.append {
+            events = Events::default();
+        }
+        let before = events.listing();
+        let got = events.write(&c.cmd);
         let problem = match (&c.errno, &c.msg, got) {
-            // Refused when the probe is armed (the address is not one this
-            // kernel can probe): the parser accepts it, and register_error
-            // gives Linux's entry.
-            (Some(e), Some(m), Ok(Command::Define(d)))
-                if m == TpErr::FailRegProbe.msg() || m == TpErr::BadProbeAddr.msg() =>
-            {
-                let r = d.register_error(errno_of(e));
-                (r.msg != m || Some(r.pos) != c.caret).then(|| format!("register_error gave {r:?}"))
-            }
             (Some(e), m, Err(err)) => {
                 let want_msg = m.clone().unwrap_or_default();
                 (err.errno != errno_of(e) || err.msg != want_msg || (m.is_some() && Some(err.pos) != c.caret))
                     .then(|| format!("got {err:?}, want {e} {want_msg:?} at {:?}", c.caret))
             }
-            (Some(e), None, Ok(Command::Remove(_))) => {
-                // Nothing was defined, so a removal finds nothing.
-                (errno_of(e) != Errno::ENOENT).then(|| format!("removal: want {e}"))
+            // Refused when the probe is armed (the address is not one the
+            // kernel can probe): the parser accepts it, and register_error
+            // gives Linux's entry.
+            (Some(e), Some(m), Ok(())) if m == TpErr::FailRegProbe.msg() || m == TpErr::BadProbeAddr.msg() => {
+                let Ok(Command::Define(d)) = parse_line(&c.cmd) else {
+                    unreachable!()
+                };
+                events.probes.pop();
+                let r = d.register_error(errno_of(e));
+                (r.msg != m || Some(r.pos) != c.caret).then(|| format!("register_error gave {r:?}"))
             }
-            (Some(_), _, Ok(other)) => Some(format!("accepted as {other:?}")),
-            (None, _, Ok(Command::Define(mut d))) => {
-                if d.is_return && d.maxactive == 0 {
-                    d.maxactive = default_maxactive(1);
-                }
-                let want = c.listing.last().cloned().unwrap_or_default();
-                (d.render() != want).then(|| format!("rendered {:?}, want {want:?}", d.render()))
-            }
-            (None, _, Ok(Command::Empty)) => (!c.listing.is_empty()).then(|| "empty".to_string()),
-            (None, _, got) => Some(format!("want success, got {got:?}")),
+            (Some(_), _, Ok(())) => Some("accepted".to_string()),
+            (None, _, Ok(())) => None,
+            (None, _, Err(e)) => Some(format!("want success, got {e:?}")),
         };
+        if c.errno.is_some() && events.listing() != before {
+            failures.push(format!("{}: a failed write changed the listing", c.cmd));
+        }
+        if events.listing() != c.listing {
+            failures.push(format!(
+                "{}: listing {:?}, want {:?}",
+                c.cmd,
+                events.listing(),
+                c.listing
+            ));
+        }
         if let Some(p) = problem {
             failures.push(format!("{}: {p}", c.cmd));
         }
@@ -119,10 +176,23 @@ fn every_reflinux_command_gives_linux_result() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} cases differ from Linux",
+        "{} differences from Linux in {} cases",
         failures.len(),
         all.len()
     );
+}
+
+/// Every command of the reflinux runs gives Linux's result here: the same
+/// errno, `error_log` message and caret, and the same `kprobe_events`.
+#[test]
+fn every_reflinux_command_gives_linux_result() {
+    check_fixture(include_str!("../../testdata/reflinux-kprobe-events.txt"), 150);
+}
+
+/// The same for field paths, appending probes to an event, and removal.
+#[test]
+fn reflinux_append_remove_and_btf_fields_give_linux_result() {
+    check_fixture(include_str!("../../testdata/reflinux-kprobe-events-2.txt"), 26);
 }
 
 #[test]
@@ -420,5 +490,53 @@ fn dentry_args_expand_when_the_kernel_has_the_layout() {
     assert_eq!(
         (e.errno, e.msg, e.pos),
         (Errno::EINVAL, "Unknown type is specified", 15)
+    );
+}
+
+#[test]
+fn expanded_argument_names_have_a_128_byte_budget() {
+    let mut k = MockKernel::new();
+    let long = |i: usize| {
+        (
+            format!("parameter_with_a_rather_long_name_{i}"),
+            CType::Int {
+                bytes: 8,
+                signed: false,
+            },
+        )
+    };
+    k.protos.push((
+        "vfs_open",
+        FuncProto {
+            ret: CType::Void,
+            params: (0..4).map(long).collect(),
+        },
+    ));
+    // Three names of 36 bytes and their NULs fit in 128; the fourth does not.
+    let e = parse_command("p vfs_open $arg*", &k).unwrap_err();
+    assert_eq!(
+        (e.errno, e.msg, e.pos),
+        (Errno::E2BIG, "$arg* failed because the argument list is too long", 11)
+    );
+    let Ok(Command::Define(d)) = parse_command("p vfs_open $arg1 $arg3", &k) else {
+        panic!()
+    };
+    assert_eq!(d.args[1].name, "parameter_with_a_rather_long_name_2");
+}
+
+#[test]
+fn typed_retval_and_arguments_follow_the_prototype() {
+    let d = define("r do_sys_openat2 $retval dfd how->mode");
+    let types: Vec<&str> = d.args.iter().map(|a| a.ty.name).collect();
+    assert_eq!(types, ["s64", "s32", "u64"]);
+    assert_eq!(d.entry_args, [0, 2], "dfd and how are saved at entry");
+    let e = parse_line("r kfree $retval").unwrap_err();
+    assert_eq!((e.errno, e.msg), (Errno::ENOENT, "This function returns 'void' type"));
+    // A function the kernel knows nothing about: $retval is untyped.
+    assert_eq!(define("r vfs_write $retval").args[0].ty.name, "x64");
+    let e = parse_line("r vfs_write $retval->x").unwrap_err();
+    assert_eq!(
+        (e.errno, e.msg, e.pos),
+        (Errno::ENOENT, "No BTF entry for this probe point", 29)
     );
 }
