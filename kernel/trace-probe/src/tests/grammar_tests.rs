@@ -537,6 +537,6 @@ fn typed_retval_and_arguments_follow_the_prototype() {
     let e = parse_line("r vfs_write $retval->x").unwrap_err();
     assert_eq!(
         (e.errno, e.msg, e.pos),
-        (Errno::ENOENT, "No BTF entry for this probe point", 29)
+        (Errno::ENOENT, "No BTF entry for this probe point", 21)
     );
 }
