@@ -53,14 +53,31 @@ pub trait Symbolizer {
 /// Writes `addr` as Linux's `%pS` (`sprint_symbol`): `name+0xoff/0xsize`,
 /// or `0x<hex>` when no symbol contains it. Cut to `out`'s length; returns
 /// the bytes written. For [`crate::FetchEnv::sprint_symbol`].
+///
+/// Does not allocate, so a [`crate::FetchEnv`] may call it from a probe.
 pub fn sprint_symbol(sym: &dyn Symbolizer, addr: u64, out: &mut [u8]) -> usize {
-    let text = match sym.lookup(addr) {
-        Some((name, off, size)) => format!("{name}+{off:#x}/{size:#x}"),
-        None => format!("{addr:#x}"),
+    let mut w = SliceWriter { buf: out, len: 0 };
+    let _ = match sym.lookup(addr) {
+        Some((name, off, size)) => write!(w, "{name}+{off:#x}/{size:#x}"),
+        None => write!(w, "{addr:#x}"),
     };
-    let n = text.len().min(out.len());
-    out[..n].copy_from_slice(&text.as_bytes()[..n]);
-    n
+    w.len
+}
+
+/// Formats into a byte slice, cutting what does not fit.
+struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Write for SliceWriter<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.buf.len() - self.len;
+        let n = s.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
 }
 
 /// `seq_print_ip_sym` / `trace_seq_print_sym`.

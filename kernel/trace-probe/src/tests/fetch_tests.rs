@@ -247,3 +247,25 @@ fn btf_string_of_char_pointer_dereferences_it() {
         r#"(vfs_read+0x0/0x120) buf="/dev/null" n="/dev/null""#
     );
 }
+
+#[test]
+fn fetch_and_entry_data_never_allocate() {
+    let h = MockHit::new();
+    let probe = super::alloc_count::count();
+    drop(core::hint::black_box(vec![1u8]));
+    assert!(super::alloc_count::count() > probe, "the counter sees allocations");
+    for line in [
+        r#"p vfs_read a=+0(%x1):string b=%x4:symstr c=$comm d=\"imm" e=+16(%x1):string[2] f=+0(%x1):u8[4] g=%x2:b3@1/8"#,
+        "r vfs_read $retval $arg1 file->f_flags count:u32 s=%x4:symbol",
+    ] {
+        let d = define(line);
+        let mut rec = vec![0u8; d.max_size()];
+        let mut edata = vec![0u64; d.entry_data_len()];
+        let site = ProbeSite::Return { func: 1, ret_ip: 2 };
+        let before = super::alloc_count::count();
+        d.store_entry_data(&h, &mut edata);
+        let n = d.fetch(&h, site, &edata, &mut rec).unwrap();
+        assert_eq!(super::alloc_count::count(), before, "{line}");
+        assert!(n > d.fixed_size() || !d.args.iter().any(|a| a.dynamic));
+    }
+}

@@ -14,6 +14,41 @@ use alloc::vec::Vec;
 
 use crate::*;
 
+/// Counts the allocations of the current thread, so that a test can show
+/// that `fetch` makes none (the kernel runs it in its BRK handler).
+#[allow(unsafe_code)]
+pub(crate) mod alloc_count {
+    extern crate std;
+    use core::cell::Cell;
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    std::thread_local!(static COUNT: Cell<usize> = const { Cell::new(0) });
+
+    struct Counting;
+
+    // SAFETY: every call is forwarded unchanged to the system allocator;
+    // the counter is thread-local and never allocates.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+            // SAFETY: the caller's contract for `alloc` is passed on.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` came from `System.alloc` with this layout.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    /// Allocations made by this thread so far.
+    pub fn count() -> usize {
+        COUNT.with(|c| c.get())
+    }
+}
+
 /// The kernel as the tests see it: a few of Linux's symbols and the
 /// prototypes BTF gives them.
 pub(crate) struct MockKernel {
