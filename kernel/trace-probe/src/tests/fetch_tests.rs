@@ -269,3 +269,42 @@ fn fetch_and_entry_data_never_allocate() {
         assert!(n > d.fixed_size() || !d.args.iter().any(|a| a.dynamic));
     }
 }
+
+#[test]
+fn immediates_print_as_on_reflinux() {
+    // reflinux: ev8 "s=-5 t=251 u=0xfffffffffffffffb v='A' w=0x5", ev9 e="".
+    let h = MockHit::new();
+    assert_eq!(
+        hit_text(
+            r#"p vfs_read s=\-5:s8 t=\-5:u8 u=\-5:x64 v=\0x41:char r=$stack999:x8 e=\"":string"#,
+            &h
+        ),
+        r#"(vfs_read+0x0/0x120) s=-5 t=251 u=0xfffffffffffffffb v='A' r=0x0 e="""#
+    );
+}
+
+#[test]
+fn return_probe_reads_fields_through_saved_arguments() {
+    // reflinux: ev6 "(ksys_read+0x7c/0x120 <- vfs_read) r=1 c=0x1 f=0x20000".
+    let mut h = MockHit::new();
+    h.x[0] = KBASE + 64; // file: f_flags at +0x14
+    h.kmem.1[64 + 0x14..64 + 0x18].copy_from_slice(&0x20000u32.to_le_bytes());
+    h.x[2] = 1;
+    let d = define("r:ev6 vfs_read r=$retval c=$arg3 f=file->f_flags:x32");
+    let mut edata = vec![0u64; d.entry_data_len()];
+    d.store_entry_data(&h, &mut edata);
+    // By the time the function returns, x0 holds the return value.
+    h.x[0] = 1;
+    let mut rec = vec![0u8; d.max_size()];
+    let site = ProbeSite::Return {
+        func: 0xffff_8000_8030_0000,
+        ret_ip: 0xffff_8000_8030_2010,
+    };
+    let n = d.fetch(&h, site, &edata, &mut rec).unwrap();
+    let mut out = Vec::new();
+    d.print(&rec[..n], &h.kernel, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "(vfs_open+0x10/0x40 <- vfs_read) r=1 c=0x1 f=0x20000"
+    );
+}
