@@ -8,6 +8,8 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use core::sync::atomic::{AtomicUsize, Ordering};
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -130,8 +132,10 @@ fn mutate(base: &str, edits: &[(u8, usize, usize)]) -> String {
 
 /// Parses `cmd`; on rejection checks the position, on success exercises
 /// fetch and print on a hit.
-fn check(cmd: &str, kernel: &MockKernel, hit: &MockHit) -> Result<(), TestCaseError> {
-    match parse_command(cmd, kernel) {
+fn check(cmd: &str, kernel: &MockKernel, hit: &MockHit, seen: &[AtomicUsize; 2]) -> Result<(), TestCaseError> {
+    let result = parse_command(cmd, kernel);
+    seen[usize::from(result.is_ok())].fetch_add(1, Ordering::Relaxed);
+    match result {
         Err(e) => {
             let text = command_text(cmd);
             prop_assert!(e.pos <= text.len() + 1, "{cmd:?}: pos {} beyond {:?}", e.pos, text);
@@ -168,11 +172,20 @@ fn random_and_mutated_definitions_never_panic_and_point_inside() {
         ..Config::default()
     });
     let strategy = prop_oneof![
-        3 => (0..VALID.len(), proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 1..6))
+        3 => (0..VALID.len(), proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 0..5))
             .prop_map(|(i, e)| mutate(VALID[i], &e)),
         1 => proptest::collection::vec(0..PIECES.len(), 1..24)
             .prop_map(|v| v.into_iter().map(|i| PIECES[i]).collect::<String>()),
         1 => "[ -~]{0,80}",
     ];
-    runner.run(&strategy, |cmd| check(&cmd, &kernel, &hit)).unwrap();
+    let seen = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    runner.run(&strategy, |cmd| check(&cmd, &kernel, &hit, &seen)).unwrap();
+    // Both paths are exercised: rejections and accepted definitions that
+    // are then fetched and printed.
+    let (rejected, accepted) = (seen[0].load(Ordering::Relaxed), seen[1].load(Ordering::Relaxed));
+    let total = rejected + accepted;
+    assert!(
+        accepted * 10 > total && rejected * 10 > total,
+        "accepted {accepted}, rejected {rejected}"
+    );
 }
