@@ -15,7 +15,7 @@ scripts/setup.sh
 # (the kernel with and without the in-kernel tests, for the target).
 echo "== gates: rustfmt, clippy" >&2
 cargo fmt --check
-host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn)
+host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn -p trace-probe)
 cargo clippy --quiet --all-targets "${host_crates[@]}" -p e2e -- -D warnings
 for features in "" ktest; do
     cargo clippy --quiet --release -p kernel --target aarch64-unknown-none-softfloat \
@@ -25,6 +25,8 @@ cargo clippy --quiet --release -p rt -p init -p sh -p utils -p usertests -p proo
 
 echo "== host tests" >&2
 cargo test --quiet "${host_crates[@]}"
+# A million random and mutated kprobe_events definitions (about 12 s).
+TRACE_PROBE_CASES=1000000 cargo test --quiet --release -p trace-probe random_and_mutated
 
 echo "== building the kernel images" >&2
 KERNEL_IMAGE=$(cargo run --quiet --release -p kbuild)
