@@ -174,8 +174,14 @@ fn check(image: &[u8]) -> Result<u64, String> {
             .dynamic_symbols()
             .find(|s| s.name() == Ok(want))
             .ok_or(format!("{want} is not exported"))?;
-        if sym.is_undefined() || sym.kind() != object::SymbolKind::Text {
-            return Err(format!("{want} is not a defined function"));
+        // The trampoline is an untyped code label, as in Linux.
+        let kind = if want == "__kernel_rt_sigreturn" {
+            object::SymbolKind::Unknown
+        } else {
+            object::SymbolKind::Text
+        };
+        if sym.is_undefined() || sym.kind() != kind {
+            return Err(format!("{want} is {:?}, not a defined {kind:?} symbol", sym.kind()));
         }
         let index = versions.version_index(e, sym.index());
         let name = versions

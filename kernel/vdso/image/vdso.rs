@@ -47,14 +47,14 @@ pub struct Timezone {
 
 // The signal return trampoline, byte for byte what Linux's sigreturn.S
 // assembles: a NOP first, for unwinders that subtract one from a return
-// address, and no CFI, so that unwinders recognise the sequence itself.
+// address, no CFI, so that unwinders recognise the sequence itself, and no
+// symbol type (a code label, as Linux's SYM_CODE_START makes it).
 // The Linux ELF note (name "Linux", type 0, LINUX_VERSION_CODE of
 // 6.12.0, matching uname -r) as Linux's note.S emits it.
 global_asm!(
     ".text",
     "nop",
     ".globl __kernel_rt_sigreturn",
-    ".type __kernel_rt_sigreturn, %function",
     "__kernel_rt_sigreturn:",
     "    mov x8, #139", // __NR_rt_sigreturn
     "    svc #0",
