@@ -116,8 +116,7 @@ fn clock_ns(clock: i32) -> Option<u64> {
     if c.coarse {
         data.read().clock_ns(c, 0)
     } else {
-        let (snap, cycles) = data.read_with(counter);
-        snap.clock_ns(c, cycles)
+        data.hres_ns(c.base, counter)
     }
 }
 

@@ -245,6 +245,41 @@ impl VdsoData {
         }
     }
 
+    /// The time of a high-resolution clock with `base`, reading the
+    /// counter with `counter()` inside the read section: the vDSO's fast
+    /// path, which loads only the fields it needs (the same result as
+    /// `read_with(counter)` then [`Snapshot::clock_ns`]). None when user
+    /// space cannot use the counter.
+    #[inline(always)]
+    pub fn hres_ns(&self, base: Base, mut counter: impl FnMut() -> u64) -> Option<u64> {
+        let r = Ordering::Relaxed;
+        loop {
+            let seq = self.seq.load(Ordering::Acquire);
+            if seq & 1 != 0 {
+                core::hint::spin_loop();
+                continue;
+            }
+            let mode = self.clock_mode.load(r);
+            let cycle_base = self.cycle_base.load(r);
+            let freq = self.freq.load(r);
+            let offset = match base {
+                Base::Mono => 0,
+                Base::Real => self.offs_real.load(r),
+                Base::Boot => self.offs_boot.load(r),
+                Base::Tai => self.offs_real.load(r).wrapping_add(self.offs_tai.load(r)),
+            };
+            let cycles = counter();
+            fence(Ordering::Acquire);
+            if self.seq.load(r) != seq {
+                continue;
+            }
+            if mode != VDSO_CLOCKMODE_ARCHTIMER {
+                return None;
+            }
+            return cycles_to_ns(cycles.wrapping_sub(cycle_base), freq).map(|ns| ns.wrapping_add(offset));
+        }
+    }
+
     /// A consistent snapshot.
     #[inline(always)]
     pub fn read(&self) -> Snapshot {

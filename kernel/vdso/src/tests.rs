@@ -80,6 +80,27 @@ fn each_clock_adds_its_offset_to_the_counter_time() {
 }
 
 #[test]
+fn the_fast_path_reads_what_the_snapshot_says() {
+    for mode in [VDSO_CLOCKMODE_ARCHTIMER, VDSO_CLOCKMODE_NONE] {
+        let d = page(mode);
+        for id in [
+            CLOCK_REALTIME,
+            CLOCK_MONOTONIC,
+            CLOCK_MONOTONIC_RAW,
+            CLOCK_BOOTTIME,
+            CLOCK_TAI,
+        ] {
+            let c = VdsoClock::from_id(id).unwrap();
+            assert_eq!(
+                d.hres_ns(c.base, || 987_654_321),
+                d.read().clock_ns(c, 987_654_321),
+                "clock {id}"
+            );
+        }
+    }
+}
+
+#[test]
 fn clock_mode_none_sends_high_resolution_clocks_to_the_system_call() {
     let s = page(VDSO_CLOCKMODE_NONE).read();
     assert_eq!(s.clock_ns(VdsoClock::from_id(CLOCK_MONOTONIC).unwrap(), 3000), None);
