@@ -29,14 +29,12 @@ fn timer_interrupt(_irq: u32) {
     run_timers();
     crate::irq_work::irq_work_run();
     if arch::cpu::cpu_id() == 0 {
-        crate::itimer::run();
-        crate::fs::console_poll();
-    }
-    if arch::cpu::cpu_id() == 0 {
         // The coarse clocks read the time of the last tick (Linux's
         // timekeeping update by the tick_do_timer_cpu).
         let now = ktime_get_ns();
         crate::vdso::update_vsyscall(|s| s.coarse_mono = now);
+        crate::itimer::run();
+        crate::fs::console_poll();
     }
     crate::sched::scheduler_tick();
 }
