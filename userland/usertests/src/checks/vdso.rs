@@ -408,9 +408,10 @@ fn vdso_clock_gettime_agrees_with_the_system_call() -> Outcome {
             a.as_ns() <= b.as_ns() && b.as_ns() <= c.as_ns(),
             "clock {clock}: vDSO {a:?}, system call {b:?}, vDSO {c:?} out of order"
         );
+        // Generous: an emulated CPU on a loaded host can stall for a while.
         ensure!(
-            c.as_ns() - a.as_ns() < 1_000_000_000,
-            "clock {clock}: {a:?} to {c:?} is over a second"
+            c.as_ns() - a.as_ns() < 5_000_000_000,
+            "clock {clock}: {a:?} to {c:?} is over 5 s"
         );
     }
     // The vDSO's own readings never go back.
