@@ -11,12 +11,6 @@ use alloc::vec::Vec;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::Ordering;
 
-/// Where every process finds `mov x8, #__NR_rt_sigreturn; svc #0`, used as
-/// the return address of handlers installed without SA_RESTORER (Linux
-/// uses the vDSO's `__kernel_rt_sigreturn` for this).
-pub const SIGRETURN_TRAMPOLINE: u64 = 0x0000_ffff_ffff_f000;
-const TRAMPOLINE_CODE: [u32; 2] = [0xd280_1168, 0xd400_0001];
-
 /// Most nested `#!` interpreters (Linux allows 4 levels).
 const MAX_INTERP_DEPTH: usize = 4;
 
@@ -138,18 +132,9 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         },
         VmaKind::Stack,
     )?;
-    mm.add_region(
-        SIGRETURN_TRAMPOLINE,
-        SIGRETURN_TRAMPOLINE + 4096,
-        Prot {
-            read: false,
-            write: false,
-            exec: true,
-        },
-        VmaKind::SigPage,
-    )?;
-    let code: Vec<u8> = TRAMPOLINE_CODE.iter().flat_map(|i| i.to_le_bytes()).collect();
-    mm.write_bytes(SIGRETURN_TRAMPOLINE, &code)?;
+    // [vvar] and [vdso]; the vDSO's __kernel_rt_sigreturn is also where
+    // handlers without SA_RESTORER return (see signal::frame).
+    let vdso = crate::vdso::arch_setup_additional_pages(&mm)?;
 
     let mut random = [0u8; 16];
     crate::random::fill(&mut random);
@@ -157,6 +142,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         hwcap: hwcap(),
         random,
         minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16,
+        vdso: Some(vdso),
         ..Default::default()
     };
     let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();

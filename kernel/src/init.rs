@@ -174,6 +174,7 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     let timer = platform.timer.expect("no arm,armv8-timer in the device tree");
     crate::time::init(timer.virt_intid).expect("timer interrupt");
     crate::time::init_realtime(platform.rtc.map(|r| r.base));
+    crate::vdso::init(boot_counter).expect("vdso");
     crate::pr_info!(
         "arch_timer: cp15 timer running at {}.{:02}MHz (virt).",
         arch::timer::frequency() / 1_000_000,

@@ -42,6 +42,7 @@ pub mod syscalls;
 pub mod time;
 pub mod traps;
 pub mod uaccess;
+pub mod vdso;
 
 #[cfg(feature = "ktest")]
 pub mod ktest;

@@ -29,6 +29,10 @@ fn timer_interrupt(_irq: u32) {
     run_timers();
     crate::irq_work::irq_work_run();
     if arch::cpu::cpu_id() == 0 {
+        // The coarse clocks read the time of the last tick (Linux's
+        // timekeeping update by the tick_do_timer_cpu).
+        let now = ktime_get_ns();
+        crate::vdso::update_vsyscall(|s| s.coarse_mono = now);
         crate::itimer::run();
         crate::fs::console_poll();
     }
@@ -230,8 +234,8 @@ pub fn ktime_get_ns() -> u64 {
 /// from the RTC and by `clock_settime`/`settimeofday`; it never goes below
 /// 0, since Linux refuses a wall time before the boot (EINVAL).
 ///
-/// A user-visible copy (the vDSO's `[vvar]` data page) must be refreshed
-/// whenever it changes: every change goes through `set_realtime_ns`.
+/// The vDSO's `[vvar]` data page holds a copy: every change goes through
+/// `set_realtime_ns`, which updates both under the vsyscall lock.
 static REALTIME_OFFSET_NS: AtomicU64 = AtomicU64::new(0);
 
 /// See `REALTIME_OFFSET_NS`.
@@ -250,9 +254,23 @@ pub fn ktime_get_real_ns() -> u64 {
 /// make the boot time negative.
 pub fn set_realtime_ns(ns: u64) -> Result<(), Errno> {
     let offset = ns.checked_sub(ktime_get_ns()).ok_or(Errno::EINVAL)?;
-    REALTIME_OFFSET_NS.store(offset, Ordering::Release);
-    // The vDSO data page, once there is one, is refreshed here.
+    crate::vdso::update_vsyscall(|s| {
+        REALTIME_OFFSET_NS.store(offset, Ordering::Release);
+        s.offs_real = offset;
+    });
     Ok(())
+}
+
+/// `CLOCK_MONOTONIC_COARSE` (`real`: `CLOCK_REALTIME_COARSE`): the time
+/// at the last tick, as the vDSO reads it from its data page (Linux's
+/// `ktime_get_coarse_ts64`); before the vDSO is set up, the time now.
+pub fn ktime_get_coarse_ns(real: bool) -> u64 {
+    match crate::vdso::vsyscall_snapshot() {
+        Some(s) if real => s.coarse_mono.wrapping_add(s.offs_real),
+        Some(s) => s.coarse_mono,
+        None if real => ktime_get_real_ns(),
+        None => ktime_get_ns(),
+    }
 }
 
 /// Sets `CLOCK_REALTIME` from the PL031 RTC at physical `base`, if the

@@ -140,9 +140,10 @@ _start:
 // x0 = physical address of the device tree blob.
 .type primary_entry, %function
 primary_entry:
-    mrs     x22, cntpct_el0                 // boot timestamp
     mov     x21, x0                         // DTB
     bl      el2_to_el1
+    isb
+    mrs     x22, cntvct_el0                 // boot timestamp, with CNTVOFF_EL2 set
     bl      clear_bss
     bl      create_early_page_tables        // x23 = physical base
     adrp    x0, {tables}

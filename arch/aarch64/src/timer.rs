@@ -1,18 +1,20 @@
 //! The Arm generic timer: the system counter for time, and the EL1 virtual
 //! timer for per-CPU ticks.
 
-use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTKCTL_EL1, CNTPCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0};
+use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTKCTL_EL1, CNTVCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0};
 
 /// Counter frequency in Hz.
 pub fn frequency() -> u64 {
     CNTFRQ_EL0.get()
 }
 
-/// The physical system counter. (EL1 may read it: set up at entry.)
+/// The virtual counter, `CNTVCT_EL0`, as Linux's arch timer reads it at
+/// EL1: the one user space reads too (the vDSO), so that kernel and user
+/// clocks agree whatever `CNTVOFF_EL2` a hypervisor set.
 #[inline(always)]
 pub fn counter() -> u64 {
     crate::barrier::isb();
-    CNTPCT_EL0.get()
+    CNTVCT_EL0.get()
 }
 
 /// Arms this CPU's virtual timer to fire in `ticks` counter ticks.

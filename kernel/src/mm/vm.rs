@@ -55,10 +55,12 @@ pub enum VmaKind {
     Heap,
     /// The main stack.
     Stack,
-    /// The signal-return trampoline: EL0 may execute it but neither read
-    /// nor write it, so that, as on Linux (which has no such page), no
-    /// system call can use it as data (a futex word, a buffer): EFAULT.
-    SigPage,
+    /// The vDSO's data page (`[vvar]`), shared by every process, read-only:
+    /// it can be neither written nor made executable (mprotect: EACCES).
+    Vvar,
+    /// The vDSO's text (`[vdso]`), shared by every process; copy-on-write
+    /// if made writable (a debugger's breakpoint).
+    Vdso,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -86,6 +88,8 @@ struct MmInner {
     brk: u64,
     /// Where exec put argv's strings (for /proc/<pid>/cmdline).
     args: (u64, u64),
+    /// Where exec mapped the vDSO's text (Linux's `mm->context.vdso`).
+    vdso: Option<u64>,
 }
 
 /// A user address space.
@@ -125,12 +129,11 @@ fn free_asid(asid: u16) {
     ASIDS.lock()[asid as usize / 64] &= !(1 << (asid % 64));
 }
 
-fn pte_for(pa: u64, prot: Prot, kind: VmaKind) -> UserPte {
+fn pte_for(pa: u64, prot: Prot, _kind: VmaKind) -> UserPte {
     UserPte {
         pa,
-        // PROT_EXEC alone stays readable, as on Linux without FEAT_EPAN;
-        // only the signal page is execute-only.
-        user: (prot.read || prot.write || prot.exec) && kind != VmaKind::SigPage,
+        // PROT_EXEC alone stays readable, as on Linux without FEAT_EPAN.
+        user: prot.read || prot.write || prot.exec,
         write: prot.write,
         exec: prot.exec,
         cow: false,
@@ -157,6 +160,7 @@ impl Mm {
                 brk_start: 0,
                 brk: 0,
                 args: (0, 0),
+                vdso: None,
             }),
             asid,
         }))
@@ -278,7 +282,7 @@ impl Mm {
         };
         let prot = vma.prot;
         let kind = vma.kind;
-        let data = prot.read || prot.write || (prot.exec && kind != VmaKind::SigPage);
+        let data = prot.read || prot.write || prot.exec;
         if (write && !prot.write) || (exec && !prot.exec) || (!write && !exec && !data) {
             return Err(SegvCode::AccErr);
         }
@@ -322,6 +326,7 @@ impl Mm {
             c.brk_start = m.brk_start;
             c.brk = m.brk;
             c.args = m.args;
+            c.vdso = m.vdso;
             // One walk of the present pages, sharing each with the child as
             // it goes (nothing allocated per page but the child's tables).
             let c = &mut *c;
@@ -469,6 +474,8 @@ impl Mm {
         let mut cur = addr;
         while cur < end {
             match find(&m.vmas, cur) {
+                // Linux's [vvar] lacks VM_MAYWRITE and VM_MAYEXEC.
+                Some((_, v)) if v.kind == VmaKind::Vvar && (prot.write || prot.exec) => return Err(Errno::EACCES),
                 Some((_, v)) => cur = v.end,
                 None => return Err(Errno::ENOMEM),
             }
@@ -537,7 +544,8 @@ impl Mm {
             let name = match v.kind {
                 VmaKind::Heap => "[heap]",
                 VmaKind::Stack => "[stack]",
-                VmaKind::SigPage => "[sigpage]",
+                VmaKind::Vvar => "[vvar]",
+                VmaKind::Vdso => "[vdso]",
                 VmaKind::Anon => "",
             };
             let _ = writeln!(
@@ -553,6 +561,79 @@ impl Mm {
             );
         }
         out
+    }
+
+    /// Maps the vDSO: the `vvar` frames read-only, then the `text` frames
+    /// read+execute just above them, at a free place found top-down as
+    /// `mmap` would (Linux's `__setup_additional_pages`). The frames stay
+    /// the kernel's; each mapping holds a reference. Returns the text's
+    /// address, which `vdso_base` reports from then on (and in children).
+    pub fn map_vdso(&self, vvar: &[u64], text: &[u64]) -> Result<u64, Errno> {
+        let vvar_len = vvar.len() as u64 * PAGE;
+        let len = vvar_len + text.len() as u64 * PAGE;
+        let mut m = self.inner.lock();
+        let start = find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?;
+        let base = start + vvar_len;
+        let regions = [
+            (
+                start,
+                vvar,
+                Prot {
+                    read: true,
+                    write: false,
+                    exec: false,
+                },
+                VmaKind::Vvar,
+            ),
+            (
+                base,
+                text,
+                Prot {
+                    read: true,
+                    write: false,
+                    exec: true,
+                },
+                VmaKind::Vdso,
+            ),
+        ];
+        for (at, frames, prot, kind) in regions {
+            for (i, &pa) in frames.iter().enumerate() {
+                let va = at + i as u64 * PAGE;
+                frame::page_ref_inc(pa);
+                if m.pt.map(va, pte_for(pa, prot, kind)).is_err() {
+                    frame::page_ref_dec(pa);
+                    // Undo what was mapped; no region was added yet.
+                    let asid = self.asid;
+                    m.pt.update_in(
+                        start,
+                        va,
+                        |_, _| None,
+                        |va, old| {
+                            pgtable_user::flush_tlb_page(asid, va);
+                            frame::page_ref_dec(old.pa);
+                        },
+                    );
+                    return Err(Errno::ENOMEM);
+                }
+            }
+        }
+        for (at, frames, prot, kind) in regions {
+            m.vmas.insert(
+                at,
+                Vma {
+                    end: at + frames.len() as u64 * PAGE,
+                    prot,
+                    kind,
+                },
+            );
+        }
+        m.vdso = Some(base);
+        Ok(base)
+    }
+
+    /// The vDSO's text address, if exec mapped one.
+    pub fn vdso_base(&self) -> Option<u64> {
+        self.inner.lock().vdso
     }
 
     /// Pages mapped now (resident set).

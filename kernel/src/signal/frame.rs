@@ -147,10 +147,15 @@ pub fn setup_rt_frame(
     rec[8..].copy_from_slice(&regs.regs[30].to_le_bytes());
     crate::uaccess::copy_to_user(record, &rec)?;
 
+    // Without SA_RESTORER the handler returns to the vDSO's
+    // __kernel_rt_sigreturn, as on Linux; a process that unmapped its vDSO
+    // gets 0 there and faults on return, as Linux's would at the old
+    // address.
     let restorer = if action.flags & sa::SA_RESTORER != 0 {
         action.restorer
     } else {
-        crate::exec::SIGRETURN_TRAMPOLINE
+        let mm = t.mm.lock().clone();
+        mm.as_deref().and_then(crate::vdso::sigtramp).unwrap_or(0)
     };
     regs.regs[0] = sig as u64;
     regs.regs[1] = frame;

@@ -75,6 +75,8 @@ impl Clock {
     /// `lookup_task`).
     fn now_ns(self) -> Result<u64, Errno> {
         match self {
+            Clock::Realtime { coarse: true } => Ok(crate::time::ktime_get_coarse_ns(true)),
+            Clock::Monotonic { coarse: true } => Ok(crate::time::ktime_get_coarse_ns(false)),
             Clock::Realtime { .. } => Ok(crate::time::ktime_get_real_ns()),
             Clock::Monotonic { .. } => Ok(crate::time::ktime_get_ns()),
             Clock::Cpu { pid, thread, which } => {
@@ -233,7 +235,12 @@ syscall!(__arm64_sys_settimeofday, r, {
         if !(-15 * 60..=15 * 60).contains(&(t as u32 as i32)) {
             return Err(Errno::EINVAL);
         }
-        SYS_TZ.store(t, Ordering::Relaxed);
+        // The vDSO's gettimeofday reads the copy in its data page.
+        crate::vdso::update_vsyscall(|s| {
+            SYS_TZ.store(t, Ordering::Relaxed);
+            s.tz_minuteswest = t as u32 as i32;
+            s.tz_dsttime = (t >> 32) as u32 as i32;
+        });
     }
     if let Some(ns) = new_ns {
         settime_real(ns)?;

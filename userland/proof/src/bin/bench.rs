@@ -7,7 +7,13 @@
 //! bench: fork_exit_wait 1234 ns
 //! bench: fork_exec_wait 1234 ns
 //! bench: pipe_roundtrip 1234 ns
+//! bench: clock_gettime_vdso 123 ns
+//! bench: clock_gettime_syscall 1234 ns
 //! ```
+//!
+//! The last two read `CLOCK_MONOTONIC` through the vDSO's
+//! `__kernel_clock_gettime` (as the C libraries do) and through the system
+//! call.
 //!
 //! Any failure prints `bench: FAIL ...` and exits 1.
 #![no_std]
@@ -26,6 +32,11 @@ const GETPID: u64 = 100_000;
 const FORK_EXIT: u64 = 200;
 const FORK_EXEC: u64 = 100;
 const PIPE: u64 = 2_000;
+const CLOCK: u64 = 100_000;
+const CLOCK_MONOTONIC: usize = 1;
+const AT_SYSINFO_EHDR: usize = 33;
+
+type GettimeFn = unsafe extern "C" fn(i32, *mut [i64; 2]) -> i32;
 
 fn fail(what: &str, e: impl core::fmt::Display) -> ! {
     println!("bench: FAIL {what}: {e}");
@@ -105,6 +116,61 @@ fn pipe_roundtrip(n: u64) {
     }
 }
 
+/// `__kernel_clock_gettime` in the vDSO at `AT_SYSINFO_EHDR`, by name in
+/// its dynamic symbol table (`DT_HASH`'s chain count is the symbol count).
+fn vdso_clock_gettime() -> Option<GettimeFn> {
+    let base = rt::env::auxv(AT_SYSINFO_EHDR).filter(|&b| b != 0)?;
+    // SAFETY: the kernel maps a well-formed ELF image there, readable;
+    // every offset read comes from its own headers.
+    unsafe {
+        let at = |off: u64| base + off as usize;
+        let u16_at = |off: u64| (at(off) as *const u16).read_unaligned();
+        let u32_at = |off: u64| (at(off) as *const u32).read_unaligned();
+        let u64_at = |off: u64| (at(off) as *const u64).read_unaligned();
+        let (phoff, phentsize, phnum) = (u64_at(32), u64::from(u16_at(54)), u64::from(u16_at(56)));
+        let dynamic = (0..phnum).map(|i| phoff + i * phentsize).find(|&ph| u32_at(ph) == 2)?;
+        let dynamic = u64_at(dynamic + 16);
+        let (mut hash, mut strtab, mut symtab) = (None, None, None);
+        for i in 0..64 {
+            match u64_at(dynamic + i * 16) {
+                0 => break,
+                4 => hash = Some(u64_at(dynamic + i * 16 + 8)),
+                5 => strtab = Some(u64_at(dynamic + i * 16 + 8)),
+                6 => symtab = Some(u64_at(dynamic + i * 16 + 8)),
+                _ => {}
+            }
+        }
+        let (strtab, symtab) = (strtab?, symtab?);
+        let want = b"__kernel_clock_gettime\0";
+        for i in 1..u64::from(u32_at(hash? + 4)) {
+            let sym = symtab + i * 24;
+            let name = core::slice::from_raw_parts(at(strtab + u64::from(u32_at(sym))) as *const u8, want.len());
+            if name == want {
+                return Some(core::mem::transmute::<usize, GettimeFn>(at(u64_at(sym + 8))));
+            }
+        }
+        None
+    }
+}
+
+fn clock_gettime_vdso(f: GettimeFn, n: u64) {
+    let mut ts = [0i64; 2];
+    for _ in 0..n {
+        // SAFETY: ts is a live timespec.
+        core::hint::black_box(unsafe { f(CLOCK_MONOTONIC as i32, &mut ts) });
+    }
+}
+
+fn clock_gettime_syscall(n: u64) {
+    let mut ts = [0i64; 2];
+    for _ in 0..n {
+        // SAFETY: ts is a live timespec.
+        core::hint::black_box(unsafe {
+            rt::syscall::syscall2(nr::CLOCK_GETTIME, CLOCK_MONOTONIC, ts.as_mut_ptr() as usize)
+        });
+    }
+}
+
 /// Median over REPS runs of f(n), in ns per operation.
 fn measure(n: u64, f: impl Fn(u64)) -> u64 {
     let mut t = [0u64; REPS];
@@ -120,7 +186,7 @@ fn measure(n: u64, f: impl Fn(u64)) -> u64 {
 fn main(_args: rt::Args) -> i32 {
     println!(
         "bench: counts getpid={GETPID} fork_exit_wait={FORK_EXIT} fork_exec_wait={FORK_EXEC} \
-         pipe_roundtrip={PIPE} reps={REPS}"
+         pipe_roundtrip={PIPE} clock_gettime={CLOCK} reps={REPS}"
     );
     println!("bench: getpid {} ns", measure(GETPID, getpid));
     println!(
@@ -132,5 +198,16 @@ fn main(_args: rt::Args) -> i32 {
         measure(FORK_EXEC, |n| fork_wait(n, true))
     );
     println!("bench: pipe_roundtrip {} ns", measure(PIPE, pipe_roundtrip));
+    let Some(f) = vdso_clock_gettime() else {
+        fail("vdso", "no __kernel_clock_gettime at AT_SYSINFO_EHDR")
+    };
+    println!(
+        "bench: clock_gettime_vdso {} ns",
+        measure(CLOCK, |n| clock_gettime_vdso(f, n))
+    );
+    println!(
+        "bench: clock_gettime_syscall {} ns",
+        measure(CLOCK, clock_gettime_syscall)
+    );
     0
 }

@@ -20,6 +20,7 @@ pub mod sigrobust;
 pub mod thread;
 pub mod time;
 pub mod timeouts;
+pub mod vdso;
 
 /// Every check, in the order they run.
 pub static ALL: &[&[Check]] = &[
@@ -38,6 +39,7 @@ pub static ALL: &[&[Check]] = &[
     lifecycle::CHECKS,
     cputime::CHECKS,
     abi::CHECKS,
+    vdso::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
