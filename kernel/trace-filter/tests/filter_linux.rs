@@ -86,6 +86,7 @@ fn structural_errors_have_linux_errno_message_and_position() {
     rejects("   ", Errno::EINVAL, msg::ERRNO, 0);
     rejects("()", Errno::EINVAL, msg::ERRNO, 0);
     rejects("!", Errno::EINVAL, msg::NO_FILTER, 1);
+    rejects("prev_pid == 1 && !", Errno::EINVAL, msg::INVALID_FILTER, 18);
 }
 
 #[test]
@@ -139,6 +140,12 @@ fn cpus_lists_and_function_operands() {
     rejects("prev_pid & CPUS{x}", Errno::EINVAL, msg::INVALID_CPULIST, 18);
     rejects("prev_pid == CPUS{99999}", Errno::EINVAL, msg::INVALID_CPULIST, 23);
     rejects("cpu & CPUS[0]", Errno::EINVAL, msg::MISSING_BRACE_OPEN, 12);
+    // Two past the end: Linux steps over the NUL looking for '{'.
+    rejects("cpu & CPUS", Errno::EINVAL, msg::MISSING_BRACE_OPEN, 12);
+    rejects("cpu & CPUS{", Errno::EINVAL, msg::MISSING_BRACE_CLOSE, 12);
+    rejects("prev_state.function == 0x10", Errno::EINVAL, msg::NO_FUNCTION, 28);
+    accepts("prev_pid & CPUS{0,N}");
+    accepts("prev_pid & CPUS{all}");
     rejects("prev_pid.function == 1", Errno::EINVAL, msg::ILLEGAL_FIELD_OP, 22);
     rejects("prev_state.function == nosuchfn", Errno::EINVAL, msg::NO_FUNCTION, 32);
     rejects("prev_state.function < schedule", Errno::EINVAL, msg::INVALID_OP, 23);
