@@ -71,8 +71,20 @@ pub struct EventField<'a> {
 /// The fields at the start of every record (Linux's `struct trace_entry`),
 /// as every event's `format` file lists them first.
 pub const COMMON_FIELDS: [EventField<'static>; 4] = [
-    EventField { name: "common_type", offset: 0, size: 2, is_signed: false, kind: FieldKind::Integer },
-    EventField { name: "common_flags", offset: 2, size: 1, is_signed: false, kind: FieldKind::Integer },
+    EventField {
+        name: "common_type",
+        offset: 0,
+        size: 2,
+        is_signed: false,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "common_flags",
+        offset: 2,
+        size: 1,
+        is_signed: false,
+        kind: FieldKind::Integer,
+    },
     EventField {
         name: "common_preempt_count",
         offset: 3,
@@ -80,7 +92,13 @@ pub const COMMON_FIELDS: [EventField<'static>; 4] = [
         is_signed: false,
         kind: FieldKind::Integer,
     },
-    EventField { name: "common_pid", offset: 4, size: 4, is_signed: true, kind: FieldKind::Integer },
+    EventField {
+        name: "common_pid",
+        offset: 4,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
 ];
 
 /// Linux's `filter_type` of a field, including the pseudo fields' own.
@@ -143,7 +161,12 @@ pub(crate) fn find_field(fields: &[EventField<'_>], name: &[u8]) -> Option<Field
         return Some(of(f));
     }
     if let Some(&(_, ftype, is_signed)) = GENERIC_FIELDS.iter().find(|g| g.0.as_bytes() == name) {
-        return Some(FieldRef { offset: 0, size: 0, is_signed, ftype });
+        return Some(FieldRef {
+            offset: 0,
+            size: 0,
+            is_signed,
+            ftype,
+        });
     }
     COMMON_FIELDS.iter().find(|f| f.name.as_bytes() == name).map(of)
 }
@@ -166,12 +189,21 @@ mod tests {
 
     #[test]
     fn event_fields_shadow_pseudo_and_common_fields() {
-        let own = [EventField { name: "comm", offset: 8, size: 16, is_signed: false, kind: FieldKind::StaticString }];
+        let own = [EventField {
+            name: "comm",
+            offset: 8,
+            size: 16,
+            is_signed: false,
+            kind: FieldKind::StaticString,
+        }];
         let f = find_field(&own, b"comm").map(|f| (f.offset, f.ftype));
         assert_eq!(f, Some((8, FilterType::StaticString)));
         assert_eq!(find_field(&[], b"comm").map(|f| f.ftype), Some(FilterType::Comm));
         assert_eq!(find_field(&[], b"common_cpu").map(|f| f.ftype), Some(FilterType::Cpu));
-        assert_eq!(find_field(&[], b"common_pid").map(|f| (f.offset, f.size, f.is_signed)), Some((4, 4, true)));
+        assert_eq!(
+            find_field(&[], b"common_pid").map(|f| (f.offset, f.size, f.is_signed)),
+            Some((4, 4, true))
+        );
         assert!(find_field(&[], b"pid").is_none());
     }
 }

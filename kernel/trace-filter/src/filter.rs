@@ -124,7 +124,9 @@ pub struct FilterEnv<'a> {
 
 impl core::fmt::Debug for FilterEnv<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("FilterEnv").field("nr_cpu_ids", &self.nr_cpu_ids).finish_non_exhaustive()
+        f.debug_struct("FilterEnv")
+            .field("nr_cpu_ids", &self.nr_cpu_ids)
+            .finish_non_exhaustive()
     }
 }
 
@@ -223,16 +225,27 @@ enum PredFn {
     /// Never true (fields of a size Linux has no comparison for).
     Nop,
     /// `==`/`!=` on an integer of `size` bytes.
-    Equal { size: u8 },
+    Equal {
+        size: u8,
+    },
     /// `<`, `<=`, `>`, `>=`, `&` on an integer.
-    Compare { size: u8, signed: bool },
+    Compare {
+        size: u8,
+        signed: bool,
+    },
     /// An integer field, read as a CPU number, against a mask.
-    ScalarCpumask { size: u8 },
+    ScalarCpumask {
+        size: u8,
+    },
     Comm,
-    StaticString { len: u32 },
+    StaticString {
+        len: u32,
+    },
     DynString,
     RelDynString,
-    PtrString { user: bool },
+    PtrString {
+        user: bool,
+    },
     Cpu,
     CpuCpumask,
     Function,
@@ -311,7 +324,10 @@ impl EventFilter {
     pub fn compile(text: &str, fields: &[EventField<'_>], env: &FilterEnv<'_>) -> Result<EventFilter, CmdError> {
         let text = until_nul(text);
         let prog = process_preds(text.as_bytes(), fields, env)?;
-        Ok(EventFilter { text: String::from(text), prog: Some(prog) })
+        Ok(EventFilter {
+            text: String::from(text),
+            prog: Some(prog),
+        })
     }
 
     /// The filter string (without the newline the file adds).
@@ -406,10 +422,16 @@ impl FilterUpdate {
 pub fn apply_event_filter(buf: &[u8], fields: &[EventField<'_>], env: &FilterEnv<'_>) -> FilterUpdate {
     let text = trim_end(buf_to_str(buf));
     if text.trim_start_matches(is_space_char) == "0" {
-        return FilterUpdate { filter: None, failure: None };
+        return FilterUpdate {
+            filter: None,
+            failure: None,
+        };
     }
     match EventFilter::compile(&text, fields, env) {
-        Ok(f) => FilterUpdate { filter: Some(f), failure: None },
+        Ok(f) => FilterUpdate {
+            filter: Some(f),
+            failure: None,
+        },
         Err(err) => FilterUpdate {
             filter: Some(EventFilter::failed(&text, &err)),
             failure: Some(FilterFailure { err, command: text }),
@@ -467,11 +489,19 @@ pub fn apply_subsystem_filter(buf: &[u8], events: &[&[EventField<'_>]], env: &Fi
             Err(e) => {
                 let err = CmdError::new(e.errno, msg::BAD_SUBSYS_FILTER, 0);
                 out.push(Some(EventFilter::failed(&text, &err)));
-                failures.push(FilterFailure { err, command: text.clone() });
+                failures.push(FilterFailure {
+                    err,
+                    command: text.clone(),
+                });
             }
         }
     }
-    SubsystemFilterUpdate { events: out, event_failures: failures, system_text: system_default, result: Ok(()) }
+    SubsystemFilterUpdate {
+        events: out,
+        event_failures: failures,
+        system_text: system_default,
+        result: Ok(()),
+    }
 }
 
 fn until_nul(s: &str) -> &str {
@@ -492,7 +522,10 @@ pub(crate) fn buf_to_str(buf: &[u8]) -> String {
         Ok(s) => String::from(s),
         // Keep one byte per byte so that positions stay those of the
         // user's buffer.
-        Err(_) => buf.iter().map(|&b| if b.is_ascii() { char::from(b) } else { '?' }).collect(),
+        Err(_) => buf
+            .iter()
+            .map(|&b| if b.is_ascii() { char::from(b) } else { '?' })
+            .collect(),
     }
 }
 
@@ -807,7 +840,11 @@ fn predicate_parse(
             Ok(t) if t > i => t,
             _ => return Err(err(Errno::EINVAL, msg::ERRNO, 0)),
         };
-        entries.push(ProgEntry { target, when_to_branch: when, pred });
+        entries.push(ProgEntry {
+            target,
+            when_to_branch: when,
+            pred,
+        });
     }
     Ok(Program { entries, n })
 }
@@ -857,7 +894,11 @@ fn parse_glob_operand(pat: &[u8]) -> (Vec<u8>, MatchType, bool) {
             if i == 0 {
                 kind = MatchType::EndOnly;
             } else if i == len - 1 {
-                kind = if kind == MatchType::EndOnly { MatchType::MiddleOnly } else { MatchType::FrontOnly };
+                kind = if kind == MatchType::EndOnly {
+                    MatchType::MiddleOnly
+                } else {
+                    MatchType::FrontOnly
+                };
                 cut = i;
                 break;
             } else {
@@ -1072,7 +1113,11 @@ fn parse_pred(
             return einval(msg::OPERAND_TOO_LONG, pos + i);
         }
         let num = str_.get(s0..i).unwrap_or(&[]);
-        let val = if field.is_signed { kstrtoll(num, 0).map(|v| v as u64) } else { kstrtoull(num, 0) };
+        let val = if field.is_signed {
+            kstrtoll(num, 0).map(|v| v as u64)
+        } else {
+            kstrtoull(num, 0)
+        };
         let Ok(val) = val else {
             return einval(msg::ILLEGAL_INTVAL, pos + s0);
         };
@@ -1212,7 +1257,11 @@ fn pred_match<C: FilterContext + ?Sized>(p: &Pred, rec: &[u8], ctx: &mut C) -> b
             };
             let loc = (item & 0xffff) as usize;
             let len = (item >> 16) as usize & 0xffff;
-            let base = if p.func == PredFn::RelDynString { p.offset as usize + 4 } else { 0 };
+            let base = if p.func == PredFn::RelDynString {
+                p.offset as usize + 4
+            } else {
+                0
+            };
             let view = rec.get(base + loc..).unwrap_or(&[]);
             regex_match(p, view, len)
         }

@@ -20,7 +20,10 @@ pub(crate) fn parse_integer(s: &[u8], base: u32) -> (u64, usize, bool) {
         if val >= base {
             break;
         }
-        match res.checked_mul(u64::from(base)).and_then(|r| r.checked_add(u64::from(val))) {
+        match res
+            .checked_mul(u64::from(base))
+            .and_then(|r| r.checked_add(u64::from(val)))
+        {
             Some(r) => res = r,
             None => {
                 overflow = true;

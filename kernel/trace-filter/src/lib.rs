@@ -43,6 +43,6 @@ pub mod trigger;
 
 pub use field::{EventField, FieldKind, COMMON_FIELDS};
 pub use filter::{
-    apply_event_filter, apply_subsystem_filter, EventFilter, FilterContext, FilterEnv, FilterFailure,
-    FilterUpdate, KallsymsLookup, NoSymbols, Program, SimpleContext,
+    apply_event_filter, apply_subsystem_filter, EventFilter, FilterContext, FilterEnv, FilterFailure, FilterUpdate,
+    KallsymsLookup, NoSymbols, Program, SimpleContext,
 };

@@ -38,8 +38,16 @@ impl<'a> EventMatcher<'a> {
     pub fn parse(s: &'a str) -> EventMatcher<'a> {
         let any = |x: &'a str| if x.is_empty() || x == "*" { None } else { Some(x) };
         match s.split_once(':') {
-            Some((sys, ev)) => EventMatcher { name: None, system: any(sys), event: any(ev) },
-            None => EventMatcher { name: Some(s), system: None, event: None },
+            Some((sys, ev)) => EventMatcher {
+                name: None,
+                system: any(sys),
+                event: any(ev),
+            },
+            None => EventMatcher {
+                name: Some(s),
+                system: None,
+                event: None,
+            },
         }
     }
 
@@ -76,8 +84,14 @@ impl<'a> SetEventCmd<'a> {
     /// Parses one word.
     pub fn parse(word: &'a str) -> SetEventCmd<'a> {
         match word.strip_prefix('!') {
-            Some(rest) => SetEventCmd { enable: false, matcher: EventMatcher::parse(rest) },
-            None => SetEventCmd { enable: true, matcher: EventMatcher::parse(word) },
+            Some(rest) => SetEventCmd {
+                enable: false,
+                matcher: EventMatcher::parse(rest),
+            },
+            None => SetEventCmd {
+                enable: true,
+                matcher: EventMatcher::parse(word),
+            },
         }
     }
 }

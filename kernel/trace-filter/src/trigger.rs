@@ -185,7 +185,10 @@ pub struct TriggerError {
 
 impl From<Errno> for TriggerError {
     fn from(errno: Errno) -> TriggerError {
-        TriggerError { errno, filter_failure: None }
+        TriggerError {
+            errno,
+            filter_failure: None,
+        }
     }
 }
 
@@ -329,7 +332,10 @@ impl TriggerList {
     }
 
     fn register(&mut self, t: Trigger) -> Result<TriggerChange, TriggerError> {
-        let clash = self.triggers.iter().any(|x| x.cmd.kind() == t.cmd.kind() && x.target == t.target);
+        let clash = self
+            .triggers
+            .iter()
+            .any(|x| x.cmd.kind() == t.cmd.kind() && x.target == t.target);
         if clash {
             return Err(Errno::EEXIST.into());
         }
@@ -339,7 +345,10 @@ impl TriggerList {
     }
 
     fn unregister(&mut self, cmd: TriggerCmd, target: Option<&(String, String)>) -> TriggerChange {
-        let found = self.triggers.iter().position(|x| x.cmd.kind() == cmd.kind() && x.target.as_ref() == target);
+        let found = self
+            .triggers
+            .iter()
+            .position(|x| x.cmd.kind() == cmd.kind() && x.target.as_ref() == target);
         match found {
             Some(i) => TriggerChange::Removed(self.triggers.remove(i)),
             None => TriggerChange::None,
@@ -374,7 +383,11 @@ fn separate_filter(
     param_required: bool,
 ) -> Result<(Option<&str>, Option<&str>), TriggerError> {
     let Some(pf) = param_and_filter else {
-        return if param_required { Err(Errno::EINVAL.into()) } else { Ok((None, None)) };
+        return if param_required {
+            Err(Errno::EINVAL.into())
+        } else {
+            Ok((None, None))
+        };
     };
     // Without a required parameter, only a count (a digit) is one.
     if !param_required && !pf.as_bytes().first().is_some_and(u8::is_ascii_digit) {
@@ -426,7 +439,10 @@ fn set_filter(
         Ok(compiled) => Ok(Some((String::from(text), compiled))),
         Err(err) => Err(TriggerError {
             errno: err.errno,
-            filter_failure: Some(FilterFailure { err, command: String::from(text) }),
+            filter_failure: Some(FilterFailure {
+                err,
+                command: String::from(text),
+            }),
         }),
     }
 }

@@ -11,25 +11,85 @@ use trace_filter::{apply_event_filter, apply_subsystem_filter, EventField, Field
 use uapi::Errno;
 
 fn int(name: &'static str, offset: u32, size: u32, is_signed: bool) -> EventField<'static> {
-    EventField { name, offset, size, is_signed, kind: FieldKind::Integer }
+    EventField {
+        name,
+        offset,
+        size,
+        is_signed,
+        kind: FieldKind::Integer,
+    }
 }
 
 /// `events/sched/sched_switch/format` on Linux 6.12 arm64.
 const SCHED_SWITCH: [EventField<'static>; 7] = [
-    EventField { name: "prev_comm", offset: 8, size: 16, is_signed: false, kind: FieldKind::StaticString },
-    EventField { name: "prev_pid", offset: 24, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "prev_prio", offset: 28, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "prev_state", offset: 32, size: 8, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "next_comm", offset: 40, size: 16, is_signed: false, kind: FieldKind::StaticString },
-    EventField { name: "next_pid", offset: 56, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "next_prio", offset: 60, size: 4, is_signed: true, kind: FieldKind::Integer },
+    EventField {
+        name: "prev_comm",
+        offset: 8,
+        size: 16,
+        is_signed: false,
+        kind: FieldKind::StaticString,
+    },
+    EventField {
+        name: "prev_pid",
+        offset: 24,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "prev_prio",
+        offset: 28,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "prev_state",
+        offset: 32,
+        size: 8,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "next_comm",
+        offset: 40,
+        size: 16,
+        is_signed: false,
+        kind: FieldKind::StaticString,
+    },
+    EventField {
+        name: "next_pid",
+        offset: 56,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "next_prio",
+        offset: 60,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
 ];
 
 /// `p:myopen do_sys_openat2 fname=+0(%x1):ustring`: `__probe_ip` at 8,
 /// `fname` (`__data_loc char[]`, signed:1) at 16.
 const MYOPEN: [EventField<'static>; 2] = [
-    EventField { name: "__probe_ip", offset: 8, size: 8, is_signed: false, kind: FieldKind::Integer },
-    EventField { name: "fname", offset: 16, size: 4, is_signed: true, kind: FieldKind::DynString },
+    EventField {
+        name: "__probe_ip",
+        offset: 8,
+        size: 8,
+        is_signed: false,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "fname",
+        offset: 16,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::DynString,
+    },
 ];
 
 struct Syms;
@@ -44,7 +104,10 @@ impl KallsymsLookup for Syms {
 }
 
 fn env(nr_cpu_ids: u32) -> FilterEnv<'static> {
-    FilterEnv { nr_cpu_ids, symbols: &Syms }
+    FilterEnv {
+        nr_cpu_ids,
+        symbols: &Syms,
+    }
 }
 
 fn compile(text: &str) -> Result<EventFilter, (Errno, &'static str, usize)> {
@@ -97,7 +160,12 @@ fn unbalanced_parentheses_and_quotes_are_found_before_parsing() {
     rejects("prev_pid == 1 || (next_pid == 2", Errno::ENOENT, msg::TOO_MANY_OPEN, 17);
     rejects("prev_pid == 1)", Errno::EPERM, msg::TOO_MANY_CLOSE, 13);
     rejects(")", Errno::EPERM, msg::TOO_MANY_CLOSE, 0);
-    rejects("prev_pid == 1 && (next_pid == 2))", Errno::EPERM, msg::TOO_MANY_CLOSE, 32);
+    rejects(
+        "prev_pid == 1 && (next_pid == 2))",
+        Errno::EPERM,
+        msg::TOO_MANY_CLOSE,
+        32,
+    );
     rejects("prev_comm == \"abc", Errno::ESRCH, msg::MISSING_QUOTE, 13);
     rejects("\"abc", Errno::ESRCH, msg::MISSING_QUOTE, 0);
 }
@@ -119,15 +187,26 @@ fn operand_errors_point_one_past_linux_style() {
     rejects("prev_pid == 08", Errno::EINVAL, msg::ILLEGAL_INTVAL, 13);
     rejects("prev_pid == -", Errno::EINVAL, msg::ILLEGAL_INTVAL, 13);
     // The caret of error_log may sit one past the end, as here.
-    rejects("prev_pid == 123456789012345678901234", Errno::EINVAL, msg::OPERAND_TOO_LONG, 37);
+    rejects(
+        "prev_pid == 123456789012345678901234",
+        Errno::EINVAL,
+        msg::OPERAND_TOO_LONG,
+        37,
+    );
 }
 
 #[test]
 fn string_operands_up_to_255_bytes() {
     accepts(&format!("prev_comm == \"{}\"", "0".repeat(255)));
     let long = format!("prev_comm == \"{}\"", "0".repeat(256));
-    assert_eq!(compile(&long).err().map(|e| (e.0, e.1)), Some((Errno::EINVAL, msg::OPERAND_TOO_LONG)));
-    assert_eq!(compile(&"0".repeat(4000)).err().map(|e| e.1), Some(msg::FIELD_NOT_FOUND));
+    assert_eq!(
+        compile(&long).err().map(|e| (e.0, e.1)),
+        Some((Errno::EINVAL, msg::OPERAND_TOO_LONG))
+    );
+    assert_eq!(
+        compile(&"0".repeat(4000)).err().map(|e| e.1),
+        Some(msg::FIELD_NOT_FOUND)
+    );
 }
 
 #[test]
@@ -191,7 +270,10 @@ fn filter_file_shows_text_error_report_or_none() {
     let e = env(1);
     let up = apply_event_filter(b"pid < 1 &&\n", &SCHED_SWITCH, &e);
     assert_eq!(up.result(), Err(Errno::EINVAL));
-    assert_eq!(filter_file_text(up.filter.as_ref()), "pid < 1 &&\n    ^\nparse_error: Field not found\n\n");
+    assert_eq!(
+        filter_file_text(up.filter.as_ref()),
+        "pid < 1 &&\n    ^\nparse_error: Field not found\n\n"
+    );
     let fail = up.failure.unwrap();
     assert_eq!(fail.command, "pid < 1 &&");
     assert_eq!(fail.err.pos, 4);
@@ -201,11 +283,17 @@ fn filter_file_shows_text_error_report_or_none() {
     assert_eq!(filter_file_text(up.filter.as_ref()), "== 1\nError: (0)\n\n");
 
     let up = apply_event_filter(b"(prev_pid == 1\n", &SCHED_SWITCH, &e);
-    assert_eq!(filter_file_text(up.filter.as_ref()), "(prev_pid == 1\n^\nparse_error: Too many '('\n\n");
+    assert_eq!(
+        filter_file_text(up.filter.as_ref()),
+        "(prev_pid == 1\n^\nparse_error: Too many '('\n\n"
+    );
 
     // The caret is clamped to the text in the file (not in error_log).
     let up = apply_event_filter(b"prev_pid == 123456789012345678901234\n", &SCHED_SWITCH, &e);
-    let want = format!("prev_pid == 123456789012345678901234\n{}^\nparse_error: Operand too long\n\n", " ".repeat(36));
+    let want = format!(
+        "prev_pid == 123456789012345678901234\n{}^\nparse_error: Operand too long\n\n",
+        " ".repeat(36)
+    );
     assert_eq!(filter_file_text(up.filter.as_ref()), want);
 
     // Trailing white space goes, leading stays.
@@ -305,24 +393,35 @@ fn unsigned_fields_reject_negative_numbers() {
 
 #[test]
 fn integer_sizes_one_two_four_eight() {
-    let fields = [int("u8", 0, 1, false), int("s16", 2, 2, true), int("u32", 4, 4, false), int("s64", 8, 8, true)];
+    let fields = [
+        int("u8", 0, 1, false),
+        int("s16", 2, 2, true),
+        int("u32", 4, 4, false),
+        int("s64", 8, 8, true),
+    ];
     let mut r = vec![0u8; 16];
     r[0] = 0xff;
     r[2..4].copy_from_slice(&(-2i16).to_le_bytes());
     r[4..8].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
     r[8..16].copy_from_slice(&i64::MIN.to_le_bytes());
     let ev = |f: &str| {
-        EventFilter::compile(f, &fields, &env(1)).unwrap().matches(&r, &mut SimpleContext::default())
+        EventFilter::compile(f, &fields, &env(1))
+            .unwrap()
+            .matches(&r, &mut SimpleContext::default())
     };
     assert!(ev("u8 == 255 && u8 > 254 && u8 & 0x80"));
     assert!(ev("s16 == -2 && s16 < -1 && s16 > -3"));
     assert!(ev("u32 > 0x7fffffff && u32 == 4294967280"));
-    assert!(ev("s64 < 0 && s64 == -9223372036854775808 && s64 <= -9223372036854775808"));
+    assert!(ev(
+        "s64 < 0 && s64 == -9223372036854775808 && s64 <= -9223372036854775808"
+    ));
     // Fields beyond the record never match.
     let short = [int("far", 100, 4, false)];
     let f = EventFilter::compile("far == 0", &short, &env(1)).unwrap();
     assert!(!f.matches(&r, &mut SimpleContext::default()));
-    assert!(EventFilter::compile("!far == 0", &short, &env(1)).unwrap().matches(&r, &mut SimpleContext::default()));
+    assert!(EventFilter::compile("!far == 0", &short, &env(1))
+        .unwrap()
+        .matches(&r, &mut SimpleContext::default()));
 }
 
 #[test]
@@ -360,14 +459,24 @@ fn comm_and_cpu_pseudo_fields_read_the_context() {
     let ctx = SimpleContext::new(2, "sleep");
     assert!(eval_on("comm == \"sleep\"", &r, ctx));
     assert!(eval_on("COMM ~ \"sl*\" && CPU == 2", &r, ctx));
-    assert!(!eval_on("comm ~ \"*eep\"", &r, ctx), "end match on comm uses all 16 bytes");
-    assert!(eval_on("cpu > 1 && cpu >= 2 && cpu < 3 && cpu <= 2 && cpu != 0", &r, ctx));
+    assert!(
+        !eval_on("comm ~ \"*eep\"", &r, ctx),
+        "end match on comm uses all 16 bytes"
+    );
+    assert!(eval_on(
+        "cpu > 1 && cpu >= 2 && cpu < 3 && cpu <= 2 && cpu != 0",
+        &r,
+        ctx
+    ));
     assert!(!eval_on("cpu & 2", &r, ctx), "& on cpu with a number is never true");
     assert!(eval_on("common_cpu == 2", &r, ctx));
     assert!(eval_on("cpu & CPUS{1-2}", &r, ctx));
     assert!(!eval_on("cpu & CPUS{0,3}", &r, ctx));
     assert!(eval_on("cpu & CPUS{2}", &r, ctx), "one CPU: & becomes ==");
-    assert!(!eval_on("cpu == CPUS{1-2}", &r, ctx), "a mask of two never equals a CPU");
+    assert!(
+        !eval_on("cpu == CPUS{1-2}", &r, ctx),
+        "a mask of two never equals a CPU"
+    );
     assert!(eval_on("cpu != CPUS{1-2}", &r, ctx));
     assert!(!eval_on("stacktrace == 1", &r, ctx));
 }
@@ -394,9 +503,15 @@ fn function_operand_matches_addresses_inside_the_symbol() {
     assert!(!eval("prev_state.function != schedule", &r));
     r[32..40].copy_from_slice(&0xffff_8000_1000_0100u64.to_le_bytes());
     assert!(!eval("prev_state.function == schedule", &r));
-    assert!(!eval("prev_state.function == 0xffff800010000010", &sched_switch_rec("x", 1, 0, 0)));
+    assert!(!eval(
+        "prev_state.function == 0xffff800010000010",
+        &sched_switch_rec("x", 1, 0, 0)
+    ));
     r[32..40].copy_from_slice(&0xffff_8000_1000_0000u64.to_le_bytes());
-    assert!(eval("prev_state.function == 0xffff800010000010", &r), "a numeric address names its symbol");
+    assert!(
+        eval("prev_state.function == 0xffff800010000010", &r),
+        "a numeric address names its symbol"
+    );
 }
 
 fn myopen_rec(fname: &str) -> Vec<u8> {
@@ -413,7 +528,9 @@ fn myopen_rec(fname: &str) -> Vec<u8> {
 fn dynamic_string_matching_as_reflinux_showed() {
     let r = myopen_rec("/dev/null");
     let ev = |f: &str| {
-        EventFilter::compile(f, &MYOPEN, &env(1)).unwrap().matches(&r, &mut SimpleContext::default())
+        EventFilter::compile(f, &MYOPEN, &env(1))
+            .unwrap()
+            .matches(&r, &mut SimpleContext::default())
     };
     assert!(ev("fname == \"/dev/null\""));
     assert!(ev("fname ~ \"*null\""));
@@ -443,7 +560,13 @@ fn pointer_strings_are_fetched_through_the_context() {
             (addr == 0x1000).then_some(self.0.as_slice())
         }
     }
-    let fields = [EventField { name: "name", offset: 8, size: 8, is_signed: false, kind: FieldKind::PtrString }];
+    let fields = [EventField {
+        name: "name",
+        offset: 8,
+        size: 8,
+        is_signed: false,
+        kind: FieldKind::PtrString,
+    }];
     let mut r = vec![0u8; 16];
     r[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
     let f = EventFilter::compile("name ~ \"*conf\"", &fields, &env(1)).unwrap();
@@ -467,5 +590,8 @@ fn precedence_and_inversion() {
     assert!(!eval("!(prev_pid == 1 || next_pid == 9)", &r));
     assert!(eval("!!(prev_pid == 1)", &r));
     assert!(!eval("!prev_pid == 1", &r));
-    assert!(eval("prev_pid == 1 && !(next_pid == 3 && prev_pid == 1) || next_pid == 7", &r));
+    assert!(eval(
+        "prev_pid == 1 && !(next_pid == 3 && prev_pid == 1) || next_pid == 7",
+        &r
+    ));
 }

@@ -21,19 +21,74 @@ use trace_filter::{apply_event_filter, EventField, FieldKind, SimpleContext};
 use uapi::Errno;
 
 fn cases(default: u32) -> Config {
-    let n = std::env::var("TRACE_FILTER_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    Config { cases: n, failure_persistence: None, ..Config::default() }
+    let n = std::env::var("TRACE_FILTER_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    Config {
+        cases: n,
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 const FIELDS: [EventField<'static>; 8] = [
-    EventField { name: "prev_comm", offset: 8, size: 16, is_signed: false, kind: FieldKind::StaticString },
-    EventField { name: "prev_pid", offset: 24, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "prev_prio", offset: 28, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "prev_state", offset: 32, size: 8, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "next_comm", offset: 40, size: 16, is_signed: false, kind: FieldKind::StaticString },
-    EventField { name: "next_pid", offset: 56, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "fname", offset: 60, size: 4, is_signed: true, kind: FieldKind::DynString },
-    EventField { name: "ptr", offset: 64, size: 8, is_signed: false, kind: FieldKind::PtrString },
+    EventField {
+        name: "prev_comm",
+        offset: 8,
+        size: 16,
+        is_signed: false,
+        kind: FieldKind::StaticString,
+    },
+    EventField {
+        name: "prev_pid",
+        offset: 24,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "prev_prio",
+        offset: 28,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "prev_state",
+        offset: 32,
+        size: 8,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "next_comm",
+        offset: 40,
+        size: 16,
+        is_signed: false,
+        kind: FieldKind::StaticString,
+    },
+    EventField {
+        name: "next_pid",
+        offset: 56,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "fname",
+        offset: 60,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::DynString,
+    },
+    EventField {
+        name: "ptr",
+        offset: 64,
+        size: 8,
+        is_signed: false,
+        kind: FieldKind::PtrString,
+    },
 ];
 
 struct Syms;
@@ -46,7 +101,10 @@ impl KallsymsLookup for Syms {
     }
 }
 
-const ENV: FilterEnv<'static> = FilterEnv { nr_cpu_ids: 4, symbols: &Syms };
+const ENV: FilterEnv<'static> = FilterEnv {
+    nr_cpu_ids: 4,
+    symbols: &Syms,
+};
 
 const MESSAGES: [&str; 19] = [
     msg::INVALID_OP,
@@ -177,13 +235,27 @@ fn leaf() -> impl Strategy<Value = String> {
         Just("common_type"),
         Just("common_flags"),
     ];
-    let int_op = prop_oneof![Just("=="), Just("!="), Just("<"), Just("<="), Just(">"), Just(">="), Just("&")];
+    let int_op = prop_oneof![
+        Just("=="),
+        Just("!="),
+        Just("<"),
+        Just("<="),
+        Just(">"),
+        Just(">="),
+        Just("&")
+    ];
     let number = prop_oneof![
         any::<u32>().prop_map(|n| n.to_string()),
         any::<u16>().prop_map(|n| format!("0x{n:x}")),
         any::<u16>().prop_map(|n| format!("0{n:o}")),
     ];
-    let str_field = prop_oneof![Just("prev_comm"), Just("next_comm"), Just("comm"), Just("fname"), Just("ptr")];
+    let str_field = prop_oneof![
+        Just("prev_comm"),
+        Just("next_comm"),
+        Just("comm"),
+        Just("fname"),
+        Just("ptr")
+    ];
     let str_op = prop_oneof![Just("=="), Just("!="), Just("~")];
     let pattern = "!?\\*?[a-z/?]{0,6}(\\[a-c\\])?\\*?";
     prop_oneof![
@@ -195,7 +267,8 @@ fn leaf() -> impl Strategy<Value = String> {
         (prop_oneof![Just("=="), Just("!="), Just("<"), Just(">=")], 0u32..4).prop_map(|(o, n)| format!("cpu {o} {n}")),
         (prop_oneof![Just("=="), Just("!="), Just("&")], "(0|1)(-[23])?(,[0-3])?")
             .prop_map(|(o, l)| format!("cpu {o} CPUS{{{l}}}")),
-        prop_oneof![Just("=="), Just("!=")].prop_map(|o| format!("prev_state.function {o} schedule")),
+        // Linux takes the symbol name up to white space, so one must follow.
+        prop_oneof![Just("=="), Just("!=")].prop_map(|o| format!("prev_state.function {o} schedule ")),
     ]
 }
 
@@ -345,7 +418,11 @@ proptest! {
 /// An expression over byte fields `b0`..`b7` of the record.
 #[derive(Clone, Debug)]
 enum Expr {
-    Leaf { field: usize, op: &'static str, val: u8 },
+    Leaf {
+        field: usize,
+        op: &'static str,
+        val: u8,
+    },
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
@@ -354,7 +431,13 @@ enum Expr {
 }
 
 const BYTE_FIELDS: [EventField<'static>; 8] = {
-    let mut f = [EventField { name: "", offset: 0, size: 1, is_signed: false, kind: FieldKind::Integer }; 8];
+    let mut f = [EventField {
+        name: "",
+        offset: 0,
+        size: 1,
+        is_signed: false,
+        kind: FieldKind::Integer,
+    }; 8];
     let names = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"];
     let mut i = 0;
     while i < 8 {
@@ -433,7 +516,19 @@ impl Expr {
 }
 
 fn expr() -> impl Strategy<Value = Expr> {
-    let leaf = (0usize..8, prop_oneof![Just("=="), Just("!="), Just("<"), Just("<="), Just(">"), Just(">="), Just("&")], 0u8..4)
+    let leaf = (
+        0usize..8,
+        prop_oneof![
+            Just("=="),
+            Just("!="),
+            Just("<"),
+            Just("<="),
+            Just(">"),
+            Just(">="),
+            Just("&")
+        ],
+        0u8..4,
+    )
         .prop_map(|(field, op, val)| Expr::Leaf { field, op, val });
     leaf.prop_recursive(6, 40, 2, |inner| {
         prop_oneof![

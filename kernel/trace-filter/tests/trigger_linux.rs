@@ -8,19 +8,42 @@ use trace_filter::{EventField, FieldKind};
 use uapi::Errno;
 
 const FIELDS: [EventField<'static>; 3] = [
-    EventField { name: "prev_comm", offset: 8, size: 16, is_signed: false, kind: FieldKind::StaticString },
-    EventField { name: "prev_pid", offset: 24, size: 4, is_signed: true, kind: FieldKind::Integer },
-    EventField { name: "next_pid", offset: 56, size: 4, is_signed: true, kind: FieldKind::Integer },
+    EventField {
+        name: "prev_comm",
+        offset: 8,
+        size: 16,
+        is_signed: false,
+        kind: FieldKind::StaticString,
+    },
+    EventField {
+        name: "prev_pid",
+        offset: 24,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
+    EventField {
+        name: "next_pid",
+        offset: 56,
+        size: 4,
+        is_signed: true,
+        kind: FieldKind::Integer,
+    },
 ];
 
-const ENV: FilterEnv<'static> = FilterEnv { nr_cpu_ids: 2, symbols: &NoSymbols };
+const ENV: FilterEnv<'static> = FilterEnv {
+    nr_cpu_ids: 2,
+    symbols: &NoSymbols,
+};
 
 fn exists(system: &str, event: &str) -> bool {
     system == "sched" && matches!(event, "sched_wakeup" | "sched_waking" | "sched_switch")
 }
 
 fn write(l: &mut TriggerList, s: &str) -> Result<(), Errno> {
-    l.write(format!("{s}\n").as_bytes(), &FIELDS, &ENV, &exists).map(|_| ()).map_err(|e| e.errno)
+    l.write(format!("{s}\n").as_bytes(), &FIELDS, &ENV, &exists)
+        .map(|_| ())
+        .map_err(|e| e.errno)
 }
 
 #[test]
@@ -30,7 +53,10 @@ fn empty_file_lists_the_commands_this_kernel_has() {
     // without them, the same order minus those.
     let l = TriggerList::new();
     assert_eq!(l.file_text(), AVAILABLE_TRIGGERS);
-    assert_eq!(AVAILABLE_TRIGGERS, "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n");
+    assert_eq!(
+        AVAILABLE_TRIGGERS,
+        "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n"
+    );
 }
 
 #[test]
@@ -79,7 +105,10 @@ fn newest_trigger_is_listed_first() {
     assert_eq!(write(&mut l, "stacktrace:2"), Err(Errno::EEXIST));
     write(&mut l, "enable_event:sched:sched_wakeup").unwrap();
     assert_eq!(write(&mut l, "enable_event:sched:sched_wakeup:2"), Err(Errno::EEXIST));
-    assert_eq!(write(&mut l, "disable_event:sched:sched_wakeup:2 if prev_pid == 0"), Err(Errno::EEXIST));
+    assert_eq!(
+        write(&mut l, "disable_event:sched:sched_wakeup:2 if prev_pid == 0"),
+        Err(Errno::EEXIST)
+    );
     write(&mut l, "enable_event:sched:sched_waking:7:8 if next_pid > 2").unwrap();
     assert_eq!(
         l.file_text(),
@@ -134,14 +163,21 @@ fn bad_commands_get_linux_errno() {
 #[test]
 fn a_bad_trigger_filter_is_logged_as_a_filter_error() {
     let mut l = TriggerList::new();
-    let e = l.write(b"traceon:5 if nosuch == 1\n", &FIELDS, &ENV, &exists).unwrap_err();
+    let e = l
+        .write(b"traceon:5 if nosuch == 1\n", &FIELDS, &ENV, &exists)
+        .unwrap_err();
     let f = e.filter_failure.unwrap();
     assert_eq!(FILTER_ERROR_LOC, "event filter parse error");
     assert_eq!(f.command, "nosuch == 1");
     assert_eq!((f.err.msg, f.err.pos), (msg::FIELD_NOT_FOUND, 7));
-    let e = l.write(b"traceon if prev_pid < 1 x", &FIELDS, &ENV, &exists).unwrap_err();
+    let e = l
+        .write(b"traceon if prev_pid < 1 x", &FIELDS, &ENV, &exists)
+        .unwrap_err();
     let f = e.filter_failure.unwrap();
-    assert_eq!((f.command.as_str(), f.err.msg, f.err.pos), ("prev_pid < 1 x", msg::TOO_MANY_PREDS, 13));
+    assert_eq!(
+        (f.command.as_str(), f.err.msg, f.err.pos),
+        ("prev_pid < 1 x", msg::TOO_MANY_PREDS, 13)
+    );
 }
 
 #[test]
@@ -171,7 +207,10 @@ fn counted_triggers_fire_until_spent_and_skip_when_already_done() {
     assert_eq!(t.target(), Some(("sched", "sched_waking")));
     let mut rec = vec![0u8; 64];
     rec[24..28].copy_from_slice(&3i32.to_le_bytes());
-    assert!(t.filter().unwrap().matches(&rec, &mut trace_filter::SimpleContext::default()));
+    assert!(t
+        .filter()
+        .unwrap()
+        .matches(&rec, &mut trace_filter::SimpleContext::default()));
     assert!(t.fire(false));
     assert!(!t.fire(false));
 }
@@ -187,7 +226,10 @@ fn removal_hands_back_the_trigger() {
         Ok(TriggerChange::Removed(t)) => assert_eq!(t.cmd(), TriggerCmd::DisableEvent),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(l.write(b"!traceon", &FIELDS, &ENV, &exists), Ok(TriggerChange::None)));
+    assert!(matches!(
+        l.write(b"!traceon", &FIELDS, &ENV, &exists),
+        Ok(TriggerChange::None)
+    ));
 }
 
 // -------------------------------------------------------------- set_event
@@ -248,5 +290,8 @@ fn set_event_writes_are_read_a_word_at_a_time() {
     assert_eq!(next_word(b"abc").unwrap(), (3, Some("abc".into())));
     assert_eq!(next_word("0".repeat(127).as_bytes()).map(|x| x.0), Ok(127));
     assert_eq!(next_word("0".repeat(128).as_bytes()), Err(Errno::EINVAL));
-    assert_eq!(next_word(format!("{}\n", "0".repeat(200)).as_bytes()), Err(Errno::EINVAL));
+    assert_eq!(
+        next_word(format!("{}\n", "0".repeat(200)).as_bytes()),
+        Err(Errno::EINVAL)
+    );
 }
