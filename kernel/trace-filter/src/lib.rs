@@ -13,7 +13,33 @@
 //! - [`set_event`]: `[!][system:]event` matching for `set_event`.
 //! - [`glob`]: Linux's `glob_match`.
 //!
-//! Nothing here touches the CPU; the kernel wires it to its event files.
+//! Nothing here touches the CPU; the kernel wires it to its event files:
+//!
+//! ```
+//! use trace_filter::{apply_event_filter, EventField, FieldKind, FilterEnv, NoSymbols, SimpleContext};
+//! use trace_filter::filter::{filter_file_text, FILTER_ERROR_LOC};
+//!
+//! // The event's own fields, as its `format` file lists them.
+//! let fields = [EventField { name: "count", offset: 16, size: 8, is_signed: false, kind: FieldKind::Integer }];
+//! let env = FilterEnv { nr_cpu_ids: 4, symbols: &NoSymbols };
+//!
+//! // A write to events/kprobes/myprobe/filter:
+//! let up = apply_event_filter(b"count > 100 && comm ~ \"cat*\"\n", &fields, &env);
+//! assert_eq!(up.result(), Ok(()));
+//! let filter = up.filter.unwrap(); // store it in the event (None would remove it)
+//! assert_eq!(filter_file_text(Some(&filter)), "count > 100 && comm ~ \"cat*\"\n");
+//!
+//! // In probe context, for each record (no allocation):
+//! let mut rec = [0u8; 24];
+//! rec[16..24].copy_from_slice(&4096u64.to_le_bytes());
+//! assert!(filter.matches(&rec, &mut SimpleContext::new(0, "cat")));
+//!
+//! // A bad filter: the write fails, error_log gets an entry, the file shows why.
+//! let up = apply_event_filter(b"cnt > 1", &fields, &env);
+//! let failure = up.failure.as_ref().unwrap();
+//! assert_eq!((FILTER_ERROR_LOC, failure.err.msg, failure.err.pos), ("event filter parse error", "Field not found", 4));
+//! assert_eq!(filter_file_text(up.filter.as_ref()), "cnt > 1\n    ^\nparse_error: Field not found\n\n");
+//! ```
 
 #![no_std]
 #![deny(unsafe_code)]
