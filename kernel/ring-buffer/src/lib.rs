@@ -112,6 +112,15 @@ pub fn new_page() -> Box<Page> {
     }
 }
 
+/// A zeroed page on the heap, or None if memory is short (for resizes a
+/// user asks for, which must fail with ENOMEM rather than abort).
+pub fn try_new_page() -> Option<Box<Page>> {
+    let mut v: Vec<u8> = Vec::new();
+    v.try_reserve_exact(PAGE_SIZE).ok()?;
+    v.resize(PAGE_SIZE, 0);
+    v.into_boxed_slice().try_into().ok()
+}
+
 /// Why a write was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteError {
@@ -178,6 +187,48 @@ pub struct PageCopy {
     pub end: usize,
     /// The time the first event's delta is relative to.
     pub base_ts: u64,
+}
+
+impl PageCopy {
+    /// A cursor at its first unread event.
+    pub fn cursor(&self) -> PageCursor {
+        PageCursor {
+            off: self.start,
+            end: self.end,
+            ts: self.base_ts,
+        }
+    }
+}
+
+/// A position in a copied page, for readers that keep several pages open
+/// and merge them by time (the `trace` file merges all CPUs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageCursor {
+    off: usize,
+    end: usize,
+    ts: u64,
+}
+
+impl PageCursor {
+    /// The next data event of `page` from this position, advancing past it.
+    pub fn next_event<'a>(&mut self, page: &'a Page) -> Option<Result<Event<'a>, Corrupt>> {
+        let mut it = PageEvents {
+            data: page.get(BUF_PAGE_HDR_SIZE..).unwrap_or(&[]),
+            off: self.off,
+            end: self.end,
+            ts: self.ts,
+            failed: false,
+        };
+        let r = it.next();
+        self.off = if matches!(r, Some(Err(_))) { self.end } else { it.off };
+        self.ts = it.ts;
+        r
+    }
+
+    /// The next data event without advancing.
+    pub fn peek<'a>(&self, page: &'a Page) -> Option<Result<Event<'a>, Corrupt>> {
+        self.clone().next_event(page)
+    }
 }
 
 /// The counters of `per_cpu/cpuN/stats`.

@@ -300,6 +300,13 @@ fn copy_page_walks_every_page_once_in_order() {
     }
     assert_eq!(got, ids(&b));
     assert_eq!(got.len(), 249);
+    // A cursor gives the same events, and peeking does not advance it.
+    let c = b.copy_page(None, &mut page).unwrap();
+    let mut cur = c.cursor();
+    let first = cur.peek(&page).unwrap().unwrap().ts;
+    assert_eq!(cur.next_event(&page).unwrap().unwrap().ts, first);
+    assert_eq!(id(cur.next_event(&page).unwrap().unwrap().data), 2);
+    assert!(try_new_page().is_some());
 }
 
 #[test]

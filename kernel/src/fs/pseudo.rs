@@ -151,6 +151,14 @@ impl PseudoDir {
         }
     }
 
+    /// The subdirectory `name`, if there is one.
+    pub fn lookup_dir(&self, name: &str) -> Option<Arc<PseudoDir>> {
+        match self.state.read().find(name.as_bytes()) {
+            Some((_, Node::Dir(d))) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
     /// Adds a subdirectory at run time: EEXIST if the name is taken,
     /// ENOENT if this directory was removed.
     pub fn try_dir(self: &Arc<Self>, name: &str) -> Result<Arc<PseudoDir>, Errno> {
