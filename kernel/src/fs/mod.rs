@@ -112,7 +112,6 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
         b"sys/kernel",
         b"sys/kernel/tracing",
         b"sys/kernel/debug",
-        b"tracing",
         b"tmp",
     ] {
         match v.mkdirat(&c, &root, d, 0o755, 0) {

@@ -346,12 +346,14 @@ pub fn trace_event_write(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce
 /// `TRACE_PRINT`).
 pub const TRACE_PRINT: u16 = 5;
 
+/// Writes a `trace_marker` line; returns the bytes taken.
+///
 /// Where `trace_marker` writes are said to come from: `ftrace/print`
 /// records this function's address, which prints as `tracing_mark_write`.
 #[allow(unsafe_code)] // exported under Linux's name, which the output prints
 #[no_mangle]
 #[inline(never)]
-pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> usize {
+pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> {
     // ip, then the text with a newline (added when missing) and a NUL,
     // sized as Linux sizes it (room for "<faulted>" at least), within the
     // largest event.
@@ -362,7 +364,7 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> usize {
     let nl = !text.ends_with(b"\n");
     let len = 8 + cnt.max(FAULTED_SIZE) + 2;
     let ip = tracing_mark_write as *const () as u64;
-    trace_event_write(tr, TRACE_PRINT, len, |f| {
+    let recorded = trace_event_write(tr, TRACE_PRINT, len, |f| {
         f[..8].copy_from_slice(&ip.to_le_bytes());
         f[8..8 + cnt].copy_from_slice(text);
         if nl {
@@ -370,6 +372,12 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> usize {
         }
         true
     });
-    cnt
+    // As Linux: a marker that cannot be recorded (tracing off, buffer
+    // full in non-overwrite mode) fails as if the file were not writable.
+    if recorded {
+        Ok(cnt)
+    } else {
+        Err(Errno::EBADF)
+    }
 }
 crate::nokprobe_symbol!(tracing_mark_write);

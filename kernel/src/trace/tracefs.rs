@@ -144,7 +144,10 @@ fn buffer_size_show(cpu: Option<usize>) -> Vec<u8> {
     };
     match size {
         None => b"X\n".to_vec(),
-        Some(s) if !tr.is_expanded() => format!("{s} (expanded: {})\n", tr.expand_size() >> 10).into_bytes(),
+        // Only the all-CPU file tells the size to come (as Linux's).
+        Some(s) if !tr.is_expanded() && cpu.is_none() => {
+            format!("{s} (expanded: {})\n", tr.expand_size() >> 10).into_bytes()
+        }
         Some(s) => format!("{s}\n").into_bytes(),
     }
 }
@@ -311,7 +314,7 @@ fn create(root: &Arc<PseudoDir>) {
             if !options::is_set(options::MARKERS) {
                 return Err(Errno::EINVAL);
             }
-            Ok(super::tracing_mark_write(global_trace(), buf))
+            super::tracing_mark_write(global_trace(), buf)
         })),
     );
     root.file(

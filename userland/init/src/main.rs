@@ -16,15 +16,14 @@ const SHELL: &[u8] = b"/bin/sh";
 const RC: &[u8] = b"/etc/rc";
 const ENV: [&[u8]; 3] = [b"PATH=/bin:/sbin:/usr/bin", b"HOME=/", b"TERM=linux"];
 /// What a Linux system mounts first: (source, target, filesystem type).
-/// tracefs is one tree, shown at its Linux place, where debugfs has it,
-/// and at `/tracing`.
-const MOUNTS: [(&[u8], &[u8], &[u8]); 6] = [
+/// tracefs is one tree, shown at its Linux place and where debugfs has it
+/// (`/tracing` is a symlink to the first).
+const MOUNTS: [(&[u8], &[u8], &[u8]); 5] = [
     (b"proc", b"/proc", b"proc"),
     (b"devtmpfs", b"/dev", b"devtmpfs"),
     (b"debugfs", b"/sys/kernel/debug", b"debugfs"),
     (b"tracefs", b"/sys/kernel/tracing", b"tracefs"),
     (b"tracefs", b"/sys/kernel/debug/tracing", b"tracefs"),
-    (b"tracefs", b"/tracing", b"tracefs"),
 ];
 
 fn main(_args: rt::Args) -> i32 {
