@@ -22,6 +22,9 @@ pub mod output;
 pub mod readers;
 pub mod tracefs;
 
+#[cfg(feature = "ktest")]
+mod tests;
+
 use crate::irq_work::{irq_work_queue, IrqWork};
 use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
