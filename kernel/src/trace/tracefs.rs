@@ -221,7 +221,7 @@ fn create(root: &Arc<PseudoDir>) {
     events::create_top_files(&events_dir);
     events::register_internal_events();
 
-    let opts = root.dir("options");
+    let opts = root.dir_mode("options", 0o750);
     for o in &options::TRACE_OPTIONS {
         let bit = o.bit;
         opts.file(
@@ -245,9 +245,9 @@ fn create(root: &Arc<PseudoDir>) {
         );
     }
 
-    let per_cpu = root.dir("per_cpu");
+    let per_cpu = root.dir_mode("per_cpu", 0o750);
     for cpu in tracing_cpus() {
-        let d = per_cpu.dir(&format!("cpu{cpu}"));
+        let d = per_cpu.dir_mode(&format!("cpu{cpu}"), 0o750);
         d.file(
             "buffer_size_kb",
             0o640,
