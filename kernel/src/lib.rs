@@ -40,6 +40,7 @@ pub mod stop_machine;
 pub mod sync;
 pub mod syscalls;
 pub mod time;
+pub mod trace;
 pub mod traps;
 pub mod uaccess;
 pub mod vdso;

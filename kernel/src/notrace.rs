@@ -64,6 +64,7 @@ macro_rules! notrace_module {
 pub const CRATES: &[&str] = &[
     "arch",
     "kallsyms",
+    "ring_buffer",
     "insn",
     "spin",
     "talc",

@@ -130,6 +130,8 @@ pub(crate) fn debugfs() -> Arc<pseudo::PseudoFs> {
         .call_once(|| {
             let fs = pseudo::PseudoFs::new("debugfs");
             crate::kprobes::debugfs::create(fs.root_dir());
+            // Where tracefs is mounted too, as Linux automounts it there.
+            fs.root_dir().dir("tracing");
             fs
         })
         .clone()
@@ -179,6 +181,7 @@ pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSys
         b"proc" => vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock),
         b"devtmpfs" => vfs::devfs::devfs(clock)?,
         b"debugfs" => debugfs(),
+        b"tracefs" => crate::trace::tracefs::tracefs(),
         b"tmpfs" => vfs::ramfs::RamFs::with_pages(
             clock,
             "tmpfs",

@@ -147,6 +147,24 @@ fn interrupts() -> Vec<u8> {
     s.into_bytes()
 }
 
+/// `/proc/mounts`: `source mountpoint type options 0 0`, the root first.
+fn mounts() -> Vec<u8> {
+    let v = crate::fs::vfs();
+    let mut s = String::new();
+    for m in v.mounts() {
+        let fs_type = m.fs().fs_type();
+        let at = match m.mountpoint() {
+            Some(p) => v.getcwd(&p).unwrap_or_else(|_| b"?".to_vec()),
+            None => b"/".to_vec(),
+        };
+        s.push_str(&format!(
+            "{fs_type} {} {fs_type} rw,relatime 0 0\n",
+            String::from_utf8_lossy(&at)
+        ));
+    }
+    s.into_bytes()
+}
+
 /// `/proc/kallsyms`: `address type name`, text symbols as `T`.
 fn kallsyms() -> Vec<u8> {
     let mut out = Vec::new();
@@ -170,14 +188,24 @@ impl ProcProvider for Provider {
     }
 
     fn list(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<ProcEntry>> {
-        if !rel.is_empty() {
-            return Err(uapi::Errno::ENOENT);
+        match (scope, rel) {
+            (ProcScope::Root, b"sys") => return Ok(alloc::vec![ProcEntry::dir(b"kernel")]),
+            (ProcScope::Root, b"sys/kernel") => {
+                return Ok(alloc::vec![
+                    ProcEntry::file(b"ftrace_enabled", 0o644),
+                    ProcEntry::file(b"kptr_restrict", 0o644)
+                ])
+            }
+            (_, b"") => {}
+            _ => return Err(uapi::Errno::ENOENT),
         }
         Ok(match scope {
             ProcScope::Root => alloc::vec![
                 ProcEntry::file(b"cpuinfo", 0o444),
                 ProcEntry::file(b"interrupts", 0o444),
                 ProcEntry::file(b"kallsyms", 0o444),
+                ProcEntry::file(b"mounts", 0o444),
+                ProcEntry::dir(b"sys"),
                 ProcEntry::file(b"version", 0o444),
                 ProcEntry::file(b"meminfo", 0o444),
                 ProcEntry::file(b"uptime", 0o444)
@@ -197,6 +225,11 @@ impl ProcProvider for Provider {
     fn read(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
         match (scope, rel) {
             (ProcScope::Root, b"kallsyms") => Ok(kallsyms()),
+            (ProcScope::Root, b"mounts") => Ok(mounts()),
+            // The sysctls tracing users read: Linux's defaults (kallsyms
+            // shows addresses to root; kprobes are always on).
+            (ProcScope::Root, b"sys/kernel/ftrace_enabled") => Ok(b"1\n".to_vec()),
+            (ProcScope::Root, b"sys/kernel/kptr_restrict") => Ok(b"0\n".to_vec()),
             (ProcScope::Root, b"version") => {
                 Ok(b"Linux version 6.12.0-tracing (rustc nightly-2026-05-20) #1 SMP\n".to_vec())
             }

@@ -151,6 +151,29 @@ impl PseudoDir {
         }
     }
 
+    /// The subdirectory `name`, if there is one.
+    pub fn lookup_dir(&self, name: &str) -> Option<Arc<PseudoDir>> {
+        match self.state.read().find(name.as_bytes()) {
+            Some((_, Node::Dir(d))) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
+    /// Adds a subdirectory with permission bits `perm` (tracefs's
+    /// `options/` and `per_cpu/` are 0750 as Linux's); an existing one is
+    /// returned as it is.
+    pub fn dir_mode(self: &Arc<Self>, name: &str, perm: u32) -> Arc<PseudoDir> {
+        let mut d = PseudoDir::new(self.dev);
+        if let Some(dm) = Arc::get_mut(&mut d) {
+            dm.mode = 0o040000 | (perm & 0o7777);
+        }
+        *d.parent.write() = Arc::downgrade(self);
+        match self.add(name, Node::Dir(d.clone())) {
+            Ok(()) => d,
+            Err(_) => self.dir(name),
+        }
+    }
+
     /// Adds a subdirectory at run time: EEXIST if the name is taken,
     /// ENOENT if this directory was removed.
     pub fn try_dir(self: &Arc<Self>, name: &str) -> Result<Arc<PseudoDir>, Errno> {

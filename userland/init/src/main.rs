@@ -1,4 +1,4 @@
-//! `init`, process 1: mounts /proc, /dev and /sys/kernel/debug, runs
+//! `init`, process 1: mounts /proc, /dev, /sys/kernel/debug and tracefs, runs
 //! `sh /etc/rc` if that file exists, else an interactive `sh` on the console; reaps every child (orphans are
 //! re-parented to it) until that first one exits, then syncs and powers the
 //! machine off.
@@ -16,10 +16,14 @@ const SHELL: &[u8] = b"/bin/sh";
 const RC: &[u8] = b"/etc/rc";
 const ENV: [&[u8]; 3] = [b"PATH=/bin:/sbin:/usr/bin", b"HOME=/", b"TERM=linux"];
 /// What a Linux system mounts first: (source, target, filesystem type).
-const MOUNTS: [(&[u8], &[u8], &[u8]); 3] = [
+/// tracefs is one tree, shown at its Linux place and where debugfs has it
+/// (`/tracing` is a symlink to the first).
+const MOUNTS: [(&[u8], &[u8], &[u8]); 5] = [
     (b"proc", b"/proc", b"proc"),
     (b"devtmpfs", b"/dev", b"devtmpfs"),
     (b"debugfs", b"/sys/kernel/debug", b"debugfs"),
+    (b"tracefs", b"/sys/kernel/tracing", b"tracefs"),
+    (b"tracefs", b"/sys/kernel/debug/tracing", b"tracefs"),
 ];
 
 fn main(_args: rt::Args) -> i32 {

@@ -1,0 +1,1033 @@
+//! One CPU's trace ring buffer: the bookkeeping of Linux's
+//! `ring_buffer_per_cpu`, on pages in Linux's binary format so that the
+//! same pages serve `trace_pipe_raw` as trace-cmd reads them.
+//!
+//! # Page and event format (Linux 6.12, `kernel/trace/ring_buffer.c`)
+//!
+//! A page is 4096 bytes: `buffer_data_page` is a `u64` time stamp (the time
+//! of the page's first event), a `u64` commit (bytes of events that follow;
+//! bits 31 and 30 flag missed events in pages handed to readers) and 4080
+//! bytes of events. Every event starts with a little-endian `u32` whose low
+//! 5 bits are `type_len` and whose high 27 bits are `time_delta`, the time
+//! since the previous event of the page (0 for the first):
+//!
+//! - `type_len` 1..=28: a data event of `type_len * 4` payload bytes;
+//! - `type_len` 0: a data event whose second word holds its length (payload
+//!   plus that word), for payloads over 112 bytes;
+//! - 29 padding, 30 time extend (a delta too large for 27 bits: low bits in
+//!   `time_delta`, the rest in the second word), 31 absolute time stamp.
+//!
+//! `events/header_page` and `events/header_event` in tracefs describe this
+//! layout to tools; [`HEADER_PAGE`] and [`HEADER_EVENT`] hold their text.
+//!
+//! # Concurrency
+//!
+//! None here: the buffer is a plain value. The kernel gives each CPU one
+//! and writes it only from that CPU with interrupts masked; readers on
+//! other CPUs take the same short lock to copy one event or one page. A
+//! write never allocates: pages are allocated when the buffer is made or
+//! resized.
+//!
+//! # Accounting (as `per_cpu/cpuN/stats`)
+//!
+//! Every committed event is counted in `entries` (Linux's
+//! `cpu_buffer->entries`); it later leaves by being read (`read`) or by
+//! being overwritten when the writer wraps onto unread data (`overrun`), so
+//! that `entries == present + overrun + read` always holds. In
+//! non-overwrite mode the writer drops the new event instead and counts it
+//! in `dropped`. The `trace` header's `entries-written` is
+//! `present + overrun`, as Linux computes it.
+#![no_std]
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic))]
+
+extern crate alloc;
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// Bytes in one buffer page (Linux's `PAGE_SIZE`, the default sub-buffer).
+pub const PAGE_SIZE: usize = 4096;
+/// Bytes of `buffer_data_page` before the events (time stamp, commit).
+pub const BUF_PAGE_HDR_SIZE: usize = 16;
+/// Bytes of events a page holds (Linux's `BUF_PAGE_SIZE`).
+pub const BUF_PAGE_SIZE: usize = PAGE_SIZE - BUF_PAGE_HDR_SIZE;
+/// Largest payload one event may carry (Linux's `BUF_MAX_DATA_SIZE`).
+pub const BUF_MAX_DATA_SIZE: usize = BUF_PAGE_SIZE - 8;
+
+/// Largest `type_len` of a data event whose length is in its header.
+pub const RINGBUF_TYPE_DATA_TYPE_LEN_MAX: u32 = 28;
+/// `type_len` of padding (the rest of a page, or a discarded event).
+pub const RINGBUF_TYPE_PADDING: u32 = 29;
+/// `type_len` of a time extend.
+pub const RINGBUF_TYPE_TIME_EXTEND: u32 = 30;
+/// `type_len` of an absolute time stamp.
+pub const RINGBUF_TYPE_TIME_STAMP: u32 = 31;
+
+const RB_EVNT_HDR_SIZE: usize = 4;
+const RB_ALIGNMENT: usize = 4;
+const RB_MAX_SMALL_DATA: usize = RB_ALIGNMENT * RINGBUF_TYPE_DATA_TYPE_LEN_MAX as usize;
+const RB_EVNT_MIN_SIZE: usize = 8;
+const RB_LEN_TIME_EXTEND: usize = 8;
+const TS_SHIFT: u32 = 27;
+const TS_MASK: u64 = (1 << TS_SHIFT) - 1;
+
+/// Flag in a read page's commit: events were lost before this page.
+pub const RB_MISSED_EVENTS: u64 = 1 << 31;
+/// Flag in a read page's commit: the lost count is stored after the data.
+pub const RB_MISSED_STORED: u64 = 1 << 30;
+const RB_MISSED_MASK: u64 = RB_MISSED_EVENTS | RB_MISSED_STORED;
+
+/// The fewest pages a buffer has (Linux rounds smaller sizes up to two).
+pub const MIN_PAGES: usize = 2;
+
+/// `events/header_page`, as Linux prints it on a 64-bit machine.
+pub const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
+\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
+/// `events/header_event`, as Linux prints it.
+pub const HEADER_EVENT: &str = "# compressed entry header\n\
+\ttype_len    :    5 bits\n\
+\ttime_delta  :   27 bits\n\
+\tarray       :   32 bits\n\
+\n\
+\tpadding     : type == 29\n\
+\ttime_extend : type == 30\n\
+\ttime_stamp : type == 31\n\
+\tdata max type_len  == 28\n";
+
+/// One buffer page: a `buffer_data_page`.
+pub type Page = [u8; PAGE_SIZE];
+
+/// A zeroed page on the heap (without a 4 KiB temporary on the stack).
+pub fn new_page() -> Box<Page> {
+    let v: Box<[u8]> = alloc::vec![0u8; PAGE_SIZE].into_boxed_slice();
+    match v.try_into() {
+        Ok(p) => p,
+        // The vector has exactly PAGE_SIZE bytes.
+        Err(_) => unreachable!("a PAGE_SIZE vector converts to a page"),
+    }
+}
+
+/// A zeroed page on the heap, or None if memory is short (for resizes a
+/// user asks for, which must fail with ENOMEM rather than abort).
+pub fn try_new_page() -> Option<Box<Page>> {
+    let mut v: Vec<u8> = Vec::new();
+    v.try_reserve_exact(PAGE_SIZE).ok()?;
+    v.resize(PAGE_SIZE, 0);
+    v.into_boxed_slice().try_into().ok()
+}
+
+/// Why a write was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteError {
+    /// The payload is larger than [`BUF_MAX_DATA_SIZE`] (or empty).
+    TooBig,
+    /// Non-overwrite mode and no free page: the event was dropped (and
+    /// counted in `dropped events`).
+    Full,
+}
+
+/// Why a resize was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResizeError {
+    /// Fewer than [`MIN_PAGES`] pages asked for.
+    TooSmall,
+    /// Growing needs more pages than were handed in.
+    NotEnoughPages,
+}
+
+/// A page's events do not parse: where and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Corrupt {
+    /// Offset in the page's data area of the bad event.
+    pub offset: usize,
+}
+
+/// One data event read from the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// Its time stamp (the trace clock's value when it was reserved).
+    pub ts: u64,
+    /// Its payload, padded to a multiple of four bytes.
+    pub data: &'a [u8],
+}
+
+/// An event taken by a consuming read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Consumed<'a> {
+    /// The event.
+    pub event: Event<'a>,
+    /// Events lost (overwritten) since the previous consuming read, which
+    /// `trace_pipe` reports as `CPU:N [LOST n EVENTS]`.
+    pub lost: u64,
+}
+
+/// What [`CpuBuffer::read_page`] handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadPage {
+    /// Data events in the page.
+    pub events: u64,
+    /// Events lost before it (also flagged in its commit word).
+    pub missed: u64,
+}
+
+/// A copy of one page for a non-consuming reader, and where its unread
+/// events are (see [`CpuBuffer::copy_page`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageCopy {
+    /// The page's sequence number: pass it back to get the next page.
+    pub seq: u64,
+    /// Offset in the data area of the first unread event.
+    pub start: usize,
+    /// End of its events in the data area.
+    pub end: usize,
+    /// The time the first event's delta is relative to.
+    pub base_ts: u64,
+}
+
+impl PageCopy {
+    /// A cursor at its first unread event.
+    pub fn cursor(&self) -> PageCursor {
+        PageCursor {
+            off: self.start,
+            end: self.end,
+            ts: self.base_ts,
+        }
+    }
+}
+
+/// A position in a copied page, for readers that keep several pages open
+/// and merge them by time (the `trace` file merges all CPUs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageCursor {
+    off: usize,
+    end: usize,
+    ts: u64,
+}
+
+impl PageCursor {
+    /// The next data event of `page` from this position, advancing past it.
+    pub fn next_event<'a>(&mut self, page: &'a Page) -> Option<Result<Event<'a>, Corrupt>> {
+        let mut it = PageEvents {
+            data: page.get(BUF_PAGE_HDR_SIZE..).unwrap_or(&[]),
+            off: self.off,
+            end: self.end,
+            ts: self.ts,
+            failed: false,
+        };
+        let r = it.next();
+        self.off = if matches!(r, Some(Err(_))) { self.end } else { it.off };
+        self.ts = it.ts;
+        r
+    }
+
+    /// The next data event without advancing.
+    pub fn peek<'a>(&self, page: &'a Page) -> Option<Result<Event<'a>, Corrupt>> {
+        self.clone().next_event(page)
+    }
+}
+
+/// The counters of `per_cpu/cpuN/stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Events in the buffer, not yet read or overwritten.
+    pub entries: u64,
+    /// Events lost to the writer wrapping onto unread data.
+    pub overrun: u64,
+    /// Events lost to a writer catching up with an unfinished commit
+    /// (cannot happen with one writer per buffer: always 0).
+    pub commit_overrun: u64,
+    /// Bytes of the events in the buffer.
+    pub bytes: u64,
+    /// Events refused because the buffer was full (non-overwrite mode).
+    pub dropped_events: u64,
+    /// Events taken by consuming readers.
+    pub read_events: u64,
+    /// Every event ever committed (Linux's `cpu_buffer->entries`).
+    pub committed: u64,
+}
+
+impl Stats {
+    /// The `entries-written` count of the `trace` header.
+    pub fn written(&self) -> u64 {
+        self.entries + self.overrun
+    }
+}
+
+fn rd32(b: &[u8], off: usize) -> Option<u32> {
+    let s = b.get(off..off.checked_add(4)?)?;
+    let mut a = [0u8; 4];
+    a.copy_from_slice(s);
+    Some(u32::from_le_bytes(a))
+}
+
+fn rd64(b: &[u8], off: usize) -> Option<u64> {
+    let s = b.get(off..off.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_le_bytes(a))
+}
+
+fn wr32(b: &mut [u8], off: usize, v: u32) {
+    if let Some(s) = b.get_mut(off..off + 4) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn wr64(b: &mut [u8], off: usize, v: u64) {
+    if let Some(s) = b.get_mut(off..off + 8) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn header(type_len: u32, delta: u32) -> u32 {
+    (type_len & 0x1f) | (delta << 5)
+}
+
+/// Total bytes of a data event with `len` payload bytes, as Linux's
+/// `rb_calculate_event_length`.
+pub fn event_length(len: usize) -> usize {
+    let mut length = len.max(1);
+    if length > RB_MAX_SMALL_DATA {
+        length += 4;
+    }
+    length += RB_EVNT_HDR_SIZE;
+    length = length.next_multiple_of(RB_ALIGNMENT);
+    // A 12-byte event could be mistaken for a time extend plus a 4-byte
+    // hole when discarded; Linux makes it 16.
+    if length == RB_LEN_TIME_EXTEND + RB_ALIGNMENT {
+        length += RB_ALIGNMENT;
+    }
+    length
+}
+
+/// One parsed event header.
+enum Parsed {
+    Data { payload: usize, len: usize },
+    Extend(u64),
+    Padding,
+    EndOfPage,
+    Stamp,
+}
+
+/// Parses the event at `off` of the data area `data` (which ends at
+/// `end`): its kind, its time delta and its total length.
+fn parse_event(data: &[u8], off: usize, end: usize) -> Result<(Parsed, u64, usize), Corrupt> {
+    let bad = Corrupt { offset: off };
+    let hdr = rd32(data, off).ok_or(bad)?;
+    let type_len = hdr & 0x1f;
+    let delta = u64::from(hdr >> 5);
+    let room = end.checked_sub(off).ok_or(bad)?;
+    let (parsed, len) = match type_len {
+        0 => {
+            let total = rd32(data, off + 4).ok_or(bad)? as usize + RB_EVNT_HDR_SIZE;
+            if total < 8 + RB_MAX_SMALL_DATA || !total.is_multiple_of(RB_ALIGNMENT) {
+                return Err(bad);
+            }
+            (
+                Parsed::Data {
+                    payload: off + 8,
+                    len: total - 8,
+                },
+                total,
+            )
+        }
+        1..=RINGBUF_TYPE_DATA_TYPE_LEN_MAX => {
+            let len = type_len as usize * 4;
+            (Parsed::Data { payload: off + 4, len }, len + 4)
+        }
+        RINGBUF_TYPE_PADDING if delta == 0 => (Parsed::EndOfPage, room),
+        RINGBUF_TYPE_PADDING => {
+            let total = rd32(data, off + 4).ok_or(bad)? as usize + RB_EVNT_HDR_SIZE;
+            (Parsed::Padding, total)
+        }
+        RINGBUF_TYPE_TIME_EXTEND => {
+            let hi = u64::from(rd32(data, off + 4).ok_or(bad)?);
+            return if room < RB_LEN_TIME_EXTEND {
+                Err(bad)
+            } else {
+                Ok((Parsed::Extend(delta | (hi << TS_SHIFT)), 0, RB_LEN_TIME_EXTEND))
+            };
+        }
+        _ => (Parsed::Stamp, RB_LEN_TIME_EXTEND),
+    };
+    if len == 0 || len > room {
+        return Err(bad);
+    }
+    Ok((parsed, delta, len))
+}
+
+/// The data events of one page (or of part of it), decoded; used by
+/// readers of copied pages and of `trace_pipe_raw`.
+pub struct PageEvents<'a> {
+    data: &'a [u8],
+    off: usize,
+    end: usize,
+    ts: u64,
+    failed: bool,
+}
+
+impl<'a> PageEvents<'a> {
+    /// The events of a whole `buffer_data_page` as `trace_pipe_raw` hands
+    /// it out (its own time stamp and commit, flags masked off).
+    pub fn new(page: &'a [u8]) -> PageEvents<'a> {
+        let ts = rd64(page, 0).unwrap_or(0);
+        let commit = rd64(page, 8).unwrap_or(0) & !RB_MISSED_MASK;
+        let data = page.get(BUF_PAGE_HDR_SIZE..).unwrap_or(&[]);
+        let end = usize::try_from(commit).unwrap_or(usize::MAX).min(data.len());
+        PageEvents {
+            data,
+            off: 0,
+            end,
+            ts,
+            failed: false,
+        }
+    }
+
+    /// The events of a page copied by [`CpuBuffer::copy_page`].
+    pub fn from_copy(page: &'a Page, copy: &PageCopy) -> PageEvents<'a> {
+        let data = page.get(BUF_PAGE_HDR_SIZE..).unwrap_or(&[]);
+        PageEvents {
+            data,
+            off: copy.start,
+            end: copy.end.min(data.len()),
+            ts: copy.base_ts,
+            failed: false,
+        }
+    }
+}
+
+impl<'a> Iterator for PageEvents<'a> {
+    type Item = Result<Event<'a>, Corrupt>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.failed && self.off < self.end {
+            match parse_event(self.data, self.off, self.end) {
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+                Ok((parsed, delta, len)) => {
+                    self.off += len;
+                    match parsed {
+                        Parsed::Data { payload, len } => {
+                            self.ts = self.ts.wrapping_add(delta);
+                            let data = self.data.get(payload..payload + len).unwrap_or(&[]);
+                            return Some(Ok(Event { ts: self.ts, data }));
+                        }
+                        Parsed::Extend(d) => self.ts = self.ts.wrapping_add(d),
+                        Parsed::Padding | Parsed::Stamp => {}
+                        Parsed::EndOfPage => self.off = self.end,
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// One page of the ring and what the writer and readers know of it.
+struct Slot {
+    page: Box<Page>,
+    /// Data events committed on it.
+    entries: u64,
+    /// Of those, events consumed (only the head page is partly read).
+    read: u64,
+    /// Order in which the writer filled pages: non-consuming readers use
+    /// it to walk on after a page of theirs was overwritten.
+    seq: u64,
+}
+
+impl Slot {
+    fn new(page: Box<Page>) -> Slot {
+        Slot {
+            page,
+            entries: 0,
+            read: 0,
+            seq: 0,
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        self.page.get(BUF_PAGE_HDR_SIZE..).unwrap_or(&[])
+    }
+
+    fn data_mut(&mut self) -> &mut [u8] {
+        self.page.get_mut(BUF_PAGE_HDR_SIZE..).unwrap_or(&mut [])
+    }
+
+    fn commit(&self) -> usize {
+        rd64(&self.page[..], 8).unwrap_or(0) as usize
+    }
+
+    fn ts(&self) -> u64 {
+        rd64(&self.page[..], 0).unwrap_or(0)
+    }
+
+    fn start(&mut self, ts: u64, seq: u64) {
+        wr64(&mut self.page[..], 0, ts);
+        wr64(&mut self.page[..], 8, 0);
+        self.entries = 0;
+        self.read = 0;
+        self.seq = seq;
+    }
+}
+
+/// One CPU's ring buffer.
+pub struct CpuBuffer {
+    slots: Vec<Slot>,
+    /// Oldest page with unread events (the reader's page).
+    head: usize,
+    /// Page being written.
+    tail: usize,
+    /// Data offset of the next write in the tail page (its commit).
+    write: usize,
+    /// Data offset of the next event to read in the head page.
+    read: usize,
+    /// Time of the last event written.
+    write_stamp: u64,
+    /// Time the event at `read` is relative to.
+    read_stamp: u64,
+    next_seq: u64,
+    overwrite: bool,
+    committed: u64,
+    overrun: u64,
+    dropped: u64,
+    read_events: u64,
+    bytes: u64,
+    lost_events: u64,
+}
+
+impl CpuBuffer {
+    /// A buffer over `pages` (at least [`MIN_PAGES`]), in overwrite mode.
+    pub fn new(pages: Vec<Box<Page>>) -> Result<CpuBuffer, ResizeError> {
+        if pages.len() < MIN_PAGES {
+            return Err(ResizeError::TooSmall);
+        }
+        let mut b = CpuBuffer {
+            slots: pages.into_iter().map(Slot::new).collect(),
+            head: 0,
+            tail: 0,
+            write: 0,
+            read: 0,
+            write_stamp: 0,
+            read_stamp: 0,
+            next_seq: 0,
+            overwrite: true,
+            committed: 0,
+            overrun: 0,
+            dropped: 0,
+            read_events: 0,
+            bytes: 0,
+            lost_events: 0,
+        };
+        b.reset();
+        Ok(b)
+    }
+
+    /// A buffer of `nr_pages` freshly allocated pages.
+    pub fn with_pages(nr_pages: usize) -> Result<CpuBuffer, ResizeError> {
+        CpuBuffer::new((0..nr_pages).map(|_| new_page()).collect())
+    }
+
+    /// Pages in the ring.
+    pub fn nr_pages(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Its size as `buffer_size_kb` counts it: data bytes of all pages.
+    pub fn size_bytes(&self) -> usize {
+        self.slots.len() * BUF_PAGE_SIZE
+    }
+
+    /// Whether the writer overwrites the oldest data when full (Linux's
+    /// default, `options/overwrite`) or drops new events.
+    pub fn set_overwrite(&mut self, on: bool) {
+        self.overwrite = on;
+    }
+
+    /// See [`CpuBuffer::set_overwrite`].
+    pub fn overwrite(&self) -> bool {
+        self.overwrite
+    }
+
+    /// Empties the buffer and zeroes its counters (Linux's
+    /// `ring_buffer_reset_cpu`).
+    pub fn reset(&mut self) {
+        self.head = 0;
+        self.tail = 0;
+        self.write = 0;
+        self.read = 0;
+        self.write_stamp = 0;
+        self.read_stamp = 0;
+        self.committed = 0;
+        self.overrun = 0;
+        self.dropped = 0;
+        self.read_events = 0;
+        self.bytes = 0;
+        self.lost_events = 0;
+        let seq = self.bump_seq();
+        if let Some(s) = self.slots.get_mut(0) {
+            s.start(0, seq);
+        }
+    }
+
+    fn bump_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    fn next_index(&self, i: usize) -> usize {
+        if i + 1 >= self.slots.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            entries: self.committed - self.overrun - self.read_events,
+            overrun: self.overrun,
+            commit_overrun: 0,
+            bytes: self.bytes,
+            dropped_events: self.dropped,
+            read_events: self.read_events,
+            committed: self.committed,
+        }
+    }
+
+    /// Whether there is nothing to read.
+    pub fn is_empty(&self) -> bool {
+        self.stats().entries == 0
+    }
+
+    /// Time stamp of the oldest unread event.
+    pub fn oldest_event_ts(&self) -> Option<u64> {
+        self.iter().next().and_then(Result::ok).map(|e| e.ts)
+    }
+
+    /// Drops the head page (overwrite mode, the writer needs it).
+    fn overrun_head(&mut self) {
+        let next = self.next_index(self.head);
+        let Some(h) = self.slots.get(self.head) else { return };
+        let lost = h.entries - h.read;
+        let bytes = h.commit().saturating_sub(self.read) as u64;
+        self.overrun += lost;
+        self.lost_events += lost;
+        self.bytes -= bytes;
+        self.head = next;
+        self.read = 0;
+        self.read_stamp = self.slots.get(next).map_or(0, Slot::ts);
+    }
+
+    /// Reserves room for an event of `len` payload bytes at time `ts`,
+    /// moving to the next page if this one is full (and, in overwrite mode,
+    /// dropping the oldest page if the ring is full). The event exists once
+    /// [`Reservation::commit`] is called; dropping the reservation discards
+    /// it, as `ring_buffer_discard_commit` would.
+    pub fn reserve(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
+        if len > BUF_MAX_DATA_SIZE {
+            return Err(WriteError::TooBig);
+        }
+        let length = event_length(len);
+        let mut delta = if self.write == 0 {
+            0
+        } else {
+            ts.saturating_sub(self.write_stamp)
+        };
+        let mut extend = delta > TS_MASK;
+        if self.write + length + if extend { RB_LEN_TIME_EXTEND } else { 0 } > BUF_PAGE_SIZE {
+            let next = self.next_index(self.tail);
+            if next == self.head && self.slots.get(next).is_some_and(|h| self.read >= h.commit()) {
+                // The reader finished the head page but has not moved on:
+                // the page is free.
+                self.head = self.next_index(next);
+                self.read = 0;
+            }
+            if next == self.head {
+                if !self.overwrite {
+                    self.dropped += 1;
+                    return Err(WriteError::Full);
+                }
+                self.overrun_head();
+            }
+            self.pad_tail();
+            self.tail = next;
+            self.write = 0;
+            let seq = self.bump_seq();
+            if let Some(s) = self.slots.get_mut(next) {
+                s.start(ts, seq);
+            }
+            delta = 0;
+            extend = false;
+        }
+        let mut off = self.write;
+        let write = self.write;
+        let Some(slot) = self.slots.get_mut(self.tail) else {
+            return Err(WriteError::Full);
+        };
+        if write == 0 {
+            wr64(&mut slot.page[..], 0, ts);
+        }
+        let data = slot.data_mut();
+        let mut event_delta = delta as u32;
+        if extend {
+            wr32(data, off, header(RINGBUF_TYPE_TIME_EXTEND, (delta & TS_MASK) as u32));
+            wr32(data, off + 4, (delta >> TS_SHIFT) as u32);
+            off += RB_LEN_TIME_EXTEND;
+            event_delta = 0;
+        }
+        let payload = if length - RB_EVNT_HDR_SIZE > RB_MAX_SMALL_DATA {
+            wr32(data, off, header(0, event_delta));
+            wr32(data, off + 4, (length - RB_EVNT_HDR_SIZE) as u32);
+            off + 8
+        } else {
+            let type_len = ((length - RB_EVNT_HDR_SIZE) / RB_ALIGNMENT) as u32;
+            wr32(data, off, header(type_len, event_delta));
+            off + 4
+        };
+        let end = off + length;
+        // Padding bytes of the payload are zero, never stale data.
+        if let Some(p) = data.get_mut(payload..end) {
+            p.fill(0);
+        }
+        Ok(Reservation {
+            buf: self,
+            payload,
+            len,
+            end,
+            ts,
+        })
+    }
+
+    /// Writes one event: reserve, copy, commit.
+    pub fn write(&mut self, ts: u64, payload: &[u8]) -> Result<(), WriteError> {
+        let mut r = self.reserve(ts, payload.len())?;
+        r.copy_from_slice(payload);
+        r.commit();
+        Ok(())
+    }
+
+    /// Fills the rest of the tail page with padding, as Linux's
+    /// `rb_reset_tail` (the commit stays at the last event).
+    fn pad_tail(&mut self) {
+        let write = self.write;
+        let Some(slot) = self.slots.get_mut(self.tail) else {
+            return;
+        };
+        let data = slot.data_mut();
+        let rest = BUF_PAGE_SIZE - write;
+        if rest == 0 {
+            return;
+        }
+        if rest < RB_EVNT_MIN_SIZE {
+            wr32(data, write, header(RINGBUF_TYPE_PADDING, 0));
+        } else {
+            wr32(data, write, header(RINGBUF_TYPE_PADDING, 1));
+            wr32(data, write + 4, (rest - RB_EVNT_HDR_SIZE) as u32);
+        }
+    }
+
+    /// The time the event at the read offset is relative to: the head
+    /// page's own stamp before anything on it was read.
+    fn read_base(&self) -> u64 {
+        if self.read == 0 {
+            self.slots.get(self.head).map_or(0, Slot::ts)
+        } else {
+            self.read_stamp
+        }
+    }
+
+    /// Positions the reader on the next unread event: its page and offset,
+    /// and where that page's events end.
+    fn reader_position(&mut self) -> Option<(usize, usize, usize)> {
+        loop {
+            let slot = self.slots.get(self.head)?;
+            let end = if self.head == self.tail {
+                self.write
+            } else {
+                slot.commit()
+            };
+            if self.read < end {
+                return Some((self.head, self.read, end));
+            }
+            if self.head == self.tail {
+                return None;
+            }
+            self.head = self.next_index(self.head);
+            self.read = 0;
+            self.read_stamp = self.slots.get(self.head).map_or(0, Slot::ts);
+        }
+    }
+
+    /// Takes the oldest unread event (a `trace_pipe` read).
+    pub fn consume(&mut self) -> Option<Consumed<'_>> {
+        loop {
+            let (head, off, end) = self.reader_position()?;
+            self.read_stamp = self.read_base();
+            let slot = self.slots.get(head)?;
+            let (parsed, delta, len) = match parse_event(slot.data(), off, end) {
+                Ok(p) => p,
+                // Cannot happen for pages this buffer wrote; skip the page
+                // rather than loop.
+                Err(_) => {
+                    self.bytes -= (end - off) as u64;
+                    self.read = end;
+                    continue;
+                }
+            };
+            self.read += len;
+            self.bytes -= len as u64;
+            match parsed {
+                Parsed::Data { payload, len } => {
+                    self.read_stamp = self.read_stamp.wrapping_add(delta);
+                    self.read_events += 1;
+                    let lost = core::mem::take(&mut self.lost_events);
+                    let ts = self.read_stamp;
+                    let slot = self.slots.get_mut(head)?;
+                    slot.read += 1;
+                    let data = slot.data().get(payload..payload + len)?;
+                    return Some(Consumed {
+                        event: Event { ts, data },
+                        lost,
+                    });
+                }
+                Parsed::Extend(d) => self.read_stamp = self.read_stamp.wrapping_add(d),
+                Parsed::Padding | Parsed::Stamp | Parsed::EndOfPage => {}
+            }
+        }
+    }
+
+    /// The oldest unread event, left in place.
+    pub fn peek(&self) -> Option<Event<'_>> {
+        self.iter().next().and_then(Result::ok)
+    }
+
+    /// The unread events, oldest first, without consuming them.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            buf: self,
+            slot: self.head,
+            events: self.page_events(self.head, self.read, self.read_base()),
+            done: false,
+        }
+    }
+
+    fn page_events(&self, i: usize, start: usize, base_ts: u64) -> PageEvents<'_> {
+        let (data, end) = match self.slots.get(i) {
+            Some(s) => (s.data(), if i == self.tail { self.write } else { s.commit() }),
+            None => (&[][..], 0),
+        };
+        PageEvents {
+            data,
+            off: start,
+            end,
+            ts: base_ts,
+            failed: false,
+        }
+    }
+
+    /// Copies, for a non-consuming reader, the first page holding unread
+    /// events whose sequence number is after `after` (the oldest such page
+    /// if `after` is None) into `dst`. A reader that takes one page at a
+    /// time holds the buffer's lock only for one page copy, and pages the
+    /// writer overwrote in between are simply gone from its walk.
+    pub fn copy_page(&self, after: Option<u64>, dst: &mut Page) -> Option<PageCopy> {
+        let mut i = self.head;
+        loop {
+            let slot = self.slots.get(i)?;
+            if after.is_none_or(|a| slot.seq > a) {
+                let (start, base_ts) = if i == self.head {
+                    (self.read, self.read_base())
+                } else {
+                    (0, slot.ts())
+                };
+                let end = if i == self.tail { self.write } else { slot.commit() };
+                if start < end {
+                    dst.copy_from_slice(&slot.page[..]);
+                    return Some(PageCopy {
+                        seq: slot.seq,
+                        start,
+                        end,
+                        base_ts,
+                    });
+                }
+            }
+            if i == self.tail {
+                return None;
+            }
+            i = self.next_index(i);
+        }
+    }
+
+    /// Consumes a page's worth of events into `dst` as a
+    /// `buffer_data_page` (a `trace_pipe_raw` read): a whole page when the
+    /// oldest page is complete and unread, else the unread events of the
+    /// oldest page (none if `full` is set then). Lost events are flagged in
+    /// the commit word and their count stored after the data when it fits,
+    /// as Linux's `ring_buffer_read_page`.
+    pub fn read_page(&mut self, dst: &mut Page, full: bool) -> Option<ReadPage> {
+        let (head, off, end) = self.reader_position()?;
+        let is_tail = head == self.tail;
+        if full && (is_tail || off != 0) {
+            return None;
+        }
+        let base_ts = self.read_base();
+        let write_stamp = self.write_stamp;
+        let slot = self.slots.get_mut(head)?;
+        let src = slot.data().get(off..end)?;
+        let size = src.len();
+        let (hdr, data) = dst.split_at_mut(BUF_PAGE_HDR_SIZE);
+        data.get_mut(..size)?.copy_from_slice(src);
+        let events = slot.entries - slot.read;
+        slot.read = slot.entries;
+        self.read = end;
+        self.read_events += events;
+        self.bytes -= size as u64;
+        if is_tail {
+            self.read_stamp = write_stamp;
+        }
+        let missed = core::mem::take(&mut self.lost_events);
+        let mut commit = size as u64;
+        let mut used = size;
+        if missed > 0 {
+            if BUF_PAGE_SIZE - size >= 8 {
+                wr64(data, size, missed);
+                used += 8;
+                commit |= RB_MISSED_STORED;
+            }
+            commit |= RB_MISSED_EVENTS;
+        }
+        if let Some(rest) = data.get_mut(used..) {
+            rest.fill(0);
+        }
+        wr64(hdr, 0, base_ts);
+        wr64(hdr, 8, commit);
+        Some(ReadPage { events, missed })
+    }
+
+    /// Changes the number of pages to `nr_pages`, keeping the newest data.
+    /// Growing takes the pages it needs from `spare`; shrinking gives the
+    /// pages it frees back in `spare` (so the caller allocates and frees
+    /// them outside its lock) and counts the unread events of data pages it
+    /// had to free as overrun, as Linux's `rb_remove_pages`.
+    pub fn resize(&mut self, nr_pages: usize, spare: &mut Vec<Box<Page>>) -> Result<(), ResizeError> {
+        if nr_pages < MIN_PAGES {
+            return Err(ResizeError::TooSmall);
+        }
+        let n = self.slots.len();
+        if nr_pages > n && spare.len() < nr_pages - n {
+            return Err(ResizeError::NotEnoughPages);
+        }
+        // Ring order from index 0: head first, free pages after the tail.
+        self.slots.rotate_left(self.head);
+        self.tail = (self.tail + n - self.head) % n;
+        self.head = 0;
+        if nr_pages > n {
+            for _ in n..nr_pages {
+                let Some(p) = spare.pop() else { break };
+                self.slots.push(Slot::new(p));
+            }
+            return Ok(());
+        }
+        let mut remove = n - nr_pages;
+        // Free pages first, then the oldest data pages.
+        while remove > 0 && self.slots.len() > self.tail + 1 {
+            if let Some(s) = self.slots.pop() {
+                spare.push(s.page);
+            }
+            remove -= 1;
+        }
+        while remove > 0 {
+            self.overrun_head();
+            let s = self.slots.remove(0);
+            spare.push(s.page);
+            self.head = 0;
+            self.tail -= 1;
+            remove -= 1;
+        }
+        Ok(())
+    }
+}
+
+/// An event being written; see [`CpuBuffer::reserve`]. Derefs to its
+/// payload.
+pub struct Reservation<'a> {
+    buf: &'a mut CpuBuffer,
+    payload: usize,
+    len: usize,
+    end: usize,
+    ts: u64,
+}
+
+impl Reservation<'_> {
+    /// Makes the event visible to readers and counts it.
+    pub fn commit(self) {
+        let b = self.buf;
+        let length = self.end - b.write;
+        b.write = self.end;
+        b.write_stamp = self.ts;
+        b.committed += 1;
+        b.bytes += length as u64;
+        if let Some(s) = b.slots.get_mut(b.tail) {
+            s.entries += 1;
+            wr64(&mut s.page[..], 8, self.end as u64);
+        }
+    }
+}
+
+impl core::ops::Deref for Reservation<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        let data = self.buf.slots.get(self.buf.tail).map_or(&[][..], Slot::data);
+        data.get(self.payload..self.payload + self.len).unwrap_or(&[])
+    }
+}
+
+impl core::ops::DerefMut for Reservation<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        let tail = self.buf.tail;
+        let data = match self.buf.slots.get_mut(tail) {
+            Some(s) => s.data_mut(),
+            None => &mut [],
+        };
+        data.get_mut(self.payload..self.payload + self.len).unwrap_or(&mut [])
+    }
+}
+
+/// Unread events in order; see [`CpuBuffer::iter`].
+pub struct Iter<'a> {
+    buf: &'a CpuBuffer,
+    slot: usize,
+    events: PageEvents<'a>,
+    done: bool,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = Result<Event<'a>, Corrupt>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            if let Some(e) = self.events.next() {
+                return Some(e);
+            }
+            if self.slot == self.buf.tail {
+                self.done = true;
+                break;
+            }
+            self.slot = self.buf.next_index(self.slot);
+            let ts = self.buf.slots.get(self.slot).map_or(0, Slot::ts);
+            self.events = self.buf.page_events(self.slot, 0, ts);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;

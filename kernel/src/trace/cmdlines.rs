@@ -1,0 +1,132 @@
+//! Saved command lines (`saved_cmdlines`, `saved_cmdlines_size`): the
+//! comm of each pid seen by recorded events, kept in a fixed table so
+//! that the write path saves without allocating (Linux's
+//! `trace_save_cmdline`, which also gives up when the table is busy).
+
+use crate::sync::IrqSpinLock;
+use alloc::string::String;
+use alloc::vec::Vec;
+use uapi::Errno;
+
+/// Linux 6.12's default number of entries (its table fills the pages it
+/// allocates for 128).
+pub const SAVED_CMDLINES_DEFAULT: usize = 6552;
+/// The largest size `saved_cmdlines_size` takes (Linux's `PID_MAX_DEFAULT`).
+pub const PID_MAX_DEFAULT: usize = 32768;
+
+struct Table {
+    /// (pid, comm) by slot; pid 0 is a free slot.
+    entries: Vec<(u32, [u8; 16])>,
+    /// Next slot to reuse.
+    next: usize,
+    /// Slot + 1 of each pid (modulo PID_MAX_DEFAULT), 0 for none: Linux's
+    /// `map_pid_to_cmdline`, so that saving is not a search.
+    map: Vec<u32>,
+}
+
+static TABLE: IrqSpinLock<Table> = IrqSpinLock::new(Table {
+    entries: Vec::new(),
+    next: 0,
+    map: Vec::new(),
+});
+
+fn pid_index(pid: u32) -> usize {
+    pid as usize & (PID_MAX_DEFAULT - 1)
+}
+
+/// Makes the table at its default size (outside probe context).
+pub fn init() {
+    let mut t = TABLE.lock();
+    if t.entries.is_empty() {
+        t.entries = alloc::vec![(0, [0; 16]); SAVED_CMDLINES_DEFAULT];
+        t.map = alloc::vec![0; PID_MAX_DEFAULT];
+    }
+}
+
+/// Saves `task`'s comm (from the write path: never waits, never allocates).
+pub fn save(task: &crate::sched::Task) {
+    let pid = task.tid();
+    let Some(comm) = task.comm.try_lock().map(|c| *c) else {
+        return;
+    };
+    let Some(mut t) = TABLE.try_lock() else { return };
+    let t = &mut *t;
+    if t.entries.is_empty() || t.map.len() != PID_MAX_DEFAULT {
+        return;
+    }
+    let idx = pid_index(pid);
+    let known = t.map[idx] as usize;
+    if let Some(e) = known.checked_sub(1).and_then(|s| t.entries.get_mut(s)) {
+        if e.0 == pid {
+            e.1 = comm;
+            return;
+        }
+    }
+    let slot = t.next;
+    t.next = (slot + 1) % t.entries.len();
+    let Some(e) = t.entries.get_mut(slot) else { return };
+    if e.0 != 0 && t.map[pid_index(e.0)] as usize == slot + 1 {
+        t.map[pid_index(e.0)] = 0;
+    }
+    *e = (pid, comm);
+    t.map[idx] = slot as u32 + 1;
+}
+
+fn comm_str(c: &[u8; 16]) -> String {
+    let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&c[..n]).into_owned()
+}
+
+/// The comm Linux prints for `pid` (`trace_find_cmdline`): `<idle>` for
+/// 0, `<...>` if it was not saved.
+pub fn find(pid: i32) -> String {
+    if pid == 0 {
+        return String::from("<idle>");
+    }
+    let Ok(pid) = u32::try_from(pid) else {
+        return String::from("<...>");
+    };
+    let t = TABLE.lock();
+    let slot = t.map.get(pid_index(pid)).copied().unwrap_or(0) as usize;
+    match slot.checked_sub(1).and_then(|s| t.entries.get(s)) {
+        Some(e) if e.0 == pid => comm_str(&e.1),
+        _ => String::from("<...>"),
+    }
+}
+
+/// `saved_cmdlines`: `pid comm` lines.
+pub fn show() -> String {
+    let mut s = String::new();
+    for e in TABLE.lock().entries.iter().filter(|e| e.0 != 0) {
+        s.push_str(&alloc::format!("{} {}\n", e.0, comm_str(&e.1)));
+    }
+    s
+}
+
+/// `saved_cmdlines_size`'s value.
+pub fn size() -> usize {
+    TABLE.lock().entries.len()
+}
+
+/// Sets the table's size (1..=32768, else EINVAL), emptying it as Linux does.
+pub fn resize(n: usize) -> Result<(), Errno> {
+    if n == 0 || n > PID_MAX_DEFAULT {
+        return Err(Errno::EINVAL);
+    }
+    let mut fresh = Vec::new();
+    fresh.try_reserve_exact(n).map_err(|_| Errno::ENOMEM)?;
+    fresh.resize(n, (0, [0; 16]));
+    let mut map = Vec::new();
+    map.try_reserve_exact(PID_MAX_DEFAULT).map_err(|_| Errno::ENOMEM)?;
+    map.resize(PID_MAX_DEFAULT, 0);
+    let old = {
+        let mut t = TABLE.lock();
+        t.next = 0;
+        (
+            core::mem::replace(&mut t.entries, fresh),
+            core::mem::replace(&mut t.map, map),
+        )
+    };
+    drop(old);
+    Ok(())
+}

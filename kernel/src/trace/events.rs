@@ -1,0 +1,671 @@
+//! The event registry: trace events (an id, a system and a name, the
+//! fields their entries carry, how `trace` prints them), registered and
+//! removed while the system runs (kprobe events come and go), and their
+//! files under `events/`: `enable`, `filter`, `format`, `id`, `trigger`
+//! per event; `enable` and `filter` per system; `events/enable`,
+//! `header_page` and `header_event`; and `available_events`, `set_event`
+//! and `set_event_pid` at the top.
+//!
+//! Filters and triggers are languages of their own: their files call the
+//! [`EventFileHooks`] installed with [`set_event_file_hooks`]. Until some
+//! are installed, a filter other than `0` (clear) is EINVAL, as Linux
+//! answers a filter it cannot parse, and so is any trigger.
+
+use super::tracefs;
+use crate::fs::pseudo::PseudoDir;
+use crate::sync::IrqSpinLock;
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use uapi::Errno;
+
+/// One field of an event's entry, as its `format` file lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldDesc {
+    /// C type (`unsigned long`, `char`, `__data_loc char[]`, ...).
+    pub type_name: String,
+    /// Name, with `[N]` for arrays.
+    pub name: String,
+    /// Offset from the start of the entry (common fields take 0..8).
+    pub offset: usize,
+    /// Size in bytes.
+    pub size: usize,
+    /// Whether the type is signed.
+    pub signed: bool,
+}
+
+impl FieldDesc {
+    /// A field.
+    pub fn new(type_name: &str, name: &str, offset: usize, size: usize, signed: bool) -> FieldDesc {
+        FieldDesc {
+            type_name: type_name.to_string(),
+            name: name.to_string(),
+            offset,
+            size,
+            signed,
+        }
+    }
+}
+
+/// The common fields every entry starts with (`struct trace_entry`).
+pub fn common_fields() -> [FieldDesc; 4] {
+    [
+        FieldDesc::new("unsigned short", "common_type", 0, 2, false),
+        FieldDesc::new("unsigned char", "common_flags", 2, 1, false),
+        FieldDesc::new("unsigned char", "common_preempt_count", 3, 1, false),
+        FieldDesc::new("int", "common_pid", 4, 4, true),
+    ]
+}
+
+/// One recorded entry being printed.
+pub struct EventRecord<'a> {
+    /// The whole entry, common fields first.
+    pub entry: &'a [u8],
+    /// The trace flags ([`super::options`]) in force.
+    pub trace_flags: u32,
+}
+
+/// Prints an entry for `trace`/`trace_pipe` after the context columns,
+/// ending with a newline.
+pub type PrintFn = Box<dyn Fn(&mut String, &EventRecord<'_>) + Send + Sync>;
+/// Arms (true) or disarms (false) what produces an event (its kprobe).
+pub type RegFn = Box<dyn Fn(bool) -> Result<(), Errno> + Send + Sync>;
+
+/// What a registrant says about a new event.
+pub struct TraceEventDef {
+    /// System (group), the directory under `events/`.
+    pub system: String,
+    /// Event name.
+    pub name: String,
+    /// Its own fields (after the common ones), with absolute offsets.
+    pub fields: Vec<FieldDesc>,
+    /// The `print fmt:` line's content.
+    pub print_fmt: String,
+    /// Its output in `trace`.
+    pub print: PrintFn,
+    /// Called on enable and disable.
+    pub reg: Option<RegFn>,
+    /// An internal event (as `ftrace/print`): always recorded, without
+    /// `enable`, `filter` and `trigger` files, not in `available_events`.
+    pub ignore_enable: bool,
+}
+
+/// A registered event.
+pub struct TraceEvent {
+    /// Its type id (`common_type`, the `id` file).
+    pub id: u16,
+    def: TraceEventDef,
+    enabled: AtomicBool,
+}
+
+impl TraceEvent {
+    /// Its system.
+    pub fn system(&self) -> &str {
+        &self.def.system
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// Its own fields.
+    pub fn fields(&self) -> &[FieldDesc] {
+        &self.def.fields
+    }
+
+    /// Whether it is enabled (internal events always are).
+    pub fn is_enabled(&self) -> bool {
+        self.def.ignore_enable || self.enabled.load(Ordering::Acquire)
+    }
+
+    /// Records an entry of `len` bytes after the common fields if the
+    /// event is enabled and the task passes `set_event_pid`; `fill` writes
+    /// the fields and may reject the entry (a filter). From probe context.
+    pub fn record(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        if !self.is_enabled() || trace_ignore_this_task() {
+            return false;
+        }
+        let Some(tr) = super::try_global_trace() else {
+            return false;
+        };
+        super::trace_event_write(tr, self.id, len, fill)
+    }
+
+    /// Prints an entry of this event.
+    pub fn print(&self, out: &mut String, rec: &EventRecord<'_>) {
+        (self.def.print)(out, rec)
+    }
+
+    /// The `format` file's text, as Linux prints it.
+    pub fn format(&self) -> String {
+        let mut s = format!("name: {}\nID: {}\nformat:\n", self.def.name, self.id);
+        let line = |s: &mut String, f: &FieldDesc| {
+            s.push_str(&format!(
+                "\tfield:{} {};\toffset:{};\tsize:{};\tsigned:{};\n",
+                f.type_name,
+                f.name,
+                f.offset,
+                f.size,
+                u8::from(f.signed)
+            ))
+        };
+        for f in &common_fields() {
+            line(&mut s, f);
+        }
+        s.push('\n');
+        for f in &self.def.fields {
+            line(&mut s, f);
+        }
+        s.push_str(&format!("\nprint fmt: {}\n", self.def.print_fmt));
+        s
+    }
+
+    /// Enables or disables it (Linux's `ftrace_event_enable_disable`):
+    /// the buffers get their full size first, and `reg` arms the source.
+    pub fn set_enabled(&self, on: bool) -> Result<(), Errno> {
+        if self.def.ignore_enable {
+            return Err(Errno::EINVAL);
+        }
+        if on == self.enabled.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if on {
+            super::global_trace().update_buffers()?;
+        }
+        if let Some(reg) = &self.def.reg {
+            reg(on)?;
+        }
+        self.enabled.store(on, Ordering::Release);
+        if on {
+            ENABLED_EVENTS.fetch_add(1, Ordering::AcqRel);
+        } else {
+            ENABLED_EVENTS.fetch_sub(1, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+}
+
+/// Filters and triggers, installed by the code that parses them.
+pub trait EventFileHooks: Sync {
+    /// `filter` of `ev` (a system's filter file when `ev` is None).
+    fn filter_show(&self, system: &str, ev: Option<&Arc<TraceEvent>>) -> String;
+    /// A write to a `filter` file.
+    fn filter_write(&self, system: &str, ev: Option<&Arc<TraceEvent>>, text: &str) -> Result<(), Errno>;
+    /// `trigger` of `ev`.
+    fn trigger_show(&self, ev: &Arc<TraceEvent>) -> String;
+    /// A write to a `trigger` file.
+    fn trigger_write(&self, ev: &Arc<TraceEvent>, text: &str) -> Result<(), Errno>;
+    /// `trigger` opened with O_TRUNC: remove every trigger of `ev`.
+    fn trigger_clear(&self, ev: &Arc<TraceEvent>);
+    /// `ev` is going away.
+    fn event_removed(&self, ev: &Arc<TraceEvent>);
+}
+
+static HOOKS: spin::Once<&'static dyn EventFileHooks> = spin::Once::new();
+
+/// Installs the filter and trigger implementation (once).
+pub fn set_event_file_hooks(h: &'static dyn EventFileHooks) {
+    HOOKS.call_once(|| h);
+}
+
+fn hooks() -> Option<&'static dyn EventFileHooks> {
+    HOOKS.get().copied()
+}
+
+/// Events by id.
+static EVENTS: spin::RwLock<BTreeMap<u16, Arc<TraceEvent>>> = spin::RwLock::new(BTreeMap::new());
+/// Enabled (non-internal) events: command lines are saved while any is.
+static ENABLED_EVENTS: AtomicUsize = AtomicUsize::new(0);
+/// Registration order, for listings.
+static ORDER: spin::Mutex<Vec<u16>> = spin::Mutex::new(Vec::new());
+/// Serialises registrations, removals and enables.
+static EVENT_MUTEX: spin::Mutex<()> = spin::Mutex::new(());
+
+/// The first id handed to events registered at run time (ids below are
+/// Linux's fixed ftrace types, as `TRACE_PRINT`).
+pub const FIRST_DYNAMIC_ID: u16 = 32;
+
+/// Whether events should save command lines now (`record-cmd` and an
+/// enabled event, as Linux records them from sched_switch then).
+pub fn cmdline_recording() -> bool {
+    ENABLED_EVENTS.load(Ordering::Acquire) > 0 && super::options::is_set(super::options::RECORD_CMD)
+}
+
+/// The event with type `id`.
+pub fn find_event_by_id(id: u16) -> Option<Arc<TraceEvent>> {
+    EVENTS.read().get(&id).cloned()
+}
+
+/// The event `system/name`.
+pub fn find_event(system: &str, name: &str) -> Option<Arc<TraceEvent>> {
+    EVENTS
+        .read()
+        .values()
+        .find(|e| e.system() == system && e.name() == name)
+        .cloned()
+}
+
+/// Every event, in registration order.
+pub fn all_events() -> Vec<Arc<TraceEvent>> {
+    let map = EVENTS.read();
+    ORDER.lock().iter().filter_map(|id| map.get(id).cloned()).collect()
+}
+
+/// Registers an event and makes its files; EEXIST if `system/name` is
+/// taken, EINVAL for names that cannot be directories, ENOSPC when no id
+/// is left.
+pub fn register_trace_event(def: TraceEventDef) -> Result<Arc<TraceEvent>, Errno> {
+    register_with_id(def, None)
+}
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains('/') && !s.contains('\0')
+}
+
+fn register_with_id(def: TraceEventDef, fixed: Option<u16>) -> Result<Arc<TraceEvent>, Errno> {
+    if !valid_name(&def.system) || !valid_name(&def.name) {
+        return Err(Errno::EINVAL);
+    }
+    let events_dir = tracefs::events_dir();
+    let _g = EVENT_MUTEX.lock();
+    if find_event(&def.system, &def.name).is_some() {
+        return Err(Errno::EEXIST);
+    }
+    let id = match fixed {
+        Some(id) => id,
+        None => {
+            let map = EVENTS.read();
+            (FIRST_DYNAMIC_ID..=u16::MAX)
+                .find(|i| !map.contains_key(i))
+                .ok_or(Errno::ENOSPC)?
+        }
+    };
+    let ev = Arc::new(TraceEvent {
+        id,
+        def,
+        enabled: AtomicBool::new(false),
+    });
+    let sys_dir = match events_dir.lookup_dir(ev.system()) {
+        Some(d) => d,
+        None => {
+            let d = events_dir.try_dir(ev.system())?;
+            if !ev.def.ignore_enable {
+                create_system_files(&d, ev.system());
+            }
+            d
+        }
+    };
+    let dir = sys_dir.try_dir(ev.name())?;
+    create_event_files(&dir, &ev);
+    EVENTS.write().insert(id, ev.clone());
+    ORDER.lock().push(id);
+    Ok(ev)
+}
+
+/// Registers the internal events this kernel has (`ftrace/print`).
+pub(super) fn register_internal_events() {
+    let def = TraceEventDef {
+        system: "ftrace".to_string(),
+        name: "print".to_string(),
+        fields: alloc::vec![
+            FieldDesc::new("unsigned long", "ip", 8, 8, false),
+            FieldDesc::new("char", "buf[]", 16, 0, false),
+        ],
+        print_fmt: "\"%ps: %s\", (void *)REC->ip, REC->buf".to_string(),
+        print: Box::new(print_print),
+        reg: None,
+        ignore_enable: true,
+    };
+    if let Err(e) = register_with_id(def, Some(super::TRACE_PRINT)) {
+        crate::pr_err!("trace: cannot register ftrace/print: {}", e);
+    }
+}
+
+/// `ftrace/print` output: `%ps: %s` of the caller's address and the text.
+fn print_print(out: &mut String, rec: &EventRecord<'_>) {
+    let ip = rec
+        .entry
+        .get(8..16)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    super::output::print_sym_short(out, ip as usize);
+    out.push_str(": ");
+    let text = rec.entry.get(16..).unwrap_or(&[]);
+    let n = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+    out.push_str(&String::from_utf8_lossy(&text[..n]));
+}
+
+/// Removes an event and its files: EBUSY if it is enabled or one of its
+/// files is open (Linux's `trace_remove_event_call`).
+pub fn unregister_trace_event(ev: &Arc<TraceEvent>) -> Result<(), Errno> {
+    let events_dir = tracefs::events_dir();
+    let _g = EVENT_MUTEX.lock();
+    if ev.enabled.load(Ordering::Acquire) {
+        return Err(Errno::EBUSY);
+    }
+    let sys_dir = events_dir.lookup_dir(ev.system()).ok_or(Errno::ENOENT)?;
+    sys_dir.remove_tree(ev.name())?;
+    EVENTS.write().remove(&ev.id);
+    ORDER.lock().retain(|&i| i != ev.id);
+    if let Some(h) = hooks() {
+        h.event_removed(ev);
+    }
+    // The last event of a system takes the system's directory with it.
+    let others = EVENTS.read().values().any(|e| e.system() == ev.system());
+    if !others {
+        let _ = events_dir.remove_tree(ev.system());
+    }
+    Ok(())
+}
+
+/// `enable` of a set of events: `1`, `0`, or `X` for a mix.
+fn enable_state(evs: impl Iterator<Item = Arc<TraceEvent>>) -> &'static [u8] {
+    let (mut on, mut off) = (false, false);
+    for e in evs.filter(|e| !e.def.ignore_enable) {
+        if e.is_enabled() {
+            on = true;
+        } else {
+            off = true;
+        }
+    }
+    match (on, off) {
+        (true, true) => b"X\n",
+        (true, false) => b"1\n",
+        _ => b"0\n",
+    }
+}
+
+/// Parses an `enable` write: 0 or 1 (Linux's kstrtoul, then anything
+/// else is EINVAL).
+fn parse_enable(buf: &[u8]) -> Result<bool, Errno> {
+    match super::tracefs::parse_ulong(buf)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// Sets every event `pick` selects; EINVAL if it selects none.
+fn set_events(pick: impl Fn(&TraceEvent) -> bool, on: bool) -> Result<(), Errno> {
+    let _g = EVENT_MUTEX.lock();
+    let mut matched = false;
+    let mut result = Ok(());
+    for e in all_events().iter().filter(|e| !e.def.ignore_enable && pick(e)) {
+        matched = true;
+        if let Err(err) = e.set_enabled(on) {
+            result = Err(err);
+        }
+    }
+    if !matched {
+        return Err(Errno::EINVAL);
+    }
+    result
+}
+
+fn create_system_files(dir: &Arc<PseudoDir>, system: &str) {
+    let sys = system.to_string();
+    let sys_w = sys.clone();
+    dir.file(
+        "enable",
+        0o640,
+        Box::new(move || enable_state(all_events().into_iter().filter(|e| e.system() == sys)).to_vec()),
+        Some(Box::new(move |buf| {
+            let on = parse_enable(buf)?;
+            set_events(|e| e.system() == sys_w, on)?;
+            Ok(buf.len())
+        })),
+    );
+    let sys = system.to_string();
+    let sys_w = sys.clone();
+    dir.file(
+        "filter",
+        0o640,
+        Box::new(move || match hooks() {
+            Some(h) => h.filter_show(&sys, None).into_bytes(),
+            None => b"none\n".to_vec(),
+        }),
+        Some(Box::new(move |buf| {
+            let text = command_text(buf)?;
+            match hooks() {
+                Some(h) => h.filter_write(&sys_w, None, text)?,
+                None if text == "0" => {}
+                None => return Err(Errno::EINVAL),
+            }
+            Ok(buf.len())
+        })),
+    );
+}
+
+fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
+    if !ev.def.ignore_enable {
+        let (r, w) = (ev.clone(), ev.clone());
+        dir.file(
+            "enable",
+            0o640,
+            Box::new(move || {
+                if r.is_enabled() {
+                    b"1\n".to_vec()
+                } else {
+                    b"0\n".to_vec()
+                }
+            }),
+            Some(Box::new(move |buf| {
+                let on = parse_enable(buf)?;
+                let _g = EVENT_MUTEX.lock();
+                w.set_enabled(on)?;
+                Ok(buf.len())
+            })),
+        );
+        let (r, w) = (ev.clone(), ev.clone());
+        dir.file(
+            "filter",
+            0o640,
+            Box::new(move || match hooks() {
+                Some(h) => h.filter_show(r.system(), Some(&r)).into_bytes(),
+                None => b"none\n".to_vec(),
+            }),
+            Some(Box::new(move |buf| {
+                let text = command_text(buf)?;
+                match hooks() {
+                    Some(h) => h.filter_write(w.system(), Some(&w), text)?,
+                    None if text == "0" => {}
+                    None => return Err(Errno::EINVAL),
+                }
+                Ok(buf.len())
+            })),
+        );
+    }
+    let f = ev.clone();
+    dir.file("format", 0o440, Box::new(move || f.format().into_bytes()), None);
+    let id = ev.id;
+    dir.file("id", 0o440, Box::new(move || format!("{id}\n").into_bytes()), None);
+    if !ev.def.ignore_enable {
+        let (r, w, t) = (ev.clone(), ev.clone(), ev.clone());
+        let _ = dir.file_trunc(
+            "trigger",
+            0o640,
+            Box::new(move || match hooks() {
+                Some(h) => h.trigger_show(&r).into_bytes(),
+                None => b"# Available triggers:\n# \n".to_vec(),
+            }),
+            Some(Box::new(move |buf| {
+                let text = command_text(buf)?;
+                if text.is_empty() {
+                    return Ok(buf.len());
+                }
+                hooks().ok_or(Errno::EINVAL)?.trigger_write(&w, text)?;
+                Ok(buf.len())
+            })),
+            Some(Box::new(move || {
+                if let Some(h) = hooks() {
+                    h.trigger_clear(&t);
+                }
+            })),
+        );
+    }
+}
+
+/// A command written to a tracing file, without surrounding whitespace.
+fn command_text(buf: &[u8]) -> Result<&str, Errno> {
+    core::str::from_utf8(buf).map(str::trim).map_err(|_| Errno::EINVAL)
+}
+
+/// Creates `events/{enable,header_page,header_event}`.
+pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
+    events.file(
+        "enable",
+        0o640,
+        Box::new(|| enable_state(all_events().into_iter()).to_vec()),
+        Some(Box::new(|buf| {
+            let on = parse_enable(buf)?;
+            // With no event at all, Linux still accepts the write.
+            match set_events(|_| true, on) {
+                Ok(()) | Err(Errno::EINVAL) => Ok(buf.len()),
+                Err(e) => Err(e),
+            }
+        })),
+    );
+    events.file(
+        "header_page",
+        0o440,
+        Box::new(|| ring_buffer::HEADER_PAGE.as_bytes().to_vec()),
+        None,
+    );
+    events.file(
+        "header_event",
+        0o440,
+        Box::new(|| ring_buffer::HEADER_EVENT.as_bytes().to_vec()),
+        None,
+    );
+}
+
+/// `available_events`: `system:event` for every event that can be enabled.
+pub fn available_events() -> Vec<u8> {
+    let mut s = String::new();
+    for e in all_events().iter().filter(|e| !e.def.ignore_enable) {
+        s.push_str(&format!("{}:{}\n", e.system(), e.name()));
+    }
+    s.into_bytes()
+}
+
+/// `set_event`: the enabled events.
+pub fn set_event_show() -> Vec<u8> {
+    let mut s = String::new();
+    for e in all_events().iter().filter(|e| !e.def.ignore_enable && e.is_enabled()) {
+        s.push_str(&format!("{}:{}\n", e.system(), e.name()));
+    }
+    s.into_bytes()
+}
+
+/// Whether `pat` (with `*` and `?` wildcards) matches `s`.
+pub fn glob_match(pat: &str, s: &str) -> bool {
+    let (p, t) = (pat.as_bytes(), s.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == b'?' || c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// A `set_event` write: tokens `[!][system:]event` (globs allowed;
+/// `system:` alone is every event of it; a bare word matches a system or
+/// an event name), as Linux's `ftrace_set_clr_event`.
+pub fn set_event_write(buf: &[u8]) -> Result<usize, Errno> {
+    let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
+    for tok in text.split_whitespace() {
+        let (on, tok) = match tok.strip_prefix('!') {
+            Some(rest) => (false, rest),
+            None => (true, tok),
+        };
+        match tok.split_once(':') {
+            Some((sys, ev)) => {
+                let ev = if ev.is_empty() { "*" } else { ev };
+                let sys = if sys.is_empty() { "*" } else { sys };
+                set_events(|e| glob_match(sys, e.system()) && glob_match(ev, e.name()), on)?;
+            }
+            None => set_events(|e| glob_match(tok, e.name()) || glob_match(tok, e.system()), on)?,
+        }
+    }
+    Ok(buf.len())
+}
+
+/// `set_event` opened with O_TRUNC: every event off.
+pub fn disable_all_events() {
+    let _ = set_events(|_| true, false);
+}
+
+/// `set_event_pid`: the pids whose events are recorded (all when empty).
+static EVENT_PIDS: IrqSpinLock<Vec<u32>> = IrqSpinLock::new(Vec::new());
+static PID_FILTER_ON: AtomicBool = AtomicBool::new(false);
+
+/// Whether the current task's events are filtered out by `set_event_pid`
+/// (Linux's `trace_event_ignore_this_pid`). From probe context: when the
+/// list is being changed the event is let through.
+pub fn trace_ignore_this_task() -> bool {
+    if !PID_FILTER_ON.load(Ordering::Acquire) {
+        return false;
+    }
+    let pid = match crate::sched::try_current() {
+        Some(t) if !t.is_idle() => t.tid(),
+        _ => 0,
+    };
+    match EVENT_PIDS.try_lock() {
+        Some(l) => !l.contains(&pid),
+        None => false,
+    }
+}
+
+/// `set_event_pid`'s text: one pid a line.
+pub fn event_pids_show() -> Vec<u8> {
+    let mut s = String::new();
+    for p in EVENT_PIDS.lock().iter() {
+        s.push_str(&format!("{p}\n"));
+    }
+    s.into_bytes()
+}
+
+/// Adds the pids of a `set_event_pid` write (EINVAL on a non-number).
+pub fn event_pids_write(buf: &[u8]) -> Result<usize, Errno> {
+    let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
+    let mut add = Vec::new();
+    for tok in text.split_whitespace() {
+        add.push(tok.parse::<u32>().map_err(|_| Errno::EINVAL)?);
+    }
+    let mut l = EVENT_PIDS.lock();
+    for p in add {
+        if !l.contains(&p) {
+            l.push(p);
+        }
+    }
+    l.sort_unstable();
+    PID_FILTER_ON.store(!l.is_empty(), Ordering::Release);
+    Ok(buf.len())
+}
+
+/// `set_event_pid` opened with O_TRUNC: the list emptied.
+pub fn event_pids_clear() {
+    EVENT_PIDS.lock().clear();
+    PID_FILTER_ON.store(false, Ordering::Release);
+}

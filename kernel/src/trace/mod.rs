@@ -1,0 +1,386 @@
+//! Tracing: the trace array (per-CPU ring buffers, `tracing_on`, the trace
+//! clock, options, saved command lines), the event registry, the output
+//! of `trace` and `trace_pipe`, `error_log`, and tracefs, which shows it
+//! all at `/sys/kernel/tracing` with Linux's files.
+//!
+//! The write path ([`trace_event_write`]) runs in probe context: on the
+//! CPU it records for, with interrupts masked, it takes that CPU's buffer
+//! lock (held by readers on other CPUs only for one event or one page
+//! copy), reserves, fills and commits without allocating, and queues an
+//! [`IrqWork`] to wake readers. A recursive entry on the same CPU drops
+//! the event instead of spinning on its own lock. The whole module tree is
+//! notrace: nothing here can be probed.
+
+crate::notrace_module!();
+
+pub mod clock;
+pub mod cmdlines;
+pub mod error_log;
+pub mod events;
+pub mod options;
+pub mod output;
+pub mod readers;
+pub mod tracefs;
+
+#[cfg(feature = "ktest")]
+mod tests;
+
+use crate::irq_work::{irq_work_queue, IrqWork};
+use crate::percpu::{PerCpu, NR_CPUS};
+use crate::sync::IrqSpinLock;
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_SIZE, MIN_PAGES};
+use uapi::Errno;
+use vfs::WaitQueueHead;
+
+/// Bytes of the common fields every entry starts with (`struct
+/// trace_entry`: `common_type`, `common_flags`, `common_preempt_count`,
+/// `common_pid`).
+pub const TRACE_ENTRY_SIZE: usize = 8;
+
+/// `common_flags`: interrupts were masked (the `d` of the irq-info column).
+pub const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
+/// `common_flags`: a reschedule was pending (`n`).
+pub const TRACE_FLAG_NEED_RESCHED: u8 = 0x04;
+/// `common_flags`: in a hardware interrupt handler (`h`).
+pub const TRACE_FLAG_HARDIRQ: u8 = 0x08;
+
+/// Linux's default per-CPU size (`trace_buf_size`, 1408 KiB), which the
+/// buffers take when tracing is first used.
+pub const TRACE_BUF_SIZE_DEFAULT: usize = 1_441_792;
+
+/// Pages for a per-CPU size of `bytes`, as `ring_buffer_resize` rounds.
+pub fn pages_for(bytes: usize) -> usize {
+    bytes.div_ceil(BUF_PAGE_SIZE).max(MIN_PAGES)
+}
+
+/// One trace array (Linux's `trace_array`): the global one, and later one
+/// per instance.
+pub struct TraceArray {
+    buffers: [IrqSpinLock<Option<CpuBuffer>>; NR_CPUS],
+    /// Pages of each CPU's buffer, readable without its lock.
+    nr_pages: [AtomicUsize; NR_CPUS],
+    /// Whether the buffers have their full size yet (Linux keeps them
+    /// minimal until tracing is first used: `ring_buffer_expanded`).
+    expanded: AtomicBool,
+    /// The size `expanded` grows to, per CPU.
+    expand_to: AtomicUsize,
+    /// `tracing_on`.
+    tracing_on: AtomicBool,
+    /// `tracing_stop` depth (pause-on-trace while `trace` is open).
+    stopped: AtomicUsize,
+    /// Set on the CPU while it writes: a nested write drops its event.
+    writing: PerCpu<AtomicBool>,
+    /// Woken (through `waker`) when events arrive.
+    wq: Arc<WaitQueueHead>,
+    waker: &'static IrqWork,
+    /// Serialises resizes, resets and clock changes.
+    resize_lock: spin::Mutex<()>,
+}
+
+static GLOBAL: spin::Once<TraceArray> = spin::Once::new();
+
+/// The global trace array, made at the first use outside probe context
+/// (tracefs's mount, an event's registration).
+pub fn global_trace() -> &'static TraceArray {
+    GLOBAL.call_once(TraceArray::new)
+}
+
+/// The global trace array if it exists (the write path never makes it).
+pub fn try_global_trace() -> Option<&'static TraceArray> {
+    GLOBAL.get()
+}
+
+/// CPUs the trace arrays have buffers for (Linux's tracing CPUs).
+pub fn tracing_cpus() -> impl Iterator<Item = usize> {
+    crate::smp::online_cpus()
+}
+
+impl TraceArray {
+    fn new() -> TraceArray {
+        let wq = Arc::new(WaitQueueHead::new());
+        let tr = TraceArray {
+            buffers: [const { IrqSpinLock::new(None) }; NR_CPUS],
+            nr_pages: [const { AtomicUsize::new(0) }; NR_CPUS],
+            expanded: AtomicBool::new(false),
+            expand_to: AtomicUsize::new(TRACE_BUF_SIZE_DEFAULT),
+            tracing_on: AtomicBool::new(true),
+            stopped: AtomicUsize::new(0),
+            writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
+            waker: IrqWork::waker(wq.clone()),
+            wq,
+            resize_lock: spin::Mutex::new(()),
+        };
+        for cpu in tracing_cpus() {
+            if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
+                *tr.buffers[cpu].lock() = Some(b);
+                tr.nr_pages[cpu].store(MIN_PAGES, Ordering::Release);
+            }
+        }
+        tr
+    }
+
+    /// Whether events are recorded (`tracing_on` and not paused).
+    pub fn is_on(&self) -> bool {
+        self.tracing_on.load(Ordering::Acquire) && self.stopped.load(Ordering::Acquire) == 0
+    }
+
+    /// `tracing_on` as the file shows it.
+    pub fn tracing_on(&self) -> bool {
+        self.tracing_on.load(Ordering::Acquire)
+    }
+
+    /// Writes `tracing_on` (Linux's `tracer_tracing_on/off`): takes effect
+    /// for the next event on every CPU.
+    pub fn set_tracing_on(&self, on: bool) {
+        self.tracing_on.store(on, Ordering::Release);
+        if on {
+            self.wake_readers();
+        }
+    }
+
+    /// Pauses recording (Linux's `tracing_stop`), nesting.
+    pub fn tracing_stop(&self) {
+        self.stopped.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Undoes one [`TraceArray::tracing_stop`].
+    pub fn tracing_start(&self) {
+        let _ = self
+            .stopped
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// The queue readers of `trace_pipe` and `trace_pipe_raw` sleep on.
+    pub fn wait_queue(&self) -> Arc<WaitQueueHead> {
+        self.wq.clone()
+    }
+
+    /// Wakes sleeping readers (from the next tick).
+    pub fn wake_readers(&self) {
+        irq_work_queue(self.waker);
+    }
+
+    /// Runs `f` on CPU `cpu`'s buffer under its lock (readers: keep it
+    /// short, one event or one page).
+    pub fn with_buffer<R>(&self, cpu: usize, f: impl FnOnce(&mut CpuBuffer) -> R) -> Option<R> {
+        let mut b = self.buffers.get(cpu)?.lock();
+        b.as_mut().map(f)
+    }
+
+    /// Counters of CPU `cpu`.
+    pub fn stats(&self, cpu: usize) -> Stats {
+        self.with_buffer(cpu, |b| b.stats()).unwrap_or_default()
+    }
+
+    /// `entries-in-buffer` and `entries-written` over all CPUs.
+    pub fn total_entries(&self) -> (u64, u64) {
+        tracing_cpus()
+            .map(|c| self.stats(c))
+            .fold((0, 0), |(e, w), s| (e + s.entries, w + s.written()))
+    }
+
+    /// Whether any CPU lost events to overwriting.
+    pub fn any_overrun(&self) -> bool {
+        tracing_cpus().any(|c| self.stats(c).overrun > 0)
+    }
+
+    /// Size of CPU `cpu`'s buffer in bytes, as `buffer_size_kb` counts.
+    pub fn size_bytes(&self, cpu: usize) -> usize {
+        self.nr_pages.get(cpu).map_or(0, |n| n.load(Ordering::Acquire)) * BUF_PAGE_SIZE
+    }
+
+    /// Whether the buffers have their full size (see `expanded`).
+    pub fn is_expanded(&self) -> bool {
+        self.expanded.load(Ordering::Acquire)
+    }
+
+    /// The per-CPU size the buffers take when first used.
+    pub fn expand_size(&self) -> usize {
+        self.expand_to.load(Ordering::Acquire)
+    }
+
+    /// Gives the buffers their full size if they do not have it yet
+    /// (Linux's `tracing_update_buffers`, called when events are enabled).
+    pub fn update_buffers(&self) -> Result<(), Errno> {
+        if self.is_expanded() {
+            return Ok(());
+        }
+        self.resize(None, self.expand_size())
+    }
+
+    /// Sets the size of CPU `cpu`'s buffer (all CPUs for None) to `bytes`,
+    /// keeping the newest events. ENOMEM if the pages cannot be had.
+    pub fn resize(&self, cpu: Option<usize>, bytes: usize) -> Result<(), Errno> {
+        let _g = self.resize_lock.lock();
+        let want = pages_for(bytes);
+        let cpus: Vec<usize> = match cpu {
+            Some(c) => alloc::vec![c],
+            None => tracing_cpus().collect(),
+        };
+        for c in cpus {
+            let have = self.nr_pages.get(c).ok_or(Errno::EINVAL)?.load(Ordering::Acquire);
+            let mut spare: Vec<Box<Page>> = Vec::new();
+            if want > have {
+                let need = want - have;
+                // Leave the rest of the system memory to work with, as
+                // Linux refuses sizes beyond what is available.
+                let free = crate::mm::frame::stats().free;
+                if need + need / 8 + 1024 > free {
+                    return Err(Errno::ENOMEM);
+                }
+                spare.try_reserve_exact(need).map_err(|_| Errno::ENOMEM)?;
+                for _ in 0..need {
+                    spare.push(ring_buffer::try_new_page().ok_or(Errno::ENOMEM)?);
+                }
+            } else {
+                spare.try_reserve_exact(have - want).map_err(|_| Errno::ENOMEM)?;
+            }
+            self.with_buffer(c, |b| b.resize(want, &mut spare))
+                .ok_or(Errno::EINVAL)?
+                .map_err(|_| Errno::EINVAL)?;
+            self.nr_pages[c].store(want, Ordering::Release);
+            // The freed pages go back here, outside the buffer's lock.
+            drop(spare);
+        }
+        if cpu.is_none() {
+            self.expanded.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Empties CPU `cpu`'s buffer (all for None), zeroing its counters
+    /// (opening `trace` with O_TRUNC).
+    pub fn reset(&self, cpu: Option<usize>) {
+        let _g = self.resize_lock.lock();
+        match cpu {
+            Some(c) => {
+                self.with_buffer(c, CpuBuffer::reset);
+            }
+            None => {
+                for c in tracing_cpus() {
+                    self.with_buffer(c, CpuBuffer::reset);
+                }
+            }
+        }
+    }
+
+    /// Sets overwrite mode on every CPU (`options/overwrite`).
+    pub fn set_overwrite(&self, on: bool) {
+        for c in tracing_cpus() {
+            self.with_buffer(c, |b| b.set_overwrite(on));
+        }
+    }
+}
+
+/// The `common_flags` and `common_preempt_count` of an event recorded now
+/// (Linux's `tracing_gen_ctx`): this kernel does not count preemption or
+/// interrupt nesting, so only the interrupt mask and a pending reschedule
+/// are known.
+fn tracing_gen_ctx() -> (u8, u8) {
+    let mut flags = 0;
+    if arch::cpu::irqs_disabled() {
+        flags |= TRACE_FLAG_IRQS_OFF;
+    }
+    (flags, 0)
+}
+
+/// The current task's pid for `common_pid` (0 for the idle tasks).
+fn current_pid() -> (i32, Option<Arc<crate::sched::Task>>) {
+    match crate::sched::try_current() {
+        Some(t) if !t.is_idle() => (t.tid() as i32, Some(t)),
+        _ => (0, None),
+    }
+}
+
+/// Records one entry of event type `ty` with `len` bytes after the common
+/// fields, which `fill` writes (returning false discards the entry, as a
+/// filter that rejects it). Returns whether the entry was committed.
+///
+/// Safe from any context on any CPU: it never sleeps, never allocates and
+/// never spins on a lock its own CPU holds.
+pub fn trace_event_write(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+    if !tr.is_on() {
+        return false;
+    }
+    let (flags, preempt) = tracing_gen_ctx();
+    let (pid, task) = current_pid();
+    let irq = arch::cpu::local_irq_save();
+    let cpu = arch::cpu::cpu_id();
+    let guard = tr.writing.this();
+    if guard.swap(true, Ordering::Acquire) {
+        arch::cpu::local_irq_restore(irq);
+        return false;
+    }
+    let mut committed = false;
+    if let Some(lock) = tr.buffers.get(cpu) {
+        let mut b = lock.lock();
+        if let Some(buf) = b.as_mut() {
+            let ts = clock::trace_clock_now();
+            if let Ok(mut r) = buf.reserve(ts, TRACE_ENTRY_SIZE + len) {
+                r[0..2].copy_from_slice(&ty.to_le_bytes());
+                r[2] = flags;
+                r[3] = preempt;
+                r[4..8].copy_from_slice(&pid.to_le_bytes());
+                if fill(&mut r[TRACE_ENTRY_SIZE..]) {
+                    r.commit();
+                    committed = true;
+                }
+            }
+        }
+    }
+    guard.store(false, Ordering::Release);
+    arch::cpu::local_irq_restore(irq);
+    if committed {
+        tr.wake_readers();
+        if let Some(t) = task {
+            if events::cmdline_recording() {
+                cmdlines::save(&t);
+            }
+        }
+    }
+    committed
+}
+
+/// The type of `ftrace/print`, the event of `trace_marker` (Linux's
+/// `TRACE_PRINT`).
+pub const TRACE_PRINT: u16 = 5;
+
+/// Writes a `trace_marker` line; returns the bytes taken.
+///
+/// Where `trace_marker` writes are said to come from: `ftrace/print`
+/// records this function's address, which prints as `tracing_mark_write`.
+#[allow(unsafe_code)] // exported under Linux's name, which the output prints
+#[no_mangle]
+#[inline(never)]
+pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> {
+    // ip, then the text with a newline (added when missing) and a NUL,
+    // sized as Linux sizes it (room for "<faulted>" at least), within the
+    // largest event.
+    const FAULTED_SIZE: usize = 9;
+    let max_text = ring_buffer::BUF_MAX_DATA_SIZE - TRACE_ENTRY_SIZE - 8 - 2;
+    let cnt = text.len().min(max_text);
+    let text = &text[..cnt];
+    let nl = !text.ends_with(b"\n");
+    let len = 8 + cnt.max(FAULTED_SIZE) + 2;
+    let ip = tracing_mark_write as *const () as u64;
+    let recorded = trace_event_write(tr, TRACE_PRINT, len, |f| {
+        f[..8].copy_from_slice(&ip.to_le_bytes());
+        f[8..8 + cnt].copy_from_slice(text);
+        if nl {
+            f[8 + cnt] = b'\n';
+        }
+        true
+    });
+    // As Linux: a marker that cannot be recorded (tracing off, buffer
+    // full in non-overwrite mode) fails as if the file were not writable.
+    if recorded {
+        Ok(cnt)
+    } else {
+        Err(Errno::EBADF)
+    }
+}
+crate::nokprobe_symbol!(tracing_mark_write);

@@ -1,0 +1,145 @@
+//! `trace_options` and `options/`: the trace flags this kernel honours,
+//! under Linux's names, in Linux's order. Options Linux has that do not
+//! work here are not listed (writing them is EINVAL, as for any unknown
+//! option).
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// One option: its name, its bit in the flags word, its default.
+pub struct TraceOption {
+    /// Name in `trace_options` and `options/`.
+    pub name: &'static str,
+    /// Bit in the flags word.
+    pub bit: u32,
+    /// On at boot.
+    pub default: bool,
+}
+
+/// `print-parent`: return probes print the caller (`(caller <- func)`).
+pub const PRINT_PARENT: u32 = 1 << 0;
+/// `sym-offset`: symbols print with `+off/size`.
+pub const SYM_OFFSET: u32 = 1 << 1;
+/// `sym-addr`: symbols print with their address.
+pub const SYM_ADDR: u32 = 1 << 2;
+/// `annotate`: `trace` marks where each CPU's buffer starts after losses.
+pub const ANNOTATE: u32 = 1 << 3;
+/// `context-info`: lines start with comm-pid, CPU, flags and time.
+pub const CONTEXT_INFO: u32 = 1 << 4;
+/// `record-cmd`: enabled events save the comm of their tasks.
+pub const RECORD_CMD: u32 = 1 << 5;
+/// `overwrite`: a full buffer overwrites its oldest events.
+pub const OVERWRITE: u32 = 1 << 6;
+/// `irq-info`: the irqs-off/need-resched/hardirq/preempt column.
+pub const IRQ_INFO: u32 = 1 << 7;
+/// `markers`: `trace_marker` accepts writes.
+pub const MARKERS: u32 = 1 << 8;
+/// `pause-on-trace`: recording stops while `trace` is open.
+pub const PAUSE_ON_TRACE: u32 = 1 << 9;
+
+/// The options, in Linux's order.
+pub static TRACE_OPTIONS: [TraceOption; 10] = [
+    TraceOption {
+        name: "print-parent",
+        bit: PRINT_PARENT,
+        default: true,
+    },
+    TraceOption {
+        name: "sym-offset",
+        bit: SYM_OFFSET,
+        default: false,
+    },
+    TraceOption {
+        name: "sym-addr",
+        bit: SYM_ADDR,
+        default: false,
+    },
+    TraceOption {
+        name: "annotate",
+        bit: ANNOTATE,
+        default: true,
+    },
+    TraceOption {
+        name: "context-info",
+        bit: CONTEXT_INFO,
+        default: true,
+    },
+    TraceOption {
+        name: "record-cmd",
+        bit: RECORD_CMD,
+        default: true,
+    },
+    TraceOption {
+        name: "overwrite",
+        bit: OVERWRITE,
+        default: true,
+    },
+    TraceOption {
+        name: "irq-info",
+        bit: IRQ_INFO,
+        default: true,
+    },
+    TraceOption {
+        name: "markers",
+        bit: MARKERS,
+        default: true,
+    },
+    TraceOption {
+        name: "pause-on-trace",
+        bit: PAUSE_ON_TRACE,
+        default: false,
+    },
+];
+
+const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
+
+static FLAGS: AtomicU32 = AtomicU32::new(DEFAULT_FLAGS);
+
+/// The flags word.
+pub fn trace_flags() -> u32 {
+    FLAGS.load(Ordering::Acquire)
+}
+
+/// Whether `bit` is set.
+pub fn is_set(bit: u32) -> bool {
+    trace_flags() & bit != 0
+}
+
+/// Sets or clears `bit`, applying what it changes.
+pub fn set_flag(bit: u32, on: bool) {
+    if on {
+        FLAGS.fetch_or(bit, Ordering::AcqRel);
+    } else {
+        FLAGS.fetch_and(!bit, Ordering::AcqRel);
+    }
+    if bit == OVERWRITE {
+        super::global_trace().set_overwrite(on);
+    }
+}
+
+/// `trace_options`' text: one option a line, `no` before those off.
+pub fn show() -> alloc::string::String {
+    let mut s = alloc::string::String::new();
+    for o in &TRACE_OPTIONS {
+        if !is_set(o.bit) {
+            s.push_str("no");
+        }
+        s.push_str(o.name);
+        s.push('\n');
+    }
+    s
+}
+
+/// Applies a `trace_options` write (`name` or `noname`): EINVAL if no such
+/// option.
+pub fn apply(cmd: &str) -> Result<(), uapi::Errno> {
+    let (on, name) = match cmd.strip_prefix("no") {
+        Some(rest) if TRACE_OPTIONS.iter().any(|o| o.name == rest) => (false, rest),
+        _ => (true, cmd),
+    };
+    let o = TRACE_OPTIONS
+        .iter()
+        .find(|o| o.name == name)
+        .ok_or(uapi::Errno::EINVAL)?;
+    set_flag(o.bit, on);
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! The text of `trace` and `trace_pipe`: the header block and one line per
+//! entry (`comm-pid [cpu] flags timestamp: event output`), as Linux's
+//! `trace_print_context`, `trace_print_lat_fmt` and
+//! `print_func_help_header_irq` print them.
+
+use super::events::{self, EventRecord};
+use super::options::{self, ANNOTATE, CONTEXT_INFO, IRQ_INFO, SYM_ADDR, SYM_OFFSET};
+use super::{TraceArray, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED};
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write;
+
+/// The header of `trace`: `# tracer: nop`, the entry counts and the
+/// column lines (those of irq-info when it is set).
+pub fn trace_header(tr: &TraceArray) -> String {
+    let flags = options::trace_flags();
+    let mut s = String::from("# tracer: nop\n#\n");
+    if flags & CONTEXT_INFO == 0 {
+        return s;
+    }
+    let (entries, written) = tr.total_entries();
+    let _ = writeln!(
+        s,
+        "# entries-in-buffer/entries-written: {entries}/{written}   #P:{}",
+        crate::smp::num_online_cpus()
+    );
+    s.push_str("#\n");
+    if flags & IRQ_INFO != 0 {
+        s.push_str(
+            "#                                _-----=> irqs-off/BH-disabled\n\
+             #                               / _----=> need-resched\n\
+             #                              | / _---=> hardirq/softirq\n\
+             #                              || / _--=> preempt-depth\n\
+             #                              ||| / _-=> migrate-disable\n\
+             #                              |||| /     delay\n\
+             #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
+             #              | |         |   |||||     |         |\n",
+        );
+    } else {
+        s.push_str(
+            "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
+             #              | |         |         |         |\n",
+        );
+    }
+    s
+}
+
+/// The five irq-info characters of an entry.
+fn lat_fmt(s: &mut String, flags: u8, preempt: u8) {
+    s.push(if flags & TRACE_FLAG_IRQS_OFF != 0 { 'd' } else { '.' });
+    s.push(if flags & TRACE_FLAG_NEED_RESCHED != 0 { 'n' } else { '.' });
+    s.push(if flags & TRACE_FLAG_HARDIRQ != 0 { 'h' } else { '.' });
+    match preempt & 0xf {
+        0 => s.push('.'),
+        n => {
+            let _ = write!(s, "{n:x}");
+        }
+    }
+    match preempt >> 4 {
+        0 => s.push('.'),
+        n => {
+            let _ = write!(s, "{n:x}");
+        }
+    }
+}
+
+/// A timestamp as Linux prints it: ` secs.usecs` for nanosecond clocks,
+/// a 12-wide count otherwise.
+fn print_time(s: &mut String, ts: u64) {
+    if super::clock::current().in_ns {
+        let us = ts / 1000;
+        let _ = write!(s, " {:5}.{:06}", us / 1_000_000, us % 1_000_000);
+    } else {
+        let _ = write!(s, " {ts:12}");
+    }
+}
+
+/// Formats one entry recorded on `cpu` at `ts` (all its bytes, common
+/// fields first) as a `trace` line.
+pub fn print_trace_line(s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
+    let flags = options::trace_flags();
+    let ty = entry.get(0..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    let eflags = entry.get(2).copied().unwrap_or(0);
+    let preempt = entry.get(3).copied().unwrap_or(0);
+    let pid = entry
+        .get(4..8)
+        .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    if flags & CONTEXT_INFO != 0 {
+        let comm = super::cmdlines::find(pid);
+        let _ = write!(s, "{comm:>16}-{pid:<7} [{cpu:03}] ");
+        if flags & IRQ_INFO != 0 {
+            lat_fmt(s, eflags, preempt);
+        }
+        print_time(s, ts);
+        s.push_str(": ");
+    }
+    match events::find_event_by_id(ty) {
+        Some(ev) => ev.print(
+            s,
+            &EventRecord {
+                entry,
+                trace_flags: flags,
+            },
+        ),
+        None => {
+            let _ = writeln!(s, "Unknown type {ty}");
+        }
+    }
+}
+
+/// `##### CPU N buffer started ####`, which `trace` prints before the
+/// first entry of each CPU but the first, when events were lost.
+pub fn cpu_buffer_started(s: &mut String, cpu: usize) {
+    if options::is_set(ANNOTATE) {
+        let _ = writeln!(s, "##### CPU {cpu} buffer started ####");
+    }
+}
+
+/// `CPU:N [LOST n EVENTS]`, which `trace_pipe` prints where it lost some.
+pub fn lost_events(s: &mut String, cpu: usize, lost: u64) {
+    let _ = writeln!(s, "CPU:{cpu} [LOST {lost} EVENTS]");
+}
+
+/// `%ps`: a function's name alone (or the address in hex).
+pub fn print_sym_short(s: &mut String, addr: usize) {
+    match crate::kallsyms::lookup_addr(addr) {
+        Some(sym) => s.push_str(sym.name),
+        None => {
+            let _ = write!(s, "0x{addr:x}");
+        }
+    }
+}
+
+/// A code address as Linux's `seq_print_ip_sym` prints it under the
+/// `sym-offset` and `sym-addr` options: `name`, `name+0xoff/0xsize`, with
+/// ` <addr>` after it for sym-addr; `0` for a null address.
+pub fn seq_print_ip_sym(s: &mut String, addr: usize, trace_flags: u32) {
+    if addr == 0 {
+        s.push('0');
+        return;
+    }
+    match crate::kallsyms::lookup_addr(addr) {
+        Some(sym) if trace_flags & SYM_OFFSET != 0 => {
+            let _ = write!(s, "{}+0x{:x}/0x{:x}", sym.name, sym.offset, sym.size);
+        }
+        Some(sym) => s.push_str(sym.name),
+        None => {
+            let _ = write!(s, "0x{addr:x}");
+        }
+    }
+    if trace_flags & SYM_ADDR != 0 {
+        let _ = write!(s, " <{addr:016x}>");
+    }
+}
+
+/// `per_cpu/cpuN/stats` in Linux's format.
+pub fn cpu_stats(tr: &TraceArray, cpu: usize) -> String {
+    let st = tr.stats(cpu);
+    let oldest = tr.with_buffer(cpu, |b| b.oldest_event_ts()).flatten().unwrap_or(0);
+    let now = super::clock::trace_clock_now();
+    let mut s = format!(
+        "entries: {}\noverrun: {}\ncommit overrun: {}\nbytes: {}\n",
+        st.entries, st.overrun, st.commit_overrun, st.bytes
+    );
+    if super::clock::current().in_ns {
+        let (o, n) = (oldest / 1000, now / 1000);
+        let _ = writeln!(s, "oldest event ts: {:5}.{:06}", o / 1_000_000, o % 1_000_000);
+        let _ = writeln!(s, "now ts: {:5}.{:06}", n / 1_000_000, n % 1_000_000);
+    } else {
+        let _ = writeln!(s, "oldest event ts: {oldest}");
+        let _ = writeln!(s, "now ts: {now}");
+    }
+    let _ = write!(
+        s,
+        "dropped events: {}\nread events: {}\n",
+        st.dropped_events, st.read_events
+    );
+    s
+}

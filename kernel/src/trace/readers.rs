@@ -1,0 +1,355 @@
+//! The readers of the buffers, one per open file: `trace` (all CPUs or
+//! one, merged by time, not consuming), `trace_pipe` (consuming, blocking
+//! unless O_NONBLOCK, pollable) and `trace_pipe_raw` (whole binary pages,
+//! as trace-cmd reads them). Each holds a CPU's buffer lock only to copy
+//! one page or take one event, and formats outside it.
+
+use super::output;
+use super::{tracing_cpus, TraceArray};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use ring_buffer::{Page, PageCursor, PAGE_SIZE};
+use uapi::poll::{POLLIN, POLLRDNORM};
+use uapi::Errno;
+use vfs::file::{FileOps, OpenFile};
+use vfs::WaitQueueHead;
+
+/// How much text a read of `trace` or `trace_pipe` makes ahead.
+const CHUNK: usize = 4096;
+
+/// One CPU's position in a `trace` walk.
+struct CpuWalk {
+    cpu: usize,
+    page: Box<Page>,
+    cursor: Option<PageCursor>,
+    last_seq: Option<u64>,
+    done: bool,
+}
+
+impl CpuWalk {
+    /// The time of its next entry, loading the next page when this one is
+    /// used up.
+    fn peek_ts(&mut self, tr: &TraceArray) -> Option<u64> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(c) = &self.cursor {
+                match c.peek(&self.page) {
+                    Some(Ok(e)) => return Some(e.ts),
+                    // A page that does not parse: skip what is left of it.
+                    Some(Err(_)) | None => self.cursor = None,
+                }
+            }
+            let (page, after) = (&mut self.page, self.last_seq);
+            match tr.with_buffer(self.cpu, |b| b.copy_page(after, page)).flatten() {
+                Some(copy) => {
+                    self.last_seq = Some(copy.seq);
+                    self.cursor = Some(copy.cursor());
+                }
+                None => self.done = true,
+            }
+        }
+    }
+}
+
+/// The text of a `trace` open, made as it is read.
+struct TraceWalk {
+    cpus: Vec<CpuWalk>,
+    /// Text made but not yet read, and the file offset of its start.
+    text: Vec<u8>,
+    text_pos: u64,
+    started: u64,
+    entries: u64,
+    annotate: bool,
+    header_done: bool,
+}
+
+/// One open of `trace` or `per_cpu/cpuN/trace`.
+pub struct TraceFile {
+    tr: &'static TraceArray,
+    cpu: Option<usize>,
+    walk: spin::Mutex<Option<TraceWalk>>,
+    paused: bool,
+}
+
+impl TraceFile {
+    /// Opens it; O_TRUNC with write access empties the buffer(s) first.
+    pub fn open(tr: &'static TraceArray, cpu: Option<usize>, flags: u32) -> Arc<dyn FileOps> {
+        if flags & uapi::fcntl::O_TRUNC != 0 && flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY {
+            tr.reset(cpu);
+        }
+        let paused = super::options::is_set(super::options::PAUSE_ON_TRACE);
+        if paused {
+            tr.tracing_stop();
+        }
+        Arc::new(TraceFile {
+            tr,
+            cpu,
+            walk: spin::Mutex::new(None),
+            paused,
+        })
+    }
+
+    fn new_walk(&self) -> TraceWalk {
+        let cpus: Vec<usize> = match self.cpu {
+            Some(c) => alloc::vec![c],
+            None => tracing_cpus().collect(),
+        };
+        TraceWalk {
+            cpus: cpus
+                .into_iter()
+                .map(|cpu| CpuWalk {
+                    cpu,
+                    page: ring_buffer::new_page(),
+                    cursor: None,
+                    last_seq: None,
+                    done: false,
+                })
+                .collect(),
+            text: Vec::new(),
+            text_pos: 0,
+            started: 0,
+            entries: 0,
+            annotate: self.tr.any_overrun(),
+            header_done: false,
+        }
+    }
+
+    /// Makes more text; false at the end.
+    fn fill(&self, w: &mut TraceWalk) -> bool {
+        let mut s = String::new();
+        if !w.header_done {
+            w.header_done = true;
+            s.push_str(&output::trace_header(self.tr));
+        }
+        while s.len() < CHUNK {
+            let mut best: Option<(usize, u64)> = None;
+            for (i, c) in w.cpus.iter_mut().enumerate() {
+                if let Some(ts) = c.peek_ts(self.tr) {
+                    if best.is_none_or(|(_, b)| ts < b) {
+                        best = Some((i, ts));
+                    }
+                }
+            }
+            let Some((i, _)) = best else { break };
+            let c = &mut w.cpus[i];
+            let Some(cursor) = c.cursor.as_mut() else { continue };
+            let Some(Ok(ev)) = cursor.next_event(&c.page) else {
+                continue;
+            };
+            if w.annotate && w.started & (1 << c.cpu) == 0 {
+                w.started |= 1 << c.cpu;
+                if w.entries > 0 {
+                    output::cpu_buffer_started(&mut s, c.cpu);
+                }
+            }
+            w.entries += 1;
+            output::print_trace_line(&mut s, c.cpu, ev.ts, ev.data);
+        }
+        let more = !s.is_empty();
+        w.text.extend_from_slice(s.as_bytes());
+        more
+    }
+}
+
+impl FileOps for TraceFile {
+    fn read(&self, _: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
+        let mut g = self.walk.lock();
+        // A read before what was made (lseek back) starts over.
+        if g.as_ref().is_none_or(|w| *pos < w.text_pos) {
+            *g = Some(self.new_walk());
+        }
+        let Some(w) = g.as_mut() else { return Ok(0) };
+        loop {
+            let end = w.text_pos + w.text.len() as u64;
+            if *pos < end && (end - *pos) as usize >= buf.len() {
+                break;
+            }
+            if !self.fill(w) {
+                break;
+            }
+        }
+        // Drop text before the read position.
+        let skip = ((*pos - w.text_pos) as usize).min(w.text.len());
+        w.text.drain(..skip);
+        w.text_pos += skip as u64;
+        let n = buf.len().min(w.text.len());
+        buf[..n].copy_from_slice(&w.text[..n]);
+        *pos += n as u64;
+        Ok(n)
+    }
+
+    /// Writes are accepted and ignored (`echo > trace` clears by O_TRUNC).
+    fn write(&self, _: &OpenFile, buf: &[u8], _: &mut u64) -> vfs::Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn llseek(&self, _: &OpenFile, pos: u64, offset: i64, whence: u32, _: u64) -> vfs::Result<u64> {
+        match whence {
+            uapi::fcntl::SEEK_SET | uapi::fcntl::SEEK_CUR => vfs::file::generic_llseek(pos, offset, whence, 0),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+}
+
+impl Drop for TraceFile {
+    fn drop(&mut self) {
+        if self.paused {
+            self.tr.tracing_start();
+        }
+    }
+}
+
+/// One open of `trace_pipe` or `per_cpu/cpuN/trace_pipe`.
+pub struct TracePipe {
+    tr: &'static TraceArray,
+    cpu: Option<usize>,
+    /// Lines taken from the buffer but not yet read.
+    pending: spin::Mutex<Vec<u8>>,
+}
+
+impl TracePipe {
+    /// Opens it.
+    pub fn open(tr: &'static TraceArray, cpu: Option<usize>) -> Arc<dyn FileOps> {
+        Arc::new(TracePipe {
+            tr,
+            cpu,
+            pending: spin::Mutex::new(Vec::new()),
+        })
+    }
+
+    fn cpus(&self) -> Vec<usize> {
+        match self.cpu {
+            Some(c) => alloc::vec![c],
+            None => tracing_cpus().collect(),
+        }
+    }
+
+    /// Takes the oldest entry of all its CPUs and formats it; false if
+    /// there is none.
+    fn consume_one(&self, s: &mut String, scratch: &mut Vec<u8>) -> bool {
+        let mut best: Option<(usize, u64)> = None;
+        for cpu in self.cpus() {
+            if let Some(Some(ts)) = self.tr.with_buffer(cpu, |b| b.peek().map(|e| e.ts)) {
+                if best.is_none_or(|(_, b)| ts < b) {
+                    best = Some((cpu, ts));
+                }
+            }
+        }
+        let Some((cpu, _)) = best else { return false };
+        scratch.clear();
+        let taken = self.tr.with_buffer(cpu, |b| {
+            b.consume().map(|c| {
+                scratch.extend_from_slice(c.event.data);
+                (c.event.ts, c.lost)
+            })
+        });
+        let Some(Some((ts, lost))) = taken else { return false };
+        if lost > 0 {
+            output::lost_events(s, cpu, lost);
+        }
+        output::print_trace_line(s, cpu, ts, scratch);
+        true
+    }
+
+    fn has_data(&self) -> bool {
+        self.cpus()
+            .into_iter()
+            .any(|c| self.tr.with_buffer(c, |b| !b.is_empty()).unwrap_or(false))
+    }
+}
+
+impl FileOps for TracePipe {
+    fn read(&self, _: &OpenFile, buf: &mut [u8], _: &mut u64) -> vfs::Result<usize> {
+        let mut pending = self.pending.lock();
+        if pending.is_empty() {
+            let mut s = String::new();
+            let mut scratch = Vec::with_capacity(PAGE_SIZE);
+            while s.len() < buf.len().min(CHUNK) && self.consume_one(&mut s, &mut scratch) {}
+            pending.extend_from_slice(s.as_bytes());
+        }
+        if pending.is_empty() {
+            return Err(Errno::EAGAIN);
+        }
+        let n = buf.len().min(pending.len());
+        buf[..n].copy_from_slice(&pending[..n]);
+        pending.drain(..n);
+        Ok(n)
+    }
+    fn positional(&self) -> bool {
+        false
+    }
+    fn llseek(&self, _: &OpenFile, _: u64, _: i64, _: u32, _: u64) -> vfs::Result<u64> {
+        Err(Errno::ESPIPE)
+    }
+    fn poll(&self, _: &OpenFile) -> u16 {
+        if !self.pending.lock().is_empty() || self.has_data() {
+            POLLIN | POLLRDNORM
+        } else {
+            0
+        }
+    }
+    fn wait_queue(&self) -> Option<Arc<WaitQueueHead>> {
+        Some(self.tr.wait_queue())
+    }
+}
+
+/// One open of `per_cpu/cpuN/trace_pipe_raw`: consumed pages, handed out
+/// whole across as many reads as the reader needs.
+pub struct TracePipeRaw {
+    tr: &'static TraceArray,
+    cpu: usize,
+    /// The page being read and how far.
+    page: spin::Mutex<(Box<Page>, usize)>,
+}
+
+impl TracePipeRaw {
+    /// Opens it.
+    pub fn open(tr: &'static TraceArray, cpu: usize) -> Arc<dyn FileOps> {
+        Arc::new(TracePipeRaw {
+            tr,
+            cpu,
+            page: spin::Mutex::new((ring_buffer::new_page(), PAGE_SIZE)),
+        })
+    }
+}
+
+impl FileOps for TracePipeRaw {
+    fn read(&self, _: &OpenFile, buf: &mut [u8], _: &mut u64) -> vfs::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let mut g = self.page.lock();
+        let (page, off) = &mut *g;
+        if *off >= PAGE_SIZE {
+            match self.tr.with_buffer(self.cpu, |b| b.read_page(page, false)).flatten() {
+                Some(_) => *off = 0,
+                None => return Err(Errno::EAGAIN),
+            }
+        }
+        let n = buf.len().min(PAGE_SIZE - *off);
+        buf[..n].copy_from_slice(&page[*off..*off + n]);
+        *off += n;
+        Ok(n)
+    }
+    fn positional(&self) -> bool {
+        false
+    }
+    fn llseek(&self, _: &OpenFile, _: u64, _: i64, _: u32, _: u64) -> vfs::Result<u64> {
+        Err(Errno::ESPIPE)
+    }
+    fn poll(&self, _: &OpenFile) -> u16 {
+        let partly_read = self.page.lock().1 < PAGE_SIZE;
+        if partly_read || self.tr.with_buffer(self.cpu, |b| !b.is_empty()).unwrap_or(false) {
+            POLLIN | POLLRDNORM
+        } else {
+            0
+        }
+    }
+    fn wait_queue(&self) -> Option<Arc<WaitQueueHead>> {
+        Some(self.tr.wait_queue())
+    }
+}

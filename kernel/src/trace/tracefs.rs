@@ -1,0 +1,345 @@
+//! tracefs: one filesystem (every mount shows the same tree, as Linux's),
+//! mounted by init at `/sys/kernel/tracing`, `/sys/kernel/debug/tracing`
+//! and `/tracing`. Files carry Linux's names, modes, contents and errors.
+
+use super::readers::{TraceFile, TracePipe, TracePipeRaw};
+use super::{clock, cmdlines, error_log, events, global_trace, options, output, tracing_cpus};
+use crate::fs::pseudo::{PseudoDir, PseudoFs};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use uapi::Errno;
+use vfs::file::FileOps;
+
+static TRACEFS: spin::Once<Arc<PseudoFs>> = spin::Once::new();
+static EVENTS_DIR: spin::Once<Arc<PseudoDir>> = spin::Once::new();
+
+/// The one tracefs, made (with the global trace array) at its first use.
+pub fn tracefs() -> Arc<PseudoFs> {
+    TRACEFS
+        .call_once(|| {
+            let fs = PseudoFs::new("tracefs");
+            global_trace();
+            cmdlines::init();
+            create(fs.root_dir());
+            fs
+        })
+        .clone()
+}
+
+/// `events/`, where the registry makes event directories.
+pub fn events_dir() -> Arc<PseudoDir> {
+    if let Some(d) = EVENTS_DIR.get() {
+        return d.clone();
+    }
+    tracefs();
+    EVENTS_DIR.get().expect("made with tracefs").clone()
+}
+
+/// Linux's `kstrtoul_from_user(.., 10, ..)`: decimal, one trailing newline
+/// allowed; EINVAL for anything else, ERANGE past `u64`.
+pub fn parse_ulong(buf: &[u8]) -> Result<u64, Errno> {
+    let s = buf.strip_suffix(b"\n").unwrap_or(buf);
+    let s = s.strip_prefix(b"+").unwrap_or(s);
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+        return Err(Errno::EINVAL);
+    }
+    s.iter().try_fold(0u64, |v, &d| {
+        v.checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or(Errno::ERANGE)
+    })
+}
+
+/// A command's text with surrounding whitespace removed.
+fn cmd_str(buf: &[u8]) -> Result<&str, Errno> {
+    core::str::from_utf8(buf).map(str::trim).map_err(|_| Errno::EINVAL)
+}
+
+/// Where a later feature's lines go in `README`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ReadmeSection {
+    /// The list of top-level files (`kprobe_events`, `dynamic_events`, ...).
+    Files,
+    /// The files of `events/<system>/` (`filter`).
+    SystemFiles,
+    /// The files of `events/<system>/<event>/` (`filter`, `trigger`, ...).
+    EventFiles,
+}
+
+static README_EXTRA: spin::Mutex<Vec<(ReadmeSection, &'static str)>> = spin::Mutex::new(Vec::new());
+
+/// Adds Linux's `README` lines for a feature that now exists; ftracetest
+/// decides what to test by grepping them.
+pub fn readme_add(section: ReadmeSection, text: &'static str) {
+    README_EXTRA.lock().push((section, text));
+}
+
+fn readme_extra(s: &mut String, section: ReadmeSection) {
+    for (sec, text) in README_EXTRA.lock().iter() {
+        if *sec == section {
+            s.push_str(text);
+        }
+    }
+}
+
+/// `README`: Linux's text for what this tracefs has.
+fn readme() -> Vec<u8> {
+    let mut s = String::from(
+        "tracing mini-HOWTO:\n\n\
+         # echo 0 > tracing_on : quick way to disable tracing\n\
+         # echo 1 > tracing_on : quick way to re-enable tracing\n\n \
+         Important files:\n  \
+         trace\t\t\t- The static contents of the buffer\n\
+         \t\t\t  To clear the buffer write into this file: echo > trace\n  \
+         trace_pipe\t\t- A consuming read to see the contents of the buffer\n  \
+         current_tracer\t- function and latency tracers\n  \
+         available_tracers\t- list of configured tracers for current_tracer\n  \
+         error_log\t- error log for failed commands (that support it)\n  \
+         buffer_size_kb\t- view and modify size of per cpu buffer\n  \
+         buffer_total_size_kb  - view total size of all cpu buffers\n\n  \
+         trace_clock\t\t- change the clock used to order events\n       \
+         local:   Per cpu clock but may not be synced across CPUs\n      \
+         global:   Synced across CPUs but slows tracing down.\n     \
+         counter:   Not a clock, but just an increment\n      \
+         uptime:   Jiffy counter from time of boot\n        \
+         perf:   Same clock that perf events use\n\
+         \n  trace_marker\t\t- Writes into this file writes into the kernel buffer\n  \
+         trace_options\t\t- Set format or modify how tracing happens\n\
+         \t\t\t  Disable an option by prefixing 'no' to the\n\
+         \t\t\t  option name\n  \
+         saved_cmdlines_size\t- echo command number in here to store comm-pid list\n",
+    );
+    readme_extra(&mut s, ReadmeSection::Files);
+    s.push_str(
+        "  events/\t\t- Directory containing all trace event subsystems:\n      \
+         enable\t\t- Write 0/1 to enable/disable tracing of all events\n  \
+         events/<system>/\t- Directory containing all trace events for <system>:\n      \
+         enable\t\t- Write 0/1 to enable/disable tracing of all <system>\n\
+         \t\t\t  events\n",
+    );
+    readme_extra(&mut s, ReadmeSection::SystemFiles);
+    s.push_str(
+        "  events/<system>/<event>/\t- Directory containing control files for\n\
+         \t\t\t  <event>:\n      \
+         enable\t\t- Write 0/1 to enable/disable tracing of <event>\n",
+    );
+    readme_extra(&mut s, ReadmeSection::EventFiles);
+    s.into_bytes()
+}
+
+/// `buffer_size_kb` of one CPU or (None) of all.
+fn buffer_size_show(cpu: Option<usize>) -> Vec<u8> {
+    let tr = global_trace();
+    let kb = |c: usize| tr.size_bytes(c) >> 10;
+    let size = match cpu {
+        Some(c) => Some(kb(c)),
+        None => {
+            let mut sizes = tracing_cpus().map(kb);
+            let first = sizes.next().unwrap_or(0);
+            sizes.all(|s| s == first).then_some(first)
+        }
+    };
+    match size {
+        None => b"X\n".to_vec(),
+        // Only the all-CPU file tells the size to come (as Linux's).
+        Some(s) if !tr.is_expanded() && cpu.is_none() => {
+            format!("{s} (expanded: {})\n", tr.expand_size() >> 10).into_bytes()
+        }
+        Some(s) => format!("{s}\n").into_bytes(),
+    }
+}
+
+/// A `buffer_size_kb` write: KiB per CPU; 0 is EINVAL.
+fn buffer_size_write(cpu: Option<usize>, buf: &[u8]) -> Result<usize, Errno> {
+    let kb = parse_ulong(buf)?;
+    if kb == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let bytes = usize::try_from(kb)
+        .ok()
+        .and_then(|k| k.checked_mul(1024))
+        .ok_or(Errno::ENOMEM)?;
+    global_trace().resize(cpu, bytes)?;
+    Ok(buf.len())
+}
+
+fn ops(f: impl Fn(u32) -> Arc<dyn FileOps> + Send + Sync + 'static) -> crate::fs::pseudo::OpenFn {
+    Box::new(move |flags| Ok(f(flags)))
+}
+
+/// Makes the tree.
+fn create(root: &Arc<PseudoDir>) {
+    let tr = global_trace();
+    root.file("README", 0o440, Box::new(readme), None);
+    root.file("available_events", 0o440, Box::new(events::available_events), None);
+    root.file("available_tracers", 0o440, Box::new(|| b"nop\n".to_vec()), None);
+    root.file(
+        "buffer_size_kb",
+        0o640,
+        Box::new(|| buffer_size_show(None)),
+        Some(Box::new(|buf| buffer_size_write(None, buf))),
+    );
+    root.file(
+        "buffer_total_size_kb",
+        0o440,
+        Box::new(|| {
+            let tr = global_trace();
+            let total: usize = tracing_cpus().map(|c| tr.size_bytes(c) >> 10).sum();
+            if tr.is_expanded() {
+                format!("{total}\n").into_bytes()
+            } else {
+                let n = tracing_cpus().count();
+                format!("{total} (expanded: {})\n", (tr.expand_size() >> 10) * n).into_bytes()
+            }
+        }),
+        None,
+    );
+    root.file(
+        "current_tracer",
+        0o640,
+        Box::new(|| b"nop\n".to_vec()),
+        Some(Box::new(|buf| match cmd_str(buf)? {
+            "nop" => {
+                global_trace().update_buffers()?;
+                Ok(buf.len())
+            }
+            _ => Err(Errno::EINVAL),
+        })),
+    );
+    let _ = root.file_trunc(
+        "error_log",
+        0o640,
+        Box::new(|| error_log::show().into_bytes()),
+        Some(Box::new(|buf| Ok(buf.len()))),
+        Some(Box::new(error_log::clear)),
+    );
+    let events_dir = root.dir("events");
+    EVENTS_DIR.call_once(|| events_dir.clone());
+    events::create_top_files(&events_dir);
+    events::register_internal_events();
+
+    let opts = root.dir_mode("options", 0o750);
+    for o in &options::TRACE_OPTIONS {
+        let bit = o.bit;
+        opts.file(
+            o.name,
+            0o640,
+            Box::new(move || {
+                if options::is_set(bit) {
+                    b"1\n".to_vec()
+                } else {
+                    b"0\n".to_vec()
+                }
+            }),
+            Some(Box::new(move |buf| {
+                match parse_ulong(buf)? {
+                    0 => options::set_flag(bit, false),
+                    1 => options::set_flag(bit, true),
+                    _ => return Err(Errno::EINVAL),
+                }
+                Ok(buf.len())
+            })),
+        );
+    }
+
+    let per_cpu = root.dir_mode("per_cpu", 0o750);
+    for cpu in tracing_cpus() {
+        let d = per_cpu.dir_mode(&format!("cpu{cpu}"), 0o750);
+        d.file(
+            "buffer_size_kb",
+            0o640,
+            Box::new(move || buffer_size_show(Some(cpu))),
+            Some(Box::new(move |buf| buffer_size_write(Some(cpu), buf))),
+        );
+        d.file(
+            "stats",
+            0o440,
+            Box::new(move || output::cpu_stats(global_trace(), cpu).into_bytes()),
+            None,
+        );
+        let _ = d.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, Some(cpu), flags)));
+        let _ = d.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, Some(cpu))));
+        let _ = d.file_ops("trace_pipe_raw", 0o440, ops(move |_| TracePipeRaw::open(tr, cpu)));
+    }
+
+    root.file("printk_formats", 0o440, Box::new(Vec::new), None);
+    root.file(
+        "saved_cmdlines",
+        0o440,
+        Box::new(|| cmdlines::show().into_bytes()),
+        None,
+    );
+    root.file(
+        "saved_cmdlines_size",
+        0o640,
+        Box::new(|| format!("{}\n", cmdlines::size()).into_bytes()),
+        Some(Box::new(|buf| {
+            let n = usize::try_from(parse_ulong(buf)?).map_err(|_| Errno::EINVAL)?;
+            cmdlines::resize(n)?;
+            Ok(buf.len())
+        })),
+    );
+    let _ = root.file_trunc(
+        "set_event",
+        0o640,
+        Box::new(events::set_event_show),
+        Some(Box::new(events::set_event_write)),
+        Some(Box::new(events::disable_all_events)),
+    );
+    let _ = root.file_trunc(
+        "set_event_pid",
+        0o640,
+        Box::new(events::event_pids_show),
+        Some(Box::new(events::event_pids_write)),
+        Some(Box::new(events::event_pids_clear)),
+    );
+    let _ = root.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, None, flags)));
+    root.file(
+        "trace_clock",
+        0o640,
+        Box::new(|| clock::show().into_bytes()),
+        Some(Box::new(|buf| {
+            clock::set(cmd_str(buf)?)?;
+            Ok(buf.len())
+        })),
+    );
+    root.file(
+        "trace_marker",
+        0o220,
+        Box::new(Vec::new),
+        Some(Box::new(|buf| {
+            if !options::is_set(options::MARKERS) {
+                return Err(Errno::EINVAL);
+            }
+            super::tracing_mark_write(global_trace(), buf)
+        })),
+    );
+    root.file(
+        "trace_options",
+        0o640,
+        Box::new(|| options::show().into_bytes()),
+        Some(Box::new(|buf| {
+            options::apply(cmd_str(buf)?)?;
+            Ok(buf.len())
+        })),
+    );
+    let _ = root.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, None)));
+    root.file(
+        "tracing_on",
+        0o640,
+        Box::new(|| {
+            if global_trace().tracing_on() {
+                b"1\n".to_vec()
+            } else {
+                b"0\n".to_vec()
+            }
+        }),
+        Some(Box::new(|buf| {
+            global_trace().set_tracing_on(parse_ulong(buf)? != 0);
+            Ok(buf.len())
+        })),
+    );
+}

@@ -1,0 +1,70 @@
+//! tracefs seen from a shell: Debian's busybox runs `tracefs/tracefs.sh`
+//! (trace_marker lines in `trace` with Linux's header, `trace_pipe`
+//! consuming, `tracing_on 0` stopping, a small buffer overfilled with and
+//! without overwrite, `per_cpu/cpu0/stats`, a `trace_pipe_raw` page,
+//! Linux's errors for bad writes, the `ftrace/print` format) and must
+//! print `tracefs/tracefs.golden`, pids and times masked; when
+//! ../shared/reflinux is there, real Linux must print the same.
+
+use e2e::{root, run_commands};
+use std::path::PathBuf;
+use std::process::Command;
+
+const GOLDEN: &str = include_str!("tracefs/tracefs.golden");
+
+fn busybox() -> PathBuf {
+    let out = Command::new(root().join("scripts/setup.sh"))
+        .arg("--print-busybox")
+        .output()
+        .expect("run scripts/setup.sh");
+    assert!(out.status.success(), "scripts/setup.sh --print-busybox failed");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn script() -> PathBuf {
+    root().join("tests/tracefs/tracefs.sh")
+}
+
+#[test]
+fn trace_files_print_linux_text_and_account_for_every_event() {
+    let (out, code) = run_commands(
+        &["--smp", "1"],
+        &[busybox(), script()],
+        "busybox sh /bin/tracefs.sh",
+        180,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, GOLDEN);
+    let Some(reflinux) = e2e::reflinux() else { return };
+    let linux = Command::new(reflinux)
+        .args(["--smp", "1", "--timeout", "180"])
+        .arg(busybox())
+        .arg(script())
+        .args(["--", "busybox sh /bin/tracefs.sh"])
+        .output()
+        .expect("reflinux");
+    assert_eq!(String::from_utf8_lossy(&linux.stdout), GOLDEN, "real Linux differs");
+}
+
+#[test]
+fn tracefs_is_one_tree_at_three_paths_with_a_buffer_per_cpu() {
+    let cmds = "busybox grep tracefs /proc/mounts; busybox ls -1 /tracing/per_cpu; \
+        echo smp > /sys/kernel/debug/tracing/trace_marker; \
+        busybox sed -n 3p /tracing/trace; \
+        busybox tail -1 /sys/kernel/tracing/trace | busybox sed -e 's/.*: //'; \
+        cat /tracing/available_tracers /tracing/trace_clock; \
+        echo function 2>/dev/null > /tracing/current_tracer || echo refused";
+    let (out, code) = run_commands(&["--smp", "4"], &[busybox()], cmds, 60);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "tracefs /sys/kernel/tracing tracefs rw,relatime 0 0\n\
+         tracefs /sys/kernel/debug/tracing tracefs rw,relatime 0 0\n\
+         cpu0\ncpu1\ncpu2\ncpu3\n\
+         # entries-in-buffer/entries-written: 1/1   #P:4\n\
+         smp\n\
+         nop\n\
+         [local] global counter uptime perf mono mono_raw boot\n\
+         refused\n"
+    );
+}
