@@ -354,6 +354,44 @@ static KERNEL_PGD: Mutex<KernelPgd> = Mutex::new(KernelPgd {
     heap_mapped: 0,
 });
 
+/// `KERNEL_PGD`, locked with interrupts masked on this CPU: the heap maps
+/// and unmaps its pages from allocations and frees made in interrupt
+/// handlers, which must never find the lock held by the code they
+/// interrupted.
+struct PgdGuard {
+    guard: core::mem::ManuallyDrop<spin::MutexGuard<'static, KernelPgd>>,
+    flags: crate::cpu::IrqFlags,
+}
+
+fn kernel_pgd() -> PgdGuard {
+    let flags = crate::cpu::local_irq_save();
+    PgdGuard {
+        guard: core::mem::ManuallyDrop::new(KERNEL_PGD.lock()),
+        flags,
+    }
+}
+
+impl core::ops::Deref for PgdGuard {
+    type Target = KernelPgd;
+    fn deref(&self) -> &KernelPgd {
+        &self.guard
+    }
+}
+
+impl core::ops::DerefMut for PgdGuard {
+    fn deref_mut(&mut self) -> &mut KernelPgd {
+        &mut self.guard
+    }
+}
+
+impl Drop for PgdGuard {
+    fn drop(&mut self) {
+        // SAFETY: dropped exactly once, here, before interrupts come back.
+        unsafe { core::mem::ManuallyDrop::drop(&mut self.guard) };
+        crate::cpu::local_irq_restore(self.flags);
+    }
+}
+
 const fn index(va: usize, level: usize) -> usize {
     (va >> (39 - 9 * level)) & (ENTRIES - 1)
 }
@@ -476,7 +514,7 @@ pub fn paging_init(phys_base: u64, spec: &KernelMapSpec) -> Result<(), MapError>
     KIMAGE_PHYS_BASE.store(phys_base as usize, Ordering::Relaxed);
     KIMAGE_VOFFSET.store(KIMAGE_VADDR - phys_base as usize, Ordering::Relaxed);
     let l = image_layout();
-    let mut pgd = KERNEL_PGD.lock();
+    let mut pgd = kernel_pgd();
     let root = alloc_table().ok_or(MapError::NoMemory)?;
     let ph = kimage_to_phys;
     map_range(root, l.text, ph(l.text), l.etext - l.text, Prot::KERNEL_TEXT, false)?;
@@ -547,7 +585,7 @@ fn empty_table_va() -> usize {
 
 /// Physical address of the kernel's TTBR1 root (for secondary CPUs).
 pub fn kernel_root() -> u64 {
-    KERNEL_PGD.lock().root
+    kernel_pgd().root
 }
 
 /// Physical address of the identity map root (for secondary CPUs).
@@ -599,7 +637,7 @@ pub fn secondary_drop_idmap() {
 pub fn ioremap(pa: u64, size: usize) -> Result<usize, MapError> {
     let start = align_down(pa as usize, PAGE_SIZE);
     let len = align_up(pa as usize + size, PAGE_SIZE) - start;
-    let mut pgd = KERNEL_PGD.lock();
+    let mut pgd = kernel_pgd();
     let va = pgd.ioremap_next;
     if va + len > IOREMAP_BASE + IOREMAP_SIZE {
         return Err(MapError::OutOfWindow);
@@ -612,7 +650,7 @@ pub fn ioremap(pa: u64, size: usize) -> Result<usize, MapError> {
 /// Extends the heap window by one page backed by frame `pa`; returns the
 /// new end of the mapped heap.
 pub fn map_heap_page(pa: u64) -> Result<usize, MapError> {
-    let mut pgd = KERNEL_PGD.lock();
+    let mut pgd = kernel_pgd();
     let va = HEAP_BASE + pgd.heap_mapped;
     if pgd.heap_mapped + PAGE_SIZE > HEAP_MAX {
         return Err(MapError::OutOfWindow);
@@ -626,7 +664,7 @@ pub fn map_heap_page(pa: u64) -> Result<usize, MapError> {
 /// entries on every CPU; returns the frame that backed it, for the caller
 /// to free once nothing can reach the page. `None` when nothing is mapped.
 pub fn unmap_heap_page() -> Option<u64> {
-    let mut pgd = KERNEL_PGD.lock();
+    let mut pgd = kernel_pgd();
     let va = (HEAP_BASE + pgd.heap_mapped)
         .checked_sub(PAGE_SIZE)
         .filter(|&va| va >= HEAP_BASE)?;
@@ -648,7 +686,7 @@ pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError>
     if va < VMALLOC_BASE || va + size > VMALLOC_BASE + VMALLOC_SIZE {
         return Err(MapError::OutOfWindow);
     }
-    let pgd = KERNEL_PGD.lock();
+    let pgd = kernel_pgd();
     map_range(pgd.root, va, pa, size, prot, false)
 }
 
@@ -668,7 +706,7 @@ pub fn map_kernel_stack(va: VirtAddr, pa: PhysAddr, size: usize) -> Result<(), M
     if !in_window {
         return Err(MapError::OutOfWindow);
     }
-    let pgd = KERNEL_PGD.lock();
+    let pgd = kernel_pgd();
     map_range(pgd.root, va.as_usize(), pa.as_u64(), size, Prot::KERNEL_RW, false)
 }
 
@@ -680,7 +718,7 @@ pub fn unmap_kernel_stack(va: VirtAddr, size: usize) {
     if !(KSTACK_BASE..KSTACK_BASE + KSTACK_WINDOW).contains(&va) || size > KSTACK_MAX_SIZE {
         return;
     }
-    let pgd = KERNEL_PGD.lock();
+    let pgd = kernel_pgd();
     let mut off = 0;
     while off < size {
         if let Some((entry, 3)) = walk(pgd.root, va + off) {
@@ -701,7 +739,7 @@ pub fn translate_virt(va: VirtAddr) -> Option<(PhysAddr, Prot)> {
 
 /// The kernel mapping of `va`: physical address and permissions.
 pub fn translate(va: usize) -> Option<(u64, Prot)> {
-    let root = KERNEL_PGD.lock().root;
+    let root = kernel_pgd().root;
     let (entry, level) = walk(root, va)?;
     // SAFETY: `walk` returns a pointer into a live table.
     let desc = unsafe { entry.read_volatile() };
