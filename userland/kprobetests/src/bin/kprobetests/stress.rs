@@ -1,4 +1,4 @@
-//! `kprobetests stress [--seconds N] [--buffer-kb K]`: probes hit from
+//! `kprobetests stress [--seconds N] [--buffer-kb K] [--no-instance]`: probes hit from
 //! several CPUs while definitions churn and a reader drains `trace_pipe`.
 //!
 //! - Three hitter processes (pinned to CPUs 1, 2, 3, modulo the CPUs
@@ -13,7 +13,8 @@
 //!   enabled clears the buffers it wrote to (Linux's `clear_trace`); where
 //!   there are no instances, each churn event is enabled in the top buffer
 //!   and only removed at the end, and a never-enabled definition is added
-//!   and removed every round instead.
+//!   and removed every round instead (`--no-instance` chooses this way
+//!   where instances exist too).
 //! - A reader process drains the top buffer's `trace_pipe`.
 //!
 //! At the end every line read must parse, name `kt_stress`, and carry what
@@ -205,7 +206,7 @@ fn hitter(who: usize, cpus: usize, go: i32, done: i32, deadline_ms: u64) -> ! {
     loop {
         let _ = lseek_raw(-1, seq, who as u64);
         seq += 1;
-        if seq % 128 == 0 && now_ns() >= deadline {
+        if seq.is_multiple_of(128) && now_ns() >= deadline {
             break;
         }
     }
@@ -219,22 +220,30 @@ fn hitter(who: usize, cpus: usize, go: i32, done: i32, deadline_ms: u64) -> ! {
 struct Options {
     seconds: u64,
     buffer_kb: u64,
+    /// Churn in the top buffer even where instances exist.
+    no_instance: bool,
 }
 
 fn options(args: rt::Args) -> Result<Options, String> {
     let mut o = Options {
         seconds: 3,
         buffer_kb: 64,
+        no_instance: false,
     };
     let mut i = 2;
     while let Some(a) = args.get(i) {
+        if a == b"--no-instance" {
+            o.no_instance = true;
+            i += 1;
+            continue;
+        }
         let v = args.get(i + 1).and_then(parse::decimal);
         match (a, v) {
             (b"--seconds", Some(v)) if (1..=3600).contains(&v) => o.seconds = v,
             (b"--buffer-kb", Some(v)) if (1..=65536).contains(&v) => o.buffer_kb = v,
             _ => {
                 return Err(format!(
-                    "usage: kprobetests stress [--seconds 1..3600] [--buffer-kb K] (at {:?})",
+                    "usage: kprobetests stress [--seconds 1..3600] [--buffer-kb K] [--no-instance] (at {:?})",
                     rt::io::Bytes(a).to_string()
                 ))
             }
@@ -314,9 +323,12 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
     t.reset(crate::default_buffer_kb())
         .map_err(|e| format!("reset: {e:?}"))?;
     let _ = fs::unlinkat(fs::AT_FDCWD, &t.path(INSTANCE), fs::AT_REMOVEDIR);
-    let mode = match fs::mkdirat(fs::AT_FDCWD, &t.path(INSTANCE), 0o755) {
-        Ok(()) => ChurnMode::Instance,
-        Err(_) => ChurnMode::TopDeferred,
+    let mode = match o.no_instance {
+        true => ChurnMode::TopDeferred,
+        false => match fs::mkdirat(fs::AT_FDCWD, &t.path(INSTANCE), 0o755) {
+            Ok(()) => ChurnMode::Instance,
+            Err(_) => ChurnMode::TopDeferred,
+        },
     };
     t.write("buffer_size_kb", &format!("{}", o.buffer_kb))
         .map_err(|e| format!("buffer_size_kb: {e:?}"))?;
