@@ -44,6 +44,8 @@ const INSTANCE: &str = "instances/kt_stress";
 struct ReaderReport {
     lines: u64,
     stress: u64,
+    /// Lines of the churn events (only where they share the top buffer).
+    churn: u64,
     lost_lines: u64,
     corrupt: u64,
     bad_fields: u64,
@@ -57,6 +59,7 @@ impl ReaderReport {
         for n in [
             self.lines,
             self.stress,
+            self.churn,
             self.lost_lines,
             self.corrupt,
             self.bad_fields,
@@ -73,11 +76,12 @@ impl ReaderReport {
         Some(ReaderReport {
             lines: n(0)?,
             stress: n(1)?,
-            lost_lines: n(2)?,
-            corrupt: n(3)?,
-            bad_fields: n(4)?,
-            out_of_order: n(5)?,
-            first_bad: String::from_utf8_lossy(b.get(48..)?).into_owned(),
+            churn: n(2)?,
+            lost_lines: n(3)?,
+            corrupt: n(4)?,
+            bad_fields: n(5)?,
+            out_of_order: n(6)?,
+            first_bad: String::from_utf8_lossy(b.get(56..)?).into_owned(),
         })
     }
 
@@ -88,7 +92,7 @@ impl ReaderReport {
     }
 
     /// Checks one complete line.
-    fn line(&mut self, line: &str, pids: &[i32; HITTERS], last_seq: &mut [Option<u64>; HITTERS]) {
+    fn line(&mut self, line: &str, who: &Tasks, last_seq: &mut [Option<u64>; HITTERS]) {
         self.lines += 1;
         if let Some(n) = parse::lost_events(line) {
             self.lost_lines += n;
@@ -100,13 +104,21 @@ impl ReaderReport {
             self.bad("unparsable", line);
             return;
         };
+        if l.event.starts_with("kt_churn_") && who.churn_in_top {
+            self.churn += 1;
+            if !churn_fields(&l, who) {
+                self.bad_fields += 1;
+                self.bad("wrong fields", line);
+            }
+            return;
+        }
         if l.event != "kt_stress" {
             self.bad_fields += 1;
             self.bad("foreign event", line);
             return;
         }
         self.stress += 1;
-        if !self.stress_fields(&l, pids, last_seq) {
+        if !self.stress_fields(&l, &who.hitters, last_seq) {
             self.bad_fields += 1;
             self.bad("wrong fields", line);
         }
@@ -139,9 +151,39 @@ impl ReaderReport {
     }
 }
 
+/// Who may appear in the top buffer, and with what.
+struct Tasks {
+    hitters: [i32; HITTERS],
+    manager: i32,
+    manager_parent: i32,
+    /// The churn events write to the top buffer too.
+    churn_in_top: bool,
+}
+
+/// Whether a churn event's line carries what its task passed or got.
+fn churn_fields(l: &TraceLine, who: &Tasks) -> bool {
+    let loc = l.location().unwrap_or("");
+    let f = |name: &str| l.field(name).unwrap_or_default();
+    match l.event.as_str() {
+        "kt_churn_p" => l.pid == who.manager && loc.starts_with("__arm64_sys_getppid+0x0/") && f("c") == "kprobetests",
+        "kt_churn_r" => {
+            l.pid == who.manager
+                && loc.ends_with(" <- __arm64_sys_getppid")
+                && f("ret") == format!("{}", who.manager_parent)
+        }
+        "kt_churn_l" => {
+            let w = parse::decimal(f("who").as_bytes()).unwrap_or(u64::MAX) as usize;
+            loc.starts_with("__arm64_sys_lseek+0x0/")
+                && parse::decimal(f("seq").as_bytes()).is_some()
+                && who.hitters.get(w) == Some(&l.pid)
+        }
+        _ => false,
+    }
+}
+
 /// The reader: drains `trace_pipe` (non-blocking, napping when empty)
 /// until `stop` reports end of file, then once more, and reports.
-fn reader(t: &Tracefs, stop: i32, report: i32, pids: [i32; HITTERS]) -> ! {
+fn reader(t: &Tracefs, stop: i32, report: i32, who: Tasks) -> ! {
     let mut rep = ReaderReport::default();
     let mut last_seq = [None; HITTERS];
     let fd = match t.open("trace_pipe", fs::O_RDONLY | fs::O_NONBLOCK) {
@@ -163,7 +205,7 @@ fn reader(t: &Tracefs, stop: i32, report: i32, pids: [i32; HITTERS]) -> ! {
                 let end = partial.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
                 let text = String::from_utf8_lossy(&partial[..end]).into_owned();
                 for line in text.lines() {
-                    rep.line(line, &pids, &mut last_seq);
+                    rep.line(line, &who, &mut last_seq);
                 }
                 partial.drain(..end);
                 continue;
@@ -356,12 +398,19 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
     let _ = fs::close(done_w);
     let [stop_r, stop_w] = fs::pipe2(fs::O_CLOEXEC | fs::O_NONBLOCK).map_err(|e| format!("pipe: {e:?}"))?;
     let [rep_r, rep_w] = fs::pipe2(fs::O_CLOEXEC).map_err(|e| format!("pipe: {e:?}"))?;
+    let manager_parent = getppid();
     let reader_pid = match fork().map_err(|e| format!("fork: {e:?}"))? {
         Fork::Child => {
             let _ = fs::close(stop_w);
             let _ = fs::close(rep_r);
             let _ = fs::close(go_w);
-            reader(t, stop_r, rep_w, pids)
+            let tasks = Tasks {
+                hitters: pids,
+                manager: getppid(),
+                manager_parent,
+                churn_in_top: matches!(mode, ChurnMode::TopDeferred),
+            };
+            reader(t, stop_r, rep_w, tasks)
         }
         Fork::Parent(p) => p,
     };
@@ -402,12 +451,21 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
     let prof = parse::kprobe_profile(&profile)
         .and_then(|v| v.into_iter().find(|p| p.event == "kt_stress"))
         .ok_or_else(|| format!("no kt_stress in kprobe_profile:\n{profile}"))?;
+    // Churn events still defined (top buffer, removal deferred) add their
+    // hits to what the top buffer was given.
+    let churn_hits: u64 = parse::kprobe_profile(&profile)
+        .unwrap_or_default()
+        .iter()
+        .filter(|p| p.event.starts_with("kt_churn_"))
+        .map(|p| p.hits)
+        .sum();
     let overrun = sum_stats(t, "overrun")?;
     let dropped = sum_stats(t, "dropped events")?;
     let total_calls: u64 = calls.iter().sum();
     let summary = format!(
         "{}s, {cpus} CPUs, churn {} ({rounds} rounds), calls {calls:?}, hits {} misses {}, \
-         lines {} (lost-lines said {}), overrun {overrun}, dropped {dropped}",
+         churn hits {churn_hits}, lines {} + churn lines {} (lost-lines said {}), overrun {overrun}, \
+         dropped {dropped}",
         o.seconds,
         match mode {
             ChurnMode::Instance => "in instance",
@@ -416,6 +474,7 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
         prof.hits,
         prof.misses,
         rep.stress,
+        rep.churn,
         rep.lost_lines,
     );
     let _ = t.write("kprobe_events", "");
@@ -441,11 +500,12 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
             prof.hits + prof.misses
         ));
     }
-    if rep.stress + overrun + dropped != prof.hits {
+    let read = rep.stress + rep.churn;
+    if read + overrun + dropped != prof.hits + churn_hits {
         problems.push(format!(
             "lines read + overrun + dropped = {} != hits {}",
-            rep.stress + overrun + dropped,
-            prof.hits
+            read + overrun + dropped,
+            prof.hits + churn_hits
         ));
     }
     if problems.is_empty() {
