@@ -4,7 +4,7 @@
 //! operation:
 //!
 //! ```text
-//! kprobebench: counter 62500000 Hz, calls 20000, cycles 20, reps 5
+//! kprobebench: counter 62500000 Hz, calls 20000, cycles 10, reps 5
 //! kprobebench: getpid 1234 ns
 //! kprobebench: getpid_kprobe 1234 ns
 //! kprobebench: getpid_kprobe_tracing_off 1234 ns
@@ -97,7 +97,7 @@ fn lifecycle(t: &Tracefs, cycles: u64) {
 }
 
 fn main(args: rt::Args) -> i32 {
-    let (mut calls, mut cycles) = (20_000u64, 20u64);
+    let (mut calls, mut cycles) = (20_000u64, 10u64);
     let mut i = 1;
     while let Some(a) = args.get(i) {
         match (a, args.get(i + 1).and_then(decimal)) {
