@@ -37,7 +37,7 @@ fn stress_ok(out: &str) {
     assert!(line.ends_with(": ok"), "{line}");
 }
 
-const CHECKS: usize = 22;
+const CHECKS: usize = 24;
 
 /// The commands: every check, then `stress_s` seconds of stress.
 fn commands(stress_s: u32) -> String {

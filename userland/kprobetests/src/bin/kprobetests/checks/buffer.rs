@@ -18,6 +18,8 @@ use crate::{check_eq, checks, ensure, Check, Context, Fail, Outcome};
 pub static CHECKS: &[Check] = checks![
     trace_pipe_consumes_what_it_returns,
     trace_pipe_blocks_until_a_hit,
+    trace_pipe_polls_readable_only_with_entries,
+    trace_opened_with_o_trunc_is_emptied,
     overfilled_buffer_counts_overruns_and_entries_written,
     enabled_event_cannot_be_removed_or_truncated,
 ];
@@ -107,6 +109,90 @@ fn trace_pipe_blocks_until_a_hit() -> Outcome {
         waited_ms >= 200,
         "the read returned after {waited_ms} ms, before the hit"
     );
+    Ok(())
+}
+
+/// `ppoll` of one descriptor for `POLLIN` with a timeout: its revents.
+fn poll_in(fd: i32, timeout_ms: u64) -> Result<i16, Errno> {
+    const POLLIN: i16 = 1;
+    // struct pollfd { int fd; short events; short revents; }
+    let mut pfd = [0u8; 8];
+    pfd[..4].copy_from_slice(&fd.to_ne_bytes());
+    pfd[4..6].copy_from_slice(&POLLIN.to_ne_bytes());
+    let ts = [(timeout_ms / 1000) as i64, ((timeout_ms % 1000) * 1_000_000) as i64];
+    // SAFETY: pfd is one writable struct pollfd, ts a readable timespec;
+    // no signal mask.
+    rt::syscall::check(unsafe {
+        rt::syscall::syscall5(
+            rt::syscall::nr::PPOLL,
+            pfd.as_mut_ptr() as usize,
+            1,
+            ts.as_ptr() as usize,
+            0,
+            8,
+        )
+    })?;
+    Ok(i16::from_ne_bytes([pfd[6], pfd[7]]))
+}
+
+fn trace_pipe_polls_readable_only_with_entries() -> Outcome {
+    let t = tracefs()?;
+    t.define("p:kt_poll __arm64_sys_getpid").ctx("define")?;
+    let fd = t
+        .open("trace_pipe", fs::O_RDONLY | fs::O_NONBLOCK)
+        .ctx("open trace_pipe")?;
+    let empty = poll_in(fd, 100);
+    t.enable("kt_poll", true).ctx("enable")?;
+    let me = getpid();
+    t.enable("kt_poll", false).ctx("disable")?;
+    let full = poll_in(fd, 1000);
+    let lines = parse_all(&drain(fd)?);
+    let drained = poll_in(fd, 100);
+    let _ = fs::close(fd);
+    check_eq!(empty, Ok(0), "poll of an empty trace_pipe (100 ms)");
+    check_eq!(full, Ok(1), "poll of trace_pipe after a hit");
+    let lines = lines?;
+    check_eq!(
+        lines.iter().filter(|l| l.event == "kt_poll" && l.pid == me).count(),
+        1,
+        "kt_poll lines: {lines:?}"
+    );
+    check_eq!(drained, Ok(0), "poll of the drained trace_pipe");
+    Ok(())
+}
+
+fn trace_opened_with_o_trunc_is_emptied() -> Outcome {
+    let t = tracefs()?;
+    t.define("p:kt_trunc __arm64_sys_getpid").ctx("define")?;
+    t.enable("kt_trunc", true).ctx("enable")?;
+    for _ in 0..3 {
+        getpid();
+    }
+    t.enable("kt_trunc", false).ctx("disable")?;
+    let text = t.read_text("trace").ctx("read trace")?;
+    check_eq!(
+        parse::trace_header(&text).map(|h| (h.0, h.1)),
+        Some((3, 3)),
+        "header before"
+    );
+    // Opening for writing without O_TRUNC keeps the entries; with it, not.
+    let fd = t.open("trace", fs::O_WRONLY).ctx("open trace O_WRONLY")?;
+    let _ = fs::close(fd);
+    let text = t.read_text("trace").ctx("read trace")?;
+    check_eq!(
+        parse::trace_header(&text).map(|h| (h.0, h.1)),
+        Some((3, 3)),
+        "header after O_WRONLY"
+    );
+    let fd = t.open("trace", fs::O_WRONLY | fs::O_TRUNC).ctx("open trace O_TRUNC")?;
+    let _ = fs::close(fd);
+    let text = t.read_text("trace").ctx("read trace")?;
+    check_eq!(
+        parse::trace_header(&text).map(|h| (h.0, h.1)),
+        Some((0, 0)),
+        "header after O_TRUNC"
+    );
+    check_eq!(super::trace(&t)?.len(), 0, "lines after O_TRUNC");
     Ok(())
 }
 
