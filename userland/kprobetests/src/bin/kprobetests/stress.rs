@@ -477,10 +477,6 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
         rep.churn,
         rep.lost_lines,
     );
-    let _ = t.write("kprobe_events", "");
-    let _ = fs::unlinkat(fs::AT_FDCWD, &t.path(INSTANCE), fs::AT_REMOVEDIR);
-    let _ = t.reset(crate::default_buffer_kb());
-
     let mut problems = Vec::new();
     if reader_status != Ok(WaitStatus::Exited(0)) {
         problems.push(format!("reader ended {reader_status:?}"));
@@ -515,6 +511,15 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
     }
 }
 
+/// Leaves tracing as a fresh boot has it, whatever state a failed run
+/// left: events disabled in the instance and the top buffer, the instance
+/// removed, no kprobe events.
+fn cleanup(t: &Tracefs) {
+    let _ = t.write(&format!("{INSTANCE}/events/kprobes/enable"), "0");
+    let _ = fs::unlinkat(fs::AT_FDCWD, &t.path(INSTANCE), fs::AT_REMOVEDIR);
+    let _ = t.reset(crate::default_buffer_kb());
+}
+
 /// `kprobetests stress ...`.
 pub fn main(t: &Tracefs, args: rt::Args) -> i32 {
     let o = match options(args) {
@@ -537,6 +542,7 @@ pub fn main(t: &Tracefs, args: rt::Args) -> i32 {
         Err(_) => None,
     };
     let r = run(t, &o);
+    cleanup(t);
     if let Some(w) = watchdog {
         let _ = kill(w, SIGKILL);
         let _ = waitpid(w);
