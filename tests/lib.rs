@@ -193,18 +193,28 @@ pub fn boot_log(args: &[&str], cmds: &str) -> Boot {
     }
 }
 
-/// A program of `userland/proof` or `userland/usertests` (built once,
-/// without debug info).
+/// A program of `userland/proof`, `userland/usertests` or
+/// `userland/kprobetests` (built once, without debug info).
 pub fn proof_binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let st = Command::new(env!("CARGO"))
             .current_dir(root())
             .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
-            .args(["build", "--quiet", "--release", "-p", "proof", "-p", "usertests"])
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "-p",
+                "proof",
+                "-p",
+                "usertests",
+                "-p",
+                "kprobetests",
+            ])
             .args(["--target", "aarch64-unknown-none", "--target-dir", "target/user"])
             .status()
-            .expect("cargo build -p proof -p usertests");
+            .expect("cargo build -p proof -p usertests -p kprobetests");
         assert!(st.success(), "building the test programs failed");
     });
     root().join("target/user/aarch64-unknown-none/release").join(name)
