@@ -18,45 +18,9 @@ use signal_core::{QueueOverflow, Restart, Source};
 /// Number of signals (1..=64), and the signal numbers: uapi's.
 pub use uapi::signal::{nr, nr::*, NSIG, SIGRTMAX, SIGRTMIN};
 
-/// `si_code` values.
-#[allow(missing_docs)]
-pub mod code {
-    pub const SI_USER: i32 = 0;
-    pub const SI_QUEUE: i32 = -1;
-    pub const SI_KERNEL: i32 = 0x80;
-    pub const SI_TKILL: i32 = -6;
-    pub const SEGV_MAPERR: i32 = 1;
-    pub const SEGV_ACCERR: i32 = 2;
-    pub const BUS_ADRALN: i32 = 1;
-    pub const ILL_ILLOPC: i32 = 1;
-    pub const TRAP_BRKPT: i32 = 1;
-    pub const TRAP_TRACE: i32 = 2;
-    pub const CLD_EXITED: i32 = 1;
-    pub const CLD_KILLED: i32 = 2;
-    pub const CLD_DUMPED: i32 = 3;
-    pub const CLD_STOPPED: i32 = 5;
-    pub const CLD_CONTINUED: i32 = 6;
-}
-
-/// Signal handler values.
-pub const SIG_DFL: u64 = 0;
-/// Ignore.
-pub const SIG_IGN: u64 = 1;
-
-/// sa_flags bits.
-#[allow(missing_docs)]
-pub mod sa {
-    pub const SA_NOCLDSTOP: u64 = 1;
-    pub const SA_NOCLDWAIT: u64 = 2;
-    pub const SA_SIGINFO: u64 = 4;
-    pub const SA_UNSUPPORTED: u64 = 0x400;
-    pub const SA_EXPOSE_TAGBITS: u64 = 0x800;
-    pub const SA_ONSTACK: u64 = 0x0800_0000;
-    pub const SA_RESTART: u64 = 0x1000_0000;
-    pub const SA_NODEFER: u64 = 0x4000_0000;
-    pub const SA_RESETHAND: u64 = 0x8000_0000;
-    pub const SA_RESTORER: u64 = 0x0400_0000;
-}
+/// `si_code` values, handler values, `sa_flags` bits and `siginfo_t`:
+/// uapi's, the one place the ABI is written down.
+pub use uapi::signal::{code, sa, SigInfo, SIG_DFL, SIG_IGN};
 
 pub use signal_core::sigmask;
 
@@ -142,53 +106,6 @@ impl SigHand {
                 *a = SigAction::default();
             }
         }
-    }
-}
-
-/// A queued signal's information (`siginfo_t` fields the kernel uses).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SigInfo {
-    /// Signal number.
-    pub signo: u32,
-    /// `si_errno`.
-    pub errno: i32,
-    /// `si_code`.
-    pub code: i32,
-    /// Sender PID (kill), or child PID (SIGCHLD).
-    pub pid: u32,
-    /// Sender UID.
-    pub uid: u32,
-    /// SIGCHLD: exit status or signal.
-    pub status: i32,
-    /// Faults: the address.
-    pub addr: u64,
-    /// `si_value` (sigqueue, rt_sigqueueinfo).
-    pub value: u64,
-}
-
-impl SigInfo {
-    /// The 128-byte `siginfo_t`.
-    pub fn to_bytes(&self) -> [u8; 128] {
-        let mut b = [0u8; 128];
-        b[0..4].copy_from_slice(&(self.signo as i32).to_le_bytes());
-        b[4..8].copy_from_slice(&self.errno.to_le_bytes());
-        b[8..12].copy_from_slice(&self.code.to_le_bytes());
-        match self.signo {
-            SIGSEGV | SIGBUS | SIGILL | SIGFPE | SIGTRAP if self.code > 0 => {
-                b[16..24].copy_from_slice(&self.addr.to_le_bytes())
-            }
-            SIGCHLD => {
-                b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
-                b[20..24].copy_from_slice(&self.uid.to_le_bytes());
-                b[24..28].copy_from_slice(&self.status.to_le_bytes());
-            }
-            _ => {
-                b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
-                b[20..24].copy_from_slice(&self.uid.to_le_bytes());
-                b[24..32].copy_from_slice(&self.value.to_le_bytes());
-            }
-        }
-        b
     }
 }
 

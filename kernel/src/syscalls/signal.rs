@@ -155,22 +155,14 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
     Ok(0)
 }
 
-/// The `siginfo_t` a sigqueue caller supplies: its signal number is
-/// replaced by `signum` (Linux's `__copy_siginfo_from_user`); the
-/// `_rt` fields (si_pid, si_uid, si_value) are kept.
+/// The `siginfo_t` a sigqueue caller supplies, all 128 bytes as Linux's
+/// `copy_siginfo_from_user` reads them; its signal number is replaced by
+/// `signum`.
 fn read_user_siginfo(signum: u32, uinfo: u64) -> Result<SigInfo, Errno> {
-    let mut b = [0u8; 32];
+    let mut b = [0u8; uapi::signal::SIGINFO_SIZE];
     copy_from_user(&mut b, uinfo)?;
-    let w32 = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4"));
-    Ok(SigInfo {
-        signo: signum,
-        errno: w32(4) as i32,
-        code: w32(8) as i32,
-        pid: w32(16),
-        uid: w32(20),
-        value: u64::from_le_bytes(b[24..32].try_into().expect("8")),
-        ..Default::default()
-    })
+    b[0..4].copy_from_slice(&signum.to_le_bytes());
+    Ok(SigInfo::from_bytes(&b))
 }
 
 /// Not even root may pretend to be the kernel (si_code >= 0) or kill/tkill

@@ -241,3 +241,192 @@ mod tests {
         assert_eq!(StackT::from_bytes(&b), s);
     }
 }
+
+/// `si_code` values.
+#[allow(missing_docs)]
+pub mod code {
+    pub const SI_USER: i32 = 0;
+    pub const SI_QUEUE: i32 = -1;
+    pub const SI_KERNEL: i32 = 0x80;
+    pub const SI_TKILL: i32 = -6;
+    pub const SEGV_MAPERR: i32 = 1;
+    pub const SEGV_ACCERR: i32 = 2;
+    pub const BUS_ADRALN: i32 = 1;
+    pub const ILL_ILLOPC: i32 = 1;
+    pub const TRAP_BRKPT: i32 = 1;
+    pub const TRAP_TRACE: i32 = 2;
+    pub const CLD_EXITED: i32 = 1;
+    pub const CLD_KILLED: i32 = 2;
+    pub const CLD_DUMPED: i32 = 3;
+    pub const CLD_STOPPED: i32 = 5;
+    pub const CLD_CONTINUED: i32 = 6;
+}
+
+/// Signal handler values.
+pub const SIG_DFL: u64 = 0;
+/// Ignore.
+pub const SIG_IGN: u64 = 1;
+
+/// sa_flags bits.
+#[allow(missing_docs)]
+pub mod sa {
+    pub const SA_NOCLDSTOP: u64 = 1;
+    pub const SA_NOCLDWAIT: u64 = 2;
+    pub const SA_SIGINFO: u64 = 4;
+    pub const SA_UNSUPPORTED: u64 = 0x400;
+    pub const SA_EXPOSE_TAGBITS: u64 = 0x800;
+    pub const SA_ONSTACK: u64 = 0x0800_0000;
+    pub const SA_RESTART: u64 = 0x1000_0000;
+    pub const SA_NODEFER: u64 = 0x4000_0000;
+    pub const SA_RESETHAND: u64 = 0x8000_0000;
+    pub const SA_RESTORER: u64 = 0x0400_0000;
+}
+
+/// Size of `siginfo_t` on every Linux architecture.
+pub const SIGINFO_SIZE: usize = 128;
+
+/// A queued signal's information (`siginfo_t` fields the kernel uses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigInfo {
+    /// Signal number.
+    pub signo: u32,
+    /// `si_errno`.
+    pub errno: i32,
+    /// `si_code`.
+    pub code: i32,
+    /// Sender PID (kill), or child PID (SIGCHLD).
+    pub pid: u32,
+    /// Sender UID.
+    pub uid: u32,
+    /// SIGCHLD: exit status or signal.
+    pub status: i32,
+    /// Faults: the address.
+    pub addr: u64,
+    /// `si_value` (sigqueue, rt_sigqueueinfo).
+    pub value: u64,
+}
+
+impl SigInfo {
+    /// The 128-byte `siginfo_t`.
+    pub fn to_bytes(&self) -> [u8; SIGINFO_SIZE] {
+        let mut b = [0u8; SIGINFO_SIZE];
+        b[0..4].copy_from_slice(&(self.signo as i32).to_le_bytes());
+        b[4..8].copy_from_slice(&self.errno.to_le_bytes());
+        b[8..12].copy_from_slice(&self.code.to_le_bytes());
+        match self.signo {
+            nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE | nr::SIGTRAP if self.code > 0 => {
+                b[16..24].copy_from_slice(&self.addr.to_le_bytes())
+            }
+            nr::SIGCHLD => {
+                b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
+                b[20..24].copy_from_slice(&self.uid.to_le_bytes());
+                b[24..28].copy_from_slice(&self.status.to_le_bytes());
+            }
+            _ => {
+                b[16..20].copy_from_slice(&(self.pid as i32).to_le_bytes());
+                b[20..24].copy_from_slice(&self.uid.to_le_bytes());
+                b[24..32].copy_from_slice(&self.value.to_le_bytes());
+            }
+        }
+        b
+    }
+
+    /// Reads a 128-byte `siginfo_t` (as `rt_sigqueueinfo` and
+    /// `PTRACE_SETSIGINFO` take it), picking the union member the way
+    /// [`SigInfo::to_bytes`] writes it.
+    pub fn from_bytes(b: &[u8; SIGINFO_SIZE]) -> SigInfo {
+        let i32_at = |o: usize| i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        let u64_at = |o: usize| {
+            u64::from_le_bytes([
+                b[o],
+                b[o + 1],
+                b[o + 2],
+                b[o + 3],
+                b[o + 4],
+                b[o + 5],
+                b[o + 6],
+                b[o + 7],
+            ])
+        };
+        let mut si = SigInfo {
+            signo: i32_at(0) as u32,
+            errno: i32_at(4),
+            code: i32_at(8),
+            ..SigInfo::default()
+        };
+        match si.signo {
+            nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE | nr::SIGTRAP if si.code > 0 => si.addr = u64_at(16),
+            nr::SIGCHLD => {
+                si.pid = i32_at(16) as u32;
+                si.uid = i32_at(20) as u32;
+                si.status = i32_at(24);
+            }
+            _ => {
+                si.pid = i32_at(16) as u32;
+                si.uid = i32_at(20) as u32;
+                si.value = u64_at(24);
+            }
+        }
+        si
+    }
+}
+
+#[cfg(test)]
+mod siginfo_tests {
+    use super::*;
+
+    #[test]
+    fn siginfo_fields_sit_at_linux_offsets() {
+        let si = SigInfo {
+            signo: nr::SIGCHLD,
+            code: code::CLD_EXITED,
+            pid: 42,
+            uid: 7,
+            status: 3,
+            ..SigInfo::default()
+        };
+        let b = si.to_bytes();
+        assert_eq!(&b[0..4], &17i32.to_le_bytes());
+        assert_eq!(&b[8..12], &1i32.to_le_bytes());
+        assert_eq!(&b[16..20], &42i32.to_le_bytes());
+        assert_eq!(&b[20..24], &7u32.to_le_bytes());
+        assert_eq!(&b[24..28], &3i32.to_le_bytes());
+        let fault = SigInfo {
+            signo: nr::SIGSEGV,
+            code: code::SEGV_MAPERR,
+            addr: 0xdead_beef,
+            ..SigInfo::default()
+        };
+        assert_eq!(&fault.to_bytes()[16..24], &0xdead_beefu64.to_le_bytes());
+    }
+
+    #[test]
+    fn siginfo_round_trips_through_bytes() {
+        for si in [
+            SigInfo {
+                signo: nr::SIGUSR1,
+                code: code::SI_QUEUE,
+                pid: 9,
+                uid: 0,
+                value: 0x1234_5678_9abc,
+                ..SigInfo::default()
+            },
+            SigInfo {
+                signo: nr::SIGTRAP,
+                code: code::TRAP_BRKPT,
+                addr: 0x40_0000,
+                ..SigInfo::default()
+            },
+            SigInfo {
+                signo: nr::SIGCHLD,
+                code: code::CLD_KILLED,
+                pid: 3,
+                uid: 1,
+                status: 9,
+                ..SigInfo::default()
+            },
+        ] {
+            assert_eq!(SigInfo::from_bytes(&si.to_bytes()), si);
+        }
+    }
+}
