@@ -264,7 +264,7 @@ fn armed_without(site: &Site, kp: &Arc<Kprobe>) -> bool {
 fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
     let addr = match &kp.symbol_name {
         Some(name) => {
-            let sym = crate::kallsyms::table().lookup_name(name).ok_or(Errno::ENOENT)?;
+            let sym = crate::kallsyms::lookup_unique_name(name)?;
             // The offset must stay inside the named function.
             if kp.offset as u64 >= sym.size {
                 return Err(Errno::EINVAL);
