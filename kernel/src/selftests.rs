@@ -115,11 +115,11 @@ fn a_kernel_fault_reports_an_oops_naming_the_function() {
         "{report}"
     );
     assert!(report.contains("FSC = 0x04: level 0 translation fault"), "{report}");
-    assert!(report.contains("pc : arch::nofault::load_u64+0x"), "{report}");
+    assert!(report.contains("pc : arch__nofault__load_u64+0x"), "{report}");
     let trace = report.split("Call trace:").nth(1).expect("a call trace");
-    assert!(trace.contains("\n kernel::selftests::ktest_oops_victim+0x"), "{report}");
+    assert!(trace.contains("\n kernel__selftests__ktest_oops_victim+0x"), "{report}");
     assert!(
-        trace.contains("\n kernel::selftests::a_kernel_fault_reports_an_oops_naming_the_function"),
+        trace.contains("\n kernel__selftests__a_kernel_fault_reports_an_oops_naming_the_function"),
         "{report}"
     );
     assert!(report.contains("x29: "), "{report}");

@@ -38,6 +38,13 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+/// Longest kallsyms name, as Linux's `KSYM_NAME_LEN` (512) with its NUL.
+pub const KSYM_NAME_MAX: usize = 511;
+
+/// Longest rendered name before a `.N` suffix: what [`render`] cuts a
+/// longer one to, leaving room for the suffix within [`KSYM_NAME_MAX`].
+pub const RENDERED_MAX: usize = KSYM_NAME_MAX - 11;
+
 /// Whether `c` may appear in a kallsyms name.
 pub fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '<' | '>' | ',' | '.')
@@ -50,8 +57,8 @@ pub fn is_valid_name(name: &str) -> bool {
 }
 
 /// The kallsyms spelling of a demangled name (`{:#}` form, without the
-/// hash). Names that are already tokens (`vfs_read`, `__arm64_sys_read`)
-/// come back unchanged. Never panics; whatever the input, the result
+/// hash), at most [`RENDERED_MAX`] bytes. Names that are already tokens
+/// (`vfs_read`, `__arm64_sys_read`) come back unchanged. Never panics; whatever the input, the result
 /// satisfies [`is_valid_name`].
 pub fn render(demangled: &str) -> String {
     let mut out = String::with_capacity(demangled.len());
@@ -72,6 +79,9 @@ pub fn render(demangled: &str) -> String {
     if out.is_empty() {
         out.push('_');
     }
+    // All ASCII: any byte index is a character boundary. Deeply generic
+    // names run past Linux's limit; cut ones that meet get `.N`.
+    out.truncate(RENDERED_MAX);
     out
 }
 

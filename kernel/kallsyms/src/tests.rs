@@ -565,6 +565,15 @@ mod names {
         }
 
         #[test]
+        fn long_names_fit_linux_ksym_name_len(n in 400usize..2000, copies in 1usize..12) {
+            let long = "kernel::a::".repeat(n / 11 + 1) + "f";
+            let names = render_all(&vec![long; copies]);
+            for name in &names {
+                prop_assert!(name.len() <= crate::name::KSYM_NAME_MAX);
+            }
+        }
+
+        #[test]
         fn render_all_gives_unique_valid_names(v in proptest::collection::vec(demangled_like(), 0..40)) {
             let names = render_all(&v);
             prop_assert_eq!(names.len(), v.len());
