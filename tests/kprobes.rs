@@ -21,7 +21,7 @@ fn fault_in_a_kprobe_handler_oopses_naming_the_handler() {
         "{o}"
     );
     assert!(o.contains("Internal error: Oops: 0000000096000004 [#1] SMP"), "{o}");
-    assert!(o.contains("pc : kernel::ktest::ktest_kprobe_oops_handler+0x"), "{o}");
+    assert!(o.contains("pc : kernel__ktest__ktest_kprobe_oops_handler+0x"), "{o}");
     let trace = o.split("Call trace:").nth(1).expect("a call trace");
     let frames: Vec<&str> = trace
         .lines()
@@ -36,9 +36,9 @@ fn fault_in_a_kprobe_handler_oopses_naming_the_handler() {
     };
     // The handler, called from the BRK hook, from the debug exception taken
     // in the probed function.
-    assert!(at("kernel::ktest::ktest_kprobe_oops_handler+0x") < at("kernel::kprobes::kprobe_breakpoint_handler+0x"));
-    assert!(at("kernel::kprobes::kprobe_breakpoint_handler+0x") < at("kernel::debug::brk_handler+0x"));
-    assert!(at("kernel::debug::brk_handler+0x") < at("ktest_kprobe_oops_target+0x0/"));
+    assert!(at("kernel__ktest__ktest_kprobe_oops_handler+0x") < at("kernel__kprobes__kprobe_breakpoint_handler+0x"));
+    assert!(at("kernel__kprobes__kprobe_breakpoint_handler+0x") < at("kernel__debug__brk_handler+0x"));
+    assert!(at("kernel__debug__brk_handler+0x") < at("ktest_kprobe_oops_target+0x0/"));
     let tail: Vec<&str> = o.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
     let panic_line = tail
         .iter()

@@ -64,11 +64,11 @@ fn fatal_oops_names_the_function_and_stops() {
     );
     assert!(o.contains("Internal error: Oops: 0000000096000004 [#1] SMP"), "{o}");
     assert!(o.contains("FSC = 0x04: level 0 translation fault"), "{o}");
-    assert!(o.contains("pc : kernel::ktest::ktest_fatal_oops_victim+0x"), "{o}");
+    assert!(o.contains("pc : kernel__ktest__ktest_fatal_oops_victim+0x"), "{o}");
     let trace = o.split("Call trace:").nth(1).expect("a call trace");
-    assert!(trace.contains(" kernel::ktest::ktest_fatal_oops_victim+0x"), "{o}");
+    assert!(trace.contains(" kernel__ktest__ktest_fatal_oops_victim+0x"), "{o}");
     assert!(
-        trace.contains(" kernel::ktest::run_all+0x") || trace.contains(" start_kernel+0x"),
+        trace.contains(" kernel__ktest__run_all+0x") || trace.contains(" start_kernel+0x"),
         "{o}"
     );
     assert!(o.contains("Kernel panic - not syncing: Oops: Fatal exception"), "{o}");
@@ -86,7 +86,7 @@ fn bug_oopses_with_file_and_line() {
     assert_eq!(b.status, Some(1), "{}", b.output);
     assert!(b.has("kernel BUG at kernel/src/ktest.rs:"), "{}", b.output);
     assert!(b.has("Internal error: Oops - BUG: "), "{}", b.output);
-    assert!(b.has("pc : kernel::ktest::run_all+0x"), "{}", b.output);
+    assert!(b.has("pc : kernel__ktest__run_all+0x"), "{}", b.output);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn an_unclaimed_kernel_brk_oopses_naming_the_immediate() {
         "{}",
         b.output
     );
-    assert!(b.has("pc : kernel::ktest::unclaimed_brk+0x"), "{}", b.output);
+    assert!(b.has("pc : kernel__ktest__unclaimed_brk+0x"), "{}", b.output);
 }
 
 #[test]

@@ -27,9 +27,23 @@ static EMPTY: [u8; kallsyms::HEADER_LEN + 4] = {
     b
 };
 
-/// Address of the function `name`.
+/// Address of the function whose kallsyms name is exactly `name` (the
+/// one-token spelling of `kallsyms::name`, e.g. `kernel__sched__schedule`
+/// for the Rust path `kernel::sched::schedule`, or `name.2` for one copy of
+/// a shared name).
 pub fn lookup_name(name: &str) -> Option<usize> {
     table().lookup_name(name).map(|s| s.addr as usize)
+}
+
+/// The function a probe on `name` means, with Linux's errors for a probe
+/// definition: `ENOENT` if no function has that name, `EADDRNOTAVAIL` if
+/// several do (then listed as `name.1`, `name.2`, ...), as
+/// `validate_probe_symbol()` refuses a non-unique symbol.
+pub fn lookup_unique_name(name: &str) -> Result<Symbol<'static>, crate::errno::Errno> {
+    table().lookup_unique(name).map_err(|e| match e {
+        kallsyms::LookupError::NotFound => crate::errno::Errno::ENOENT,
+        kallsyms::LookupError::NotUnique => crate::errno::Errno::EADDRNOTAVAIL,
+    })
 }
 
 /// The function containing `addr`.

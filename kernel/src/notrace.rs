@@ -74,9 +74,19 @@ pub const CRATES: &[&str] = &[
 ];
 
 /// Symbol prefixes of code the compiler generates: the allocator shims
-/// (`__rust_alloc`, `__rg_alloc`, `__rdl_alloc`) and trait-method
-/// instances (`<T as Trait>::f`), which the hit path calls everywhere.
-pub const GENERATED_PREFIXES: &[&str] = &["__rust_", "__rg_", "__rdl_", "<"];
+/// (`__rust_alloc`, `__rg_alloc`, `__rdl_alloc`).
+pub const GENERATED_PREFIXES: &[&str] = &["__rust_", "__rg_", "__rdl_"];
+
+/// How kallsyms spells methods of types that no crate path names
+/// (`<&str as Display>::fmt` is `ref_str__Display__fmt`, `<[T]>::f` is
+/// `slice<T>__f`, see `kallsyms::name`): the core and alloc impls on
+/// primitive, reference, slice, tuple and `dyn` types, which the hit path
+/// calls everywhere and whose crate the name does not say.
+const BUILTIN_SELF_TYPES: &[&str] = &[
+    "ref_", "refmut_", "ptr_", "ptrmut_", "slice<", "array<", "tuple<", "unit__", "dyn_", "fn<", "unsafe_", "never__",
+    "bool__", "char__", "str__", "u8__", "u16__", "u32__", "u64__", "u128__", "usize__", "i8__", "i16__", "i32__",
+    "i64__", "i128__", "isize__", "f32__", "f64__",
+];
 
 /// Functions written in assembly (boot, exception vectors and return, the
 /// context switch, FP/SIMD save and restore, the kretprobe trampoline) and
@@ -124,10 +134,21 @@ arch::linker_table!(
     pub fn marked_modules() -> [NotraceModule] = __start__notrace_modules..__stop__notrace_modules
 );
 
-/// Whether `name` is `path` or inside it (`path::...`).
+/// Whether the kallsyms name `name` is the Rust path `path` (a crate or a
+/// `module_path!()`) or inside it: kallsyms spells `::` as `__`, so
+/// `kernel::kprobes` covers `kernel__kprobes__register_kprobe` and the
+/// methods of its types, `kernel__kprobes__Kprobe__addr`.
 fn within(name: &str, path: &str) -> bool {
-    name.strip_prefix(path)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    let mut rest = name;
+    for (i, seg) in path.split("::").enumerate() {
+        if i > 0 {
+            let Some(r) = rest.strip_prefix("__") else { return false };
+            rest = r;
+        }
+        let Some(r) = rest.strip_prefix(seg) else { return false };
+        rest = r;
+    }
+    rest.is_empty() || rest.starts_with("__") || rest.starts_with('<')
 }
 
 /// Whether the function called `name` (a demangled kallsyms name) is
@@ -135,6 +156,7 @@ fn within(name: &str, path: &str) -> bool {
 pub fn is_notrace_name(name: &str) -> bool {
     ASM_SYMBOLS.contains(&name)
         || GENERATED_PREFIXES.iter().any(|p| name.starts_with(p))
+        || BUILTIN_SELF_TYPES.iter().any(|p| name.starts_with(p))
         || ENTRY_PREFIXES.iter().any(|p| name.starts_with(p))
         || CRATES.iter().any(|c| within(name, c))
         || marked_modules().iter().any(|m| within(name, m.0))
@@ -185,10 +207,8 @@ mod tests {
             );
         }
         for c in CRATES {
-            // Methods show as `<crate::Type>::method`.
-            let generic = alloc::format!("<{c}::");
             assert!(
-                table.iter().any(|s| within(s.name, c) || s.name.starts_with(&generic)),
+                table.iter().any(|s| within(s.name, c)),
                 "notrace crate {c} has no function in kallsyms"
             );
         }
@@ -223,6 +243,9 @@ mod tests {
         }
         // The scheduler is not marked as a module, but `current` is.
         assert!(refused(crate::sched::current as *const () as usize));
-        assert!(!is_notrace_name("kernel::sched::schedule"));
+        assert!(!is_notrace_name("kernel__sched__schedule"));
+        assert!(is_notrace_name("kernel__kprobes__Kprobe__addr"));
+        assert!(is_notrace_name("ref_str__Display__fmt.1"));
+        assert!(!is_notrace_name("kernel__kprobes_x__f"));
     }
 }

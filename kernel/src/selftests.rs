@@ -12,19 +12,41 @@ fn kallsyms_resolves_real_kernel_functions() {
     assert_eq!(sym.name, "start_kernel");
     assert_eq!(sym.offset, 8);
     assert!(sym.size > 8);
-    // A Rust path, demangled and without its hash.
+    // A Rust path, demangled, without its hash, spelled as one token.
     let alloc = crate::mm::frame::alloc_frame as *const () as usize;
     assert_eq!(
-        crate::kallsyms::lookup_name("kernel::mm::frame::alloc_frame"),
+        crate::kallsyms::lookup_name("kernel__mm__frame__alloc_frame"),
         Some(alloc)
     );
     let text = alloc::format!("{}", crate::kallsyms::symbolize(alloc + 4));
-    assert!(text.starts_with("kernel::mm::frame::alloc_frame+0x4/0x"), "{text}");
+    assert!(text.starts_with("kernel__mm__frame__alloc_frame+0x4/0x"), "{text}");
     assert!(crate::kallsyms::lookup_name("no_such_function_anywhere").is_none());
     assert!(
         crate::kallsyms::table().len() > 100,
         "only {} symbols",
         crate::kallsyms::table().len()
+    );
+}
+
+#[kernel_test]
+fn every_kallsyms_name_is_one_unique_probe_token() {
+    let table = crate::kallsyms::table();
+    let mut names: alloc::vec::Vec<&str> = table.iter().map(|s| s.name).collect();
+    for n in &names {
+        // What kprobe_events and set_ftrace_filter would cut a symbol at.
+        assert!(
+            !n.is_empty() && !n.contains(|c: char| c.is_whitespace() || ":+-%#*?[]!()/=".contains(c)),
+            "kallsyms name {n:?} is not one probe token"
+        );
+    }
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        panic!("kallsyms name {} is listed twice", w[0]);
+    }
+    // A trait method of a kernel type, by self type then trait.
+    assert!(
+        crate::kallsyms::lookup_name("kernel__fs__proc__Provider__ProcProvider__read").is_some(),
+        "no kernel__fs__proc__Provider__ProcProvider__read"
     );
 }
 
@@ -93,11 +115,11 @@ fn a_kernel_fault_reports_an_oops_naming_the_function() {
         "{report}"
     );
     assert!(report.contains("FSC = 0x04: level 0 translation fault"), "{report}");
-    assert!(report.contains("pc : arch::nofault::load_u64+0x"), "{report}");
+    assert!(report.contains("pc : arch__nofault__load_u64+0x"), "{report}");
     let trace = report.split("Call trace:").nth(1).expect("a call trace");
-    assert!(trace.contains("\n kernel::selftests::ktest_oops_victim+0x"), "{report}");
+    assert!(trace.contains("\n kernel__selftests__ktest_oops_victim+0x"), "{report}");
     assert!(
-        trace.contains("\n kernel::selftests::a_kernel_fault_reports_an_oops_naming_the_function"),
+        trace.contains("\n kernel__selftests__a_kernel_fault_reports_an_oops_naming_the_function"),
         "{report}"
     );
     assert!(report.contains("x29: "), "{report}");

@@ -39,6 +39,8 @@
 #[cfg(any(feature = "builder", test))]
 extern crate alloc;
 
+#[cfg(any(feature = "builder", test))]
+pub mod name;
 #[cfg(test)]
 mod tests;
 
@@ -123,6 +125,16 @@ impl fmt::Display for Error {
             }
         }
     }
+}
+
+/// Why [`Kallsyms::lookup_unique`] found no single function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupError {
+    /// No function has that name (Linux: `ENOENT`).
+    NotFound,
+    /// Several functions have that name (Linux refuses a probe on it with
+    /// `EADDRNOTAVAIL`, "Symbol name is not unique").
+    NotUnique,
 }
 
 /// A symbol found in the table.
@@ -398,6 +410,32 @@ impl<'a> Kallsyms<'a> {
         }
         let i = u32_at(self.name_index, lo) as usize;
         (self.name_bytes(i) == want).then(|| self.symbol(i))
+    }
+
+    /// The symbol a user means by `name`, as a probe definition resolves
+    /// it: the function of exactly that name, or [`LookupError::NotUnique`]
+    /// when several functions share it (the table then lists them as
+    /// `name.1`, `name.2`, ..., as `name::make_unique` names them), or
+    /// [`LookupError::NotFound`].
+    pub fn lookup_unique(&self, name: &str) -> Result<Symbol<'a>, LookupError> {
+        if let Some(sym) = self.lookup_name(name) {
+            return Ok(sym);
+        }
+        // `name.1` exists exactly when the builder split `name` among
+        // several functions. Built without allocating: the oops path may
+        // resolve names too.
+        let mut buf = [0u8; 512];
+        let want = name.len() + 2;
+        if let Some(slot) = buf.get_mut(..want) {
+            slot[..name.len()].copy_from_slice(name.as_bytes());
+            slot[name.len()..].copy_from_slice(b".1");
+            if let Ok(first) = core::str::from_utf8(slot) {
+                if self.lookup_name(first).is_some() {
+                    return Err(LookupError::NotUnique);
+                }
+            }
+        }
+        Err(LookupError::NotFound)
     }
 
     /// `addr` ready to print as Linux's `%pS` would.

@@ -403,3 +403,185 @@ proptest! {
         }
     }
 }
+
+mod names {
+    use super::*;
+    use crate::name::{is_valid_name, make_unique, render, render_all};
+    use alloc::vec;
+
+    #[test]
+    fn render_spells_rust_paths_as_one_token() {
+        let cases = [
+            ("kernel::sched::schedule", "kernel__sched__schedule"),
+            (
+                "<kernel::fs::tty::Console as vfs::file::FileOps>::read",
+                "kernel__fs__tty__Console__FileOps__read",
+            ),
+            (
+                "<alloc::raw_vec::RawVecInner>::finish_grow",
+                "alloc__raw_vec__RawVecInner__finish_grow",
+            ),
+            (
+                "core::ptr::drop_glue::<vfs::mount::Path>",
+                "core__ptr__drop_glue<vfs__mount__Path>",
+            ),
+            (
+                "kernel::process::do_clone::{closure#1}",
+                "kernel__process__do_clone__closure_1",
+            ),
+            ("<&str as core::fmt::Display>::fmt", "ref_str__Display__fmt"),
+            ("<&mut u8 as core::fmt::Debug>::fmt", "refmut_u8__Debug__fmt"),
+            (
+                "<spin::once::Once<[u64; 31]>>::try_call_once_slow",
+                "spin__once__Once<array<u64,31>>__try_call_once_slow",
+            ),
+            (
+                "<alloc::collections::btree::map::BTreeMap<u32, (u64, u64)>>::insert",
+                "alloc__collections__btree__map__BTreeMap<u32,tuple<u64,u64>>__insert",
+            ),
+            (
+                "<spin::once::Once<fn() -> core::option::Option<u64>>>::get",
+                "spin__once__Once<fn<>_ret_core__option__Option<u64>>__get",
+            ),
+            (
+                "<alloc::sync::Arc<dyn vfs::inode::Inode + core::marker::Send>>::drop_slow",
+                "alloc__sync__Arc<dyn_vfs__inode__Inode_core__marker__Send>__drop_slow",
+            ),
+            ("<[u8]>::copy_from_slice", "slice<u8>__copy_from_slice"),
+            ("<*const u8>::add", "ptr_u8__add"),
+            ("<(u8,)>::f", "tuple<u8>__f"),
+            ("<kernel::X<'_, T>>::f", "kernel__X<T>__f"),
+            (
+                "<kernel::Buf<40> as core::fmt::Write>::write_char",
+                "kernel__Buf<40>__Write__write_char",
+            ),
+            (
+                "core::panicking::assert_failed::<!, i64>",
+                "core__panicking__assert_failed<never,i64>",
+            ),
+            ("<fn(&'a u8) as Foo>::f", "fn<ref_u8>__Foo__f"),
+            ("<for<'a> fn(&'a u8)>::f", "fn<ref_u8>__f"),
+            ("<T as a::Tr<'static, u8>>::f", "T__Tr<u8>__f"),
+            ("<kernel::Neg<-1>>::f", "kernel__Neg<neg1>__f"),
+            ("<unsafe extern \"C\" fn()>::f", "unsafe_extern_C_fn<>__f"),
+        ];
+        for (rust, want) in cases {
+            assert_eq!(render(rust), want, "rendering {rust}");
+            assert!(is_valid_name(want));
+        }
+    }
+
+    #[test]
+    fn render_keeps_names_that_are_already_tokens() {
+        for name in [
+            "vfs_read",
+            "__arm64_sys_read",
+            "OUTLINED_FUNCTION_0",
+            "start_kernel",
+            "foo.isra.0",
+        ] {
+            assert_eq!(render(name), name);
+        }
+    }
+
+    #[test]
+    fn make_unique_numbers_every_copy_and_keeps_single_names() {
+        let mut names: Vec<String> = ["f", "g", "f", "h", "f", "f.2"].iter().map(|s| s.to_string()).collect();
+        make_unique(&mut names);
+        assert_eq!(names, ["f.1", "g", "f.3", "h", "f.4", "f.2"]);
+    }
+
+    #[test]
+    fn lookup_unique_refuses_a_shared_name_and_finds_each_copy() {
+        let names = render_all(&[
+            "<&str as core::fmt::Display>::fmt",
+            "vfs_read",
+            "<&str as core::fmt::Display>::fmt",
+        ]);
+        assert_eq!(
+            names,
+            ["ref_str__Display__fmt.1", "vfs_read", "ref_str__Display__fmt.2"]
+        );
+        let syms: Vec<(&str, u64, u64)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), BASE + 0x100 * i as u64, 0x40))
+            .collect();
+        let blob = build(BASE, &syms);
+        let table = Kallsyms::new(&blob).unwrap();
+        assert_eq!(table.lookup_unique("vfs_read").unwrap().addr, BASE + 0x100);
+        assert_eq!(
+            table.lookup_unique("ref_str__Display__fmt"),
+            Err(LookupError::NotUnique)
+        );
+        assert_eq!(
+            table.lookup_unique("ref_str__Display__fmt.2").unwrap().addr,
+            BASE + 0x200
+        );
+        assert_eq!(table.lookup_unique("vfs_write"), Err(LookupError::NotFound));
+        assert_eq!(table.lookup_unique(&"x".repeat(600)), Err(LookupError::NotFound));
+    }
+
+    /// Demangler-like text: path segments, generics, the type forms the
+    /// demangler prints, and arbitrary characters mixed in.
+    fn demangled_like() -> impl Strategy<Value = String> {
+        let atom = prop_oneof![
+            "[a-z_][a-z0-9_]{0,6}",
+            Just("::".to_string()),
+            Just("<".to_string()),
+            Just(">".to_string()),
+            Just(" as ".to_string()),
+            Just(", ".to_string()),
+            Just("&mut ".to_string()),
+            Just("&".to_string()),
+            Just("[".to_string()),
+            Just("; 4]".to_string()),
+            Just("]".to_string()),
+            Just("(".to_string()),
+            Just(")".to_string()),
+            Just(" -> ".to_string()),
+            Just("{closure#0}".to_string()),
+            Just("'a ".to_string()),
+            Just("dyn ".to_string()),
+            Just(" + ".to_string()),
+            Just("for<'a> ".to_string()),
+            Just(".".to_string()),
+        ];
+        proptest::collection::vec(atom, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn rendered_names_are_single_probe_tokens(s in demangled_like()) {
+            let name = render(&s);
+            prop_assert!(is_valid_name(&name), "{s:?} -> {name:?}");
+            // Nothing Linux's kprobe_events or set_ftrace_filter would cut at.
+            prop_assert!(!name.contains(|c: char| c.is_whitespace() || ":+-%#*?[]!()/=$\"'\\".contains(c)));
+        }
+
+        #[test]
+        fn arbitrary_text_renders_to_a_valid_name(s in "\\PC{0,40}") {
+            prop_assert!(is_valid_name(&render(&s)));
+        }
+
+        #[test]
+        fn long_names_fit_linux_ksym_name_len(n in 400usize..2000, copies in 1usize..12) {
+            let long = "kernel::a::".repeat(n / 11 + 1) + "f";
+            let names = render_all(&vec![long; copies]);
+            for name in &names {
+                prop_assert!(name.len() <= crate::name::KSYM_NAME_MAX);
+            }
+        }
+
+        #[test]
+        fn render_all_gives_unique_valid_names(v in proptest::collection::vec(demangled_like(), 0..40)) {
+            let names = render_all(&v);
+            prop_assert_eq!(names.len(), v.len());
+            let set: std::collections::BTreeSet<&String> = names.iter().collect();
+            prop_assert_eq!(set.len(), names.len(), "{:?}", names);
+            for n in &names {
+                prop_assert!(is_valid_name(n));
+            }
+        }
+    }
+}

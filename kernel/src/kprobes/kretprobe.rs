@@ -257,8 +257,8 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
     // Return probes go on the first instruction only, where x30 still
     // holds the return address.
     if let Some(sym) = crate::kallsyms::lookup_addr(match &rp.symbol {
-        Some(s) => crate::kallsyms::lookup_name(s)
-            .ok_or(Errno::ENOENT)
+        Some(s) => crate::kallsyms::lookup_unique_name(s)
+            .map(|s| s.addr as usize)
             .inspect_err(|_| rp.registered.store(false, Ordering::Release))?,
         None => rp.addr,
     }) {

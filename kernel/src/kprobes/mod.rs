@@ -17,6 +17,8 @@ pub mod debugfs;
 #[cfg(feature = "ktest")]
 mod insn_tests;
 pub mod kretprobe;
+#[cfg(feature = "ktest")]
+mod linux_names_tests;
 pub mod slots;
 #[cfg(feature = "ktest")]
 mod tests;
@@ -264,7 +266,7 @@ fn armed_without(site: &Site, kp: &Arc<Kprobe>) -> bool {
 fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
     let addr = match &kp.symbol_name {
         Some(name) => {
-            let sym = crate::kallsyms::table().lookup_name(name).ok_or(Errno::ENOENT)?;
+            let sym = crate::kallsyms::lookup_unique_name(name)?;
             // The offset must stay inside the named function.
             if kp.offset as u64 >= sym.size {
                 return Err(Errno::EINVAL);
@@ -328,6 +330,19 @@ fn prepare(addr: usize) -> Result<(u32, Exec), Errno> {
     Ok((orig, exec))
 }
 
+/// Changes the site map. The change is made on a copy, which replaces the
+/// map under the write lock: nothing is freed while the lock is held,
+/// because a free can hit a probe (on `kfree`) whose handling takes the
+/// read lock on this same CPU. The caller holds `KPROBE_MUTEX`.
+fn update_sites(change: impl FnOnce(&mut BTreeMap<usize, Arc<Site>>)) {
+    let mut new = SITES.read().clone();
+    change(&mut new);
+    let flags = arch::cpu::local_irq_save();
+    let old = core::mem::replace(&mut *SITES.write(), new);
+    arch::cpu::local_irq_restore(flags);
+    drop(old);
+}
+
 /// Registers `kp` and arms it (unless disabled).
 pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     let _m = KPROBE_MUTEX.lock();
@@ -348,9 +363,9 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
                 probes: RwLock::new(Arc::from(Vec::new())),
                 armed: AtomicBool::new(false),
             });
-            let flags = arch::cpu::local_irq_save();
-            SITES.write().insert(addr, s.clone());
-            arch::cpu::local_irq_restore(flags);
+            update_sites(|sites| {
+                sites.insert(addr, s.clone());
+            });
             s
         }
     };
@@ -358,8 +373,10 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
         let mut list = site.probes.read().to_vec();
         list.push(kp.clone());
         let flags = arch::cpu::local_irq_save();
-        *site.probes.write() = list.into();
+        let old = core::mem::replace(&mut *site.probes.write(), list.into());
         arch::cpu::local_irq_restore(flags);
+        // Freed with no lock held: a probe on `kfree` hits here.
+        drop(old);
     }
     kp.registered.store(true, Ordering::Release);
     if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
@@ -429,9 +446,9 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
         crate::stop_machine::stop_machine(|| ());
     }
     if now_empty && !stuck {
-        let flags = arch::cpu::local_irq_save();
-        SITES.write().remove(&site.addr);
-        arch::cpu::local_irq_restore(flags);
+        update_sites(|sites| {
+            sites.remove(&site.addr);
+        });
         if let Exec::Step { slot } = site.exec {
             slots::free_slot(slot);
         }

@@ -141,14 +141,33 @@ unsafe impl GlobalAlloc for KernelHeap {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if let Some(p) = NonNull::new(ptr) {
-            let mut st = self.state.lock();
-            // SAFETY: per GlobalAlloc's contract, `ptr` came from `alloc`
-            // with this layout.
-            unsafe { st.talc.free(p, layout) };
-            st.shrink();
-        }
+        // SAFETY: per GlobalAlloc's contract, `ptr` came from `alloc` with
+        // this layout, which is what `kfree` asks.
+        unsafe { kfree(ptr, layout.size(), layout.align()) }
     }
+}
+
+/// Frees heap memory: every deallocation of the kernel comes here
+/// (Linux's `kfree(objp)`; x0 is the object as on Linux, x1 and x2 its
+/// size and alignment, which Rust's deallocation knows and the heap needs
+/// where Linux's slab finds them itself). A null `objp` is ignored.
+///
+/// # Safety
+/// `objp` must be null or have come from the kernel heap's allocation with
+/// this size and alignment, and not have been freed since.
+#[no_mangle]
+#[inline(never)]
+pub unsafe extern "C" fn kfree(objp: *mut u8, size: usize, align: usize) {
+    let Some(p) = NonNull::new(objp) else { return };
+    let Ok(layout) = Layout::from_size_align(size, align) else {
+        return;
+    };
+    // SAFETY: the caller guarantees `objp` came from this heap with this
+    // layout and is still allocated.
+    let mut st = HEAP.state.lock();
+    // SAFETY: as above.
+    unsafe { st.talc.free(p, layout) };
+    st.shrink();
 }
 
 #[cfg(feature = "ktest")]

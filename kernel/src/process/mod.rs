@@ -188,16 +188,50 @@ pub mod clone_flags {
     pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
 }
 
+/// Linux's `struct kernel_clone_args`, up to `tls`, at Linux 6.12's
+/// offsets (so `+0(%x0):x64` of `kernel_clone` is the flags and
+/// `+48(%x0)` the new stack, as on Linux).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelCloneArgs {
+    /// CLONE_* flags, without the exit signal.
+    pub flags: u64,
+    /// CLONE_PIDFD: where the pidfd goes (unsupported, 0).
+    pub pidfd: u64,
+    /// CLONE_CHILD_SETTID / CLONE_CHILD_CLEARTID: the child's TID word.
+    pub child_tid: u64,
+    /// CLONE_PARENT_SETTID: the parent's copy of the child's TID.
+    pub parent_tid: u64,
+    /// Name of a kernel thread (0 for user clones).
+    pub name: u64,
+    /// Signal sent to the parent when the child exits (`flags & CSIGNAL`
+    /// of clone(2)).
+    pub exit_signal: i32,
+    /// Linux's `kthread`, `io_thread`, `user_worker` and `no_files` bits.
+    pub kind: u32,
+    /// New stack pointer (0: the parent's).
+    pub stack: u64,
+    /// Size of `stack` (clone3 only).
+    pub stack_size: u64,
+    /// CLONE_SETTLS: the new TPIDR_EL0.
+    pub tls: u64,
+}
+
+/// Creates a task as the current one's copy (Linux's
+/// `kernel_clone(args)`: x0 is the `kernel_clone_args`; x1 the user
+/// registers the child starts from, which Linux takes from the current
+/// task). Returns the child's TID or -errno.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn kernel_clone(args: &KernelCloneArgs, regs: &PtRegs) -> i64 {
+    let flags = args.flags | (args.exit_signal as u64 & clone_flags::CSIGNAL);
+    crate::syscalls::ret(do_clone(regs, flags, args.stack, args.parent_tid, args.tls, args.child_tid).map(u64::from))
+}
+
 /// `clone` (arm64 argument order: flags, newsp, parent_tidptr, tls,
 /// child_tidptr). Returns the child's TID.
-pub fn do_clone(
-    regs: &PtRegs,
-    flags: u64,
-    newsp: u64,
-    parent_tid: u64,
-    tls: u64,
-    child_tid: u64,
-) -> Result<u32, Errno> {
+fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, child_tid: u64) -> Result<u32, Errno> {
     use clone_flags::*;
     const SUPPORTED: u64 = CSIGNAL
         | CLONE_VM
@@ -382,9 +416,14 @@ pub fn vfork_release(task: &Task) {
     }
 }
 
-/// Ends the current thread (`exit`); the last thread ends the process.
-pub fn do_exit(status: i32) -> ! {
-    exit_thread(status);
+/// Ends the current thread (`exit`); the last thread ends the process
+/// (Linux's `do_exit(code)`: x0 is the wait status, `exit(n)` passing
+/// `(n & 0xff) << 8`).
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn do_exit(code: i64) -> ! {
+    exit_thread(code as i32);
     // No reference may live in this frame: it is never returned to.
     sched::current().set_state(TaskState::Dead);
     sched::schedule();
@@ -442,7 +481,7 @@ pub fn do_group_exit(status: i32) -> ! {
         }
         p.group_exit.load(Ordering::Acquire)
     };
-    do_exit(code)
+    do_exit(i64::from(code))
 }
 
 fn exit_process(p: &Arc<Process>, status: i32) {

@@ -93,14 +93,29 @@ pub fn init_cpu() {
     drop(set_current(idle));
 }
 
-/// Makes `task` runnable (Linux's `wake_up_process` for a new or sleeping
-/// task). Returns false if it was already runnable.
+/// Makes `task` runnable; false if it was already runnable. Every wake-up
+/// goes through [`wake_up_process`].
+#[inline(always)]
+pub fn wake_up(task: &Arc<Task>) -> bool {
+    wake_up_process(task) != 0
+}
+
+/// Makes `p` runnable (Linux's `wake_up_process(p)` for a new or sleeping
+/// task; x0 points at the task's reference). Returns 1 if it woke it, 0 if
+/// it was already runnable or is dead.
 ///
 /// `on_rq` means "queued or running" (as in Linux): a running task that is
 /// about to sleep is still on the run queue until `schedule` takes it off
 /// under the queue lock, so a wake-up in between only resets its state and
 /// is never lost.
-pub fn wake_up(task: &Arc<Task>) -> bool {
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn wake_up_process(p: &Arc<Task>) -> i32 {
+    i32::from(try_to_wake_up(p))
+}
+
+fn try_to_wake_up(task: &Arc<Task>) -> bool {
     // An idle task belongs to its CPU, which picks it when nothing else is
     // runnable: it never enters the shared queue (where another CPU could
     // take it).
@@ -143,8 +158,12 @@ fn kick_idle_cpu() {
 }
 
 /// Picks the next task and switches to it. The caller has set its own
-/// state (Running to be re-queued, or a sleeping state).
-pub fn schedule() {
+/// state (Running to be re-queued, or a sleeping state). Exported under
+/// Linux's name, `schedule`.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn schedule() {
     let flags = arch::cpu::local_irq_save();
     NEED_RESCHED.this().store(false, Ordering::Relaxed);
     SLICE_LEFT.this().store(TIMESLICE_TICKS, Ordering::Relaxed);

@@ -1,7 +1,7 @@
 //! File system calls over the VFS: descriptors, paths relative to a
 //! directory descriptor, blocking reads and writes, pipes, poll.
 
-use super::syscall;
+use super::{from_ret, syscall};
 use crate::errno::Errno;
 use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
 use crate::uaccess::{copy_to_user, strndup_user, PATH_MAX};
@@ -96,37 +96,72 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
     Ok(done as u64)
 }
 
+/// Reads up to `count` bytes of `file` into the user buffer `buf`
+/// (Linux's `vfs_read(file, buf, count, pos)`, with its argument
+/// registers: x0 the open file, x1 the user buffer, x2 the count, x3 the
+/// position). `pos` is the offset to read at, advanced by what was read
+/// (pread64); NULL reads at the file's own position and advances that, as
+/// Linux does for a stream (read(2) here keeps the position in the open
+/// file, so it passes NULL for every file). Returns the bytes read or
+/// -errno.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn vfs_read(file: &OpenFile, buf: u64, count: usize, pos: Option<&mut i64>) -> i64 {
+    let r = match pos {
+        Some(pos) => do_read(file, buf, count, Some(*pos)).inspect(|&n| *pos += n as i64),
+        None => do_read(file, buf, count, None),
+    };
+    super::ret(r)
+}
+
+/// Writes up to `count` bytes from the user buffer `buf` to `file`
+/// (Linux's `vfs_write(file, buf, count, pos)`, registers and `pos` as for
+/// [`vfs_read`]). Returns the bytes written or -errno.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn vfs_write(file: &OpenFile, buf: u64, count: usize, pos: Option<&mut i64>) -> i64 {
+    let r = match pos {
+        Some(pos) => do_write(file, buf, count, Some(*pos)).inspect(|&n| *pos += n as i64),
+        None => do_write(file, buf, count, None),
+    };
+    super::ret(r)
+}
+
 syscall!(
     __arm64_sys_read,
     r,
-    do_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None)
+    from_ret(vfs_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None))
 );
 syscall!(
     __arm64_sys_write,
     r,
-    do_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None)
+    from_ret(vfs_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None))
 );
 syscall!(__arm64_sys_pread64, r, {
-    if (r.regs[3] as i64) < 0 {
+    let mut pos = r.regs[3] as i64;
+    if pos < 0 {
         return Err(Errno::EINVAL);
     }
-    do_read(
+    from_ret(vfs_read(
         &*file(r.regs[0])?,
         r.regs[1],
         r.regs[2] as usize,
-        Some(r.regs[3] as i64),
-    )
+        Some(&mut pos),
+    ))
 });
 syscall!(__arm64_sys_pwrite64, r, {
-    if (r.regs[3] as i64) < 0 {
+    let mut pos = r.regs[3] as i64;
+    if pos < 0 {
         return Err(Errno::EINVAL);
     }
-    do_write(
+    from_ret(vfs_write(
         &*file(r.regs[0])?,
         r.regs[1],
         r.regs[2] as usize,
-        Some(r.regs[3] as i64),
-    )
+        Some(&mut pos),
+    ))
 });
 
 /// readv/writev: the iovec array, checked as Linux does (UIO_MAXIOV).
@@ -175,14 +210,64 @@ syscall!(__arm64_sys_writev, r, {
     Ok(total)
 });
 
+/// Linux's `struct open_how` (openat2(2)): the open flags, the creation
+/// mode and the RESOLVE_* flags, as `do_sys_openat2` receives them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenHow {
+    /// O_* flags.
+    pub flags: u64,
+    /// Mode for O_CREAT or O_TMPFILE, else 0.
+    pub mode: u64,
+    /// RESOLVE_* flags (none supported: must be 0).
+    pub resolve: u64,
+}
+
+impl OpenHow {
+    /// What open(2) and openat(2) pass (Linux's `build_open_how`, with
+    /// O_LARGEFILE forced on a 64-bit kernel): the mode only matters, and
+    /// is only kept, when the open may create.
+    pub fn from_open(flags: u32, mode: u32) -> OpenHow {
+        let creates = flags & uapi::fcntl::O_CREAT != 0 || flags & uapi::fcntl::__O_TMPFILE != 0;
+        OpenHow {
+            flags: u64::from(flags | uapi::fcntl::O_LARGEFILE),
+            mode: if creates {
+                u64::from(mode & uapi::stat::S_IALLUGO)
+            } else {
+                0
+            },
+            resolve: 0,
+        }
+    }
+}
+
+/// Opens the user path `filename` relative to `dfd` and installs a
+/// descriptor for it (Linux's `do_sys_openat2(dfd, filename, how)`, with
+/// its registers: x0 the directory descriptor, x1 the user pointer to the
+/// name, so `+0(%x1):ustring` is the path, x2 the `open_how`). Returns the
+/// descriptor or -errno.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn do_sys_openat2(dfd: i32, filename: u64, how: &OpenHow) -> i64 {
+    super::ret((|| {
+        if how.resolve != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let (flags, mode) = (how.flags as u32, how.mode as u32);
+        let path = path_arg(filename)?;
+        let start = at(dfd as u64, &path, 0)?;
+        let umask = crate::process::current_process()
+            .umask
+            .load(core::sync::atomic::Ordering::Relaxed);
+        let f = vfs().openat(&cred(), &start, &path, flags, mode, umask)?;
+        Ok(current_files().install(f, flags & O_CLOEXEC != 0)? as u64)
+    })())
+}
+
 syscall!(__arm64_sys_openat, r, {
-    let (dirfd, path, flags, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32, r.regs[3] as u32);
-    let start = at(dirfd, &path, 0)?;
-    let umask = crate::process::current_process()
-        .umask
-        .load(core::sync::atomic::Ordering::Relaxed);
-    let f = vfs().openat(&cred(), &start, &path, flags, mode, umask)?;
-    Ok(current_files().install(f, flags & O_CLOEXEC != 0)? as u64)
+    let how = OpenHow::from_open(r.regs[2] as u32, r.regs[3] as u32);
+    from_ret(do_sys_openat2(r.regs[0] as i32, r.regs[1], &how))
 });
 
 syscall!(__arm64_sys_close, r, {

@@ -23,6 +23,16 @@ pub fn ret(r: SysResult) -> i64 {
     }
 }
 
+/// Reads back the value a Linux-named function (`vfs_read`,
+/// `kernel_clone`, ...) leaves in x0: -errno (restart codes included) or a
+/// value.
+pub fn from_ret(v: i64) -> SysResult {
+    match Errno::from_kernel_i32(v.wrapping_neg() as i32) {
+        Some(e) if (-4095..0).contains(&v) => Err(e),
+        _ => Ok(v as u64),
+    }
+}
+
 /// Defines `__arm64_sys_<name>(regs)` around a body returning `SysResult`.
 macro_rules! syscall {
     ($name:ident, $regs:ident, $body:expr) => {

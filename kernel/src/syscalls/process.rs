@@ -27,7 +27,7 @@ syscall!(__arm64_sys_set_tid_address, r, {
 syscall!(
     __arm64_sys_exit,
     r,
-    process::do_exit(process_core::exited(r.regs[0] as i32))
+    process::do_exit(i64::from(process_core::exited(r.regs[0] as i32)))
 );
 syscall!(
     __arm64_sys_exit_group,
@@ -36,9 +36,20 @@ syscall!(
 );
 
 syscall!(__arm64_sys_clone, r, {
-    let (flags, newsp, ptid, tls, ctid) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4]);
+    // Linux's sys_clone: the low 32 bits of the flags, split into flags
+    // and exit signal.
+    let flags = r.regs[0] & 0xffff_ffff;
+    let args = process::KernelCloneArgs {
+        flags: flags & !process::clone_flags::CSIGNAL,
+        exit_signal: (flags & process::clone_flags::CSIGNAL) as i32,
+        stack: r.regs[1],
+        parent_tid: r.regs[2],
+        tls: r.regs[3],
+        child_tid: r.regs[4],
+        ..Default::default()
+    };
     let regs_copy = crate::process::regs::clone_regs(r);
-    process::do_clone(&regs_copy, flags, newsp, ptid, tls, ctid).map(u64::from)
+    super::from_ret(process::kernel_clone(&args, &regs_copy))
 });
 
 syscall!(__arm64_sys_execve, r, {

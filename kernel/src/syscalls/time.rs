@@ -250,8 +250,13 @@ syscall!(__arm64_sys_settimeofday, r, {
 
 /// Sleeps until `deadline_ns` (as `ktime_get_ns`). Interrupted, it leaves
 /// the deadline for `restart_syscall`, stores the time left at `rmtp` and
-/// returns ERESTART_RESTARTBLOCK (Linux's `do_nanosleep`): with no handler
-/// run the sleep resumes to the same deadline, else the caller sees EINTR.
+/// returns ERESTART_RESTARTBLOCK (Linux's `do_nanosleep`, exported under
+/// that name; x0 is the deadline, where Linux passes its hrtimer sleeper):
+/// with no handler run the sleep resumes to the same deadline, else the
+/// caller sees EINTR.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
 fn do_nanosleep(deadline_ns: u64, rmtp: u64) -> Result<u64, Errno> {
     match sleep_until_ns(deadline_ns) {
         Ok(()) => Ok(0),

@@ -59,6 +59,18 @@ pub(crate) fn check_path(path: &[u8]) -> Result<&[u8]> {
     Ok(path)
 }
 
+/// Releases a path reference the lookup held (Linux's `dput(dentry)`; with
+/// no dentry cache, the closest analogue is the walk letting go of the
+/// directory it stepped out of, and of the parent once the last component
+/// is found). The reference counts drop here, so x0 points at the path
+/// being released.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub fn dput(path: Path) {
+    drop(path);
+}
+
 /// One lookup's state, as Linux's `struct nameidata`.
 pub(crate) struct NameiData<'a> {
     pub vfs: &'a Vfs,
@@ -140,18 +152,21 @@ impl<'a> NameiData<'a> {
             }
             match last {
                 Last::Dot | Last::Root => {}
-                Last::DotDot => cur = self.vfs.dotdot(&cur),
+                Last::DotDot => {
+                    let up = self.vfs.dotdot(&cur);
+                    dput(core::mem::replace(&mut cur, up));
+                }
                 Last::Norm(name) => {
                     let child = self.lookup_child(&cur, &name)?;
                     let meta = child.metadata();
                     if meta.is_symlink() {
                         let body = self.link_body(&child)?;
                         if body[0] == b'/' {
-                            cur = self.root.clone();
+                            dput(core::mem::replace(&mut cur, self.root.clone()));
                         }
                         frames.push((body, 0));
                     } else if meta.is_dir() {
-                        cur = child;
+                        dput(core::mem::replace(&mut cur, child));
                     } else {
                         return Err(Errno::ENOTDIR);
                     }

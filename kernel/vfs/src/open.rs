@@ -44,6 +44,39 @@ pub enum TimeSpec {
     Set(Timespec),
 }
 
+/// Opens the file at `path`, found and checked by the caller (Linux's
+/// `vfs_open(path, file)`: x0 is the path, as on Linux; x1 holds the open
+/// flags, which Linux finds in the `struct file` it passes there). Device
+/// nodes open their driver, other files their inode's open operation.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub fn vfs_open(path: &Path, flags: u32, vfs: &Vfs) -> Result<Arc<OpenFile>> {
+    let meta = path.metadata();
+    let stored = flags | O_LARGEFILE;
+    let inode = path.inode.clone();
+    let target = path.clone();
+    match meta.file_type() {
+        FileType::CharDevice | FileType::BlockDevice => {
+            let (ma, mi) = (major(meta.rdev), minor(meta.rdev));
+            let dev = if meta.file_type() == FileType::CharDevice {
+                vfs.devices().char_device(ma, mi)
+            } else {
+                vfs.devices().block_device(ma, mi)
+            }
+            .ok_or(Errno::ENXIO)?;
+            dev.open(flags)?;
+            let ops: Arc<dyn FileOps> = dev;
+            Ok(OpenFile::new_ops(Some(target), inode, ops, stored))
+        }
+        FileType::Fifo | FileType::Socket => Err(Errno::ENXIO),
+        _ => match inode.open(flags)? {
+            Some(ops) => Ok(OpenFile::new_ops(Some(target), inode, ops, stored)),
+            None => Ok(OpenFile::new_inode(Some(target), inode, stored)),
+        },
+    }
+}
+
 impl Vfs {
     /// openat(2). `start` is the cwd or the directory fd's path; `mode` is
     /// used with O_CREAT, masked by `umask`. The descriptor's close-on-exec
@@ -135,27 +168,9 @@ impl Vfs {
         if flags & O_TRUNC != 0 && meta.is_regular() && !created {
             target.inode.truncate(0)?;
         }
-        let stored = flags | O_LARGEFILE;
-        let inode = target.inode.clone();
-        match meta.file_type() {
-            FileType::CharDevice | FileType::BlockDevice => {
-                let (ma, mi) = (major(meta.rdev), minor(meta.rdev));
-                let dev = if meta.file_type() == FileType::CharDevice {
-                    self.devices().char_device(ma, mi)
-                } else {
-                    self.devices().block_device(ma, mi)
-                }
-                .ok_or(Errno::ENXIO)?;
-                dev.open(flags)?;
-                let ops: Arc<dyn FileOps> = dev;
-                Ok(OpenFile::new_ops(Some(target), inode, ops, stored))
-            }
-            FileType::Fifo | FileType::Socket => Err(Errno::ENXIO),
-            _ => match inode.open(flags)? {
-                Some(ops) => Ok(OpenFile::new_ops(Some(target), inode, ops, stored)),
-                None => Ok(OpenFile::new_inode(Some(target), inode, stored)),
-            },
-        }
+        // The lookup's reference to the parent directory goes.
+        crate::namei::dput(p.dir);
+        vfs_open(&target, flags, self)
     }
 
     /// Linux's `may_open`: type checks, then permission for the access mode

@@ -26,8 +26,11 @@ pub struct FuncSym {
     pub addr: u64,
     /// Size in bytes.
     pub size: u64,
-    /// Demangled name without the Rust hash, e.g. `kernel::mm::frame::alloc`;
-    /// `#[no_mangle]` and assembly names as written, e.g. `start_kernel`.
+    /// The kallsyms name: demangled without the Rust hash and spelled as
+    /// one token by [`kallsyms::name::render`], e.g.
+    /// `kernel__mm__frame__alloc`; `#[no_mangle]` and assembly names as
+    /// written, e.g. `start_kernel`; `.N` added to names several functions
+    /// share.
     pub name: String,
 }
 
@@ -37,15 +40,17 @@ impl fmt::Display for FuncSym {
     }
 }
 
-/// The name under which kallsyms lists the symbol `raw`.
+/// The name under which kallsyms lists the symbol `raw`, before
+/// duplicates are numbered.
 ///
-/// Rust names are demangled in the alternate form, which drops the hash.
+/// Rust names are demangled in the alternate form, which drops the hash,
+/// then rendered as one token ([`kallsyms::name::render`]).
 /// A `.llvm.<n>` suffix, added when LTO promotes a local symbol, is cut
 /// first, as Linux's `cleanup_symbol_name()` does, so that the function is
 /// found under the name its source gives it.
 fn kallsyms_name(raw: &str) -> String {
     let raw = raw.find(".llvm.").map_or(raw, |at| &raw[..at]);
-    format!("{:#}", rustc_demangle::demangle(raw))
+    kallsyms::name::render(&format!("{:#}", rustc_demangle::demangle(raw)))
 }
 
 /// True for ELF symbols that only annotate code: the AArch64 mapping
@@ -55,7 +60,7 @@ fn is_mapping_symbol(name: &[u8]) -> bool {
 }
 
 /// Every function symbol of an AArch64 ELF64 little-endian image, sorted by
-/// address then name.
+/// address then name, each under a name no other holds.
 ///
 /// Takes the defined `STT_FUNC` symbols. Those of size 0 (assembly without
 /// a `.size` directive) are given the distance to the next symbol in their
@@ -121,6 +126,11 @@ pub fn function_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
     }
     out.sort_unstable();
     out.dedup();
+    let mut names: Vec<String> = out.iter_mut().map(|f| std::mem::take(&mut f.name)).collect();
+    kallsyms::name::make_unique(&mut names);
+    for (f, name) in out.iter_mut().zip(names) {
+        f.name = name;
+    }
     Ok(out)
 }
 
@@ -232,11 +242,35 @@ mod tests {
         assert_eq!(
             funcs,
             [
-                sym("kernel::mm::frame::alloc", 0x0, 0x40),
+                sym("kernel__mm__frame__alloc", 0x0, 0x40),
                 sym("start_kernel", 0x40, 0x20),
-                sym("kernel::sched::schedule", 0x60, 0x20),
+                sym("kernel__sched__schedule", 0x60, 0x20),
                 sym("_start", 0x80, 0x40),
                 sym("vectors", 0xc0, 0x40),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_impl_methods_get_one_token_and_copies_are_numbered() {
+        let mut obj = write::Object::new(BinaryFormat::Elf, Architecture::Aarch64, Endianness::Little);
+        let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+        obj.set_section_data(text, vec![0u8; 0x100], 4);
+        let in_text = SymbolSection::Section(text);
+        // `<&str as core::fmt::Display>::fmt`, instantiated by two crates.
+        let fmt_in_core = "_RNvXs1i_NtCs1lTbRNNTcXx_4core3fmtReNtB6_7Display3fmtB8_";
+        let fmt_in_vfs = "_RNvXs1i_NtCs1lTbRNNTcXx_4core3fmtReNtB6_7Display3fmtCs2Fxu2M2vDmD_3vfs";
+        let read_at = "_RNvXs7_NtCs2Fxu2M2vDmD_3vfs5ramfsNtB5_8RamInodeNtNtB7_5inode5Inode7read_at";
+        add(&mut obj, fmt_in_vfs, 0x40, 0x20, SymbolKind::Text, in_text);
+        add(&mut obj, read_at, 0x80, 0x20, SymbolKind::Text, in_text);
+        add(&mut obj, fmt_in_core, 0x0, 0x20, SymbolKind::Text, in_text);
+        let funcs = function_symbols(&obj.write().unwrap()).unwrap();
+        assert_eq!(
+            funcs,
+            [
+                sym("ref_str__Display__fmt.1", 0x0, 0x20),
+                sym("ref_str__Display__fmt.2", 0x40, 0x20),
+                sym("vfs__ramfs__RamInode__Inode__read_at", 0x80, 0x20),
             ]
         );
     }
@@ -253,7 +287,7 @@ mod tests {
     fn kallsyms_name_keeps_plain_names() {
         assert_eq!(kallsyms_name("start_kernel"), "start_kernel");
         assert_eq!(kallsyms_name("__arm64_sys_getpid"), "__arm64_sys_getpid");
-        assert_eq!(kallsyms_name(RUST_ALLOC), "kernel::mm::frame::alloc");
+        assert_eq!(kallsyms_name(RUST_ALLOC), "kernel__mm__frame__alloc");
         assert_eq!(kallsyms_name("vfs_read.llvm.42"), "vfs_read");
     }
 
@@ -285,7 +319,7 @@ mod tests {
         let data = file.section_by_name(".kallsyms").unwrap().data().unwrap();
         let ksyms = kallsyms::Kallsyms::new(data).unwrap();
         assert_eq!(ksyms.symbolize(0x4c).to_string(), "start_kernel+0xc/0x20");
-        assert_eq!(ksyms.lookup_name("kernel::mm::frame::alloc").unwrap().addr, 0);
+        assert_eq!(ksyms.lookup_name("kernel__mm__frame__alloc").unwrap().addr, 0);
         assert_eq!(ksyms.symbolize(0x9c).to_string(), "_start+0x1c/0x40");
     }
 
