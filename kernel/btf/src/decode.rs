@@ -21,6 +21,8 @@ pub struct Btf<'a> {
     members: Vec<RawMember>,
     funcs: Vec<RawFunc>,
     params: Vec<(u32, TypeId)>,
+    /// The function names, front-coded in the blob, spelled out here.
+    func_names: String,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -46,7 +48,8 @@ struct RawMember {
 
 #[derive(Clone, Copy, Debug)]
 struct RawFunc {
-    name: u32,
+    /// Range in `func_names`.
+    name: (u32, u32),
     ret: TypeId,
     params: (u32, u32),
 }
@@ -221,11 +224,28 @@ impl<'a> Btf<'a> {
             types.push(t);
         }
 
-        let n = r.count(3)?;
+        let n = r.count(4)?;
         let mut funcs = Vec::with_capacity(n);
         let mut params = Vec::new();
+        let mut func_names = String::new();
+        let mut prev = (0u32, 0u32);
         for _ in 0..n {
-            let name = string(r.u32()?)?;
+            let shared = usize::try_from(r.uleb()?).map_err(|_| Error::BadNumber)?;
+            let rest = usize::try_from(r.uleb()?).map_err(|_| Error::BadNumber)?;
+            let rest = r.bytes(rest)?;
+            let head = func_names
+                .as_bytes()
+                .get(range(prev))
+                .and_then(|p| p.get(..shared))
+                .ok_or(Error::BadReference)?;
+            let mut name = Vec::with_capacity(shared.saturating_add(rest.len()));
+            name.extend_from_slice(head);
+            name.extend_from_slice(rest);
+            let name = String::from_utf8(name).map_err(|_| Error::BadString)?;
+            let start = u32::try_from(func_names.len()).map_err(|_| Error::BadNumber)?;
+            let len = u32::try_from(name.len()).map_err(|_| Error::BadNumber)?;
+            func_names.push_str(&name);
+            prev = (start, len);
             let ret = r.u32()?;
             let count = r.count(2)?;
             let start = u32::try_from(params.len()).map_err(|_| Error::BadNumber)?;
@@ -235,7 +255,7 @@ impl<'a> Btf<'a> {
             }
             let count = u32::try_from(count).map_err(|_| Error::BadNumber)?;
             funcs.push(RawFunc {
-                name,
+                name: prev,
                 ret,
                 params: (start, count),
             });
@@ -251,6 +271,7 @@ impl<'a> Btf<'a> {
             members,
             funcs,
             params,
+            func_names,
         };
         btf.check()?;
         Ok(btf)
@@ -281,7 +302,7 @@ impl<'a> Btf<'a> {
         }
         let mut prev: Option<&str> = None;
         for f in &self.funcs {
-            let name = self.str(f.name);
+            let name = self.func_name(f);
             if prev.is_some_and(|p| p >= name) {
                 return Err(Error::Unsorted);
             }
@@ -324,6 +345,10 @@ impl<'a> Btf<'a> {
         self.strings.get(i as usize).copied().unwrap_or("")
     }
 
+    fn func_name(&self, f: &RawFunc) -> &str {
+        self.func_names.get(range(f.name)).unwrap_or("")
+    }
+
     /// How many `->` levels the prototypes describe.
     pub fn max_ptr_depth(&self) -> u8 {
         self.max_ptr_depth
@@ -340,12 +365,12 @@ impl<'a> Btf<'a> {
     }
 
     /// The names of the functions described, in sorted order.
-    pub fn func_names(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.funcs.iter().map(|f| self.str(f.name))
+    pub fn func_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.funcs.iter().map(|f| self.func_name(f))
     }
 
     fn find(&self, name: &str) -> Option<&RawFunc> {
-        let i = self.funcs.binary_search_by(|f| self.str(f.name).cmp(name)).ok()?;
+        let i = self.funcs.binary_search_by(|f| self.func_name(f).cmp(name)).ok()?;
         self.funcs.get(i)
     }
 
@@ -449,7 +474,7 @@ impl<'a> Btf<'a> {
             .funcs
             .iter()
             .map(|f| FuncEntry {
-                name: String::from(self.str(f.name)),
+                name: String::from(self.func_name(f)),
                 ret: f.ret,
                 params: self
                     .params

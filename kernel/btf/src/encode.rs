@@ -226,8 +226,15 @@ impl Table {
         }
         let mut funcs = Vec::new();
         uleb(&mut funcs, self.funcs.len() as u64);
+        let mut prev: &str = "";
         for f in &self.funcs {
-            uleb(&mut funcs, u64::from(strings.id(&f.name)));
+            // Front coding: sorted names share long prefixes (Rust paths).
+            let shared = prev.bytes().zip(f.name.bytes()).take_while(|(a, b)| a == b).count();
+            let suffix = f.name.as_bytes().get(shared..).unwrap_or(&[]);
+            uleb(&mut funcs, shared as u64);
+            uleb(&mut funcs, suffix.len() as u64);
+            funcs.extend_from_slice(suffix);
+            prev = &f.name;
             uleb(&mut funcs, u64::from(f.ret));
             uleb(&mut funcs, f.params.len() as u64);
             for (name, ty) in &f.params {

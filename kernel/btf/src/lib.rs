@@ -31,8 +31,10 @@
 //!                                 u8 bitfield size, uleb type
 //!                  8 char array:  uleb length
 //! functions      uleb count, then per function, sorted by name bytes and
-//!                unique: uleb name, uleb return type, uleb parameter count,
-//!                then per parameter: uleb name, uleb type
+//!                unique: its name front-coded against the previous one
+//!                (uleb bytes shared, uleb length of the rest, the rest),
+//!                uleb return type, uleb parameter count, then per
+//!                parameter: uleb name, uleb type
 //! ```
 //!
 //! Structures are stored once and referenced by index, so a type graph
