@@ -137,6 +137,19 @@ fn range(r: (u32, u32)) -> Range<usize> {
 }
 
 impl<'a> Btf<'a> {
+    /// A table describing no function.
+    pub const fn empty() -> Self {
+        Btf {
+            max_ptr_depth: 0,
+            strings: Vec::new(),
+            types: Vec::new(),
+            members: Vec::new(),
+            funcs: Vec::new(),
+            params: Vec::new(),
+            func_names: String::new(),
+        }
+    }
+
     /// Parses and checks a whole table: every reference in range, pointers
     /// only to structures, no structure inside itself, functions sorted.
     pub fn parse(blob: &'a [u8]) -> Result<Self, Error> {
