@@ -58,7 +58,7 @@ fn test_function_parameters_have_their_names_types_and_layout() {
     let outer = KtestBtfOuter {
         flags: 1,
         inner: &inner,
-        label: b"x\0".as_ptr(),
+        label: c"x".as_ptr().cast(),
         nested: KtestBtfInner { id: 8, name: [0; 16] },
     };
     assert_eq!(ktest_btf_target(&outer, 2, KtestBtfMode::On, core::ptr::null()), 4);

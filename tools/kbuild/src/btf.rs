@@ -504,7 +504,10 @@ impl<'a> Extractor<'a> {
             Pass::Aggregate(_) => self.builder.intern(TypeEntry::Other),
         };
 
-        let mut params = Vec::new();
+        // Parameters in register order, each with its type when it is a
+        // scalar (`None`: an aggregate, described as `Other`).
+        let mut found: Vec<(String, Option<Option<DieRef>>)> = Vec::new();
+        let mut verified = 0;
         let mut reg = 0u16;
         for p in declared {
             if reg >= ARG_REGS {
@@ -521,9 +524,6 @@ impl<'a> Extractor<'a> {
             if at.is_some_and(|n| n != reg) {
                 break; // the ABI placed it elsewhere: what follows is unknown
             }
-            if at.is_none() && !external {
-                break; // the optimiser may have dropped or moved it
-            }
             let name = match self.name(p)? {
                 Some(n) if !n.is_empty() => n,
                 _ => format!("arg{}", reg + 1),
@@ -533,26 +533,47 @@ impl<'a> Extractor<'a> {
                     if at.is_some() {
                         break;
                     }
+                    continue;
                 }
                 Pass::Scalar => {
-                    let id = self.type_id(ty, 0)?;
-                    params.push((name, id));
+                    found.push((name, Some(ty)));
                     reg += 1;
                 }
                 Pass::Aggregate(size) => {
-                    params.push((name, self.builder.intern(TypeEntry::Other)));
+                    found.push((name, None));
                     // One register only if DWARF says so and it is small;
                     // otherwise the next parameter's register is unknown.
                     if size <= 8 && loc == EntryLoc::Reg(reg) {
                         reg += 1;
                     } else {
+                        if at.is_some() {
+                            verified = found.len();
+                        }
                         break;
                     }
                 }
             }
+            if at.is_some() {
+                verified = found.len();
+            }
         }
-        if params.iter().map(|p| &p.0).collect::<HashSet<_>>().len() != params.len() {
+        // A function the optimiser could not change keeps the ABI's
+        // order. Another may have lost a parameter (dead-argument
+        // elimination) without DWARF saying so: only what a later
+        // parameter's entry register confirms is kept.
+        if !external {
+            found.truncate(verified);
+        }
+        if found.iter().map(|p| &p.0).collect::<HashSet<_>>().len() != found.len() {
             return Ok(None); // names must tell parameters apart
+        }
+        let mut params = Vec::with_capacity(found.len());
+        for (name, ty) in found {
+            let id = match ty {
+                Some(ty) => self.type_id(ty, 0)?,
+                None => self.builder.intern(TypeEntry::Other),
+            };
+            params.push((name, id));
         }
         Ok(Some((ret, params)))
     }
