@@ -278,7 +278,7 @@ fn leaf() -> impl Strategy<Value = CType> {
 
 /// Trees with at most 3 pointer levels and a few levels of nesting.
 fn ctype() -> impl Strategy<Value = CType> {
-    leaf().prop_recursive(3, 24, 4, |inner| {
+    leaf().prop_recursive(3, 16, 3, |inner| {
         let st = (
             name(),
             prop::collection::vec((name(), any::<u32>(), any::<u8>(), inner), 0..4),
@@ -306,7 +306,7 @@ fn ctype() -> impl Strategy<Value = CType> {
 }
 
 fn proto() -> impl Strategy<Value = FuncProto> {
-    (ctype(), prop::collection::vec((name(), ctype()), 0..8)).prop_map(|(ret, params)| FuncProto { ret, params })
+    (ctype(), prop::collection::vec((name(), ctype()), 0..6)).prop_map(|(ret, params)| FuncProto { ret, params })
 }
 
 /// Any well-formed table: struct members by value only refer to earlier

@@ -3,8 +3,9 @@
 //! 1. `cargo build` the kernel crate (a static library) for
 //!    aarch64-unknown-none-softfloat;
 //! 2. link it with an empty kallsyms table;
-//! 3. extract the function symbols of that link and build the table;
-//! 4. link again with the table (placed after all code, so no function
+//! 3. extract the function symbols of that link and build the table, and
+//!    from its DWARF the functions' prototypes (`btf.rs`, Linux's BTF);
+//! 4. link again with both tables (placed after all code, so no function
 //!    moves) and check that every function kept its address;
 //! 5. write `kernel.elf` and the flat `kernel8.img` that QEMU's `-kernel`
 //!    and the Pi firmware load.
