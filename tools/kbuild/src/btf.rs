@@ -508,6 +508,7 @@ impl<'a> Extractor<'a> {
         // scalar (`None`: an aggregate, described as `Other`).
         let mut found: Vec<(String, Option<Option<DieRef>>)> = Vec::new();
         let mut verified = 0;
+        let mut shifted = false;
         let mut reg = 0u16;
         for p in declared {
             if reg >= ARG_REGS {
@@ -522,7 +523,10 @@ impl<'a> Extractor<'a> {
                 EntryLoc::Unknown => None,
             };
             if at.is_some_and(|n| n != reg) {
-                break; // the ABI placed it elsewhere: what follows is unknown
+                // Not where the ABI would put it: a parameter before it may
+                // be gone too, and what follows is unknown.
+                shifted = true;
+                break;
             }
             let name = match self.name(p)? {
                 Some(n) if !n.is_empty() => n,
@@ -561,7 +565,7 @@ impl<'a> Extractor<'a> {
         // order. Another may have lost a parameter (dead-argument
         // elimination) without DWARF saying so: only what a later
         // parameter's entry register confirms is kept.
-        if !external {
+        if !external || shifted {
             found.truncate(verified);
         }
         if found.iter().map(|p| &p.0).collect::<HashSet<_>>().len() != found.len() {
