@@ -9,6 +9,7 @@
 
 extern crate alloc;
 
+pub mod btf;
 pub mod cputime;
 pub mod debug;
 pub mod drivers;

@@ -3,6 +3,8 @@
 extern "C" {
     static __kallsyms_start: u8;
     static __kallsyms_end: u8;
+    static __start_BTF: u8;
+    static __stop_BTF: u8;
 }
 
 /// The embedded kallsyms table (empty in the first link).
@@ -11,6 +13,15 @@ pub fn kallsyms_blob() -> &'static [u8] {
     let end = core::ptr::addr_of!(__kallsyms_end);
     // SAFETY: the link script brackets the read-only `.kallsyms` section
     // with these symbols; it is mapped for the kernel's lifetime.
+    unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
+}
+
+/// The embedded function prototypes (`.BTF`; empty in the first link).
+pub fn btf_blob() -> &'static [u8] {
+    let start = core::ptr::addr_of!(__start_BTF);
+    let end = core::ptr::addr_of!(__stop_BTF);
+    // SAFETY: the link script brackets the read-only `.BTF` section with
+    // these symbols; it is mapped for the kernel's lifetime.
     unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
 }
 

@@ -3,8 +3,9 @@
 //! 1. `cargo build` the kernel crate (a static library) for
 //!    aarch64-unknown-none-softfloat;
 //! 2. link it with an empty kallsyms table;
-//! 3. extract the function symbols of that link and build the table;
-//! 4. link again with the table (placed after all code, so no function
+//! 3. extract the function symbols of that link and build the table, and
+//!    from its DWARF the functions' prototypes (`btf.rs`, Linux's BTF);
+//! 4. link again with both tables (placed after all code, so no function
 //!    moves) and check that every function kept its address;
 //! 5. write `kernel.elf` and the flat `kernel8.img` that QEMU's `-kernel`
 //!    and the Pi firmware load.
@@ -16,6 +17,7 @@
 //! programs and packs them, the EXTRA files (into /bin) and an /etc/rc,
 //! into a newc archive for QEMU's `-initrd`; `--cmd` becomes /etc/cmd.sh.
 
+mod btf;
 mod image;
 mod initramfs;
 mod symbols;
@@ -86,7 +88,7 @@ fn rust_lld() -> Result<PathBuf, String> {
     }
 }
 
-fn link(root: &Path, lib: &Path, kallsyms_obj: &Path, out: &Path) -> Result<(), String> {
+fn link(root: &Path, lib: &Path, objs: &[&Path], out: &Path) -> Result<(), String> {
     run(Command::new(rust_lld()?)
         .args([
             "-flavor",
@@ -100,7 +102,7 @@ fn link(root: &Path, lib: &Path, kallsyms_obj: &Path, out: &Path) -> Result<(), 
         ])
         .arg("-T")
         .arg(root.join("linker.ld"))
-        .arg(kallsyms_obj)
+        .args(objs)
         .arg(lib)
         .arg("-o")
         .arg(out))
@@ -117,7 +119,10 @@ fn build(o: &Options) -> Result<PathBuf, String> {
         .current_dir(&root)
         .args(["build", "--quiet", "--release", "-p", "kernel", "--target", TARGET])
         .arg("--target-dir")
-        .arg(&target_dir);
+        .arg(&target_dir)
+        // Full debug information (types and parameters) for btf.rs; it
+        // stays in kernel.elf and costs the image nothing.
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "2");
     if o.test {
         cargo.args(["--features", "ktest"]);
     }
@@ -130,17 +135,29 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     std::fs::write(&empty_obj, symbols::kallsyms_object(&kallsyms::build::<&str>(0, &[]))?)
         .map_err(|e| e.to_string())?;
     let pass1 = out.join("kernel.pass1.elf");
-    link(&root, &lib, &empty_obj, &pass1)?;
+    link(&root, &lib, &[&empty_obj], &pass1)?;
     let elf1 = std::fs::read(&pass1).map_err(|e| e.to_string())?;
     let syms1 = symbols::function_symbols(&elf1)?;
     let text_base = image::symbol_address(&elf1, "_text")?;
     let table: Vec<(&str, u64, u64)> = syms1.iter().map(|s| (s.name.as_str(), s.addr, s.size)).collect();
     let blob = kallsyms::build(text_base, &table);
+    let btf_start = std::time::Instant::now();
+    let (btf_blob, btf_stats) = btf::build(&elf1, &syms1)?;
+    let btf_obj = out.join("btf.o");
+    std::fs::write(&btf_obj, btf::btf_object(&btf_blob)?).map_err(|e| e.to_string())?;
+    eprintln!(
+        "kbuild: BTF: {} functions, {} parameters, {} structures, {} bytes, {:.2} s",
+        btf_stats.funcs,
+        btf_stats.params,
+        btf_stats.structs,
+        btf_blob.len(),
+        btf_start.elapsed().as_secs_f64()
+    );
 
     let obj = out.join("kallsyms.o");
     std::fs::write(&obj, symbols::kallsyms_object(&blob)?).map_err(|e| e.to_string())?;
     let elf_path = out.join("kernel.elf");
-    link(&root, &lib, &obj, &elf_path)?;
+    link(&root, &lib, &[&obj, &btf_obj], &elf_path)?;
     let elf2 = std::fs::read(&elf_path).map_err(|e| e.to_string())?;
     symbols::same_function_addresses(&syms1, &symbols::function_symbols(&elf2)?)
         .map_err(|e| format!("the second link moved code: {e}"))?;
