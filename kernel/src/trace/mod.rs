@@ -16,12 +16,16 @@ crate::notrace_module!();
 pub mod clock;
 pub mod cmdlines;
 pub mod error_log;
+pub mod event_filter;
 pub mod events;
 pub mod options;
 pub mod output;
 pub mod readers;
 pub mod tracefs;
+pub mod trigger;
 
+#[cfg(feature = "ktest")]
+mod event_filter_tests;
 #[cfg(feature = "ktest")]
 mod tests;
 
@@ -293,6 +297,23 @@ fn current_pid() -> (i32, Option<Arc<crate::sched::Task>>) {
     match crate::sched::try_current() {
         Some(t) if !t.is_idle() => (t.tid() as i32, Some(t)),
         _ => (0, None),
+    }
+}
+
+/// Writes the common fields of an entry of type `ty` recorded now into
+/// `entry[..TRACE_ENTRY_SIZE]` (for entries built outside the buffer,
+/// which filters and triggers examine before they are written).
+pub(super) fn fill_entry_header(entry: &mut [u8], ty: u16) {
+    let (flags, preempt) = tracing_gen_ctx();
+    let pid = match crate::sched::try_current() {
+        Some(t) if !t.is_idle() => t.tid() as i32,
+        _ => 0,
+    };
+    if let Some(h) = entry.get_mut(..TRACE_ENTRY_SIZE) {
+        h[0..2].copy_from_slice(&ty.to_le_bytes());
+        h[2] = flags;
+        h[3] = preempt;
+        h[4..8].copy_from_slice(&pid.to_le_bytes());
     }
 }
 

@@ -219,6 +219,7 @@ fn create(root: &Arc<PseudoDir>) {
     let events_dir = root.dir("events");
     EVENTS_DIR.call_once(|| events_dir.clone());
     events::create_top_files(&events_dir);
+    super::event_filter::init();
     events::register_internal_events();
 
     let opts = root.dir_mode("options", 0o750);
