@@ -281,19 +281,36 @@ impl FilterContext for ProbeContext {
 }
 
 /// The hit path of an event with a filter, triggers or soft-disable (see
-/// the module's notes). Returns whether an entry was recorded.
+/// the module's notes), for [`TraceEvent::record`]: `fill` writes the
+/// `len` bytes after the common fields. Returns whether an entry was
+/// recorded.
 pub(super) fn record_slow(ev: &TraceEvent, tr: &TraceArray, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
     let mut fill = Some(fill);
-    record_slow_inner(ev, tr, len, &mut |f| fill.take().is_some_and(|g| g(f)))
+    record_slow_inner(ev, tr, TRACE_ENTRY_SIZE + len, &mut |e| {
+        fill.take().is_some_and(|g| g(&mut e[TRACE_ENTRY_SIZE..]))
+    })
 }
 
-/// [`record_slow`] without generics, so that stack traces can find where
-/// tracing's own frames end.
+/// [`record_slow`] for an entry of `len` bytes in all, which `fill` sees
+/// whole with its common fields written (events whose records hold
+/// offsets from the entry's start, as probe events' strings).
+pub fn record_slow_entry(ev: &TraceEvent, tr: &TraceArray, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+    if len < TRACE_ENTRY_SIZE {
+        return false;
+    }
+    let mut fill = Some(fill);
+    record_slow_inner(ev, tr, len, &mut |e| fill.take().is_some_and(|g| g(e)))
+}
+
+/// The slow path without generics, so that stack traces can find where
+/// tracing's own frames end: builds the `total`-byte entry in this CPU's
+/// scratch buffer, runs the triggers, applies the filter, copies it into
+/// the ring buffer, then runs the post triggers.
 #[inline(never)]
 pub(super) fn record_slow_inner(
     ev: &TraceEvent,
     tr: &TraceArray,
-    len: usize,
+    total: usize,
     fill: &mut dyn FnMut(&mut [u8]) -> bool,
 ) -> bool {
     let fl = ev.file.flags();
@@ -307,7 +324,6 @@ pub(super) fn record_slow_inner(
             return false;
         }
     }
-    let total = TRACE_ENTRY_SIZE + len;
     if total > BUF_MAX_DATA_SIZE {
         return false;
     }
@@ -321,7 +337,7 @@ pub(super) fn record_slow_inner(
     let mut committed = false;
     if let Some(entry) = scratch.get_mut(..total) {
         super::fill_entry_header(entry, ev.id);
-        if fill(&mut entry[TRACE_ENTRY_SIZE..]) {
+        if fill(entry) {
             let mut ctx = ProbeContext::current(cpu);
             let fl = ev.file.flags();
             if fl & FL_TRIGGER_COND != 0 {
@@ -336,7 +352,7 @@ pub(super) fn record_slow_inner(
             };
             if keep {
                 let src = &entry[TRACE_ENTRY_SIZE..];
-                committed = super::trace_event_write(tr, ev.id, len, |dst| {
+                committed = super::trace_event_write(tr, ev.id, total - TRACE_ENTRY_SIZE, |dst| {
                     dst.copy_from_slice(src);
                     true
                 });
