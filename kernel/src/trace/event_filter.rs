@@ -181,7 +181,10 @@ const NO_OWNER: usize = usize::MAX;
 /// An interrupt-masking spin lock that knows which CPU holds it, so that a
 /// probe hit on that CPU (a kprobe in code run under the lock, such as the
 /// allocator while a trigger is parsed) skips instead of deadlocking,
-/// while hits on other CPUs wait their turn.
+/// while hits on other CPUs wait their turn. A holder on another CPU
+/// always finishes: the code it runs under the lock (parsing, allocating,
+/// firing triggers) takes no lock a probe hit could hold, since the heap
+/// and the tracing code are notrace.
 pub struct CpuOwnedLock<T> {
     lock: IrqSpinLock<T>,
     owner: AtomicUsize,

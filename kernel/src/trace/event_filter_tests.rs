@@ -238,7 +238,7 @@ fn event_with_triggers_runs_them_while_soft_disabled() {
     write("events/ktestf/src/trigger", "enable_event:ktestf:dst:1 if value > 100").unwrap();
     assert_eq!(read_all("events/ktestf/src/enable"), "0*\n");
     assert_eq!(read_all("events/ktestf/dst/enable"), "0*\n");
-    assert_eq!(read_all("set_event"), "ktestf:src\nktestf:dst\n");
+    assert_eq!(read_all("set_event"), "ktestf:dst\nktestf:src\n", "newest first");
     assert_eq!(events::unregister_trace_event(&dst), Err(Errno::EBUSY));
     assert!(!hit(&dst, 1, "d"));
     assert!(!hit(&src, 5, "s"), "soft-disabled: not recorded");

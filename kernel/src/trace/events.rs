@@ -621,19 +621,25 @@ pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
     );
 }
 
-/// `available_events`: `system:event` for every event that can be enabled.
+/// `available_events`: `system:event` for every event that can be enabled,
+/// newest first (Linux adds events at the head of its list).
 pub fn available_events() -> Vec<u8> {
     let mut s = String::new();
-    for e in all_events().iter().filter(|e| !e.def.ignore_enable) {
+    for e in all_events().iter().rev().filter(|e| !e.def.ignore_enable) {
         s.push_str(&format!("{}:{}\n", e.system(), e.name()));
     }
     s.into_bytes()
 }
 
-/// `set_event`: the enabled events.
+/// `set_event`: the enabled events (soft mode included), newest first as
+/// Linux lists them.
 pub fn set_event_show() -> Vec<u8> {
     let mut s = String::new();
-    for e in all_events().iter().filter(|e| !e.def.ignore_enable && e.is_enabled()) {
+    for e in all_events()
+        .iter()
+        .rev()
+        .filter(|e| !e.def.ignore_enable && e.is_enabled())
+    {
         s.push_str(&format!("{}:{}\n", e.system(), e.name()));
     }
     s.into_bytes()
