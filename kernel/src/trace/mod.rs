@@ -27,6 +27,8 @@ pub mod trigger;
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
 #[cfg(feature = "ktest")]
+mod instance_tests;
+#[cfg(feature = "ktest")]
 mod tests;
 
 use crate::irq_work::{irq_work_queue, IrqWork};
@@ -269,6 +271,17 @@ impl TraceArray {
                     self.with_buffer(c, CpuBuffer::reset);
                 }
             }
+        }
+    }
+
+    /// Frees every CPU's buffer (a removed instance): nothing is recorded
+    /// into it any more.
+    pub fn free_buffers(&self) {
+        let _g = self.resize_lock.lock();
+        for (b, n) in self.buffers.iter().zip(&self.nr_pages) {
+            let old = b.lock().take();
+            n.store(0, Ordering::Release);
+            drop(old);
         }
     }
 
