@@ -38,6 +38,15 @@ pub type WriteFn = Box<dyn Fn(&[u8]) -> Result<usize, Errno> + Send + Sync>;
 pub type TruncFn = Box<dyn Fn() + Send + Sync>;
 /// Makes the operations of one open of a file (given the open flags).
 pub type OpenFn = Box<dyn Fn(u32) -> Result<Arc<dyn FileOps>, Errno> + Send + Sync>;
+/// mkdir or rmdir of `name` in a directory that takes them (tracefs's
+/// `instances`): the maker adds or removes the entry itself.
+pub type DirOpFn = Box<dyn Fn(&str) -> Result<(), Errno> + Send + Sync>;
+
+/// What mkdir(2) and rmdir(2) do in a directory that takes them.
+struct DirOps {
+    mkdir: DirOpFn,
+    rmdir: DirOpFn,
+}
 
 /// The first readdir cursor after `.` and `..`.
 const FIRST_COOKIE: u64 = 2;
@@ -106,6 +115,7 @@ pub struct PseudoDir {
     mode: u32,
     state: spin::RwLock<DirState>,
     parent: spin::RwLock<Weak<PseudoDir>>,
+    ops: spin::Once<DirOps>,
 }
 
 impl PseudoDir {
@@ -120,7 +130,14 @@ impl PseudoDir {
                 dead: false,
             }),
             parent: spin::RwLock::new(Weak::new()),
+            ops: spin::Once::new(),
         })
+    }
+
+    /// Lets users make and remove subdirectories here with mkdir(2) and
+    /// rmdir(2), which call `mkdir` and `rmdir` with the name (once).
+    pub fn set_dir_ops(&self, mkdir: DirOpFn, rmdir: DirOpFn) {
+        self.ops.call_once(|| DirOps { mkdir, rmdir });
     }
 
     /// Adds `node` as `name`: EEXIST if taken, ENOENT if this directory
@@ -311,6 +328,27 @@ impl Inode for PseudoDir {
     }
     fn parent(&self) -> Option<Arc<dyn Inode>> {
         self.parent.read().upgrade().map(|p| p as Arc<dyn Inode>)
+    }
+    fn create(
+        &self,
+        name: &[u8],
+        kind: vfs::NodeKind<'_>,
+        _perm: u32,
+        _uid: u32,
+        _gid: u32,
+    ) -> vfs::Result<Arc<dyn Inode>> {
+        let ops = self.ops.get().ok_or(Errno::EPERM)?;
+        if !matches!(kind, vfs::NodeKind::Directory) {
+            return Err(Errno::EPERM);
+        }
+        let name = core::str::from_utf8(name).map_err(|_| Errno::EINVAL)?;
+        (ops.mkdir)(name)?;
+        self.lookup(name.as_bytes())
+    }
+    fn rmdir(&self, name: &[u8]) -> vfs::Result<()> {
+        let ops = self.ops.get().ok_or(Errno::EPERM)?;
+        let name = core::str::from_utf8(name).map_err(|_| Errno::ENOENT)?;
+        (ops.rmdir)(name)
     }
     fn readdir(&self, cursor: u64) -> vfs::Result<Option<(DirEntry, u64)>> {
         let dot = |ino, name: &[u8]| DirEntry {

@@ -99,7 +99,11 @@ pub struct TraceEvent {
     /// Its type id (`common_type`, the `id` file).
     pub id: u16,
     def: TraceEventDef,
+    /// Linux's `EVENT_FILE_FL_ENABLED`: the source is armed (by an enable
+    /// or by soft mode).
     enabled: AtomicBool,
+    /// Filter, triggers and soft-mode state ([`super::event_filter`]).
+    pub(super) file: super::event_filter::EventFileState,
 }
 
 impl TraceEvent {
@@ -113,19 +117,29 @@ impl TraceEvent {
         &self.def.name
     }
 
+    /// Whether it can be enabled (not an internal event such as
+    /// `ftrace/print`).
+    pub fn can_enable(&self) -> bool {
+        !self.def.ignore_enable
+    }
+
     /// Its own fields.
     pub fn fields(&self) -> &[FieldDesc] {
         &self.def.fields
     }
 
-    /// Whether it is enabled (internal events always are).
+    /// Whether its source is armed (internal events always are): enabled,
+    /// or in soft mode for triggers (then it may still be soft-disabled).
     pub fn is_enabled(&self) -> bool {
         self.def.ignore_enable || self.enabled.load(Ordering::Acquire)
     }
 
     /// Records an entry of `len` bytes after the common fields if the
     /// event is enabled and the task passes `set_event_pid`; `fill` writes
-    /// the fields and may reject the entry (a filter). From probe context.
+    /// the fields and may reject the entry. The event's triggers run and
+    /// its filter decides (Linux's `trace_trigger_soft_disabled` and
+    /// `event_trigger_unlock_commit`); a soft-disabled event runs its
+    /// triggers without being recorded. From probe context.
     pub fn record(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
         if !self.is_enabled() || trace_ignore_this_task() {
             return false;
@@ -133,7 +147,22 @@ impl TraceEvent {
         let Some(tr) = super::try_global_trace() else {
             return false;
         };
+        if self.file.needs_slow_path() {
+            return super::event_filter::record_slow(self, tr, len, fill);
+        }
         super::trace_event_write(tr, self.id, len, fill)
+    }
+
+    /// The `enable` file's text: `1` when enabled and not soft-disabled,
+    /// then `*` in soft mode (Linux's `event_enable_read`).
+    fn enable_text(&self) -> Vec<u8> {
+        let on = self.enabled.load(Ordering::Acquire) && !self.file.soft_disabled();
+        let mut s = alloc::vec![if on { b'1' } else { b'0' }];
+        if self.file.soft_disabled() || self.file.soft_mode() {
+            s.push(b'*');
+        }
+        s.push(b'\n');
+        s
     }
 
     /// Prints an entry of this event.
@@ -167,39 +196,92 @@ impl TraceEvent {
 
     /// Enables or disables it (Linux's `ftrace_event_enable_disable`):
     /// the buffers get their full size first, and `reg` arms the source.
+    /// In soft mode (triggers use it) disabling only soft-disables it.
+    /// Call with the event mutex held.
     pub fn set_enabled(&self, on: bool) -> Result<(), Errno> {
+        self.enable_disable(on, false)
+    }
+
+    /// Linux's `__ftrace_event_enable_disable`: `soft` takes or drops a
+    /// soft-mode reference (an event in soft mode is armed but, unless
+    /// enabled for real, soft-disabled: it runs its triggers, records
+    /// nothing). Call with the event mutex held.
+    fn enable_disable(&self, on: bool, soft: bool) -> Result<(), Errno> {
         if self.def.ignore_enable {
             return Err(Errno::EINVAL);
         }
-        if on == self.enabled.load(Ordering::Acquire) {
+        let f = &self.file;
+        if !on {
+            let disable = if soft {
+                if f.sm_ref_put() > 0 {
+                    return Ok(());
+                }
+                let d = f.soft_disabled();
+                f.set_soft_mode(false);
+                d
+            } else {
+                !f.soft_mode()
+            };
+            if disable && self.enabled.load(Ordering::Acquire) {
+                if let Some(reg) = &self.def.reg {
+                    reg(false)?;
+                }
+                self.enabled.store(false, Ordering::Release);
+                ENABLED_EVENTS.fetch_sub(1, Ordering::AcqRel);
+            }
+            f.set_soft_disabled(f.soft_mode());
             return Ok(());
         }
-        if on {
-            super::global_trace().update_buffers()?;
-        }
-        if let Some(reg) = &self.def.reg {
-            reg(on)?;
-        }
-        self.enabled.store(on, Ordering::Release);
-        if on {
-            ENABLED_EVENTS.fetch_add(1, Ordering::AcqRel);
+        if !soft {
+            f.set_soft_disabled(false);
         } else {
-            ENABLED_EVENTS.fetch_sub(1, Ordering::AcqRel);
+            if f.sm_ref_get() > 1 {
+                return Ok(());
+            }
+            f.set_soft_mode(true);
+        }
+        if !self.enabled.load(Ordering::Acquire) {
+            let armed = super::global_trace()
+                .update_buffers()
+                .and_then(|()| match &self.def.reg {
+                    Some(reg) => reg(true),
+                    None => Ok(()),
+                });
+            if let Err(e) = armed {
+                if soft {
+                    f.sm_ref_put();
+                    f.set_soft_mode(false);
+                }
+                return Err(e);
+            }
+            // Keep the event disabled when it only goes to soft mode.
+            if soft {
+                f.set_soft_disabled(true);
+            }
+            self.enabled.store(true, Ordering::Release);
+            ENABLED_EVENTS.fetch_add(1, Ordering::AcqRel);
         }
         Ok(())
     }
+}
+
+/// Takes (`on`) or drops a soft-mode reference on `ev` (Linux's
+/// `trace_event_enable_disable(file, on, 1)`), under the event mutex.
+pub(super) fn soft_enable_disable(ev: &TraceEvent, on: bool) -> Result<(), Errno> {
+    let _g = EVENT_MUTEX.lock();
+    ev.enable_disable(on, true)
 }
 
 /// Filters and triggers, installed by the code that parses them.
 pub trait EventFileHooks: Sync {
     /// `filter` of `ev` (a system's filter file when `ev` is None).
     fn filter_show(&self, system: &str, ev: Option<&Arc<TraceEvent>>) -> String;
-    /// A write to a `filter` file.
-    fn filter_write(&self, system: &str, ev: Option<&Arc<TraceEvent>>, text: &str) -> Result<(), Errno>;
+    /// A write to a `filter` file (the bytes as written).
+    fn filter_write(&self, system: &str, ev: Option<&Arc<TraceEvent>>, buf: &[u8]) -> Result<(), Errno>;
     /// `trigger` of `ev`.
     fn trigger_show(&self, ev: &Arc<TraceEvent>) -> String;
-    /// A write to a `trigger` file.
-    fn trigger_write(&self, ev: &Arc<TraceEvent>, text: &str) -> Result<(), Errno>;
+    /// A write to a `trigger` file (the bytes as written).
+    fn trigger_write(&self, ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno>;
     /// `trigger` opened with O_TRUNC: remove every trigger of `ev`.
     fn trigger_clear(&self, ev: &Arc<TraceEvent>);
     /// `ev` is going away.
@@ -289,6 +371,7 @@ fn register_with_id(def: TraceEventDef, fixed: Option<u16>) -> Result<Arc<TraceE
         id,
         def,
         enabled: AtomicBool::new(false),
+        file: super::event_filter::EventFileState::new(),
     });
     let sys_dir = match events_dir.lookup_dir(ev.system()) {
         Some(d) => d,
@@ -323,6 +406,9 @@ pub(super) fn register_internal_events() {
     };
     if let Err(e) = register_with_id(def, Some(super::TRACE_PRINT)) {
         crate::pr_err!("trace: cannot register ftrace/print: {}", e);
+    }
+    if let Err(e) = register_with_id(super::trigger::kernel_stack_def(), Some(super::trigger::TRACE_STACK)) {
+        crate::pr_err!("trace: cannot register ftrace/kernel_stack: {}", e);
     }
 }
 
@@ -429,10 +515,9 @@ fn create_system_files(dir: &Arc<PseudoDir>, system: &str) {
             None => b"none\n".to_vec(),
         }),
         Some(Box::new(move |buf| {
-            let text = command_text(buf)?;
             match hooks() {
-                Some(h) => h.filter_write(&sys_w, None, text)?,
-                None if text == "0" => {}
+                Some(h) => h.filter_write(&sys_w, None, buf)?,
+                None if command_text(buf)? == "0" => {}
                 None => return Err(Errno::EINVAL),
             }
             Ok(buf.len())
@@ -446,13 +531,7 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
         dir.file(
             "enable",
             0o640,
-            Box::new(move || {
-                if r.is_enabled() {
-                    b"1\n".to_vec()
-                } else {
-                    b"0\n".to_vec()
-                }
-            }),
+            Box::new(move || r.enable_text()),
             Some(Box::new(move |buf| {
                 let on = parse_enable(buf)?;
                 let _g = EVENT_MUTEX.lock();
@@ -469,10 +548,9 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
                 None => b"none\n".to_vec(),
             }),
             Some(Box::new(move |buf| {
-                let text = command_text(buf)?;
                 match hooks() {
-                    Some(h) => h.filter_write(w.system(), Some(&w), text)?,
-                    None if text == "0" => {}
+                    Some(h) => h.filter_write(w.system(), Some(&w), buf)?,
+                    None if command_text(buf)? == "0" => {}
                     None => return Err(Errno::EINVAL),
                 }
                 Ok(buf.len())
@@ -493,11 +571,11 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
                 None => b"# Available triggers:\n# \n".to_vec(),
             }),
             Some(Box::new(move |buf| {
-                let text = command_text(buf)?;
-                if text.is_empty() {
-                    return Ok(buf.len());
+                match hooks() {
+                    Some(h) => h.trigger_write(&w, buf)?,
+                    None if command_text(buf)?.is_empty() => {}
+                    None => return Err(Errno::EINVAL),
                 }
-                hooks().ok_or(Errno::EINVAL)?.trigger_write(&w, text)?;
                 Ok(buf.len())
             })),
             Some(Box::new(move || {
@@ -543,70 +621,43 @@ pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
     );
 }
 
-/// `available_events`: `system:event` for every event that can be enabled.
+/// `available_events`: `system:event` for every event that can be enabled,
+/// newest first (Linux adds events at the head of its list).
 pub fn available_events() -> Vec<u8> {
     let mut s = String::new();
-    for e in all_events().iter().filter(|e| !e.def.ignore_enable) {
+    for e in all_events().iter().rev().filter(|e| !e.def.ignore_enable) {
         s.push_str(&format!("{}:{}\n", e.system(), e.name()));
     }
     s.into_bytes()
 }
 
-/// `set_event`: the enabled events.
+/// `set_event`: the enabled events (soft mode included), newest first as
+/// Linux lists them.
 pub fn set_event_show() -> Vec<u8> {
     let mut s = String::new();
-    for e in all_events().iter().filter(|e| !e.def.ignore_enable && e.is_enabled()) {
+    for e in all_events()
+        .iter()
+        .rev()
+        .filter(|e| !e.def.ignore_enable && e.is_enabled())
+    {
         s.push_str(&format!("{}:{}\n", e.system(), e.name()));
     }
     s.into_bytes()
 }
 
-/// Whether `pat` (with `*` and `?` wildcards) matches `s`.
-pub fn glob_match(pat: &str, s: &str) -> bool {
-    let (p, t) = (pat.as_bytes(), s.as_bytes());
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some(b'*') => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            Some(&c) if c == b'?' || c == t[ti] => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
-}
-
-/// A `set_event` write: tokens `[!][system:]event` (globs allowed;
-/// `system:` alone is every event of it; a bare word matches a system or
-/// an event name), as Linux's `ftrace_set_clr_event`.
+/// A `set_event` write: words `[!][system:]event` (`system:` alone is
+/// every event of it; a bare word matches a system or an event name; no
+/// globs, as in Linux 6.12's `ftrace_set_clr_event`). EINVAL for a word
+/// that names no event.
 pub fn set_event_write(buf: &[u8]) -> Result<usize, Errno> {
-    let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
-    for tok in text.split_whitespace() {
-        let (on, tok) = match tok.strip_prefix('!') {
-            Some(rest) => (false, rest),
-            None => (true, tok),
-        };
-        match tok.split_once(':') {
-            Some((sys, ev)) => {
-                let ev = if ev.is_empty() { "*" } else { ev };
-                let sys = if sys.is_empty() { "*" } else { sys };
-                set_events(|e| glob_match(sys, e.system()) && glob_match(ev, e.name()), on)?;
-            }
-            None => set_events(|e| glob_match(tok, e.name()) || glob_match(tok, e.system()), on)?,
+    let mut rest = buf;
+    while !rest.is_empty() {
+        let (used, word) = trace_filter::set_event::next_word(rest)?;
+        if let Some(word) = word {
+            let cmd = trace_filter::set_event::SetEventCmd::parse(&word);
+            set_events(|e| cmd.matcher.matches(e.system(), e.name()), cmd.enable)?;
         }
+        rest = rest.get(used.max(1)..).unwrap_or(&[]);
     }
     Ok(buf.len())
 }

@@ -16,12 +16,18 @@ crate::notrace_module!();
 pub mod clock;
 pub mod cmdlines;
 pub mod error_log;
+pub mod event_filter;
 pub mod events;
 pub mod options;
 pub mod output;
 pub mod readers;
 pub mod tracefs;
+pub mod trigger;
 
+#[cfg(feature = "ktest")]
+mod event_filter_tests;
+#[cfg(feature = "ktest")]
+mod instance_tests;
 #[cfg(feature = "ktest")]
 mod tests;
 
@@ -268,6 +274,17 @@ impl TraceArray {
         }
     }
 
+    /// Frees every CPU's buffer (a removed instance): nothing is recorded
+    /// into it any more.
+    pub fn free_buffers(&self) {
+        let _g = self.resize_lock.lock();
+        for (b, n) in self.buffers.iter().zip(&self.nr_pages) {
+            let old = b.lock().take();
+            n.store(0, Ordering::Release);
+            drop(old);
+        }
+    }
+
     /// Sets overwrite mode on every CPU (`options/overwrite`).
     pub fn set_overwrite(&self, on: bool) {
         for c in tracing_cpus() {
@@ -293,6 +310,23 @@ fn current_pid() -> (i32, Option<Arc<crate::sched::Task>>) {
     match crate::sched::try_current() {
         Some(t) if !t.is_idle() => (t.tid() as i32, Some(t)),
         _ => (0, None),
+    }
+}
+
+/// Writes the common fields of an entry of type `ty` recorded now into
+/// `entry[..TRACE_ENTRY_SIZE]` (for entries built outside the buffer,
+/// which filters and triggers examine before they are written).
+pub(super) fn fill_entry_header(entry: &mut [u8], ty: u16) {
+    let (flags, preempt) = tracing_gen_ctx();
+    let pid = match crate::sched::try_current() {
+        Some(t) if !t.is_idle() => t.tid() as i32,
+        _ => 0,
+    };
+    if let Some(h) = entry.get_mut(..TRACE_ENTRY_SIZE) {
+        h[0..2].copy_from_slice(&ty.to_le_bytes());
+        h[2] = flags;
+        h[3] = preempt;
+        h[4..8].copy_from_slice(&pid.to_le_bytes());
     }
 }
 

@@ -3,9 +3,11 @@
 //! and `/tracing`. Files carry Linux's names, modes, contents and errors.
 
 use super::readers::{TraceFile, TracePipe, TracePipeRaw};
+use super::TraceArray;
 use super::{clock, cmdlines, error_log, events, global_trace, options, output, tracing_cpus};
 use crate::fs::pseudo::{PseudoDir, PseudoFs};
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -107,6 +109,8 @@ fn readme() -> Vec<u8> {
          uptime:   Jiffy counter from time of boot\n        \
          perf:   Same clock that perf events use\n\
          \n  trace_marker\t\t- Writes into this file writes into the kernel buffer\n  \
+         instances\t\t- Make sub-buffers with: mkdir instances/foo\n\
+         \t\t\t  Remove sub-buffer with rmdir\n  \
          trace_options\t\t- Set format or modify how tracing happens\n\
          \t\t\t  Disable an option by prefixing 'no' to the\n\
          \t\t\t  option name\n  \
@@ -131,8 +135,7 @@ fn readme() -> Vec<u8> {
 }
 
 /// `buffer_size_kb` of one CPU or (None) of all.
-fn buffer_size_show(cpu: Option<usize>) -> Vec<u8> {
-    let tr = global_trace();
+fn buffer_size_show(tr: &TraceArray, cpu: Option<usize>) -> Vec<u8> {
     let kb = |c: usize| tr.size_bytes(c) >> 10;
     let size = match cpu {
         Some(c) => Some(kb(c)),
@@ -153,7 +156,7 @@ fn buffer_size_show(cpu: Option<usize>) -> Vec<u8> {
 }
 
 /// A `buffer_size_kb` write: KiB per CPU; 0 is EINVAL.
-fn buffer_size_write(cpu: Option<usize>, buf: &[u8]) -> Result<usize, Errno> {
+fn buffer_size_write(tr: &TraceArray, cpu: Option<usize>, buf: &[u8]) -> Result<usize, Errno> {
     let kb = parse_ulong(buf)?;
     if kb == 0 {
         return Err(Errno::EINVAL);
@@ -162,7 +165,7 @@ fn buffer_size_write(cpu: Option<usize>, buf: &[u8]) -> Result<usize, Errno> {
         .ok()
         .and_then(|k| k.checked_mul(1024))
         .ok_or(Errno::ENOMEM)?;
-    global_trace().resize(cpu, bytes)?;
+    tr.resize(cpu, bytes)?;
     Ok(buf.len())
 }
 
@@ -172,43 +175,9 @@ fn ops(f: impl Fn(u32) -> Arc<dyn FileOps> + Send + Sync + 'static) -> crate::fs
 
 /// Makes the tree.
 fn create(root: &Arc<PseudoDir>) {
-    let tr = global_trace();
+    let tr: &'static TraceArray = global_trace();
     root.file("README", 0o440, Box::new(readme), None);
     root.file("available_events", 0o440, Box::new(events::available_events), None);
-    root.file("available_tracers", 0o440, Box::new(|| b"nop\n".to_vec()), None);
-    root.file(
-        "buffer_size_kb",
-        0o640,
-        Box::new(|| buffer_size_show(None)),
-        Some(Box::new(|buf| buffer_size_write(None, buf))),
-    );
-    root.file(
-        "buffer_total_size_kb",
-        0o440,
-        Box::new(|| {
-            let tr = global_trace();
-            let total: usize = tracing_cpus().map(|c| tr.size_bytes(c) >> 10).sum();
-            if tr.is_expanded() {
-                format!("{total}\n").into_bytes()
-            } else {
-                let n = tracing_cpus().count();
-                format!("{total} (expanded: {})\n", (tr.expand_size() >> 10) * n).into_bytes()
-            }
-        }),
-        None,
-    );
-    root.file(
-        "current_tracer",
-        0o640,
-        Box::new(|| b"nop\n".to_vec()),
-        Some(Box::new(|buf| match cmd_str(buf)? {
-            "nop" => {
-                global_trace().update_buffers()?;
-                Ok(buf.len())
-            }
-            _ => Err(Errno::EINVAL),
-        })),
-    );
     let _ = root.file_trunc(
         "error_log",
         0o640,
@@ -219,6 +188,7 @@ fn create(root: &Arc<PseudoDir>) {
     let events_dir = root.dir("events");
     EVENTS_DIR.call_once(|| events_dir.clone());
     events::create_top_files(&events_dir);
+    super::event_filter::init();
     events::register_internal_events();
 
     let opts = root.dir_mode("options", 0o750);
@@ -243,26 +213,6 @@ fn create(root: &Arc<PseudoDir>) {
                 Ok(buf.len())
             })),
         );
-    }
-
-    let per_cpu = root.dir_mode("per_cpu", 0o750);
-    for cpu in tracing_cpus() {
-        let d = per_cpu.dir_mode(&format!("cpu{cpu}"), 0o750);
-        d.file(
-            "buffer_size_kb",
-            0o640,
-            Box::new(move || buffer_size_show(Some(cpu))),
-            Some(Box::new(move |buf| buffer_size_write(Some(cpu), buf))),
-        );
-        d.file(
-            "stats",
-            0o440,
-            Box::new(move || output::cpu_stats(global_trace(), cpu).into_bytes()),
-            None,
-        );
-        let _ = d.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, Some(cpu), flags)));
-        let _ = d.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, Some(cpu))));
-        let _ = d.file_ops("trace_pipe_raw", 0o440, ops(move |_| TracePipeRaw::open(tr, cpu)));
     }
 
     root.file("printk_formats", 0o440, Box::new(Vec::new), None);
@@ -296,7 +246,6 @@ fn create(root: &Arc<PseudoDir>) {
         Some(Box::new(events::event_pids_write)),
         Some(Box::new(events::event_pids_clear)),
     );
-    let _ = root.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, None, flags)));
     root.file(
         "trace_clock",
         0o640,
@@ -304,17 +253,6 @@ fn create(root: &Arc<PseudoDir>) {
         Some(Box::new(|buf| {
             clock::set(cmd_str(buf)?)?;
             Ok(buf.len())
-        })),
-    );
-    root.file(
-        "trace_marker",
-        0o220,
-        Box::new(Vec::new),
-        Some(Box::new(|buf| {
-            if !options::is_set(options::MARKERS) {
-                return Err(Errno::EINVAL);
-            }
-            super::tracing_mark_write(global_trace(), buf)
         })),
     );
     root.file(
@@ -326,20 +264,166 @@ fn create(root: &Arc<PseudoDir>) {
             Ok(buf.len())
         })),
     );
-    let _ = root.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, None)));
-    root.file(
+    create_array_files(root, tr);
+    let instances = root.dir("instances");
+    let (mk, rm) = (instances.clone(), instances.clone());
+    instances.set_dir_ops(
+        Box::new(move |name| instance_mkdir(&mk, name)),
+        Box::new(move |name| instance_rmdir(&rm, name)),
+    );
+}
+
+/// The files each trace array has, the top one and every instance's: its
+/// buffers, their sizes, `trace`, `trace_pipe`, `trace_marker`,
+/// `tracing_on`, the (nop) tracer and `per_cpu/`.
+fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
+    dir.file("available_tracers", 0o440, Box::new(|| b"nop\n".to_vec()), None);
+    dir.file(
+        "buffer_size_kb",
+        0o640,
+        Box::new(move || buffer_size_show(tr, None)),
+        Some(Box::new(move |buf| buffer_size_write(tr, None, buf))),
+    );
+    dir.file(
+        "buffer_total_size_kb",
+        0o440,
+        Box::new(move || {
+            let total: usize = tracing_cpus().map(|c| tr.size_bytes(c) >> 10).sum();
+            if tr.is_expanded() {
+                format!("{total}\n").into_bytes()
+            } else {
+                let n = tracing_cpus().count();
+                format!("{total} (expanded: {})\n", (tr.expand_size() >> 10) * n).into_bytes()
+            }
+        }),
+        None,
+    );
+    dir.file(
+        "current_tracer",
+        0o640,
+        Box::new(|| b"nop\n".to_vec()),
+        Some(Box::new(move |buf| match cmd_str(buf)? {
+            "nop" => {
+                tr.update_buffers()?;
+                Ok(buf.len())
+            }
+            _ => Err(Errno::EINVAL),
+        })),
+    );
+    let per_cpu = dir.dir_mode("per_cpu", 0o750);
+    for cpu in tracing_cpus() {
+        let d = per_cpu.dir_mode(&format!("cpu{cpu}"), 0o750);
+        d.file(
+            "buffer_size_kb",
+            0o640,
+            Box::new(move || buffer_size_show(tr, Some(cpu))),
+            Some(Box::new(move |buf| buffer_size_write(tr, Some(cpu), buf))),
+        );
+        d.file(
+            "stats",
+            0o440,
+            Box::new(move || output::cpu_stats(tr, cpu).into_bytes()),
+            None,
+        );
+        let _ = d.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, Some(cpu), flags)));
+        let _ = d.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, Some(cpu))));
+        let _ = d.file_ops("trace_pipe_raw", 0o440, ops(move |_| TracePipeRaw::open(tr, cpu)));
+    }
+    let _ = dir.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, None, flags)));
+    dir.file(
+        "trace_marker",
+        0o220,
+        Box::new(Vec::new),
+        Some(Box::new(move |buf| {
+            if !options::is_set(options::MARKERS) {
+                return Err(Errno::EINVAL);
+            }
+            super::tracing_mark_write(tr, buf)
+        })),
+    );
+    let _ = dir.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, None)));
+    dir.file(
         "tracing_on",
         0o640,
-        Box::new(|| {
-            if global_trace().tracing_on() {
+        Box::new(move || {
+            if tr.tracing_on() {
                 b"1\n".to_vec()
             } else {
                 b"0\n".to_vec()
             }
         }),
-        Some(Box::new(|buf| {
-            global_trace().set_tracing_on(parse_ulong(buf)? != 0);
+        Some(Box::new(move |buf| {
+            tr.set_tracing_on(parse_ulong(buf)? != 0);
             Ok(buf.len())
         })),
     );
+}
+
+/// The trace arrays of `instances/`, by name.
+static INSTANCES: spin::Mutex<BTreeMap<String, &'static TraceArray>> = spin::Mutex::new(BTreeMap::new());
+
+/// `mkdir instances/NAME`: a new trace array with its own buffers (Linux's
+/// `instance_mkdir`); EEXIST if the name is taken.
+fn instance_mkdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
+    let mut all = INSTANCES.lock();
+    if all.contains_key(name) {
+        return Err(Errno::EEXIST);
+    }
+    let dir = instances.try_dir(name)?;
+    // The array outlives its directory only as a few words: rmdir frees
+    // its buffers, and open files of a removed directory fail with EIO.
+    let tr: &'static TraceArray = Box::leak(Box::new(TraceArray::new()));
+    // Instances start with full-size buffers, as Linux allocates them.
+    if let Err(e) = tr.update_buffers() {
+        tr.free_buffers();
+        let _ = instances.remove_tree(name);
+        return Err(e);
+    }
+    create_array_files(&dir, tr);
+    // Events are not per instance here: an instance's events/ has the
+    // buffer's headers and the internal events (ftrace/print, written by
+    // its trace_marker), none that can be enabled, so its `enable` reads 0
+    // and only takes 0 (enabling is refused, not pretended).
+    let events = dir.dir("events");
+    events.file(
+        "header_page",
+        0o440,
+        Box::new(|| ring_buffer::HEADER_PAGE.as_bytes().to_vec()),
+        None,
+    );
+    events.file(
+        "header_event",
+        0o440,
+        Box::new(|| ring_buffer::HEADER_EVENT.as_bytes().to_vec()),
+        None,
+    );
+    for ev in events::all_events().into_iter().filter(|e| !e.can_enable()) {
+        let d = events.dir(ev.system()).dir(ev.name());
+        let id = ev.id;
+        d.file("format", 0o440, Box::new(move || ev.format().into_bytes()), None);
+        d.file("id", 0o440, Box::new(move || format!("{id}\n").into_bytes()), None);
+    }
+    events.file(
+        "enable",
+        0o640,
+        Box::new(|| b"0\n".to_vec()),
+        Some(Box::new(|buf| match parse_ulong(buf)? {
+            0 => Ok(buf.len()),
+            _ => Err(Errno::EINVAL),
+        })),
+    );
+    all.insert(name.into(), tr);
+    Ok(())
+}
+
+/// `rmdir instances/NAME`: EBUSY while one of its files is open.
+fn instance_rmdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
+    let mut all = INSTANCES.lock();
+    let tr = *all.get(name).ok_or(Errno::ENOENT)?;
+    instances.remove_tree(name)?;
+    all.remove(name);
+    drop(all);
+    tr.set_tracing_on(false);
+    tr.free_buffers();
+    Ok(())
 }

@@ -1,0 +1,358 @@
+//! Event triggers (`events/<sys>/<ev>/trigger`): `traceon`, `traceoff`,
+//! `stacktrace`, `enable_event`, `disable_event`, with `:N` counts and
+//! `if FILTER`, as Linux's trace_events_trigger.c runs them. The commands
+//! are parsed by the `trace_filter` crate; this module keeps them per
+//! event, puts events with triggers in soft mode (armed, recorded only if
+//! enabled), and fires them from the record path
+//! ([`super::event_filter::record_slow`]).
+//!
+//! Stack traces are `ftrace/kernel_stack` entries (type 4, Linux's
+//! `TRACE_STACK`), printed as Linux's `<stack trace>` lines.
+
+use super::event_filter::{self, ProbeContext, FL_TRIGGER_COND, FL_TRIGGER_MODE};
+use super::events::{self, EventRecord, FieldDesc, TraceEvent, TraceEventDef};
+use super::output::seq_print_ip_sym;
+use super::TraceArray;
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use trace_filter::filter::FILTER_ERROR_LOC;
+use trace_filter::trigger::{TriggerChange, TriggerCmd, TriggerList};
+use uapi::Errno;
+
+/// The type of `ftrace/kernel_stack` (Linux's `TRACE_STACK`).
+pub const TRACE_STACK: u16 = 4;
+
+/// Most return addresses one stack entry holds (this kernel's unwinder
+/// stops at 64 frames).
+const STACK_ENTRIES: usize = 64;
+
+/// Linux's `README` lines for the `trigger` file, for the commands this
+/// kernel has.
+pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perform when event is hit\n\
+\t    Format: <trigger>[:count][if <filter>]\n\
+\t   trigger: traceon, traceoff\n\
+\t            enable_event:<system>:<event>\n\
+\t            disable_event:<system>:<event>\n\
+\t\t    stacktrace\n\
+\t   example: echo traceoff > events/block/block_unplug/trigger\n\
+\t            echo traceoff:3 > events/block/block_unplug/trigger\n\
+\t            echo 'enable_event:kmem:kmalloc:3 if nr_rq > 1' > \\\n\
+\t                  events/block/block_unplug/trigger\n\
+\t   The first disables tracing every time block_unplug is hit.\n\
+\t   The second disables tracing the first 3 times block_unplug is hit.\n\
+\t   The third enables the kmalloc event the first 3 times block_unplug\n\
+\t     is hit and has value of greater than 1 for the 'nr_rq' event field.\n\
+\t   Like function triggers, the counter is only decremented if it\n\
+\t    enabled or disabled tracing.\n\
+\t   To remove a trigger without a count:\n\
+\t     echo '!<trigger> > <system>/<event>/trigger\n\
+\t   To remove a trigger with a count:\n\
+\t     echo '!<trigger>:0 > <system>/<event>/trigger\n\
+\t   Filters can be ignored when removing a trigger.\n";
+
+/// An event's triggers and the events its `enable_event`/`disable_event`
+/// triggers act on (each holds a soft-mode reference on its target).
+#[derive(Default)]
+pub struct Triggers {
+    list: TriggerList,
+    targets: Vec<Arc<TraceEvent>>,
+}
+
+impl Triggers {
+    fn target(&self, sys: &str, name: &str) -> Option<&Arc<TraceEvent>> {
+        self.targets.iter().find(|e| e.system() == sys && e.name() == name)
+    }
+}
+
+/// Post triggers (`traceoff`, `stacktrace`) a record asked for; they run
+/// after it is written (Linux's `event_triggers_post_call`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PostTriggers {
+    traceoff: bool,
+    stacktrace: bool,
+}
+
+/// Fires one trigger (Linux's `*_trigger` and `*_count_trigger`).
+fn run(t: &trace_filter::trigger::Trigger, triggers: &Triggers, tr: &TraceArray) {
+    match t.cmd() {
+        TriggerCmd::TraceOn => {
+            if t.fire(tr.tracing_on()) {
+                tr.set_tracing_on(true);
+            }
+        }
+        TriggerCmd::TraceOff => {
+            if t.fire(!tr.tracing_on()) {
+                tr.set_tracing_on(false);
+            }
+        }
+        TriggerCmd::Stacktrace => {
+            if t.fire(false) {
+                trace_kernel_stack(tr);
+            }
+        }
+        TriggerCmd::EnableEvent | TriggerCmd::DisableEvent => {
+            let Some(target) = t.target().and_then(|(s, e)| triggers.target(s, e)) else {
+                return;
+            };
+            let enable = t.cmd() == TriggerCmd::EnableEvent;
+            let already = target.file.soft_disabled() != enable;
+            if t.fire(already) {
+                target.file.set_soft_disabled(!enable);
+            }
+        }
+    }
+}
+
+/// Runs `ev`'s triggers (Linux's `event_triggers_call`). Without a record
+/// every trigger runs; with one, those whose filter rejects it are
+/// skipped and post triggers are returned for after the write.
+pub(super) fn event_triggers_call(
+    ev: &TraceEvent,
+    tr: &TraceArray,
+    rec: Option<(&[u8], &mut ProbeContext)>,
+) -> PostTriggers {
+    let mut post = PostTriggers::default();
+    let Some(triggers) = ev.file.triggers.lock_from_probe() else {
+        return post;
+    };
+    match rec {
+        None => {
+            for t in triggers.list.iter() {
+                run(t, &triggers, tr);
+            }
+        }
+        Some((entry, ctx)) => {
+            for t in triggers.list.iter() {
+                if t.filter().is_some_and(|f| !f.matches(entry, ctx)) {
+                    continue;
+                }
+                match t.cmd() {
+                    TriggerCmd::TraceOff => post.traceoff = true,
+                    TriggerCmd::Stacktrace => post.stacktrace = true,
+                    _ => run(t, &triggers, tr),
+                }
+            }
+        }
+    }
+    post
+}
+
+/// Runs the post triggers a record asked for.
+pub(super) fn event_triggers_post_call(ev: &TraceEvent, tr: &TraceArray, post: PostTriggers) {
+    if !post.traceoff && !post.stacktrace {
+        return;
+    }
+    let Some(triggers) = ev.file.triggers.lock_from_probe() else {
+        return;
+    };
+    for t in triggers.list.iter() {
+        let wanted = match t.cmd() {
+            TriggerCmd::TraceOff => post.traceoff,
+            TriggerCmd::Stacktrace => post.stacktrace,
+            _ => false,
+        };
+        if wanted {
+            run(t, &triggers, tr);
+        }
+    }
+}
+
+/// Records the current kernel stack as an `ftrace/kernel_stack` entry
+/// (Linux's `__trace_stack`), starting at the frame that called the
+/// record path.
+fn trace_kernel_stack(tr: &TraceArray) {
+    let mut callers = [0usize; STACK_ENTRIES];
+    let mut n = 0usize;
+    // Skip this path's own frames: up to the return address inside
+    // record_slow_inner, whose caller is the event's record call.
+    let inner = event_filter::record_slow_inner as *const () as usize;
+    let inner_end = crate::kallsyms::lookup_addr(inner).map_or(inner, |s| inner + s.size as usize);
+    let mut skipping = true;
+    crate::stacktrace::walk_stackframe(arch::cpu::frame_pointer(), |lr| {
+        if skipping {
+            if (inner..inner_end).contains(&lr) {
+                skipping = false;
+            }
+            return true;
+        }
+        if let Some(slot) = callers.get_mut(n) {
+            *slot = lr;
+            n += 1;
+            true
+        } else {
+            false
+        }
+    });
+    let len = 8 + n * 8;
+    super::trace_event_write(tr, TRACE_STACK, len, |f| {
+        f[..4].copy_from_slice(&(n as i32).to_le_bytes());
+        for (i, c) in callers[..n].iter().enumerate() {
+            f[8 + i * 8..16 + i * 8].copy_from_slice(&(*c as u64).to_le_bytes());
+        }
+        true
+    });
+}
+
+/// `ftrace/kernel_stack`, with Linux's format file.
+pub(super) fn kernel_stack_def() -> TraceEventDef {
+    TraceEventDef {
+        system: "ftrace".to_string(),
+        name: "kernel_stack".to_string(),
+        fields: alloc::vec![
+            FieldDesc::new("int", "size", 8, 4, true),
+            FieldDesc::new("unsigned long", "caller[8]", 16, 64, false),
+        ],
+        print_fmt: "\"\\t=> %ps\\n\\t=> %ps\\n\\t=> %ps\\n\" \"\\t=> %ps\\n\\t=> %ps\\n\\t=> %ps\\n\" \
+                    \"\\t=> %ps\\n\\t=> %ps\\n\", (void *)REC->caller[0], (void *)REC->caller[1], \
+                    (void *)REC->caller[2], (void *)REC->caller[3], (void *)REC->caller[4], \
+                    (void *)REC->caller[5], (void *)REC->caller[6], (void *)REC->caller[7]"
+            .to_string(),
+        print: Box::new(print_kernel_stack),
+        reg: None,
+        ignore_enable: true,
+    }
+}
+
+/// `<stack trace>` and one ` => symbol` line per caller (Linux's
+/// `trace_stack_print`).
+fn print_kernel_stack(out: &mut String, rec: &EventRecord<'_>) {
+    out.push_str("<stack trace>\n");
+    let n = rec
+        .entry
+        .get(8..12)
+        .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    for i in 0..n.max(0) as usize {
+        let Some(b) = rec.entry.get(16 + i * 8..24 + i * 8) else {
+            break;
+        };
+        let addr = u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8]));
+        if addr == u64::MAX {
+            break;
+        }
+        out.push_str(" => ");
+        seq_print_ip_sym(out, addr as usize, rec.trace_flags);
+        out.push('\n');
+    }
+}
+
+/// What `trigger` reads.
+pub(super) fn trigger_show(ev: &TraceEvent) -> String {
+    ev.file.triggers.lock().list.file_text()
+}
+
+/// Recomputes `TRIGGER_MODE` and `TRIGGER_COND` (Linux's
+/// `update_cond_flag`).
+fn update_flags(ev: &TraceEvent, t: &Triggers) {
+    let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger());
+    ev.file.set_flag(FL_TRIGGER_COND, cond);
+    ev.file.set_flag(FL_TRIGGER_MODE, !t.list.is_empty());
+}
+
+/// A write to `trigger` (Linux's `event_trigger_regex_write`): adds or
+/// removes one trigger, taking or dropping the soft-mode references of
+/// the event (its first trigger) and of an `enable_event` target.
+pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno> {
+    let _w = ev.file.write_lock.lock();
+    let fields = event_filter::event_fields(ev);
+    let schema = event_filter::schema(&fields);
+    let env = event_filter::filter_env();
+    let exists = |s: &str, e: &str| events::find_event(s, e).is_some_and(|x| x.can_enable());
+    let mut guard = ev.file.triggers.lock();
+    let was_empty = guard.list.is_empty();
+    let change = guard.list.write(buf, &schema, &env, &exists);
+    // Soft-enabling arms probes and may allocate: not under the lock.
+    drop(guard);
+    let change = match change {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(f) = &e.filter_failure {
+                super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+            }
+            return Err(e.errno);
+        }
+    };
+    match change {
+        TriggerChange::None => Ok(()),
+        TriggerChange::Added(cmd) => {
+            let res = added(ev, cmd, was_empty);
+            if res.is_err() {
+                // Undo: the newest trigger is the list's first.
+                let mut g = ev.file.triggers.lock();
+                let undo = alloc::format!("!{}", String::from_utf8_lossy(buf).trim());
+                let _ = g.list.write(undo.as_bytes(), &schema, &env, &exists);
+                update_flags(ev, &g);
+            }
+            res
+        }
+        TriggerChange::Removed(t) => {
+            let mut g = ev.file.triggers.lock();
+            let target = t.target().and_then(|(s, e)| {
+                let i = g.targets.iter().position(|x| x.system() == s && x.name() == e)?;
+                Some(g.targets.remove(i))
+            });
+            let now_empty = g.list.is_empty();
+            update_flags(ev, &g);
+            drop(g);
+            if let Some(target) = target {
+                let _ = events::soft_enable_disable(&target, false);
+            }
+            if now_empty {
+                let _ = events::soft_enable_disable(ev, false);
+            }
+            drop(t);
+            Ok(())
+        }
+    }
+}
+
+/// Takes the references a new trigger needs (target first, as Linux's
+/// `event_enable_trigger_parse`, then the event's own soft mode).
+fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), Errno> {
+    let mut target = None;
+    if matches!(cmd, TriggerCmd::EnableEvent | TriggerCmd::DisableEvent) {
+        let name = {
+            let g = ev.file.triggers.lock();
+            let name = g
+                .list
+                .iter()
+                .next()
+                .and_then(|t| t.target())
+                .map(|(s, e)| (s.to_string(), e.to_string()));
+            name
+        };
+        let (s, e) = name.ok_or(Errno::EINVAL)?;
+        let t = events::find_event(&s, &e).ok_or(Errno::EINVAL)?;
+        events::soft_enable_disable(&t, true)?;
+        target = Some(t);
+    }
+    if was_empty {
+        if let Err(err) = events::soft_enable_disable(ev, true) {
+            if let Some(t) = &target {
+                let _ = events::soft_enable_disable(t, false);
+            }
+            return Err(err);
+        }
+    }
+    let mut g = ev.file.triggers.lock();
+    if let Some(t) = target {
+        g.targets.push(t);
+    }
+    update_flags(ev, &g);
+    Ok(())
+}
+
+/// `ev` is going away: its triggers go with it. (An event with triggers
+/// is in soft mode, hence enabled, and cannot be removed; nor can the
+/// target of another event's `enable_event`. So no soft-mode reference is
+/// left to drop here, which the caller's event mutex would forbid.)
+pub(super) fn event_removed(ev: &TraceEvent) {
+    let mut g = ev.file.triggers.lock();
+    let list = g.list.clear();
+    let targets = core::mem::take(&mut g.targets);
+    update_flags(ev, &g);
+    drop(g);
+    drop(list);
+    drop(targets);
+}

@@ -1,0 +1,49 @@
+//! Event filters and triggers seen from a shell: Debian's busybox runs
+//! `event_filter/event_filter.sh` on two kprobe events of read(2) and
+//! write(2) (filters that let exactly the matching reads through, a bad
+//! filter's error text and `error_log` entry, a system's filter on each of
+//! its events, `traceoff` with a count and `if`, `enable_event` on an
+//! event in trigger mode with Linux's `0*`/`1*`, `stacktrace`, refused
+//! triggers, `set_event` without globs) and must print
+//! `event_filter/event_filter.golden`, which real Linux prints too (checked
+//! when ../shared/reflinux is there).
+
+use e2e::{root, run_commands};
+use std::path::PathBuf;
+use std::process::Command;
+
+const GOLDEN: &str = include_str!("event_filter/event_filter.golden");
+
+fn busybox() -> PathBuf {
+    let out = Command::new(root().join("scripts/setup.sh"))
+        .arg("--print-busybox")
+        .output()
+        .expect("run scripts/setup.sh");
+    assert!(out.status.success(), "scripts/setup.sh --print-busybox failed");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn script() -> PathBuf {
+    root().join("tests/event_filter/event_filter.sh")
+}
+
+#[test]
+fn filters_and_triggers_on_kprobe_events_print_linux_text() {
+    let (out, code) = run_commands(
+        &["--smp", "2"],
+        &[busybox(), script()],
+        "busybox sh /bin/event_filter.sh",
+        120,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, GOLDEN);
+    let Some(reflinux) = e2e::reflinux() else { return };
+    let linux = Command::new(reflinux)
+        .args(["--smp", "2", "--timeout", "120"])
+        .arg(busybox())
+        .arg(script())
+        .args(["--", "busybox sh /bin/event_filter.sh"])
+        .output()
+        .expect("reflinux");
+    assert_eq!(String::from_utf8_lossy(&linux.stdout), GOLDEN, "real Linux differs");
+}
