@@ -150,11 +150,16 @@ impl vfs::ramfs::DataPage for FramePage {
     fn write(&mut self, offset: usize, data: &[u8]) {
         crate::mm::frame::write_frame(self.0, offset, data);
     }
+    fn frame(&self) -> Option<u64> {
+        Some(self.0)
+    }
 }
 
 impl Drop for FramePage {
+    /// The file lets go of the frame; a mapping that still holds it (an
+    /// mmap of a file since unlinked or truncated) keeps it until unmapped.
     fn drop(&mut self) {
-        crate::mm::frame::free_frame(self.0);
+        crate::mm::frame::page_ref_dec(self.0);
     }
 }
 
@@ -185,8 +190,9 @@ pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSys
             vfs::ramfs::tmpfs_size_limit(opts, ram_bytes())?,
             Arc::new(FramePages),
         ),
-        // Linux's ramfs has no limit and ignores options it does not know.
-        b"ramfs" => vfs::ramfs::RamFs::with_type(clock, "ramfs"),
+        // Linux's ramfs has no limit and ignores options it does not know;
+        // its pages are frames so that they can be mapped.
+        b"ramfs" => vfs::ramfs::RamFs::with_pages(clock, "ramfs", None, Arc::new(FramePages)),
         _ => return Err(Errno::ENODEV),
     })
 }
@@ -224,19 +230,96 @@ pub fn current_files() -> Arc<FdTable> {
     crate::process::current_process().fs.lock().files.clone()
 }
 
-/// Reads a whole executable for exec: it must be a regular file with an
-/// execute bit for us (EACCES otherwise).
-pub fn read_exec_file(path: &str) -> Result<Vec<u8>, Errno> {
+/// What mmap(2) of `file` maps, checked as Linux's `do_mmap`: EACCES
+/// without read access, or for a shared writable mapping without write
+/// access (or of an append-only file); ENODEV for a file without pages to
+/// map. `/dev/zero` maps anonymous memory (`None`), as Linux's
+/// `mmap_zero`; a shared one, a fresh shmem file.
+pub fn mmap_file(
+    file: &OpenFile,
+    write: bool,
+    shared: bool,
+    off: u64,
+    len: u64,
+) -> Result<Option<(Arc<crate::mm::vm::VmFile>, u64)>, Errno> {
+    if shared && write && (!file.writable() || file.flags() & uapi::fcntl::O_APPEND != 0) {
+        return Err(Errno::EACCES);
+    }
+    if !file.readable() {
+        return Err(Errno::EACCES);
+    }
+    let inode = file.inode();
+    let meta = inode.metadata();
+    if meta.file_type() == vfs::FileType::CharDevice && meta.rdev == uapi::stat::makedev(1, 5) {
+        return Ok(if shared { Some((shmem_zero_file(len)?, 0)) } else { None });
+    }
+    if !inode.mmap_capable() {
+        return Err(Errno::ENODEV);
+    }
+    // Linux's file_mmap_ok: the last page's offset must fit.
+    if off.checked_add(len).is_none_or(|end| end > i64::MAX as u64) {
+        return Err(Errno::EOVERFLOW);
+    }
+    let name = match file.path() {
+        Some(p) => vfs().getcwd(p).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let vm_file = crate::mm::vm::VmFile {
+        inode: inode.clone(),
+        name,
+        dev: meta.dev,
+        ino: meta.ino,
+    };
+    Ok(Some((Arc::new(vm_file), off)))
+}
+
+/// The file behind a shared anonymous mapping (Linux's `shmem_zero_setup`):
+/// an unlinked tmpfs file of `len` bytes, named `/dev/zero (deleted)` in
+/// /proc/<pid>/maps as on Linux; its pages live while a mapping holds it.
+pub fn shmem_zero_file(len: u64) -> Result<Arc<crate::mm::vm::VmFile>, Errno> {
+    use vfs::FileSystem;
+    static SHM_MNT: spin::Once<Arc<vfs::ramfs::RamFs>> = spin::Once::new();
+    static NEXT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+    let fs = SHM_MNT.call_once(|| {
+        vfs::ramfs::RamFs::with_pages(Arc::new(KernelClock), "tmpfs", None, Arc::new(FramePages))
+    });
+    let root = fs.root();
+    let name = alloc::format!("zero{}", NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
+    let inode = root.create(name.as_bytes(), vfs::NodeKind::Regular, 0o600, 0, 0)?;
+    root.unlink(name.as_bytes())?;
+    let len = len.checked_add(4095).ok_or(Errno::ENOMEM)? & !4095;
+    inode.truncate(len)?;
+    let meta = inode.metadata();
+    Ok(Arc::new(crate::mm::vm::VmFile {
+        inode,
+        name: b"/dev/zero (deleted)".to_vec(),
+        dev: meta.dev,
+        ino: meta.ino,
+    }))
+}
+
+/// Opens an executable (or an ELF interpreter) for exec: it must be a
+/// regular file with an execute bit for us (EACCES otherwise). Returns its bytes, for the headers, and the file, for
+/// mapping its segments (shown with its path in /proc/<pid>/maps).
+pub fn open_exec(path: &[u8]) -> Result<(Vec<u8>, Arc<crate::mm::vm::VmFile>), Errno> {
     let v = vfs();
     let c = cred();
-    let p = v.lookup(&c, &current_cwd(), path.as_bytes(), true)?;
+    let p = v.lookup(&c, &current_cwd(), path, true)?;
     let meta = p.metadata();
     if !meta.is_regular() {
         return Err(Errno::EACCES);
     }
     vfs::open::may_exec(&c, &meta)?;
-    let f = v.openat(&c, &current_cwd(), path.as_bytes(), uapi::fcntl::O_RDONLY, 0, 0)?;
-    f.read_to_end()
+    let f = v.openat(&c, &current_cwd(), path, uapi::fcntl::O_RDONLY, 0, 0)?;
+    let data = f.read_to_end()?;
+    let name = v.getcwd(&p).unwrap_or_else(|_| path.to_vec());
+    let file = crate::mm::vm::VmFile {
+        inode: f.inode().clone(),
+        name,
+        dev: meta.dev,
+        ino: meta.ino,
+    };
+    Ok((data, Arc::new(file)))
 }
 
 /// Makes a sleeping task runnable when a file's wait queue is woken.

@@ -1,8 +1,9 @@
-//! Memory system calls: brk, anonymous mmap, munmap, mprotect.
+//! Memory system calls: brk, mmap (anonymous, of files, shared), munmap,
+//! mprotect, mremap, madvise, mincore.
 
 use super::syscall;
 use crate::errno::Errno;
-use crate::mm::vm::{Mm, Prot};
+use crate::mm::vm::{Mm, Placement, Prot};
 use alloc::sync::Arc;
 
 fn mm() -> Result<Arc<Mm>, Errno> {
@@ -18,51 +19,54 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
+const MAP_SHARED_VALIDATE: u64 = 0x03;
+/// The flags Linux 6.12 defines for mmap (MAP_SHARED_VALIDATE refuses others).
+const MAP_KNOWN_FLAGS: u64 = 0x0f | 0x10 | 0x20 | 0x100 | 0x800 | 0x1000 | 0x2000 | 0x4000 | 0x8000
+    | 0x1_0000 | 0x2_0000 | 0x4_0000 | 0x8_0000 | 0x10_0000 | 0xfc00_0000;
+
 syscall!(__arm64_sys_mmap, r, {
     let (addr, len, prot, flags, fd, off) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4] as i32, r.regs[5]);
-    let prot = Prot::from_bits(prot).ok_or(Errno::EINVAL)?;
     // arm64's sys_mmap: the offset must be page aligned, even for
     // anonymous memory.
-    if len == 0 || off % 4096 != 0 {
+    if off % 4096 != 0 {
         return Err(Errno::EINVAL);
     }
-    // ksys_mmap_pgoff looks the file up before do_mmap checks the map
-    // type: flags 0 with fd -1 is EBADF, not EINVAL.
-    if flags & MAP_ANONYMOUS == 0 && fd < 0 {
-        return Err(Errno::EBADF);
-    }
-    match flags & MAP_TYPE {
-        MAP_PRIVATE => {}
-        // Shared anonymous memory behaves as private until fork sharing of
-        // writable pages exists; refuse rather than get fork semantics wrong.
-        MAP_SHARED => return Err(Errno::EINVAL),
-        _ => return Err(Errno::EINVAL),
-    }
-    if flags & MAP_ANONYMOUS == 0 {
-        // File mappings are not supported: only anonymous memory.
-        if fd < 0 {
+    // ksys_mmap_pgoff looks the file up before do_mmap checks anything
+    // else: flags 0 with fd -1 is EBADF, not EINVAL.
+    let file = if flags & MAP_ANONYMOUS == 0 {
+        let f = crate::fs::current_files().get(fd)?;
+        if f.is_path_only() {
             return Err(Errno::EBADF);
         }
-        return Err(Errno::ENODEV);
+        Some(f)
+    } else {
+        None
+    };
+    if len == 0 {
+        return Err(Errno::EINVAL);
     }
-    let m = mm()?;
-    if flags & MAP_FIXED_NOREPLACE != 0 {
-        if addr % 4096 != 0 {
-            return Err(Errno::EINVAL);
-        }
-        let len = len.checked_add(4095).ok_or(Errno::ENOMEM)? & !4095;
-        let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;
-        m.add_region(addr, end, prot, crate::mm::vm::VmaKind::Anon)
-            .map_err(|e| {
-                if e == Errno::EINVAL {
-                    Errno::EINVAL
-                } else {
-                    Errno::EEXIST
-                }
-            })?;
-        return Ok(addr);
-    }
-    m.mmap_anon(addr, len, prot, flags & MAP_FIXED != 0)
+    let prot = Prot::from_bits(prot).ok_or(Errno::EINVAL)?;
+    let shared = match flags & MAP_TYPE {
+        MAP_PRIVATE => false,
+        MAP_SHARED => true,
+        MAP_SHARED_VALIDATE if flags & !MAP_KNOWN_FLAGS != 0 => return Err(Errno::EOPNOTSUPP),
+        MAP_SHARED_VALIDATE => true,
+        _ => return Err(Errno::EINVAL),
+    };
+    let placement = if flags & MAP_FIXED != 0 {
+        Placement::Fixed
+    } else if flags & MAP_FIXED_NOREPLACE != 0 {
+        Placement::FixedNoReplace
+    } else {
+        Placement::Hint
+    };
+    let backing = match file {
+        Some(f) => crate::fs::mmap_file(&f, prot.write, shared, off, len)?,
+        None if shared => Some((crate::fs::shmem_zero_file(len)?, 0)),
+        None => None,
+    };
+    let shared = shared && backing.is_some();
+    mm()?.mmap_region(addr, len, prot, placement, shared, backing)
 });
 
 syscall!(__arm64_sys_munmap, r, {

@@ -5,6 +5,7 @@
 mod fs;
 mod misc;
 mod mm;
+mod namei;
 mod process;
 mod signal;
 mod time;
@@ -53,6 +54,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use fs::*;
     use misc::*;
     use mm::*;
+    use namei::*;
     use process::*;
     use signal::*;
     use time::*;
@@ -144,9 +146,21 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::RT_SIGQUEUEINFO => __arm64_sys_rt_sigqueueinfo,
         nr::SETTIMEOFDAY => __arm64_sys_settimeofday,
         nr::RT_TGSIGQUEUEINFO => __arm64_sys_rt_tgsigqueueinfo,
+        nr::SYMLINKAT => __arm64_sys_symlinkat,
+        nr::LINKAT => __arm64_sys_linkat,
+        nr::RENAMEAT => __arm64_sys_renameat,
+        nr::RENAMEAT2 => __arm64_sys_renameat2,
+        nr::MKNODAT => __arm64_sys_mknodat,
+        nr::TRUNCATE => __arm64_sys_truncate,
+        nr::FTRUNCATE => __arm64_sys_ftruncate,
+        nr::FCHDIR => __arm64_sys_fchdir,
+        nr::FCHMOD => __arm64_sys_fchmod,
+        nr::FCHOWNAT => __arm64_sys_fchownat,
+        nr::FCHOWN => __arm64_sys_fchown,
+        nr::UTIMENSAT => __arm64_sys_utimensat,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)
 }
 
-syscall!(__arm64_sys_ni_syscall, _regs, Err(Errno::ENOSYS));
+syscall!(__arm64_sys_ni_syscall, _regs, { crate::pr_info!("DYNDBG ENOSYS nr {} comm {}", _regs.regs[8], crate::sched::current().comm_string()); Err(Errno::ENOSYS) });

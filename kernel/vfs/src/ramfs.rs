@@ -44,6 +44,11 @@ pub trait DataPage: Send + Sync {
     fn read(&self, offset: usize, buf: &mut [u8]);
     /// Copies `data` in at `offset` (inside the page).
     fn write(&mut self, offset: usize, data: &[u8]);
+    /// The physical frame the page lives in, if it is one (so that mmap
+    /// can map it); heap pages have none.
+    fn frame(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Where a [`RamFs`] gets its data pages.
@@ -876,6 +881,35 @@ impl Inode for RamInode {
         }
         self.touch_mc();
         Ok(())
+    }
+
+    fn mmap_capable(&self) -> bool {
+        matches!(&*self.data.read(), Data::File(_))
+    }
+
+    fn data_frame(&self, index: u64, create: bool) -> Result<Option<u64>> {
+        if let Data::File(p) = &*self.data.read() {
+            if let Some(page) = p.pages.get(&index) {
+                return Ok(page.frame());
+            }
+            if !create {
+                return Ok(None);
+            }
+        } else {
+            return Err(Errno::ENODEV);
+        }
+        let mut guard = self.data.write();
+        let Data::File(p) = &mut *guard else {
+            return Err(Errno::ENODEV);
+        };
+        if index >= p.size.div_ceil(PAGE_SIZE as u64) {
+            return Ok(None);
+        }
+        let page = match p.pages.entry(index) {
+            alloc::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            alloc::collections::btree_map::Entry::Vacant(v) => v.insert(new_page(&self.core)?),
+        };
+        Ok(page.frame())
     }
 
     fn readlink(&self) -> Result<Vec<u8>> {
