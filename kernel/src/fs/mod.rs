@@ -260,10 +260,7 @@ pub fn mmap_file(
     if off.checked_add(len).is_none_or(|end| end > i64::MAX as u64) {
         return Err(Errno::EOVERFLOW);
     }
-    let name = match file.path() {
-        Some(p) => vfs().getcwd(p).unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let name = d_path(&meta, None);
     let vm_file = crate::mm::vm::VmFile {
         inode: inode.clone(),
         name,
@@ -271,6 +268,88 @@ pub fn mmap_file(
         ino: meta.ino,
     };
     Ok(Some((Arc::new(vm_file), off)))
+}
+
+/// The absolute name of the file `meta` describes, for /proc/<pid>/maps
+/// (Linux's `d_path`). Inodes here do not know their names, so the name
+/// last seen for the file (`hint`, a path it was just opened by, or the
+/// cache) is used while it still leads to the same file; else the tree is
+/// searched, pseudo-filesystems aside. Empty if the file has no name (an
+/// unlinked file).
+fn d_path(meta: &vfs::Metadata, hint: Option<&[u8]>) -> Vec<u8> {
+    static NAMES: spin::Mutex<alloc::collections::BTreeMap<(u64, u64), Vec<u8>>> =
+        spin::Mutex::new(alloc::collections::BTreeMap::new());
+    let key = (meta.dev, meta.ino);
+    let names_it = |name: &[u8]| {
+        name.first() == Some(&b'/')
+            && vfs()
+                .lookup(&cred(), &vfs().root(), name, false)
+                .is_ok_and(|p| p.inode.ino() == meta.ino && p.metadata().dev == meta.dev)
+    };
+    let cached = NAMES.lock().get(&key).cloned();
+    let candidate = hint
+        .map(|h| {
+            // A relative hint is taken from the cwd.
+            if h.first() == Some(&b'/') {
+                h.to_vec()
+            } else {
+                let mut cwd = vfs().getcwd(&current_cwd()).unwrap_or_default();
+                if cwd.last() != Some(&b'/') {
+                    cwd.push(b'/');
+                }
+                cwd.extend_from_slice(h);
+                cwd
+            }
+        })
+        .into_iter()
+        .chain(cached);
+    for name in candidate {
+        if names_it(&name) {
+            NAMES.lock().insert(key, name.clone());
+            return name;
+        }
+    }
+    let mut found = Vec::new();
+    let mut budget = 20_000usize;
+    search_tree(&vfs().root(), &mut Vec::new(), meta, &mut budget, &mut found, 0);
+    if !found.is_empty() {
+        NAMES.lock().insert(key, found.clone());
+    }
+    found
+}
+
+/// Depth-first search below `dir` (named `prefix`) for the file `meta`.
+fn search_tree(dir: &Path, prefix: &mut Vec<u8>, meta: &vfs::Metadata, budget: &mut usize, found: &mut Vec<u8>, depth: usize) {
+    const PSEUDO: [&str; 4] = ["proc", "sysfs", "debugfs", "tracefs"];
+    if depth > 32 || PSEUDO.contains(&dir.mnt.fs().fs_type()) {
+        return;
+    }
+    let mut cursor = 2;
+    while let Ok(Some((entry, next))) = dir.inode.readdir(cursor) {
+        cursor = next;
+        if *budget == 0 || !found.is_empty() {
+            return;
+        }
+        *budget -= 1;
+        let len = prefix.len();
+        prefix.push(b'/');
+        prefix.extend_from_slice(&entry.name);
+        if entry.ino == meta.ino && entry.file_type != vfs::FileType::Directory {
+            if let Ok(child) = dir.inode.lookup(&entry.name) {
+                if child.metadata().dev == meta.dev {
+                    *found = prefix.clone();
+                    return;
+                }
+            }
+        }
+        if entry.file_type == vfs::FileType::Directory {
+            let child = vfs().lookup(&cred(), dir, &entry.name, false);
+            if let Ok(child) = child {
+                search_tree(&child, prefix, meta, budget, found, depth + 1);
+            }
+        }
+        prefix.truncate(len);
+    }
 }
 
 /// The file behind a shared anonymous mapping (Linux's `shmem_zero_setup`):
@@ -312,7 +391,7 @@ pub fn open_exec(path: &[u8]) -> Result<(Vec<u8>, Arc<crate::mm::vm::VmFile>), E
     vfs::open::may_exec(&c, &meta)?;
     let f = v.openat(&c, &current_cwd(), path, uapi::fcntl::O_RDONLY, 0, 0)?;
     let data = f.read_to_end()?;
-    let name = v.getcwd(&p).unwrap_or_else(|_| path.to_vec());
+    let name = d_path(&meta, Some(path));
     let file = crate::mm::vm::VmFile {
         inode: f.inode().clone(),
         name,

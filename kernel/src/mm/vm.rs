@@ -611,6 +611,163 @@ impl Mm {
         Ok(())
     }
 
+    /// Whether every page of `[start, end)` lies in some region.
+    fn covered(m: &MmInner, start: u64, end: u64) -> bool {
+        let mut cur = start;
+        while cur < end {
+            match find(&m.vmas, cur) {
+                Some((_, v)) => cur = v.end,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// `madvise(MADV_DONTNEED)` (and `MADV_FREE`): drops the pages of
+    /// `[start, end)` (page aligned); the next touch finds zeros, or the
+    /// file's data again for a file-backed region. ENOMEM if part of the
+    /// range is unmapped (the mapped parts are still dropped), EINVAL for
+    /// `free_only_anon` (MADV_FREE) over a file mapping.
+    pub fn zap_range(&self, start: u64, end: u64, free_only_anon: bool) -> Result<(), Errno> {
+        let mut m = self.inner.lock();
+        if free_only_anon && m.vmas.range(..end).any(|(&s, v)| v.end > start && s < end && v.file.is_some()) {
+            return Err(Errno::EINVAL);
+        }
+        let asid = self.asid;
+        m.pt.update_in(
+            start,
+            end,
+            |_, _| None,
+            |va, old| {
+                pgtable_user::flush_tlb_page(asid, va);
+                frame::page_ref_dec(old.pa);
+            },
+        );
+        if Self::covered(&m, start, end) {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
+    }
+
+    /// Whether `[start, end)` (page aligned) is wholly mapped: ENOMEM if not
+    /// (madvise's and mincore's check).
+    pub fn check_mapped(&self, start: u64, end: u64) -> Result<(), Errno> {
+        if Self::covered(&self.inner.lock(), start, end) {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
+    }
+
+    /// `mincore`: one byte per page of `[start, end)`, 1 if the page is in
+    /// memory (mapped here, or present in the file a region maps).
+    pub fn mincore(&self, start: u64, end: u64) -> Result<alloc::vec::Vec<u8>, Errno> {
+        let m = self.inner.lock();
+        if !Self::covered(&m, start, end) {
+            return Err(Errno::ENOMEM);
+        }
+        let mut out = alloc::vec::Vec::new();
+        out.try_reserve_exact(((end - start) / PAGE) as usize)
+            .map_err(|_| Errno::ENOMEM)?;
+        let mut va = start;
+        while va < end {
+            let resident = m.pt.get(va).is_some()
+                || find(&m.vmas, va).is_some_and(|(s, v)| match &v.file {
+                    Some((f, off)) => matches!(f.inode.data_frame((off + (va - s)) / PAGE, false), Ok(Some(_))),
+                    None => false,
+                });
+            out.push(u8::from(resident));
+            va += PAGE;
+        }
+        Ok(out)
+    }
+
+    /// `mremap` of `[addr, addr + old_len)` (one region, else EFAULT) to
+    /// `new_len` bytes (both page aligned, `new_len` > 0): shrinking unmaps
+    /// the tail; growing extends in place when the pages above are free,
+    /// else moves the region and its pages if `may_move` (ENOMEM if not);
+    /// `fixed` moves it to exactly that address, replacing what is there.
+    pub fn mremap(
+        &self,
+        addr: u64,
+        old_len: u64,
+        new_len: u64,
+        may_move: bool,
+        fixed: Option<u64>,
+    ) -> Result<u64, Errno> {
+        let old_end = addr.checked_add(old_len).filter(|&e| e <= TASK_SIZE).ok_or(Errno::EINVAL)?;
+        let mut m = self.inner.lock();
+        let (start, vma) = find(&m.vmas, addr).ok_or(Errno::EFAULT)?;
+        if old_end > vma.end {
+            return Err(Errno::EFAULT);
+        }
+        if fixed.is_none() && new_len <= old_len {
+            self.unmap_locked(&mut m, addr + new_len, old_end);
+            return Ok(addr);
+        }
+        if fixed.is_none() {
+            let new_end = addr.checked_add(new_len).filter(|&e| e <= TASK_SIZE);
+            if let Some(new_end) = new_end {
+                if old_end == vma.end && !overlaps(&m.vmas, old_end, new_end) {
+                    if let Some(v) = m.vmas.get_mut(&start) {
+                        v.end = new_end;
+                    }
+                    return Ok(addr);
+                }
+            }
+            if !may_move {
+                return Err(Errno::ENOMEM);
+            }
+        }
+        let to = match fixed {
+            Some(to) => {
+                let to_end = to.checked_add(new_len).filter(|&e| e <= TASK_SIZE).ok_or(Errno::EINVAL)?;
+                // The ranges may not overlap.
+                if to < old_end && addr < to_end {
+                    return Err(Errno::EINVAL);
+                }
+                self.unmap_locked(&mut m, to, to_end);
+                to
+            }
+            None => find_free_top_down(&m.vmas, new_len).ok_or(Errno::ENOMEM)?,
+        };
+        // Take the pages out of the old range, keeping their references.
+        let keep = old_len.min(new_len);
+        let mut moved = alloc::vec::Vec::new();
+        let asid = self.asid;
+        m.pt.update_in(
+            addr,
+            addr + keep,
+            |va, pte| {
+                moved.push((va - addr, pte));
+                None
+            },
+            |va, _| pgtable_user::flush_tlb_page(asid, va),
+        );
+        let mut failed = false;
+        for &(off, pte) in &moved {
+            if failed || m.pt.map(to + off, pte).is_err() {
+                failed = true;
+                frame::page_ref_dec(pte.pa);
+            }
+        }
+        self.unmap_locked(&mut m, addr, old_end);
+        let file = vma.file.clone().map(|(f, off)| (f, off + (addr - start)));
+        m.vmas.insert(
+            to,
+            Vma {
+                end: to + new_len,
+                file,
+                ..vma
+            },
+        );
+        if failed {
+            return Err(Errno::ENOMEM);
+        }
+        Ok(to)
+    }
+
     /// `brk`: moves the program break; returns the (possibly unchanged) break.
     pub fn brk(&self, new: u64) -> u64 {
         let (start, old) = {

@@ -79,3 +79,113 @@ syscall!(__arm64_sys_mprotect, r, {
     mm()?.mprotect(r.regs[0], r.regs[1], prot)?;
     Ok(0)
 });
+
+/// Rounds `len` up to pages: `None` if that overflows.
+fn page_align(len: u64) -> Option<u64> {
+    len.checked_add(4095).map(|l| l & !4095)
+}
+
+syscall!(__arm64_sys_madvise, r, {
+    let (start, len_in, advice) = (r.regs[0], r.regs[1], r.regs[2] as i32);
+    // Linux's madvise_behavior_valid: the advice values a 6.12 kernel with
+    // KSM and transparent huge pages knows.
+    let zap = match advice {
+        // MADV_DONTNEED, MADV_DONTNEED_LOCKED
+        4 | 24 => Some(false),
+        // MADV_FREE: anonymous private memory only
+        8 => Some(true),
+        // NORMAL, RANDOM, SEQUENTIAL, WILLNEED, MERGEABLE, UNMERGEABLE,
+        // HUGEPAGE, NOHUGEPAGE, DONTDUMP, DODUMP, COLD, PAGEOUT,
+        // POPULATE_READ, POPULATE_WRITE, COLLAPSE: advice about memory this
+        // kernel keeps resident and in small pages anyway.
+        0..=3 | 12..=17 | 20..=23 | 25 => None,
+        // REMOVE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK, HWPOISON,
+        // SOFT_OFFLINE and unknown values: not supported here.
+        _ => return Err(Errno::EINVAL),
+    };
+    if start % 4096 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = page_align(len_in).ok_or(Errno::EINVAL)?;
+    if len_in != 0 && len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let end = start.checked_add(len).ok_or(Errno::EINVAL)?;
+    if end == start {
+        return Ok(0);
+    }
+    let m = mm()?;
+    match advice {
+        // MADV_POPULATE_READ/WRITE: fault the pages in now, as an access
+        // would (EFAULT where it would not be allowed).
+        22 | 23 => {
+            m.check_mapped(start, end)?;
+            let mut va = start;
+            while va < end {
+                m.handle_fault(va, advice == 23, false).map_err(|e| match e {
+                    crate::mm::vm::SegvCode::Oom => Errno::ENOMEM,
+                    _ => Errno::EFAULT,
+                })?;
+                va += 4096;
+            }
+            Ok(0)
+        }
+        _ => {
+            match zap {
+                Some(anon_only) => m.zap_range(start, end, anon_only)?,
+                None => m.check_mapped(start, end)?,
+            }
+            Ok(0)
+        }
+    }
+});
+
+syscall!(__arm64_sys_mincore, r, {
+    let (start, len, vec) = (r.regs[0], r.regs[1], r.regs[2]);
+    if start % 4096 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = page_align(len).ok_or(Errno::ENOMEM)?;
+    let end = start
+        .checked_add(len)
+        .filter(|&e| e <= arch::uaccess::TASK_SIZE)
+        .ok_or(Errno::ENOMEM)?;
+    let bytes = mm()?.mincore(start, end)?;
+    crate::uaccess::copy_to_user(vec, &bytes)?;
+    Ok(0)
+});
+
+const MREMAP_MAYMOVE: u64 = 1;
+const MREMAP_FIXED: u64 = 2;
+const MREMAP_DONTUNMAP: u64 = 4;
+
+syscall!(__arm64_sys_mremap, r, {
+    let (addr, old_len, new_len, flags, new_addr) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4]);
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP) != 0
+        || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0)
+    {
+        return Err(Errno::EINVAL);
+    }
+    // MREMAP_DONTUNMAP (keep the old range, emptied) is not supported.
+    if flags & MREMAP_DONTUNMAP != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if addr % 4096 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let old_len = page_align(old_len).ok_or(Errno::EINVAL)?;
+    let new_len = page_align(new_len).ok_or(Errno::EINVAL)?;
+    // old_len 0 (duplicating a shared mapping) is not supported either.
+    if new_len == 0 || old_len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let fixed = if flags & MREMAP_FIXED != 0 {
+        if new_addr % 4096 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Some(new_addr)
+    } else {
+        None
+    };
+    mm()?.mremap(addr, old_len, new_len, flags & MREMAP_MAYMOVE != 0, fixed)
+});

@@ -8,6 +8,7 @@ mod mm;
 mod namei;
 mod process;
 mod signal;
+mod sys;
 mod time;
 
 use crate::errno::Errno;
@@ -57,6 +58,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use namei::*;
     use process::*;
     use signal::*;
+    use sys::*;
     use time::*;
     use uapi::syscalls::nr;
     let handler: extern "C" fn(&mut PtRegs) -> i64 = match nr as usize {
@@ -158,6 +160,28 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::FCHOWNAT => __arm64_sys_fchownat,
         nr::FCHOWN => __arm64_sys_fchown,
         nr::UTIMENSAT => __arm64_sys_utimensat,
+        nr::STATX => __arm64_sys_statx,
+        nr::SETXATTR => __arm64_sys_setxattr,
+        nr::LSETXATTR => __arm64_sys_lsetxattr,
+        nr::FSETXATTR => __arm64_sys_fsetxattr,
+        nr::GETXATTR => __arm64_sys_getxattr,
+        nr::LGETXATTR => __arm64_sys_lgetxattr,
+        nr::FGETXATTR => __arm64_sys_fgetxattr,
+        nr::LISTXATTR => __arm64_sys_listxattr,
+        nr::LLISTXATTR => __arm64_sys_llistxattr,
+        nr::FLISTXATTR => __arm64_sys_flistxattr,
+        nr::REMOVEXATTR => __arm64_sys_removexattr,
+        nr::LREMOVEXATTR => __arm64_sys_lremovexattr,
+        nr::FREMOVEXATTR => __arm64_sys_fremovexattr,
+        nr::SCHED_GETAFFINITY => __arm64_sys_sched_getaffinity,
+        nr::SCHED_SETAFFINITY => __arm64_sys_sched_setaffinity,
+        nr::SYSINFO => __arm64_sys_sysinfo,
+        nr::GETRESUID => __arm64_sys_getresuid,
+        nr::GETRESGID => __arm64_sys_getresgid,
+        nr::FADVISE64 => __arm64_sys_fadvise64,
+        nr::MADVISE => __arm64_sys_madvise,
+        nr::MINCORE => __arm64_sys_mincore,
+        nr::MREMAP => __arm64_sys_mremap,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)

@@ -156,3 +156,98 @@ syscall!(__arm64_sys_utimensat, r, {
     vfs().utimensat(&cred(), &start, &path, times, now, flags)?;
     Ok(0)
 });
+
+/// `struct statx` (256 bytes) for `meta`, reporting the basic fields and
+/// the mount id (Linux's `cp_statx`).
+fn statx_bytes(meta: &vfs::Metadata, mnt_id: u64) -> [u8; 256] {
+    /// STATX_BASIC_STATS | STATX_MNT_ID.
+    const MASK: u32 = 0x7ff | 0x1000;
+    let mut b = [0u8; 256];
+    let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
+    put(0, &MASK.to_le_bytes());
+    put(4, &meta.blksize.to_le_bytes());
+    put(16, &meta.nlink.to_le_bytes());
+    put(20, &meta.uid.to_le_bytes());
+    put(24, &meta.gid.to_le_bytes());
+    put(28, &(meta.mode as u16).to_le_bytes());
+    put(32, &meta.ino.to_le_bytes());
+    put(40, &meta.size.to_le_bytes());
+    put(48, &meta.blocks.to_le_bytes());
+    for (off, t) in [(64, meta.atime), (96, meta.ctime), (112, meta.mtime)] {
+        put(off, &t.sec.to_le_bytes());
+        put(off + 8, &t.nsec.to_le_bytes());
+    }
+    put(128, &uapi::stat::major(meta.rdev).to_le_bytes());
+    put(132, &uapi::stat::minor(meta.rdev).to_le_bytes());
+    put(136, &uapi::stat::major(meta.dev).to_le_bytes());
+    put(140, &uapi::stat::minor(meta.dev).to_le_bytes());
+    put(144, &mnt_id.to_le_bytes());
+    b
+}
+
+syscall!(__arm64_sys_statx, r, {
+    let (dirfd, upath, flags, mask, buf) = (r.regs[0], r.regs[1], r.regs[2] as u32, r.regs[3] as u32, r.regs[4]);
+    use uapi::fcntl::AT_SYMLINK_NOFOLLOW;
+    /// AT_NO_AUTOMOUNT and the AT_STATX_SYNC_TYPE bits.
+    const OTHER_FLAGS: u32 = 0x800 | 0x6000;
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | OTHER_FLAGS) != 0 || flags & 0x6000 == 0x6000 {
+        return Err(Errno::EINVAL);
+    }
+    // STATX__RESERVED.
+    if mask & 0x8000_0000 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let path = path_arg(upath)?;
+    let (meta, mnt_id) = if flags & AT_EMPTY_PATH != 0 && path.is_empty() && dirfd as i32 != uapi::fcntl::AT_FDCWD {
+        let f = current_files().get(dirfd as i32)?;
+        (f.metadata(), f.path().map_or(0, |p| p.mnt.id()))
+    } else {
+        let start = at(dirfd, &path, flags)?;
+        let p = if flags & AT_EMPTY_PATH != 0 && path.is_empty() {
+            start
+        } else {
+            vfs().lookup(&cred(), &start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?
+        };
+        (p.metadata(), p.mnt.id())
+    };
+    crate::uaccess::copy_to_user(buf, &statx_bytes(&meta, mnt_id))?;
+    Ok(0)
+});
+
+/// The xattr calls: no filesystem here stores extended attributes, so
+/// every one is EOPNOTSUPP once the file is found, as on a Linux
+/// filesystem without xattr handlers.
+fn xattr_path(upath: u64, follow: bool) -> Result<u64, Errno> {
+    let path = path_arg(upath)?;
+    vfs().lookup(&cred(), &current_cwd(), &path, follow)?;
+    Err(Errno::EOPNOTSUPP)
+}
+
+fn xattr_fd(fd: u64) -> Result<u64, Errno> {
+    current_files().get(fd as i32)?;
+    Err(Errno::EOPNOTSUPP)
+}
+
+syscall!(__arm64_sys_setxattr, r, xattr_path(r.regs[0], true));
+syscall!(__arm64_sys_lsetxattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_fsetxattr, r, xattr_fd(r.regs[0]));
+syscall!(__arm64_sys_getxattr, r, xattr_path(r.regs[0], true));
+syscall!(__arm64_sys_lgetxattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_fgetxattr, r, xattr_fd(r.regs[0]));
+syscall!(__arm64_sys_removexattr, r, xattr_path(r.regs[0], true));
+syscall!(__arm64_sys_lremovexattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_fremovexattr, r, xattr_fd(r.regs[0]));
+
+/// listxattr: an empty list (0 bytes), as for a file without attributes.
+fn listxattr_path(upath: u64, follow: bool) -> Result<u64, Errno> {
+    let path = path_arg(upath)?;
+    vfs().lookup(&cred(), &current_cwd(), &path, follow)?;
+    Ok(0)
+}
+
+syscall!(__arm64_sys_listxattr, r, listxattr_path(r.regs[0], true));
+syscall!(__arm64_sys_llistxattr, r, listxattr_path(r.regs[0], false));
+syscall!(__arm64_sys_flistxattr, r, {
+    current_files().get(r.regs[0] as i32)?;
+    Ok(0)
+});
