@@ -33,6 +33,8 @@ use crate::Result;
 const PAGE_SIZE: usize = 4096;
 /// Largest file offset, as Linux's `MAX_LFS_FILESIZE` on 64-bit.
 const MAX_FILE_SIZE: u64 = i64::MAX as u64;
+/// The size tmpfs gives each directory entry (Linux's `BOGO_DIRENT_SIZE`).
+const BOGO_DIRENT_SIZE: u64 = 20;
 /// Directory cursors 0 and 1 are `.` and `..`; entries start here.
 const FIRST_COOKIE: u64 = 2;
 
@@ -579,6 +581,9 @@ impl Inode for RamInode {
         let (size, blocks) = match &*data {
             Data::File(p) => (p.size, p.pages.len() as u64 * (PAGE_SIZE as u64 / 512)),
             Data::Symlink(t) => (t.len() as u64, 0),
+            // shmem counts 20 bytes (BOGO_DIRENT_SIZE) for each entry,
+            // `.` and `..` included; Linux's ramfs reports 0.
+            Data::Dir(d) if self.core.fs_type != "ramfs" => ((d.entries.len() as u64 + 2) * BOGO_DIRENT_SIZE, 0),
             _ => (0, 0),
         };
         drop(data);
