@@ -108,6 +108,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let plan = exec::load_plan(&data).map_err(|e| e.errno())?;
     drop(data);
     let mm = Mm::new()?;
+    mm.set_exe_file(&file.name);
     map_segments(&mm, &plan, &file, plan_file_len(&file))?;
     mm.set_brk_start(plan.brk_start);
     // A dynamically linked program starts in its interpreter, placed where

@@ -30,3 +30,4 @@ env -i A=1 B=2 /usr/bin/env
 timeout 0.5 sleep 5; echo "timeout status $?"
 wc -c < /usr/bin/bash
 echo "nproc $(nproc) $(busybox nproc)"
+mkdir /tmp/bb && busybox --install -s /tmp/bb && echo "installed $(ls /tmp/bb | wc -l) applets, ls -> $(busybox readlink /tmp/bb/ls)"

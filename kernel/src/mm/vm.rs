@@ -140,6 +140,9 @@ struct MmInner {
     args: (u64, u64),
     /// Where exec mapped the vDSO's text (Linux's `mm->context.vdso`).
     vdso: Option<u64>,
+    /// The program's file name, for /proc/<pid>/exe (Linux's
+    /// `mm->exe_file`).
+    exe: alloc::vec::Vec<u8>,
 }
 
 /// A user address space.
@@ -211,6 +214,7 @@ impl Mm {
                 brk: 0,
                 args: (0, 0),
                 vdso: None,
+                exe: alloc::vec::Vec::new(),
             }),
             asid,
         }))
@@ -239,6 +243,16 @@ impl Mm {
         let mut m = self.inner.lock();
         m.brk_start = start;
         m.brk = start;
+    }
+
+    /// Records the program's file name (/proc/<pid>/exe).
+    pub fn set_exe_file(&self, name: &[u8]) {
+        self.inner.lock().exe = name.to_vec();
+    }
+
+    /// The program's file name; empty before exec.
+    pub fn exe_file(&self) -> alloc::vec::Vec<u8> {
+        self.inner.lock().exe.clone()
     }
 
     /// Records where argv's strings are.
@@ -387,6 +401,7 @@ impl Mm {
             c.brk = m.brk;
             c.args = m.args;
             c.vdso = m.vdso;
+            c.exe = m.exe.clone();
             // MAP_SHARED regions: both spaces keep writing the same pages.
             let shared_ranges: alloc::vec::Vec<(u64, u64)> = m
                 .vmas

@@ -7,6 +7,7 @@ mod misc;
 mod mm;
 mod namei;
 mod process;
+mod read_write;
 mod signal;
 mod sys;
 mod time;
@@ -57,6 +58,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use mm::*;
     use namei::*;
     use process::*;
+    use read_write::*;
     use signal::*;
     use sys::*;
     use time::*;
@@ -182,6 +184,8 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::MADVISE => __arm64_sys_madvise,
         nr::MINCORE => __arm64_sys_mincore,
         nr::MREMAP => __arm64_sys_mremap,
+        nr::SENDFILE => __arm64_sys_sendfile,
+        nr::COPY_FILE_RANGE => __arm64_sys_copy_file_range,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)
