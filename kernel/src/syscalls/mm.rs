@@ -117,14 +117,16 @@ syscall!(__arm64_sys_madvise, r, {
     let m = mm()?;
     match advice {
         // MADV_POPULATE_READ/WRITE: fault the pages in now, as an access
-        // would (EFAULT where it would not be allowed).
+        // would; Linux's madvise_populate errors: EINVAL where the
+        // protection forbids the access, EFAULT where it would be SIGBUS.
         22 | 23 => {
             m.check_mapped(start, end)?;
             let mut va = start;
             while va < end {
                 m.handle_fault(va, advice == 23, false).map_err(|e| match e {
-                    crate::mm::vm::SegvCode::Oom => Errno::ENOMEM,
-                    _ => Errno::EFAULT,
+                    crate::mm::vm::SegvCode::Oom | crate::mm::vm::SegvCode::MapErr => Errno::ENOMEM,
+                    crate::mm::vm::SegvCode::AccErr => Errno::EINVAL,
+                    crate::mm::vm::SegvCode::Bus => Errno::EFAULT,
                 })?;
                 va += 4096;
             }

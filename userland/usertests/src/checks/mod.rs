@@ -9,6 +9,7 @@ pub mod abi;
 pub mod counter;
 pub mod cputime;
 pub mod el0regs;
+pub mod filemap;
 pub mod fs;
 pub mod fsrobust;
 pub mod lifecycle;
@@ -40,6 +41,7 @@ pub static ALL: &[&[Check]] = &[
     cputime::CHECKS,
     abi::CHECKS,
     vdso::CHECKS,
+    filemap::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
