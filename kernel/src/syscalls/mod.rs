@@ -181,6 +181,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::GETRESUID => __arm64_sys_getresuid,
         nr::GETRESGID => __arm64_sys_getresgid,
         nr::FADVISE64 => __arm64_sys_fadvise64,
+        nr::GETCPU => __arm64_sys_getcpu,
         nr::MADVISE => __arm64_sys_madvise,
         nr::MINCORE => __arm64_sys_mincore,
         nr::MREMAP => __arm64_sys_mremap,
@@ -191,4 +192,4 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     handler(regs)
 }
 
-syscall!(__arm64_sys_ni_syscall, _regs, { crate::pr_info!("DYNDBG ENOSYS nr {} comm {}", _regs.regs[8], crate::sched::current().comm_string()); Err(Errno::ENOSYS) });
+syscall!(__arm64_sys_ni_syscall, _regs, Err(Errno::ENOSYS));

@@ -1,6 +1,6 @@
 //! System calls about the system and the caller's scheduling and
 //! credentials: sched_getaffinity, sched_setaffinity, sysinfo, getresuid,
-//! getresgid, fadvise64.
+//! getresgid, getcpu, fadvise64.
 
 use super::syscall;
 use crate::errno::Errno;
@@ -108,6 +108,19 @@ syscall!(__arm64_sys_fadvise64, r, {
     // files' own memory, so each is advice with nothing to do.
     if advice > 5 || len < 0 {
         return Err(Errno::EINVAL);
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_getcpu, r, {
+    let (cpu, node) = (r.regs[0], r.regs[1]);
+    let me = arch::cpu::cpu_id() as u32;
+    if cpu != 0 {
+        put_user_u32(cpu, me)?;
+    }
+    // One NUMA node.
+    if node != 0 {
+        put_user_u32(node, 0)?;
     }
     Ok(0)
 });

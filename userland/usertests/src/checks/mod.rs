@@ -13,11 +13,13 @@ pub mod filemap;
 pub mod fs;
 pub mod fsrobust;
 pub mod lifecycle;
+pub mod links;
 pub mod mm;
 pub mod mmrobust;
 pub mod process;
 pub mod signal;
 pub mod sigrobust;
+pub mod system;
 pub mod thread;
 pub mod time;
 pub mod timeouts;
@@ -42,6 +44,8 @@ pub static ALL: &[&[Check]] = &[
     abi::CHECKS,
     vdso::CHECKS,
     filemap::CHECKS,
+    links::CHECKS,
+    system::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
