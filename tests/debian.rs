@@ -10,8 +10,7 @@ use std::process::Command;
 
 /// Unpacks the archive at / (the libraries at their Debian paths) and runs
 /// the script with Debian's bash; the same on both kernels.
-const COMMANDS: &str =
-    "busybox tar -xf /bin/debian.tar -C / && PATH=/usr/bin:/bin /usr/bin/bash /bin/script.sh";
+const COMMANDS: &str = "busybox tar -xf /bin/debian.tar -C / && PATH=/usr/bin:/bin /usr/bin/bash /bin/script.sh";
 
 /// What `scripts/setup.sh` gives for `flag` (a path on stdout).
 fn setup_path(flag: &str) -> PathBuf {
@@ -62,7 +61,11 @@ fn debian_bash_and_coreutils_run_dynamically_linked_as_on_linux() {
         .args(["--", COMMANDS])
         .output()
         .expect("reflinux");
-    assert!(linux.status.success(), "reflinux: {}", String::from_utf8_lossy(&linux.stderr));
+    assert!(
+        linux.status.success(),
+        "reflinux: {}",
+        String::from_utf8_lossy(&linux.stderr)
+    );
     // Linux runs on 2 CPUs (it boots faster so): the one expected difference.
     let linux = String::from_utf8_lossy(&linux.stdout).replace("nproc 2 2\n", "nproc 4 4\n");
     assert_eq!(out, linux, "real Linux differs");

@@ -186,7 +186,14 @@ fn map_segments(mm: &Mm, plan: &exec::LoadPlan, file: &Arc<VmFile>, file_size: u
         let file_map_end = (seg.vaddr.start + file_len.div_ceil(PAGE) * PAGE).min(seg.vaddr.end);
         if file_len > 0 {
             let backing = Some((file.clone(), seg.file.start));
-            mm.mmap_region(seg.vaddr.start, file_map_end - seg.vaddr.start, prot, Placement::Fixed, false, backing)?;
+            mm.mmap_region(
+                seg.vaddr.start,
+                file_map_end - seg.vaddr.start,
+                prot,
+                Placement::Fixed,
+                false,
+                backing,
+            )?;
             // Past the end of the file the page reads as zeros already.
             let copied_end = seg.vaddr.start + file_len;
             if copied_end < file_map_end && seg.file.end < file_size {
@@ -195,7 +202,14 @@ fn map_segments(mm: &Mm, plan: &exec::LoadPlan, file: &Arc<VmFile>, file_size: u
             }
         }
         if file_map_end < seg.vaddr.end {
-            mm.mmap_region(file_map_end, seg.vaddr.end - file_map_end, prot, Placement::Fixed, false, None)?;
+            mm.mmap_region(
+                file_map_end,
+                seg.vaddr.end - file_map_end,
+                prot,
+                Placement::Fixed,
+                false,
+                None,
+            )?;
         }
     }
     Ok(())

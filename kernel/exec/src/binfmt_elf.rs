@@ -162,7 +162,7 @@ pub fn image_span(elf: &[u8]) -> Result<u64, ExecError> {
     let endian = LE;
     let mut loads = phdrs.iter().filter(|ph| ph.p_type(endian) == elf::PT_LOAD);
     let first = loads.next().ok_or(ExecError::NoLoadSegment)?;
-    let last = loads.last().unwrap_or(first);
+    let last = loads.next_back().unwrap_or(first);
     let end = last
         .p_vaddr(endian)
         .checked_add(last.p_memsz(endian))

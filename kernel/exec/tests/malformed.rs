@@ -197,7 +197,7 @@ fn malformed_interpreter() {
     assert_eq!(err(&interp(b"\0", 1, 0x200)), ExecError::BadInterp); // too short
     assert_eq!(err(&interp(b"/x\0", 3, 1 << 30)), ExecError::BadInterp); // outside the file
     assert_eq!(err(&interp(b"/x\0", 4097, 0x200)), ExecError::BadInterp); // beyond PATH_MAX
-    // Linux opens the path up to its first NUL.
+                                                                          // Linux opens the path up to its first NUL.
     let plan = load_plan(&interp(b"/a\0b\0", 5, 0x200).build()).unwrap();
     assert_eq!(plan.interp.as_deref(), Some(&b"/a"[..]));
 }

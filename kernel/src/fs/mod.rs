@@ -319,7 +319,14 @@ fn d_path(meta: &vfs::Metadata, hint: Option<&[u8]>) -> Vec<u8> {
 }
 
 /// Depth-first search below `dir` (named `prefix`) for the file `meta`.
-fn search_tree(dir: &Path, prefix: &mut Vec<u8>, meta: &vfs::Metadata, budget: &mut usize, found: &mut Vec<u8>, depth: usize) {
+fn search_tree(
+    dir: &Path,
+    prefix: &mut Vec<u8>,
+    meta: &vfs::Metadata,
+    budget: &mut usize,
+    found: &mut Vec<u8>,
+    depth: usize,
+) {
     const PSEUDO: [&str; 4] = ["proc", "sysfs", "debugfs", "tracefs"];
     if depth > 32 || PSEUDO.contains(&dir.mnt.fs().fs_type()) {
         return;
@@ -359,9 +366,8 @@ pub fn shmem_zero_file(len: u64) -> Result<Arc<crate::mm::vm::VmFile>, Errno> {
     use vfs::FileSystem;
     static SHM_MNT: spin::Once<Arc<vfs::ramfs::RamFs>> = spin::Once::new();
     static NEXT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
-    let fs = SHM_MNT.call_once(|| {
-        vfs::ramfs::RamFs::with_pages(Arc::new(KernelClock), "tmpfs", None, Arc::new(FramePages))
-    });
+    let fs =
+        SHM_MNT.call_once(|| vfs::ramfs::RamFs::with_pages(Arc::new(KernelClock), "tmpfs", None, Arc::new(FramePages)));
     let root = fs.root();
     let name = alloc::format!("zero{}", NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
     let inode = root.create(name.as_bytes(), vfs::NodeKind::Regular, 0o600, 0, 0)?;

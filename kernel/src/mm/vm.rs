@@ -645,7 +645,11 @@ impl Mm {
     /// `free_only_anon` (MADV_FREE) over a file mapping.
     pub fn zap_range(&self, start: u64, end: u64, free_only_anon: bool) -> Result<(), Errno> {
         let mut m = self.inner.lock();
-        if free_only_anon && m.vmas.range(..end).any(|(&s, v)| v.end > start && s < end && v.file.is_some()) {
+        if free_only_anon
+            && m.vmas
+                .range(..end)
+                .any(|(&s, v)| v.end > start && s < end && v.file.is_some())
+        {
             return Err(Errno::EINVAL);
         }
         let asid = self.asid;
@@ -711,7 +715,10 @@ impl Mm {
         may_move: bool,
         fixed: Option<u64>,
     ) -> Result<u64, Errno> {
-        let old_end = addr.checked_add(old_len).filter(|&e| e <= TASK_SIZE).ok_or(Errno::EINVAL)?;
+        let old_end = addr
+            .checked_add(old_len)
+            .filter(|&e| e <= TASK_SIZE)
+            .ok_or(Errno::EINVAL)?;
         let mut m = self.inner.lock();
         let (start, vma) = find(&m.vmas, addr).ok_or(Errno::EFAULT)?;
         if old_end > vma.end {
@@ -737,7 +744,10 @@ impl Mm {
         }
         let to = match fixed {
             Some(to) => {
-                let to_end = to.checked_add(new_len).filter(|&e| e <= TASK_SIZE).ok_or(Errno::EINVAL)?;
+                let to_end = to
+                    .checked_add(new_len)
+                    .filter(|&e| e <= TASK_SIZE)
+                    .ok_or(Errno::EINVAL)?;
                 // The ranges may not overlap.
                 if to < old_end && addr < to_end {
                     return Err(Errno::EINVAL);
@@ -916,7 +926,8 @@ impl Mm {
             }
         }
         for (at, frames, prot, kind) in regions {
-            m.vmas.insert(at, Vma::anon(at + frames.len() as u64 * PAGE, prot, kind));
+            m.vmas
+                .insert(at, Vma::anon(at + frames.len() as u64 * PAGE, prot, kind));
         }
         m.vdso = Some(base);
         Ok(base)

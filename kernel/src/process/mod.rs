@@ -250,8 +250,10 @@ pub fn do_clone(
     let comm = *me.comm.lock();
     let name_len = comm.iter().position(|&b| b == 0).unwrap_or(16);
     let task = Task::new_user(tid, &child_regs, &comm[..name_len]).ok_or(Errno::ENOMEM)?;
-    task.cpus_allowed
-        .store(me.cpus_allowed.load(core::sync::atomic::Ordering::Relaxed), core::sync::atomic::Ordering::Relaxed);
+    task.cpus_allowed.store(
+        me.cpus_allowed.load(core::sync::atomic::Ordering::Relaxed),
+        core::sync::atomic::Ordering::Relaxed,
+    );
     *task.fpsimd.lock() = {
         let mut s = arch::context::FpsimdState::default();
         arch::context::fpsimd_save(&mut s);

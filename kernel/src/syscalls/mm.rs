@@ -21,8 +21,21 @@ const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
 const MAP_SHARED_VALIDATE: u64 = 0x03;
 /// The flags Linux 6.12 defines for mmap (MAP_SHARED_VALIDATE refuses others).
-const MAP_KNOWN_FLAGS: u64 = 0x0f | 0x10 | 0x20 | 0x100 | 0x800 | 0x1000 | 0x2000 | 0x4000 | 0x8000
-    | 0x1_0000 | 0x2_0000 | 0x4_0000 | 0x8_0000 | 0x10_0000 | 0xfc00_0000;
+const MAP_KNOWN_FLAGS: u64 = 0x0f
+    | 0x10
+    | 0x20
+    | 0x100
+    | 0x800
+    | 0x1000
+    | 0x2000
+    | 0x4000
+    | 0x8000
+    | 0x1_0000
+    | 0x2_0000
+    | 0x4_0000
+    | 0x8_0000
+    | 0x10_0000
+    | 0xfc00_0000;
 
 syscall!(__arm64_sys_mmap, r, {
     let (addr, len, prot, flags, fd, off) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4] as i32, r.regs[5]);

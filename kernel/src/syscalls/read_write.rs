@@ -92,8 +92,14 @@ syscall!(__arm64_sys_sendfile, r, {
 });
 
 syscall!(__arm64_sys_copy_file_range, r, {
-    let (fd_in, off_in, fd_out, off_out, len, flags) =
-        (r.regs[0] as i32, r.regs[1], r.regs[2] as i32, r.regs[3], r.regs[4], r.regs[5]);
+    let (fd_in, off_in, fd_out, off_out, len, flags) = (
+        r.regs[0] as i32,
+        r.regs[1],
+        r.regs[2] as i32,
+        r.regs[3],
+        r.regs[4],
+        r.regs[5],
+    );
     if flags != 0 {
         return Err(Errno::EINVAL);
     }

@@ -64,7 +64,7 @@ syscall!(__arm64_sys_sched_setaffinity, r, {
 syscall!(__arm64_sys_sysinfo, r, {
     let ns = crate::time::ktime_get_ns();
     // Linux rounds a part-second of uptime up.
-    let uptime = ns / 1_000_000_000 + u64::from(ns % 1_000_000_000 != 0);
+    let uptime = ns / 1_000_000_000 + u64::from(!ns.is_multiple_of(1_000_000_000));
     let frames = crate::mm::frame::stats();
     let procs: usize = crate::process::all_processes()
         .iter()

@@ -74,14 +74,22 @@ fn byte(addr: usize) -> u8 {
 fn mmap_private_file_reads_file_and_writes_stay_private() -> Outcome {
     let (path, fd) = pattern_file("mpriv", 3).ctx("file")?;
     let a = mmap(0, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0).ctx("mmap")?;
-    check_eq!((byte(a), byte(a + PAGE), byte(a + 2 * PAGE + 5)), (1, 2, 3), "file bytes");
+    check_eq!(
+        (byte(a), byte(a + PAGE), byte(a + 2 * PAGE + 5)),
+        (1, 2, 3),
+        "file bytes"
+    );
     // An offset maps from there.
     let b = mmap(0, PAGE, PROT_READ, MAP_PRIVATE, fd, 2 * PAGE).ctx("mmap at offset")?;
     check_eq!(byte(b), 3, "byte at offset 2 pages");
     // SAFETY: inside the private mapping.
     unsafe { store(a, 0x7777) };
     let mut buf = [0u8; 2];
-    check_eq!(call(PREAD64, &[fd as usize, buf.as_mut_ptr() as usize, 2, 0]), Ok(2), "pread");
+    check_eq!(
+        call(PREAD64, &[fd as usize, buf.as_mut_ptr() as usize, 2, 0]),
+        Ok(2),
+        "pread"
+    );
     check_eq!(buf, [1, 1], "a private write does not reach the file");
     // A child's write does not reach the parent either (copy-on-write).
     let pid = spawn(|| {
@@ -163,7 +171,11 @@ fn mmap_past_end_of_file_is_sigbus() -> Outcome {
     write_file(&path, b"short", 0o644).ctx("file")?;
     let fd = open(&path, O_RDONLY, 0).ctx("open")?;
     let a = mmap(0, 3 * PAGE, PROT_READ, MAP_PRIVATE, fd, 0).ctx("mmap")?;
-    check_eq!((byte(a), byte(a + 5), byte(a + PAGE - 1)), (b's', 0, 0), "the last page: file then zeros");
+    check_eq!(
+        (byte(a), byte(a + 5), byte(a + PAGE - 1)),
+        (b's', 0, 0),
+        "the last page: file then zeros"
+    );
     let pid = spawn(|| {
         // SAFETY: past the end of the file: SIGBUS kills the child.
         unsafe { load(a + PAGE) };
@@ -182,17 +194,53 @@ fn mmap_file_errors_as_linux() -> Outcome {
     let ro = open(&path, O_RDONLY, 0).ctx("open O_RDONLY")?;
     let wo = open(&path, O_WRONLY, 0).ctx("open O_WRONLY")?;
     let rw = PROT_READ | PROT_WRITE;
-    check_eq!(mmap(0, PAGE, PROT_READ, MAP_PRIVATE, 1000, 0), Err(Errno::EBADF), "bad fd");
-    check_eq!(mmap(0, PAGE, PROT_READ, MAP_PRIVATE, -1, 0), Err(Errno::EBADF), "fd -1 without MAP_ANONYMOUS");
-    check_eq!(mmap(0, PAGE, rw, MAP_SHARED, ro, 0), Err(Errno::EACCES), "shared writable of O_RDONLY");
-    check_eq!(mmap(0, PAGE, PROT_READ, MAP_PRIVATE, wo, 0), Err(Errno::EACCES), "O_WRONLY");
-    check_eq!(mmap(0, PAGE, PROT_READ, MAP_PRIVATE, fd, 100), Err(Errno::EINVAL), "unaligned offset");
-    check_eq!(mmap(0, 0, PROT_READ, MAP_PRIVATE, fd, 0), Err(Errno::EINVAL), "length 0");
-    check_eq!(mmap(0, PAGE, PROT_READ, 0, fd, 0), Err(Errno::EINVAL), "neither shared nor private");
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, MAP_PRIVATE, 1000, 0),
+        Err(Errno::EBADF),
+        "bad fd"
+    );
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, MAP_PRIVATE, -1, 0),
+        Err(Errno::EBADF),
+        "fd -1 without MAP_ANONYMOUS"
+    );
+    check_eq!(
+        mmap(0, PAGE, rw, MAP_SHARED, ro, 0),
+        Err(Errno::EACCES),
+        "shared writable of O_RDONLY"
+    );
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, MAP_PRIVATE, wo, 0),
+        Err(Errno::EACCES),
+        "O_WRONLY"
+    );
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, MAP_PRIVATE, fd, 100),
+        Err(Errno::EINVAL),
+        "unaligned offset"
+    );
+    check_eq!(
+        mmap(0, 0, PROT_READ, MAP_PRIVATE, fd, 0),
+        Err(Errno::EINVAL),
+        "length 0"
+    );
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, 0, fd, 0),
+        Err(Errno::EINVAL),
+        "neither shared nor private"
+    );
     let dir = open(b"/tmp", O_RDONLY | O_DIRECTORY, 0).ctx("open /tmp")?;
-    check_eq!(mmap(0, PAGE, PROT_READ, MAP_PRIVATE, dir, 0), Err(Errno::ENODEV), "a directory");
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, MAP_PRIVATE, dir, 0),
+        Err(Errno::ENODEV),
+        "a directory"
+    );
     let [r, w] = pipe().ctx("pipe")?;
-    check_eq!(mmap(0, PAGE, PROT_READ, MAP_PRIVATE, r, 0), Err(Errno::ENODEV), "a pipe");
+    check_eq!(
+        mmap(0, PAGE, PROT_READ, MAP_PRIVATE, r, 0),
+        Err(Errno::ENODEV),
+        "a pipe"
+    );
     // Read-only shared and private writable of O_RDONLY are fine.
     let a = mmap(0, PAGE, PROT_READ, MAP_SHARED, ro, 0).ctx("shared read-only")?;
     let b = mmap(0, PAGE, rw, MAP_PRIVATE, ro, 0).ctx("private writable of O_RDONLY")?;
@@ -244,7 +292,11 @@ fn madvise_dontneed_zaps_and_refaults() -> Outcome {
     unsafe { store(f, 0) };
     check_eq!(call(MADVISE, &[f, PAGE, 4]), Ok(0), "MADV_DONTNEED on a file mapping");
     check_eq!(byte(f), 1, "a private file page comes back from the file");
-    check_eq!(call(MADVISE, &[f, PAGE, 8]), Err(Errno::EINVAL), "MADV_FREE on a file mapping");
+    check_eq!(
+        call(MADVISE, &[f, PAGE, 8]),
+        Err(Errno::EINVAL),
+        "MADV_FREE on a file mapping"
+    );
     munmap(a, 2 * PAGE).ctx("munmap")?;
     munmap(f, PAGE).ctx("munmap")?;
     close(fd);
@@ -261,10 +313,18 @@ fn madvise_advice_values_and_errors() -> Outcome {
     check_eq!(call(MADVISE, &[a + 1, PAGE, 0]), Err(Errno::EINVAL), "unaligned start");
     check_eq!(call(MADVISE, &[a, 0, 0]), Ok(0), "length 0");
     munmap(a + PAGE, PAGE).ctx("munmap")?;
-    check_eq!(call(MADVISE, &[a, 2 * PAGE, 0]), Err(Errno::ENOMEM), "range with a hole");
+    check_eq!(
+        call(MADVISE, &[a, 2 * PAGE, 0]),
+        Err(Errno::ENOMEM),
+        "range with a hole"
+    );
     // MADV_POPULATE_WRITE on read-only memory.
     mprotect(a, PAGE, PROT_READ).ctx("mprotect")?;
-    check_eq!(call(MADVISE, &[a, PAGE, 23]), Err(Errno::EINVAL), "POPULATE_WRITE of read-only memory");
+    check_eq!(
+        call(MADVISE, &[a, PAGE, 23]),
+        Err(Errno::EINVAL),
+        "POPULATE_WRITE of read-only memory"
+    );
     munmap(a, PAGE).ctx("munmap")?;
     Ok(())
 }
@@ -274,12 +334,24 @@ fn mincore_reports_resident_pages() -> Outcome {
     // SAFETY: inside the mapping.
     unsafe { store(a + PAGE, 1) };
     let mut vec = [0xffu8; 3];
-    check_eq!(call(MINCORE, &[a, 3 * PAGE, vec.as_mut_ptr() as usize]), Ok(0), "mincore");
+    check_eq!(
+        call(MINCORE, &[a, 3 * PAGE, vec.as_mut_ptr() as usize]),
+        Ok(0),
+        "mincore"
+    );
     check_eq!(vec, [0, 1, 0], "only the touched page is resident");
-    check_eq!(call(MINCORE, &[a + 1, PAGE, vec.as_mut_ptr() as usize]), Err(Errno::EINVAL), "unaligned");
+    check_eq!(
+        call(MINCORE, &[a + 1, PAGE, vec.as_mut_ptr() as usize]),
+        Err(Errno::EINVAL),
+        "unaligned"
+    );
     check_eq!(call(MINCORE, &[a, PAGE, BAD_LOW]), Err(Errno::EFAULT), "bad vector");
     munmap(a, 3 * PAGE).ctx("munmap")?;
-    check_eq!(call(MINCORE, &[a, PAGE, vec.as_mut_ptr() as usize]), Err(Errno::ENOMEM), "unmapped");
+    check_eq!(
+        call(MINCORE, &[a, PAGE, vec.as_mut_ptr() as usize]),
+        Err(Errno::ENOMEM),
+        "unmapped"
+    );
     Ok(())
 }
 
@@ -289,21 +361,45 @@ fn mremap_shrinks_grows_and_moves() -> Outcome {
     // SAFETY: inside the mapping.
     unsafe { store(a, 0x11) };
     check_eq!(call(MREMAP, &[a, 4 * PAGE, 2 * PAGE, 0, 0]), Ok(a), "shrink in place");
-    check_eq!(call(MREMAP, &[a, 2 * PAGE, 3 * PAGE, 0, 0]), Ok(a), "grow in place into the freed page");
+    check_eq!(
+        call(MREMAP, &[a, 2 * PAGE, 3 * PAGE, 0, 0]),
+        Ok(a),
+        "grow in place into the freed page"
+    );
     // Block the growth with a mapping right above, then move.
     let blocker = mmap(a + 3 * PAGE, PAGE, rw, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0).ctx("blocker")?;
-    check_eq!(call(MREMAP, &[a, 3 * PAGE, 8 * PAGE, 0, 0]), Err(Errno::ENOMEM), "no room, no MAYMOVE");
+    check_eq!(
+        call(MREMAP, &[a, 3 * PAGE, 8 * PAGE, 0, 0]),
+        Err(Errno::ENOMEM),
+        "no room, no MAYMOVE"
+    );
     let b = call(MREMAP, &[a, 3 * PAGE, 8 * PAGE, MREMAP_MAYMOVE, 0]).ctx("mremap MAYMOVE")?;
     ensure!(b != a, "moved");
     check_eq!(byte(b), 0x11, "the data moved with the mapping");
     check_eq!(byte(b + 7 * PAGE), 0, "the grown part is zeroed");
-    check_eq!(call(MINCORE, &[a, PAGE, [0u8; 1].as_ptr() as usize]), Err(Errno::ENOMEM), "the old range is gone");
-    check_eq!(call(MREMAP, &[b + 1, PAGE, PAGE, 0, 0]), Err(Errno::EINVAL), "unaligned");
-    check_eq!(call(MREMAP, &[b, PAGE, PAGE, MREMAP_FIXED, a]), Err(Errno::EINVAL), "FIXED without MAYMOVE");
+    check_eq!(
+        call(MINCORE, &[a, PAGE, [0u8; 1].as_ptr() as usize]),
+        Err(Errno::ENOMEM),
+        "the old range is gone"
+    );
+    check_eq!(
+        call(MREMAP, &[b + 1, PAGE, PAGE, 0, 0]),
+        Err(Errno::EINVAL),
+        "unaligned"
+    );
+    check_eq!(
+        call(MREMAP, &[b, PAGE, PAGE, MREMAP_FIXED, a]),
+        Err(Errno::EINVAL),
+        "FIXED without MAYMOVE"
+    );
     check_eq!(call(MREMAP, &[b, PAGE, 0, 0, 0]), Err(Errno::EINVAL), "new length 0");
     let c = call(MREMAP, &[b, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, a]).ctx("mremap FIXED")?;
     check_eq!((c, byte(a)), (a, 0x11), "moved to the address asked");
-    check_eq!(call(MREMAP, &[a + PAGE, PAGE, PAGE, 0, 0]), Err(Errno::EFAULT), "nothing mapped there");
+    check_eq!(
+        call(MREMAP, &[a + PAGE, PAGE, PAGE, 0, 0]),
+        Err(Errno::EFAULT),
+        "nothing mapped there"
+    );
     for (m, len) in [(a, PAGE), (b, 8 * PAGE), (blocker, PAGE)] {
         let _ = munmap(m, len);
     }

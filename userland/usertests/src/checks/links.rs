@@ -63,7 +63,12 @@ fn decode_stat(st: &[u8; 128]) -> (u32, u32, i64, i64) {
 fn symlink(target: &[u8], path: &[u8]) -> Result<usize, Errno> {
     let (t, p) = (cstr(target), cstr(path));
     // SAFETY: both NUL-terminated.
-    unsafe { raw(SYMLINKAT, &[t.as_ptr() as usize, AT_FDCWD as usize, p.as_ptr() as usize]) }
+    unsafe {
+        raw(
+            SYMLINKAT,
+            &[t.as_ptr() as usize, AT_FDCWD as usize, p.as_ptr() as usize],
+        )
+    }
 }
 
 fn readlink(path: &[u8], buf: &mut [u8]) -> Result<usize, Errno> {
@@ -72,7 +77,12 @@ fn readlink(path: &[u8], buf: &mut [u8]) -> Result<usize, Errno> {
     unsafe {
         raw(
             READLINKAT,
-            &[AT_FDCWD as usize, p.as_ptr() as usize, buf.as_mut_ptr() as usize, buf.len()],
+            &[
+                AT_FDCWD as usize,
+                p.as_ptr() as usize,
+                buf.as_mut_ptr() as usize,
+                buf.len(),
+            ],
         )
     }
 }
@@ -87,11 +97,19 @@ fn symlinkat_readlinkat_and_nofollow() -> Outcome {
     check_eq!(readlink(&link, &mut buf[..3]), Ok(3), "a short buffer truncates");
     check_eq!(readlink(&file, &mut buf), Err(Errno::EINVAL), "readlink of a file");
     let (mode, _, size, _) = stat_of(&link, AT_SYMLINK_NOFOLLOW).ctx("lstat")?;
-    check_eq!((mode & 0o170000, size as usize), (0o120000, file.len()), "lstat: a link, size of its body");
+    check_eq!(
+        (mode & 0o170000, size as usize),
+        (0o120000, file.len()),
+        "lstat: a link, size of its body"
+    );
     let (mode, _, size, _) = stat_of(&link, 0).ctx("stat")?;
     check_eq!((mode & 0o170000, size), (0o100000, 10), "stat follows the link");
     check_eq!(symlink(b"x", &link), Err(Errno::EEXIST), "symlinkat over a name");
-    check_eq!(symlink(b"", &super::scratch("slempty")), Err(Errno::ENOENT), "empty target");
+    check_eq!(
+        symlink(b"", &super::scratch("slempty")),
+        Err(Errno::ENOENT),
+        "empty target"
+    );
     remove(&link);
     remove(&file);
     Ok(())
@@ -117,7 +135,13 @@ fn linkat_counts_links() -> Outcome {
         unsafe {
             raw(
                 LINKAT,
-                &[AT_FDCWD as usize, f.as_ptr() as usize, AT_FDCWD as usize, h.as_ptr() as usize, flags],
+                &[
+                    AT_FDCWD as usize,
+                    f.as_ptr() as usize,
+                    AT_FDCWD as usize,
+                    h.as_ptr() as usize,
+                    flags,
+                ],
             )
         }
     };
@@ -141,11 +165,21 @@ fn renameat2_noreplace_and_plain() -> Outcome {
         unsafe {
             raw(
                 RENAMEAT2,
-                &[AT_FDCWD as usize, pa.as_ptr() as usize, AT_FDCWD as usize, pb.as_ptr() as usize, flags],
+                &[
+                    AT_FDCWD as usize,
+                    pa.as_ptr() as usize,
+                    AT_FDCWD as usize,
+                    pb.as_ptr() as usize,
+                    flags,
+                ],
             )
         }
     };
-    check_eq!(rename(RENAME_NOREPLACE), Err(Errno::EEXIST), "RENAME_NOREPLACE over a file");
+    check_eq!(
+        rename(RENAME_NOREPLACE),
+        Err(Errno::EEXIST),
+        "RENAME_NOREPLACE over a file"
+    );
     check_eq!(rename(0x80), Err(Errno::EINVAL), "unknown flag");
     check_eq!(rename(0), Ok(0), "rename over a file");
     check_eq!(stat_of(&a, 0).map(drop), Err(Errno::ENOENT), "the old name is gone");
@@ -172,9 +206,21 @@ fn statx_agrees_with_fstatat() -> Outcome {
     check_eq!((mode, size, nlink), (0o100640, 5000, 1), "mode, size, nlink");
     let (smode, _, ssize, smtime) = stat_of(&file, 0).ctx("stat")?;
     let mtime = i64::from_le_bytes(stx[112..120].try_into().unwrap_or_default());
-    check_eq!((u32::from(mode), size as i64, mtime), (smode, ssize, smtime), "statx and stat agree");
-    check_eq!(statx(0x8000_0000, 0x7ff, stx.as_mut_ptr() as usize), Err(Errno::EINVAL), "bad flags");
-    check_eq!(statx(0, 0x8000_0000, stx.as_mut_ptr() as usize), Err(Errno::EINVAL), "reserved mask bit");
+    check_eq!(
+        (u32::from(mode), size as i64, mtime),
+        (smode, ssize, smtime),
+        "statx and stat agree"
+    );
+    check_eq!(
+        statx(0x8000_0000, 0x7ff, stx.as_mut_ptr() as usize),
+        Err(Errno::EINVAL),
+        "bad flags"
+    );
+    check_eq!(
+        statx(0, 0x8000_0000, stx.as_mut_ptr() as usize),
+        Err(Errno::EINVAL),
+        "reserved mask bit"
+    );
     check_eq!(statx(0, 0x7ff, BAD_LOW), Err(Errno::EFAULT), "bad buffer");
     remove(&file);
     Ok(())
@@ -187,7 +233,12 @@ fn fstatat_empty_path_on_a_pipe() -> Outcome {
     let got = unsafe {
         raw(
             nr::NEWFSTATAT,
-            &[r as usize, b"\0".as_ptr() as usize, st.as_mut_ptr() as usize, AT_EMPTY_PATH],
+            &[
+                r as usize,
+                c"".as_ptr() as usize,
+                st.as_mut_ptr() as usize,
+                AT_EMPTY_PATH,
+            ],
         )
     };
     check_eq!(got, Ok(0), "newfstatat(pipe, \"\", AT_EMPTY_PATH)");
@@ -207,18 +258,36 @@ fn ftruncate_fchdir_utimensat() -> Outcome {
     check_eq!(call(FCHDIR, &[dfd as usize]), Ok(0), "fchdir");
     let fd = open(b"f", O_RDWR | O_CREAT, 0o644).ctx("create in the new cwd")?;
     check_eq!(call(FTRUNCATE, &[fd as usize, 12345]), Ok(0), "ftruncate");
-    check_eq!(call(LSEEK, &[fd as usize, 0, SEEK_END as usize]), Ok(12345), "size after ftruncate");
-    check_eq!(call(FTRUNCATE, &[fd as usize, usize::MAX]), Err(Errno::EINVAL), "negative length");
+    check_eq!(
+        call(LSEEK, &[fd as usize, 0, SEEK_END as usize]),
+        Ok(12345),
+        "size after ftruncate"
+    );
+    check_eq!(
+        call(FTRUNCATE, &[fd as usize, usize::MAX]),
+        Err(Errno::EINVAL),
+        "negative length"
+    );
     // utimensat: set both times, then read them back.
     let times: [i64; 4] = [1_000_000, 5, 2_000_000, 7];
     let f = cstr(b"f");
     // SAFETY: f is NUL-terminated, times is two timespecs.
-    let r = unsafe { raw(UTIMENSAT, &[AT_FDCWD as usize, f.as_ptr() as usize, times.as_ptr() as usize, 0]) };
+    let r = unsafe {
+        raw(
+            UTIMENSAT,
+            &[AT_FDCWD as usize, f.as_ptr() as usize, times.as_ptr() as usize, 0],
+        )
+    };
     check_eq!(r, Ok(0), "utimensat");
     check_eq!(stat_of(b"f", 0).map(|s| s.3), Ok(2_000_000), "mtime set");
     let bad: [i64; 4] = [0, 1_000_000_000, 0, 0];
     // SAFETY: as above.
-    let r = unsafe { raw(UTIMENSAT, &[AT_FDCWD as usize, f.as_ptr() as usize, bad.as_ptr() as usize, 0]) };
+    let r = unsafe {
+        raw(
+            UTIMENSAT,
+            &[AT_FDCWD as usize, f.as_ptr() as usize, bad.as_ptr() as usize, 0],
+        )
+    };
     check_eq!(r, Err(Errno::EINVAL), "nanoseconds out of range");
     check_eq!(call(FCHDIR, &[fd as usize]), Err(Errno::ENOTDIR), "fchdir to a file");
     check_eq!(call(FCHDIR, &[back as usize]), Ok(0), "fchdir back");
@@ -241,7 +310,12 @@ fn xattrs_unsupported_lists_empty() -> Outcome {
     let got = unsafe {
         raw(
             LGETXATTR,
-            &[p.as_ptr() as usize, name.as_ptr() as usize, buf.as_mut_ptr() as usize, buf.len()],
+            &[
+                p.as_ptr() as usize,
+                name.as_ptr() as usize,
+                buf.as_mut_ptr() as usize,
+                buf.len(),
+            ],
         )
     };
     ensure!(
@@ -256,7 +330,12 @@ fn xattrs_unsupported_lists_empty() -> Outcome {
     );
     let missing = cstr(&super::scratch("xat-missing"));
     // SAFETY: as above.
-    let got = unsafe { raw(LISTXATTR, &[missing.as_ptr() as usize, buf.as_mut_ptr() as usize, buf.len()]) };
+    let got = unsafe {
+        raw(
+            LISTXATTR,
+            &[missing.as_ptr() as usize, buf.as_mut_ptr() as usize, buf.len()],
+        )
+    };
     check_eq!(got, Err(Errno::ENOENT), "listxattr of a missing file");
     remove(&file);
     Ok(())
@@ -269,9 +348,17 @@ fn sendfile_and_copy_file_range_copy_data() -> Outcome {
     let s = open(&src, O_RDONLY, 0).ctx("open src")?;
     let d = open(&dst, O_RDWR | O_CREAT | O_TRUNC, 0o644).ctx("open dst")?;
     let mut off: i64 = 1000;
-    let n = call(SENDFILE, &[d as usize, s as usize, &mut off as *mut i64 as usize, 150_000]).ctx("sendfile")?;
+    let n = call(
+        SENDFILE,
+        &[d as usize, s as usize, &mut off as *mut i64 as usize, 150_000],
+    )
+    .ctx("sendfile")?;
     check_eq!((n, off), (150_000, 151_000), "sendfile count and updated offset");
-    check_eq!(call(LSEEK, &[s as usize, 0, SEEK_CUR as usize]), Ok(0), "the source offset is untouched");
+    check_eq!(
+        call(LSEEK, &[s as usize, 0, SEEK_CUR as usize]),
+        Ok(0),
+        "the source offset is untouched"
+    );
     let mut back = alloc::vec![0u8; 150_000];
     check_eq!(call(LSEEK, &[d as usize, 0, SEEK_SET as usize]), Ok(0), "rewind");
     let mut got = 0;
@@ -281,12 +368,22 @@ fn sendfile_and_copy_file_range_copy_data() -> Outcome {
             Ok(k) => got += k,
         }
     }
-    ensure!(back[..got] == data[1000..151_000], "sendfile copied the bytes ({got} read back)");
+    ensure!(
+        back[..got] == data[1000..151_000],
+        "sendfile copied the bytes ({got} read back)"
+    );
     // copy_file_range with both offsets given.
     let (mut oin, mut oout): (i64, i64) = (0, 0);
     let n = call(
         COPY_FILE_RANGE,
-        &[s as usize, &mut oin as *mut i64 as usize, d as usize, &mut oout as *mut i64 as usize, 10, 0],
+        &[
+            s as usize,
+            &mut oin as *mut i64 as usize,
+            d as usize,
+            &mut oout as *mut i64 as usize,
+            10,
+            0,
+        ],
     )
     .ctx("copy_file_range")?;
     check_eq!((n, oin, oout), (10, 10, 10), "copy_file_range count and offsets");
@@ -296,10 +393,22 @@ fn sendfile_and_copy_file_range_copy_data() -> Outcome {
         Err(Errno::EINVAL),
         "copy_file_range to a pipe"
     );
-    check_eq!(call(COPY_FILE_RANGE, &[s as usize, 0, d as usize, 0, 10, 1]), Err(Errno::EINVAL), "flags");
-    check_eq!(call(SENDFILE, &[s as usize, d as usize, 0, 10]), Err(Errno::EBADF), "sendfile to a read-only file");
+    check_eq!(
+        call(COPY_FILE_RANGE, &[s as usize, 0, d as usize, 0, 10, 1]),
+        Err(Errno::EINVAL),
+        "flags"
+    );
+    check_eq!(
+        call(SENDFILE, &[s as usize, d as usize, 0, 10]),
+        Err(Errno::EBADF),
+        "sendfile to a read-only file"
+    );
     // sendfile into a pipe, from the file's own offset.
-    check_eq!(call(SENDFILE, &[w as usize, s as usize, 0, 3]), Ok(3), "sendfile into a pipe");
+    check_eq!(
+        call(SENDFILE, &[w as usize, s as usize, 0, 3]),
+        Ok(3),
+        "sendfile into a pipe"
+    );
     let mut three = [0u8; 3];
     check_eq!(read(r, &mut three), Ok(3), "read the pipe");
     check_eq!(three, [0, 1, 2], "bytes through the pipe");
@@ -318,7 +427,11 @@ fn fadvise64_checks_its_arguments() -> Outcome {
     for advice in 0..=5 {
         check_eq!(call(FADVISE64, &[fd as usize, 0, 0, advice]), Ok(0), "advice {advice}");
     }
-    check_eq!(call(FADVISE64, &[fd as usize, 0, 0, 6]), Err(Errno::EINVAL), "unknown advice");
+    check_eq!(
+        call(FADVISE64, &[fd as usize, 0, 0, 6]),
+        Err(Errno::EINVAL),
+        "unknown advice"
+    );
     check_eq!(call(FADVISE64, &[999, 0, 0, 0]), Err(Errno::EBADF), "bad fd");
     let [r, w] = pipe().ctx("pipe")?;
     check_eq!(call(FADVISE64, &[r as usize, 0, 0, 0]), Err(Errno::ESPIPE), "a pipe");

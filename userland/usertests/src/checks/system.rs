@@ -74,7 +74,11 @@ fn sched_setaffinity_pins_and_is_inherited() -> Outcome {
         }
     })
     .ctx("fork")?;
-    check_eq!(wait_status(pid), Ok(0), "pinned child (1: setaffinity, 2: getcpu, 3-4: inherited)");
+    check_eq!(
+        wait_status(pid),
+        Ok(0),
+        "pinned child (1: setaffinity, 2: getcpu, 3-4: inherited)"
+    );
     let none: u64 = 0;
     check_eq!(
         call(SCHED_SETAFFINITY, &[0, 8, &none as *const u64 as usize]),
@@ -115,7 +119,11 @@ fn getresuid_getresgid_root() -> Outcome {
         let p = ids.as_mut_ptr() as usize;
         check_eq!(call(nr, &[p, p + 4, p + 8]), Ok(0), "call {nr}");
         check_eq!(ids, [0, 0, 0], "ids of root (call {nr})");
-        check_eq!(call(nr, &[p, BAD_LOW, p + 8]), Err(Errno::EFAULT), "bad pointer (call {nr})");
+        check_eq!(
+            call(nr, &[p, BAD_LOW, p + 8]),
+            Err(Errno::EFAULT),
+            "bad pointer (call {nr})"
+        );
     }
     Ok(())
 }
