@@ -182,6 +182,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::GETRESGID => __arm64_sys_getresgid,
         nr::FADVISE64 => __arm64_sys_fadvise64,
         nr::GETCPU => __arm64_sys_getcpu,
+        nr::RT_SIGTIMEDWAIT => __arm64_sys_rt_sigtimedwait,
         nr::MADVISE => __arm64_sys_madvise,
         nr::MINCORE => __arm64_sys_mincore,
         nr::MREMAP => __arm64_sys_mremap,

@@ -19,6 +19,7 @@ pub mod mmrobust;
 pub mod process;
 pub mod signal;
 pub mod sigrobust;
+pub mod sigwait;
 pub mod system;
 pub mod thread;
 pub mod time;
@@ -46,6 +47,7 @@ pub static ALL: &[&[Check]] = &[
     filemap::CHECKS,
     links::CHECKS,
     system::CHECKS,
+    sigwait::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
