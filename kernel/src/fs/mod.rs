@@ -150,7 +150,8 @@ impl vfs::ramfs::DataPage for FramePage {
     fn write(&mut self, offset: usize, data: &[u8]) {
         crate::mm::frame::write_frame(self.0, offset, data);
     }
-    fn frame(&self) -> Option<u64> {
+    fn get_frame(&self) -> Option<u64> {
+        crate::mm::frame::page_ref_inc(self.0);
         Some(self.0)
     }
 }

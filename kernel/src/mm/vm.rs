@@ -693,7 +693,13 @@ impl Mm {
         while va < end {
             let resident = m.pt.get(va).is_some()
                 || find(&m.vmas, va).is_some_and(|(s, v)| match &v.file {
-                    Some((f, off)) => matches!(f.inode.data_frame((off + (va - s)) / PAGE, false), Ok(Some(_))),
+                    Some((f, off)) => match f.inode.data_frame((off + (va - s)) / PAGE, false) {
+                        Ok(Some(pa)) => {
+                            frame::page_ref_dec(pa);
+                            true
+                        }
+                        _ => false,
+                    },
                     None => false,
                 });
             out.push(u8::from(resident));
@@ -985,12 +991,10 @@ fn file_fault(f: &VmFile, off: u64, prot: Prot, shared: bool, write: bool) -> Re
         // The file's pages are frames (tmpfs, ramfs): map the frame itself.
         let pa = f.inode.data_frame(index, true).map_err(|_| SegvCode::Oom)?;
         let pa = pa.ok_or(SegvCode::Bus)?;
-        frame::page_ref_inc(pa);
         return Ok(pte_for(pa, prot, VmaKind::Anon));
     }
     if !write {
         if let Ok(Some(pa)) = f.inode.data_frame(index, false) {
-            frame::page_ref_inc(pa);
             return Ok(UserPte {
                 write: false,
                 cow: prot.write,

@@ -310,8 +310,10 @@ pub trait Inode: Any + Send + Sync {
     }
 
     /// The physical frame holding page `index` (4 KiB pages) of the file's
-    /// data, for a mapping to use directly; with `create`, a hole inside
-    /// the file's size gets a zeroed page (charged as a write would be).
+    /// data, for a mapping to use directly, with a reference taken for the
+    /// caller (so that a truncate racing with it cannot free the frame
+    /// first); with `create`, a hole inside the file's size gets a zeroed
+    /// page (charged as a write would be).
     /// `Ok(None)`: no such frame (a hole without `create`, or pages that
     /// are not frames); the caller then copies through `read_at`.
     fn data_frame(&self, _index: u64, _create: bool) -> Result<Option<u64>> {
