@@ -1059,6 +1059,61 @@ mod tests {
         mm.cmdline()
     }
 
+    /// The frame mapped at `va` in `mm`, if any.
+    fn frame_at(mm: &Mm, va: u64) -> Option<u64> {
+        mm.inner.lock().pt.get(va).map(|p| p.pa)
+    }
+
+    #[kernel_test]
+    fn private_file_mapping_uses_the_files_frame_until_written_and_shared_one_always() {
+        use super::{Placement, PAGE};
+        let file = crate::fs::shmem_zero_file(2 * PAGE).unwrap();
+        file.inode.write_at(0, b"file data").unwrap();
+        let files_frame = || {
+            let pa = file.inode.data_frame(0, false).unwrap().unwrap();
+            super::frame::page_ref_dec(pa);
+            pa
+        };
+        let rw = Prot {
+            read: true,
+            write: true,
+            exec: false,
+        };
+        let mm = Mm::new().unwrap();
+        let private = mm
+            .mmap_region(VA, 2 * PAGE, rw, Placement::Fixed, false, Some((file.clone(), 0)))
+            .unwrap();
+        mm.handle_fault(private, false, false).unwrap();
+        assert_eq!(
+            frame_at(&mm, private),
+            Some(files_frame()),
+            "a read maps the file's frame"
+        );
+        mm.handle_fault(private, true, false).unwrap();
+        assert_ne!(
+            frame_at(&mm, private),
+            Some(files_frame()),
+            "a write gets a private copy"
+        );
+        assert_eq!(peek(&mm), b"file dat", "the copy holds the file's bytes");
+        let shared = mm
+            .mmap_region(VA + 4 * PAGE, PAGE, rw, Placement::Fixed, true, Some((file.clone(), 0)))
+            .unwrap();
+        mm.handle_fault(shared, true, false).unwrap();
+        assert_eq!(
+            frame_at(&mm, shared),
+            Some(files_frame()),
+            "a shared write maps the file's frame"
+        );
+        // A child shares the shared page and copies the private one.
+        let child = mm.fork().unwrap();
+        assert_eq!(frame_at(&child, shared), frame_at(&mm, shared));
+        assert_eq!(mm.inner.lock().pt.get(shared).map(|p| p.cow), Some(false));
+        // Past the end of the file: SIGBUS.
+        file.inode.truncate(100).unwrap();
+        assert_eq!(mm.handle_fault(private + PAGE, false, false), Err(super::SegvCode::Bus));
+    }
+
     #[kernel_test]
     fn write_bytes_into_a_forked_space_breaks_copy_on_write() {
         for write in [true, false] {
