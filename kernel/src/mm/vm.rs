@@ -642,26 +642,38 @@ impl Mm {
     /// `[start, end)` (page aligned); the next touch finds zeros, or the
     /// file's data again for a file-backed region. ENOMEM if part of the
     /// range is unmapped (the mapped parts are still dropped), EINVAL for
-    /// `free_only_anon` (MADV_FREE) over a file mapping.
+    /// `free_only_anon` (MADV_FREE) over a file mapping and over `[vvar]`
+    /// (Linux's VM_PFNMAP); the `[vdso]` pages stay, as Linux's special
+    /// mapping would fault the same pages back.
     pub fn zap_range(&self, start: u64, end: u64, free_only_anon: bool) -> Result<(), Errno> {
         let mut m = self.inner.lock();
-        if free_only_anon
-            && m.vmas
-                .range(..end)
-                .any(|(&s, v)| v.end > start && s < end && v.file.is_some())
+        let regions: alloc::vec::Vec<(u64, u64, VmaKind, bool)> = m
+            .vmas
+            .range(..end)
+            .filter(|(&s, v)| v.end > start && s < end)
+            .map(|(&s, v)| (s.max(start), v.end.min(end), v.kind, v.file.is_some()))
+            .collect();
+        if regions
+            .iter()
+            .any(|&(_, _, kind, file)| kind == VmaKind::Vvar || (free_only_anon && file))
         {
             return Err(Errno::EINVAL);
         }
         let asid = self.asid;
-        m.pt.update_in(
-            start,
-            end,
-            |_, _| None,
-            |va, old| {
-                pgtable_user::flush_tlb_page(asid, va);
-                frame::page_ref_dec(old.pa);
-            },
-        );
+        for &(s, e, kind, _) in &regions {
+            if kind == VmaKind::Vdso {
+                continue;
+            }
+            m.pt.update_in(
+                s,
+                e,
+                |_, _| None,
+                |va, old| {
+                    pgtable_user::flush_tlb_page(asid, va);
+                    frame::page_ref_dec(old.pa);
+                },
+            );
+        }
         if Self::covered(&m, start, end) {
             Ok(())
         } else {

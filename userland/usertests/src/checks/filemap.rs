@@ -17,6 +17,7 @@ pub static CHECKS: &[Check] = checks![
     maps_names_the_mapped_file,
     madvise_dontneed_zaps_and_refaults,
     madvise_advice_values_and_errors,
+    madvise_dontneed_of_vvar_is_einval_and_vdso_survives_it,
     mincore_reports_resident_pages,
     mremap_shrinks_grows_and_moves,
 ];
@@ -326,6 +327,31 @@ fn madvise_advice_values_and_errors() -> Outcome {
         "POPULATE_WRITE of read-only memory"
     );
     munmap(a, PAGE).ctx("munmap")?;
+    Ok(())
+}
+
+/// The start of the line of /proc/self/maps naming `name`.
+fn maps_start(name: &str) -> Result<usize, crate::Fail> {
+    let maps = read_all(b"/proc/self/maps").ctx("read maps")?;
+    let maps = alloc::string::String::from_utf8_lossy(&maps);
+    maps.lines()
+        .find(|l| l.ends_with(name))
+        .and_then(|l| usize::from_str_radix(l.split('-').next()?, 16).ok())
+        .ok_or_else(|| crate::Fail(alloc::format!("no {name} in:\n{maps}")))
+}
+
+fn madvise_dontneed_of_vvar_is_einval_and_vdso_survives_it() -> Outcome {
+    let vvar = maps_start("[vvar]")?;
+    let vdso = maps_start("[vdso]")?;
+    check_eq!(
+        call(MADVISE, &[vvar, PAGE, 4]),
+        Err(Errno::EINVAL),
+        "MADV_DONTNEED of [vvar]"
+    );
+    check_eq!(call(MADVISE, &[vdso, PAGE, 4]), Ok(0), "MADV_DONTNEED of [vdso]");
+    // SAFETY: the vDSO's first page is mapped readable.
+    let magic = unsafe { load(vdso) } as u32;
+    check_eq!(magic, 0x464c_457f, "the vDSO still starts with its ELF header");
     Ok(())
 }
 
