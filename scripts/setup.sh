@@ -9,6 +9,9 @@
 #   scripts/setup.sh --print-busybox
 #                                 ensure only Debian's static busybox and
 #                                 print its path on stdout
+#   scripts/setup.sh --print-debian
+#                                 ensure only the Debian programs archive
+#                                 (6. below) and print its path on stdout
 #
 # 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
 #    components (rustup does not install it by itself when
@@ -24,6 +27,11 @@
 #    ../shared/reflinux's cache when it has one, so both run the same build.
 # 5. Linux 6.12.117's ftrace selftests (ftracetest), by
 #    scripts/ftracetest-fetch.sh, into .cache/ftracetest/.
+# 6. Debian's dynamically linked arm64 programs for tests/debian.rs: the
+#    packages libc6, bash, coreutils and the libraries they need, fetched
+#    with apt-get download (arm64 added to dpkg's architectures) and packed
+#    into .cache/debian/debian.tar: /lib/ld-linux-aarch64.so.1 and the
+#    libraries at their Debian paths, the programs in /usr/bin.
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
@@ -60,6 +68,7 @@ case "${1:-}" in
     "") ;;
     --print-dtb) mode=dtb ;;
     --print-busybox) mode=busybox ;;
+    --print-debian) mode=debian ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
 esac
@@ -329,6 +338,57 @@ ensure_busybox() {
     note "wrote ${busybox#"$repo"/}"
 }
 
+# ------------------------------------------------- Debian's dynamic programs
+debian_dir="$cache/debian"
+debian_tar="$debian_dir/debian.tar"
+debian_pkgs="libc6 bash coreutils libtinfo6 libselinux1 libpcre2-8-0 libacl1 libattr1"
+# The programs tests/debian.rs runs (bash from /bin, coreutils from /bin and
+# /usr/bin).
+debian_progs="bash cat cp cut date echo env head ls md5sum mkdir nproc rm seq sleep sort stat tail timeout tr wc"
+
+ensure_debian() {
+    [ -s "$debian_tar" ] && return 0
+    need_apt "Debian's arm64 bash, coreutils and libc6 are needed for tests/debian.rs"
+    ensure_arm64_arch
+    local tmp deb pkg prog found
+    tmp=$(mktemp -d "$cache/setup.XXXXXX")
+    tmpdirs+=("$tmp")
+    if ! apt-cache show bash:arm64 >/dev/null 2>&1; then
+        apt_update
+    fi
+    note "downloading $debian_pkgs (arm64)"
+    # shellcheck disable=SC2086 # one word per package
+    (cd "$tmp" && quietly apt-get -o APT::Sandbox::User=root download $(printf '%s:arm64 ' $debian_pkgs)) ||
+        die "could not download $debian_pkgs for arm64"
+    : >"$tmp/source"
+    for pkg in $debian_pkgs; do
+        deb=$(newest_file "$tmp/${pkg}_*_arm64.deb")
+        [ -n "$deb" ] || die "apt-get download of $pkg:arm64 left no .deb"
+        dpkg-deb -x "$deb" "$tmp/x" || die "could not unpack $(basename "$deb")"
+        # shellcheck disable=SC2016 # dpkg's own ${...} fields
+        dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb" >>"$tmp/source"
+    done
+    mkdir -p "$tmp/root/usr/bin"
+    (cd "$tmp/x" && cp -a --parents lib/ld-linux-aarch64.so.1 "$tmp/root/" &&
+        find lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu -maxdepth 1 -name '*.so*' \
+            -exec cp -a --parents {} "$tmp/root/" \;) ||
+        die "the packages lack the dynamic linker or libraries"
+    for prog in $debian_progs; do
+        found=""
+        for dir in bin usr/bin; do
+            [ -e "$tmp/x/$dir/$prog" ] && found="$tmp/x/$dir/$prog"
+        done
+        [ -n "$found" ] || die "no $prog in $debian_pkgs"
+        cp -a "$found" "$tmp/root/usr/bin/"
+    done
+    mkdir -p "$debian_dir"
+    tar -C "$tmp/root" --owner=0 --group=0 -cf "$debian_tar.tmp" lib usr ||
+        die "could not pack $debian_tar"
+    mv "$tmp/source" "$debian_dir/source"
+    mv "$debian_tar.tmp" "$debian_tar"
+    note "wrote ${debian_tar#"$repo"/}"
+}
+
 # ------------------------------------------------------------------- main
 mkdir -p "$cache"
 # Scratch directories the steps make, removed however the script ends.
@@ -342,9 +402,11 @@ flock 9 || die "could not lock $cache/setup.lock"
 case $mode in
     dtb) ensure_dtb; echo "$dtb"; exit 0 ;;
     busybox) ensure_busybox; echo "$busybox"; exit 0 ;;
+    debian) ensure_debian; echo "$debian_tar"; exit 0 ;;
 esac
 ensure_toolchain
 ensure_qemu
 ensure_dtb
 ensure_busybox
+ensure_debian
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"

@@ -1,9 +1,11 @@
 //! `execve` (Linux's fs/exec.c + binfmt_elf): build a new address space
-//! from a static ELF executable (or a `#!` script's interpreter), lay out
-//! the initial stack, and switch the calling process to it.
+//! from an ELF executable (and its PT_INTERP interpreter, or a `#!`
+//! script's interpreter), lay out the initial stack, and switch the calling
+//! process to it. Segments are private mappings of the file, as Linux's
+//! `elf_map`.
 
 use crate::errno::Errno;
-use crate::mm::vm::{Mm, Prot, VmaKind, STACK_SIZE, STACK_TOP};
+use crate::mm::vm::{Mm, Placement, Prot, VmFile, VmaKind, STACK_SIZE, STACK_TOP};
 use crate::process::{self, current_process};
 use crate::sched;
 use alloc::sync::Arc;
@@ -84,9 +86,8 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let mut path_bytes: Vec<u8> = path.as_bytes().to_vec();
     let execfn = path.as_bytes().to_vec();
     let mut depth = 0;
-    let data = loop {
-        let p = core::str::from_utf8(&path_bytes).map_err(|_| Errno::ENOENT)?;
-        let data = crate::fs::read_exec_file(p)?;
+    let (data, file) = loop {
+        let (data, file) = crate::fs::open_exec(&path_bytes)?;
         match parse_shebang(&data) {
             Some((interp, arg)) => {
                 depth += 1;
@@ -101,27 +102,30 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
                 argv = new;
                 path_bytes = interp;
             }
-            None => break data,
+            None => break (data, file),
         }
     };
     let plan = exec::load_plan(&data).map_err(|e| e.errno())?;
+    drop(data);
     let mm = Mm::new()?;
-    for seg in &plan.segments {
-        let prot = Prot {
-            read: seg.prot.read,
-            write: seg.prot.write,
-            exec: seg.prot.exec,
-        };
-        // A segment may share its first page with the previous one; the
-        // later one replaces it, as MAP_FIXED would.
-        let _ = mm.unmap(seg.vaddr.start, seg.vaddr.end - seg.vaddr.start);
-        mm.add_region(seg.vaddr.start, seg.vaddr.end, prot, VmaKind::Anon)?;
-        let bytes = data
-            .get(seg.file.start as usize..seg.file.end as usize)
-            .ok_or(Errno::ENOEXEC)?;
-        mm.write_bytes(seg.vaddr.start, bytes)?;
-    }
+    mm.set_exe_file(&file.name);
+    map_segments(&mm, &plan, &file, plan_file_len(&file))?;
     mm.set_brk_start(plan.brk_start);
+    // A dynamically linked program starts in its interpreter, placed where
+    // mmap would put it (Linux's load_elf_interp), which finds the program
+    // through AT_PHDR and AT_ENTRY and itself through AT_BASE.
+    let (entry, interp_base) = match &plan.interp {
+        Some(interp) => {
+            let (idata, ifile) = crate::fs::open_exec(interp)?;
+            let span = exec::image_span(&idata).map_err(|e| e.errno())?;
+            let base = mm.get_unmapped_area(span)?;
+            let iplan = exec::load_interp_plan(&idata, base).map_err(|e| e.errno())?;
+            drop(idata);
+            map_segments(&mm, &iplan, &ifile, plan_file_len(&ifile))?;
+            (iplan.entry, iplan.bias)
+        }
+        None => (plan.entry, 0),
+    };
     mm.add_region(
         STACK_TOP - STACK_SIZE,
         STACK_TOP,
@@ -143,6 +147,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         random,
         minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16,
         vdso: Some(vdso),
+        interp_base,
         ..Default::default()
     };
     let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
@@ -153,10 +158,61 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let base = path_bytes.rsplit(|&b| b == b'/').next().unwrap_or(&path_bytes).to_vec();
     Ok(Image {
         mm,
-        entry: plan.entry,
+        entry,
         sp: stack.sp,
         comm: base,
     })
+}
+
+/// The size of an executable's file, for the segment mapping's padzero.
+fn plan_file_len(file: &VmFile) -> u64 {
+    file.inode.metadata().size
+}
+
+/// Maps the PT_LOAD segments of `plan` as Linux's `elf_load`: the file's
+/// pages privately (copy-on-write), the rest of the last file page zeroed
+/// when the segment has .bss (`padzero`), anonymous zero pages for the rest
+/// of the .bss. A segment may share its first page with the previous one;
+/// the later one replaces it, as MAP_FIXED does.
+fn map_segments(mm: &Mm, plan: &exec::LoadPlan, file: &Arc<VmFile>, file_size: u64) -> Result<(), Errno> {
+    const PAGE: u64 = 4096;
+    for seg in &plan.segments {
+        let prot = Prot {
+            read: seg.prot.read,
+            write: seg.prot.write,
+            exec: seg.prot.exec,
+        };
+        let file_len = seg.file.end - seg.file.start;
+        let file_map_end = (seg.vaddr.start + file_len.div_ceil(PAGE) * PAGE).min(seg.vaddr.end);
+        if file_len > 0 {
+            let backing = Some((file.clone(), seg.file.start));
+            mm.mmap_region(
+                seg.vaddr.start,
+                file_map_end - seg.vaddr.start,
+                prot,
+                Placement::Fixed,
+                false,
+                backing,
+            )?;
+            // Past the end of the file the page reads as zeros already.
+            let copied_end = seg.vaddr.start + file_len;
+            if copied_end < file_map_end && seg.file.end < file_size {
+                let zeros = alloc::vec![0u8; (file_map_end - copied_end) as usize];
+                mm.write_bytes(copied_end, &zeros)?;
+            }
+        }
+        if file_map_end < seg.vaddr.end {
+            mm.mmap_region(
+                file_map_end,
+                seg.vaddr.end - file_map_end,
+                prot,
+                Placement::Fixed,
+                false,
+                None,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// `execve` for the current task: on success the caller returns to the new

@@ -128,6 +128,7 @@ pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
         Ok(()) => {}
         Err(SegvCode::MapErr) => force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far),
         Err(SegvCode::AccErr) => force_sig_fault(SIGSEGV, code::SEGV_ACCERR, far),
+        Err(SegvCode::Bus) => force_sig_fault(SIGBUS, 2 /* BUS_ADRERR */, far),
         Err(SegvCode::Oom) => {
             let comm = crate::sched::current().comm_string();
             crate::pr_err!(

@@ -1,5 +1,6 @@
-//! The load plan of a static ELF64 AArch64 executable: the checks and the
-//! address arithmetic of Linux's `load_elf_binary()`, without the mapping.
+//! The load plan of an ELF64 AArch64 executable and of its interpreter: the
+//! checks and the address arithmetic of Linux's `load_elf_binary()` and
+//! `load_elf_interp()`, without the mapping.
 
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -24,8 +25,9 @@ const PATH_MAX: u64 = 4096;
 pub enum ElfType {
     /// `ET_EXEC`: linked at fixed addresses, loaded with a bias of 0.
     Exec,
-    /// `ET_DYN` without PT_INTERP: a static-PIE, loaded at
-    /// [`ELF_ET_DYN_BASE`]; it relocates itself.
+    /// `ET_DYN`: a PIE (with PT_INTERP) or a static-PIE (without), loaded
+    /// at [`ELF_ET_DYN_BASE`]; an interpreter is placed where the caller
+    /// says ([`load_interp_plan`]).
     Dyn,
 }
 
@@ -73,8 +75,11 @@ pub struct Segment {
 /// auxiliary vector reports about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadPlan {
-    /// `ET_EXEC` or static-PIE `ET_DYN`.
+    /// `ET_EXEC` or `ET_DYN`.
     pub kind: ElfType,
+    /// The PT_INTERP path (without its NUL) of a dynamically linked
+    /// program: the kernel loads that file too and starts there.
+    pub interp: Option<Vec<u8>>,
     /// The non-empty PT_LOAD segments, sorted by address.
     pub segments: Vec<Segment>,
     /// Where the program starts: `e_entry` plus the bias (`AT_ENTRY`).
@@ -108,29 +113,89 @@ pub struct LoadPlan {
     pub exec_stack: bool,
 }
 
-/// Reads the program headers of a static ELF64 little-endian AArch64
-/// executable and plans its loading.
+/// Reads the program headers of an ELF64 little-endian AArch64 executable
+/// and plans its loading; a dynamically linked one names its interpreter in
+/// [`LoadPlan::interp`].
 ///
-/// Every defect is an [`ExecError`]; all are `ENOEXEC` except
-/// [`ExecError::NoInterpreter`] (`ENOENT`), for a dynamically linked program,
-/// checked as soon as the program headers are read, as Linux does. Nothing
-/// here panics, whatever `elf` holds.
+/// Every defect is an [`ExecError`], all `ENOEXEC`. Nothing here panics,
+/// whatever `elf` holds.
 pub fn load_plan(elf: &[u8]) -> Result<LoadPlan, ExecError> {
     let (header, phdrs) = read_headers(elf)?;
     let endian = LE;
 
-    if let Some(interp) = phdrs.iter().find(|ph| ph.p_type(endian) == elf::PT_INTERP) {
-        return Err(ExecError::NoInterpreter(read_interp(elf, interp)?));
-    }
-
-    let kind = match header.e_type.get(endian) {
-        elf::ET_EXEC => ElfType::Exec,
-        _ => ElfType::Dyn,
+    // The first PT_INTERP counts, as in Linux's loop.
+    let interp = match phdrs.iter().find(|ph| ph.p_type(endian) == elf::PT_INTERP) {
+        Some(ph) => Some(read_interp(elf, ph)?),
+        None => None,
     };
+    let kind = elf_type(header);
     let bias = match kind {
         ElfType::Exec => 0,
         ElfType::Dyn => dyn_bias(phdrs),
     };
+    let mut plan = plan_at(elf, header, phdrs, kind, bias)?;
+    plan.interp = interp;
+    Ok(plan)
+}
+
+/// Plans the loading of an ELF interpreter (`ld-linux-aarch64.so.1`) as
+/// Linux's `load_elf_interp()`: an `ET_DYN` one with its first page at
+/// `base` (page aligned; the caller finds a free range of
+/// [`image_span`] bytes, as Linux's first `mmap` of the interpreter does), an
+/// `ET_EXEC` one where it was linked. Its own PT_INTERP, if any, is ignored.
+/// [`LoadPlan::bias`] is then `AT_BASE`.
+pub fn load_interp_plan(elf: &[u8], base: u64) -> Result<LoadPlan, ExecError> {
+    let (header, phdrs) = read_headers(elf)?;
+    let kind = elf_type(header);
+    let bias = match kind {
+        ElfType::Exec => 0,
+        ElfType::Dyn => base.wrapping_sub(page_start(first_load_vaddr(phdrs))),
+    };
+    plan_at(elf, header, phdrs, kind, bias)
+}
+
+/// Bytes of address space the PT_LOADs of `elf` span, from the page of the
+/// first to the end of the last, page aligned (Linux's
+/// `total_mapping_size()`): what an interpreter's base must leave free.
+pub fn image_span(elf: &[u8]) -> Result<u64, ExecError> {
+    let (_, phdrs) = read_headers(elf)?;
+    let endian = LE;
+    let mut loads = phdrs.iter().filter(|ph| ph.p_type(endian) == elf::PT_LOAD);
+    let first = loads.next().ok_or(ExecError::NoLoadSegment)?;
+    let last = loads.next_back().unwrap_or(first);
+    let end = last
+        .p_vaddr(endian)
+        .checked_add(last.p_memsz(endian))
+        .and_then(page_align)
+        .ok_or(ExecError::SegmentOutOfRange { index: 0 })?;
+    end.checked_sub(page_start(first.p_vaddr(endian)))
+        .filter(|&span| span > 0 && span <= TASK_SIZE)
+        .ok_or(ExecError::NoLoadSegment)
+}
+
+fn elf_type(header: &FileHeader64<LE>) -> ElfType {
+    match header.e_type.get(LE) {
+        elf::ET_EXEC => ElfType::Exec,
+        _ => ElfType::Dyn,
+    }
+}
+
+fn first_load_vaddr(phdrs: &[ProgramHeader64<LE>]) -> u64 {
+    phdrs
+        .iter()
+        .find(|ph| ph.p_type(LE) == elf::PT_LOAD)
+        .map_or(0, |ph| ph.p_vaddr(LE))
+}
+
+/// The plan of `elf` loaded with `bias` added to every address.
+fn plan_at(
+    elf: &[u8],
+    header: &FileHeader64<LE>,
+    phdrs: &[ProgramHeader64<LE>],
+    kind: ElfType,
+    bias: u64,
+) -> Result<LoadPlan, ExecError> {
+    let endian = LE;
 
     let mut segments: Vec<Segment> = Vec::new();
     // Where each planned segment came from, to place `e_entry` and
@@ -198,6 +263,7 @@ pub fn load_plan(elf: &[u8]) -> Result<LoadPlan, ExecError> {
 
     Ok(LoadPlan {
         kind,
+        interp: None,
         entry,
         phdr_addr,
         phent: PHENT_SIZE as u64,
@@ -265,12 +331,12 @@ fn read_interp(elf: &[u8], ph: &ProgramHeader64<LE>) -> Result<Vec<u8>, ExecErro
     }
 }
 
-/// The load bias of a static-PIE, as Linux computes it for an `ET_DYN`
-/// loaded at `ELF_ET_DYN_BASE`.
+/// The load bias of a PIE, as Linux computes it for an `ET_DYN` loaded at
+/// `ELF_ET_DYN_BASE`.
 fn dyn_bias(phdrs: &[ProgramHeader64<LE>]) -> u64 {
     let endian = LE;
     let mut loads = phdrs.iter().filter(|ph| ph.p_type(endian) == elf::PT_LOAD);
-    let first_vaddr = loads.clone().next().map_or(0, |ph| ph.p_vaddr(endian));
+    let first_vaddr = first_load_vaddr(phdrs);
     // Linux's maximum_alignment(): the largest power-of-two p_align, at
     // least a page.
     let alignment = loads
@@ -317,7 +383,13 @@ fn plan_segment(
         return Err(ExecError::FileszExceedsMemsz { index });
     }
     let file_len = elf.len() as u64;
-    let file_end = offset.checked_add(filesz).filter(|&end| end <= file_len);
+    // A segment without file bytes (all .bss) may name any offset, even
+    // past the end of the file: Linux maps nothing from the file for it.
+    let file_end = if filesz == 0 {
+        Some(0)
+    } else {
+        offset.checked_add(filesz).filter(|&end| end <= file_len)
+    };
     let file_end = file_end.ok_or(ExecError::SegmentOutOfFile { index })?;
     // Only file bytes are mapped at `p_offset`: a pure-bss segment may sit
     // anywhere, as in Linux's elf_load().

@@ -75,6 +75,9 @@ pub struct AuxParams {
     /// with `AT_RSEQ_ALIGN` (32); `None` leaves both out, for a kernel
     /// without `rseq()`.
     pub rseq_feature_size: Option<u64>,
+    /// `AT_BASE`: where the interpreter was loaded (its load bias); 0 for
+    /// a program without one.
+    pub interp_base: u64,
     /// The `RLIMIT_STACK` soft limit (not an auxv entry): strings and
     /// pointers may take a quarter of it, at most 6 MiB and at least
     /// 128 KiB, as in Linux's `bprm_stack_limits()`.
@@ -99,6 +102,7 @@ impl Default for AuxParams {
             minsigstksz: 4720,
             vdso: None,
             rseq_feature_size: None,
+            interp_base: 0,
             stack_rlimit: DEFAULT_STACK_RLIMIT,
         }
     }
@@ -293,8 +297,7 @@ fn auxv(plan: &LoadPlan, aux: &AuxParams, random: u64, execfn: u64, platform: u6
         (AT_PHDR, plan.phdr_addr),
         (AT_PHENT, plan.phent),
         (AT_PHNUM, plan.phnum),
-        // No interpreter: a static program is its own loader.
-        (AT_BASE, 0),
+        (AT_BASE, aux.interp_base),
         (AT_FLAGS, 0),
         (AT_ENTRY, plan.entry),
         (AT_UID, aux.uid.into()),

@@ -1,6 +1,5 @@
 //! Why an `execve` was refused, and the errno Linux gives for it.
 
-use alloc::vec::Vec;
 use core::fmt;
 
 use uapi::Errno;
@@ -36,11 +35,6 @@ pub enum ExecError {
     /// A PT_INTERP segment is malformed: outside the file, shorter than 2 or
     /// longer than `PATH_MAX` bytes, or not NUL-terminated.
     BadInterp,
-    /// The program is dynamically linked: it names this interpreter (without
-    /// its NUL), and this kernel runs static executables only. Linux opens
-    /// the interpreter and fails with `ENOENT` when the file is missing, so
-    /// that is the errno.
-    NoInterpreter(Vec<u8>),
     /// There is no PT_LOAD segment (or every one is empty).
     NoLoadSegment,
     /// A PT_LOAD asks for more file bytes than memory (`p_filesz >
@@ -100,7 +94,6 @@ impl ExecError {
     /// The errno Linux's `execve` returns for this error.
     pub fn errno(&self) -> Errno {
         match self {
-            Self::NoInterpreter(_) => Errno::ENOENT,
             Self::ArgTooLong | Self::TooManyArgs | Self::ArgsTooBig => Errno::E2BIG,
             Self::StackOutOfRange | Self::OutOfMemory => Errno::ENOMEM,
             _ => Errno::ENOEXEC,
@@ -120,16 +113,6 @@ impl fmt::Display for ExecError {
             Self::BadPhnum => f.write_str("no program headers, or too many"),
             Self::PhdrsOutOfFile => f.write_str("program headers outside the file"),
             Self::BadInterp => f.write_str("malformed PT_INTERP"),
-            Self::NoInterpreter(path) => {
-                f.write_str("dynamically linked, interpreter ")?;
-                for chunk in path.utf8_chunks() {
-                    f.write_str(chunk.valid())?;
-                    if !chunk.invalid().is_empty() {
-                        f.write_str("\u{fffd}")?;
-                    }
-                }
-                f.write_str(" not available")
-            }
             Self::NoLoadSegment => f.write_str("no PT_LOAD segment"),
             Self::FileszExceedsMemsz { index } => write!(f, "segment {index}: p_filesz > p_memsz"),
             Self::SegmentOutOfFile { index } => write!(f, "segment {index}: file range outside the file"),

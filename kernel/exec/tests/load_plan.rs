@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use exec::{load_plan, ElfType, ExecError, Prot, Segment, ELF_ET_DYN_BASE};
 use object::elf;
-use uapi::Errno;
 
 const PROT_R: Prot = Prot {
     read: true,
@@ -187,18 +186,38 @@ fn dynamically_linked_program_names_its_interpreter() {
         .insert(1, Phdr::other(elf::PT_INTERP, R, 0x200, 0x40_0200, interp.len() as u64));
     exe.phdrs[0].p_filesz = 6 * 56;
     exe.blobs.push((0x200, interp.to_vec()));
-    let err = load_plan(&exe.build()).unwrap_err();
-    assert_eq!(err, ExecError::NoInterpreter(b"/lib/ld-linux-aarch64.so.1".to_vec()));
-    assert_eq!(err.errno(), Errno::ENOENT);
-    assert_eq!(
-        err.to_string(),
-        "dynamically linked, interpreter /lib/ld-linux-aarch64.so.1 not available"
-    );
+    let plan = load_plan(&exe.build()).unwrap();
+    assert_eq!(plan.interp.as_deref(), Some(&b"/lib/ld-linux-aarch64.so.1"[..]));
+    assert_eq!(load_plan(&static_exec().build()).unwrap().interp, None);
+}
+
+#[test]
+fn interpreter_is_placed_at_the_base_given_and_its_span_counted() {
+    // An ET_DYN interpreter linked at 0: first page at the base, entry and
+    // segments moved by it, and the span from its first page to its end.
+    let ld = static_pie().build();
+    assert_eq!(exec::image_span(&ld).unwrap(), 0x2_6000);
+    let plan = exec::load_interp_plan(&ld, 0xffff_f7fc_0000).unwrap();
+    assert_eq!(plan.bias, 0xffff_f7fc_0000);
+    assert_eq!(plan.entry, 0xffff_f7fc_0000 + 0x1_1040);
+    assert_eq!(plan.segments[0].vaddr.start, 0xffff_f7fc_0000);
+    // An ET_EXEC interpreter stays where it was linked.
+    let plan = exec::load_interp_plan(&static_exec().build(), 0xffff_f7fc_0000).unwrap();
+    assert_eq!((plan.bias, plan.entry), (0, 0x41_1040));
+}
+
+#[test]
+fn bss_only_segment_past_the_end_of_the_file_is_accepted() {
+    let mut exe = static_exec();
+    exe.phdrs.insert(4, Phdr::load(RW, 0x10_0000, 0x50_0000, 0, 0x2000));
+    exe.phdrs[0].p_filesz = 6 * 56;
+    let plan = load_plan(&exe.build()).unwrap();
+    let bss = plan.segments.last().unwrap();
+    assert_eq!((bss.vaddr.clone(), bss.file.is_empty()), (0x50_0000..0x50_2000, true));
 }
 
 #[test]
 fn errno_values_are_linux_arm64() {
-    assert_eq!(ExecError::NoInterpreter(Vec::new()).errno() as i32, 2);
     assert_eq!(ExecError::OutOfMemory.errno() as i32, 12);
     assert_eq!(ExecError::BadMagic.errno() as i32, 8);
     assert_eq!(ExecError::ArgsTooBig.errno() as i32, 7);

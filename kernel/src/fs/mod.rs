@@ -152,11 +152,17 @@ impl vfs::ramfs::DataPage for FramePage {
     fn write(&mut self, offset: usize, data: &[u8]) {
         crate::mm::frame::write_frame(self.0, offset, data);
     }
+    fn get_frame(&self) -> Option<u64> {
+        crate::mm::frame::page_ref_inc(self.0);
+        Some(self.0)
+    }
 }
 
 impl Drop for FramePage {
+    /// The file lets go of the frame; a mapping that still holds it (an
+    /// mmap of a file since unlinked or truncated) keeps it until unmapped.
     fn drop(&mut self) {
-        crate::mm::frame::free_frame(self.0);
+        crate::mm::frame::page_ref_dec(self.0);
     }
 }
 
@@ -188,8 +194,9 @@ pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSys
             vfs::ramfs::tmpfs_size_limit(opts, ram_bytes())?,
             Arc::new(FramePages),
         ),
-        // Linux's ramfs has no limit and ignores options it does not know.
-        b"ramfs" => vfs::ramfs::RamFs::with_type(clock, "ramfs"),
+        // Linux's ramfs has no limit and ignores options it does not know;
+        // its pages are frames so that they can be mapped.
+        b"ramfs" => vfs::ramfs::RamFs::with_pages(clock, "ramfs", None, Arc::new(FramePages)),
         _ => return Err(Errno::ENODEV),
     })
 }
@@ -227,19 +234,181 @@ pub fn current_files() -> Arc<FdTable> {
     crate::process::current_process().fs.lock().files.clone()
 }
 
-/// Reads a whole executable for exec: it must be a regular file with an
-/// execute bit for us (EACCES otherwise).
-pub fn read_exec_file(path: &str) -> Result<Vec<u8>, Errno> {
+/// What mmap(2) of `file` maps, checked as Linux's `do_mmap`: EACCES
+/// without read access, or for a shared writable mapping without write
+/// access (or of an append-only file); ENODEV for a file without pages to
+/// map. `/dev/zero` maps anonymous memory (`None`), as Linux's
+/// `mmap_zero`; a shared one, a fresh shmem file.
+pub fn mmap_file(
+    file: &OpenFile,
+    write: bool,
+    shared: bool,
+    off: u64,
+    len: u64,
+) -> Result<Option<(Arc<crate::mm::vm::VmFile>, u64)>, Errno> {
+    if shared && write && (!file.writable() || file.flags() & uapi::fcntl::O_APPEND != 0) {
+        return Err(Errno::EACCES);
+    }
+    if !file.readable() {
+        return Err(Errno::EACCES);
+    }
+    let inode = file.inode();
+    let meta = inode.metadata();
+    if meta.file_type() == vfs::FileType::CharDevice && meta.rdev == uapi::stat::makedev(1, 5) {
+        return Ok(if shared { Some((shmem_zero_file(len)?, 0)) } else { None });
+    }
+    if !inode.mmap_capable() {
+        return Err(Errno::ENODEV);
+    }
+    // Linux's file_mmap_ok: the last page's offset must fit.
+    if off.checked_add(len).is_none_or(|end| end > i64::MAX as u64) {
+        return Err(Errno::EOVERFLOW);
+    }
+    let name = d_path(&meta, None);
+    let vm_file = crate::mm::vm::VmFile {
+        inode: inode.clone(),
+        name,
+        dev: meta.dev,
+        ino: meta.ino,
+    };
+    Ok(Some((Arc::new(vm_file), off)))
+}
+
+/// The absolute name of the file `meta` describes, for /proc/<pid>/maps
+/// (Linux's `d_path`). Inodes here do not know their names, so the name
+/// last seen for the file (`hint`, a path it was just opened by, or the
+/// cache) is used while it still leads to the same file; else the tree is
+/// searched, pseudo-filesystems aside. Empty if the file has no name (an
+/// unlinked file).
+fn d_path(meta: &vfs::Metadata, hint: Option<&[u8]>) -> Vec<u8> {
+    static NAMES: spin::Mutex<alloc::collections::BTreeMap<(u64, u64), Vec<u8>>> =
+        spin::Mutex::new(alloc::collections::BTreeMap::new());
+    let key = (meta.dev, meta.ino);
+    let names_it = |name: &[u8]| {
+        name.first() == Some(&b'/')
+            && vfs()
+                .lookup(&cred(), &vfs().root(), name, false)
+                .is_ok_and(|p| p.inode.ino() == meta.ino && p.metadata().dev == meta.dev)
+    };
+    let cached = NAMES.lock().get(&key).cloned();
+    let candidate = hint
+        .map(|h| {
+            // A relative hint is taken from the cwd.
+            if h.first() == Some(&b'/') {
+                h.to_vec()
+            } else {
+                let mut cwd = vfs().getcwd(&current_cwd()).unwrap_or_default();
+                if cwd.last() != Some(&b'/') {
+                    cwd.push(b'/');
+                }
+                cwd.extend_from_slice(h);
+                cwd
+            }
+        })
+        .into_iter()
+        .chain(cached);
+    for name in candidate {
+        if names_it(&name) {
+            NAMES.lock().insert(key, name.clone());
+            return name;
+        }
+    }
+    let mut found = Vec::new();
+    let mut budget = 20_000usize;
+    search_tree(&vfs().root(), &mut Vec::new(), meta, &mut budget, &mut found, 0);
+    if !found.is_empty() {
+        NAMES.lock().insert(key, found.clone());
+    }
+    found
+}
+
+/// Depth-first search below `dir` (named `prefix`) for the file `meta`.
+fn search_tree(
+    dir: &Path,
+    prefix: &mut Vec<u8>,
+    meta: &vfs::Metadata,
+    budget: &mut usize,
+    found: &mut Vec<u8>,
+    depth: usize,
+) {
+    const PSEUDO: [&str; 4] = ["proc", "sysfs", "debugfs", "tracefs"];
+    if depth > 32 || PSEUDO.contains(&dir.mnt.fs().fs_type()) {
+        return;
+    }
+    let mut cursor = 2;
+    while let Ok(Some((entry, next))) = dir.inode.readdir(cursor) {
+        cursor = next;
+        if *budget == 0 || !found.is_empty() {
+            return;
+        }
+        *budget -= 1;
+        let len = prefix.len();
+        prefix.push(b'/');
+        prefix.extend_from_slice(&entry.name);
+        if entry.ino == meta.ino && entry.file_type != vfs::FileType::Directory {
+            if let Ok(child) = dir.inode.lookup(&entry.name) {
+                if child.metadata().dev == meta.dev {
+                    *found = prefix.clone();
+                    return;
+                }
+            }
+        }
+        if entry.file_type == vfs::FileType::Directory {
+            let child = vfs().lookup(&cred(), dir, &entry.name, false);
+            if let Ok(child) = child {
+                search_tree(&child, prefix, meta, budget, found, depth + 1);
+            }
+        }
+        prefix.truncate(len);
+    }
+}
+
+/// The file behind a shared anonymous mapping (Linux's `shmem_zero_setup`):
+/// an unlinked tmpfs file of `len` bytes, named `/dev/zero (deleted)` in
+/// /proc/<pid>/maps as on Linux; its pages live while a mapping holds it.
+pub fn shmem_zero_file(len: u64) -> Result<Arc<crate::mm::vm::VmFile>, Errno> {
+    use vfs::FileSystem;
+    static SHM_MNT: spin::Once<Arc<vfs::ramfs::RamFs>> = spin::Once::new();
+    static NEXT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+    let fs =
+        SHM_MNT.call_once(|| vfs::ramfs::RamFs::with_pages(Arc::new(KernelClock), "tmpfs", None, Arc::new(FramePages)));
+    let root = fs.root();
+    let name = alloc::format!("zero{}", NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
+    let inode = root.create(name.as_bytes(), vfs::NodeKind::Regular, 0o600, 0, 0)?;
+    root.unlink(name.as_bytes())?;
+    let len = len.checked_add(4095).ok_or(Errno::ENOMEM)? & !4095;
+    inode.truncate(len)?;
+    let meta = inode.metadata();
+    Ok(Arc::new(crate::mm::vm::VmFile {
+        inode,
+        name: b"/dev/zero (deleted)".to_vec(),
+        dev: meta.dev,
+        ino: meta.ino,
+    }))
+}
+
+/// Opens an executable (or an ELF interpreter) for exec: it must be a
+/// regular file with an execute bit for us (EACCES otherwise). Returns its bytes, for the headers, and the file, for
+/// mapping its segments (shown with its path in /proc/<pid>/maps).
+pub fn open_exec(path: &[u8]) -> Result<(Vec<u8>, Arc<crate::mm::vm::VmFile>), Errno> {
     let v = vfs();
     let c = cred();
-    let p = v.lookup(&c, &current_cwd(), path.as_bytes(), true)?;
+    let p = v.lookup(&c, &current_cwd(), path, true)?;
     let meta = p.metadata();
     if !meta.is_regular() {
         return Err(Errno::EACCES);
     }
     vfs::open::may_exec(&c, &meta)?;
-    let f = v.openat(&c, &current_cwd(), path.as_bytes(), uapi::fcntl::O_RDONLY, 0, 0)?;
-    f.read_to_end()
+    let f = v.openat(&c, &current_cwd(), path, uapi::fcntl::O_RDONLY, 0, 0)?;
+    let data = f.read_to_end()?;
+    let name = d_path(&meta, Some(path));
+    let file = crate::mm::vm::VmFile {
+        inode: f.inode().clone(),
+        name,
+        dev: meta.dev,
+        ino: meta.ino,
+    };
+    Ok((data, Arc::new(file)))
 }
 
 /// Makes a sleeping task runnable when a file's wait queue is woken.

@@ -216,7 +216,8 @@ impl ProcProvider for Provider {
                     ProcEntry::file(b"status", 0o444),
                     ProcEntry::file(b"cmdline", 0o444),
                     ProcEntry::file(b"comm", 0o644),
-                    ProcEntry::file(b"maps", 0o444)
+                    ProcEntry::file(b"maps", 0o444),
+                    ProcEntry::symlink(b"exe")
                 ]
             }
         })
@@ -273,6 +274,21 @@ impl ProcProvider for Provider {
                 .map(|t| format!("{}\n", t.comm_string()).into_bytes())
                 .ok_or(uapi::Errno::ESRCH),
             _ => Err(uapi::Errno::ENOENT),
+        }
+    }
+
+    /// `exe`: the program's file, as exec found it (ENOENT for a process
+    /// without one, a kernel thread or a zombie, as Linux).
+    fn readlink(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
+        match (scope, rel) {
+            (ProcScope::Pid(pid), b"exe") => process::find_process(pid)
+                .ok_or(uapi::Errno::ESRCH)?
+                .main_thread()
+                .and_then(|t| t.mm.lock().clone())
+                .map(|mm| mm.exe_file())
+                .filter(|name| !name.is_empty())
+                .ok_or(uapi::Errno::ENOENT),
+            _ => Err(uapi::Errno::EINVAL),
         }
     }
 }

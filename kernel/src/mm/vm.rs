@@ -63,11 +63,59 @@ pub enum VmaKind {
     Vdso,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// The file behind a file-backed region (Linux's `vm_file`), and what
+/// `/proc/<pid>/maps` says about it.
+pub struct VmFile {
+    /// The file's data.
+    pub inode: Arc<dyn vfs::Inode>,
+    /// The path shown in `/proc/<pid>/maps`.
+    pub name: alloc::vec::Vec<u8>,
+    /// `st_dev` of the file.
+    pub dev: u64,
+    /// `st_ino` of the file.
+    pub ino: u64,
+}
+
+impl core::fmt::Debug for VmFile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "VmFile({})", alloc::string::String::from_utf8_lossy(&self.name))
+    }
+}
+
+#[derive(Clone, Debug)]
 struct Vma {
     end: u64,
     prot: Prot,
     kind: VmaKind,
+    /// File-backed: the file, and the file offset of the region's start.
+    file: Option<(Arc<VmFile>, u64)>,
+    /// MAP_SHARED: writes reach the file's pages (and every other space
+    /// that maps them), fork shares the pages instead of copying them.
+    shared: bool,
+}
+
+impl Vma {
+    fn anon(end: u64, prot: Prot, kind: VmaKind) -> Vma {
+        Vma {
+            end,
+            prot,
+            kind,
+            file: None,
+            shared: false,
+        }
+    }
+}
+
+/// How `mmap` places a new region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Near the hint if that range is free, else wherever there is room.
+    Hint,
+    /// Exactly at the address, replacing what is there (MAP_FIXED).
+    Fixed,
+    /// Exactly at the address, EEXIST if anything is there
+    /// (MAP_FIXED_NOREPLACE).
+    FixedNoReplace,
 }
 
 /// Why a user access faulted for good: the SIGSEGV code.
@@ -79,6 +127,8 @@ pub enum SegvCode {
     AccErr,
     /// Out of memory (the task is killed).
     Oom,
+    /// A file-backed page beyond the end of its file (SIGBUS, BUS_ADRERR).
+    Bus,
 }
 
 struct MmInner {
@@ -90,6 +140,9 @@ struct MmInner {
     args: (u64, u64),
     /// Where exec mapped the vDSO's text (Linux's `mm->context.vdso`).
     vdso: Option<u64>,
+    /// The program's file name, for /proc/<pid>/exe (Linux's
+    /// `mm->exe_file`).
+    exe: alloc::vec::Vec<u8>,
 }
 
 /// A user address space.
@@ -161,6 +214,7 @@ impl Mm {
                 brk: 0,
                 args: (0, 0),
                 vdso: None,
+                exe: alloc::vec::Vec::new(),
             }),
             asid,
         }))
@@ -180,7 +234,7 @@ impl Mm {
         if overlaps(&m.vmas, start, end) {
             return Err(Errno::EEXIST);
         }
-        m.vmas.insert(start, Vma { end, prot, kind });
+        m.vmas.insert(start, Vma::anon(end, prot, kind));
         Ok(())
     }
 
@@ -189,6 +243,16 @@ impl Mm {
         let mut m = self.inner.lock();
         m.brk_start = start;
         m.brk = start;
+    }
+
+    /// Records the program's file name (/proc/<pid>/exe).
+    pub fn set_exe_file(&self, name: &[u8]) {
+        self.inner.lock().exe = name.to_vec();
+    }
+
+    /// The program's file name; empty before exec.
+    pub fn exe_file(&self) -> alloc::vec::Vec<u8> {
+        self.inner.lock().exe.clone()
     }
 
     /// Records where argv's strings are.
@@ -255,10 +319,14 @@ impl Mm {
                 }
                 Some(p) => p.pa,
                 None => {
-                    let (prot, kind) = find(&m.vmas, page)
-                        .map(|(_, v)| (v.prot, v.kind))
-                        .ok_or(Errno::EFAULT)?;
-                    let pa = frame::alloc_user_zeroed_frame().ok_or(Errno::ENOMEM)?;
+                    let (start, vma) = find(&m.vmas, page).ok_or(Errno::EFAULT)?;
+                    let (prot, kind) = (vma.prot, vma.kind);
+                    // A file page comes in with the file's bytes, in a
+                    // private copy (write_bytes never writes to a file).
+                    let pa = match &vma.file {
+                        Some((f, off)) => file_page_copy(f, off + (page - start)).ok_or(Errno::ENOMEM)?,
+                        None => frame::alloc_user_zeroed_frame().ok_or(Errno::ENOMEM)?,
+                    };
                     if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
                         frame::free_frame(pa);
                         return Err(Errno::ENOMEM);
@@ -277,7 +345,7 @@ impl Mm {
     pub fn handle_fault(&self, addr: u64, write: bool, exec: bool) -> Result<(), SegvCode> {
         let mut m = self.inner.lock();
         let page = addr & !(PAGE - 1);
-        let Some((_, vma)) = find(&m.vmas, addr) else {
+        let Some((start, vma)) = find(&m.vmas, addr) else {
             return Err(SegvCode::MapErr);
         };
         let prot = vma.prot;
@@ -288,9 +356,15 @@ impl Mm {
         }
         match m.pt.get(page) {
             None => {
-                let pa = frame::alloc_user_zeroed_frame().ok_or(SegvCode::Oom)?;
-                if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
-                    frame::free_frame(pa);
+                let pte = match &vma.file {
+                    None => {
+                        let pa = frame::alloc_user_zeroed_frame().ok_or(SegvCode::Oom)?;
+                        pte_for(pa, prot, kind)
+                    }
+                    Some((f, off)) => file_fault(f, off + (page - start), prot, vma.shared, write)?,
+                };
+                if m.pt.map(page, pte).is_err() {
+                    frame::page_ref_dec(pte.pa);
                     return Err(SegvCode::Oom);
                 }
             }
@@ -327,6 +401,14 @@ impl Mm {
             c.brk = m.brk;
             c.args = m.args;
             c.vdso = m.vdso;
+            c.exe = m.exe.clone();
+            // MAP_SHARED regions: both spaces keep writing the same pages.
+            let shared_ranges: alloc::vec::Vec<(u64, u64)> = m
+                .vmas
+                .iter()
+                .filter(|(_, v)| v.shared)
+                .map(|(&s, v)| (s, v.end))
+                .collect();
             // One walk of the present pages, sharing each with the child as
             // it goes (nothing allocated per page but the child's tables).
             let c = &mut *c;
@@ -336,6 +418,14 @@ impl Mm {
                 TASK_SIZE,
                 |va, pte| {
                     if failed {
+                        return Some(pte);
+                    }
+                    if shared_ranges.iter().any(|&(s, e)| (s..e).contains(&va)) {
+                        frame::page_ref_inc(pte.pa);
+                        if c.pt.map(va, pte).is_err() {
+                            frame::page_ref_dec(pte.pa);
+                            failed = true;
+                        }
                         return Some(pte);
                     }
                     let shared = UserPte {
@@ -366,6 +456,23 @@ impl Mm {
 
     /// `mmap` of anonymous private memory: returns the address.
     pub fn mmap_anon(&self, hint: u64, len: u64, prot: Prot, fixed: bool) -> Result<u64, Errno> {
+        let placement = if fixed { Placement::Fixed } else { Placement::Hint };
+        self.mmap_region(hint, len, prot, placement, false, None)
+    }
+
+    /// `mmap`: a new region of `len` bytes (rounded up to pages) placed as
+    /// `placement` says, anonymous or backed by `file` from a page-aligned
+    /// offset, private (copy-on-write) or `shared`; returns its address
+    /// (Linux's `do_mmap`/`mmap_region`).
+    pub fn mmap_region(
+        &self,
+        hint: u64,
+        len: u64,
+        prot: Prot,
+        placement: Placement,
+        shared: bool,
+        file: Option<(Arc<VmFile>, u64)>,
+    ) -> Result<u64, Errno> {
         let len = len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1);
         if len == 0 {
             return Err(Errno::EINVAL);
@@ -373,7 +480,14 @@ impl Mm {
         if len > TASK_SIZE - MMAP_MIN_ADDR {
             return Err(Errno::ENOMEM);
         }
-        if fixed {
+        let vma = |end| Vma {
+            end,
+            prot,
+            kind: VmaKind::Anon,
+            file: file.clone(),
+            shared,
+        };
+        if placement != Placement::Hint {
             // No mmap_min_addr floor here: every task runs as root, and
             // CAP_SYS_RAWIO lifts it in Linux (cap_mmap_addr).
             if !hint.is_multiple_of(PAGE) || hint.checked_add(len).is_none_or(|e| e > TASK_SIZE) {
@@ -386,15 +500,14 @@ impl Mm {
             // One critical section: no other thread's mmap can take the
             // range between the removal and the new region.
             let mut m = self.inner.lock();
-            self.unmap_locked(&mut m, hint, hint + len);
-            m.vmas.insert(
-                hint,
-                Vma {
-                    end: hint + len,
-                    prot,
-                    kind: VmaKind::Anon,
-                },
-            );
+            if placement == Placement::FixedNoReplace {
+                if overlaps(&m.vmas, hint, hint + len) {
+                    return Err(Errno::EEXIST);
+                }
+            } else {
+                self.unmap_locked(&mut m, hint, hint + len);
+            }
+            m.vmas.insert(hint, vma(hint + len));
             return Ok(hint);
         }
         let mut m = self.inner.lock();
@@ -407,15 +520,14 @@ impl Mm {
         } else {
             find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?
         };
-        m.vmas.insert(
-            start,
-            Vma {
-                end: start + len,
-                prot,
-                kind: VmaKind::Anon,
-            },
-        );
+        m.vmas.insert(start, vma(start + len));
         Ok(start)
+    }
+
+    /// A free range of `len` bytes (page aligned) where `mmap` without a
+    /// hint would put it (Linux's `get_unmapped_area`).
+    pub fn get_unmapped_area(&self, len: u64) -> Result<u64, Errno> {
+        find_free_top_down(&self.inner.lock().vmas, len).ok_or(Errno::ENOMEM)
     }
 
     /// `munmap`: removes `[addr, addr + len)` from every region.
@@ -482,29 +594,221 @@ impl Mm {
         }
         split_at(&mut m.vmas, addr);
         split_at(&mut m.vmas, end);
-        let starts: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
-        for s in starts {
-            m.vmas.get_mut(&s).expect("listed").prot = prot;
-        }
+        let starts: alloc::vec::Vec<(u64, u64, bool)> = m
+            .vmas
+            .range_mut(addr..end)
+            .map(|(&s, v)| {
+                v.prot = prot;
+                (s, v.end, v.shared)
+            })
+            .collect();
         // The whole range is covered by regions, so every present page in it
-        // takes the new protection; absent tables are skipped.
+        // takes the new protection; absent tables are skipped. A MAP_SHARED
+        // region writes its pages in place, never copy-on-write.
+        let asid = self.asid;
+        for (s, e, map_shared) in starts {
+            m.pt.update_in(
+                s,
+                e,
+                |_, pte| {
+                    let cow = !map_shared && (pte.cow || (!pte.write && frame::page_count(pte.pa) > 1));
+                    Some(UserPte {
+                        user: prot.read || prot.write || prot.exec,
+                        write: prot.write && !cow,
+                        cow: prot.write && cow,
+                        exec: prot.exec,
+                        pa: pte.pa,
+                    })
+                },
+                |va, _| pgtable_user::flush_tlb_page(asid, va),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether every page of `[start, end)` lies in some region.
+    fn covered(m: &MmInner, start: u64, end: u64) -> bool {
+        let mut cur = start;
+        while cur < end {
+            match find(&m.vmas, cur) {
+                Some((_, v)) => cur = v.end,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// `madvise(MADV_DONTNEED)` (and `MADV_FREE`): drops the pages of
+    /// `[start, end)` (page aligned); the next touch finds zeros, or the
+    /// file's data again for a file-backed region. ENOMEM if part of the
+    /// range is unmapped (the mapped parts are still dropped), EINVAL for
+    /// `free_only_anon` (MADV_FREE) over a file mapping and over `[vvar]`
+    /// (Linux's VM_PFNMAP); the `[vdso]` pages stay, as Linux's special
+    /// mapping would fault the same pages back.
+    pub fn zap_range(&self, start: u64, end: u64, free_only_anon: bool) -> Result<(), Errno> {
+        let mut m = self.inner.lock();
+        let regions: alloc::vec::Vec<(u64, u64, VmaKind, bool)> = m
+            .vmas
+            .range(..end)
+            .filter(|(&s, v)| v.end > start && s < end)
+            .map(|(&s, v)| (s.max(start), v.end.min(end), v.kind, v.file.is_some()))
+            .collect();
+        if regions
+            .iter()
+            .any(|&(_, _, kind, file)| kind == VmaKind::Vvar || (free_only_anon && file))
+        {
+            return Err(Errno::EINVAL);
+        }
+        let asid = self.asid;
+        for &(s, e, kind, _) in &regions {
+            if kind == VmaKind::Vdso {
+                continue;
+            }
+            m.pt.update_in(
+                s,
+                e,
+                |_, _| None,
+                |va, old| {
+                    pgtable_user::flush_tlb_page(asid, va);
+                    frame::page_ref_dec(old.pa);
+                },
+            );
+        }
+        if Self::covered(&m, start, end) {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
+    }
+
+    /// Whether `[start, end)` (page aligned) is wholly mapped: ENOMEM if not
+    /// (madvise's and mincore's check).
+    pub fn check_mapped(&self, start: u64, end: u64) -> Result<(), Errno> {
+        if Self::covered(&self.inner.lock(), start, end) {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
+    }
+
+    /// `mincore`: one byte per page of `[start, end)`, 1 if the page is in
+    /// memory (mapped here, or present in the file a region maps).
+    pub fn mincore(&self, start: u64, end: u64) -> Result<alloc::vec::Vec<u8>, Errno> {
+        let m = self.inner.lock();
+        if !Self::covered(&m, start, end) {
+            return Err(Errno::ENOMEM);
+        }
+        let mut out = alloc::vec::Vec::new();
+        out.try_reserve_exact(((end - start) / PAGE) as usize)
+            .map_err(|_| Errno::ENOMEM)?;
+        let mut va = start;
+        while va < end {
+            let resident = m.pt.get(va).is_some()
+                || find(&m.vmas, va).is_some_and(|(s, v)| match &v.file {
+                    Some((f, off)) => match f.inode.data_frame((off + (va - s)) / PAGE, false) {
+                        Ok(Some(pa)) => {
+                            frame::page_ref_dec(pa);
+                            true
+                        }
+                        _ => false,
+                    },
+                    None => false,
+                });
+            out.push(u8::from(resident));
+            va += PAGE;
+        }
+        Ok(out)
+    }
+
+    /// `mremap` of `[addr, addr + old_len)` (one region, else EFAULT) to
+    /// `new_len` bytes (both page aligned, `new_len` > 0): shrinking unmaps
+    /// the tail; growing extends in place when the pages above are free,
+    /// else moves the region and its pages if `may_move` (ENOMEM if not);
+    /// `fixed` moves it to exactly that address, replacing what is there.
+    pub fn mremap(
+        &self,
+        addr: u64,
+        old_len: u64,
+        new_len: u64,
+        may_move: bool,
+        fixed: Option<u64>,
+    ) -> Result<u64, Errno> {
+        let old_end = addr
+            .checked_add(old_len)
+            .filter(|&e| e <= TASK_SIZE)
+            .ok_or(Errno::EINVAL)?;
+        let mut m = self.inner.lock();
+        let (start, vma) = find(&m.vmas, addr).ok_or(Errno::EFAULT)?;
+        if old_end > vma.end {
+            return Err(Errno::EFAULT);
+        }
+        if fixed.is_none() && new_len <= old_len {
+            self.unmap_locked(&mut m, addr + new_len, old_end);
+            return Ok(addr);
+        }
+        if fixed.is_none() {
+            let new_end = addr.checked_add(new_len).filter(|&e| e <= TASK_SIZE);
+            if let Some(new_end) = new_end {
+                if old_end == vma.end && !overlaps(&m.vmas, old_end, new_end) {
+                    if let Some(v) = m.vmas.get_mut(&start) {
+                        v.end = new_end;
+                    }
+                    return Ok(addr);
+                }
+            }
+            if !may_move {
+                return Err(Errno::ENOMEM);
+            }
+        }
+        let to = match fixed {
+            Some(to) => {
+                let to_end = to
+                    .checked_add(new_len)
+                    .filter(|&e| e <= TASK_SIZE)
+                    .ok_or(Errno::EINVAL)?;
+                // The ranges may not overlap.
+                if to < old_end && addr < to_end {
+                    return Err(Errno::EINVAL);
+                }
+                self.unmap_locked(&mut m, to, to_end);
+                to
+            }
+            None => find_free_top_down(&m.vmas, new_len).ok_or(Errno::ENOMEM)?,
+        };
+        // Take the pages out of the old range, keeping their references.
+        let keep = old_len.min(new_len);
+        let mut moved = alloc::vec::Vec::new();
         let asid = self.asid;
         m.pt.update_in(
             addr,
-            end,
-            |_, pte| {
-                let shared = pte.cow || (!pte.write && frame::page_count(pte.pa) > 1);
-                Some(UserPte {
-                    user: prot.read || prot.write || prot.exec,
-                    write: prot.write && !shared,
-                    cow: prot.write && shared,
-                    exec: prot.exec,
-                    pa: pte.pa,
-                })
+            addr + keep,
+            |va, pte| {
+                moved.push((va - addr, pte));
+                None
             },
             |va, _| pgtable_user::flush_tlb_page(asid, va),
         );
-        Ok(())
+        let mut failed = false;
+        for &(off, pte) in &moved {
+            if failed || m.pt.map(to + off, pte).is_err() {
+                failed = true;
+                frame::page_ref_dec(pte.pa);
+            }
+        }
+        self.unmap_locked(&mut m, addr, old_end);
+        let file = vma.file.clone().map(|(f, off)| (f, off + (addr - start)));
+        m.vmas.insert(
+            to,
+            Vma {
+                end: to + new_len,
+                file,
+                ..vma
+            },
+        );
+        if failed {
+            return Err(Errno::ENOMEM);
+        }
+        Ok(to)
     }
 
     /// `brk`: moves the program break; returns the (possibly unchanged) break.
@@ -534,31 +838,53 @@ impl Mm {
         new
     }
 
-    /// `/proc/<pid>/maps` in Linux's format.
+    /// `/proc/<pid>/maps` in Linux's format (`show_map_vma`).
     pub fn maps(&self) -> alloc::string::String {
         use core::fmt::Write;
         let m = self.inner.lock();
         let mut out = alloc::string::String::new();
         for (&start, v) in m.vmas.iter() {
             let p = v.prot;
-            let name = match v.kind {
-                VmaKind::Heap => "[heap]",
-                VmaKind::Stack => "[stack]",
-                VmaKind::Vvar => "[vvar]",
-                VmaKind::Vdso => "[vdso]",
-                VmaKind::Anon => "",
+            let (off, dev, ino, name): (u64, u64, u64, alloc::borrow::Cow<'_, str>) = match &v.file {
+                Some((f, off)) => (*off, f.dev, f.ino, alloc::string::String::from_utf8_lossy(&f.name)),
+                None => (
+                    0,
+                    0,
+                    0,
+                    match v.kind {
+                        VmaKind::Heap => "[heap]",
+                        VmaKind::Stack => "[stack]",
+                        VmaKind::Vvar => "[vvar]",
+                        VmaKind::Vdso => "[vdso]",
+                        VmaKind::Anon => "",
+                    }
+                    .into(),
+                ),
             };
-            let _ = writeln!(
+            let line_start = out.len();
+            let _ = write!(
                 out,
-                "{:08x}-{:08x} {}{}{}p 00000000 00:00 0 {:>19}{}",
+                "{:08x}-{:08x} {}{}{}{} {:08x} {:02x}:{:02x} {} ",
                 start,
                 v.end,
                 if p.read { 'r' } else { '-' },
                 if p.write { 'w' } else { '-' },
                 if p.exec { 'x' } else { '-' },
-                "",
-                name
+                if v.shared { 's' } else { 'p' },
+                off,
+                uapi::stat::major(dev),
+                uapi::stat::minor(dev),
+                ino,
             );
+            if !name.is_empty() {
+                // Linux pads the name to column 73 (seq_pad).
+                while out.len() - line_start < 72 {
+                    out.push(' ');
+                }
+                out.push(' ');
+                out.push_str(&name);
+            }
+            out.push('\n');
         }
         out
     }
@@ -618,14 +944,8 @@ impl Mm {
             }
         }
         for (at, frames, prot, kind) in regions {
-            m.vmas.insert(
-                at,
-                Vma {
-                    end: at + frames.len() as u64 * PAGE,
-                    prot,
-                    kind,
-                },
-            );
+            m.vmas
+                .insert(at, Vma::anon(at + frames.len() as u64 * PAGE, prot, kind));
         }
         m.vdso = Some(base);
         Ok(base)
@@ -656,11 +976,53 @@ impl Drop for Mm {
     }
 }
 
+/// A private frame holding the file's page at byte offset `off` (zeros
+/// past the end of the file); `None` when memory is short.
+fn file_page_copy(f: &VmFile, off: u64) -> Option<u64> {
+    let pa = frame::alloc_user_zeroed_frame()?;
+    let mut buf = alloc::vec![0u8; PAGE as usize];
+    if let Ok(n) = f.inode.read_at(off, &mut buf) {
+        frame::write_frame(pa, 0, &buf[..n.min(buf.len())]);
+    }
+    Some(pa)
+}
+
+/// The page-table entry for the file page at byte offset `off` of a
+/// file-backed region, with a reference on its frame (Linux's
+/// `filemap_fault` and `do_cow_fault`): the file's own frame for a shared
+/// region and for a private one being read (copy-on-write if the region is
+/// writable), a private copy for a private one being written. A page
+/// wholly past the end of the file is SIGBUS, as in Linux.
+fn file_fault(f: &VmFile, off: u64, prot: Prot, shared: bool, write: bool) -> Result<UserPte, SegvCode> {
+    let size = f.inode.metadata().size;
+    if off >= size.div_ceil(PAGE) * PAGE {
+        return Err(SegvCode::Bus);
+    }
+    let index = off / PAGE;
+    if shared {
+        // The file's pages are frames (tmpfs, ramfs): map the frame itself.
+        let pa = f.inode.data_frame(index, true).map_err(|_| SegvCode::Oom)?;
+        let pa = pa.ok_or(SegvCode::Bus)?;
+        return Ok(pte_for(pa, prot, VmaKind::Anon));
+    }
+    if !write {
+        if let Ok(Some(pa)) = f.inode.data_frame(index, false) {
+            return Ok(UserPte {
+                write: false,
+                cow: prot.write,
+                ..pte_for(pa, prot, VmaKind::Anon)
+            });
+        }
+    }
+    let pa = file_page_copy(f, off).ok_or(SegvCode::Oom)?;
+    Ok(pte_for(pa, prot, VmaKind::Anon))
+}
+
 fn find(vmas: &BTreeMap<u64, Vma>, addr: u64) -> Option<(u64, Vma)> {
     vmas.range(..=addr)
         .next_back()
         .filter(|(_, v)| addr < v.end)
-        .map(|(&s, &v)| (s, v))
+        .map(|(&s, v)| (s, v.clone()))
 }
 
 fn overlaps(vmas: &BTreeMap<u64, Vma>, start: u64, end: u64) -> bool {
@@ -671,8 +1033,13 @@ fn overlaps(vmas: &BTreeMap<u64, Vma>, start: u64, end: u64) -> bool {
 fn split_at(vmas: &mut BTreeMap<u64, Vma>, addr: u64) {
     if let Some((s, v)) = find(vmas, addr) {
         if s < addr {
+            // The upper part maps the file from further on.
+            let upper = Vma {
+                file: v.file.clone().map(|(f, off)| (f, off + (addr - s))),
+                ..v.clone()
+            };
             vmas.insert(s, Vma { end: addr, ..v });
-            vmas.insert(addr, v);
+            vmas.insert(addr, upper);
         }
     }
 }
@@ -702,6 +1069,61 @@ mod tests {
     fn peek(mm: &Mm) -> alloc::vec::Vec<u8> {
         mm.set_arg_range(VA, VA + 8);
         mm.cmdline()
+    }
+
+    /// The frame mapped at `va` in `mm`, if any.
+    fn frame_at(mm: &Mm, va: u64) -> Option<u64> {
+        mm.inner.lock().pt.get(va).map(|p| p.pa)
+    }
+
+    #[kernel_test]
+    fn private_file_mapping_uses_the_files_frame_until_written_and_shared_one_always() {
+        use super::{Placement, PAGE};
+        let file = crate::fs::shmem_zero_file(2 * PAGE).unwrap();
+        file.inode.write_at(0, b"file data").unwrap();
+        let files_frame = || {
+            let pa = file.inode.data_frame(0, false).unwrap().unwrap();
+            super::frame::page_ref_dec(pa);
+            pa
+        };
+        let rw = Prot {
+            read: true,
+            write: true,
+            exec: false,
+        };
+        let mm = Mm::new().unwrap();
+        let private = mm
+            .mmap_region(VA, 2 * PAGE, rw, Placement::Fixed, false, Some((file.clone(), 0)))
+            .unwrap();
+        mm.handle_fault(private, false, false).unwrap();
+        assert_eq!(
+            frame_at(&mm, private),
+            Some(files_frame()),
+            "a read maps the file's frame"
+        );
+        mm.handle_fault(private, true, false).unwrap();
+        assert_ne!(
+            frame_at(&mm, private),
+            Some(files_frame()),
+            "a write gets a private copy"
+        );
+        assert_eq!(peek(&mm), b"file dat", "the copy holds the file's bytes");
+        let shared = mm
+            .mmap_region(VA + 4 * PAGE, PAGE, rw, Placement::Fixed, true, Some((file.clone(), 0)))
+            .unwrap();
+        mm.handle_fault(shared, true, false).unwrap();
+        assert_eq!(
+            frame_at(&mm, shared),
+            Some(files_frame()),
+            "a shared write maps the file's frame"
+        );
+        // A child shares the shared page and copies the private one.
+        let child = mm.fork().unwrap();
+        assert_eq!(frame_at(&child, shared), frame_at(&mm, shared));
+        assert_eq!(mm.inner.lock().pt.get(shared).map(|p| p.cow), Some(false));
+        // Past the end of the file: SIGBUS.
+        file.inode.truncate(100).unwrap();
+        assert_eq!(mm.handle_fault(private + PAGE, false, false), Err(super::SegvCode::Bus));
     }
 
     #[kernel_test]

@@ -134,7 +134,7 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     if !task.on_rq.swap(true, Ordering::AcqRel) {
         rq.push_back(task.clone());
         drop(rq);
-        kick_idle_cpu();
+        kick_idle_cpu(task);
     }
     true
 }
@@ -145,11 +145,11 @@ pub fn wake_up_state(task: &Arc<Task>) -> bool {
     wake_up(task)
 }
 
-/// Sends a reschedule IPI to an idle CPU, if any, so that new work starts
-/// at once instead of at its next tick.
-fn kick_idle_cpu() {
+/// Sends a reschedule IPI to an idle CPU `task` may run on, if any, so
+/// that new work starts at once instead of at its next tick.
+fn kick_idle_cpu(task: &Task) {
     let me = arch::cpu::cpu_id();
-    for cpu in crate::smp::online_cpus().filter(|&c| c != me) {
+    for cpu in crate::smp::online_cpus().filter(|&c| c != me && task.may_run_on(c)) {
         if IDLE.on(cpu).get().is_some_and(|idle| runs_on(cpu, idle)) {
             crate::smp::send_ipi(crate::smp::Ipi::Reschedule, core::iter::once(cpu));
             return;
@@ -177,7 +177,11 @@ pub extern "C" fn schedule() {
                 prev.on_rq.store(false, Ordering::Release);
             }
         }
-        rq.pop_front()
+        // The first queued task this CPU may run (its affinity).
+        let me = arch::cpu::cpu_id();
+        rq.iter()
+            .position(|t| t.may_run_on(me))
+            .and_then(|i| rq.remove(i))
             .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
     };
     if Arc::ptr_eq(&prev, &next) {
@@ -243,7 +247,7 @@ pub fn scheduler_tick() {
         SLICE_LEFT.this().store(left - 1, Ordering::Relaxed);
     }
     // Idle CPUs pick up queued work at each tick.
-    if try_current().is_some_and(|c| c.is_idle()) && !RUNQUEUE.lock().is_empty() {
+    if try_current().is_some_and(|c| c.is_idle()) && has_work_here() {
         NEED_RESCHED.this().store(true, Ordering::Relaxed);
     }
 }
@@ -273,13 +277,26 @@ pub fn yield_now() {
 /// The idle loop of every CPU: run queued tasks, else wait for interrupts.
 pub fn cpu_idle() -> ! {
     loop {
-        let empty = RUNQUEUE.lock().is_empty();
+        let empty = !has_work_here();
         if empty {
             arch::cpu::wfi();
         } else {
             schedule();
         }
     }
+}
+
+/// Whether a queued task may run on this CPU.
+fn has_work_here() -> bool {
+    let me = arch::cpu::cpu_id();
+    RUNQUEUE.lock().iter().any(|t| t.may_run_on(me))
+}
+
+/// Sets the CPUs `task` may run on (`sched_setaffinity`); a running task
+/// that may no longer run where it is leaves at its next reschedule, which
+/// the caller makes happen at once for itself.
+pub fn set_cpus_allowed(task: &Task, mask: u64) {
+    task.cpus_allowed.store(mask, Ordering::Relaxed);
 }
 
 /// Number of tasks waiting to run.

@@ -148,6 +148,9 @@ pub struct Task {
     pub on_cpu: AtomicBool,
     /// Queued or running (see `sched::wake_up`).
     pub on_rq: AtomicBool,
+    /// The CPUs it may run on, one bit each (Linux's `cpus_mask`, set by
+    /// sched_setaffinity, inherited by clone).
+    pub cpus_allowed: AtomicU64,
     idle: bool,
     /// Name shown by tracing and /proc (`comm`, 15 bytes and a NUL).
     pub comm: IrqSpinLock<[u8; 16]>,
@@ -189,6 +192,11 @@ pub struct Task {
 }
 
 impl Task {
+    /// Whether its affinity lets it run on `cpu`.
+    pub fn may_run_on(&self, cpu: usize) -> bool {
+        cpu < 64 && self.cpus_allowed.load(core::sync::atomic::Ordering::Relaxed) & (1 << cpu) != 0
+    }
+
     fn base(tid: u32, ctx: TaskContext, kstack: Option<KernelStack>, idle: bool, name: &str) -> Task {
         let mut comm = [0u8; 16];
         let n = name.len().min(15);
@@ -200,6 +208,7 @@ impl Task {
             state: AtomicU8::new(TaskState::Running as u8),
             on_cpu: AtomicBool::new(false),
             on_rq: AtomicBool::new(false),
+            cpus_allowed: AtomicU64::new(u64::MAX),
             idle,
             comm: IrqSpinLock::new(comm),
             fpsimd: IrqSpinLock::new(FpsimdState::default()),

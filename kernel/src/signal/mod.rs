@@ -456,6 +456,57 @@ fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
     }
 }
 
+/// `rt_sigtimedwait`'s core (Linux's `do_sigtimedwait`): takes the first
+/// pending signal of `set` (SIGKILL and SIGSTOP aside), waiting with those
+/// signals unblocked until one comes or `deadline` (ns since boot) passes.
+/// EAGAIN at the deadline, EINTR when another signal ends the wait.
+pub fn sigtimedwait(set: u64, deadline: Option<u64>) -> Result<SigInfo, Errno> {
+    let me = sched::current();
+    let p = current_process();
+    let set = set & !UNBLOCKABLE;
+    let blocked = me.sig_blocked.load(Ordering::Acquire);
+    // Only the signals of `set` may be taken: dequeue as if every other
+    // one were blocked.
+    let take = |me: &Task| {
+        me.sig_blocked.store(!set, Ordering::Release);
+        let info = dequeue(me, &p);
+        me.sig_blocked.store(blocked & !set, Ordering::Release);
+        info
+    };
+    let finish = |me: &Task, r| {
+        me.sig_blocked.store(blocked, Ordering::Release);
+        r
+    };
+    if let Some(info) = take(&me) {
+        return finish(&me, Ok(info));
+    }
+    if deadline.is_some_and(|d| d <= crate::time::ktime_get_ns()) {
+        return finish(&me, Err(Errno::EAGAIN));
+    }
+    let timeout = match deadline.map(crate::time::Timeout::arm).transpose() {
+        Ok(t) => t,
+        Err(e) => return finish(&me, Err(e)),
+    };
+    let timed_out = loop {
+        me.set_state(TaskState::Interruptible);
+        if me.signal_pending() {
+            break false;
+        }
+        if deadline.is_some_and(|d| crate::time::ktime_get_ns() >= d) {
+            break true;
+        }
+        sched::schedule();
+    };
+    me.set_state(TaskState::Running);
+    drop(timeout);
+    let r = match take(&me) {
+        Some(info) => Ok(info),
+        None if timed_out => Err(Errno::EAGAIN),
+        None => Err(Errno::EINTR),
+    };
+    finish(&me, r)
+}
+
 /// Kernel-internal restart codes a system call may return, as numbers (the
 /// one definition is `uapi::Errno`).
 pub const ERESTARTSYS: i64 = Errno::ERESTARTSYS as i64;

@@ -314,6 +314,15 @@ syscall!(__arm64_sys_fstat, r, {
 
 syscall!(__arm64_sys_newfstatat, r, {
     let (dirfd, path, statbuf, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3] as u32);
+    // glibc's fstat: the descriptor itself, which may be a pipe or a
+    // device without a path.
+    if flags & AT_EMPTY_PATH != 0 && path.is_empty() && dirfd as i32 != uapi::fcntl::AT_FDCWD {
+        if flags & !(AT_EMPTY_PATH | uapi::fcntl::AT_SYMLINK_NOFOLLOW | 0x800) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        put_stat(statbuf, &file(dirfd)?.metadata())?;
+        return Ok(0);
+    }
     let start = at(dirfd, &path, flags)?;
     let meta = vfs().fstatat(&cred(), &start, &path, flags)?;
     put_stat(statbuf, &meta)?;

@@ -1,8 +1,9 @@
-//! Memory system calls: brk, anonymous mmap, munmap, mprotect.
+//! Memory system calls: brk, mmap (anonymous, of files, shared), munmap,
+//! mprotect, mremap, madvise, mincore.
 
 use super::syscall;
 use crate::errno::Errno;
-use crate::mm::vm::{Mm, Prot};
+use crate::mm::vm::{Mm, Placement, Prot};
 use alloc::sync::Arc;
 
 fn mm() -> Result<Arc<Mm>, Errno> {
@@ -18,51 +19,67 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
+const MAP_SHARED_VALIDATE: u64 = 0x03;
+/// The flags Linux 6.12 defines for mmap (MAP_SHARED_VALIDATE refuses others).
+const MAP_KNOWN_FLAGS: u64 = 0x0f
+    | 0x10
+    | 0x20
+    | 0x100
+    | 0x800
+    | 0x1000
+    | 0x2000
+    | 0x4000
+    | 0x8000
+    | 0x1_0000
+    | 0x2_0000
+    | 0x4_0000
+    | 0x8_0000
+    | 0x10_0000
+    | 0xfc00_0000;
+
 syscall!(__arm64_sys_mmap, r, {
     let (addr, len, prot, flags, fd, off) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4] as i32, r.regs[5]);
-    let prot = Prot::from_bits(prot).ok_or(Errno::EINVAL)?;
     // arm64's sys_mmap: the offset must be page aligned, even for
     // anonymous memory.
-    if len == 0 || off % 4096 != 0 {
+    if off % 4096 != 0 {
         return Err(Errno::EINVAL);
     }
-    // ksys_mmap_pgoff looks the file up before do_mmap checks the map
-    // type: flags 0 with fd -1 is EBADF, not EINVAL.
-    if flags & MAP_ANONYMOUS == 0 && fd < 0 {
-        return Err(Errno::EBADF);
-    }
-    match flags & MAP_TYPE {
-        MAP_PRIVATE => {}
-        // Shared anonymous memory behaves as private until fork sharing of
-        // writable pages exists; refuse rather than get fork semantics wrong.
-        MAP_SHARED => return Err(Errno::EINVAL),
-        _ => return Err(Errno::EINVAL),
-    }
-    if flags & MAP_ANONYMOUS == 0 {
-        // File mappings are not supported: only anonymous memory.
-        if fd < 0 {
+    // ksys_mmap_pgoff looks the file up before do_mmap checks anything
+    // else: flags 0 with fd -1 is EBADF, not EINVAL.
+    let file = if flags & MAP_ANONYMOUS == 0 {
+        let f = crate::fs::current_files().get(fd)?;
+        if f.is_path_only() {
             return Err(Errno::EBADF);
         }
-        return Err(Errno::ENODEV);
+        Some(f)
+    } else {
+        None
+    };
+    if len == 0 {
+        return Err(Errno::EINVAL);
     }
-    let m = mm()?;
-    if flags & MAP_FIXED_NOREPLACE != 0 {
-        if addr % 4096 != 0 {
-            return Err(Errno::EINVAL);
-        }
-        let len = len.checked_add(4095).ok_or(Errno::ENOMEM)? & !4095;
-        let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;
-        m.add_region(addr, end, prot, crate::mm::vm::VmaKind::Anon)
-            .map_err(|e| {
-                if e == Errno::EINVAL {
-                    Errno::EINVAL
-                } else {
-                    Errno::EEXIST
-                }
-            })?;
-        return Ok(addr);
-    }
-    m.mmap_anon(addr, len, prot, flags & MAP_FIXED != 0)
+    let prot = Prot::from_bits(prot).ok_or(Errno::EINVAL)?;
+    let shared = match flags & MAP_TYPE {
+        MAP_PRIVATE => false,
+        MAP_SHARED => true,
+        MAP_SHARED_VALIDATE if flags & !MAP_KNOWN_FLAGS != 0 => return Err(Errno::EOPNOTSUPP),
+        MAP_SHARED_VALIDATE => true,
+        _ => return Err(Errno::EINVAL),
+    };
+    let placement = if flags & MAP_FIXED != 0 {
+        Placement::Fixed
+    } else if flags & MAP_FIXED_NOREPLACE != 0 {
+        Placement::FixedNoReplace
+    } else {
+        Placement::Hint
+    };
+    let backing = match file {
+        Some(f) => crate::fs::mmap_file(&f, prot.write, shared, off, len)?,
+        None if shared => Some((crate::fs::shmem_zero_file(len)?, 0)),
+        None => None,
+    };
+    let shared = shared && backing.is_some();
+    mm()?.mmap_region(addr, len, prot, placement, shared, backing)
 });
 
 syscall!(__arm64_sys_munmap, r, {
@@ -74,4 +91,116 @@ syscall!(__arm64_sys_mprotect, r, {
     let prot = Prot::from_bits(r.regs[2]).ok_or(Errno::EINVAL)?;
     mm()?.mprotect(r.regs[0], r.regs[1], prot)?;
     Ok(0)
+});
+
+/// Rounds `len` up to pages: `None` if that overflows.
+fn page_align(len: u64) -> Option<u64> {
+    len.checked_add(4095).map(|l| l & !4095)
+}
+
+syscall!(__arm64_sys_madvise, r, {
+    let (start, len_in, advice) = (r.regs[0], r.regs[1], r.regs[2] as i32);
+    // Linux's madvise_behavior_valid: the advice values a 6.12 kernel with
+    // KSM and transparent huge pages knows.
+    let zap = match advice {
+        // MADV_DONTNEED, MADV_DONTNEED_LOCKED
+        4 | 24 => Some(false),
+        // MADV_FREE: anonymous private memory only
+        8 => Some(true),
+        // NORMAL, RANDOM, SEQUENTIAL, WILLNEED, MERGEABLE, UNMERGEABLE,
+        // HUGEPAGE, NOHUGEPAGE, DONTDUMP, DODUMP, COLD, PAGEOUT,
+        // POPULATE_READ, POPULATE_WRITE, COLLAPSE: advice about memory this
+        // kernel keeps resident and in small pages anyway.
+        0..=3 | 12..=17 | 20..=23 | 25 => None,
+        // REMOVE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK, HWPOISON,
+        // SOFT_OFFLINE and unknown values: not supported here.
+        _ => return Err(Errno::EINVAL),
+    };
+    if start % 4096 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = page_align(len_in).ok_or(Errno::EINVAL)?;
+    if len_in != 0 && len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let end = start.checked_add(len).ok_or(Errno::EINVAL)?;
+    if end == start {
+        return Ok(0);
+    }
+    let m = mm()?;
+    match advice {
+        // MADV_POPULATE_READ/WRITE: fault the pages in now, as an access
+        // would; Linux's madvise_populate errors: EINVAL where the
+        // protection forbids the access, EFAULT where it would be SIGBUS.
+        22 | 23 => {
+            m.check_mapped(start, end)?;
+            let mut va = start;
+            while va < end {
+                m.handle_fault(va, advice == 23, false).map_err(|e| match e {
+                    crate::mm::vm::SegvCode::Oom | crate::mm::vm::SegvCode::MapErr => Errno::ENOMEM,
+                    crate::mm::vm::SegvCode::AccErr => Errno::EINVAL,
+                    crate::mm::vm::SegvCode::Bus => Errno::EFAULT,
+                })?;
+                va += 4096;
+            }
+            Ok(0)
+        }
+        _ => {
+            match zap {
+                Some(anon_only) => m.zap_range(start, end, anon_only)?,
+                None => m.check_mapped(start, end)?,
+            }
+            Ok(0)
+        }
+    }
+});
+
+syscall!(__arm64_sys_mincore, r, {
+    let (start, len, vec) = (r.regs[0], r.regs[1], r.regs[2]);
+    if start % 4096 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = page_align(len).ok_or(Errno::ENOMEM)?;
+    let end = start
+        .checked_add(len)
+        .filter(|&e| e <= arch::uaccess::TASK_SIZE)
+        .ok_or(Errno::ENOMEM)?;
+    let bytes = mm()?.mincore(start, end)?;
+    crate::uaccess::copy_to_user(vec, &bytes)?;
+    Ok(0)
+});
+
+const MREMAP_MAYMOVE: u64 = 1;
+const MREMAP_FIXED: u64 = 2;
+const MREMAP_DONTUNMAP: u64 = 4;
+
+syscall!(__arm64_sys_mremap, r, {
+    let (addr, old_len, new_len, flags, new_addr) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4]);
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP) != 0
+        || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0)
+    {
+        return Err(Errno::EINVAL);
+    }
+    // MREMAP_DONTUNMAP (keep the old range, emptied) is not supported.
+    if flags & MREMAP_DONTUNMAP != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if addr % 4096 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let old_len = page_align(old_len).ok_or(Errno::EINVAL)?;
+    let new_len = page_align(new_len).ok_or(Errno::EINVAL)?;
+    // old_len 0 (duplicating a shared mapping) is not supported either.
+    if new_len == 0 || old_len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let fixed = if flags & MREMAP_FIXED != 0 {
+        if new_addr % 4096 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Some(new_addr)
+    } else {
+        None
+    };
+    mm()?.mremap(addr, old_len, new_len, flags & MREMAP_MAYMOVE != 0, fixed)
 });

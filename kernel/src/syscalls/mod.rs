@@ -5,8 +5,11 @@
 mod fs;
 mod misc;
 mod mm;
+mod namei;
 mod process;
+mod read_write;
 mod signal;
+mod sys;
 mod time;
 
 use crate::errno::Errno;
@@ -63,8 +66,11 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use fs::*;
     use misc::*;
     use mm::*;
+    use namei::*;
     use process::*;
+    use read_write::*;
     use signal::*;
+    use sys::*;
     use time::*;
     use uapi::syscalls::nr;
     let handler: extern "C" fn(&mut PtRegs) -> i64 = match nr as usize {
@@ -154,6 +160,44 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::RT_SIGQUEUEINFO => __arm64_sys_rt_sigqueueinfo,
         nr::SETTIMEOFDAY => __arm64_sys_settimeofday,
         nr::RT_TGSIGQUEUEINFO => __arm64_sys_rt_tgsigqueueinfo,
+        nr::SYMLINKAT => __arm64_sys_symlinkat,
+        nr::LINKAT => __arm64_sys_linkat,
+        nr::RENAMEAT => __arm64_sys_renameat,
+        nr::RENAMEAT2 => __arm64_sys_renameat2,
+        nr::MKNODAT => __arm64_sys_mknodat,
+        nr::TRUNCATE => __arm64_sys_truncate,
+        nr::FTRUNCATE => __arm64_sys_ftruncate,
+        nr::FCHDIR => __arm64_sys_fchdir,
+        nr::FCHMOD => __arm64_sys_fchmod,
+        nr::FCHOWNAT => __arm64_sys_fchownat,
+        nr::FCHOWN => __arm64_sys_fchown,
+        nr::UTIMENSAT => __arm64_sys_utimensat,
+        nr::STATX => __arm64_sys_statx,
+        nr::SETXATTR => __arm64_sys_setxattr,
+        nr::LSETXATTR => __arm64_sys_lsetxattr,
+        nr::FSETXATTR => __arm64_sys_fsetxattr,
+        nr::GETXATTR => __arm64_sys_getxattr,
+        nr::LGETXATTR => __arm64_sys_lgetxattr,
+        nr::FGETXATTR => __arm64_sys_fgetxattr,
+        nr::LISTXATTR => __arm64_sys_listxattr,
+        nr::LLISTXATTR => __arm64_sys_llistxattr,
+        nr::FLISTXATTR => __arm64_sys_flistxattr,
+        nr::REMOVEXATTR => __arm64_sys_removexattr,
+        nr::LREMOVEXATTR => __arm64_sys_lremovexattr,
+        nr::FREMOVEXATTR => __arm64_sys_fremovexattr,
+        nr::SCHED_GETAFFINITY => __arm64_sys_sched_getaffinity,
+        nr::SCHED_SETAFFINITY => __arm64_sys_sched_setaffinity,
+        nr::SYSINFO => __arm64_sys_sysinfo,
+        nr::GETRESUID => __arm64_sys_getresuid,
+        nr::GETRESGID => __arm64_sys_getresgid,
+        nr::FADVISE64 => __arm64_sys_fadvise64,
+        nr::GETCPU => __arm64_sys_getcpu,
+        nr::RT_SIGTIMEDWAIT => __arm64_sys_rt_sigtimedwait,
+        nr::MADVISE => __arm64_sys_madvise,
+        nr::MINCORE => __arm64_sys_mincore,
+        nr::MREMAP => __arm64_sys_mremap,
+        nr::SENDFILE => __arm64_sys_sendfile,
+        nr::COPY_FILE_RANGE => __arm64_sys_copy_file_range,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)

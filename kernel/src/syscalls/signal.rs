@@ -241,3 +241,20 @@ syscall!(__arm64_sys_sigaltstack, r, {
     }
     Ok(0)
 });
+
+syscall!(__arm64_sys_rt_sigtimedwait, r, {
+    let (uthese, uinfo, uts, sigsetsize) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    if sigsetsize != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let set = crate::uaccess::get_user_u64(uthese)?;
+    let deadline = match uts {
+        0 => None,
+        p => Some(crate::time::ktime_get_ns().saturating_add(super::time::get_timespec(p)?)),
+    };
+    let info = sig::sigtimedwait(set, deadline)?;
+    if uinfo != 0 {
+        copy_to_user(uinfo, &info.to_bytes())?;
+    }
+    Ok(u64::from(info.signo))
+});

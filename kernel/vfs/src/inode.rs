@@ -303,6 +303,23 @@ pub trait Inode: Any + Send + Sync {
         Err(Errno::EPERM)
     }
 
+    /// Whether mmap(2) may map this file's data (Linux: the file has an
+    /// `mmap` operation); mmap gives ENODEV otherwise.
+    fn mmap_capable(&self) -> bool {
+        false
+    }
+
+    /// The physical frame holding page `index` (4 KiB pages) of the file's
+    /// data, for a mapping to use directly, with a reference taken for the
+    /// caller (so that a truncate racing with it cannot free the frame
+    /// first); with `create`, a hole inside the file's size gets a zeroed
+    /// page (charged as a write would be).
+    /// `Ok(None)`: no such frame (a hole without `create`, or pages that
+    /// are not frames); the caller then copies through `read_at`.
+    fn data_frame(&self, _index: u64, _create: bool) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// Called when a regular file or directory is opened; a filesystem
     /// whose files are not plain data (procfs, tracefs) returns the
     /// operations of the new open file. `None`: read and write through

@@ -33,6 +33,8 @@ use crate::Result;
 const PAGE_SIZE: usize = 4096;
 /// Largest file offset, as Linux's `MAX_LFS_FILESIZE` on 64-bit.
 const MAX_FILE_SIZE: u64 = i64::MAX as u64;
+/// The size tmpfs gives each directory entry (Linux's `BOGO_DIRENT_SIZE`).
+const BOGO_DIRENT_SIZE: u64 = 20;
 /// Directory cursors 0 and 1 are `.` and `..`; entries start here.
 const FIRST_COOKIE: u64 = 2;
 
@@ -44,6 +46,12 @@ pub trait DataPage: Send + Sync {
     fn read(&self, offset: usize, buf: &mut [u8]);
     /// Copies `data` in at `offset` (inside the page).
     fn write(&mut self, offset: usize, data: &[u8]);
+    /// The physical frame the page lives in, if it is one, with a new
+    /// reference on it for the caller (a mapping), taken while the file
+    /// still holds the page; heap pages have none.
+    fn get_frame(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Where a [`RamFs`] gets its data pages.
@@ -574,6 +582,9 @@ impl Inode for RamInode {
         let (size, blocks) = match &*data {
             Data::File(p) => (p.size, p.pages.len() as u64 * (PAGE_SIZE as u64 / 512)),
             Data::Symlink(t) => (t.len() as u64, 0),
+            // shmem counts 20 bytes (BOGO_DIRENT_SIZE) for each entry,
+            // `.` and `..` included; Linux's ramfs reports 0.
+            Data::Dir(d) if self.core.fs_type != "ramfs" => ((d.entries.len() as u64 + 2) * BOGO_DIRENT_SIZE, 0),
             _ => (0, 0),
         };
         drop(data);
@@ -878,6 +889,35 @@ impl Inode for RamInode {
         Ok(())
     }
 
+    fn mmap_capable(&self) -> bool {
+        matches!(&*self.data.read(), Data::File(_))
+    }
+
+    fn data_frame(&self, index: u64, create: bool) -> Result<Option<u64>> {
+        if let Data::File(p) = &*self.data.read() {
+            if let Some(page) = p.pages.get(&index) {
+                return Ok(page.get_frame());
+            }
+            if !create {
+                return Ok(None);
+            }
+        } else {
+            return Err(Errno::ENODEV);
+        }
+        let mut guard = self.data.write();
+        let Data::File(p) = &mut *guard else {
+            return Err(Errno::ENODEV);
+        };
+        if index >= p.size.div_ceil(PAGE_SIZE as u64) {
+            return Ok(None);
+        }
+        let page = match p.pages.entry(index) {
+            alloc::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            alloc::collections::btree_map::Entry::Vacant(v) => v.insert(new_page(&self.core)?),
+        };
+        Ok(page.get_frame())
+    }
+
     fn readlink(&self) -> Result<Vec<u8>> {
         match &*self.data.read() {
             Data::Symlink(t) => Ok(t.clone()),
@@ -1064,6 +1104,71 @@ mod tests {
         assert_eq!(tmpfs_size_limit(b"size=", ram), Err(Errno::EINVAL));
         assert_eq!(tmpfs_size_limit(b"size=1x", ram), Err(Errno::EINVAL));
         assert_eq!(tmpfs_size_limit(b"bogus", ram), Err(Errno::EINVAL));
+    }
+
+    /// Pages that say they are frames: each gets a fake physical address,
+    /// and references taken on it are counted.
+    struct FakeFrames(Arc<AtomicU64>);
+
+    struct FakeFrame(u64, Arc<AtomicU64>, [u8; PAGE_SIZE]);
+
+    impl DataPage for FakeFrame {
+        fn read(&self, offset: usize, buf: &mut [u8]) {
+            buf.copy_from_slice(&self.2[offset..offset + buf.len()]);
+        }
+        fn write(&mut self, offset: usize, data: &[u8]) {
+            self.2[offset..offset + data.len()].copy_from_slice(data);
+        }
+        fn get_frame(&self) -> Option<u64> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            Some(self.0)
+        }
+    }
+
+    impl PageAlloc for FakeFrames {
+        fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>> {
+            static NEXT: AtomicU64 = AtomicU64::new(0x4000_0000);
+            let pa = NEXT.fetch_add(PAGE_SIZE as u64, Ordering::Relaxed);
+            Some(Box::new(FakeFrame(pa, self.0.clone(), [0; PAGE_SIZE])))
+        }
+    }
+
+    #[test]
+    fn data_frame_gives_the_files_frame_with_a_reference_and_fills_holes_only_inside_the_size() {
+        let refs = Arc::new(AtomicU64::new(0));
+        let fs = RamFs::with_pages(Arc::new(EpochClock), "tmpfs", None, Arc::new(FakeFrames(refs.clone())));
+        let root = fs.root();
+        let f = root.create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        assert!(f.mmap_capable() && !root.mmap_capable());
+        f.write_at(0, b"abc").unwrap();
+        f.truncate(3 * 4096).unwrap();
+        let first = f.data_frame(0, false).unwrap().expect("page 0 is written");
+        assert_eq!(f.data_frame(0, true).unwrap(), Some(first), "the same frame every time");
+        assert_eq!(refs.load(Ordering::Relaxed), 2, "one reference per call");
+        // A hole: absent unless asked to create, then a charged page.
+        assert_eq!(f.data_frame(2, false).unwrap(), None);
+        assert_eq!(fs.usage().used_pages, 1);
+        assert!(f.data_frame(2, true).unwrap().is_some());
+        assert_eq!(fs.usage().used_pages, 2);
+        // Past the size, nothing is created.
+        assert_eq!(f.data_frame(3, true).unwrap(), None);
+        assert_eq!(root.data_frame(0, true), Err(Errno::ENODEV));
+        // Heap pages are not frames.
+        let heap = RamFs::new(Arc::new(EpochClock));
+        let g = heap.root().create(b"g", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        g.write_at(0, b"x").unwrap();
+        assert_eq!(g.data_frame(0, true).unwrap(), None);
+    }
+
+    #[test]
+    fn tmpfs_directory_size_counts_entries_as_shmem() {
+        let fs = RamFs::with_type(Arc::new(EpochClock), "tmpfs");
+        let root = fs.root();
+        assert_eq!(root.metadata().size, 40);
+        root.create(b"a", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        root.create(b"d", NodeKind::Directory, 0o755, 0, 0).unwrap();
+        assert_eq!(root.metadata().size, 80);
+        assert_eq!(RamFs::new(Arc::new(EpochClock)).root().metadata().size, 0, "ramfs");
     }
 
     #[test]

@@ -9,14 +9,18 @@ pub mod abi;
 pub mod counter;
 pub mod cputime;
 pub mod el0regs;
+pub mod filemap;
 pub mod fs;
 pub mod fsrobust;
 pub mod lifecycle;
+pub mod links;
 pub mod mm;
 pub mod mmrobust;
 pub mod process;
 pub mod signal;
 pub mod sigrobust;
+pub mod sigwait;
+pub mod system;
 pub mod thread;
 pub mod time;
 pub mod timeouts;
@@ -40,6 +44,10 @@ pub static ALL: &[&[Check]] = &[
     cputime::CHECKS,
     abi::CHECKS,
     vdso::CHECKS,
+    filemap::CHECKS,
+    links::CHECKS,
+    system::CHECKS,
+    sigwait::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.

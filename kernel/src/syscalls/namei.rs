@@ -1,0 +1,253 @@
+//! Namespace system calls beyond open/mkdir/unlink (Linux's fs/namei.c,
+//! fs/open.c, fs/utimes.c): symlinkat, linkat, renameat, renameat2,
+//! mknodat, truncate, ftruncate, fchdir, fchmod, fchownat, fchown and
+//! utimensat, on the VFS's own operations.
+
+use super::syscall;
+use crate::errno::Errno;
+use crate::fs::{cred, current_cwd, current_files, vfs};
+use crate::uaccess::{copy_from_user, strndup_user, PATH_MAX};
+use alloc::vec::Vec;
+use uapi::fcntl::{AT_EMPTY_PATH, UTIME_NOW, UTIME_OMIT};
+use vfs::mount::Path;
+use vfs::open::TimeSpec;
+
+fn path_arg(p: u64) -> Result<Vec<u8>, Errno> {
+    strndup_user(p, PATH_MAX, Errno::ENAMETOOLONG)
+}
+
+/// The start of a `*at` lookup.
+fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
+    let empty = flags & AT_EMPTY_PATH != 0 && path.is_empty();
+    current_files().path_at(dirfd as i32, &current_cwd(), path, empty)
+}
+
+syscall!(__arm64_sys_symlinkat, r, {
+    let (target, dirfd, path) = (path_arg(r.regs[0])?, r.regs[1], path_arg(r.regs[2])?);
+    let start = at(dirfd, &path, 0)?;
+    vfs().symlinkat(&cred(), &target, &start, &path)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_linkat, r, {
+    let (olddfd, old, newdfd, new, flags) = (
+        r.regs[0],
+        path_arg(r.regs[1])?,
+        r.regs[2],
+        path_arg(r.regs[3])?,
+        r.regs[4] as u32,
+    );
+    let old_start = at(olddfd, &old, flags)?;
+    let new_start = at(newdfd, &new, 0)?;
+    vfs().linkat(&cred(), &old_start, &old, &new_start, &new, flags)?;
+    Ok(0)
+});
+
+fn do_renameat2(r: &arch::ptrace::PtRegs, flags: u32) -> Result<u64, Errno> {
+    let (olddfd, old, newdfd, new) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], path_arg(r.regs[3])?);
+    let old_start = at(olddfd, &old, 0)?;
+    let new_start = at(newdfd, &new, 0)?;
+    vfs().renameat2(&cred(), &old_start, &old, &new_start, &new, flags)?;
+    Ok(0)
+}
+
+syscall!(__arm64_sys_renameat, r, do_renameat2(r, 0));
+syscall!(__arm64_sys_renameat2, r, do_renameat2(r, r.regs[4] as u32));
+
+syscall!(__arm64_sys_mknodat, r, {
+    let (dirfd, path, mode, dev) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32, r.regs[3] as u32);
+    let start = at(dirfd, &path, 0)?;
+    let umask = crate::process::current_process()
+        .umask
+        .load(core::sync::atomic::Ordering::Relaxed);
+    // The 32-bit dev_t of the system call, decoded as Linux's new_decode_dev.
+    let (major, minor) = ((dev & 0xfff00) >> 8, (dev & 0xff) | ((dev >> 12) & 0xfff00));
+    vfs().mknodat(&cred(), &start, &path, mode, uapi::stat::makedev(major, minor), umask)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_truncate, r, {
+    let path = path_arg(r.regs[0])?;
+    vfs().truncate(&cred(), &current_cwd(), &path, r.regs[1] as i64)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_ftruncate, r, {
+    let f = current_files().get(r.regs[0] as i32)?;
+    f.truncate(r.regs[1] as i64)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_fchdir, r, {
+    let f = current_files().get(r.regs[0] as i32)?;
+    let p = f.path().ok_or(Errno::ENOTDIR)?.clone();
+    if !p.is_dir() {
+        return Err(Errno::ENOTDIR);
+    }
+    vfs::cred::may_access(&p.metadata(), &cred(), vfs::MAY_EXEC)?;
+    let cwd = crate::process::current_process().fs.lock().cwd.clone();
+    *cwd.lock() = p;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_fchmod, r, {
+    let f = current_files().get(r.regs[0] as i32)?;
+    if f.is_path_only() {
+        return Err(Errno::EBADF);
+    }
+    vfs::open::chmod_inode(&cred(), f.inode(), r.regs[1] as u32)?;
+    Ok(0)
+});
+
+/// A uid or gid argument: -1 leaves it unchanged.
+fn id_arg(v: u64) -> Option<u32> {
+    (v as u32 != u32::MAX).then_some(v as u32)
+}
+
+syscall!(__arm64_sys_fchownat, r, {
+    let (dirfd, path, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[4] as u32);
+    let start = at(dirfd, &path, flags)?;
+    vfs().fchownat(&cred(), &start, &path, id_arg(r.regs[2]), id_arg(r.regs[3]), flags)?;
+    Ok(0)
+});
+
+syscall!(__arm64_sys_fchown, r, {
+    let f = current_files().get(r.regs[0] as i32)?;
+    if f.is_path_only() {
+        return Err(Errno::EBADF);
+    }
+    vfs::open::chown_inode(&cred(), f.inode(), id_arg(r.regs[1]), id_arg(r.regs[2]))?;
+    Ok(0)
+});
+
+/// One `struct timespec` of utimensat, with UTIME_NOW and UTIME_OMIT.
+fn utime_arg(raw: &[u8]) -> Result<TimeSpec, Errno> {
+    let word = |i: usize| i64::from_le_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+    let (sec, nsec) = (word(0), word(1));
+    Ok(match nsec {
+        UTIME_NOW => TimeSpec::Now,
+        UTIME_OMIT => TimeSpec::Omit,
+        0..=999_999_999 => TimeSpec::Set(vfs::Timespec::new(sec, nsec as u32)),
+        _ => return Err(Errno::EINVAL),
+    })
+}
+
+syscall!(__arm64_sys_utimensat, r, {
+    let (dirfd, upath, utimes, flags) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3] as u32);
+    let times = if utimes == 0 {
+        [TimeSpec::Now, TimeSpec::Now]
+    } else {
+        let mut raw = [0u8; 32];
+        copy_from_user(&mut raw, utimes)?;
+        [utime_arg(&raw[..16])?, utime_arg(&raw[16..])?]
+    };
+    let now = vfs::Clock::now(&crate::fs::KernelClock);
+    // A NULL path: the file dirfd itself (Linux's do_utimes_fd).
+    if upath == 0 {
+        if flags & !uapi::fcntl::AT_SYMLINK_NOFOLLOW != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let f = current_files().get(dirfd as i32)?;
+        vfs::open::utimes_inode(&cred(), f.inode(), times, now)?;
+        return Ok(0);
+    }
+    let path = path_arg(upath)?;
+    let start = at(dirfd, &path, flags)?;
+    vfs().utimensat(&cred(), &start, &path, times, now, flags)?;
+    Ok(0)
+});
+
+/// `struct statx` (256 bytes) for `meta`, reporting the basic fields and
+/// the mount id (Linux's `cp_statx`).
+fn statx_bytes(meta: &vfs::Metadata, mnt_id: u64) -> [u8; 256] {
+    /// STATX_BASIC_STATS | STATX_MNT_ID.
+    const MASK: u32 = 0x7ff | 0x1000;
+    let mut b = [0u8; 256];
+    let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
+    put(0, &MASK.to_le_bytes());
+    put(4, &meta.blksize.to_le_bytes());
+    put(16, &meta.nlink.to_le_bytes());
+    put(20, &meta.uid.to_le_bytes());
+    put(24, &meta.gid.to_le_bytes());
+    put(28, &(meta.mode as u16).to_le_bytes());
+    put(32, &meta.ino.to_le_bytes());
+    put(40, &meta.size.to_le_bytes());
+    put(48, &meta.blocks.to_le_bytes());
+    for (off, t) in [(64, meta.atime), (96, meta.ctime), (112, meta.mtime)] {
+        put(off, &t.sec.to_le_bytes());
+        put(off + 8, &t.nsec.to_le_bytes());
+    }
+    put(128, &uapi::stat::major(meta.rdev).to_le_bytes());
+    put(132, &uapi::stat::minor(meta.rdev).to_le_bytes());
+    put(136, &uapi::stat::major(meta.dev).to_le_bytes());
+    put(140, &uapi::stat::minor(meta.dev).to_le_bytes());
+    put(144, &mnt_id.to_le_bytes());
+    b
+}
+
+syscall!(__arm64_sys_statx, r, {
+    let (dirfd, upath, flags, mask, buf) = (r.regs[0], r.regs[1], r.regs[2] as u32, r.regs[3] as u32, r.regs[4]);
+    use uapi::fcntl::AT_SYMLINK_NOFOLLOW;
+    /// AT_NO_AUTOMOUNT and the AT_STATX_SYNC_TYPE bits.
+    const OTHER_FLAGS: u32 = 0x800 | 0x6000;
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | OTHER_FLAGS) != 0 || flags & 0x6000 == 0x6000 {
+        return Err(Errno::EINVAL);
+    }
+    // STATX__RESERVED.
+    if mask & 0x8000_0000 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let path = path_arg(upath)?;
+    let (meta, mnt_id) = if flags & AT_EMPTY_PATH != 0 && path.is_empty() && dirfd as i32 != uapi::fcntl::AT_FDCWD {
+        let f = current_files().get(dirfd as i32)?;
+        (f.metadata(), f.path().map_or(0, |p| p.mnt.id()))
+    } else {
+        let start = at(dirfd, &path, flags)?;
+        let p = if flags & AT_EMPTY_PATH != 0 && path.is_empty() {
+            start
+        } else {
+            vfs().lookup(&cred(), &start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?
+        };
+        (p.metadata(), p.mnt.id())
+    };
+    crate::uaccess::copy_to_user(buf, &statx_bytes(&meta, mnt_id))?;
+    Ok(0)
+});
+
+/// The xattr calls: no filesystem here stores extended attributes, so
+/// every one is EOPNOTSUPP once the file is found, as on a Linux
+/// filesystem without xattr handlers.
+fn xattr_path(upath: u64, follow: bool) -> Result<u64, Errno> {
+    let path = path_arg(upath)?;
+    vfs().lookup(&cred(), &current_cwd(), &path, follow)?;
+    Err(Errno::EOPNOTSUPP)
+}
+
+fn xattr_fd(fd: u64) -> Result<u64, Errno> {
+    current_files().get(fd as i32)?;
+    Err(Errno::EOPNOTSUPP)
+}
+
+syscall!(__arm64_sys_setxattr, r, xattr_path(r.regs[0], true));
+syscall!(__arm64_sys_lsetxattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_fsetxattr, r, xattr_fd(r.regs[0]));
+syscall!(__arm64_sys_getxattr, r, xattr_path(r.regs[0], true));
+syscall!(__arm64_sys_lgetxattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_fgetxattr, r, xattr_fd(r.regs[0]));
+syscall!(__arm64_sys_removexattr, r, xattr_path(r.regs[0], true));
+syscall!(__arm64_sys_lremovexattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_fremovexattr, r, xattr_fd(r.regs[0]));
+
+/// listxattr: an empty list (0 bytes), as for a file without attributes.
+fn listxattr_path(upath: u64, follow: bool) -> Result<u64, Errno> {
+    let path = path_arg(upath)?;
+    vfs().lookup(&cred(), &current_cwd(), &path, follow)?;
+    Ok(0)
+}
+
+syscall!(__arm64_sys_listxattr, r, listxattr_path(r.regs[0], true));
+syscall!(__arm64_sys_llistxattr, r, listxattr_path(r.regs[0], false));
+syscall!(__arm64_sys_flistxattr, r, {
+    current_files().get(r.regs[0] as i32)?;
+    Ok(0)
+});

@@ -1,0 +1,126 @@
+//! System calls about the system and the caller's scheduling and
+//! credentials: sched_getaffinity, sched_setaffinity, sysinfo, getresuid,
+//! getresgid, getcpu, fadvise64.
+
+use super::syscall;
+use crate::errno::Errno;
+use crate::uaccess::{copy_from_user, copy_to_user, put_user_u32};
+use alloc::sync::Arc;
+
+/// Linux's `cpumask_size()` for up to 64 CPUs: one `unsigned long`.
+const CPUMASK_SIZE: usize = 8;
+
+/// The online CPUs, one bit each (Linux's `cpu_active_mask`).
+fn online_mask() -> u64 {
+    crate::smp::online_cpus().filter(|&c| c < 64).fold(0, |m, c| m | 1 << c)
+}
+
+/// Linux's `nr_cpu_ids`: one more than the highest CPU number.
+fn nr_cpu_ids() -> usize {
+    crate::smp::online_cpus().max().map_or(1, |c| c + 1)
+}
+
+/// The task `pid` names (0: the caller), or ESRCH.
+fn task_arg(pid: u64) -> Result<Arc<crate::sched::Task>, Errno> {
+    match pid as i32 {
+        0 => Ok(crate::sched::current()),
+        p if p < 0 => Err(Errno::EINVAL),
+        p => crate::process::find_task(p as u32).ok_or(Errno::ESRCH),
+    }
+}
+
+syscall!(__arm64_sys_sched_getaffinity, r, {
+    let (pid, len, ptr) = (r.regs[0], r.regs[1] as u32 as usize, r.regs[2]);
+    if len * 8 < nr_cpu_ids() || len % 8 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let task = task_arg(pid)?;
+    let mask = task.cpus_allowed.load(core::sync::atomic::Ordering::Relaxed) & online_mask();
+    let n = len.min(CPUMASK_SIZE);
+    copy_to_user(ptr, &mask.to_le_bytes()[..n])?;
+    Ok(n as u64)
+});
+
+syscall!(__arm64_sys_sched_setaffinity, r, {
+    let (pid, len, ptr) = (r.regs[0], r.regs[1] as u32 as usize, r.regs[2]);
+    // Linux's get_user_cpu_mask: a shorter mask is zero-extended, a longer
+    // one read up to the kernel's size.
+    let mut raw = [0u8; CPUMASK_SIZE];
+    let n = len.min(CPUMASK_SIZE);
+    copy_from_user(&mut raw[..n], ptr)?;
+    let task = task_arg(pid)?;
+    let mask = u64::from_le_bytes(raw) & online_mask();
+    if mask == 0 {
+        return Err(Errno::EINVAL);
+    }
+    crate::sched::set_cpus_allowed(&task, mask);
+    // The caller leaves a CPU it may no longer use at once.
+    if Arc::ptr_eq(&task, &crate::sched::current()) && !task.may_run_on(arch::cpu::cpu_id()) {
+        crate::sched::yield_now();
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_sysinfo, r, {
+    let ns = crate::time::ktime_get_ns();
+    // Linux rounds a part-second of uptime up.
+    let uptime = ns / 1_000_000_000 + u64::from(!ns.is_multiple_of(1_000_000_000));
+    let frames = crate::mm::frame::stats();
+    let procs: usize = crate::process::all_processes()
+        .iter()
+        .map(|p| p.threads.lock().len())
+        .sum();
+    let mut b = [0u8; 112];
+    let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
+    put(0, &uptime.to_le_bytes());
+    // loads[3] at 8..32: no load average is kept here (zeros).
+    put(32, &(frames.total as u64 * 4096).to_le_bytes());
+    put(40, &(frames.free as u64 * 4096).to_le_bytes());
+    put(80, &(procs.min(u16::MAX as usize) as u16).to_le_bytes());
+    put(104, &1u32.to_le_bytes()); // mem_unit: the sizes are in bytes
+    copy_to_user(r.regs[0], &b)?;
+    Ok(0)
+});
+
+/// getresuid/getresgid: every task runs as root, so real, effective and
+/// saved ids are all 0.
+fn put_res_ids(r: &arch::ptrace::PtRegs) -> Result<u64, Errno> {
+    for &p in &r.regs[..3] {
+        put_user_u32(p, 0)?;
+    }
+    Ok(0)
+}
+
+syscall!(__arm64_sys_getresuid, r, put_res_ids(r));
+syscall!(__arm64_sys_getresgid, r, put_res_ids(r));
+
+syscall!(__arm64_sys_fadvise64, r, {
+    let (fd, len, advice) = (r.regs[0] as i32, r.regs[2] as i64, r.regs[3] as u32);
+    let f = crate::fs::current_files().get(fd)?;
+    if f.is_path_only() {
+        return Err(Errno::EBADF);
+    }
+    let meta = f.metadata();
+    if meta.file_type() == vfs::FileType::Fifo {
+        return Err(Errno::ESPIPE);
+    }
+    // POSIX_FADV_NORMAL..POSIX_FADV_NOREUSE; the page cache here is the
+    // files' own memory, so each is advice with nothing to do.
+    if advice > 5 || len < 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(0)
+});
+
+syscall!(__arm64_sys_getcpu, r, {
+    let (cpu, node) = (r.regs[0], r.regs[1]);
+    let me = arch::cpu::cpu_id() as u32;
+    if cpu != 0 {
+        put_user_u32(cpu, me)?;
+    }
+    // One NUMA node.
+    if node != 0 {
+        put_user_u32(node, 0)?;
+    }
+    Ok(0)
+});
