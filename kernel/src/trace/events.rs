@@ -136,6 +136,19 @@ impl TraceEvent {
         super::trace_event_write(tr, self.id, len, fill)
     }
 
+    /// Like [`TraceEvent::record`], for an entry of `len` bytes in all,
+    /// which `fill` sees whole, its common fields already written (probe
+    /// records whose string offsets count from the entry's start).
+    pub fn record_entry(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        if !self.is_enabled() || trace_ignore_this_task() || len < super::TRACE_ENTRY_SIZE {
+            return false;
+        }
+        let Some(tr) = super::try_global_trace() else {
+            return false;
+        };
+        super::trace_event_write_entry(tr, self.id, len, fill)
+    }
+
     /// Prints an entry of this event.
     pub fn print(&self, out: &mut String, rec: &EventRecord<'_>) {
         (self.def.print)(out, rec)

@@ -220,6 +220,7 @@ fn create(root: &Arc<PseudoDir>) {
     EVENTS_DIR.call_once(|| events_dir.clone());
     events::create_top_files(&events_dir);
     events::register_internal_events();
+    super::trace_kprobe::init(root);
 
     let opts = root.dir_mode("options", 0o750);
     for o in &options::TRACE_OPTIONS {
