@@ -351,6 +351,14 @@ fn register_probe(def: &Arc<ProbeDef>, hit: &Arc<Hit>, armed: bool) -> Result<Op
     if def.pending {
         return Ok(None);
     }
+    if let ProbeLocation::Address(a) = def.location {
+        // Linux's kprobe_addr fails with ENOENT for an address in no
+        // symbol, and an address probe that fails so is kept, unarmed, in
+        // case a module brings the address later.
+        if crate::kallsyms::lookup_addr(a as usize).is_none() {
+            return Ok(None);
+        }
+    }
     let probe = if def.is_return {
         let rp = match &def.location {
             ProbeLocation::Symbol { name, .. } => Kretprobe::symbol(name),
