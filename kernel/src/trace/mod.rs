@@ -24,6 +24,8 @@ pub mod trace_kprobe;
 pub mod tracefs;
 
 #[cfg(feature = "ktest")]
+mod kprobe_tests;
+#[cfg(feature = "ktest")]
 mod tests;
 
 use crate::irq_work::{irq_work_queue, IrqWork};
