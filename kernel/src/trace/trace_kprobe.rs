@@ -46,13 +46,26 @@ impl ProbeContext for KernelProbeContext {
         crate::kallsyms::lookup_name(name).map(|a| a as u64)
     }
 
+    /// Functions called `name`, or `name.N`: kallsyms numbers the
+    /// functions that share a name (`name.1`, `name.2`, ...), and a probe on
+    /// the bare name is refused as Linux refuses a non-unique symbol.
     fn count_symbols(&self, name: &str) -> usize {
-        crate::kallsyms::table().iter().filter(|s| s.name == name).count()
+        crate::kallsyms::table()
+            .iter()
+            .filter(|s| {
+                s.name == name
+                    || s.name
+                        .strip_prefix(name)
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count()
     }
 
     fn func_proto(&self, _name: &str) -> Option<&FuncProto> {
-        // BTF-like prototypes: switch on with `crate::btf::func_proto(_name)`
-        // once that module is in the tree.
+        // SWITCH ON (btf) once `crate::btf` is in the tree, with
+        // README_BTF_ARGS in `init`:
+        // return crate::btf::func_proto(_name);
         None
     }
 }
@@ -687,7 +700,9 @@ fn open_probes(flags: u32, src: Source) -> Result<Arc<dyn FileOps>, Errno> {
     }))
 }
 
-/// Linux's README lines for what works here.
+/// Linux's README lines for what works here: up to `$arg<N>`, then (with
+/// argument names and types, Linux's BTF) [`README_BTF_ARGS`], then the
+/// rest. `%pd/%pD` is left out: the parser refuses it as "Unknown type".
 const README_KPROBES: &str = "  dynamic_events\t\t- Create/append/remove/show the generic dynamic events\n\
 \t\t\t  Write into this file to define/undefine new trace events.\n  \
 kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n\
@@ -700,7 +715,14 @@ kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n\
 place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n\
 \t     args: <name>=fetcharg[:type]\n\
 \t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],\n\
-\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n\
+\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n";
+
+/// Linux's README line for BTF arguments.
+#[allow(dead_code)] // until the SWITCH ON (btf) lines are
+const README_BTF_ARGS: &str = "\t           <argname>[->field[->field|.field...]],\n";
+
+/// The README lines after the fetch arguments.
+const README_KPROBES_TAIL: &str = "\
 \t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"\n\
 \t     kernel return probes support: $retval, $arg<N>, $comm\n\
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n\
@@ -722,4 +744,6 @@ pub(super) fn init(root: &Arc<PseudoDir>) {
     );
     root.file("kprobe_profile", 0o440, Box::new(profile_show), None);
     readme_add(ReadmeSection::Files, README_KPROBES);
+    // SWITCH ON (btf): readme_add(ReadmeSection::Files, README_BTF_ARGS);
+    readme_add(ReadmeSection::Files, README_KPROBES_TAIL);
 }
