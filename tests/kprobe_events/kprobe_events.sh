@@ -26,7 +26,7 @@ echo > trace
 echo "== define"
 echo 'p:myprobe __arm64_sys_getpid' > kprobe_events
 echo 'r:myret __arm64_sys_openat ret=$retval:s64 path=+0(+8($arg1)):ustring' >> kprobe_events
-echo 'p:kprobes/myopen __arm64_sys_openat regs=%x0 path=+0(+8(%x0)):ustring flags=+16(%x0):x32 comm=$comm' >> kprobe_events
+echo 'p:kprobes/myopen __arm64_sys_openat regs=%x0 path=+0(+8(%x0)):ustring flags=+16(%x0):x32 comm=$comm nul=+0(+16(%x0)):ustring' >> kprobe_events
 cat kprobe_events
 $bb ls events/kprobes
 cat events/kprobes/myopen/format | $bb sed -e 's/^ID: .*/ID: N/'
