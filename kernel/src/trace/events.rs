@@ -138,9 +138,11 @@ impl TraceEvent {
 
     /// Like [`TraceEvent::record`], for an entry of `len` bytes in all,
     /// which `fill` sees whole, its common fields already written (probe
-    /// records whose string offsets count from the entry's start).
+    /// records whose string offsets count from the entry's start). The
+    /// caller has decided that the event is on: a probe event records
+    /// every hit of its armed probes, also while enabling completes.
     pub fn record_entry(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
-        if !self.is_enabled() || trace_ignore_this_task() || len < super::TRACE_ENTRY_SIZE {
+        if trace_ignore_this_task() || len < super::TRACE_ENTRY_SIZE {
             return false;
         }
         let Some(tr) = super::try_global_trace() else {

@@ -169,3 +169,92 @@ fn refused_definitions_return_linux_errnos_and_log_linux_errors() {
     assert_eq!(read_all("kprobe_events"), "");
     put("error_log", "").unwrap();
 }
+
+/// Hits of probe `name` in `kprobe_profile`.
+fn profile_hits(name: &str) -> u64 {
+    read_all("kprobe_profile")
+        .lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(name)).then(|| w.next().and_then(|h| h.parse().ok()))?
+        })
+        .unwrap_or(0)
+}
+
+#[kernel_test]
+fn hits_on_three_cpus_while_events_come_and_go_are_all_recorded() {
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let me = arch::cpu::cpu_id();
+    let workers: Vec<usize> = super::tracing_cpus().filter(|&c| c != me).take(3).collect();
+    if workers.is_empty() {
+        return;
+    }
+    put("kprobe_events", "").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicUsize::new(0));
+    let (s, d) = (stop.clone(), done.clone());
+    // Callers on the other CPUs, in cross-call context: they serve the
+    // stop_machine rendezvous that arming and disarming need.
+    crate::smp::smp_call_function_many(
+        workers.iter().copied(),
+        Arc::new(move || {
+            let cpu = arch::cpu::cpu_id() as u64;
+            while !s.load(Ordering::Acquire) {
+                ktest_trace_kprobe_target(cpu, c"ok".as_ptr().cast());
+                crate::smp::flush_pending_calls();
+            }
+            d.fetch_add(1, Ordering::AcqRel);
+        }),
+        false,
+    );
+    let spin = |us: u64| {
+        let end = crate::printk::uptime_ns() + us * 1000;
+        while crate::printk::uptime_ns() < end {
+            core::hint::spin_loop();
+        }
+    };
+    for cycle in 0..12 {
+        put("trace", "").unwrap();
+        append(
+            "kprobe_events",
+            "p:kts ktest_trace_kprobe_target a=%x0 s=+0(%x1):string",
+        )
+        .unwrap();
+        if cycle % 2 == 1 {
+            append("kprobe_events", "r:ktsr ktest_trace_kprobe_target ret=$retval").unwrap();
+        }
+        put("events/kprobes/enable", "1").unwrap();
+        spin(2000);
+        put("events/kprobes/enable", "0").unwrap();
+        let hits = profile_hits("kts");
+        let (_, written) = super::global_trace().total_entries();
+        assert!(hits > 0, "cycle {cycle}: no hits");
+        if cycle % 2 == 0 {
+            // Every hit of an armed probe is recorded, none after.
+            assert_eq!(written, hits, "cycle {cycle}");
+        } else {
+            assert!(
+                written >= hits && written <= hits + profile_hits("ktsr"),
+                "cycle {cycle}"
+            );
+        }
+        if cycle == 11 {
+            let trace = read_all("trace");
+            let mut n = 0;
+            for l in trace.lines().filter(|l| l.contains(" kts: ")) {
+                let ok = workers
+                    .iter()
+                    .any(|c| l.ends_with(&alloc::format!(" a=0x{c:x} s=\"ok\"")));
+                assert!(ok, "corrupted record: {l}");
+                n += 1;
+            }
+            assert!(n > 0);
+        }
+        put("kprobe_events", "").unwrap();
+    }
+    stop.store(true, Ordering::Release);
+    while done.load(Ordering::Acquire) < workers.len() {
+        core::hint::spin_loop();
+    }
+    put("trace", "").unwrap();
+}

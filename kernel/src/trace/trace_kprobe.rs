@@ -178,6 +178,10 @@ struct ArmState {
 /// the kprobes that feed it.
 struct ProbeEvent {
     ev: spin::Once<Arc<TraceEvent>>,
+    /// Hits are recorded (Linux's `TP_FLAG_TRACE`): set before the probes
+    /// are armed and cleared after they are disarmed, so that every hit of
+    /// an armed probe is recorded.
+    tracing: Arc<AtomicBool>,
     arm: spin::Mutex<ArmState>,
     /// It was enabled once: removing it clears the trace buffer, as Linux
     /// does (its entries could no longer be printed).
@@ -189,11 +193,13 @@ impl ProbeEvent {
     fn set_armed(&self, on: bool) -> Result<(), Errno> {
         let mut st = self.arm.lock();
         if on {
+            self.tracing.store(true, Ordering::Release);
             for (i, kp) in st.kps.iter().enumerate() {
                 if let Err(e) = enable_kprobe(kp) {
                     for k in &st.kps[..i] {
                         let _ = disable_kprobe(k);
                     }
+                    self.tracing.store(false, Ordering::Release);
                     return Err(e);
                 }
             }
@@ -202,6 +208,7 @@ impl ProbeEvent {
             for kp in &st.kps {
                 let _ = disable_kprobe(kp);
             }
+            self.tracing.store(false, Ordering::Release);
         }
         st.armed = on;
         Ok(())
@@ -246,6 +253,8 @@ impl Probe {
 struct Hit {
     def: Arc<ProbeDef>,
     ev: Arc<TraceEvent>,
+    /// Its event's [`ProbeEvent::tracing`].
+    tracing: Arc<AtomicBool>,
     nhit: AtomicU64,
     /// The probed address (`__probe_func` of return records), known once
     /// the probe is registered.
@@ -276,7 +285,7 @@ fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
 /// Writes one record: its size is the fixed part and what the strings
 /// need now (Linux's `__get_data_size`).
 fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
-    if !hit.ev.is_enabled() {
+    if !hit.tracing.load(Ordering::Acquire) {
         return;
     }
     let def = &hit.def;
@@ -441,7 +450,7 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
         def.check_append(&existing)?;
         let pe = first.pe.clone();
         let ev = pe.event().ok_or_else(|| def.register_error(Errno::ENOENT))?.clone();
-        let hit = new_hit(&def, &ev);
+        let hit = new_hit(&def, &ev, &pe);
         // Under the event's arm lock: an enable racing with this sees the
         // new probe, or this sees the event armed.
         let mut st = pe.arm.lock();
@@ -456,6 +465,7 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
     }
     let pe = Arc::new(ProbeEvent {
         ev: spin::Once::new(),
+        tracing: Arc::new(AtomicBool::new(false)),
         arm: spin::Mutex::new(ArmState {
             armed: false,
             kps: Vec::new(),
@@ -468,7 +478,7 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
         Err(e) => return Err(def.register_error(e)),
     };
     pe.ev.call_once(|| ev.clone());
-    let hit = new_hit(&def, &ev);
+    let hit = new_hit(&def, &ev, &pe);
     let probe = match register_probe(&def, &hit, false) {
         Ok(p) => p,
         Err(e) => {
@@ -484,10 +494,11 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
     Ok(())
 }
 
-fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>) -> Arc<Hit> {
+fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &ProbeEvent) -> Arc<Hit> {
     Arc::new(Hit {
         def: def.clone(),
         ev: ev.clone(),
+        tracing: pe.tracing.clone(),
         nhit: AtomicU64::new(0),
         func: AtomicU64::new(0),
     })
