@@ -10,10 +10,35 @@ use core::fmt::Write;
 /// PSTATE.I: IRQs masked.
 const PSR_I_BIT: u64 = 1 << 7;
 
+/// Per CPU: page faults on user addresses are not resolved while non-zero
+/// (Linux's `pagefault_disable`), so that probe handlers can read user
+/// memory without sleeping or allocating: a missing page is a failed read.
+static PAGEFAULTS_DISABLED: crate::percpu::PerCpu<core::sync::atomic::AtomicUsize> =
+    crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicUsize::new(0) }; crate::percpu::NR_CPUS]);
+
+/// Stops resolving user page faults on this CPU until
+/// [`pagefault_enable`] (nests). Call with interrupts masked.
+pub fn pagefault_disable() {
+    PAGEFAULTS_DISABLED
+        .this()
+        .fetch_add(1, core::sync::atomic::Ordering::AcqRel);
+}
+
+/// Undoes one [`pagefault_disable`].
+pub fn pagefault_enable() {
+    PAGEFAULTS_DISABLED
+        .this()
+        .fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
+}
+
+fn pagefaults_disabled() -> bool {
+    PAGEFAULTS_DISABLED.this().load(core::sync::atomic::Ordering::Acquire) != 0
+}
+
 /// Handles an abort taken at EL1.
 pub fn do_mem_abort(far: u64, esr_val: u64, regs: &mut PtRegs) {
     // A kernel access to user memory (uaccess): resolve it like a user fault.
-    if far < arch::uaccess::TASK_SIZE {
+    if far < arch::uaccess::TASK_SIZE && !pagefaults_disabled() {
         // Linux's el1_abort inherits the interrupted context's interrupt
         // mask. The address-space lock does not mask interrupts, so its
         // holder may be parked by stop_machine; a CPU waiting for that lock

@@ -135,6 +135,8 @@ pub struct Kretprobe {
     made: AtomicUsize,
     nmissed: AtomicU64,
     registered: AtomicBool,
+    /// Register the entry probe disabled (see [`Kprobe::disabled`]).
+    start_disabled: bool,
 }
 
 impl Kretprobe {
@@ -161,6 +163,7 @@ impl Kretprobe {
             made: AtomicUsize::new(0),
             nmissed: AtomicU64::new(0),
             registered: AtomicBool::new(false),
+            start_disabled: false,
         }
     }
 
@@ -188,6 +191,13 @@ impl Kretprobe {
     /// Sets `data_size`.
     pub fn data_size(mut self, n: usize) -> Self {
         self.data_size = n;
+        self
+    }
+
+    /// Registers its entry probe disabled: it is armed only by
+    /// `enable_kprobe` of [`Kretprobe::kprobe`].
+    pub fn disabled(mut self) -> Self {
+        self.start_disabled = true;
         self
     }
 
@@ -253,6 +263,9 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
         0
     });
     kp.is_return = true;
+    if rp.start_disabled {
+        kp = kp.disabled();
+    }
     let kp = Arc::new(kp);
     // Return probes go on the first instruction only, where x30 still
     // holds the return address.

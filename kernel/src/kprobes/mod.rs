@@ -98,6 +98,13 @@ impl Kprobe {
         self
     }
 
+    /// Registers it disabled (Linux's `KPROBE_FLAG_DISABLED`): it is armed
+    /// only by [`enable_kprobe`].
+    pub fn disabled(self) -> Kprobe {
+        self.disabled.store(true, Ordering::Release);
+        self
+    }
+
     /// The probed address (after registration).
     pub fn addr(&self) -> usize {
         self.addr.load(Ordering::Acquire)

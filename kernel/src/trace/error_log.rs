@@ -7,7 +7,7 @@ use alloc::string::{String, ToString};
 use uapi::error::{CmdError, ErrorLogEntry};
 
 /// How many entries Linux keeps.
-pub const TRACING_LOG_ERRS_MAX: usize = 16;
+pub const TRACING_LOG_ERRS_MAX: usize = 8;
 
 struct Entry {
     ts_ns: u64,

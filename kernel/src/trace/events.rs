@@ -165,6 +165,24 @@ impl TraceEvent {
         s
     }
 
+    /// Like [`TraceEvent::record`], for an entry of `len` bytes in all,
+    /// which `fill` sees whole, its common fields already written (probe
+    /// records whose string offsets count from the entry's start). The
+    /// caller has decided that the event is on: a probe event records
+    /// every hit of its armed probes, also while enabling completes.
+    pub fn record_entry(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        if trace_ignore_this_task() || len < super::TRACE_ENTRY_SIZE {
+            return false;
+        }
+        let Some(tr) = super::try_global_trace() else {
+            return false;
+        };
+        if self.file.needs_slow_path() {
+            return super::event_filter::record_slow_entry(self, tr, len, fill);
+        }
+        super::trace_event_write_entry(tr, self.id, len, fill)
+    }
+
     /// Prints an entry of this event.
     pub fn print(&self, out: &mut String, rec: &EventRecord<'_>) {
         (self.def.print)(out, rec)

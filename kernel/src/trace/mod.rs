@@ -21,6 +21,7 @@ pub mod events;
 pub mod options;
 pub mod output;
 pub mod readers;
+pub mod trace_kprobe;
 pub mod tracefs;
 pub mod trigger;
 
@@ -28,6 +29,8 @@ pub mod trigger;
 mod event_filter_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;
+#[cfg(feature = "ktest")]
+mod kprobe_tests;
 #[cfg(feature = "ktest")]
 mod tests;
 
@@ -337,7 +340,13 @@ pub(super) fn fill_entry_header(entry: &mut [u8], ty: u16) {
 /// Safe from any context on any CPU: it never sleeps, never allocates and
 /// never spins on a lock its own CPU holds.
 pub fn trace_event_write(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
-    if !tr.is_on() {
+    trace_event_write_entry(tr, ty, TRACE_ENTRY_SIZE + len, |e| fill(&mut e[TRACE_ENTRY_SIZE..]))
+}
+
+/// [`trace_event_write`] for an entry of `len` bytes in all (at least
+/// [`TRACE_ENTRY_SIZE`]), which `fill` sees whole, common fields written.
+pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+    if !tr.is_on() || len < TRACE_ENTRY_SIZE {
         return false;
     }
     let (flags, preempt) = tracing_gen_ctx();
@@ -354,12 +363,12 @@ pub fn trace_event_write(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce
         let mut b = lock.lock();
         if let Some(buf) = b.as_mut() {
             let ts = clock::trace_clock_now();
-            if let Ok(mut r) = buf.reserve(ts, TRACE_ENTRY_SIZE + len) {
+            if let Ok(mut r) = buf.reserve(ts, len) {
                 r[0..2].copy_from_slice(&ty.to_le_bytes());
                 r[2] = flags;
                 r[3] = preempt;
                 r[4..8].copy_from_slice(&pid.to_le_bytes());
-                if fill(&mut r[TRACE_ENTRY_SIZE..]) {
+                if fill(&mut r[..]) {
                     r.commit();
                     committed = true;
                 }

@@ -205,7 +205,7 @@ fn event_registered_enabled_recorded_printed_and_removed_through_tracefs() {
 }
 
 #[kernel_test]
-fn error_log_keeps_the_last_sixteen_in_linux_format() {
+fn error_log_keeps_the_last_eight_in_linux_format() {
     use uapi::error::CmdError;
     write("error_log", "").unwrap();
     for i in 0..20 {
@@ -217,9 +217,10 @@ fn error_log_keeps_the_last_sixteen_in_linux_format() {
         );
     }
     let log = read_all("error_log");
-    assert_eq!(log.lines().count(), 3 * 16);
-    assert!(!log.contains("ev3 "));
-    let mut lines = log.lines().skip(3 * 15);
+    assert_eq!(log.lines().count(), 3 * error_log::TRACING_LOG_ERRS_MAX);
+    assert!(!log.contains("ev11 "));
+    assert!(log.contains("ev12 "));
+    let mut lines = log.lines().skip(3 * (error_log::TRACING_LOG_ERRS_MAX - 1));
     assert!(lines
         .next()
         .unwrap()

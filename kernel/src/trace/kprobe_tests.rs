@@ -1,0 +1,260 @@
+//! In-kernel tests of the kprobe event tracer through its tracefs files:
+//! a `p:` and an `r:` probe on a test function defined, enabled, hit,
+//! printed, counted and removed; Linux's errors for refused definitions.
+
+use super::tracefs;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use ktest_macros::kernel_test;
+use uapi::fcntl::{O_APPEND, O_RDONLY, O_TRUNC, O_WRONLY};
+use uapi::Errno;
+use vfs::file::OpenFile;
+use vfs::Inode;
+
+/// The probed function: not inlined, under a plain name outside the
+/// (notrace) tracing modules.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_trace_kprobe_target(a: u64, s: *const u8) -> u64 {
+    core::hint::black_box(s);
+    core::hint::black_box(a.wrapping_mul(3))
+}
+
+fn open(path: &str, flags: u32) -> Result<Arc<OpenFile>, Errno> {
+    let mut inode: Arc<dyn Inode> = tracefs::tracefs().root_dir().clone();
+    for part in path.split('/') {
+        inode = inode.lookup(part.as_bytes())?;
+    }
+    if flags & O_TRUNC != 0 {
+        inode.truncate(0)?;
+    }
+    let ops = inode.open(flags)?.ok_or(Errno::EINVAL)?;
+    Ok(OpenFile::new_ops(None, inode, ops, flags & !O_TRUNC))
+}
+
+fn read_all(path: &str) -> String {
+    let f = open(path, O_RDONLY).expect("open");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8(out).expect("text")
+}
+
+/// `echo text > path`.
+fn put(path: &str, text: &str) -> Result<usize, Errno> {
+    open(path, O_WRONLY | O_TRUNC)?.write(text.as_bytes())
+}
+
+/// `echo text >> path`.
+fn append(path: &str, text: &str) -> Result<usize, Errno> {
+    open(path, O_WRONLY | O_APPEND)?.write(text.as_bytes())
+}
+
+fn last_line(path: &str) -> String {
+    String::from(read_all(path).lines().last().unwrap_or(""))
+}
+
+#[kernel_test]
+fn kprobe_event_defined_enabled_hit_printed_counted_and_removed() {
+    put("kprobe_events", "").unwrap();
+    put("trace", "").unwrap();
+    append(
+        "kprobe_events",
+        "p:ktkp ktest_trace_kprobe_target a=%x0 s=+0(%x1):string\nr:ktkr ktest_trace_kprobe_target ret=$retval arg=$arg1\n",
+    )
+    .unwrap();
+    assert_eq!(
+        read_all("kprobe_events"),
+        "p:kprobes/ktkp ktest_trace_kprobe_target a=%x0 s=+0(%x1):string\n\
+         r10:kprobes/ktkr ktest_trace_kprobe_target ret=$retval arg=$arg1\n"
+    );
+    // Defined but disabled: a call is not counted.
+    ktest_trace_kprobe_target(1, c"x".as_ptr().cast());
+    assert!(read_all("kprobe_profile")
+        .lines()
+        .all(|l| l.split_whitespace().nth(1) == Some("0")));
+    put("events/kprobes/enable", "1").unwrap();
+    assert_eq!(ktest_trace_kprobe_target(7, c"hello".as_ptr().cast()), 21);
+    put("events/kprobes/enable", "0").unwrap();
+    let trace = read_all("trace");
+    let lines: Vec<&str> = trace.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 2, "{trace}");
+    assert!(
+        lines[0].contains(" ktkp: (ktest_trace_kprobe_target+0x0/0x") && lines[0].ends_with(") a=0x7 s=\"hello\""),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(" ktkr: (") && lines[1].ends_with(" <- ktest_trace_kprobe_target) ret=0x15 arg=0x7"),
+        "{}",
+        lines[1]
+    );
+    let profile = read_all("kprobe_profile");
+    assert_eq!(
+        profile,
+        alloc::format!(
+            "  {:<44} {:>15} {:>15}\n  {:<44} {:>15} {:>15}\n",
+            "ktkp",
+            1,
+            0,
+            "ktkr",
+            1,
+            0
+        )
+    );
+    assert!(read_all("events/kprobes/ktkr/format").contains("\tfield:unsigned long __probe_ret_ip;\toffset:16;"));
+    // Disabled again: no more hits.
+    ktest_trace_kprobe_target(2, c"y".as_ptr().cast());
+    assert_eq!(read_all("kprobe_profile"), profile);
+    // Removal while enabled is EBUSY; so is clearing.
+    put("events/kprobes/ktkp/enable", "1").unwrap();
+    assert_eq!(append("kprobe_events", "-:ktkp"), Err(Errno::EBUSY));
+    assert_eq!(open("kprobe_events", O_WRONLY | O_TRUNC).err(), Some(Errno::EBUSY));
+    put("events/kprobes/ktkp/enable", "0").unwrap();
+    append("kprobe_events", "-:kprobes/ktkp").unwrap();
+    assert_eq!(open("events/kprobes/ktkp/id", O_RDONLY).err(), Some(Errno::ENOENT));
+    assert_eq!(append("kprobe_events", "-:ktkp"), Err(Errno::ENOENT));
+    put("kprobe_events", "").unwrap();
+    assert_eq!(read_all("kprobe_events"), "");
+    assert_eq!(open("events/kprobes", O_RDONLY).err(), Some(Errno::ENOENT));
+    // The event was enabled: removing it cleared the trace, as on Linux.
+    assert!(read_all("trace").lines().all(|l| l.starts_with('#')));
+}
+
+#[kernel_test]
+fn refused_definitions_return_linux_errnos_and_log_linux_errors() {
+    put("kprobe_events", "").unwrap();
+    put("error_log", "").unwrap();
+    // notrace code (here memcpy) is refused as Linux refuses blacklisted
+    // addresses.
+    assert_eq!(append("kprobe_events", "p:bl memcpy"), Err(Errno::EINVAL));
+    assert_eq!(read_all("error_log").lines().nth(1), Some("  Command: p:bl memcpy"));
+    assert!(read_all("error_log").contains("trace_kprobe: error: Failed to register probe event\n"));
+    assert_eq!(
+        append(
+            "kprobe_events",
+            "p:ok ktest_trace_kprobe_target\np:bad ktest_trace_kprobe_target %x99\n"
+        ),
+        Err(Errno::EINVAL)
+    );
+    // The first command of the write took effect.
+    assert_eq!(read_all("kprobe_events"), "p:kprobes/ok ktest_trace_kprobe_target\n");
+    let caret = "  Command: p:bad ktest_trace_kprobe_target ".len();
+    assert_eq!(last_line("error_log"), alloc::format!("{:caret$}^", ""));
+    assert_eq!(
+        append("kprobe_events", "r:ok ktest_trace_kprobe_target"),
+        Err(Errno::EEXIST)
+    );
+    assert_eq!(
+        append("kprobe_events", "p:x no_such_function_anywhere"),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        append("kprobe_events", "z:x ktest_trace_kprobe_target"),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        append("dynamic_events", "z:x ktest_trace_kprobe_target"),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(read_all("dynamic_events"), "p:kprobes/ok ktest_trace_kprobe_target\n");
+    put("dynamic_events", "").unwrap();
+    assert_eq!(read_all("kprobe_events"), "");
+    put("error_log", "").unwrap();
+}
+
+/// Hits of probe `name` in `kprobe_profile`.
+fn profile_hits(name: &str) -> u64 {
+    read_all("kprobe_profile")
+        .lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(name)).then(|| w.next().and_then(|h| h.parse().ok()))?
+        })
+        .unwrap_or(0)
+}
+
+#[kernel_test]
+fn hits_on_three_cpus_while_events_come_and_go_are_all_recorded() {
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let me = arch::cpu::cpu_id();
+    let workers: Vec<usize> = super::tracing_cpus().filter(|&c| c != me).take(3).collect();
+    if workers.is_empty() {
+        return;
+    }
+    put("kprobe_events", "").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicUsize::new(0));
+    let (s, d) = (stop.clone(), done.clone());
+    // Callers on the other CPUs, in cross-call context: they serve the
+    // stop_machine rendezvous that arming and disarming need.
+    crate::smp::smp_call_function_many(
+        workers.iter().copied(),
+        Arc::new(move || {
+            let cpu = arch::cpu::cpu_id() as u64;
+            while !s.load(Ordering::Acquire) {
+                ktest_trace_kprobe_target(cpu, c"ok".as_ptr().cast());
+                crate::smp::flush_pending_calls();
+            }
+            d.fetch_add(1, Ordering::AcqRel);
+        }),
+        false,
+    );
+    let spin = |us: u64| {
+        let end = crate::printk::uptime_ns() + us * 1000;
+        while crate::printk::uptime_ns() < end {
+            core::hint::spin_loop();
+        }
+    };
+    for cycle in 0..12 {
+        put("trace", "").unwrap();
+        append(
+            "kprobe_events",
+            "p:kts ktest_trace_kprobe_target a=%x0 s=+0(%x1):string",
+        )
+        .unwrap();
+        if cycle % 2 == 1 {
+            append("kprobe_events", "r:ktsr ktest_trace_kprobe_target ret=$retval").unwrap();
+        }
+        put("events/kprobes/enable", "1").unwrap();
+        spin(2000);
+        put("events/kprobes/enable", "0").unwrap();
+        let hits = profile_hits("kts");
+        let (_, written) = super::global_trace().total_entries();
+        assert!(hits > 0, "cycle {cycle}: no hits");
+        if cycle % 2 == 0 {
+            // Every hit of an armed probe is recorded, none after.
+            assert_eq!(written, hits, "cycle {cycle}");
+        } else {
+            assert!(
+                written >= hits && written <= hits + profile_hits("ktsr"),
+                "cycle {cycle}"
+            );
+        }
+        if cycle == 11 {
+            let trace = read_all("trace");
+            let mut n = 0;
+            for l in trace.lines().filter(|l| l.contains(" kts: ")) {
+                let ok = workers
+                    .iter()
+                    .any(|c| l.ends_with(&alloc::format!(" a=0x{c:x} s=\"ok\"")));
+                assert!(ok, "corrupted record: {l}");
+                n += 1;
+            }
+            assert!(n > 0);
+        }
+        put("kprobe_events", "").unwrap();
+    }
+    stop.store(true, Ordering::Release);
+    while done.load(Ordering::Acquire) < workers.len() {
+        core::hint::spin_loop();
+    }
+    put("trace", "").unwrap();
+}

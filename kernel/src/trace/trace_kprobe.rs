@@ -1,0 +1,756 @@
+//! The kprobe-based event tracer (Linux's `trace_kprobe.c` and the kprobe
+//! half of `trace_dynevent.c`): `kprobe_events` and `dynamic_events` take
+//! definitions (parsed by the `trace-probe` crate), each of which becomes
+//! a trace event `events/<group>/<event>` and a kprobe or kretprobe that
+//! is registered disabled and armed only while its event is enabled;
+//! `kprobe_profile` counts hits and misses per probe.
+//!
+//! On a hit, the handler reads what the arguments name from the trapped
+//! registers, the kernel stack, kernel memory (no-fault loads), user
+//! memory (uaccess with page faults disabled) and the task, straight into
+//! a reserved ring-buffer entry: no allocation, no blocking.
+//!
+//! Locks, outermost first: [`DYN_EVENTS`] (commands), the event
+//! registry's mutex (enable and disable call [`ProbeEvent::set_armed`]),
+//! a [`ProbeEvent`]'s probe list, the kprobes mutex.
+
+use super::events::{self, FieldDesc, TraceEvent, TraceEventDef};
+use super::tracefs::{readme_add, ReadmeSection};
+use super::{error_log, global_trace};
+use crate::fs::pseudo::PseudoDir;
+use crate::kprobes::kretprobe::{register_kretprobe, unregister_kretprobe, Kretprobe, KretprobeInstance};
+use crate::kprobes::{disable_kprobe, enable_kprobe, register_kprobe, unregister_kprobe, Kprobe};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use arch::ptrace::PtRegs;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use trace_probe::{
+    command_text, parse_command, split_commands, Command, FetchEnv, FuncProto, ProbeContext, ProbeDef, ProbeLocation,
+    ProbeSite, Reg, RemoveCmd, Symbolizer, MAX_TRACE_ARGS,
+};
+use uapi::error::CmdError;
+use uapi::Errno;
+use vfs::file::{FileOps, OpenFile};
+
+/// Where `error_log` says kprobe errors come from.
+const ERR_LOC: &str = "trace_kprobe";
+
+/// What the kernel tells the parser about its symbols.
+pub struct KernelProbeContext;
+
+impl ProbeContext for KernelProbeContext {
+    fn lookup_name(&self, name: &str) -> Option<u64> {
+        crate::kallsyms::lookup_name(name).map(|a| a as u64)
+    }
+
+    /// Functions called `name`, or `name.N`: kallsyms numbers the
+    /// functions that share a name (`name.1`, `name.2`, ...), and a probe on
+    /// the bare name is refused as Linux refuses a non-unique symbol.
+    fn count_symbols(&self, name: &str) -> usize {
+        crate::kallsyms::table()
+            .iter()
+            .filter(|s| {
+                s.name == name
+                    || s.name
+                        .strip_prefix(name)
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count()
+    }
+
+    fn func_proto(&self, name: &str) -> Option<&FuncProto> {
+        crate::btf::func_proto(name)
+    }
+}
+
+/// kallsyms for printing (`%pS`, `symbol` arguments, the probe address).
+struct KallsymsSymbolizer;
+
+impl Symbolizer for KallsymsSymbolizer {
+    fn lookup(&self, addr: u64) -> Option<(&str, u64, u64)> {
+        crate::kallsyms::lookup_addr(addr as usize).map(|s| (s.name, s.offset, s.size))
+    }
+}
+
+/// What a hit sees: the trapped registers and the current task.
+struct RegsEnv<'a> {
+    regs: &'a PtRegs,
+    comm: [u8; 16],
+    /// The current task's kernel stack, `[low, high)`.
+    stack: Option<(usize, usize)>,
+}
+
+impl<'a> RegsEnv<'a> {
+    fn new(regs: &'a PtRegs) -> RegsEnv<'a> {
+        let mut comm = [0u8; 16];
+        let mut stack = None;
+        if let Some(t) = crate::sched::try_current() {
+            // try_lock: the probe may have hit inside a holder of this lock
+            // on this CPU; then the name reads as empty.
+            if let Some(c) = t.comm.try_lock() {
+                comm = *c;
+            }
+            stack = t.stack_bounds();
+        }
+        RegsEnv { regs, comm, stack }
+    }
+}
+
+impl FetchEnv for RegsEnv<'_> {
+    fn register(&self, reg: Reg) -> u64 {
+        match reg {
+            Reg::X(n) => self.regs.regs.get(usize::from(n)).copied().unwrap_or(0),
+            Reg::Sp => self.regs.sp,
+            Reg::Pc => self.regs.pc,
+            Reg::Pstate => self.regs.pstate,
+        }
+    }
+
+    fn kernel_stack_nth(&self, n: u32) -> u64 {
+        let Some((lo, hi)) = self.stack else { return 0 };
+        let Some(addr) = (self.regs.sp as usize).checked_add(8 * n as usize) else {
+            return 0;
+        };
+        if addr < lo || addr.saturating_add(8) > hi {
+            return 0;
+        }
+        arch::nofault::read_u64_nofault(addr).unwrap_or(0)
+    }
+
+    fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> bool {
+        // Aligned 8-byte no-fault loads: one never crosses a page, so it
+        // faults exactly when a byte it is read for does.
+        let mut done = 0usize;
+        while done < dst.len() {
+            let Some(a) = addr.checked_add(done as u64) else {
+                return false;
+            };
+            let word = a & !7;
+            let Ok(v) = arch::nofault::read_u64_nofault(word as usize) else {
+                return false;
+            };
+            let bytes = v.to_le_bytes();
+            let from = (a - word) as usize;
+            let n = (8 - from).min(dst.len() - done);
+            dst[done..done + n].copy_from_slice(&bytes[from..from + n]);
+            done += n;
+        }
+        true
+    }
+
+    fn read_user(&self, addr: u64, dst: &mut [u8]) -> bool {
+        if !arch::uaccess::access_ok(addr, dst.len()) {
+            return false;
+        }
+        // A page that is not present is a failed read, never a fault to
+        // resolve from probe context.
+        let irq = arch::cpu::local_irq_save();
+        crate::fault::pagefault_disable();
+        let ok = arch::uaccess::copy_from_user(dst, addr).is_ok();
+        crate::fault::pagefault_enable();
+        arch::cpu::local_irq_restore(irq);
+        ok
+    }
+
+    fn comm(&self) -> &[u8] {
+        &self.comm
+    }
+
+    fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        trace_probe::sprint_symbol(&KallsymsSymbolizer, addr, dst)
+    }
+}
+
+/// The probes of one event that can be armed, and whether they are.
+struct ArmState {
+    armed: bool,
+    kps: Vec<Arc<Kprobe>>,
+}
+
+/// One event of probes (Linux's `trace_probe_event`): its trace event and
+/// the kprobes that feed it.
+struct ProbeEvent {
+    ev: spin::Once<Arc<TraceEvent>>,
+    /// Hits are recorded (Linux's `TP_FLAG_TRACE`): set before the probes
+    /// are armed and cleared after they are disarmed, so that every hit of
+    /// an armed probe is recorded.
+    tracing: Arc<AtomicBool>,
+    arm: spin::Mutex<ArmState>,
+    /// It was enabled once: removing it clears the trace buffer, as Linux
+    /// does (its entries could no longer be printed).
+    was_enabled: AtomicBool,
+}
+
+impl ProbeEvent {
+    /// Enable (arm every probe) or disable; from the event's `reg`.
+    fn set_armed(&self, on: bool) -> Result<(), Errno> {
+        let mut st = self.arm.lock();
+        if on {
+            self.tracing.store(true, Ordering::Release);
+            for (i, kp) in st.kps.iter().enumerate() {
+                if let Err(e) = enable_kprobe(kp) {
+                    for k in &st.kps[..i] {
+                        let _ = disable_kprobe(k);
+                    }
+                    self.tracing.store(false, Ordering::Release);
+                    return Err(e);
+                }
+            }
+            self.was_enabled.store(true, Ordering::Release);
+        } else {
+            for kp in &st.kps {
+                let _ = disable_kprobe(kp);
+            }
+            self.tracing.store(false, Ordering::Release);
+        }
+        st.armed = on;
+        Ok(())
+    }
+
+    fn event(&self) -> Option<&Arc<TraceEvent>> {
+        self.ev.get()
+    }
+}
+
+/// A registered kprobe or kretprobe.
+enum Probe {
+    K(Arc<Kprobe>),
+    R(Arc<Kretprobe>),
+}
+
+impl Probe {
+    fn kprobe(&self) -> Option<Arc<Kprobe>> {
+        match self {
+            Probe::K(k) => Some(k.clone()),
+            Probe::R(r) => r.kprobe().cloned(),
+        }
+    }
+
+    /// Linux's `trace_kprobe_missed`.
+    fn nmissed(&self) -> u64 {
+        match self {
+            Probe::K(k) => k.nmissed(),
+            Probe::R(r) => r.kprobe().map_or(0, |k| k.nmissed()) + r.nmissed(),
+        }
+    }
+
+    fn unregister(&self) {
+        match self {
+            Probe::K(k) => unregister_kprobe(k),
+            Probe::R(r) => unregister_kretprobe(r),
+        }
+    }
+}
+
+/// What a hit needs.
+struct Hit {
+    def: Arc<ProbeDef>,
+    ev: Arc<TraceEvent>,
+    /// Its event's [`ProbeEvent::tracing`].
+    tracing: Arc<AtomicBool>,
+    nhit: AtomicU64,
+    /// The probed address (`__probe_func` of return records), known once
+    /// the probe is registered.
+    func: AtomicU64,
+}
+
+/// One definition (Linux's `trace_kprobe`).
+struct TraceKprobe {
+    def: Arc<ProbeDef>,
+    pe: Arc<ProbeEvent>,
+    /// None while pending (a module symbol: this kernel has no modules).
+    probe: Option<Probe>,
+    hit: Arc<Hit>,
+}
+
+/// Every definition, in the order they were made (the order of
+/// `kprobe_events`, `dynamic_events` and `kprobe_profile`).
+static DYN_EVENTS: spin::Mutex<Vec<Arc<TraceKprobe>>> = spin::Mutex::new(Vec::new());
+
+/// A `p` hit.
+fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
+    hit.nhit.fetch_add(1, Ordering::Relaxed);
+    let env = RegsEnv::new(regs);
+    let site = ProbeSite::Entry { ip: addr as u64 };
+    record(hit, &env, site, &[]);
+}
+
+/// Writes one record: its size is the fixed part and what the strings
+/// need now (Linux's `__get_data_size`).
+fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
+    if !hit.tracing.load(Ordering::Acquire) {
+        return;
+    }
+    let def = &hit.def;
+    let len = def.fixed_size() + def.dynamic_size(env, edata);
+    hit.ev.record_entry(len, |e| def.fetch(env, site, edata, e).is_ok());
+}
+
+/// A return probe's entry: saves the arguments `$argN` reads at return.
+fn kretprobe_entry(hit: &Hit, ri: &mut KretprobeInstance, regs: &PtRegs) -> i32 {
+    let n = hit.def.entry_data_len();
+    if n == 0 || n > MAX_TRACE_ARGS {
+        return 0;
+    }
+    let mut words = [0u64; MAX_TRACE_ARGS];
+    let env = RegsEnv::new(regs);
+    hit.def.store_entry_data(&env, &mut words[..n]);
+    for (chunk, w) in ri.data.chunks_exact_mut(8).zip(words[..n].iter()) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    0
+}
+
+/// An `r` hit: the function at `func` returns to `ri.ret_addr`.
+fn kretprobe_dispatcher(hit: &Hit, func: usize, ri: &KretprobeInstance, regs: &PtRegs) {
+    hit.nhit.fetch_add(1, Ordering::Relaxed);
+    let n = hit.def.entry_data_len().min(MAX_TRACE_ARGS);
+    let mut words = [0u64; MAX_TRACE_ARGS];
+    for (w, chunk) in words[..n].iter_mut().zip(ri.data.chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        *w = u64::from_le_bytes(b);
+    }
+    let env = RegsEnv::new(regs);
+    let site = ProbeSite::Return {
+        func: func as u64,
+        ret_ip: ri.ret_addr,
+    };
+    record(hit, &env, site, &words[..n]);
+}
+
+/// The trace event for a new probe event: its fields, `print fmt`, text,
+/// and enabling that arms its probes.
+fn event_def(def: &Arc<ProbeDef>, pe: &Arc<ProbeEvent>) -> TraceEventDef {
+    let fields = def
+        .fields()
+        .into_iter()
+        .map(|f| {
+            // A fixed-size array is listed as `TYPE NAME[]` (Linux's f_show
+            // for probe fields, which have no length).
+            let (ty, name) = match f.type_name.find('[') {
+                Some(i) if !f.type_name.starts_with("__data_loc") => {
+                    (String::from(&f.type_name[..i]), format!("{}[]", f.name))
+                }
+                _ => (f.type_name.clone(), f.name.clone()),
+            };
+            FieldDesc::new(&ty, &name, f.offset, f.size, f.signed)
+        })
+        .collect();
+    let pdef = def.clone();
+    let weak: Weak<ProbeEvent> = Arc::downgrade(pe);
+    TraceEventDef {
+        system: def.group.clone(),
+        name: def.event.clone(),
+        fields,
+        print_fmt: def.print_fmt(),
+        print: Box::new(move |out, rec| {
+            out.push_str(&pdef.event);
+            out.push_str(": ");
+            let mut text = Vec::new();
+            pdef.print(rec.entry, &KallsymsSymbolizer, &mut text);
+            out.push_str(&String::from_utf8_lossy(&text));
+            out.push('\n');
+        }),
+        reg: Some(Box::new(move |on| match weak.upgrade() {
+            Some(pe) => pe.set_armed(on),
+            None => Err(Errno::ENOENT),
+        })),
+        ignore_enable: false,
+    }
+}
+
+/// Makes and registers the kprobe (or kretprobe) of `def`, disabled unless
+/// its event is armed. `ENOENT` for a module probe leaves it pending.
+fn register_probe(def: &Arc<ProbeDef>, hit: &Arc<Hit>, armed: bool) -> Result<Option<Probe>, Errno> {
+    if def.pending {
+        return Ok(None);
+    }
+    if let ProbeLocation::Address(a) = def.location {
+        // Linux's kprobe_addr fails with ENOENT for an address in no
+        // symbol, and an address probe that fails so is kept, unarmed, in
+        // case a module brings the address later.
+        if crate::kallsyms::lookup_addr(a as usize).is_none() {
+            return Ok(None);
+        }
+    }
+    let probe = if def.is_return {
+        let rp = match &def.location {
+            ProbeLocation::Symbol { name, .. } => Kretprobe::symbol(name),
+            ProbeLocation::Address(a) => Kretprobe::at(*a as usize),
+        };
+        let (h1, h2) = (hit.clone(), hit.clone());
+        let mut rp = rp
+            .maxactive(def.maxactive as usize)
+            .data_size(8 * def.entry_data_len())
+            .handler(move |ri, regs| {
+                let func = ri_func(&h1);
+                kretprobe_dispatcher(&h1, func, ri, regs);
+                0
+            });
+        if def.entry_data_len() > 0 {
+            rp = rp.entry_handler(move |ri, regs| kretprobe_entry(&h2, ri, regs));
+        }
+        if !armed {
+            rp = rp.disabled();
+        }
+        let rp = Arc::new(rp);
+        register_kretprobe(&rp)?;
+        Probe::R(rp)
+    } else {
+        let kp = match &def.location {
+            ProbeLocation::Symbol { name, offset } => Kprobe::symbol(name, *offset as usize),
+            ProbeLocation::Address(a) => Kprobe::at(*a as usize),
+        };
+        let h = hit.clone();
+        let mut kp = kp.pre(move |kp, regs| {
+            kprobe_dispatcher(&h, kp.addr(), regs);
+            0
+        });
+        if !armed {
+            kp = kp.disabled();
+        }
+        let kp = Arc::new(kp);
+        register_kprobe(&kp)?;
+        Probe::K(kp)
+    };
+    Ok(Some(probe))
+}
+
+/// The probed function's address for a return record: where the probe's
+/// symbol is (resolved once at definition).
+fn ri_func(hit: &Hit) -> usize {
+    hit.func.load(Ordering::Relaxed) as usize
+}
+
+/// Runs one `p`/`r` definition (Linux's `register_trace_kprobe` and its
+/// caller's error reporting).
+fn define(mut def: ProbeDef) -> Result<(), CmdError> {
+    if def.is_return && def.maxactive == 0 {
+        // Linux shows the MAXACTIVE register_kretprobe picked.
+        def.maxactive = trace_probe::default_maxactive(crate::smp::num_online_cpus() as u32);
+    }
+    let mut list = DYN_EVENTS.lock();
+    let same: Vec<Arc<TraceKprobe>> = list
+        .iter()
+        .filter(|t| t.def.group == def.group && t.def.event == def.event)
+        .cloned()
+        .collect();
+    let def = Arc::new(def);
+    if let Some(first) = same.first() {
+        // Append to an existing event (a multiprobe event).
+        let existing: Vec<&ProbeDef> = same.iter().map(|t| &*t.def).collect();
+        def.check_append(&existing)?;
+        let pe = first.pe.clone();
+        let ev = pe.event().ok_or_else(|| def.register_error(Errno::ENOENT))?.clone();
+        let hit = new_hit(&def, &ev, &pe);
+        // Under the event's arm lock: an enable racing with this sees the
+        // new probe, or this sees the event armed.
+        let mut st = pe.arm.lock();
+        let probe = register_probe(&def, &hit, st.armed).map_err(|e| def.register_error(e))?;
+        if let Some(kp) = probe.as_ref().and_then(Probe::kprobe) {
+            hit.func.store(kp.addr() as u64, Ordering::Relaxed);
+            st.kps.push(kp);
+        }
+        drop(st);
+        list.push(Arc::new(TraceKprobe { def, pe, probe, hit }));
+        return Ok(());
+    }
+    let pe = Arc::new(ProbeEvent {
+        ev: spin::Once::new(),
+        tracing: Arc::new(AtomicBool::new(false)),
+        arm: spin::Mutex::new(ArmState {
+            armed: false,
+            kps: Vec::new(),
+        }),
+        was_enabled: AtomicBool::new(false),
+    });
+    let ev = match events::register_trace_event(event_def(&def, &pe)) {
+        Ok(ev) => ev,
+        Err(Errno::EEXIST) => return Err(def.event_exists_error()),
+        Err(e) => return Err(def.register_error(e)),
+    };
+    pe.ev.call_once(|| ev.clone());
+    let hit = new_hit(&def, &ev, &pe);
+    let probe = match register_probe(&def, &hit, false) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = events::unregister_trace_event(&ev);
+            return Err(def.register_error(e));
+        }
+    };
+    if let Some(kp) = probe.as_ref().and_then(Probe::kprobe) {
+        hit.func.store(kp.addr() as u64, Ordering::Relaxed);
+        pe.arm.lock().kps.push(kp);
+    }
+    list.push(Arc::new(TraceKprobe { def, pe, probe, hit }));
+    Ok(())
+}
+
+fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &ProbeEvent) -> Arc<Hit> {
+    Arc::new(Hit {
+        def: def.clone(),
+        ev: ev.clone(),
+        tracing: pe.tracing.clone(),
+        nhit: AtomicU64::new(0),
+        func: AtomicU64::new(0),
+    })
+}
+
+/// Removes definition `i` of `list` (Linux's `unregister_trace_kprobe`):
+/// the last probe of an event takes the event with it, which must not be
+/// enabled or open (EBUSY). Returns whether the trace must be cleared.
+fn free_probe(list: &mut Vec<Arc<TraceKprobe>>, i: usize) -> Result<bool, Errno> {
+    let tk = list[i].clone();
+    let siblings = list.iter().filter(|t| Arc::ptr_eq(&t.pe, &tk.pe)).count() > 1;
+    let mut clear = false;
+    if !siblings {
+        if let Some(ev) = tk.pe.event() {
+            events::unregister_trace_event(ev)?;
+        }
+        clear = tk.pe.was_enabled.load(Ordering::Acquire);
+    }
+    if let Some(p) = &tk.probe {
+        if let Some(kp) = p.kprobe() {
+            tk.pe.arm.lock().kps.retain(|k| !Arc::ptr_eq(k, &kp));
+        }
+        p.unregister();
+    }
+    list.remove(i);
+    Ok(clear)
+}
+
+/// `-:[GRP/]EVENT [matching]` (Linux's `dyn_event_release`): ENOENT if
+/// nothing matches.
+fn release(cmd: &RemoveCmd) -> Result<(), Errno> {
+    let mut list = DYN_EVENTS.lock();
+    let mut ret = Err(Errno::ENOENT);
+    let mut clear = false;
+    let mut i = 0;
+    while i < list.len() {
+        if !cmd.matches(&list[i].def) {
+            i += 1;
+            continue;
+        }
+        match free_probe(&mut list, i) {
+            Ok(c) => {
+                clear |= c;
+                ret = Ok(());
+            }
+            Err(e) => {
+                ret = Err(e);
+                break;
+            }
+        }
+    }
+    drop(list);
+    if clear {
+        global_trace().reset(None);
+    }
+    ret
+}
+
+/// Removes every kprobe event (`kprobe_events` or `dynamic_events` opened
+/// with O_TRUNC; Linux's `dyn_events_release_all`): EBUSY, removing
+/// nothing, if one is enabled.
+pub fn release_all() -> Result<(), Errno> {
+    let mut list = DYN_EVENTS.lock();
+    if list.iter().any(|t| t.pe.event().is_some_and(|e| e.is_enabled())) {
+        return Err(Errno::EBUSY);
+    }
+    let mut clear = false;
+    let mut ret = Ok(());
+    while !list.is_empty() {
+        match free_probe(&mut list, 0) {
+            Ok(c) => clear |= c,
+            Err(e) => {
+                ret = Err(e);
+                break;
+            }
+        }
+    }
+    drop(list);
+    if clear {
+        global_trace().reset(None);
+    }
+    ret
+}
+
+/// Which file a command came through.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    KprobeEvents,
+    DynamicEvents,
+}
+
+/// Runs one command, logging Linux's `error_log` entry for a rejected one.
+fn run_command(raw: &str, src: Source) -> Result<(), Errno> {
+    let ctx = KernelProbeContext;
+    let owned;
+    let mut raw = raw;
+    // dynamic_events also removes with `!TYPE:[GRP/]EVENT`.
+    if src == Source::DynamicEvents && raw.starts_with('!') {
+        let words = trace_probe::argv_split(raw);
+        let head = words.first().copied().unwrap_or("");
+        let Some(i) = head.find(':') else {
+            return Err(Errno::EINVAL);
+        };
+        let mut s = String::from("-:");
+        s.push_str(&head[i + 1..]);
+        for w in &words[1..] {
+            s.push(' ');
+            s.push_str(w);
+        }
+        owned = s;
+        raw = &owned;
+    }
+    let result = match parse_command(raw, &ctx) {
+        Ok(Command::Empty) => Ok(()),
+        Ok(Command::Remove(cmd)) => return release(&cmd),
+        Ok(Command::Define(def)) => define(def),
+        Err(e) => Err(e),
+    };
+    result.map_err(|e| {
+        if !e.msg.is_empty() {
+            error_log::tracing_log_err(ERR_LOC, &command_text(raw), &e);
+        }
+        e.errno
+    })
+}
+
+/// A write to `kprobe_events`/`dynamic_events` (Linux's
+/// `trace_parse_run_command`): one command a line, stopping at the first
+/// that fails, whose error the write returns.
+fn write_commands(buf: &[u8], src: Source) -> Result<usize, Errno> {
+    for cmd in split_commands(buf) {
+        let (line, _) = cmd?;
+        run_command(line, src)?;
+    }
+    Ok(buf.len())
+}
+
+/// `kprobe_events`' and `dynamic_events`' text: one definition a line.
+fn probes_show() -> Vec<u8> {
+    let mut s = String::new();
+    for t in DYN_EVENTS.lock().iter() {
+        s.push_str(&t.def.render());
+        s.push('\n');
+    }
+    s.into_bytes()
+}
+
+/// `kprobe_profile`: name, hits, misses per probe.
+fn profile_show() -> Vec<u8> {
+    let mut s = String::new();
+    for t in DYN_EVENTS.lock().iter() {
+        let missed = t.probe.as_ref().map_or(0, Probe::nmissed);
+        s.push_str(&format!(
+            "  {:<44} {:>15} {:>15}\n",
+            t.def.event,
+            t.hit.nhit.load(Ordering::Relaxed),
+            missed
+        ));
+    }
+    s.into_bytes()
+}
+
+/// One open of `kprobe_events` or `dynamic_events`: the listing is taken
+/// at the first read; writes are commands.
+struct ProbesFile {
+    src: Source,
+    text: spin::Mutex<Option<Arc<Vec<u8>>>>,
+}
+
+impl FileOps for ProbesFile {
+    fn read(&self, _: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
+        let cached = self.text.lock().clone();
+        let data = match cached {
+            Some(d) => d,
+            None => {
+                let d = Arc::new(probes_show());
+                self.text.lock().get_or_insert(d).clone()
+            }
+        };
+        let Ok(off) = usize::try_from(*pos) else { return Ok(0) };
+        let off = off.min(data.len());
+        let n = buf.len().min(data.len() - off);
+        buf[..n].copy_from_slice(&data[off..off + n]);
+        *pos += n as u64;
+        Ok(n)
+    }
+
+    fn write(&self, _: &OpenFile, buf: &[u8], pos: &mut u64) -> vfs::Result<usize> {
+        let n = write_commands(buf, self.src)?;
+        *pos += n as u64;
+        Ok(n)
+    }
+
+    fn llseek(&self, _: &OpenFile, pos: u64, offset: i64, whence: u32, _: u64) -> vfs::Result<u64> {
+        match whence {
+            uapi::fcntl::SEEK_SET | uapi::fcntl::SEEK_CUR => vfs::file::generic_llseek(pos, offset, whence, 0),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+}
+
+fn open_probes(flags: u32, src: Source) -> Result<Arc<dyn FileOps>, Errno> {
+    let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
+    if write && flags & uapi::fcntl::O_TRUNC != 0 {
+        release_all()?;
+    }
+    Ok(Arc::new(ProbesFile {
+        src,
+        text: spin::Mutex::new(None),
+    }))
+}
+
+/// Linux's README lines for what works here: up to `$arg<N>`, then (with
+/// argument names and types, Linux's BTF) [`README_BTF_ARGS`], then the
+/// rest. `%pd/%pD` is left out: the parser refuses it as "Unknown type".
+const README_KPROBES: &str = "  dynamic_events\t\t- Create/append/remove/show the generic dynamic events\n\
+\t\t\t  Write into this file to define/undefine new trace events.\n  \
+kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n\
+\t\t\t  Write into this file to define/undefine new trace events.\n\
+\t  accepts: event-definitions (one definition per line)\n\
+\t   Format: p[:[<group>/][<event>]] <place> [<args>]\n\
+\t           r[maxactive][:[<group>/][<event>]] <place> [<args>]\n\
+\t           -:[<group>/][<event>]\n\
+\t    place: [<module>:]<symbol>[+<offset>]|<memaddr>\n\
+place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n\
+\t     args: <name>=fetcharg[:type]\n\
+\t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],\n\
+\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n";
+
+/// Linux's README line for BTF arguments.
+const README_BTF_ARGS: &str = "\t           <argname>[->field[->field|.field...]],\n";
+
+/// The README lines after the fetch arguments.
+const README_KPROBES_TAIL: &str = "\
+\t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"\n\
+\t     kernel return probes support: $retval, $arg<N>, $comm\n\
+\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n\
+\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n\
+\t           symstr, <type>\\[<array-size>\\]\n";
+
+/// Makes `kprobe_events`, `dynamic_events` and `kprobe_profile` in the
+/// tracefs root, and their README lines.
+pub(super) fn init(root: &Arc<PseudoDir>) {
+    let _ = root.file_ops(
+        "dynamic_events",
+        0o640,
+        Box::new(|flags| open_probes(flags, Source::DynamicEvents)),
+    );
+    let _ = root.file_ops(
+        "kprobe_events",
+        0o640,
+        Box::new(|flags| open_probes(flags, Source::KprobeEvents)),
+    );
+    root.file("kprobe_profile", 0o440, Box::new(profile_show), None);
+    readme_add(ReadmeSection::Files, README_KPROBES);
+    readme_add(ReadmeSection::Files, README_BTF_ARGS);
+    readme_add(ReadmeSection::Files, README_KPROBES_TAIL);
+}
