@@ -273,18 +273,23 @@ static DYN_EVENTS: spin::Mutex<Vec<Arc<TraceKprobe>>> = spin::Mutex::new(Vec::ne
 
 /// A `p` hit.
 fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
-    hit.nhit.fetch_add(1, Ordering::Relaxed);
     let env = RegsEnv::new(regs);
     let site = ProbeSite::Entry { ip: addr as u64 };
     record(hit, &env, site, &[]);
 }
 
-/// Writes one record: its size is the fixed part and what the strings
-/// need now (Linux's `__get_data_size`).
+/// Counts a hit and writes its record: its size is the fixed part and
+/// what the strings need now (Linux's `__get_data_size`).
+///
+/// A hit is counted only while the event traces, so every hit
+/// `kprobe_profile` counts is either in the buffer or counted lost there,
+/// even for a hit racing the event's disabling (or a return probe's
+/// instance returning after it); Linux counts those too, then drops them.
 fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
     if !hit.tracing.load(Ordering::Acquire) {
         return;
     }
+    hit.nhit.fetch_add(1, Ordering::Relaxed);
     let def = &hit.def;
     let len = def.fixed_size() + def.dynamic_size(env, edata);
     hit.ev.record_entry(len, |e| def.fetch(env, site, edata, e).is_ok());
@@ -307,7 +312,6 @@ fn kretprobe_entry(hit: &Hit, ri: &mut KretprobeInstance, regs: &PtRegs) -> i32 
 
 /// An `r` hit: the function at `func` returns to `ri.ret_addr`.
 fn kretprobe_dispatcher(hit: &Hit, func: usize, ri: &KretprobeInstance, regs: &PtRegs) {
-    hit.nhit.fetch_add(1, Ordering::Relaxed);
     let n = hit.def.entry_data_len().min(MAX_TRACE_ARGS);
     let mut words = [0u64; MAX_TRACE_ARGS];
     for (w, chunk) in words[..n].iter_mut().zip(ri.data.chunks_exact(8)) {

@@ -30,7 +30,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use kprobetests::parse::{self, TraceLine};
-use kprobetests::sys::{getppid, lseek_raw, now_ns, pin_to_cpu, sleep_ms};
+use kprobetests::sys::{getpid, getppid, lseek_raw, now_ns, pin_to_cpu, sleep_ms};
 use kprobetests::tracefs::Tracefs;
 use rt::process::{exit, fork, kill, waitpid, Fork, WaitStatus, SIGKILL};
 use rt::{fs, println, Errno};
@@ -399,6 +399,9 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
     let [stop_r, stop_w] = fs::pipe2(fs::O_CLOEXEC | fs::O_NONBLOCK).map_err(|e| format!("pipe: {e:?}"))?;
     let [rep_r, rep_w] = fs::pipe2(fs::O_CLOEXEC).map_err(|e| format!("pipe: {e:?}"))?;
     let manager_parent = getppid();
+    // Taken before the fork: a getppid in the reader would itself hit the
+    // churn probe on getppid, which only the manager may hit.
+    let manager = getpid();
     let reader_pid = match fork().map_err(|e| format!("fork: {e:?}"))? {
         Fork::Child => {
             let _ = fs::close(stop_w);
@@ -406,7 +409,7 @@ fn run(t: &Tracefs, o: &Options) -> Result<String, String> {
             let _ = fs::close(go_w);
             let tasks = Tasks {
                 hitters: pids,
-                manager: getppid(),
+                manager,
                 manager_parent,
                 churn_in_top: matches!(mode, ChurnMode::TopDeferred),
             };
