@@ -297,7 +297,7 @@ fn stacktrace_trigger_records_a_kernel_stack_after_the_event() {
     let frames: Vec<&String> = lines.iter().skip(2).take_while(|l| l.starts_with(" => ")).collect();
     assert!(!frames.is_empty(), "{lines:?}");
     // The first frame is the caller of the record path, then this test.
-    assert!(frames[0].ends_with("event_filter_tests::hit"), "{frames:?}");
+    assert!(frames[0].ends_with("event_filter_tests__hit"), "{frames:?}");
     assert!(
         frames[1].contains("stacktrace_trigger_records_a_kernel_stack"),
         "{frames:?}"

@@ -92,7 +92,7 @@ fn kprobe_event_defined_enabled_hit_printed_counted_and_removed() {
         lines[0]
     );
     assert!(
-        lines[1].contains(" ktkr: (") && lines[1].ends_with(" <- ktest_trace_kprobe_target) ret=0x15 arg=0x7"),
+        lines[1].contains(" ktkr: (") && lines[1].ends_with(" <- ktest_trace_kprobe_target) ret=21 arg=0x7"),
         "{}",
         lines[1]
     );
