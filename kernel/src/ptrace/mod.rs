@@ -267,8 +267,10 @@ fn notify_tracer(tracer: &Arc<Task>, me: &Task, why: i32, exit_code: u32) {
     tp.child_wait.wake_up_all();
 }
 
+/// A SIGKILL of its own ends (or prevents) a stop; the caller of a group
+/// exit still stops for PTRACE_EVENT_EXIT (Linux's __fatal_signal_pending).
 fn dying(me: &Task) -> bool {
-    signal::fatal_pending(me) || me.process.get().is_some_and(|p| p.exiting.load(Ordering::Acquire))
+    signal::fatal_pending(me)
 }
 
 /// Linux's ptrace_stop: stops the current task for its tracer with

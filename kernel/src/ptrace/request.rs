@@ -206,8 +206,7 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
             child,
             SigInfo {
                 signo: SIGSTOP,
-                code: code::SI_USER,
-                pid: me.process.get().map_or(0, |p| p.pid),
+                code: code::SI_KERNEL,
                 ..Default::default()
             },
         );
@@ -299,7 +298,8 @@ fn regset_shape(nt: u32) -> Option<(usize, usize)> {
     Some(match nt {
         NT_PRSTATUS => (8, UserPtRegs::SIZE / 8),
         NT_PRFPREG => (4, UserFpsimdState::SIZE / 4),
-        NT_ARM_TLS => (8, 1),
+        // TPIDR_EL0 and TPIDR2_EL0 (zero without SME), as Linux 6.12.
+        NT_ARM_TLS => (8, 2),
         NT_ARM_SYSTEM_CALL => (4, 1),
         _ => return None,
     })
@@ -330,10 +330,12 @@ fn regset_get(child: &Arc<Task>, nt: u32) -> Result<Vec<u8>, Errno> {
         }
         NT_ARM_TLS => {
             let pending = child.ptrace.state.lock().pending_tls;
-            pending
+            let mut b = pending
                 .unwrap_or_else(|| child.tls.load(Ordering::Relaxed))
                 .to_le_bytes()
-                .to_vec()
+                .to_vec();
+            b.extend_from_slice(&[0; 8]);
+            b
         }
         NT_ARM_SYSTEM_CALL => with_frame(child, |f| (f.syscallno as i32).to_le_bytes().to_vec())?,
         _ => return Err(Errno::EINVAL),
@@ -377,7 +379,7 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
         }
         NT_ARM_TLS => {
             let mut b = [0u8; 8];
-            b.copy_from_slice(&image);
+            b.copy_from_slice(&image[..8]);
             let mut st = child.ptrace.state.lock();
             if !st.stopped {
                 return Err(Errno::ESRCH);
