@@ -350,7 +350,12 @@ pub fn do_clone(
     TASKS.lock().insert(tid, task.clone());
     // Attached before it first runs (Linux's ptrace_init_task).
     let trace = crate::ptrace::clone_event(&me, flags, exit_signal);
-    crate::ptrace::ptrace_init_task(&task, &me, trace, flags & CLONE_PTRACE != 0 && flags & CLONE_UNTRACED == 0);
+    crate::ptrace::ptrace_init_task(
+        &task,
+        &me,
+        trace,
+        flags & CLONE_PTRACE != 0 && flags & CLONE_UNTRACED == 0,
+    );
     let vfork = (flags & CLONE_VFORK != 0).then(|| {
         let done = Arc::new(VforkDone {
             released: AtomicBool::new(false),

@@ -53,7 +53,9 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             // it from the list is what makes exactly one waiter reap it.
             let mut children = me.children.lock();
             found_any = children.iter().any(|c| selected(who, options, c));
-            let zombie = children.iter().position(|c| selected(who, options, c) && c.is_reapable());
+            let zombie = children
+                .iter()
+                .position(|c| selected(who, options, c) && c.is_reapable());
             if let Some(i) = zombie {
                 let c = if keep { children[i].clone() } else { children.remove(i) };
                 drop(children);
@@ -104,7 +106,11 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
         let tracees = crate::ptrace::wait_tracees(who, options);
         found_any |= tracees.found_any;
         if let Some((pid, event, task)) = tracees.report {
-            let times = task.process.get().map(|p| crate::cputime::rusage_both(p)).unwrap_or_default();
+            let times = task
+                .process
+                .get()
+                .map(|p| crate::cputime::rusage_both(p))
+                .unwrap_or_default();
             return Ok(Some(Reaped { pid, event, times }));
         }
         if !found_any {

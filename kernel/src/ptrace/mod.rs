@@ -154,7 +154,9 @@ impl TaskPtrace {
 }
 
 fn is_tracer(st: &PtraceState, t: &Arc<Task>) -> bool {
-    st.tracer.as_ref().is_some_and(|w| core::ptr::eq(w.as_ptr(), Arc::as_ptr(t)))
+    st.tracer
+        .as_ref()
+        .is_some_and(|w| core::ptr::eq(w.as_ptr(), Arc::as_ptr(t)))
 }
 
 /// Whether `sig` is 0..=64 (Linux's valid_signal, 0 included).
@@ -279,7 +281,13 @@ fn dying(me: &Task) -> bool {
 /// Returns the code it resumed with (the signal a resume passed, or the
 /// stop's own code if the tracer never collected it) and the siginfo as
 /// the tracer left it. `regs` is the frame the tracer may have changed.
-fn ptrace_stop(exit_code: u32, why: i32, message: u64, info: Option<SigInfo>, regs: Option<&mut PtRegs>) -> (u32, Option<SigInfo>) {
+fn ptrace_stop(
+    exit_code: u32,
+    why: i32,
+    message: u64,
+    info: Option<SigInfo>,
+    regs: Option<&mut PtRegs>,
+) -> (u32, Option<SigInfo>) {
     let me = sched::current();
     if dying(&me) {
         return (exit_code, info);
@@ -344,7 +352,12 @@ fn ptrace_stop(exit_code: u32, why: i32, message: u64, info: Option<SigInfo>, re
         st.listening = false;
         st.message = 0;
         let code = core::mem::take(&mut st.exit_code);
-        (code, st.last_siginfo.take(), st.pending_fpsimd.take(), st.pending_tls.take())
+        (
+            code,
+            st.last_siginfo.take(),
+            st.pending_fpsimd.take(),
+            st.pending_tls.take(),
+        )
     };
     drop(guard);
     if let Some(fp) = fp {
@@ -426,7 +439,11 @@ fn report_syscall(regs: &mut PtRegs, exit: bool) -> bool {
     let sysgood = me.ptrace.options() & PTRACE_O_TRACESYSGOOD != 0;
     let saved = regs.regs[7];
     regs.regs[7] = exit as u64;
-    let msg = if exit { EVENTMSG_SYSCALL_EXIT } else { EVENTMSG_SYSCALL_ENTRY };
+    let msg = if exit {
+        EVENTMSG_SYSCALL_EXIT
+    } else {
+        EVENTMSG_SYSCALL_ENTRY
+    };
     let code = SIGTRAP | if sysgood { 0x80 } else { 0 };
     drop(me);
     let signr = ptrace_do_notify(SIGTRAP, code, CLD_TRAPPED, msg, Some(&mut *regs));
@@ -475,7 +492,11 @@ pub fn ptrace_signal(info: SigInfo, regs: &mut PtRegs) -> Option<SigInfo> {
     let me = sched::current();
     let mut info = edited.unwrap_or(info);
     if code != info.signo {
-        let tracer_pid = me.ptrace.tracer().and_then(|t| t.process.get().map(|p| p.pid)).unwrap_or(0);
+        let tracer_pid = me
+            .ptrace
+            .tracer()
+            .and_then(|t| t.process.get().map(|p| p.pid))
+            .unwrap_or(0);
         info = SigInfo {
             signo: code,
             code: code::SI_USER,
@@ -552,7 +573,10 @@ pub fn exit_ptrace_tracee(me: &Arc<Task>, p: &Arc<Process>, status: i32, last: b
         unlink(me);
         return;
     };
-    let tracer_is_parent = tracer.process.get().is_some_and(|tp| tp.pid == p.ppid.load(Ordering::Acquire));
+    let tracer_is_parent = tracer
+        .process
+        .get()
+        .is_some_and(|tp| tp.pid == p.ppid.load(Ordering::Acquire));
     if last && tracer_is_parent {
         // The real parent's wait reaps it, once.
         unlink(me);
@@ -649,7 +673,9 @@ fn waiting_threads(me: &Arc<Task>, options: u32) -> Vec<Arc<Task>> {
     if options & process_core::WNOTHREAD != 0 {
         return alloc::vec![me.clone()];
     }
-    me.process.get().map_or_else(|| alloc::vec![me.clone()], |p| p.threads.lock().clone())
+    me.process
+        .get()
+        .map_or_else(|| alloc::vec![me.clone()], |p| p.threads.lock().clone())
 }
 
 /// Linux's wait_consider_task over `->ptraced`: a tracee's unreported stop
@@ -671,7 +697,9 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
                 drop(st);
                 if !keep {
                     let mut list = tracer.ptrace.ptraced.lock();
-                    let Some(i) = list.iter().position(|x| Arc::ptr_eq(x, t)) else { continue };
+                    let Some(i) = list.iter().position(|x| Arc::ptr_eq(x, t)) else {
+                        continue;
+                    };
                     list.remove(i);
                     drop(list);
                     release_dead_tracee(t);

@@ -160,7 +160,11 @@ fn ptrace_traceme(me: &Arc<Task>) -> SysResult {
     let p = me.process.get().ok_or(Errno::EPERM)?;
     let parent_tid = me.ptrace.parent_tid.load(Ordering::Relaxed);
     let parent = crate::process::find_task(parent_tid)
-        .filter(|t| t.process.get().is_some_and(|pp| pp.pid == p.ppid.load(Ordering::Acquire)))
+        .filter(|t| {
+            t.process
+                .get()
+                .is_some_and(|pp| pp.pid == p.ppid.load(Ordering::Acquire))
+        })
         .or_else(|| crate::process::find_process(p.ppid.load(Ordering::Acquire)).and_then(|pp| pp.main_thread()));
     let mut st = me.ptrace.state.lock();
     if me.ptrace.is_traced() || st.tracer.is_some() {

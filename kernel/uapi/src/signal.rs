@@ -318,7 +318,9 @@ impl SigInfo {
         b[4..8].copy_from_slice(&self.errno.to_le_bytes());
         b[8..12].copy_from_slice(&self.code.to_le_bytes());
         match self.signo {
-            nr::SIGTRAP if (1..=code::NSIGTRAP).contains(&self.code) => b[16..24].copy_from_slice(&self.addr.to_le_bytes()),
+            nr::SIGTRAP if (1..=code::NSIGTRAP).contains(&self.code) => {
+                b[16..24].copy_from_slice(&self.addr.to_le_bytes())
+            }
             nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE if self.code > 0 => {
                 b[16..24].copy_from_slice(&self.addr.to_le_bytes())
             }

@@ -186,7 +186,11 @@ fn kill_and_reap(pid: i32) {
 fn traceme_then_sigstop_reports_signal_stop_with_siginfo() -> Outcome {
     let pid = spawn_traced(|| 7)?;
     let si = siginfo(pid)?;
-    check_eq!((si.signo, si.code, si.pid), (SIGSTOP as u32, SI_USER, pid as u32), "siginfo");
+    check_eq!(
+        (si.signo, si.code, si.pid),
+        (SIGSTOP as u32, SI_USER, pid as u32),
+        "siginfo"
+    );
     cont(pid, 0)?;
     expect_exit(pid, 7)
 }
@@ -227,8 +231,16 @@ fn setsiginfo_replaces_what_getsiginfo_reports() -> Outcome {
     si.uid = 77;
     ptrace(PTRACE_SETSIGINFO, pid, 0, si.to_bytes().as_ptr() as usize).ctx("SETSIGINFO")?;
     let back = siginfo(pid)?;
-    check_eq!((back.signo, back.code, back.pid, back.uid), (SIGSTOP as u32, -60, 4242, 77), "siginfo after SETSIGINFO");
-    expect_err(ptrace(PTRACE_GETSIGINFO, pid, 0, 8), Errno::EFAULT, "GETSIGINFO to a bad address")?;
+    check_eq!(
+        (back.signo, back.code, back.pid, back.uid),
+        (SIGSTOP as u32, -60, 4242, 77),
+        "siginfo after SETSIGINFO"
+    );
+    expect_err(
+        ptrace(PTRACE_GETSIGINFO, pid, 0, 8),
+        Errno::EFAULT,
+        "GETSIGINFO to a bad address",
+    )?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -278,11 +290,23 @@ fn poketext_patches_tracee_text_without_touching_ours() -> Outcome {
 fn peek_and_poke_of_unmapped_address_are_eio() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     let mut w: u64 = 0;
-    expect_err(ptrace(PTRACE_PEEKDATA, pid, 16, &mut w as *mut u64 as usize), Errno::EIO, "PEEKDATA at 16")?;
+    expect_err(
+        ptrace(PTRACE_PEEKDATA, pid, 16, &mut w as *mut u64 as usize),
+        Errno::EIO,
+        "PEEKDATA at 16",
+    )?;
     expect_err(ptrace(PTRACE_POKEDATA, pid, 16, 1), Errno::EIO, "POKEDATA at 16")?;
-    expect_err(ptrace(PTRACE_PEEKUSR, pid, 0, &mut w as *mut u64 as usize), Errno::EIO, "PEEKUSR")?;
+    expect_err(
+        ptrace(PTRACE_PEEKUSR, pid, 0, &mut w as *mut u64 as usize),
+        Errno::EIO,
+        "PEEKUSR",
+    )?;
     let addr = &WORD as *const AtomicU64 as usize;
-    expect_err(ptrace(PTRACE_PEEKDATA, pid, addr, 8), Errno::EFAULT, "PEEKDATA into a bad buffer")?;
+    expect_err(
+        ptrace(PTRACE_PEEKDATA, pid, addr, 8),
+        Errno::EFAULT,
+        "PEEKDATA into a bad buffer",
+    )?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -320,7 +344,11 @@ fn setregset_prstatus_changes_the_syscall_result() -> Outcome {
     check_eq!(regs(pid)?.regs[0], 1234, "x0 read back");
     let mut bad = r;
     bad.pstate = 0x5; // EL1h
-    expect_err(setregset(pid, NT_PRSTATUS, &bad.to_bytes()), Errno::EINVAL, "an EL1 pstate")?;
+    expect_err(
+        setregset(pid, NT_PRSTATUS, &bad.to_bytes()),
+        Errno::EINVAL,
+        "an EL1 pstate",
+    )?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -328,16 +356,40 @@ fn setregset_prstatus_changes_the_syscall_result() -> Outcome {
 fn regset_iovec_length_is_checked_and_cut() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     let mut big = [0xaau8; 400];
-    check_eq!(getregset(pid, NT_PRSTATUS, &mut big, 400), Ok(272), "a long iovec is cut to the regset");
+    check_eq!(
+        getregset(pid, NT_PRSTATUS, &mut big, 400),
+        Ok(272),
+        "a long iovec is cut to the regset"
+    );
     let mut small = [0xaau8; 16];
     check_eq!(getregset(pid, NT_PRSTATUS, &mut small, 8), Ok(8), "one register");
     check_eq!(&small[8..], &[0xaa; 8][..], "bytes past the length untouched");
-    check_eq!(getregset(pid, NT_PRSTATUS, &mut small, 7), Err(Errno::EINVAL), "a length not a multiple of 8");
+    check_eq!(
+        getregset(pid, NT_PRSTATUS, &mut small, 7),
+        Err(Errno::EINVAL),
+        "a length not a multiple of 8"
+    );
     check_eq!(getregset(pid, NT_PRSTATUS, &mut small, 0), Ok(0), "length 0");
-    check_eq!(getregset(pid, NT_PRFPREG, &mut big, 400), Ok(400), "NT_PRFPREG (520 bytes) cut to 400");
-    check_eq!(getregset(pid, NT_ARM_TLS, &mut big, 400), Ok(16), "NT_ARM_TLS (TPIDR_EL0, TPIDR2_EL0)");
-    check_eq!(getregset(pid, NT_ARM_SYSTEM_CALL, &mut big, 400), Ok(4), "NT_ARM_SYSTEM_CALL");
-    check_eq!(getregset(pid, 0x999, &mut big, 400), Err(Errno::EINVAL), "an unknown regset");
+    check_eq!(
+        getregset(pid, NT_PRFPREG, &mut big, 400),
+        Ok(400),
+        "NT_PRFPREG (520 bytes) cut to 400"
+    );
+    check_eq!(
+        getregset(pid, NT_ARM_TLS, &mut big, 400),
+        Ok(16),
+        "NT_ARM_TLS (TPIDR_EL0, TPIDR2_EL0)"
+    );
+    check_eq!(
+        getregset(pid, NT_ARM_SYSTEM_CALL, &mut big, 400),
+        Ok(4),
+        "NT_ARM_SYSTEM_CALL"
+    );
+    check_eq!(
+        getregset(pid, 0x999, &mut big, 400),
+        Err(Errno::EINVAL),
+        "an unknown regset"
+    );
     let mut iov = [big.as_mut_ptr() as usize, 8];
     check_eq!(
         ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS as usize, 8).err(),
@@ -365,13 +417,25 @@ fn regset_fpsimd_reads_and_writes_d0() -> Outcome {
     };
     expect_wait(pid, stopped(SIGSTOP), "stop")?;
     let mut b = [0u8; UserFpsimdState::SIZE];
-    check_eq!(getregset(pid, NT_PRFPREG, &mut b, UserFpsimdState::SIZE), Ok(UserFpsimdState::SIZE), "NT_PRFPREG length");
+    check_eq!(
+        getregset(pid, NT_PRFPREG, &mut b, UserFpsimdState::SIZE),
+        Ok(UserFpsimdState::SIZE),
+        "NT_PRFPREG length"
+    );
     let mut fp = UserFpsimdState::from_bytes(&b);
     check_eq!(fp.vregs[0] as u64, 0x4001_2345_6789_abcd, "d0");
     fp.vregs[0] = 0x7ff0_0000_0000_0001;
     setregset(pid, NT_PRFPREG, &fp.to_bytes()).ctx("SETREGSET NT_PRFPREG")?;
-    check_eq!(getregset(pid, NT_PRFPREG, &mut b, UserFpsimdState::SIZE), Ok(UserFpsimdState::SIZE), "NT_PRFPREG again");
-    check_eq!(UserFpsimdState::from_bytes(&b).vregs[0] as u64, 0x7ff0_0000_0000_0001, "d0 read back");
+    check_eq!(
+        getregset(pid, NT_PRFPREG, &mut b, UserFpsimdState::SIZE),
+        Ok(UserFpsimdState::SIZE),
+        "NT_PRFPREG again"
+    );
+    check_eq!(
+        UserFpsimdState::from_bytes(&b).vregs[0] as u64,
+        0x7ff0_0000_0000_0001,
+        "d0 read back"
+    );
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -461,7 +525,11 @@ fn syscall_info_sizes_and_contents_at_entry_exit_and_signal_stop() -> Outcome {
     expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
     let (n, b) = syscall_info(pid, 88)?;
     check_eq!((n, b[0]), (33, PTRACE_SYSCALL_INFO_EXIT), "exit");
-    check_eq!((le64(&b, 24) as i64, b[32]), (sys::getpid() as i64, 0), "rval and is_error");
+    check_eq!(
+        (le64(&b, 24) as i64, b[32]),
+        (sys::getpid() as i64, 0),
+        "rval and is_error"
+    );
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -471,7 +539,11 @@ fn syscall_stop_without_tracesysgood_is_plain_sigtrap() -> Outcome {
     syscall(pid, 0)?;
     expect_wait(pid, stopped(SIGTRAP), "entry stop")?;
     let (n, b) = syscall_info(pid, 88)?;
-    check_eq!((n, b[0]), (24, PTRACE_SYSCALL_INFO_NONE), "no syscall info without TRACESYSGOOD");
+    check_eq!(
+        (n, b[0]),
+        (24, PTRACE_SYSCALL_INFO_NONE),
+        "no syscall info without TRACESYSGOOD"
+    );
     check_eq!(siginfo(pid)?.code, SIGTRAP, "si_code");
     cont(pid, 0)?;
     expect_exit(pid, 0)
@@ -551,13 +623,21 @@ fn tracefork_reports_event_and_attaches_the_child() -> Outcome {
     expect_wait(pid, event_stop(PTRACE_EVENT_FORK), "fork event")?;
     let child = eventmsg(pid)? as i32;
     let si = siginfo(pid)?;
-    check_eq!((si.signo, si.code), (SIGTRAP as u32, SIGTRAP | (1 << 8)), "event siginfo");
+    check_eq!(
+        (si.signo, si.code),
+        (SIGTRAP as u32, SIGTRAP | (1 << 8)),
+        "event siginfo"
+    );
     expect_wait(child, stopped(SIGSTOP), "the auto-attached child's SIGSTOP")?;
     check_eq!(sys_tracer_pid(child)?, sys::getpid(), "the child's TracerPid");
     cont(child, 0)?;
     cont(pid, 0)?;
     expect_wait(child, 4 << 8, "the child's exit, to its tracer")?;
-    expect_wait(pid, stopped(SIGCHLD), "the SIGCHLD of that exit, a tracer sees even ignored signals")?;
+    expect_wait(
+        pid,
+        stopped(SIGCHLD),
+        "the SIGCHLD of that exit, a tracer sees even ignored signals",
+    )?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -645,7 +725,11 @@ fn seize_does_not_stop_and_interrupt_reports_event_stop() -> Outcome {
     ptrace(PTRACE_INTERRUPT, pid, 0, 0).ctx("INTERRUPT")?;
     expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "interrupt stop")?;
     let si = siginfo(pid)?;
-    check_eq!((si.signo, si.code), (SIGTRAP as u32, SIGTRAP | (0x80 << 8)), "its siginfo");
+    check_eq!(
+        (si.signo, si.code),
+        (SIGTRAP as u32, SIGTRAP | (0x80 << 8)),
+        "its siginfo"
+    );
     check_eq!(si.pid, pid as u32, "si_pid");
     let r = regs(pid)?;
     check_eq!(r.regs[8], rt::syscall::nr::NANOSLEEP as u64, "stopped out of nanosleep");
@@ -657,7 +741,11 @@ fn seize_does_not_stop_and_interrupt_reports_event_stop() -> Outcome {
 fn seize_checks_addr_and_options() -> Outcome {
     let pid = spawn(sleeper)?;
     expect_err(ptrace(PTRACE_SEIZE, pid, 1, 0), Errno::EIO, "SEIZE with addr")?;
-    expect_err(ptrace(PTRACE_SEIZE, pid, 0, 0x100), Errno::EIO, "SEIZE with an unknown option")?;
+    expect_err(
+        ptrace(PTRACE_SEIZE, pid, 0, 0x100),
+        Errno::EIO,
+        "SEIZE with an unknown option",
+    )?;
     ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD as usize).ctx("SEIZE with TRACESYSGOOD")?;
     expect_err(ptrace(PTRACE_SEIZE, pid, 0, 0), Errno::EPERM, "SEIZE twice")?;
     kill_and_reap(pid);
@@ -666,7 +754,11 @@ fn seize_checks_addr_and_options() -> Outcome {
 
 fn setoptions_rejects_unknown_bits() -> Outcome {
     let pid = spawn_traced(|| 0)?;
-    expect_err(ptrace(PTRACE_SETOPTIONS, pid, 0, 0x100), Errno::EINVAL, "an unknown option")?;
+    expect_err(
+        ptrace(PTRACE_SETOPTIONS, pid, 0, 0x100),
+        Errno::EINVAL,
+        "an unknown option",
+    )?;
     expect_err(ptrace(0x4299, pid, 0, 0), Errno::EIO, "an unknown request")?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
@@ -674,7 +766,11 @@ fn setoptions_rejects_unknown_bits() -> Outcome {
 
 fn interrupt_and_listen_need_seize() -> Outcome {
     let pid = spawn_traced(|| 0)?;
-    expect_err(ptrace(PTRACE_INTERRUPT, pid, 0, 0), Errno::EIO, "INTERRUPT after TRACEME")?;
+    expect_err(
+        ptrace(PTRACE_INTERRUPT, pid, 0, 0),
+        Errno::EIO,
+        "INTERRUPT after TRACEME",
+    )?;
     expect_err(ptrace(PTRACE_LISTEN, pid, 0, 0), Errno::EIO, "LISTEN after TRACEME")?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
@@ -686,9 +782,17 @@ fn group_stop_of_seized_tracee_is_event_stop_and_listen_waits() -> Outcome {
     rt::process::kill(pid, SIGSTOP).ctx("kill SIGSTOP")?;
     expect_wait(pid, stopped(SIGSTOP), "SIGSTOP delivery stop")?;
     cont(pid, SIGSTOP)?;
-    expect_wait(pid, ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f, "group stop as PTRACE_EVENT_STOP")?;
+    expect_wait(
+        pid,
+        ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f,
+        "group stop as PTRACE_EVENT_STOP",
+    )?;
     let si = siginfo(pid)?;
-    check_eq!((si.signo, si.code), (SIGSTOP as u32, SIGSTOP | (0x80 << 8)), "its siginfo");
+    check_eq!(
+        (si.signo, si.code),
+        (SIGSTOP as u32, SIGSTOP | (0x80 << 8)),
+        "its siginfo"
+    );
     ptrace(PTRACE_LISTEN, pid, 0, 0).ctx("LISTEN")?;
     expect_err(ptrace(PTRACE_CONT, pid, 0, 0), Errno::ESRCH, "CONT while listening")?;
     check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "nothing new while listening");
@@ -708,7 +812,11 @@ fn attach_stops_with_sigstop_and_detach_resumes() -> Outcome {
     ptrace(PTRACE_ATTACH, pid, 0, 0).ctx("ATTACH")?;
     expect_wait(pid, stopped(SIGSTOP), "the attach SIGSTOP")?;
     let si = siginfo(pid)?;
-    check_eq!((si.signo, si.code, si.pid), (SIGSTOP as u32, SI_KERNEL, 0), "its siginfo (SEND_SIG_PRIV)");
+    check_eq!(
+        (si.signo, si.code, si.pid),
+        (SIGSTOP as u32, SI_KERNEL, 0),
+        "its siginfo (SEND_SIG_PRIV)"
+    );
     check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid");
     ptrace(PTRACE_DETACH, pid, 0, 0).ctx("DETACH")?;
     check_eq!(sys_tracer_pid(pid)?, 0, "TracerPid after DETACH");
@@ -720,9 +828,21 @@ fn attach_stops_with_sigstop_and_detach_resumes() -> Outcome {
 }
 
 fn attach_and_traceme_errors() -> Outcome {
-    expect_err(ptrace(PTRACE_ATTACH, sys::getpid(), 0, 0), Errno::EPERM, "ATTACH to oneself")?;
-    expect_err(ptrace(PTRACE_ATTACH, 0x3fff_fff0, 0, 0), Errno::ESRCH, "ATTACH to no such pid")?;
-    expect_err(ptrace(PTRACE_ATTACH, -5, 0, 0), Errno::ESRCH, "ATTACH to a negative pid")?;
+    expect_err(
+        ptrace(PTRACE_ATTACH, sys::getpid(), 0, 0),
+        Errno::EPERM,
+        "ATTACH to oneself",
+    )?;
+    expect_err(
+        ptrace(PTRACE_ATTACH, 0x3fff_fff0, 0, 0),
+        Errno::ESRCH,
+        "ATTACH to no such pid",
+    )?;
+    expect_err(
+        ptrace(PTRACE_ATTACH, -5, 0, 0),
+        Errno::ESRCH,
+        "ATTACH to a negative pid",
+    )?;
     let pid = spawn_traced(|| {
         let twice = ptrace(PTRACE_TRACEME, 0, 0, 0);
         i32::from(twice != Err(Errno::EPERM))
@@ -746,16 +866,29 @@ static THIEF_TARGET: AtomicU64 = AtomicU64::new(0);
 
 fn requests_need_a_stopped_tracee_of_ours() -> Outcome {
     let pid = spawn(sleeper)?;
-    expect_err(ptrace(PTRACE_CONT, pid, 0, 0), Errno::ESRCH, "CONT of an untraced child")?;
+    expect_err(
+        ptrace(PTRACE_CONT, pid, 0, 0),
+        Errno::ESRCH,
+        "CONT of an untraced child",
+    )?;
     let mut w: u64 = 0;
     expect_err(
-        ptrace(PTRACE_PEEKDATA, pid, &WORD as *const AtomicU64 as usize, &mut w as *mut u64 as usize),
+        ptrace(
+            PTRACE_PEEKDATA,
+            pid,
+            &WORD as *const AtomicU64 as usize,
+            &mut w as *mut u64 as usize,
+        ),
         Errno::ESRCH,
         "PEEKDATA of an untraced child",
     )?;
     ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
     expect_err(ptrace(PTRACE_CONT, pid, 0, 0), Errno::ESRCH, "CONT of a running tracee")?;
-    expect_err(ptrace(PTRACE_GETSIGINFO, pid, 0, 0), Errno::ESRCH, "GETSIGINFO of a running tracee")?;
+    expect_err(
+        ptrace(PTRACE_GETSIGINFO, pid, 0, 0),
+        Errno::ESRCH,
+        "GETSIGINFO of a running tracee",
+    )?;
     ptrace(PTRACE_INTERRUPT, pid, 0, 0).ctx("INTERRUPT")?;
     expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "interrupt stop")?;
     expect_err(ptrace(PTRACE_CONT, pid, 0, 65), Errno::EIO, "CONT with signal 65")?;
@@ -767,14 +900,22 @@ fn requests_need_a_stopped_tracee_of_ours() -> Outcome {
 fn getsigmask_and_setsigmask() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     let mut m: u64 = 0xffff;
-    expect_err(ptrace(PTRACE_GETSIGMASK, pid, 4, &mut m as *mut u64 as usize), Errno::EINVAL, "size 4")?;
+    expect_err(
+        ptrace(PTRACE_GETSIGMASK, pid, 4, &mut m as *mut u64 as usize),
+        Errno::EINVAL,
+        "size 4",
+    )?;
     ptrace(PTRACE_GETSIGMASK, pid, 8, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
     check_eq!(m, 0, "the initial mask");
     let set: u64 = (1 << (SIGUSR1 - 1)) | (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
     ptrace(PTRACE_SETSIGMASK, pid, 8, &set as *const u64 as usize).ctx("SETSIGMASK")?;
     ptrace(PTRACE_GETSIGMASK, pid, 8, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
     check_eq!(m, 1 << (SIGUSR1 - 1), "SIGKILL and SIGSTOP cannot be blocked");
-    expect_err(ptrace(PTRACE_SETSIGMASK, pid, 8, 8), Errno::EFAULT, "a bad mask address")?;
+    expect_err(
+        ptrace(PTRACE_SETSIGMASK, pid, 8, 8),
+        Errno::EFAULT,
+        "a bad mask address",
+    )?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }

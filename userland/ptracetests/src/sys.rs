@@ -49,7 +49,16 @@ pub fn wait(pid: i32, options: u32) -> Result<(i32, i32), Errno> {
 pub fn waitid(pid: i32, options: u32) -> Result<(i32, i32, i32), Errno> {
     let mut info = [0u8; 128];
     // SAFETY: info is a writable siginfo_t; no rusage.
-    check(unsafe { syscall5(nr::WAITID, 1, pid as usize, info.as_mut_ptr() as usize, options as usize, 0) })?;
+    check(unsafe {
+        syscall5(
+            nr::WAITID,
+            1,
+            pid as usize,
+            info.as_mut_ptr() as usize,
+            options as usize,
+            0,
+        )
+    })?;
     let at = |o: usize| i32::from_le_bytes([info[o], info[o + 1], info[o + 2], info[o + 3]]);
     Ok((at(16), at(8), at(24)))
 }
@@ -102,7 +111,11 @@ pub fn exit_now(code: i32) -> ! {
 /// `execve(path, [path, args...], [])`; returns only on failure.
 pub fn exec_self(args: &[&[u8]]) -> Errno {
     let path: &[u8] = b"/bin/ptracetests";
-    rt::process::execve(path, core::iter::once(path).chain(args.iter().copied()), core::iter::empty())
+    rt::process::execve(
+        path,
+        core::iter::once(path).chain(args.iter().copied()),
+        core::iter::empty(),
+    )
 }
 
 /// `kill(getpid(), SIGSTOP)` with `x7` set to `x7_in` around the call
