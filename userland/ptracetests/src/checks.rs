@@ -574,7 +574,7 @@ fn syscall_skipped_by_number_minus_one_keeps_tracer_result() -> Outcome {
         syscall(pid, 0)?;
         expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
     }
-    Err(Fail(format!("never saw the kill")))
+    Err(Fail("never saw the kill".into()))
 }
 
 fn syscall_number_changed_at_entry_runs_the_new_call() -> Outcome {
@@ -1031,11 +1031,11 @@ fn sys_tracer_pid(pid: i32) -> Result<i32, Fail> {
     let fd = rt::fs::open(path.as_bytes(), 0, 0).ctx("open status")?;
     let text = sys::read_all(fd);
     let _ = rt::fs::close(fd);
-    let text = core::str::from_utf8(&text).map_err(|_| Fail(format!("status not UTF-8")))?;
+    let text = core::str::from_utf8(&text).map_err(|_| Fail("status not UTF-8".into()))?;
     let line = text
         .lines()
         .find_map(|l| l.strip_prefix("TracerPid:"))
-        .ok_or_else(|| Fail(format!("no TracerPid line")))?;
+        .ok_or_else(|| Fail("no TracerPid line".into()))?;
     line.trim().parse().map_err(|_| Fail(format!("TracerPid {line:?}")))
 }
 
