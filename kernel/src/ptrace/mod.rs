@@ -585,11 +585,20 @@ pub fn exit_ptrace_tracee(me: &Arc<Task>, p: &Arc<Process>, status: i32, last: b
         }
         return;
     }
-    let hold = last;
-    if hold {
-        p.ptrace_hold.fetch_add(1, Ordering::AcqRel);
-    }
     {
+        // Under the tracer's list: a tracer exiting now either has not
+        // taken the list yet (and releases this record) or has (and this
+        // task is no longer in it).
+        let list = tracer.ptrace.ptraced.lock();
+        if !list.iter().any(|t| Arc::ptr_eq(t, me)) {
+            drop(list);
+            unlink(me);
+            return;
+        }
+        let hold = last;
+        if hold {
+            p.ptrace_hold.fetch_add(1, Ordering::AcqRel);
+        }
         let mut st = me.ptrace.state.lock();
         st.exit_report = Some(status);
         st.holds_parent = hold;

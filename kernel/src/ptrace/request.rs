@@ -193,6 +193,12 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
     if me.process.get().is_some_and(|mp| Arc::ptr_eq(mp, cp)) {
         return Err(Errno::EPERM);
     }
+    // init is never traced here: a tracer's SIGKILL or injected signal
+    // would end it, and the machine with it (Linux makes init immune to
+    // those instead).
+    if cp.pid == 1 {
+        return Err(Errno::EPERM);
+    }
     {
         let mut st = child.ptrace.state.lock();
         if cp.is_zombie() || st.exit_report.is_some() || matches!(child.state(), TaskState::Dead | TaskState::Zombie) {
@@ -289,12 +295,14 @@ fn with_frame<R>(child: &Task, f: impl FnOnce(&mut PtRegs) -> R) -> Result<R, Er
     Ok(r)
 }
 
-/// Linux's valid_native_regs: a PSTATE a tracer may set is a 64-bit EL0t
-/// one with D, A, I and F clear.
-fn valid_user_pstate(pstate: u64) -> bool {
+/// Linux's valid_native_regs: the bits a user may not set are dropped
+/// (with SS: no task single-steps here), and what is left must be a 64-bit
+/// EL0t PSTATE with D, A, I and F clear; `None` if not (EINVAL).
+fn valid_user_pstate(pstate: u64) -> Option<u64> {
     use arch::ptrace::PSR;
     let masks = PSR::D::SET.value | PSR::A::SET.value | PSR::I::SET.value | PSR::F::SET.value;
-    pstate & arch::ptrace::PSR_AARCH64_RES0 == 0 && pstate & 0x1f == 0 && pstate & masks == 0
+    let pstate = pstate & !arch::ptrace::PSR_AARCH64_RES0 & !PSR::SS::SET.value;
+    (pstate & PSR::M::SET.value == 0 && pstate & masks == 0).then_some(pstate)
 }
 
 /// One regset's layout: element size and count (Linux's `user_regset`).
@@ -355,10 +363,8 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
         NT_PRSTATUS => {
             let mut b = [0u8; UserPtRegs::SIZE];
             b.copy_from_slice(&image);
-            let r = UserPtRegs::from_bytes(&b);
-            if !valid_user_pstate(r.pstate) {
-                return Err(Errno::EINVAL);
-            }
+            let mut r = UserPtRegs::from_bytes(&b);
+            r.pstate = valid_user_pstate(r.pstate).ok_or(Errno::EINVAL)?;
             with_frame(child, |f| {
                 f.regs = r.regs;
                 f.sp = r.sp;

@@ -384,6 +384,34 @@ mod siginfo_tests {
     use super::*;
 
     #[test]
+    fn ptrace_stop_siginfo_of_sigtrap_carries_pid_not_address() {
+        // A syscall stop's SIGTRAP | 0x80 and an event stop's code are
+        // above NSIGTRAP: Linux lays them out as kill()'s (pid, uid).
+        for code in [0x85, 0x0105, 0x8005] {
+            let si = SigInfo {
+                signo: nr::SIGTRAP,
+                code,
+                pid: 42,
+                uid: 7,
+                ..Default::default()
+            };
+            let b = si.to_bytes();
+            assert_eq!(
+                (&b[16..20], &b[20..24]),
+                (&42i32.to_le_bytes()[..], &7u32.to_le_bytes()[..])
+            );
+            assert_eq!(SigInfo::from_bytes(&b), si);
+        }
+        let brk = SigInfo {
+            signo: nr::SIGTRAP,
+            code: code::TRAP_BRKPT,
+            addr: 0x40_1000,
+            ..Default::default()
+        };
+        assert_eq!(&brk.to_bytes()[16..24], &0x40_1000u64.to_le_bytes());
+    }
+
+    #[test]
     fn siginfo_fields_sit_at_linux_offsets() {
         let si = SigInfo {
             signo: nr::SIGCHLD,
