@@ -643,13 +643,24 @@ impl Mm {
     /// copy-on-write, and a write into executable memory keeps the
     /// instruction cache coherent. The vDSO's data page is refused.
     pub fn access_remote(&self, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+        self.access_remote_vm(addr, buf, write, true)
+    }
+
+    /// `access_remote` without forcing: the region must be readable (or
+    /// writable) to its owner (process_vm_readv/writev).
+    pub fn access_remote_checked(&self, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+        self.access_remote_vm(addr, buf, write, false)
+    }
+
+    fn access_remote_vm(&self, addr: u64, buf: &mut [u8], write: bool, force: bool) -> Result<(), Errno> {
         let end = addr.checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
         {
             let m = self.inner.lock();
             let mut page = addr & !(PAGE - 1);
             while page < end {
                 match find(&m.vmas, page.max(addr)) {
-                    Some((_, v)) if v.kind != VmaKind::Vvar => {}
+                    Some((_, v))
+                        if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
                     _ => return Err(Errno::EFAULT),
                 }
                 page += PAGE;

@@ -13,8 +13,10 @@
 //! Lock order: a tracer's `ptraced` list, then a tracee's `state`; the
 //! `regs_lock` of a tracee is taken before its `state`.
 
+mod process_vm;
 mod request;
 
+pub use process_vm::process_vm_rw;
 pub use request::sys_ptrace;
 
 use crate::process::{ChildEvent, Process};

@@ -162,6 +162,8 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::SETTIMEOFDAY => __arm64_sys_settimeofday,
         nr::RT_TGSIGQUEUEINFO => __arm64_sys_rt_tgsigqueueinfo,
         nr::PTRACE => __arm64_sys_ptrace,
+        nr::PROCESS_VM_READV => __arm64_sys_process_vm_readv,
+        nr::PROCESS_VM_WRITEV => __arm64_sys_process_vm_writev,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)

@@ -180,6 +180,30 @@ syscall!(
     Ok(lookup(r.regs[0] as i32)?.sid.load(Ordering::Relaxed) as u64)
 );
 
+syscall!(__arm64_sys_process_vm_readv, r, {
+    crate::ptrace::process_vm_rw(
+        r.regs[0] as i64,
+        r.regs[1],
+        r.regs[2],
+        r.regs[3],
+        r.regs[4],
+        r.regs[5],
+        false,
+    )
+});
+
+syscall!(__arm64_sys_process_vm_writev, r, {
+    crate::ptrace::process_vm_rw(
+        r.regs[0] as i64,
+        r.regs[1],
+        r.regs[2],
+        r.regs[3],
+        r.regs[4],
+        r.regs[5],
+        true,
+    )
+});
+
 syscall!(__arm64_sys_ptrace, r, {
     crate::ptrace::sys_ptrace(r.regs[0] as i64, r.regs[1] as i64, r.regs[2], r.regs[3])
 });

@@ -64,6 +64,7 @@ pub static ALL: &[Check] = checks![
     exitkill_kills_tracees_when_tracer_exits,
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
+    process_vm_readv_and_writev_copy_and_honour_protections,
 ];
 
 // ------------------------------------------------------------- helpers
@@ -1043,6 +1044,94 @@ fn proc_status_shows_tracer_pid() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid of a TRACEME child");
     check_eq!(sys_tracer_pid(sys::getpid())?, 0, "our own TracerPid");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- process_vm
+
+fn process_vm(
+    write: bool,
+    pid: i32,
+    local: &[(usize, usize)],
+    remote: &[(usize, usize)],
+    flags: usize,
+) -> Result<usize, Errno> {
+    let n = if write {
+        rt::syscall::nr::PROCESS_VM_WRITEV
+    } else {
+        rt::syscall::nr::PROCESS_VM_READV
+    };
+    // SAFETY: the local iovecs point at buffers the caller owns; the
+    // remote ones are the other process's business.
+    rt::syscall::check(unsafe {
+        rt::syscall::syscall6(
+            n,
+            pid as usize,
+            local.as_ptr() as usize,
+            local.len(),
+            remote.as_ptr() as usize,
+            remote.len(),
+            flags,
+        )
+    })
+}
+
+fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            WORD.store(0x0102_0304_0506_0708, Ordering::SeqCst);
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            sys::raise(SIGSTOP);
+            sys::exit_now(i32::from(WORD.load(Ordering::SeqCst) != 0x1111_2222_3333_4444))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let addr = &WORD as *const AtomicU64 as usize;
+    let mut got = [0u8; 8];
+    let local = [(got.as_mut_ptr() as usize, 4), (got.as_mut_ptr() as usize + 4, 4)];
+    check_eq!(
+        process_vm(false, pid, &local, &[(addr, 8)], 0),
+        Ok(8),
+        "readv of two local halves"
+    );
+    check_eq!(u64::from_le_bytes(got), 0x0102_0304_0506_0708, "the word read");
+    check_eq!(
+        process_vm(false, pid, &local, &[(addr, 4), (16, 4)], 0),
+        Ok(4),
+        "a bad second remote iovec stops after the first"
+    );
+    check_eq!(
+        process_vm(false, pid, &local, &[(16, 8)], 0),
+        Err(Errno::EFAULT),
+        "an unmapped remote address"
+    );
+    check_eq!(
+        process_vm(false, pid, &local, &[(addr, 8)], 1),
+        Err(Errno::EINVAL),
+        "flags"
+    );
+    check_eq!(
+        process_vm(false, 0x3fff_fff0, &local, &[(addr, 8)], 0),
+        Err(Errno::ESRCH),
+        "no such pid"
+    );
+    let text = sys::answer_addr();
+    let patch = 0u64.to_le_bytes();
+    let src = [(patch.as_ptr() as usize, 8)];
+    check_eq!(
+        process_vm(true, pid, &src, &[(text, 8)], 0),
+        Err(Errno::EFAULT),
+        "writev into read-only text"
+    );
+    let new = 0x1111_2222_3333_4444u64.to_le_bytes();
+    let src = [(new.as_ptr() as usize, 8)];
+    check_eq!(
+        process_vm(true, pid, &src, &[(addr, 8)], 0),
+        Ok(8),
+        "writev of the word"
+    );
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
