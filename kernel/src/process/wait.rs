@@ -26,7 +26,7 @@ pub fn status_word(e: ChildEvent) -> i32 {
         ChildEvent::Exited(s) => s,
         ChildEvent::Stopped(sig) => process_core::stopped(sig),
         ChildEvent::Continued => process_core::CONTINUED,
-        ChildEvent::Traced(code) => ((code as i32 & 0xffff) << 8) | 0x7f,
+        ChildEvent::Traced(code) => process_core::ptrace_stopped(code),
     }
 }
 
