@@ -45,6 +45,7 @@ pub static ALL: &[Check] = checks![
     syscall_argument_changed_at_entry_is_used,
     tracefork_reports_event_and_attaches_the_child,
     tracevfork_and_vforkdone_report_events,
+    traceclone_attaches_a_thread_whose_exit_the_tracer_reaps,
     traceexec_reports_event_with_old_pid,
     exec_without_traceexec_raises_sigtrap,
     traceexit_reports_exit_status_as_message,
@@ -669,6 +670,29 @@ fn tracevfork_and_vforkdone_report_events() -> Outcome {
     check_eq!(eventmsg(pid)? as i32, child, "vfork-done message");
     cont(pid, 0)?;
     expect_wait(pid, stopped(SIGCHLD), "the vfork child's SIGCHLD")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn traceclone_attaches_a_thread_whose_exit_the_tracer_reaps() -> Outcome {
+    let pid = spawn_traced(|| {
+        let tid = sys::thread_exit(7);
+        if tid <= 0 {
+            return 50;
+        }
+        // Give the thread time to be gone before the group exits.
+        sys::sleep_ms(100);
+        0
+    })?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACECLONE as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_CLONE), "clone event")?;
+    let tid = eventmsg(pid)? as i32;
+    check_eq!(tid != pid && tid > 0, true, "a new thread id");
+    expect_wait(tid, stopped(SIGSTOP), "the thread's first stop")?;
+    check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid");
+    cont(tid, 0)?;
+    expect_wait(tid, 7 << 8, "the thread's exit, reported to its tracer")?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
