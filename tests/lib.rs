@@ -211,10 +211,12 @@ pub fn proof_binary(name: &str) -> PathBuf {
                 "usertests",
                 "-p",
                 "kprobetests",
+                "-p",
+                "ptracetests",
             ])
             .args(["--target", "aarch64-unknown-none", "--target-dir", "target/user"])
             .status()
-            .expect("cargo build -p proof -p usertests -p kprobetests");
+            .expect("cargo build -p proof -p usertests -p kprobetests -p ptracetests");
         assert!(st.success(), "building the test programs failed");
     });
     root().join("target/user/aarch64-unknown-none/release").join(name)

@@ -32,6 +32,7 @@ pub mod percpu;
 pub mod power;
 pub mod printk;
 pub mod process;
+pub mod ptrace;
 pub mod random;
 pub mod sched;
 pub mod signal;

@@ -43,6 +43,13 @@ pub const fn stopped(sig: u32) -> i32 {
     ((sig as i32 & 0xff) << 8) | 0x7f
 }
 
+/// The status word of a tracee in a ptrace stop with `code` (Linux's
+/// `exit_code`: the signal, plus 0x80 for a TRACESYSGOOD system call stop
+/// or `PTRACE_EVENT_*` << 8 for an event stop).
+pub const fn ptrace_stopped(code: u32) -> i32 {
+    ((code as i32 & 0xffff) << 8) | 0x7f
+}
+
 /// The status word of a continued child.
 pub const CONTINUED: i32 = 0xffff;
 
@@ -138,6 +145,19 @@ mod tests {
     fn signal_status_has_signal_and_core_bit() {
         assert_eq!(signaled(9, false), 9);
         assert_eq!(signaled(11, true), 0x8b);
+    }
+
+    #[test]
+    fn ptrace_stop_statuses_carry_the_event_above_the_signal() {
+        assert_eq!(ptrace_stopped(19), stopped(19));
+        assert_eq!(ptrace_stopped(5 | 0x80), 0x857f, "TRACESYSGOOD syscall stop");
+        assert_eq!(ptrace_stopped(5 | (1 << 8)), 0x1057f, "PTRACE_EVENT_FORK");
+        assert_eq!(ptrace_stopped(5 | (128 << 8)), 0x80057f, "PTRACE_EVENT_STOP");
+        assert_eq!(
+            ptrace_stopped(19 | (128 << 8)),
+            0x80137f,
+            "group stop of a seized tracee"
+        );
     }
 
     #[test]

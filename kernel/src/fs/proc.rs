@@ -15,6 +15,9 @@ fn state_char(p: &Process) -> char {
     if p.is_zombie() {
         return 'Z';
     }
+    if p.main_thread().is_some_and(|t| t.ptrace.in_stop()) {
+        return 't';
+    }
     if p.stopped.load(Ordering::Relaxed) {
         return 'T';
     }
@@ -64,6 +67,7 @@ fn status(p: &Arc<Process>) -> Vec<u8> {
         'R' => "R (running)",
         'D' => "D (disk sleep)",
         'T' => "T (stopped)",
+        't' => "t (tracing stop)",
         'Z' => "Z (zombie)",
         _ => "S (sleeping)",
     };
@@ -78,11 +82,12 @@ fn status(p: &Arc<Process>) -> Vec<u8> {
         }
     }
     format!(
-        "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\nPPid:\t{}\nTracerPid:\t0\n\
+        "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\nPPid:\t{}\nTracerPid:\t{}\n\
          Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t{}\n\
          SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n",
         p.umask.load(Ordering::Relaxed),
         p.ppid.load(Ordering::Relaxed),
+        t.as_ref().map_or(0, |t| t.ptrace.tracer_tid()),
         p.threads.lock().len().max(1),
         p.shared_pending.load(Ordering::Relaxed),
         pid = p.pid,

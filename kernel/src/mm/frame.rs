@@ -382,6 +382,13 @@ pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
     unsafe { core::ptr::copy_nonoverlapping(frame_ptr(pa).add(offset), buf.as_mut_ptr(), buf.len()) };
 }
 
+/// Makes instructions written into frame `pa` at `[offset, offset + len)`
+/// visible to instruction fetch (a tracer's breakpoint in a tracee's text).
+pub fn sync_icache_frame(pa: u64, offset: usize, len: usize) {
+    assert!(offset + len <= PAGE_SIZE, "sync_icache_frame past the frame");
+    arch::cache::sync_icache_range(frame_ptr(pa) as usize + offset, len);
+}
+
 /// Current counts.
 pub fn stats() -> FrameStats {
     let guard = FRAMES.lock();

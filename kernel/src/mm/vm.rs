@@ -956,6 +956,63 @@ impl Mm {
         self.inner.lock().vdso
     }
 
+    /// Reads or writes `buf.len()` bytes at `addr` on a tracer's behalf
+    /// (Linux's access_remote_vm with FOLL_FORCE): every page must lie in a
+    /// region, whatever its protection; an untouched page reads as zeros
+    /// and is allocated by a write; a write to a shared page breaks
+    /// copy-on-write, and a write into executable memory keeps the
+    /// instruction cache coherent. The vDSO's data page is refused.
+    pub fn access_remote(&self, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+        self.access_remote_vm(addr, buf, write, true)
+    }
+
+    /// `access_remote` without forcing: the region must be readable (or
+    /// writable) to its owner (process_vm_readv/writev).
+    pub fn access_remote_checked(&self, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+        self.access_remote_vm(addr, buf, write, false)
+    }
+
+    fn access_remote_vm(&self, addr: u64, buf: &mut [u8], write: bool, force: bool) -> Result<(), Errno> {
+        let end = addr.checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
+        {
+            let m = self.inner.lock();
+            let mut page = addr & !(PAGE - 1);
+            while page < end {
+                match find(&m.vmas, page.max(addr)) {
+                    Some((_, v))
+                        if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
+                    _ => return Err(Errno::EFAULT),
+                }
+                page += PAGE;
+            }
+        }
+        if write {
+            self.write_bytes(addr, buf)?;
+        }
+        let m = self.inner.lock();
+        let mut va = addr;
+        let mut done = 0;
+        while done < buf.len() {
+            let page = va & !(PAGE - 1);
+            let off = (va - page) as usize;
+            let n = (buf.len() - done).min(PAGE as usize - off);
+            let chunk = &mut buf[done..done + n];
+            match m.pt.get(page) {
+                Some(pte) if write => {
+                    if find(&m.vmas, va).is_some_and(|(_, v)| v.prot.exec) {
+                        frame::sync_icache_frame(pte.pa, off, n);
+                    }
+                }
+                Some(pte) => frame::read_frame(pte.pa, off, chunk),
+                None if write => return Err(Errno::EFAULT),
+                None => chunk.fill(0),
+            }
+            va += n as u64;
+            done += n;
+        }
+        Ok(())
+    }
+
     /// Pages mapped now (resident set).
     pub fn resident_pages(&self) -> usize {
         let mut n = 0;

@@ -32,6 +32,9 @@ pub enum ChildEvent {
     Stopped(u32),
     /// Continued, not yet reported.
     Continued,
+    /// In a ptrace stop with this code (the signal, with a
+    /// `PTRACE_EVENT_*` in bits 8..16 or 0x80 for a system call stop).
+    Traced(u32),
 }
 
 /// A process: threads sharing an address space, files and signal handlers.
@@ -74,6 +77,9 @@ pub struct Process {
     pub exit_signal: u32,
     /// CPU time of exited threads and of reaped children.
     pub cputime: crate::cputime::ProcessCputime,
+    /// Dead traced threads whose tracer (not the real parent) has not yet
+    /// collected their exit: the real parent's wait and SIGCHLD wait.
+    pub ptrace_hold: AtomicU32,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -129,6 +135,7 @@ impl Process {
             fs: IrqSpinLock::new(fs),
             exit_signal,
             cputime: crate::cputime::ProcessCputime::new(),
+            ptrace_hold: AtomicU32::new(0),
         })
     }
 
@@ -140,6 +147,12 @@ impl Process {
     /// Whether it has exited and awaits reaping.
     pub fn is_zombie(&self) -> bool {
         self.exit_status.lock().is_some()
+    }
+
+    /// Whether its real parent may reap it: a zombie no tracer still has
+    /// to hear about.
+    pub fn is_reapable(&self) -> bool {
+        self.is_zombie() && self.ptrace_hold.load(Ordering::Acquire) == 0
     }
 }
 
@@ -185,6 +198,7 @@ pub mod clone_flags {
     pub const CLONE_PARENT_SETTID: u64 = 0x100000;
     pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
     pub const CLONE_DETACHED: u64 = 0x400000;
+    pub const CLONE_UNTRACED: u64 = 0x800000;
     pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
 }
 
@@ -246,6 +260,8 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
         | CLONE_PARENT_SETTID
         | CLONE_CHILD_CLEARTID
         | CLONE_DETACHED
+        | CLONE_UNTRACED
+        | CLONE_PTRACE
         | CLONE_CHILD_SETTID;
     if flags & !SUPPORTED != 0 {
         return Err(Errno::EINVAL);
@@ -370,6 +386,14 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
         PROCESSES.lock().insert(tid, proc_.clone());
     }
     TASKS.lock().insert(tid, task.clone());
+    // Attached before it first runs (Linux's ptrace_init_task).
+    let trace = crate::ptrace::clone_event(&me, flags, exit_signal);
+    crate::ptrace::ptrace_init_task(
+        &task,
+        &me,
+        trace,
+        flags & CLONE_PTRACE != 0 && flags & CLONE_UNTRACED == 0,
+    );
     let vfork = (flags & CLONE_VFORK != 0).then(|| {
         let done = Arc::new(VforkDone {
             released: AtomicBool::new(false),
@@ -379,6 +403,10 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
         done
     });
     sched::wake_up(&task);
+    // Forking complete and the child started: tell the tracer.
+    if let Some(event) = trace {
+        crate::ptrace::ptrace_event(event, u64::from(tid), None);
+    }
     if let Some(done) = vfork {
         // Killable, as Linux's wait_for_vfork_done: SIGKILL wakes even an
         // uninterruptible sleeper, and ends the wait.
@@ -386,6 +414,9 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
             done.released.load(Ordering::Acquire) || signal::fatal_pending(&me)
         });
         task.vfork_done.lock().take();
+        if !signal::fatal_pending(&me) {
+            crate::ptrace::ptrace_event(uapi::ptrace::PTRACE_EVENT_VFORK_DONE, u64::from(tid), None);
+        }
     }
     Ok(tid)
 }
@@ -427,6 +458,7 @@ pub fn vfork_release(task: &Task) {
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn do_exit(code: i64) -> ! {
+    crate::ptrace::ptrace_event_exit(code as i32);
     exit_thread(code as i32);
     // No reference may live in this frame: it is never returned to.
     sched::current().set_state(TaskState::Dead);
@@ -458,6 +490,8 @@ fn exit_thread(status: i32) {
     }
     vfork_release(&me);
     signal::exit_signals(&me, &p, last);
+    crate::ptrace::exit_ptrace(&me);
+    crate::ptrace::exit_ptrace_tracee(&me, &p, status, last);
     // Leave the address space before it may be freed.
     arch::mmu::secondary_drop_idmap();
     me.mm.lock().take();
@@ -507,11 +541,13 @@ fn exit_process(p: &Arc<Process>, status: i32) {
     let parent = find_process(p.ppid.load(Ordering::Acquire));
     let autoreap = parent.as_ref().is_some_and(|pp| signal::ignores_children(pp));
     *p.exit_status.lock() = Some(status);
+    // A tracer hears first; the parent's SIGCHLD waits for its wait.
+    let held = p.ptrace_hold.load(Ordering::Acquire) != 0;
     if let Some(pp) = parent {
         if autoreap {
             pp.children.lock().retain(|c| !Arc::ptr_eq(c, p));
             PROCESSES.lock().remove(&p.pid);
-        } else if p.exit_signal != 0 {
+        } else if p.exit_signal != 0 && !held {
             signal::send_child_signal(&pp, p, status);
         }
         pp.child_wait.wake_up_all();
@@ -524,6 +560,18 @@ fn exit_process(p: &Arc<Process>, status: i32) {
             status
         );
         crate::power::poweroff();
+    }
+}
+
+/// The tracer of `p`'s last thread has collected its exit: the real parent
+/// gets its SIGCHLD and may reap it now.
+pub fn release_traced_zombie(p: &Process) {
+    let Some(status) = *p.exit_status.lock() else { return };
+    if let Some(pp) = find_process(p.ppid.load(Ordering::Acquire)) {
+        if p.exit_signal != 0 && pp.children.lock().iter().any(|c| c.pid == p.pid) {
+            signal::send_child_signal(&pp, p, status);
+        }
+        pp.child_wait.wake_up_all();
     }
 }
 

@@ -4,12 +4,26 @@
 
 use arch::ptrace::PtRegs;
 
-/// Writes `regs` as the frame at `addr` (the top of a new task's kernel
-/// stack, which nothing else uses yet).
+/// Writes `regs` as the frame at `addr`: the top of a new task's kernel
+/// stack, which nothing else uses yet, or a stopped tracee's saved
+/// registers changed by its tracer under the tracee's `regs_lock`.
 pub fn write_frame(addr: usize, regs: &PtRegs) {
-    // SAFETY: `addr` is the PtRegs slot of a freshly allocated kernel stack
-    // (aligned, in the linear map, owned by the new task only).
-    unsafe { core::ptr::copy_nonoverlapping(regs, addr as *mut PtRegs, 1) };
+    // SAFETY: `addr` is the PtRegs slot of a kernel stack that is allocated
+    // (a new task's, or a traced task the caller holds an `Arc` of), aligned
+    // and mapped; its owner either has not run yet or is in a ptrace stop
+    // and does not touch the frame while the tracer holds `regs_lock`.
+    unsafe { core::ptr::write_volatile(addr as *mut PtRegs, clone_regs(regs)) };
+}
+
+/// A copy of the frame at `addr`: a stopped tracee's saved user registers,
+/// read by its tracer (`addr` is `Task::user_regs_addr` of a task the
+/// caller holds, so the stack stays allocated).
+pub fn read_frame(addr: usize) -> PtRegs {
+    // SAFETY: `addr` is the PtRegs slot at the top of a live task's kernel
+    // stack (aligned, mapped while the task exists, and the caller holds an
+    // `Arc` of it); the task is in a ptrace stop and does not touch the
+    // frame while its tracer holds `regs_lock`.
+    unsafe { core::ptr::read_volatile(addr as *const PtRegs) }
 }
 
 /// A copy of `regs` (for fork).

@@ -26,6 +26,7 @@ pub fn status_word(e: ChildEvent) -> i32 {
         ChildEvent::Exited(s) => s,
         ChildEvent::Stopped(sig) => process_core::stopped(sig),
         ChildEvent::Continued => process_core::CONTINUED,
+        ChildEvent::Traced(code) => process_core::ptrace_stopped(code),
     }
 }
 
@@ -52,7 +53,9 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             // it from the list is what makes exactly one waiter reap it.
             let mut children = me.children.lock();
             found_any = children.iter().any(|c| selected(who, options, c));
-            let zombie = children.iter().position(|c| selected(who, options, c) && c.is_zombie());
+            let zombie = children
+                .iter()
+                .position(|c| selected(who, options, c) && c.is_reapable());
             if let Some(i) = zombie {
                 let c = if keep { children[i].clone() } else { children.remove(i) };
                 drop(children);
@@ -71,6 +74,10 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
         let children: alloc::vec::Vec<Arc<Process>> = me.children.lock().clone();
         for c in children.iter().filter(|c| selected(who, options, c)) {
             found_any = true;
+            // A child we trace reports its stops through ptrace.
+            if crate::ptrace::traced_by(c, &me) {
+                continue;
+            }
             let mut ev = c.wait_event.lock();
             match *ev {
                 Some(ChildEvent::Stopped(sig)) if stopped => {
@@ -96,6 +103,16 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                 _ => {}
             }
         }
+        let tracees = crate::ptrace::wait_tracees(who, options);
+        found_any |= tracees.found_any;
+        if let Some((pid, event, task)) = tracees.report {
+            let times = task
+                .process
+                .get()
+                .map(|p| crate::cputime::rusage_both(p))
+                .unwrap_or_default();
+            return Ok(Some(Reaped { pid, event, times }));
+        }
         if !found_any {
             return Err(Errno::ECHILD);
         }
@@ -103,16 +120,20 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             return Ok(None);
         }
         let ready = || {
+            let (any_tracee, tracee_ready) = crate::ptrace::wait_tracees_ready(who, options);
+            if tracee_ready {
+                return true;
+            }
             me.children
                 .lock()
                 .iter()
                 .filter(|c| selected(who, options, c))
                 .any(|c| {
-                    (exited && c.is_zombie())
+                    (exited && c.is_reapable())
                         || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
                         || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
                 })
-                || !me.children.lock().iter().any(|c| selected(who, options, c))
+                || (!any_tracee && !me.children.lock().iter().any(|c| selected(who, options, c)))
         };
         match me.child_wait.wait_event(true, ready) {
             Ok(()) => continue,

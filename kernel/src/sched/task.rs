@@ -189,6 +189,9 @@ pub struct Task {
     pub cputime: crate::cputime::TaskCputime,
     /// How `restart_syscall` resumes the call a signal interrupted.
     pub restart_block: IrqSpinLock<crate::time::RestartBlock>,
+    /// ptrace: this task's tracer link, stop and reports, and the tasks it
+    /// traces.
+    pub ptrace: crate::ptrace::TaskPtrace,
 }
 
 impl Task {
@@ -227,6 +230,7 @@ impl Task {
             kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances::new(),
             cputime: crate::cputime::TaskCputime::new(),
             restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
+            ptrace: crate::ptrace::TaskPtrace::new(),
         }
     }
 

@@ -244,7 +244,13 @@ fn is_ignored(p: &Process, sig: u32) -> bool {
 pub fn has_pending(t: &Task) -> bool {
     let shared = t.process.get().map_or(0, |p| p.shared_pending.load(Ordering::Acquire));
     let pending = t.sig_pending.load(Ordering::Acquire) | shared;
-    pending & (!t.sig_blocked.load(Ordering::Acquire) | UNBLOCKABLE) != 0
+    pending & (!t.sig_blocked.load(Ordering::Acquire) | UNBLOCKABLE) != 0 || t.ptrace.trap_pending()
+}
+
+/// Whether a thread of `p` is traced: a tracer hears even of ignored
+/// signals (Linux's sig_ignored).
+fn any_traced(p: &Process) -> bool {
+    p.threads.lock().iter().any(|t| t.ptrace.is_traced())
 }
 
 /// Sends `info` to process `p` (kill): any thread not blocking it takes it.
@@ -266,7 +272,7 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
     let blocked = p
         .main_thread()
         .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
-    if is_ignored(p, sig) && sig != SIGKILL && !blocked {
+    if is_ignored(p, sig) && sig != SIGKILL && !blocked && !any_traced(p) {
         return Ok(());
     }
     queue_signal(&p.shared_pending, &p.shared_sigqueue, info)?;
@@ -291,7 +297,7 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     }
     prepare_signal(&p, sig);
     let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
-    if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked {
+    if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked && !t.ptrace.is_traced() {
         return Ok(());
     }
     queue_signal(&t.sig_pending, &t.sigqueue, info)?;
@@ -311,6 +317,7 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) {
             if sig == SIGCONT {
                 *p.wait_event.lock() = Some(ChildEvent::Continued);
                 notify_parent_cldstop(p, code::CLD_CONTINUED, SIGCONT);
+                crate::ptrace::group_stop_changed(p);
             }
             for t in p.threads.lock().iter() {
                 if t.state() == TaskState::Stopped {
@@ -553,7 +560,20 @@ pub fn do_signal(regs: &mut PtRegs) {
             drop((me, p));
             crate::process::do_group_exit(SIGKILL as i32);
         }
-        let Some(info) = dequeue(&me, &p) else { break };
+        // A trap a tracer asked for (PTRACE_INTERRUPT, a seized child).
+        if me.ptrace.trap_pending() {
+            crate::ptrace::do_jobctl_trap(regs);
+            continue;
+        }
+        let Some(mut info) = dequeue(&me, &p) else { break };
+        // A tracer sees every signal but SIGKILL first, and may cancel,
+        // replace or edit it.
+        if me.ptrace.is_traced() && info.signo != SIGKILL {
+            match crate::ptrace::ptrace_signal(info, regs) {
+                Some(i) => info = i,
+                None => continue,
+            }
+        }
         let sig = info.signo;
         let action = p.sighand.get(sig);
         if action.handler == SIG_IGN {
@@ -607,6 +627,7 @@ fn do_group_stop(me: &Arc<Task>, p: &Arc<Process>, sig: u32) {
     if !p.stopped.swap(true, Ordering::AcqRel) {
         *p.wait_event.lock() = Some(ChildEvent::Stopped(sig));
         notify_parent_cldstop(p, code::CLD_STOPPED, sig);
+        crate::ptrace::group_stop_changed(p);
         for t in p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, me)) {
             t.sig_pending.fetch_or(0, Ordering::AcqRel);
             if t.state() == TaskState::Interruptible {
@@ -614,15 +635,31 @@ fn do_group_stop(me: &Arc<Task>, p: &Arc<Process>, sig: u32) {
             }
         }
     }
-    while p.stopped.load(Ordering::Acquire) && me.sig_pending.load(Ordering::Acquire) & sigmask(SIGKILL) == 0 {
+    // A traced task reports the group stop to its tracer and runs again
+    // when resumed (Linux's do_jobctl_trap); detached meanwhile, it stays
+    // in the group stop.
+    if me.ptrace.is_traced() {
+        crate::ptrace::ptrace_group_stop(sig);
+        if me.ptrace.is_traced() {
+            return;
+        }
+    }
+    while p.stopped.load(Ordering::Acquire)
+        && me.sig_pending.load(Ordering::Acquire) & sigmask(SIGKILL) == 0
+        && !me.ptrace.is_traced()
+    {
         me.set_state(TaskState::Stopped);
-        if !p.stopped.load(Ordering::Acquire) {
+        if !p.stopped.load(Ordering::Acquire) || me.ptrace.is_traced() {
             me.set_state(TaskState::Running);
             break;
         }
         sched::schedule();
     }
     me.set_state(TaskState::Running);
+    // Attached while in the group stop: report it to the new tracer.
+    if me.ptrace.is_traced() && p.stopped.load(Ordering::Acquire) && !fatal_pending(me) {
+        crate::ptrace::ptrace_group_stop(sig);
+    }
 }
 
 /// `kill(pid, sig)` semantics for the pid forms.

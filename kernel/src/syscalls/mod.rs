@@ -55,11 +55,28 @@ pub fn el0_svc(regs: &mut PtRegs) {
     regs.orig_x0 = regs.regs[0];
     // Linux takes the number as an int (`scno = regs->regs[8]` in
     // el0_svc_common): the upper 32 bits of x8 are ignored.
-    let nr = regs.regs[8] as u32;
+    let mut nr = regs.regs[8] as u32;
     regs.syscallno = i64::from(nr as i32);
+    let traced = crate::sched::current().ptrace.syscall_traced();
+    if traced {
+        // A user's syscall(-1) fails with ENOSYS unless the tracer says
+        // otherwise; a number the tracer sets to -1 skips the call.
+        if regs.syscallno == arch::ptrace::NO_SYSCALL {
+            regs.regs[0] = Errno::ENOSYS.as_neg() as u64;
+        }
+        let scno = crate::ptrace::syscall_trace_enter(regs);
+        if scno == arch::ptrace::NO_SYSCALL {
+            crate::ptrace::syscall_trace_exit(regs);
+            return;
+        }
+        nr = scno as u32;
+    }
     let r = invoke_syscall(nr, regs);
     // rt_sigreturn restores x0 itself (its result is the restored x0).
     regs.regs[0] = r as u64;
+    if traced || crate::sched::current().ptrace.syscall_traced() {
+        crate::ptrace::syscall_trace_exit(regs);
+    }
 }
 
 fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
@@ -198,6 +215,9 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::MREMAP => __arm64_sys_mremap,
         nr::SENDFILE => __arm64_sys_sendfile,
         nr::COPY_FILE_RANGE => __arm64_sys_copy_file_range,
+        nr::PTRACE => __arm64_sys_ptrace,
+        nr::PROCESS_VM_READV => __arm64_sys_process_vm_readv,
+        nr::PROCESS_VM_WRITEV => __arm64_sys_process_vm_writev,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)

@@ -56,7 +56,11 @@ syscall!(__arm64_sys_execve, r, {
     let path = crate::uaccess::user_path(r.regs[0])?;
     let argv = crate::uaccess::user_string_array(r.regs[1])?;
     let envp = crate::uaccess::user_string_array(r.regs[2])?;
+    let old_tid = sched::current().tid();
     crate::exec::do_execve(&path, argv, envp, r)?;
+    // The new program starts with x0 = 0 (set here so the tracer sees it).
+    r.regs[0] = 0;
+    crate::ptrace::ptrace_event(uapi::ptrace::PTRACE_EVENT_EXEC, u64::from(old_tid), Some(r));
     // The new program starts with x0 = 0 (its registers were reset).
     Ok(0)
 });
@@ -103,6 +107,7 @@ syscall!(__arm64_sys_waitid, r, {
                 ChildEvent::Exited(s) => process_core::cld_of_exit(s),
                 ChildEvent::Stopped(sig) => (CLD_STOPPED, sig as i32),
                 ChildEvent::Continued => (CLD_CONTINUED, crate::signal::SIGCONT as i32),
+                ChildEvent::Traced(code) => (crate::ptrace::CLD_TRAPPED, code as i32),
             };
             info = crate::signal::SigInfo {
                 signo: crate::signal::SIGCHLD,
@@ -185,5 +190,33 @@ syscall!(
     r,
     Ok(lookup(r.regs[0] as i32)?.sid.load(Ordering::Relaxed) as u64)
 );
+
+syscall!(__arm64_sys_process_vm_readv, r, {
+    crate::ptrace::process_vm_rw(
+        r.regs[0] as i64,
+        r.regs[1],
+        r.regs[2],
+        r.regs[3],
+        r.regs[4],
+        r.regs[5],
+        false,
+    )
+});
+
+syscall!(__arm64_sys_process_vm_writev, r, {
+    crate::ptrace::process_vm_rw(
+        r.regs[0] as i64,
+        r.regs[1],
+        r.regs[2],
+        r.regs[3],
+        r.regs[4],
+        r.regs[5],
+        true,
+    )
+});
+
+syscall!(__arm64_sys_ptrace, r, {
+    crate::ptrace::sys_ptrace(r.regs[0] as i64, r.regs[1] as i64, r.regs[2], r.regs[3])
+});
 
 fn _unused(_: SysResult) {}

@@ -260,6 +260,10 @@ pub mod code {
     pub const CLD_DUMPED: i32 = 3;
     pub const CLD_STOPPED: i32 = 5;
     pub const CLD_CONTINUED: i32 = 6;
+    pub const CLD_TRAPPED: i32 = 4;
+    /// Highest SIGTRAP `si_code` with the fault layout (NSIGTRAP): a
+    /// ptrace stop's code (0x85, event << 8 | 5) is above it.
+    pub const NSIGTRAP: i32 = 6;
 }
 
 /// Signal handler values.
@@ -314,7 +318,10 @@ impl SigInfo {
         b[4..8].copy_from_slice(&self.errno.to_le_bytes());
         b[8..12].copy_from_slice(&self.code.to_le_bytes());
         match self.signo {
-            nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE | nr::SIGTRAP if self.code > 0 => {
+            nr::SIGTRAP if (1..=code::NSIGTRAP).contains(&self.code) => {
+                b[16..24].copy_from_slice(&self.addr.to_le_bytes())
+            }
+            nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE if self.code > 0 => {
                 b[16..24].copy_from_slice(&self.addr.to_le_bytes())
             }
             nr::SIGCHLD => {
@@ -355,7 +362,8 @@ impl SigInfo {
             ..SigInfo::default()
         };
         match si.signo {
-            nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE | nr::SIGTRAP if si.code > 0 => si.addr = u64_at(16),
+            nr::SIGTRAP if (1..=code::NSIGTRAP).contains(&si.code) => si.addr = u64_at(16),
+            nr::SIGSEGV | nr::SIGBUS | nr::SIGILL | nr::SIGFPE if si.code > 0 => si.addr = u64_at(16),
             nr::SIGCHLD => {
                 si.pid = i32_at(16) as u32;
                 si.uid = i32_at(20) as u32;
@@ -374,6 +382,34 @@ impl SigInfo {
 #[cfg(test)]
 mod siginfo_tests {
     use super::*;
+
+    #[test]
+    fn ptrace_stop_siginfo_of_sigtrap_carries_pid_not_address() {
+        // A syscall stop's SIGTRAP | 0x80 and an event stop's code are
+        // above NSIGTRAP: Linux lays them out as kill()'s (pid, uid).
+        for code in [0x85, 0x0105, 0x8005] {
+            let si = SigInfo {
+                signo: nr::SIGTRAP,
+                code,
+                pid: 42,
+                uid: 7,
+                ..Default::default()
+            };
+            let b = si.to_bytes();
+            assert_eq!(
+                (&b[16..20], &b[20..24]),
+                (&42i32.to_le_bytes()[..], &7u32.to_le_bytes()[..])
+            );
+            assert_eq!(SigInfo::from_bytes(&b), si);
+        }
+        let brk = SigInfo {
+            signo: nr::SIGTRAP,
+            code: code::TRAP_BRKPT,
+            addr: 0x40_1000,
+            ..Default::default()
+        };
+        assert_eq!(&brk.to_bytes()[16..24], &0x40_1000u64.to_le_bytes());
+    }
 
     #[test]
     fn siginfo_fields_sit_at_linux_offsets() {

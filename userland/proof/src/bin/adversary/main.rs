@@ -158,6 +158,12 @@ static ATTACKS: &[Attack] = &[
         "SIGKILL ends a parent waiting for its vfork child"
     ),
     attack!(
+        "ptrace-death",
+        30,
+        tasks::ptrace_death,
+        "tracers SIGKILLed during their tracees' syscall stops (plain and EXITKILL), tracees killed while stopped"
+    ),
+    attack!(
         "pipe-death",
         20,
         ipc::pipe_death,

@@ -82,6 +82,7 @@ pub const SIGSEGV: i32 = 11;
 pub const SIGPIPE: i32 = 13;
 pub const SIGALRM: i32 = 14;
 pub const SIGCHLD: i32 = 17;
+pub const SIGSTOP: i32 = 19;
 pub const SIGRTMIN: i32 = 32;
 
 pub const SA_SIGINFO: u64 = 0x4;

@@ -449,3 +449,99 @@ pub fn vfork_kill(cfg: &Cfg) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Whether `pid` is gone (reaped by init) within `ms`.
+fn gone_within(pid: i32, ms: u64) -> bool {
+    let end = now_ns() + ms * 1_000_000;
+    while now_ns() < end {
+        if kill(pid, 0) == -3 {
+            return true;
+        }
+        sleep_ms(10);
+    }
+    false
+}
+
+/// Tracers die (SIGKILL, at random points of their tracees' syscall stops,
+/// with or without PTRACE_O_EXITKILL) and tracees die while stopped: no
+/// tracee is left stuck, each stays killable, and init reaps them.
+pub fn ptrace_death(cfg: &Cfg) -> Result<(), String> {
+    const PTRACE_TRACEME: usize = 0;
+    const PTRACE_SETOPTIONS: usize = 0x4200;
+    const PTRACE_SYSCALL: usize = 24;
+    const O_TRACESYSGOOD: usize = 1;
+    const O_EXITKILL: usize = 1 << 20;
+    let mut rng = Rng(cfg.seed ^ 0x7072_6163);
+    for round in 0..6 * cfg.scale {
+        let exitkill = round % 2 == 1;
+        let stops = rng.below(40);
+        let kill_tracee_first = round % 3 == 2;
+        let ch = Channel::new();
+        let tracer = spawn(move || {
+            let tracee = spawn(|| {
+                sys(rt::syscall::nr::PTRACE, &[PTRACE_TRACEME, 0, 0, 0]);
+                kill(getpid(), SIGSTOP);
+                loop {
+                    getpid();
+                }
+            });
+            ch.send(tracee as u64);
+            if wait4(tracee, 0x4000_0000).0 != tracee as isize {
+                return 2;
+            }
+            let opts = O_TRACESYSGOOD | if exitkill { O_EXITKILL } else { 0 };
+            sys(rt::syscall::nr::PTRACE, &[PTRACE_SETOPTIONS, tracee as usize, 0, opts]);
+            for _ in 0..stops {
+                if sys(rt::syscall::nr::PTRACE, &[PTRACE_SYSCALL, tracee as usize, 0, 0]) != 0 {
+                    return 3;
+                }
+                if wait4(tracee, 0x4000_0000).0 != tracee as isize {
+                    return 4;
+                }
+            }
+            // Leave it in a syscall stop (or running) and wait to be killed.
+            sys(rt::syscall::nr::PTRACE, &[PTRACE_SYSCALL, tracee as usize, 0, 0]);
+            loop {
+                sleep_ms(1000);
+            }
+        });
+        let mut b = [0u8; 8];
+        let end = now_ns() + 3_000_000_000;
+        while !ch.drain_one(&mut b) {
+            if now_ns() > end {
+                kill(tracer, SIGKILL);
+                wait_timeout(tracer, 3000);
+                ch.close();
+                return Err(String::from("the tracer never reported its tracee"));
+            }
+            sleep_ms(2);
+        }
+        ch.close();
+        let tracee = u64::from_le_bytes(b) as i32;
+        sleep_ms(rng.below(30));
+        if kill_tracee_first {
+            kill(tracee, SIGKILL);
+        }
+        kill(tracer, SIGKILL);
+        match wait_timeout(tracer, 5000) {
+            Some(st) if describe(st) == (false, SIGKILL) => {}
+            Some(st) => return Err(format!("the tracer ended with status {st:#x}")),
+            None => return Err(String::from("SIGKILL did not end a tracer (5 s)")),
+        }
+        if !exitkill && !kill_tracee_first {
+            // Detached by its tracer's death: running, and killable.
+            sleep_ms(20);
+            if kill(tracee, 0) != 0 {
+                return Err(format!("a detached tracee vanished (round {round})"));
+            }
+            kill(tracee, SIGKILL);
+        }
+        if !gone_within(tracee, 5000) {
+            kill(tracee, SIGKILL);
+            return Err(format!(
+                "tracee {tracee} still exists 5 s after its death (round {round}, exitkill {exitkill})"
+            ));
+        }
+    }
+    Ok(())
+}

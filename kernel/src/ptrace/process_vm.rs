@@ -1,0 +1,92 @@
+//! `process_vm_readv` and `process_vm_writev` (Linux's mm/process_vm_access.c):
+//! copies between the caller's iovecs and another process's, honouring the
+//! target's protections (no FOLL_FORCE, unlike PEEK/POKE).
+
+use crate::errno::Errno;
+use crate::syscalls::SysResult;
+use crate::uaccess;
+use alloc::vec::Vec;
+
+/// Linux's UIO_MAXIOV.
+const UIO_MAXIOV: u64 = 1024;
+/// Bytes moved per step (one bounce buffer).
+const CHUNK: usize = 4096;
+
+/// An iovec array, checked as Linux's import_iovec: at most UIO_MAXIOV
+/// entries, lengths that add up without passing `isize::MAX`.
+fn iovecs(p: u64, n: u64) -> Result<Vec<(u64, usize)>, Errno> {
+    if n > UIO_MAXIOV {
+        return Err(Errno::EINVAL);
+    }
+    let raw = uaccess::copy_from_user_vec(p, n as usize * 16)?;
+    let mut total = 0usize;
+    let mut v = Vec::new();
+    for c in raw.chunks_exact(16) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&c[..8]);
+        let base = u64::from_le_bytes(w);
+        w.copy_from_slice(&c[8..]);
+        let len = u64::from_le_bytes(w);
+        if len > isize::MAX as u64 {
+            return Err(Errno::EINVAL);
+        }
+        total = total
+            .checked_add(len as usize)
+            .filter(|&t| t <= isize::MAX as usize)
+            .ok_or(Errno::EINVAL)?;
+        v.push((base, len as usize));
+    }
+    Ok(v)
+}
+
+/// `process_vm_readv` (`write` false) and `process_vm_writev`: the bytes
+/// moved, stopping at the first remote address that cannot be accessed
+/// (EFAULT if nothing moved).
+pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64, flags: u64, write: bool) -> SysResult {
+    if flags != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let local = iovecs(lvec, liovcnt)?;
+    let remote = iovecs(rvec, riovcnt)?;
+    if local.iter().all(|&(_, l)| l == 0) || remote.iter().all(|&(_, l)| l == 0) {
+        return Ok(0);
+    }
+    let pid = u32::try_from(pid).ok().filter(|&p| p != 0).ok_or(Errno::ESRCH)?;
+    let task = crate::process::find_task(pid).ok_or(Errno::ESRCH)?;
+    let mm = task.mm.lock().clone().ok_or(Errno::ESRCH)?;
+    let mut buf = [0u8; CHUNK];
+    let (mut li, mut loff) = (0usize, 0usize);
+    let mut moved = 0usize;
+    'remote: for &(rbase, rlen) in &remote {
+        let mut roff = 0usize;
+        while roff < rlen {
+            while li < local.len() && loff == local[li].1 {
+                li += 1;
+                loff = 0;
+            }
+            let Some(&(lbase, llen)) = local.get(li) else {
+                break 'remote;
+            };
+            let n = (rlen - roff).min(llen - loff).min(CHUNK);
+            let raddr = rbase.wrapping_add(roff as u64);
+            let laddr = lbase.wrapping_add(loff as u64);
+            let chunk = &mut buf[..n];
+            let r = if write {
+                uaccess::copy_from_user(chunk, laddr).and_then(|()| mm.access_remote_checked(raddr, chunk, true))
+            } else {
+                mm.access_remote_checked(raddr, chunk, false)
+                    .and_then(|()| uaccess::copy_to_user(laddr, chunk))
+            };
+            if let Err(e) = r {
+                if moved == 0 {
+                    return Err(e);
+                }
+                break 'remote;
+            }
+            moved += n;
+            roff += n;
+            loff += n;
+        }
+    }
+    Ok(moved as u64)
+}

@@ -1,0 +1,476 @@
+//! `ptrace(2)`'s requests (Linux's sys_ptrace, ptrace_request and arm64's
+//! arch_ptrace with its regsets).
+
+use super::*;
+use crate::errno::Errno;
+use crate::process::regs;
+use crate::syscalls::SysResult;
+use crate::uaccess;
+use uapi::signal::SIGINFO_SIZE;
+
+const SIGSET_SIZE: u64 = 8;
+
+/// `ptrace(request, pid, addr, data)`.
+pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
+    let me = sched::current();
+    if request == PTRACE_TRACEME {
+        return ptrace_traceme(&me);
+    }
+    let pid = u32::try_from(pid).map_err(|_| Errno::ESRCH)?;
+    let child = crate::process::find_task(pid).ok_or(Errno::ESRCH)?;
+    if request == PTRACE_ATTACH || request == PTRACE_SEIZE {
+        return ptrace_attach(&me, &child, request == PTRACE_SEIZE, addr, data);
+    }
+    check_attach(&me, &child, request == PTRACE_KILL || request == PTRACE_INTERRUPT)?;
+    match request {
+        PTRACE_PEEKTEXT | PTRACE_PEEKDATA => {
+            let mut word = [0u8; 8];
+            access_vm(&child, addr, &mut word, false)?;
+            uaccess::copy_to_user(data, &word)?;
+            Ok(0)
+        }
+        PTRACE_POKETEXT | PTRACE_POKEDATA => {
+            let mut word = data.to_le_bytes();
+            access_vm(&child, addr, &mut word, true)?;
+            Ok(0)
+        }
+        PTRACE_CONT => ptrace_resume(&child, data, false),
+        PTRACE_SYSCALL => ptrace_resume(&child, data, true),
+        PTRACE_KILL => {
+            signal::send_to_task(
+                &child,
+                SigInfo {
+                    signo: SIGKILL,
+                    code: code::SI_USER,
+                    ..Default::default()
+                },
+            );
+            Ok(0)
+        }
+        PTRACE_DETACH => {
+            if !valid_signal(data) {
+                return Err(Errno::EIO);
+            }
+            child.ptrace.state.lock().exit_code = data as u32;
+            unlink(&child);
+            Ok(0)
+        }
+        PTRACE_SETOPTIONS => {
+            check_options(data, Errno::EINVAL)?;
+            child.ptrace.state.lock().options = data;
+            Ok(0)
+        }
+        PTRACE_GETEVENTMSG => {
+            let msg = child.ptrace.state.lock().message;
+            uaccess::put_user_u64(data, msg)?;
+            Ok(0)
+        }
+        PTRACE_GETSIGINFO => {
+            let info = child.ptrace.state.lock().last_siginfo.ok_or(Errno::EINVAL)?;
+            uaccess::copy_to_user(data, &info.to_bytes())?;
+            Ok(0)
+        }
+        PTRACE_SETSIGINFO => {
+            let mut b = [0u8; SIGINFO_SIZE];
+            uaccess::copy_from_user(&mut b, data)?;
+            let mut st = child.ptrace.state.lock();
+            let slot = st.last_siginfo.as_mut().ok_or(Errno::EINVAL)?;
+            *slot = SigInfo::from_bytes(&b);
+            Ok(0)
+        }
+        PTRACE_GETSIGMASK => {
+            if addr != SIGSET_SIZE {
+                return Err(Errno::EINVAL);
+            }
+            uaccess::put_user_u64(data, child.sig_blocked.load(Ordering::Acquire))?;
+            Ok(0)
+        }
+        PTRACE_SETSIGMASK => {
+            if addr != SIGSET_SIZE {
+                return Err(Errno::EINVAL);
+            }
+            let set = uaccess::get_user_u64(data)?;
+            child
+                .sig_blocked
+                .store(set & !(sigmask(SIGKILL) | sigmask(SIGSTOP)), Ordering::Release);
+            child.restore_sigmask.store(false, Ordering::Release);
+            Ok(0)
+        }
+        PTRACE_INTERRUPT => {
+            if !child.ptrace.state.lock().seized {
+                return Err(Errno::EIO);
+            }
+            let listening = {
+                let mut st = child.ptrace.state.lock();
+                if st.stopped && st.listening {
+                    st.trap_notify = true;
+                    true
+                } else {
+                    false
+                }
+            };
+            if !listening {
+                child.ptrace.trap_pending.store(true, Ordering::Release);
+            }
+            // Out of an interruptible sleep (the call restarts) or a group
+            // stop, into the trap.
+            if matches!(child.state(), TaskState::Interruptible | TaskState::Stopped) {
+                sched::wake_up(&child);
+            }
+            Ok(0)
+        }
+        PTRACE_LISTEN => {
+            let mut st = child.ptrace.state.lock();
+            if !st.seized {
+                return Err(Errno::EIO);
+            }
+            match st.last_siginfo {
+                Some(si) if (si.code >> 8) as u32 == PTRACE_EVENT_STOP => {
+                    st.listening = true;
+                    let notify = st.trap_notify;
+                    drop(st);
+                    if notify {
+                        sched::wake_up(&child);
+                    }
+                    Ok(0)
+                }
+                _ => Err(Errno::EIO),
+            }
+        }
+        PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, data),
+        PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, data),
+        // arm64 answers neither USER-area request (Linux's ptrace_request
+        // default).
+        _ => Err(Errno::EIO),
+    }
+}
+
+fn check_options(data: u64, unknown: Errno) -> Result<(), Errno> {
+    if data & !PTRACE_O_MASK != 0 {
+        return Err(unknown);
+    }
+    // No seccomp here: as a Linux built without it.
+    if data & PTRACE_O_SUSPEND_SECCOMP != 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
+}
+
+fn ptrace_traceme(me: &Arc<Task>) -> SysResult {
+    let p = me.process.get().ok_or(Errno::EPERM)?;
+    let parent_tid = me.ptrace.parent_tid.load(Ordering::Relaxed);
+    let parent = crate::process::find_task(parent_tid)
+        .filter(|t| {
+            t.process
+                .get()
+                .is_some_and(|pp| pp.pid == p.ppid.load(Ordering::Acquire))
+        })
+        .or_else(|| crate::process::find_process(p.ppid.load(Ordering::Acquire)).and_then(|pp| pp.main_thread()));
+    let mut st = me.ptrace.state.lock();
+    if me.ptrace.is_traced() || st.tracer.is_some() {
+        return Err(Errno::EPERM);
+    }
+    // A parent already gone: Linux pretends it untraced us at once.
+    let Some(parent) = parent.filter(|t| t.state() != TaskState::Dead) else {
+        return Ok(0);
+    };
+    st.tracer = Some(Arc::downgrade(&parent));
+    drop(st);
+    link(me, &parent, false, 0);
+    Ok(0)
+}
+
+fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flags: u64) -> SysResult {
+    if seize {
+        if addr != 0 {
+            return Err(Errno::EIO);
+        }
+        check_options(flags, Errno::EIO)?;
+    }
+    let Some(cp) = child.process.get() else {
+        return Err(Errno::EPERM);
+    };
+    if me.process.get().is_some_and(|mp| Arc::ptr_eq(mp, cp)) {
+        return Err(Errno::EPERM);
+    }
+    // init is never traced here: a tracer's SIGKILL or injected signal
+    // would end it, and the machine with it (Linux makes init immune to
+    // those instead).
+    if cp.pid == 1 {
+        return Err(Errno::EPERM);
+    }
+    {
+        let mut st = child.ptrace.state.lock();
+        if cp.is_zombie() || st.exit_report.is_some() || matches!(child.state(), TaskState::Dead | TaskState::Zombie) {
+            return Err(Errno::EPERM);
+        }
+        if st.tracer.is_some() || child.ptrace.is_traced() {
+            return Err(Errno::EPERM);
+        }
+        // Claimed under the lock: a second attacher sees it.
+        st.tracer = Some(Arc::downgrade(me));
+    }
+    link(child, me, seize, if seize { flags } else { 0 });
+    if !seize {
+        signal::send_to_task(
+            child,
+            SigInfo {
+                signo: SIGSTOP,
+                code: code::SI_KERNEL,
+                ..Default::default()
+            },
+        );
+    }
+    // A task already in a group stop moves to a ptrace stop.
+    if child.state() == TaskState::Stopped && cp.stopped.load(Ordering::Acquire) {
+        if seize {
+            child.ptrace.trap_pending.store(true, Ordering::Release);
+        }
+        sched::wake_up(child);
+    }
+    Ok(0)
+}
+
+/// Linux's ptrace_check_attach: `child` is traced by `me`, and (unless
+/// `ignore_state`) in a ptrace stop that is not LISTEN's, and switched
+/// out, so that its saved registers are the ones it will resume with.
+fn check_attach(me: &Arc<Task>, child: &Arc<Task>, ignore_state: bool) -> Result<(), Errno> {
+    {
+        let st = child.ptrace.state.lock();
+        if !child.ptrace.is_traced() || !is_tracer(&st, me) || st.exit_report.is_some() {
+            return Err(Errno::ESRCH);
+        }
+        if ignore_state {
+            return Ok(());
+        }
+        if !st.stopped || st.listening || signal::fatal_pending(child) {
+            return Err(Errno::ESRCH);
+        }
+    }
+    // Linux's wait_task_inactive: the tracee may still be leaving its CPU.
+    while child.on_cpu.load(Ordering::Acquire) {
+        if !child.ptrace.state.lock().stopped {
+            return Err(Errno::ESRCH);
+        }
+        sched::yield_now();
+    }
+    Ok(())
+}
+
+fn ptrace_resume(child: &Arc<Task>, data: u64, syscall: bool) -> SysResult {
+    if !valid_signal(data) {
+        return Err(Errno::EIO);
+    }
+    child.ptrace.syscall_trace.store(syscall, Ordering::Release);
+    {
+        let mut st = child.ptrace.state.lock();
+        st.exit_code = data as u32;
+        st.stopped = false;
+        st.listening = false;
+    }
+    sched::wake_up(child);
+    Ok(0)
+}
+
+/// Linux's ptrace_access_vm: PEEK/POKE in the tracee's address space,
+/// forced past its protections (a write to read-only text breaks
+/// copy-on-write and keeps the instruction cache coherent). EIO when the
+/// address is not mapped.
+fn access_vm(child: &Arc<Task>, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+    let mm = child.mm.lock().clone().ok_or(Errno::EIO)?;
+    mm.access_remote(addr, buf, write).map_err(|_| Errno::EIO)
+}
+
+/// The stopped tracee's saved registers, read or changed under its
+/// `regs_lock` (the caller checked the stop).
+fn with_frame<R>(child: &Task, f: impl FnOnce(&mut PtRegs) -> R) -> Result<R, Errno> {
+    let addr = child.user_regs_addr().ok_or(Errno::ESRCH)?;
+    let _guard = child.ptrace.regs_lock.lock();
+    if !child.ptrace.state.lock().stopped {
+        return Err(Errno::ESRCH);
+    }
+    let mut frame = regs::read_frame(addr);
+    let r = f(&mut frame);
+    regs::write_frame(addr, &frame);
+    Ok(r)
+}
+
+/// Linux's valid_native_regs: the bits a user may not set are dropped
+/// (with SS: no task single-steps here), and what is left must be a 64-bit
+/// EL0t PSTATE with D, A, I and F clear; `None` if not (EINVAL).
+fn valid_user_pstate(pstate: u64) -> Option<u64> {
+    use arch::ptrace::PSR;
+    let masks = PSR::D::SET.value | PSR::A::SET.value | PSR::I::SET.value | PSR::F::SET.value;
+    let pstate = pstate & !arch::ptrace::PSR_AARCH64_RES0 & !PSR::SS::SET.value;
+    (pstate & PSR::M::SET.value == 0 && pstate & masks == 0).then_some(pstate)
+}
+
+/// One regset's layout: element size and count (Linux's `user_regset`).
+fn regset_shape(nt: u32) -> Option<(usize, usize)> {
+    Some(match nt {
+        NT_PRSTATUS => (8, UserPtRegs::SIZE / 8),
+        NT_PRFPREG => (4, UserFpsimdState::SIZE / 4),
+        // TPIDR_EL0 and TPIDR2_EL0 (zero without SME), as Linux 6.12.
+        NT_ARM_TLS => (8, 2),
+        NT_ARM_SYSTEM_CALL => (4, 1),
+        _ => return None,
+    })
+}
+
+fn regset_get(child: &Arc<Task>, nt: u32) -> Result<Vec<u8>, Errno> {
+    Ok(match nt {
+        NT_PRSTATUS => with_frame(child, |f| {
+            UserPtRegs {
+                regs: f.regs,
+                sp: f.sp,
+                pc: f.pc,
+                pstate: f.pstate,
+            }
+            .to_bytes()
+            .to_vec()
+        })?,
+        NT_PRFPREG => {
+            let pending = child.ptrace.state.lock().pending_fpsimd;
+            let fp = pending.unwrap_or_else(|| *child.fpsimd.lock());
+            UserFpsimdState {
+                vregs: fp.vregs,
+                fpsr: fp.fpsr,
+                fpcr: fp.fpcr,
+            }
+            .to_bytes()
+            .to_vec()
+        }
+        NT_ARM_TLS => {
+            let pending = child.ptrace.state.lock().pending_tls;
+            let mut b = pending
+                .unwrap_or_else(|| child.tls.load(Ordering::Relaxed))
+                .to_le_bytes()
+                .to_vec();
+            b.extend_from_slice(&[0; 8]);
+            b
+        }
+        NT_ARM_SYSTEM_CALL => with_frame(child, |f| (f.syscallno as i32).to_le_bytes().to_vec())?,
+        _ => return Err(Errno::EINVAL),
+    })
+}
+
+fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
+    // A partial write keeps the rest: start from the current image.
+    let mut image = regset_get(child, nt)?;
+    let n = new.len().min(image.len());
+    image[..n].copy_from_slice(&new[..n]);
+    match nt {
+        NT_PRSTATUS => {
+            let mut b = [0u8; UserPtRegs::SIZE];
+            b.copy_from_slice(&image);
+            let mut r = UserPtRegs::from_bytes(&b);
+            r.pstate = valid_user_pstate(r.pstate).ok_or(Errno::EINVAL)?;
+            with_frame(child, |f| {
+                f.regs = r.regs;
+                f.sp = r.sp;
+                f.pc = r.pc;
+                f.pstate = r.pstate;
+            })
+        }
+        NT_PRFPREG => {
+            let mut b = [0u8; UserFpsimdState::SIZE];
+            b.copy_from_slice(&image);
+            let s = UserFpsimdState::from_bytes(&b);
+            let mut st = child.ptrace.state.lock();
+            if !st.stopped {
+                return Err(Errno::ESRCH);
+            }
+            st.pending_fpsimd = Some(FpsimdState {
+                vregs: s.vregs,
+                fpsr: s.fpsr,
+                fpcr: s.fpcr,
+            });
+            Ok(())
+        }
+        NT_ARM_TLS => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&image[..8]);
+            let mut st = child.ptrace.state.lock();
+            if !st.stopped {
+                return Err(Errno::ESRCH);
+            }
+            st.pending_tls = Some(u64::from_le_bytes(b));
+            Ok(())
+        }
+        NT_ARM_SYSTEM_CALL => {
+            let nr = i32::from_le_bytes([image[0], image[1], image[2], image[3]]);
+            with_frame(child, |f| f.syscallno = i64::from(nr))
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// Linux's ptrace_regset: `data` points at an iovec whose length must be a
+/// multiple of the element size; it is cut to the regset's size, and the
+/// length transferred is written back.
+fn regset_request(child: &Arc<Task>, set: bool, nt: u32, iov_addr: u64) -> SysResult {
+    let mut iov = [0u8; 16];
+    uaccess::copy_from_user(&mut iov, iov_addr)?;
+    let base = u64::from_le_bytes([iov[0], iov[1], iov[2], iov[3], iov[4], iov[5], iov[6], iov[7]]);
+    let len = u64::from_le_bytes([iov[8], iov[9], iov[10], iov[11], iov[12], iov[13], iov[14], iov[15]]);
+    let (size, n) = regset_shape(nt).ok_or(Errno::EINVAL)?;
+    if len % size as u64 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = len.min((size * n) as u64) as usize;
+    if set {
+        let mut new = alloc::vec![0u8; len];
+        uaccess::copy_from_user(&mut new, base)?;
+        regset_set(child, nt, &new)?;
+    } else {
+        let image = regset_get(child, nt)?;
+        uaccess::copy_to_user(base, &image[..len])?;
+    }
+    uaccess::put_user_u64(iov_addr + 8, len as u64)?;
+    Ok(0)
+}
+
+/// Linux's ptrace_get_syscall_info: entry or exit only at a TRACESYSGOOD
+/// system call stop; copies at most `size` bytes and returns the full size.
+fn get_syscall_info(child: &Arc<Task>, size: u64, data: u64) -> SysResult {
+    let (si_code, message) = {
+        let st = child.ptrace.state.lock();
+        (st.last_siginfo.map_or(0, |s| s.code), st.message)
+    };
+    let frame = with_frame(child, |f| regs::clone_regs(f))?;
+    let kind = if si_code == (SIGTRAP | 0x80) as i32 {
+        match message {
+            EVENTMSG_SYSCALL_ENTRY => SyscallInfoKind::Entry {
+                nr: frame.syscallno as u64,
+                args: [
+                    frame.orig_x0,
+                    frame.regs[1],
+                    frame.regs[2],
+                    frame.regs[3],
+                    frame.regs[4],
+                    frame.regs[5],
+                ],
+            },
+            EVENTMSG_SYSCALL_EXIT => {
+                let rval = frame.regs[0] as i64;
+                SyscallInfoKind::Exit {
+                    rval,
+                    is_error: (-4095..0).contains(&rval),
+                }
+            }
+            _ => SyscallInfoKind::None,
+        }
+    } else {
+        SyscallInfoKind::None
+    };
+    let info = PtraceSyscallInfo {
+        arch: AUDIT_ARCH_AARCH64,
+        instruction_pointer: frame.pc,
+        stack_pointer: frame.sp,
+        kind,
+    };
+    let (bytes, actual) = info.to_bytes();
+    let n = (size as usize).min(actual);
+    uaccess::copy_to_user(data, &bytes[..n])?;
+    Ok(actual as u64)
+}

@@ -1,0 +1,1161 @@
+//! The checks. Each forks its tracees; a tracee body is a function whose
+//! result becomes its exit code.
+
+use crate::sys::{self, ptrace, wait};
+use crate::{check_eq, checks, Check, Context, Fail, Outcome};
+use alloc::format;
+use core::sync::atomic::{AtomicU64, Ordering};
+use rt::process::{fork, Fork};
+use rt::Errno;
+use uapi::ptrace::*;
+use uapi::signal::{SigInfo, SIGINFO_SIZE};
+
+const SIGTRAP: i32 = 5;
+const SIGKILL: i32 = 9;
+const SIGUSR1: i32 = 10;
+const SIGUSR2: i32 = 12;
+const SIGTERM: i32 = 15;
+const SIGCHLD: i32 = 17;
+const SIGCONT: i32 = 18;
+const SIGSTOP: i32 = 19;
+const SI_USER: i32 = 0;
+const SI_KERNEL: i32 = 0x80;
+const CLD_TRAPPED: i32 = 4;
+
+/// Every check, in the order they run.
+pub static ALL: &[Check] = checks![
+    traceme_then_sigstop_reports_signal_stop_with_siginfo,
+    cont_with_zero_suppresses_the_signal,
+    cont_with_a_signal_delivers_it,
+    cont_with_another_signal_replaces_it,
+    setsiginfo_replaces_what_getsiginfo_reports,
+    peekdata_and_pokedata_reach_tracee_memory,
+    poketext_patches_tracee_text_without_touching_ours,
+    peek_and_poke_of_unmapped_address_are_eio,
+    getregset_prstatus_shows_the_stopped_syscall,
+    setregset_prstatus_changes_the_syscall_result,
+    regset_iovec_length_is_checked_and_cut,
+    regset_fpsimd_reads_and_writes_d0,
+    regset_tls_reads_and_writes_tpidr_el0,
+    syscall_stops_mark_x7_and_report_tracesysgood,
+    syscall_info_sizes_and_contents_at_entry_exit_and_signal_stop,
+    syscall_stop_without_tracesysgood_is_plain_sigtrap,
+    syscall_skipped_by_number_minus_one_keeps_tracer_result,
+    syscall_number_changed_at_entry_runs_the_new_call,
+    syscall_argument_changed_at_entry_is_used,
+    tracefork_reports_event_and_attaches_the_child,
+    tracevfork_and_vforkdone_report_events,
+    traceclone_attaches_a_thread_whose_exit_the_tracer_reaps,
+    traceexec_reports_event_with_old_pid,
+    exec_without_traceexec_raises_sigtrap,
+    traceexit_reports_exit_status_as_message,
+    seize_does_not_stop_and_interrupt_reports_event_stop,
+    seize_checks_addr_and_options,
+    setoptions_rejects_unknown_bits,
+    interrupt_and_listen_need_seize,
+    group_stop_of_seized_tracee_is_event_stop_and_listen_waits,
+    attach_stops_with_sigstop_and_detach_resumes,
+    attach_and_traceme_errors,
+    requests_need_a_stopped_tracee_of_ours,
+    getsigmask_and_setsigmask,
+    sigkill_ends_a_tracee_stopped_at_syscall_entry,
+    ptrace_kill_ends_a_running_tracee,
+    wnohang_and_waitid_wnowait_report_trapped,
+    tracer_exit_detaches_and_tracee_runs_on,
+    exitkill_kills_tracees_when_tracer_exits,
+    real_parent_reaps_after_tracer_collects_exit,
+    proc_status_shows_tracer_pid,
+    process_vm_readv_and_writev_copy_and_honour_protections,
+];
+
+// ------------------------------------------------------------- helpers
+
+fn stopped(sig: i32) -> i32 {
+    (sig << 8) | 0x7f
+}
+
+fn event_stop(event: u32) -> i32 {
+    ((SIGTRAP | ((event as i32) << 8)) << 8) | 0x7f
+}
+
+/// Forks a child that runs `body` and exits with its result.
+fn spawn(body: fn() -> i32) -> Result<i32, Fail> {
+    match fork().ctx("fork")? {
+        Fork::Child => sys::exit_now(body()),
+        Fork::Parent(pid) => Ok(pid),
+    }
+}
+
+/// Forks a child that asks to be traced, stops itself with SIGSTOP, then
+/// runs `body`; returns it in that signal-delivery stop (collected).
+fn spawn_traced(body: fn() -> i32) -> Result<i32, Fail> {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            if ptrace(PTRACE_TRACEME, 0, 0, 0).is_err() {
+                sys::exit_now(90);
+            }
+            sys::raise(SIGSTOP);
+            sys::exit_now(body())
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "first stop")?;
+    Ok(pid)
+}
+
+fn expect_wait(pid: i32, status: i32, what: &str) -> Outcome {
+    let (got_pid, st) = wait(pid, 0).ctx(what)?;
+    check_eq!(got_pid, pid, "{what}: pid");
+    check_eq!(st, status, "{what}: wait status");
+    Ok(())
+}
+
+fn expect_exit(pid: i32, code: i32) -> Outcome {
+    expect_wait(pid, code << 8, "exit")
+}
+
+fn cont(pid: i32, sig: i32) -> Outcome {
+    ptrace(PTRACE_CONT, pid, 0, sig as usize).ctx("PTRACE_CONT")?;
+    Ok(())
+}
+
+fn syscall(pid: i32, sig: i32) -> Outcome {
+    ptrace(PTRACE_SYSCALL, pid, 0, sig as usize).ctx("PTRACE_SYSCALL")?;
+    Ok(())
+}
+
+fn siginfo(pid: i32) -> Result<SigInfo, Fail> {
+    let mut b = [0u8; SIGINFO_SIZE];
+    ptrace(PTRACE_GETSIGINFO, pid, 0, b.as_mut_ptr() as usize).ctx("PTRACE_GETSIGINFO")?;
+    Ok(SigInfo::from_bytes(&b))
+}
+
+/// GETREGSET into `buf` with iov_len `len`; the length written back.
+fn getregset(pid: i32, nt: u32, buf: &mut [u8], len: usize) -> Result<usize, Errno> {
+    let mut iov = [buf.as_mut_ptr() as usize, len];
+    ptrace(PTRACE_GETREGSET, pid, nt as usize, iov.as_mut_ptr() as usize)?;
+    Ok(iov[1])
+}
+
+fn setregset(pid: i32, nt: u32, buf: &[u8]) -> Result<usize, Errno> {
+    let mut iov = [buf.as_ptr() as usize, buf.len()];
+    ptrace(PTRACE_SETREGSET, pid, nt as usize, iov.as_mut_ptr() as usize)?;
+    Ok(iov[1])
+}
+
+fn regs(pid: i32) -> Result<UserPtRegs, Fail> {
+    let mut b = [0u8; UserPtRegs::SIZE];
+    let n = getregset(pid, NT_PRSTATUS, &mut b, UserPtRegs::SIZE).ctx("GETREGSET NT_PRSTATUS")?;
+    check_eq!(n, UserPtRegs::SIZE, "NT_PRSTATUS length");
+    Ok(UserPtRegs::from_bytes(&b))
+}
+
+fn set_regs(pid: i32, r: &UserPtRegs) -> Outcome {
+    setregset(pid, NT_PRSTATUS, &r.to_bytes()).ctx("SETREGSET NT_PRSTATUS")?;
+    Ok(())
+}
+
+fn syscall_nr(pid: i32) -> Result<i32, Fail> {
+    let mut b = [0u8; 4];
+    getregset(pid, NT_ARM_SYSTEM_CALL, &mut b, 4).ctx("GETREGSET NT_ARM_SYSTEM_CALL")?;
+    Ok(i32::from_le_bytes(b))
+}
+
+fn set_syscall_nr(pid: i32, n: i32) -> Outcome {
+    setregset(pid, NT_ARM_SYSTEM_CALL, &n.to_le_bytes()).ctx("SETREGSET NT_ARM_SYSTEM_CALL")?;
+    Ok(())
+}
+
+fn eventmsg(pid: i32) -> Result<u64, Fail> {
+    let mut m: u64 = 0;
+    ptrace(PTRACE_GETEVENTMSG, pid, 0, &mut m as *mut u64 as usize).ctx("PTRACE_GETEVENTMSG")?;
+    Ok(m)
+}
+
+fn expect_err(r: Result<usize, Errno>, want: Errno, what: &str) -> Outcome {
+    check_eq!(r.err(), Some(want), "{what}");
+    Ok(())
+}
+
+/// Kills `pid` and reaps it (cleanup after a check's assertions).
+fn kill_and_reap(pid: i32) {
+    let _ = rt::process::kill(pid, SIGKILL);
+    let _ = wait(pid, 0);
+}
+
+// ------------------------------------------------------------- signal stops
+
+fn traceme_then_sigstop_reports_signal_stop_with_siginfo() -> Outcome {
+    let pid = spawn_traced(|| 7)?;
+    let si = siginfo(pid)?;
+    check_eq!(
+        (si.signo, si.code, si.pid),
+        (SIGSTOP as u32, SI_USER, pid as u32),
+        "siginfo"
+    );
+    cont(pid, 0)?;
+    expect_exit(pid, 7)
+}
+
+fn cont_with_zero_suppresses_the_signal() -> Outcome {
+    let pid = spawn_traced(|| {
+        sys::raise(SIGTERM);
+        3
+    })?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGTERM), "SIGTERM delivery stop")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 3)
+}
+
+fn cont_with_a_signal_delivers_it() -> Outcome {
+    let pid = spawn_traced(|| 3)?;
+    cont(pid, SIGTERM)?;
+    expect_wait(pid, SIGTERM, "killed by the injected SIGTERM")
+}
+
+fn cont_with_another_signal_replaces_it() -> Outcome {
+    let pid = spawn_traced(|| {
+        sys::raise(SIGUSR1);
+        3
+    })?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGUSR1), "SIGUSR1 delivery stop")?;
+    cont(pid, SIGUSR2)?;
+    expect_wait(pid, SIGUSR2, "killed by the replacing SIGUSR2")
+}
+
+fn setsiginfo_replaces_what_getsiginfo_reports() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let mut si = siginfo(pid)?;
+    si.code = -60;
+    si.pid = 4242;
+    si.uid = 77;
+    ptrace(PTRACE_SETSIGINFO, pid, 0, si.to_bytes().as_ptr() as usize).ctx("SETSIGINFO")?;
+    let back = siginfo(pid)?;
+    check_eq!(
+        (back.signo, back.code, back.pid, back.uid),
+        (SIGSTOP as u32, -60, 4242, 77),
+        "siginfo after SETSIGINFO"
+    );
+    expect_err(
+        ptrace(PTRACE_GETSIGINFO, pid, 0, 8),
+        Errno::EFAULT,
+        "GETSIGINFO to a bad address",
+    )?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- memory
+
+static WORD: AtomicU64 = AtomicU64::new(0);
+
+fn peekdata_and_pokedata_reach_tracee_memory() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            WORD.store(0x1122_3344_5566_7788, Ordering::SeqCst);
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            sys::raise(SIGSTOP);
+            sys::exit_now(i32::from(WORD.load(Ordering::SeqCst) != 0x0bad_cafe_dead_beef))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let addr = &WORD as *const AtomicU64 as usize;
+    let mut got: u64 = 0;
+    ptrace(PTRACE_PEEKDATA, pid, addr, &mut got as *mut u64 as usize).ctx("PEEKDATA")?;
+    check_eq!(got, 0x1122_3344_5566_7788, "PEEKDATA of the tracee's word");
+    check_eq!(WORD.load(Ordering::SeqCst), 0, "our own copy");
+    ptrace(PTRACE_POKEDATA, pid, addr, 0x0bad_cafe_dead_beef).ctx("POKEDATA")?;
+    check_eq!(WORD.load(Ordering::SeqCst), 0, "our own copy after POKEDATA");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn poketext_patches_tracee_text_without_touching_ours() -> Outcome {
+    let pid = spawn_traced(|| sys::answer() as i32)?;
+    let addr = sys::answer_addr();
+    let mut orig: u64 = 0;
+    ptrace(PTRACE_PEEKTEXT, pid, addr, &mut orig as *mut u64 as usize).ctx("PEEKTEXT")?;
+    check_eq!(orig, 0xd65f_03c0_d280_0520, "mov x0, #41; ret");
+    // mov x0, #42; ret
+    ptrace(PTRACE_POKETEXT, pid, addr, 0xd65f_03c0_d280_0540).ctx("POKETEXT")?;
+    let mut now: u64 = 0;
+    ptrace(PTRACE_PEEKTEXT, pid, addr, &mut now as *mut u64 as usize).ctx("PEEKTEXT")?;
+    check_eq!(now, 0xd65f_03c0_d280_0540, "the patched text");
+    check_eq!(sys::answer(), 41, "our own text");
+    cont(pid, 0)?;
+    expect_exit(pid, 42)
+}
+
+fn peek_and_poke_of_unmapped_address_are_eio() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let mut w: u64 = 0;
+    expect_err(
+        ptrace(PTRACE_PEEKDATA, pid, 16, &mut w as *mut u64 as usize),
+        Errno::EIO,
+        "PEEKDATA at 16",
+    )?;
+    expect_err(ptrace(PTRACE_POKEDATA, pid, 16, 1), Errno::EIO, "POKEDATA at 16")?;
+    expect_err(
+        ptrace(PTRACE_PEEKUSR, pid, 0, &mut w as *mut u64 as usize),
+        Errno::EIO,
+        "PEEKUSR",
+    )?;
+    let addr = &WORD as *const AtomicU64 as usize;
+    expect_err(
+        ptrace(PTRACE_PEEKDATA, pid, addr, 8),
+        Errno::EFAULT,
+        "PEEKDATA into a bad buffer",
+    )?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- registers
+
+fn getregset_prstatus_shows_the_stopped_syscall() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let r = regs(pid)?;
+    // Stopped on the way out of kill(getpid(), SIGSTOP), which returned 0.
+    check_eq!(r.regs[8], 129, "x8 (kill)");
+    check_eq!(r.regs[0], 0, "x0 (kill's result)");
+    check_eq!(r.regs[1], SIGSTOP as u64, "x1 (the signal)");
+    let mut insn: u64 = 0;
+    ptrace(PTRACE_PEEKTEXT, pid, r.pc as usize - 4, &mut insn as *mut u64 as usize).ctx("PEEKTEXT at pc - 4")?;
+    check_eq!(insn as u32, 0xd400_0001, "the instruction before pc (svc #0)");
+    check_eq!(r.pstate & 0xf, 0, "EL0t");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn setregset_prstatus_changes_the_syscall_result() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            let (r, _) = sys::kill_self_marked(SIGSTOP, 0);
+            sys::exit_now(i32::from(r != 1234))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let mut r = regs(pid)?;
+    r.regs[0] = 1234;
+    set_regs(pid, &r)?;
+    check_eq!(regs(pid)?.regs[0], 1234, "x0 read back");
+    let mut bad = r;
+    bad.pstate = 0x5; // EL1h
+    expect_err(
+        setregset(pid, NT_PRSTATUS, &bad.to_bytes()),
+        Errno::EINVAL,
+        "an EL1 pstate",
+    )?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn regset_iovec_length_is_checked_and_cut() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let mut big = [0xaau8; 400];
+    check_eq!(
+        getregset(pid, NT_PRSTATUS, &mut big, 400),
+        Ok(272),
+        "a long iovec is cut to the regset"
+    );
+    let mut small = [0xaau8; 16];
+    check_eq!(getregset(pid, NT_PRSTATUS, &mut small, 8), Ok(8), "one register");
+    check_eq!(&small[8..], &[0xaa; 8][..], "bytes past the length untouched");
+    check_eq!(
+        getregset(pid, NT_PRSTATUS, &mut small, 7),
+        Err(Errno::EINVAL),
+        "a length not a multiple of 8"
+    );
+    check_eq!(getregset(pid, NT_PRSTATUS, &mut small, 0), Ok(0), "length 0");
+    check_eq!(
+        getregset(pid, NT_PRFPREG, &mut big, 400),
+        Ok(400),
+        "NT_PRFPREG (520 bytes) cut to 400"
+    );
+    check_eq!(
+        getregset(pid, NT_ARM_TLS, &mut big, 400),
+        Ok(16),
+        "NT_ARM_TLS (TPIDR_EL0, TPIDR2_EL0)"
+    );
+    check_eq!(
+        getregset(pid, NT_ARM_SYSTEM_CALL, &mut big, 400),
+        Ok(4),
+        "NT_ARM_SYSTEM_CALL"
+    );
+    check_eq!(
+        getregset(pid, 0x999, &mut big, 400),
+        Err(Errno::EINVAL),
+        "an unknown regset"
+    );
+    let mut iov = [big.as_mut_ptr() as usize, 8];
+    check_eq!(
+        ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS as usize, 8).err(),
+        Some(Errno::EFAULT),
+        "a bad iovec address"
+    );
+    iov[0] = 8;
+    check_eq!(
+        ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS as usize, iov.as_mut_ptr() as usize).err(),
+        Some(Errno::EFAULT),
+        "a bad buffer"
+    );
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn regset_fpsimd_reads_and_writes_d0() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            let d0 = sys::kill_self_with_d0(SIGSTOP, 0x4001_2345_6789_abcd);
+            sys::exit_now(i32::from(d0 != 0x7ff0_0000_0000_0001))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let mut b = [0u8; UserFpsimdState::SIZE];
+    check_eq!(
+        getregset(pid, NT_PRFPREG, &mut b, UserFpsimdState::SIZE),
+        Ok(UserFpsimdState::SIZE),
+        "NT_PRFPREG length"
+    );
+    let mut fp = UserFpsimdState::from_bytes(&b);
+    check_eq!(fp.vregs[0] as u64, 0x4001_2345_6789_abcd, "d0");
+    fp.vregs[0] = 0x7ff0_0000_0000_0001;
+    setregset(pid, NT_PRFPREG, &fp.to_bytes()).ctx("SETREGSET NT_PRFPREG")?;
+    check_eq!(
+        getregset(pid, NT_PRFPREG, &mut b, UserFpsimdState::SIZE),
+        Ok(UserFpsimdState::SIZE),
+        "NT_PRFPREG again"
+    );
+    check_eq!(
+        UserFpsimdState::from_bytes(&b).vregs[0] as u64,
+        0x7ff0_0000_0000_0001,
+        "d0 read back"
+    );
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn regset_tls_reads_and_writes_tpidr_el0() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            let tp = sys::kill_self_with_tls(SIGSTOP, 0x1234_5678);
+            sys::exit_now(i32::from(tp != 0xfeed_f00d))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let mut b = [0u8; 8];
+    getregset(pid, NT_ARM_TLS, &mut b, 8).ctx("GETREGSET NT_ARM_TLS")?;
+    check_eq!(u64::from_le_bytes(b), 0x1234_5678, "TPIDR_EL0");
+    setregset(pid, NT_ARM_TLS, &0xfeed_f00du64.to_le_bytes()).ctx("SETREGSET NT_ARM_TLS")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- syscall stops
+
+/// A traced child with TRACESYSGOOD set, in its first SIGSTOP stop.
+fn spawn_sysgood(body: fn() -> i32) -> Result<i32, Fail> {
+    let pid = spawn_traced(body)?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD as usize).ctx("SETOPTIONS")?;
+    Ok(pid)
+}
+
+fn syscall_stops_mark_x7_and_report_tracesysgood() -> Outcome {
+    let pid = spawn_sysgood(|| {
+        let (_, x7) = sys::kill_self_marked(0, 0x5a5a);
+        i32::from(x7 != 0x5a5a)
+    })?;
+    // getpid() first, then kill(pid, 0) with x7 = 0x5a5a.
+    for _ in 0..2 {
+        syscall(pid, 0)?;
+        expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
+        let r = regs(pid)?;
+        check_eq!(r.regs[7], 0, "x7 at entry");
+        let si = siginfo(pid)?;
+        check_eq!((si.signo, si.code), (SIGTRAP as u32, SIGTRAP | 0x80), "entry siginfo");
+        check_eq!(eventmsg(pid)?, 1, "entry event message");
+        syscall(pid, 0)?;
+        expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
+        check_eq!(regs(pid)?.regs[7], 1, "x7 at exit");
+        check_eq!(eventmsg(pid)?, 2, "exit event message");
+    }
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn syscall_info(pid: i32, size: usize) -> Result<(usize, [u8; 88]), Fail> {
+    let mut b = [0xeeu8; 88];
+    let n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, size, b.as_mut_ptr() as usize).ctx("GET_SYSCALL_INFO")?;
+    Ok((n, b))
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+fn syscall_info_sizes_and_contents_at_entry_exit_and_signal_stop() -> Outcome {
+    let pid = spawn_sysgood(|| {
+        sys::syscall_raw(rt::syscall::nr::GETPPID, 11, 22, 33);
+        0
+    })?;
+    let (n, b) = syscall_info(pid, 88)?;
+    check_eq!((n, b[0]), (24, PTRACE_SYSCALL_INFO_NONE), "at the signal stop");
+    check_eq!(b[24], 0xee, "nothing written past the size");
+    check_eq!(u32::from_le_bytes([b[4], b[5], b[6], b[7]]), AUDIT_ARCH_AARCH64, "arch");
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
+    let (n, b) = syscall_info(pid, 88)?;
+    check_eq!((n, b[0]), (80, PTRACE_SYSCALL_INFO_ENTRY), "entry");
+    check_eq!(le64(&b, 24), rt::syscall::nr::GETPPID as u64, "nr");
+    check_eq!((le64(&b, 32), le64(&b, 40), le64(&b, 48)), (11, 22, 33), "args");
+    let r = regs(pid)?;
+    check_eq!((le64(&b, 8), le64(&b, 16)), (r.pc, r.sp), "pc and sp");
+    let (n, b) = syscall_info(pid, 10)?;
+    check_eq!((n, b[9], b[10]), (80, b[9], 0xee), "a short buffer gets 10 bytes");
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
+    let (n, b) = syscall_info(pid, 88)?;
+    check_eq!((n, b[0]), (33, PTRACE_SYSCALL_INFO_EXIT), "exit");
+    check_eq!(
+        (le64(&b, 24) as i64, b[32]),
+        (sys::getpid() as i64, 0),
+        "rval and is_error"
+    );
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn syscall_stop_without_tracesysgood_is_plain_sigtrap() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP), "entry stop")?;
+    let (n, b) = syscall_info(pid, 88)?;
+    check_eq!(
+        (n, b[0]),
+        (24, PTRACE_SYSCALL_INFO_NONE),
+        "no syscall info without TRACESYSGOOD"
+    );
+    check_eq!(siginfo(pid)?.code, SIGTRAP, "si_code");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn syscall_skipped_by_number_minus_one_keeps_tracer_result() -> Outcome {
+    let pid = spawn_sysgood(|| {
+        // Were it run, this would kill the child.
+        let r = sys::kill_raw(sys::getpid(), SIGKILL);
+        i32::from(r != 77)
+    })?;
+    // getpid() runs; then the kill.
+    for _ in 0..2 {
+        syscall(pid, 0)?;
+        expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
+        if syscall_nr(pid)? == 129 {
+            set_syscall_nr(pid, -1)?;
+            check_eq!(syscall_nr(pid)?, -1, "the number read back");
+            syscall(pid, 0)?;
+            expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop of the skipped call")?;
+            let mut r = regs(pid)?;
+            check_eq!(r.regs[0], pid as u64, "x0 of a skipped call is its first argument");
+            r.regs[0] = 77;
+            set_regs(pid, &r)?;
+            cont(pid, 0)?;
+            return expect_exit(pid, 0);
+        }
+        syscall(pid, 0)?;
+        expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
+    }
+    Err(Fail("never saw the kill".into()))
+}
+
+fn syscall_number_changed_at_entry_runs_the_new_call() -> Outcome {
+    let pid = spawn_sysgood(|| {
+        let r = sys::syscall_raw(rt::syscall::nr::GETPPID, 0, 0, 0);
+        i32::from(r != sys::getpid() as isize)
+    })?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
+    check_eq!(syscall_nr(pid)?, rt::syscall::nr::GETPPID as i32, "getppid");
+    set_syscall_nr(pid, rt::syscall::nr::GETPID as i32)?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
+    check_eq!(regs(pid)?.regs[0], pid as u64, "getpid's result at exit");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn syscall_argument_changed_at_entry_is_used() -> Outcome {
+    let pid = spawn_sysgood(|| 5)?;
+    // The body's exit_group(5): change its argument.
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
+    check_eq!(syscall_nr(pid)?, 94, "exit_group");
+    let mut r = regs(pid)?;
+    check_eq!(r.regs[0], 5, "its argument");
+    r.regs[0] = 9;
+    set_regs(pid, &r)?;
+    syscall(pid, 0)?;
+    expect_exit(pid, 9)
+}
+
+// ------------------------------------------------------------- events
+
+fn tracefork_reports_event_and_attaches_the_child() -> Outcome {
+    let pid = spawn_traced(|| match fork() {
+        Ok(Fork::Child) => 4,
+        Ok(Fork::Parent(c)) => {
+            let r = rt::process::waitpid(c);
+            i32::from(r != Ok(rt::process::WaitStatus::Exited(4)))
+        }
+        Err(_) => 50,
+    })?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEFORK as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_FORK), "fork event")?;
+    let child = eventmsg(pid)? as i32;
+    let si = siginfo(pid)?;
+    check_eq!(
+        (si.signo, si.code),
+        (SIGTRAP as u32, SIGTRAP | (1 << 8)),
+        "event siginfo"
+    );
+    expect_wait(child, stopped(SIGSTOP), "the auto-attached child's SIGSTOP")?;
+    check_eq!(sys_tracer_pid(child)?, sys::getpid(), "the child's TracerPid");
+    cont(child, 0)?;
+    cont(pid, 0)?;
+    expect_wait(child, 4 << 8, "the child's exit, to its tracer")?;
+    expect_wait(
+        pid,
+        stopped(SIGCHLD),
+        "the SIGCHLD of that exit, a tracer sees even ignored signals",
+    )?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn tracevfork_and_vforkdone_report_events() -> Outcome {
+    let pid = spawn_traced(|| {
+        let c = sys::vfork_exit(6);
+        match rt::process::waitpid(c as i32) {
+            Ok(rt::process::WaitStatus::Exited(6)) => 0,
+            _ => 1,
+        }
+    })?;
+    ptrace(
+        PTRACE_SETOPTIONS,
+        pid,
+        0,
+        (PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE) as usize,
+    )
+    .ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_VFORK), "vfork event")?;
+    let child = eventmsg(pid)? as i32;
+    expect_wait(child, stopped(SIGSTOP), "the vfork child's SIGSTOP")?;
+    cont(pid, 0)?;
+    cont(child, 0)?;
+    expect_wait(child, 6 << 8, "the vfork child's exit")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_VFORK_DONE), "vfork-done event")?;
+    check_eq!(eventmsg(pid)? as i32, child, "vfork-done message");
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCHLD), "the vfork child's SIGCHLD")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn traceclone_attaches_a_thread_whose_exit_the_tracer_reaps() -> Outcome {
+    let pid = spawn_traced(|| {
+        let tid = sys::thread_exit(7);
+        if tid <= 0 {
+            return 50;
+        }
+        // Give the thread time to be gone before the group exits.
+        sys::sleep_ms(100);
+        0
+    })?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACECLONE as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_CLONE), "clone event")?;
+    let tid = eventmsg(pid)? as i32;
+    check_eq!(tid != pid && tid > 0, true, "a new thread id");
+    expect_wait(tid, stopped(SIGSTOP), "the thread's first stop")?;
+    check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid");
+    cont(tid, 0)?;
+    expect_wait(tid, 7 << 8, "the thread's exit, reported to its tracer")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn traceexec_reports_event_with_old_pid() -> Outcome {
+    let pid = spawn_traced(|| {
+        let e = sys::exec_self(&[b"--exit", b"3"]);
+        60 + e.0
+    })?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXEC as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_EXEC), "exec event")?;
+    check_eq!(eventmsg(pid)? as i32, pid, "the former pid");
+    cont(pid, 0)?;
+    expect_exit(pid, 3)
+}
+
+fn exec_without_traceexec_raises_sigtrap() -> Outcome {
+    let pid = spawn_traced(|| {
+        let e = sys::exec_self(&[b"--exit", b"3"]);
+        60 + e.0
+    })?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP), "exec's SIGTRAP")?;
+    let si = siginfo(pid)?;
+    check_eq!((si.signo, si.code), (SIGTRAP as u32, SI_USER), "its siginfo");
+    cont(pid, 0)?;
+    expect_exit(pid, 3)
+}
+
+fn traceexit_reports_exit_status_as_message() -> Outcome {
+    let pid = spawn_traced(|| 5)?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXIT as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_EXIT), "exit event")?;
+    check_eq!(eventmsg(pid)?, 0x500, "the wait status");
+    cont(pid, 0)?;
+    expect_exit(pid, 5)
+}
+
+// ------------------------------------------------------------- seize
+
+/// A child that sleeps (in short naps) until killed.
+fn sleeper() -> i32 {
+    loop {
+        sys::sleep_ms(50);
+    }
+}
+
+fn seize_does_not_stop_and_interrupt_reports_event_stop() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    sys::sleep_ms(100);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "no stop after SEIZE");
+    ptrace(PTRACE_INTERRUPT, pid, 0, 0).ctx("INTERRUPT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "interrupt stop")?;
+    let si = siginfo(pid)?;
+    check_eq!(
+        (si.signo, si.code),
+        (SIGTRAP as u32, SIGTRAP | (0x80 << 8)),
+        "its siginfo"
+    );
+    check_eq!(si.pid, pid as u32, "si_pid");
+    let r = regs(pid)?;
+    check_eq!(r.regs[8], rt::syscall::nr::NANOSLEEP as u64, "stopped out of nanosleep");
+    cont(pid, 0)?;
+    kill_and_reap(pid);
+    Ok(())
+}
+
+fn seize_checks_addr_and_options() -> Outcome {
+    let pid = spawn(sleeper)?;
+    expect_err(ptrace(PTRACE_SEIZE, pid, 1, 0), Errno::EIO, "SEIZE with addr")?;
+    expect_err(
+        ptrace(PTRACE_SEIZE, pid, 0, 0x100),
+        Errno::EIO,
+        "SEIZE with an unknown option",
+    )?;
+    ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD as usize).ctx("SEIZE with TRACESYSGOOD")?;
+    expect_err(ptrace(PTRACE_SEIZE, pid, 0, 0), Errno::EPERM, "SEIZE twice")?;
+    kill_and_reap(pid);
+    Ok(())
+}
+
+fn setoptions_rejects_unknown_bits() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    expect_err(
+        ptrace(PTRACE_SETOPTIONS, pid, 0, 0x100),
+        Errno::EINVAL,
+        "an unknown option",
+    )?;
+    expect_err(ptrace(0x4299, pid, 0, 0), Errno::EIO, "an unknown request")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn interrupt_and_listen_need_seize() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    expect_err(
+        ptrace(PTRACE_INTERRUPT, pid, 0, 0),
+        Errno::EIO,
+        "INTERRUPT after TRACEME",
+    )?;
+    expect_err(ptrace(PTRACE_LISTEN, pid, 0, 0), Errno::EIO, "LISTEN after TRACEME")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn group_stop_of_seized_tracee_is_event_stop_and_listen_waits() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    rt::process::kill(pid, SIGSTOP).ctx("kill SIGSTOP")?;
+    expect_wait(pid, stopped(SIGSTOP), "SIGSTOP delivery stop")?;
+    cont(pid, SIGSTOP)?;
+    expect_wait(
+        pid,
+        ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f,
+        "group stop as PTRACE_EVENT_STOP",
+    )?;
+    let si = siginfo(pid)?;
+    check_eq!(
+        (si.signo, si.code),
+        (SIGSTOP as u32, SIGSTOP | (0x80 << 8)),
+        "its siginfo"
+    );
+    ptrace(PTRACE_LISTEN, pid, 0, 0).ctx("LISTEN")?;
+    expect_err(ptrace(PTRACE_CONT, pid, 0, 0), Errno::ESRCH, "CONT while listening")?;
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "nothing new while listening");
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "re-trap after SIGCONT")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    kill_and_reap(pid);
+    Ok(())
+}
+
+// ------------------------------------------------------------- attach
+
+fn attach_stops_with_sigstop_and_detach_resumes() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_ATTACH, pid, 0, 0).ctx("ATTACH")?;
+    expect_wait(pid, stopped(SIGSTOP), "the attach SIGSTOP")?;
+    let si = siginfo(pid)?;
+    check_eq!(
+        (si.signo, si.code, si.pid),
+        (SIGSTOP as u32, SI_KERNEL, 0),
+        "its siginfo (SEND_SIG_PRIV)"
+    );
+    check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid");
+    ptrace(PTRACE_DETACH, pid, 0, 0).ctx("DETACH")?;
+    check_eq!(sys_tracer_pid(pid)?, 0, "TracerPid after DETACH");
+    expect_err(ptrace(PTRACE_CONT, pid, 0, 0), Errno::ESRCH, "CONT after DETACH")?;
+    sys::sleep_ms(100);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "running again");
+    kill_and_reap(pid);
+    Ok(())
+}
+
+fn attach_and_traceme_errors() -> Outcome {
+    expect_err(
+        ptrace(PTRACE_ATTACH, sys::getpid(), 0, 0),
+        Errno::EPERM,
+        "ATTACH to oneself",
+    )?;
+    expect_err(
+        ptrace(PTRACE_ATTACH, 0x3fff_fff0, 0, 0),
+        Errno::ESRCH,
+        "ATTACH to no such pid",
+    )?;
+    expect_err(
+        ptrace(PTRACE_ATTACH, -5, 0, 0),
+        Errno::ESRCH,
+        "ATTACH to a negative pid",
+    )?;
+    let pid = spawn_traced(|| {
+        let twice = ptrace(PTRACE_TRACEME, 0, 0, 0);
+        i32::from(twice != Err(Errno::EPERM))
+    })?;
+    // Another tracer: a child of ours tries to take it.
+    THIEF_TARGET.store(pid as u64, Ordering::SeqCst);
+    let thief = match fork().ctx("fork")? {
+        Fork::Child => {
+            let r = ptrace(PTRACE_ATTACH, THIEF_TARGET.load(Ordering::SeqCst) as i32, 0, 0);
+            sys::exit_now(i32::from(r != Err(Errno::EPERM)))
+        }
+        Fork::Parent(t) => t,
+    };
+    expect_exit(thief, 0).map_err(|f| Fail(format!("a second tracer: {}", f.0)))?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// Set before forking the thief (see `attach_and_traceme_errors`).
+static THIEF_TARGET: AtomicU64 = AtomicU64::new(0);
+
+fn requests_need_a_stopped_tracee_of_ours() -> Outcome {
+    let pid = spawn(sleeper)?;
+    expect_err(
+        ptrace(PTRACE_CONT, pid, 0, 0),
+        Errno::ESRCH,
+        "CONT of an untraced child",
+    )?;
+    let mut w: u64 = 0;
+    expect_err(
+        ptrace(
+            PTRACE_PEEKDATA,
+            pid,
+            &WORD as *const AtomicU64 as usize,
+            &mut w as *mut u64 as usize,
+        ),
+        Errno::ESRCH,
+        "PEEKDATA of an untraced child",
+    )?;
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    expect_err(ptrace(PTRACE_CONT, pid, 0, 0), Errno::ESRCH, "CONT of a running tracee")?;
+    expect_err(
+        ptrace(PTRACE_GETSIGINFO, pid, 0, 0),
+        Errno::ESRCH,
+        "GETSIGINFO of a running tracee",
+    )?;
+    ptrace(PTRACE_INTERRUPT, pid, 0, 0).ctx("INTERRUPT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "interrupt stop")?;
+    expect_err(ptrace(PTRACE_CONT, pid, 0, 65), Errno::EIO, "CONT with signal 65")?;
+    expect_err(ptrace(PTRACE_DETACH, pid, 0, 65), Errno::EIO, "DETACH with signal 65")?;
+    kill_and_reap(pid);
+    Ok(())
+}
+
+fn getsigmask_and_setsigmask() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let mut m: u64 = 0xffff;
+    expect_err(
+        ptrace(PTRACE_GETSIGMASK, pid, 4, &mut m as *mut u64 as usize),
+        Errno::EINVAL,
+        "size 4",
+    )?;
+    ptrace(PTRACE_GETSIGMASK, pid, 8, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
+    check_eq!(m, 0, "the initial mask");
+    let set: u64 = (1 << (SIGUSR1 - 1)) | (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
+    ptrace(PTRACE_SETSIGMASK, pid, 8, &set as *const u64 as usize).ctx("SETSIGMASK")?;
+    ptrace(PTRACE_GETSIGMASK, pid, 8, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
+    check_eq!(m, 1 << (SIGUSR1 - 1), "SIGKILL and SIGSTOP cannot be blocked");
+    expect_err(
+        ptrace(PTRACE_SETSIGMASK, pid, 8, 8),
+        Errno::EFAULT,
+        "a bad mask address",
+    )?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- death
+
+fn sigkill_ends_a_tracee_stopped_at_syscall_entry() -> Outcome {
+    let pid = spawn_sysgood(|| 0)?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
+    rt::process::kill(pid, SIGKILL).ctx("kill")?;
+    expect_wait(pid, SIGKILL, "killed")
+}
+
+fn ptrace_kill_ends_a_running_tracee() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    ptrace(PTRACE_KILL, pid, 0, 0).ctx("KILL")?;
+    expect_wait(pid, SIGKILL, "killed")
+}
+
+fn wnohang_and_waitid_wnowait_report_trapped() -> Outcome {
+    let pid = spawn_sysgood(|| {
+        sys::sleep_ms(200);
+        0
+    })?;
+    cont(pid, 0)?;
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "WNOHANG while running");
+    rt::process::kill(pid, SIGUSR1).ctx("kill")?;
+    let w = sys::waitid(pid, sys::WEXITED | sys::WSTOPPED | sys::WNOWAIT).ctx("waitid WNOWAIT")?;
+    check_eq!(w, (pid, CLD_TRAPPED, SIGUSR1), "waitid's pid, code and status");
+    let w = sys::waitid(pid, sys::WSTOPPED).ctx("waitid")?;
+    check_eq!(w, (pid, CLD_TRAPPED, SIGUSR1), "the report again after WNOWAIT");
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "collected");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn tracer_exit_detaches_and_tracee_runs_on() -> Outcome {
+    let [rd, wr] = rt::fs::pipe2(0).ctx("pipe")?;
+    let tracer = match fork().ctx("fork")? {
+        Fork::Child => {
+            let tracee = match fork() {
+                Ok(Fork::Child) => {
+                    let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+                    sys::raise(SIGSTOP);
+                    let _ = rt::fs::write(wr, b"alive");
+                    sys::exit_now(0)
+                }
+                Ok(Fork::Parent(t)) => t,
+                Err(_) => sys::exit_now(2),
+            };
+            let ok = wait(tracee, 0) == Ok((tracee, stopped(SIGSTOP)));
+            sys::exit_now(i32::from(!ok))
+        }
+        Fork::Parent(t) => t,
+    };
+    let _ = rt::fs::close(wr);
+    expect_exit(tracer, 0)?;
+    let got = sys::read_all(rd);
+    check_eq!(&got[..], &b"alive"[..], "the tracee ran on after its tracer exited");
+    Ok(())
+}
+
+fn exitkill_kills_tracees_when_tracer_exits() -> Outcome {
+    let [rd, wr] = rt::fs::pipe2(0).ctx("pipe")?;
+    let tracer = match fork().ctx("fork")? {
+        Fork::Child => {
+            let tracee = match fork() {
+                Ok(Fork::Child) => {
+                    sys::sleep_ms(1500);
+                    let _ = rt::fs::write(wr, b"alive");
+                    sys::exit_now(0)
+                }
+                Ok(Fork::Parent(t)) => t,
+                Err(_) => sys::exit_now(2),
+            };
+            let r = ptrace(PTRACE_SEIZE, tracee, 0, PTRACE_O_EXITKILL as usize);
+            sys::exit_now(i32::from(r.is_err()))
+        }
+        Fork::Parent(t) => t,
+    };
+    let _ = rt::fs::close(wr);
+    expect_exit(tracer, 0)?;
+    let got = sys::read_all(rd);
+    check_eq!(&got[..], &b""[..], "the tracee died with its tracer");
+    Ok(())
+}
+
+fn real_parent_reaps_after_tracer_collects_exit() -> Outcome {
+    let tracee = spawn(|| {
+        sys::sleep_ms(300);
+        6
+    })?;
+    THIEF_TARGET.store(tracee as u64, Ordering::SeqCst);
+    let tracer = match fork().ctx("fork")? {
+        Fork::Child => {
+            let t = THIEF_TARGET.load(Ordering::SeqCst) as i32;
+            if ptrace(PTRACE_SEIZE, t, 0, 0).is_err() {
+                sys::exit_now(2);
+            }
+            let r = wait(t, 0);
+            sys::exit_now(i32::from(r != Ok((t, 6 << 8))))
+        }
+        Fork::Parent(t) => t,
+    };
+    expect_exit(tracer, 0).map_err(|f| Fail(format!("tracer: {}", f.0)))?;
+    expect_exit(tracee, 6)
+}
+
+fn sys_tracer_pid(pid: i32) -> Result<i32, Fail> {
+    let path = format!("/proc/{pid}/status");
+    let fd = rt::fs::open(path.as_bytes(), 0, 0).ctx("open status")?;
+    let text = sys::read_all(fd);
+    let _ = rt::fs::close(fd);
+    let text = core::str::from_utf8(&text).map_err(|_| Fail("status not UTF-8".into()))?;
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .ok_or_else(|| Fail("no TracerPid line".into()))?;
+    line.trim().parse().map_err(|_| Fail(format!("TracerPid {line:?}")))
+}
+
+fn proc_status_shows_tracer_pid() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid of a TRACEME child");
+    check_eq!(sys_tracer_pid(sys::getpid())?, 0, "our own TracerPid");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- process_vm
+
+fn process_vm(
+    write: bool,
+    pid: i32,
+    local: &[(usize, usize)],
+    remote: &[(usize, usize)],
+    flags: usize,
+) -> Result<usize, Errno> {
+    let n = if write {
+        rt::syscall::nr::PROCESS_VM_WRITEV
+    } else {
+        rt::syscall::nr::PROCESS_VM_READV
+    };
+    // SAFETY: the local iovecs point at buffers the caller owns; the
+    // remote ones are the other process's business.
+    rt::syscall::check(unsafe {
+        rt::syscall::syscall6(
+            n,
+            pid as usize,
+            local.as_ptr() as usize,
+            local.len(),
+            remote.as_ptr() as usize,
+            remote.len(),
+            flags,
+        )
+    })
+}
+
+fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            WORD.store(0x0102_0304_0506_0708, Ordering::SeqCst);
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            sys::raise(SIGSTOP);
+            sys::exit_now(i32::from(WORD.load(Ordering::SeqCst) != 0x1111_2222_3333_4444))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let addr = &WORD as *const AtomicU64 as usize;
+    let mut got = [0u8; 8];
+    let local = [(got.as_mut_ptr() as usize, 4), (got.as_mut_ptr() as usize + 4, 4)];
+    check_eq!(
+        process_vm(false, pid, &local, &[(addr, 8)], 0),
+        Ok(8),
+        "readv of two local halves"
+    );
+    check_eq!(u64::from_le_bytes(got), 0x0102_0304_0506_0708, "the word read");
+    check_eq!(
+        process_vm(false, pid, &local, &[(addr, 4), (16, 4)], 0),
+        Ok(4),
+        "a bad second remote iovec stops after the first"
+    );
+    check_eq!(
+        process_vm(false, pid, &local, &[(16, 8)], 0),
+        Err(Errno::EFAULT),
+        "an unmapped remote address"
+    );
+    check_eq!(
+        process_vm(false, pid, &local, &[(addr, 8)], 1),
+        Err(Errno::EINVAL),
+        "flags"
+    );
+    check_eq!(
+        process_vm(false, 0x3fff_fff0, &local, &[(addr, 8)], 0),
+        Err(Errno::ESRCH),
+        "no such pid"
+    );
+    let text = sys::answer_addr();
+    let patch = 0u64.to_le_bytes();
+    let src = [(patch.as_ptr() as usize, 8)];
+    check_eq!(
+        process_vm(true, pid, &src, &[(text, 8)], 0),
+        Err(Errno::EFAULT),
+        "writev into read-only text"
+    );
+    let new = 0x1111_2222_3333_4444u64.to_le_bytes();
+    let src = [(new.as_ptr() as usize, 8)];
+    check_eq!(
+        process_vm(true, pid, &src, &[(addr, 8)], 0),
+        Ok(8),
+        "writev of the word"
+    );
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
