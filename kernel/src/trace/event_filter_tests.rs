@@ -4,6 +4,7 @@
 //! other CPUs record.
 
 use super::events::{self, FieldDesc, TraceEvent, TraceEventDef};
+use super::test_files::{append, read_all, write};
 use super::*;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -11,44 +12,6 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use ktest_macros::kernel_test;
-use uapi::fcntl::{O_RDONLY, O_TRUNC, O_WRONLY};
-use vfs::file::OpenFile;
-use vfs::Inode;
-
-fn open(path: &str, flags: u32) -> Result<Arc<OpenFile>, Errno> {
-    let mut inode: Arc<dyn Inode> = tracefs::tracefs().root_dir().clone();
-    for part in path.split('/') {
-        inode = inode.lookup(part.as_bytes())?;
-    }
-    if flags & O_TRUNC != 0 {
-        inode.truncate(0)?;
-    }
-    let ops = inode.open(flags)?.ok_or(Errno::EINVAL)?;
-    Ok(OpenFile::new_ops(None, inode, ops, flags & !O_TRUNC))
-}
-
-fn read_all(path: &str) -> String {
-    let f = open(path, O_RDONLY).expect("open");
-    let mut out = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    String::from_utf8(out).expect("text")
-}
-
-/// Writes as `echo TEXT > path` does.
-fn write(path: &str, text: &str) -> Result<usize, Errno> {
-    open(path, O_WRONLY | O_TRUNC)?.write(text.as_bytes())
-}
-
-/// Writes as `echo TEXT >> path` does.
-fn append(path: &str, text: &str) -> Result<usize, Errno> {
-    open(path, O_WRONLY)?.write(text.as_bytes())
-}
 
 /// `value=%llu name=%s`.
 fn print_vn(out: &mut String, rec: &events::EventRecord<'_>) {

@@ -1,48 +1,13 @@
 //! In-kernel tests of `instances/`: mkdir makes a trace array with its own
 //! buffer and files, rmdir removes it (EBUSY while a file is open).
 
+use super::test_files::{lookup, open, read_all, write};
 use super::*;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use ktest_macros::kernel_test;
-use uapi::fcntl::{O_RDONLY, O_TRUNC, O_WRONLY};
-use vfs::file::OpenFile;
-use vfs::{Inode, NodeKind};
-
-fn lookup(path: &str) -> Result<Arc<dyn Inode>, Errno> {
-    let mut inode: Arc<dyn Inode> = tracefs::tracefs().root_dir().clone();
-    for part in path.split('/') {
-        inode = inode.lookup(part.as_bytes())?;
-    }
-    Ok(inode)
-}
-
-fn open(path: &str, flags: u32) -> Result<Arc<OpenFile>, Errno> {
-    let inode = lookup(path)?;
-    if flags & O_TRUNC != 0 {
-        inode.truncate(0)?;
-    }
-    let ops = inode.open(flags)?.ok_or(Errno::EINVAL)?;
-    Ok(OpenFile::new_ops(None, inode, ops, flags & !O_TRUNC))
-}
-
-fn read_all(path: &str) -> String {
-    let f = open(path, O_RDONLY).expect("open");
-    let mut out = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    String::from_utf8(out).expect("text")
-}
-
-fn write(path: &str, text: &str) -> Result<usize, Errno> {
-    open(path, O_WRONLY | O_TRUNC)?.write(text.as_bytes())
-}
+use uapi::fcntl::O_RDONLY;
+use vfs::NodeKind;
 
 fn markers(path: &str) -> Vec<String> {
     read_all(path)

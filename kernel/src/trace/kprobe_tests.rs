@@ -2,15 +2,14 @@
 //! a `p:` and an `r:` probe on a test function defined, enabled, hit,
 //! printed, counted and removed; Linux's errors for refused definitions.
 
-use super::tracefs;
+use super::test_files::write as put;
+use super::test_files::{append, open, read_all};
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use ktest_macros::kernel_test;
-use uapi::fcntl::{O_APPEND, O_RDONLY, O_TRUNC, O_WRONLY};
+use uapi::fcntl::{O_RDONLY, O_TRUNC, O_WRONLY};
 use uapi::Errno;
-use vfs::file::OpenFile;
-use vfs::Inode;
 
 /// The probed function: not inlined, under a plain name outside the
 /// (notrace) tracing modules.
@@ -20,41 +19,6 @@ use vfs::Inode;
 pub extern "C" fn ktest_trace_kprobe_target(a: u64, s: *const u8) -> u64 {
     core::hint::black_box(s);
     core::hint::black_box(a.wrapping_mul(3))
-}
-
-fn open(path: &str, flags: u32) -> Result<Arc<OpenFile>, Errno> {
-    let mut inode: Arc<dyn Inode> = tracefs::tracefs().root_dir().clone();
-    for part in path.split('/') {
-        inode = inode.lookup(part.as_bytes())?;
-    }
-    if flags & O_TRUNC != 0 {
-        inode.truncate(0)?;
-    }
-    let ops = inode.open(flags)?.ok_or(Errno::EINVAL)?;
-    Ok(OpenFile::new_ops(None, inode, ops, flags & !O_TRUNC))
-}
-
-fn read_all(path: &str) -> String {
-    let f = open(path, O_RDONLY).expect("open");
-    let mut out = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    String::from_utf8(out).expect("text")
-}
-
-/// `echo text > path`.
-fn put(path: &str, text: &str) -> Result<usize, Errno> {
-    open(path, O_WRONLY | O_TRUNC)?.write(text.as_bytes())
-}
-
-/// `echo text >> path`.
-fn append(path: &str, text: &str) -> Result<usize, Errno> {
-    open(path, O_WRONLY | O_APPEND)?.write(text.as_bytes())
 }
 
 fn last_line(path: &str) -> String {

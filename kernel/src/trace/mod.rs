@@ -32,6 +32,8 @@ mod instance_tests;
 #[cfg(feature = "ktest")]
 mod kprobe_tests;
 #[cfg(feature = "ktest")]
+mod test_files;
+#[cfg(feature = "ktest")]
 mod tests;
 
 use crate::irq_work::{irq_work_queue, IrqWork};
