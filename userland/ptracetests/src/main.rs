@@ -19,34 +19,15 @@ mod sys;
 use alloc::format;
 use alloc::string::String;
 use rt::process::{fork, Fork, WaitStatus};
-use rt::{fs, print, println, Errno};
+use rt::{fs, print, println};
 
 rt::main!(main);
 
-/// Why a check failed.
-pub struct Fail(pub String);
+pub use rt::check::{Check, Context, Fail, Outcome};
+pub use rt::{checks, ensure};
 
-/// What a check returns.
-pub type Outcome = Result<(), Fail>;
-
-impl From<Errno> for Fail {
-    fn from(e: Errno) -> Fail {
-        Fail(format!("unexpected error {e:?}"))
-    }
-}
-
-/// Adds what was being done to an unexpected error.
-pub trait Context<T> {
-    fn ctx(self, what: &str) -> Result<T, Fail>;
-}
-
-impl<T> Context<T> for Result<T, Errno> {
-    fn ctx(self, what: &str) -> Result<T, Fail> {
-        self.map_err(|e| Fail(format!("{what}: unexpected error {e:?}")))
-    }
-}
-
-/// Fails the check unless `got == want`, naming what was compared.
+/// Fails the check unless `got == want`, naming what was compared (in
+/// hex: registers and addresses).
 #[macro_export]
 macro_rules! check_eq {
     ($got:expr, $want:expr, $($what:tt)+) => {{
@@ -61,20 +42,6 @@ macro_rules! check_eq {
             )));
         }
     }};
-}
-
-/// One check: a name saying what it proves, and its body.
-pub struct Check {
-    pub name: &'static str,
-    pub run: fn() -> Outcome,
-}
-
-/// A list of [`Check`]s named after their functions.
-#[macro_export]
-macro_rules! checks {
-    ($($f:ident),* $(,)?) => {
-        &[$($crate::Check { name: stringify!($f), run: $f }),*]
-    };
 }
 
 const REPORT_FD: i32 = 200;

@@ -14,6 +14,7 @@
 
 extern crate alloc;
 
+pub mod check;
 pub mod env;
 pub mod errno;
 pub mod fs;

@@ -30,76 +30,8 @@ mod sys;
 
 rt::main!(main);
 
-/// Why a check failed, for the report line.
-pub struct Fail(pub String);
-
-/// What a check returns.
-pub type Outcome = Result<(), Fail>;
-
-impl From<Errno> for Fail {
-    fn from(e: Errno) -> Fail {
-        Fail(format!("unexpected error {e:?}"))
-    }
-}
-
-impl From<String> for Fail {
-    fn from(s: String) -> Fail {
-        Fail(s)
-    }
-}
-
-/// Adds what was being done to an unexpected error: `open(...).ctx("open x")?`.
-pub trait Context<T> {
-    fn ctx(self, what: &str) -> Result<T, Fail>;
-}
-
-impl<T> Context<T> for Result<T, Errno> {
-    fn ctx(self, what: &str) -> Result<T, Fail> {
-        self.map_err(|e| Fail(format!("{what}: unexpected error {e:?}")))
-    }
-}
-
-/// Fails the check unless `got == want`, naming what was compared.
-#[macro_export]
-macro_rules! check_eq {
-    ($got:expr, $want:expr, $($what:tt)+) => {{
-        let got = $got;
-        let want = $want;
-        if got != want {
-            return Err($crate::Fail(alloc::format!(
-                "{}: got {:?}, want {:?}",
-                format_args!($($what)+),
-                got,
-                want
-            )));
-        }
-    }};
-}
-
-/// Fails the check with the message unless `cond` holds.
-#[macro_export]
-macro_rules! ensure {
-    ($cond:expr, $($what:tt)+) => {
-        if !$cond {
-            return Err($crate::Fail(alloc::format!($($what)+)));
-        }
-    };
-}
-
-/// A list of [`Check`]s named after their functions:
-/// `checks![read_write_roundtrip, ...]`.
-#[macro_export]
-macro_rules! checks {
-    ($($f:ident),* $(,)?) => {
-        &[$($crate::Check { name: stringify!($f), run: $f }),*]
-    };
-}
-
-/// One check: a name saying what it proves, and its body.
-pub struct Check {
-    pub name: &'static str,
-    pub run: fn() -> Outcome,
-}
+pub use rt::check::{Check, Context, Fail, Outcome};
+pub use rt::{check_eq, checks, ensure};
 
 /// Where a check's child writes its failure message.
 const REPORT_FD: i32 = 200;

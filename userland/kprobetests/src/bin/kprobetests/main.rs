@@ -26,82 +26,15 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kprobetests::tracefs::Tracefs;
 use rt::io::Bytes;
 use rt::process::{fork, Fork, WaitStatus};
-use rt::{fs, print, println, Errno};
+use rt::{fs, print, println};
 
 mod checks;
 mod stress;
 
 rt::main!(main);
 
-/// Why a check failed, for the report line.
-pub struct Fail(pub String);
-
-/// What a check returns.
-pub type Outcome = Result<(), Fail>;
-
-impl From<Errno> for Fail {
-    fn from(e: Errno) -> Fail {
-        Fail(format!("unexpected error {e:?}"))
-    }
-}
-
-impl From<String> for Fail {
-    fn from(s: String) -> Fail {
-        Fail(s)
-    }
-}
-
-/// Adds what was being done to an unexpected error.
-pub trait Context<T> {
-    fn ctx(self, what: &str) -> Result<T, Fail>;
-}
-
-impl<T> Context<T> for Result<T, Errno> {
-    fn ctx(self, what: &str) -> Result<T, Fail> {
-        self.map_err(|e| Fail(format!("{what}: unexpected error {e:?}")))
-    }
-}
-
-/// Fails the check unless `got == want`, naming what was compared.
-#[macro_export]
-macro_rules! check_eq {
-    ($got:expr, $want:expr, $($what:tt)+) => {{
-        let got = $got;
-        let want = $want;
-        if got != want {
-            return Err($crate::Fail(alloc::format!(
-                "{}: got {:?}, want {:?}",
-                format_args!($($what)+),
-                got,
-                want
-            )));
-        }
-    }};
-}
-
-/// Fails the check with the message unless `cond` holds.
-#[macro_export]
-macro_rules! ensure {
-    ($cond:expr, $($what:tt)+) => {
-        if !$cond {
-            return Err($crate::Fail(alloc::format!($($what)+)));
-        }
-    };
-}
-
-/// A list of [`Check`]s named after their functions.
-#[macro_export]
-macro_rules! checks {
-    ($($f:ident),* $(,)?) => {
-        &[$($crate::Check { name: stringify!($f), run: $f }),*]
-    };
-}
-
-/// One check: a name saying what it proves, and its body.
-pub struct Check {
-    pub name: &'static str,
-    pub run: fn() -> Outcome,
-}
+pub use rt::check::{Check, Context, Fail, Outcome};
+pub use rt::{check_eq, checks, ensure};
 
 /// The ring buffer size (KB per CPU) to put back after each check: what
 /// `buffer_size_kb` said at start (its `expanded:` figure when the buffer
