@@ -28,7 +28,7 @@
 # 5. Linux 6.12.117's ftrace selftests (ftracetest), by
 #    scripts/ftracetest-fetch.sh, into .cache/ftracetest/.
 # 6. Debian's dynamically linked arm64 programs for tests/debian.rs: the
-#    packages libc6, bash, coreutils and the libraries they need, fetched
+#    packages libc6, bash, coreutils, strace and the libraries they need, fetched
 #    with apt-get download (arm64 added to dpkg's architectures) and packed
 #    into .cache/debian/debian.tar: /lib/ld-linux-aarch64.so.1 and the
 #    libraries at their Debian paths, the programs in /usr/bin.
@@ -358,13 +358,15 @@ ensure_busybox() {
 # ------------------------------------------------- Debian's dynamic programs
 debian_dir="$cache/debian"
 debian_tar="$debian_dir/debian.tar"
-debian_pkgs="libc6 bash coreutils libtinfo6 libselinux1 libpcre2-8-0 libacl1 libattr1"
+debian_pkgs="libc6 bash coreutils strace libtinfo6 libselinux1 libpcre2-8-0 libacl1 libattr1"
 # The programs tests/debian.rs runs (bash from /bin, coreutils from /bin and
 # /usr/bin).
-debian_progs="bash cat cp cut date echo env head ls md5sum mkdir nproc rm seq sleep sort stat tail timeout tr wc"
+debian_progs="bash cat cp cut date echo env head ls md5sum mkdir nproc rm seq sleep sort stat strace tail timeout tr true wc"
+# What the archive was packed from: a different list repacks it.
+debian_stamp="$debian_pkgs / $debian_progs"
 
 ensure_debian() {
-    [ -s "$debian_tar" ] && return 0
+    [ -s "$debian_tar" ] && [ "$(cat "$debian_dir/contents" 2>/dev/null)" = "$debian_stamp" ] && return 0
     need_apt "Debian's arm64 bash, coreutils and libc6 are needed for tests/debian.rs"
     ensure_arm64_arch
     local tmp deb pkg prog found
@@ -403,6 +405,7 @@ ensure_debian() {
         die "could not pack $debian_tar"
     mv "$tmp/source" "$debian_dir/source"
     mv "$debian_tar.tmp" "$debian_tar"
+    echo "$debian_stamp" >"$debian_dir/contents"
     note "wrote ${debian_tar#"$repo"/}"
 }
 
