@@ -7,6 +7,16 @@
 #   scripts/ftracetest-fetch.sh --tar    also print the path of a tar of it
 #                                        (second line), which the guest
 #                                        unpacks with busybox tar
+#   scripts/ftracetest-fetch.sh --arm64  instead: Linux's arm64 ABI
+#                                        selftests (see below), print the
+#                                        root of that partial source tree
+#
+# --arm64 takes, from the same package, tools/testing/selftests/arm64, the
+# kselftest*.h headers beside it and what their build includes
+# (tools/include, arch/arm64/include/uapi), keeping the tree's layout, into
+# .cache/ftracetest/linux-<version>/arm64-src/; scripts/arm64-selftests.sh
+# builds them.  LINUX_SOURCE_TARXZ=/path/linux-source-6.12.tar.xz uses an
+# already downloaded source tarball instead of the package.
 #
 # The files come from Debian's linux-source-6.12 package (the release that
 # ../shared/reflinux boots), downloaded with `apt-get download` into a
@@ -30,9 +40,11 @@ note() { echo "ftracetest-fetch: $*" >&2; }
 die() { echo "ftracetest-fetch: error: $*" >&2; exit 1; }
 
 want_tar=0
+want_arm64=0
 case "${1:-}" in
     "") ;;
     --tar) want_tar=1 ;;
+    --arm64) want_arm64=1 ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1'" ;;
 esac
@@ -91,6 +103,56 @@ fetch() {
     mv "$tmp/linux-source-6.12/$selftests" "$dir"
     note "wrote ${dir#"$repo"/} (from $pkg $ver)"
 }
+
+# The arm64 selftests' sources and what their Makefiles include.
+arm64_dir="$cache/linux-$upstream/arm64-src"
+arm64_paths=(
+    tools/testing/selftests/arm64
+    tools/testing/selftests/kselftest.h
+    tools/testing/selftests/kselftest_harness.h
+    tools/include
+    arch/arm64/include/uapi
+)
+
+fetch_arm64() {
+    local tmp deb ver src p
+    mkdir -p "$cache"
+    tmp=$(mktemp -d "$cache/fetch.XXXXXX")
+    # shellcheck disable=SC2064 # expand now: tmp is local
+    trap "rm -rf '$tmp'" EXIT
+    if [ -n "${LINUX_SOURCE_TARXZ:-}" ]; then
+        [ -s "$LINUX_SOURCE_TARXZ" ] || die "LINUX_SOURCE_TARXZ=$LINUX_SOURCE_TARXZ is not a file"
+        src="LINUX_SOURCE_TARXZ"
+        tar -xJf "$LINUX_SOURCE_TARXZ" -C "$tmp" "${arm64_paths[@]/#/linux-source-6.12/}" ||
+            die "$LINUX_SOURCE_TARXZ lacks the arm64 selftests"
+    else
+        download "$tmp"
+        ver=$(dpkg-deb -f "$deb" Version)
+        src="$pkg $ver"
+        dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/src/linux-source-6.12.tar.xz |
+            tar -xJ -C "$tmp" "${arm64_paths[@]/#/linux-source-6.12/}" ||
+            die "$(basename "$deb") lacks the arm64 selftests"
+    fi
+    for p in "${arm64_paths[@]}"; do
+        [ -e "$tmp/linux-source-6.12/$p" ] || die "no $p in $src"
+    done
+    echo "$src ${arm64_paths[*]}" >"$tmp/linux-source-6.12/.complete"
+    rm -rf "$arm64_dir"
+    mkdir -p "$(dirname "$arm64_dir")"
+    mv "$tmp/linux-source-6.12" "$arm64_dir"
+    note "wrote ${arm64_dir#"$repo"/} (from $src)"
+}
+
+if [ $want_arm64 = 1 ]; then
+    if [ ! -f "$arm64_dir/.complete" ]; then
+        mkdir -p "$cache"
+        exec 8>"$cache/lock"
+        flock 8 || die "could not lock $cache/lock"
+        [ -f "$arm64_dir/.complete" ] || fetch_arm64
+    fi
+    echo "$arm64_dir"
+    exit 0
+fi
 
 # The tar the guest unpacks: the directory as `ftrace/`, owned by root.
 make_tar() {

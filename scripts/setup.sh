@@ -28,10 +28,13 @@
 # 5. Linux 6.12.117's ftrace selftests (ftracetest), by
 #    scripts/ftracetest-fetch.sh, into .cache/ftracetest/.
 # 6. Debian's dynamically linked arm64 programs for tests/debian.rs: the
-#    packages libc6, bash, coreutils and the libraries they need, fetched
+#    packages libc6, bash, coreutils, strace and the libraries they need, fetched
 #    with apt-get download (arm64 added to dpkg's architectures) and packed
 #    into .cache/debian/debian.tar: /lib/ld-linux-aarch64.so.1 and the
 #    libraries at their Debian paths, the programs in /usr/bin.
+# 7. Debian's arm64 cross compiler (gcc-aarch64-linux-gnu,
+#    libc6-dev-arm64-cross) and, built with it, Linux 6.12.117's arm64 ABI
+#    selftests (scripts/arm64-selftests.sh build).
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
@@ -229,6 +232,20 @@ ensure_qemu() {
         "($(qemu-system-aarch64 --version 2>/dev/null | head -n 1))"
 }
 
+# ------------------------------------------------- the arm64 C compiler
+# Linux's arm64 selftests (scripts/arm64-selftests.sh) and the benchmark's
+# C programs are built with Debian's cross compiler and its arm64 libc.
+ensure_cross_gcc() {
+    command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 &&
+        [ -e /usr/aarch64-linux-gnu/lib/libc.a ] && return 0
+    need_apt "aarch64-linux-gnu-gcc (with a static arm64 libc) is needed for Linux's arm64 selftests"
+    note "installing gcc-aarch64-linux-gnu and libc6-dev-arm64-cross"
+    apt_update
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends gcc-aarch64-linux-gnu libc6-dev-arm64-cross ||
+        die "could not install gcc-aarch64-linux-gnu and libc6-dev-arm64-cross"
+}
+
 # -------------------------------------------------------- the Pi 4 DTB
 is_dtb() {
     [ -s "$1" ] && [ "$(od -An -tx1 -N4 "$1" | tr -d ' \n')" = d00dfeed ]
@@ -341,13 +358,15 @@ ensure_busybox() {
 # ------------------------------------------------- Debian's dynamic programs
 debian_dir="$cache/debian"
 debian_tar="$debian_dir/debian.tar"
-debian_pkgs="libc6 bash coreutils libtinfo6 libselinux1 libpcre2-8-0 libacl1 libattr1"
+debian_pkgs="libc6 bash coreutils strace libtinfo6 libselinux1 libpcre2-8-0 libacl1 libattr1"
 # The programs tests/debian.rs runs (bash from /bin, coreutils from /bin and
 # /usr/bin).
-debian_progs="bash cat cp cut date echo env head ls md5sum mkdir nproc rm seq sleep sort stat tail timeout tr wc"
+debian_progs="bash cat cp cut date echo env head ls md5sum mkdir nproc rm seq sleep sort stat strace tail timeout tr true wc"
+# What the archive was packed from: a different list repacks it.
+debian_stamp="$debian_pkgs / $debian_progs"
 
 ensure_debian() {
-    [ -s "$debian_tar" ] && return 0
+    [ -s "$debian_tar" ] && [ "$(cat "$debian_dir/contents" 2>/dev/null)" = "$debian_stamp" ] && return 0
     need_apt "Debian's arm64 bash, coreutils and libc6 are needed for tests/debian.rs"
     ensure_arm64_arch
     local tmp deb pkg prog found
@@ -386,6 +405,7 @@ ensure_debian() {
         die "could not pack $debian_tar"
     mv "$tmp/source" "$debian_dir/source"
     mv "$debian_tar.tmp" "$debian_tar"
+    echo "$debian_stamp" >"$debian_dir/contents"
     note "wrote ${debian_tar#"$repo"/}"
 }
 
@@ -406,7 +426,9 @@ case $mode in
 esac
 ensure_toolchain
 ensure_qemu
+ensure_cross_gcc
 ensure_dtb
 ensure_busybox
 ensure_debian
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
+"$repo/scripts/arm64-selftests.sh" build >/dev/null || die "could not build Linux's arm64 selftests"

@@ -3,6 +3,9 @@
 //! --print-debian` packs), unpacked into the guest's root and run by a bash
 //! script (`tests/debian/script.sh`) on `virt -smp 4` and, when
 //! ../shared/reflinux is there, on real Linux: the outputs must be equal.
+//! Debian's strace too (`strace -f` of a static program that forks,
+//! writes, opens a missing file and exits 3): see
+//! [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
 
 use e2e::{root, run_commands};
 use std::path::PathBuf;
@@ -69,4 +72,200 @@ fn debian_bash_and_coreutils_run_dynamically_linked_as_on_linux() {
     // Linux runs on 2 CPUs (it boots faster so): the one expected difference.
     let linux = String::from_utf8_lossy(&linux.stdout).replace("nproc 2 2\n", "nproc 4 4\n");
     assert_eq!(out, linux, "real Linux differs");
+}
+
+/// A C program of tests/debian built with `aarch64-linux-gnu-gcc -static`
+/// (scripts/setup.sh installs the compiler) into target/debian-tests.
+fn cross_compile(name: &str) -> PathBuf {
+    let dir = root().join("target/debian-tests");
+    std::fs::create_dir_all(&dir).expect("create target/debian-tests");
+    let out = dir.join(name);
+    let st = Command::new("aarch64-linux-gnu-gcc")
+        .args(["-static", "-O2", "-Wall", "-o"])
+        .arg(&out)
+        .arg(root().join(format!("tests/debian/{name}.c")))
+        .status()
+        .expect("run aarch64-linux-gnu-gcc (scripts/setup.sh installs it)");
+    assert!(st.success(), "building tests/debian/{name}.c failed");
+    out
+}
+
+/// What precedes a pid in strace's output.
+const PID_CONTEXTS: &[&str] = &[
+    "trace of ",
+    "waitpid(",
+    "wait4(",
+    "si_pid=",
+    "Process ",
+    "kill(",
+    "tgkill(",
+    "[pid ",
+];
+
+/// Makes two strace runs comparable: each traced pid becomes `PID1`,
+/// `PID2`, ... in the order of the `--- trace of PID` headers (the pids
+/// in strace's messages and in system call results with them), addresses
+/// `0xADDR`, getrandom's bytes and the child's CPU times in SIGCHLD `#`.
+fn mask_strace(out: &str) -> String {
+    let pids: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("--- trace of "))
+        .map(str::to_string)
+        .collect();
+    // Pids in strace's messages before any trace header (e.g. `waitpid(10)`)
+    // are those of the header that follows; a header-less run has none.
+    let mut masked = Vec::new();
+    for line in out.lines() {
+        let mut l = String::new();
+        let mut word = String::new();
+        // Only where strace prints a pid: a number that merely equals one
+        // (a byte count, a return value) stays.
+        let pid_returning = [
+            "clone(",
+            "clone3(",
+            "fork(",
+            "vfork(",
+            "set_tid_address(",
+            "gettid(",
+            "getpid(",
+            "getppid(",
+            "wait4(",
+        ];
+        let returns_pid = pid_returning.iter().any(|c| line.starts_with(c));
+        let flush = |word: &mut String, l: &mut String| {
+            let pid_place = PID_CONTEXTS.iter().any(|c| l.ends_with(c)) || (returns_pid && l.ends_with("= "));
+            if let Some(i) = pids.iter().position(|p| p == word).filter(|_| pid_place) {
+                l.push_str(&format!("PID{}", i + 1));
+            } else {
+                l.push_str(word);
+            }
+            word.clear();
+        };
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '0' && chars.peek() == Some(&'x') {
+                flush(&mut word, &mut l);
+                chars.next();
+                while chars.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
+                    chars.next();
+                }
+                l.push_str("0xADDR");
+            } else if c.is_ascii_digit()
+                && (!word.is_empty() || !l.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut l);
+                l.push(c);
+            }
+        }
+        flush(&mut word, &mut l);
+        if l.starts_with("getrandom(\"") {
+            // The bytes end at the last `", ` (a quote inside is `\"`).
+            l = "getrandom(#".to_string() + &l[l.rfind("\", ").map_or(l.len(), |i| i + 1)..];
+        }
+        if let Some(i) = l.find("si_utime=") {
+            l = format!("{}si_utime=#, si_stime=#}} ---", &l[..i]);
+        }
+        masked.push(l);
+    }
+    masked.join("\n") + "\n"
+}
+
+/// Runs tests/debian/strace.sh (`strace -f -ff` of tests/debian/straced.c)
+/// on this kernel and, when ../shared/reflinux is there, on Linux.
+///
+/// Until this kernel has ptrace, strace fails at its first ptrace call; the
+/// test then holds it to what strace prints on a Linux without ptrace,
+/// which it learns on reflinux by running strace under
+/// tests/debian/noptrace.c (a seccomp filter that fails ptrace with
+/// ENOSYS), and to the messages of Debian's strace 6.1 for ENOSYS. Once
+/// ptrace exists (this kernel's run traces the program, or
+/// `PTRACE_AVAILABLE=1` demands it), the two kernels' traces are compared
+/// whole: every system call, argument and result, pids and addresses
+/// masked.
+#[test]
+fn debian_strace_traces_fork_write_open_exit_as_on_linux() {
+    let mut files = files();
+    files.push(cross_compile("straced"));
+    files.push(cross_compile("noptrace"));
+    files.push(root().join("tests/debian/strace.sh"));
+    let (out, code) = run_commands(&["--smp", "4"], &files, "busybox sh /bin/strace.sh", 120);
+    assert_eq!(code, 0, "{out}");
+    let ours = mask_strace(&out);
+    let no_ptrace = ours.contains("PTRACE_TRACEME: Function not implemented");
+    let demand = std::env::var("PTRACE_AVAILABLE").is_ok_and(|v| v == "1");
+    assert!(!(demand && no_ptrace), "PTRACE_AVAILABLE=1 but ptrace fails:\n{out}");
+    if no_ptrace {
+        // Debian's strace 6.1 on a kernel whose ptrace is ENOSYS: the
+        // self-test's child, then the traced child, fail PTRACE_TRACEME;
+        // strace gives up on the child and exits 1; the program never ran.
+        assert_eq!(
+            ours,
+            "status 1\n\
+             --- strace's messages\n\
+             /usr/bin/strace: test_ptrace_get_syscall_info: PTRACE_TRACEME: Function not implemented\n\
+             /usr/bin/strace: ptrace(PTRACE_TRACEME, ...): Function not implemented\n\
+             /usr/bin/strace: PTRACE_SETOPTIONS: Function not implemented\n\
+             /usr/bin/strace: detach: waitpid(PID1): No child processes\n\
+             --- trace of PID1\n",
+            "raw:\n{out}"
+        );
+    } else {
+        for want in [
+            "status 3\n",
+            "child\n",
+            "parent\n",
+            "= -1 ENOENT (No such file or directory)\n",
+            "+++ exited with 3 +++\n",
+        ] {
+            assert!(ours.contains(want), "no {want:?} in:\n{out}");
+        }
+    }
+    let Some(reflinux) = e2e::reflinux() else { return };
+    let mode = if no_ptrace {
+        "busybox sh /bin/strace.sh noptrace"
+    } else {
+        "busybox sh /bin/strace.sh"
+    };
+    let linux = Command::new(reflinux)
+        .args(["--smp", "2", "--timeout", "120"])
+        .args(&files)
+        .args(["--", mode])
+        .output()
+        .expect("reflinux");
+    assert!(
+        linux.status.success(),
+        "reflinux: {}",
+        String::from_utf8_lossy(&linux.stderr)
+    );
+    let linux = String::from_utf8_lossy(&linux.stdout);
+    assert_eq!(
+        ours,
+        mask_strace(&linux),
+        "real Linux differs\nours raw:\n{out}\nlinux raw:\n{linux}"
+    );
+}
+
+#[test]
+fn mask_strace_numbers_pids_and_hides_addresses() {
+    let raw = "/usr/bin/strace: detach: waitpid(156): No child processes\n\
+               --- trace of 156\n\
+               clone(child_stack=NULL, child_tidptr=0x4ff60d0) = 157\n\
+               rseq(0x4ff6720, 0x20, 0, 0xd428bc00)    = 0\n\
+               getrandom(\"\\xfb, \\\", 8, GRND_NONBLOCK) = 8\n\
+               --- SIGCHLD {si_signo=SIGCHLD, si_pid=157, si_uid=0, si_status=0, si_utime=0, si_stime=7 /* 0.07 s */} ---\n\
+               --- trace of 157\n\
+               write(1, \"child 1567\\n\", 157) = 157\n";
+    assert_eq!(
+        mask_strace(raw),
+        "/usr/bin/strace: detach: waitpid(PID1): No child processes\n\
+         --- trace of PID1\n\
+         clone(child_stack=NULL, child_tidptr=0xADDR) = PID2\n\
+         rseq(0xADDR, 0xADDR, 0, 0xADDR)    = 0\n\
+         getrandom(#, 8, GRND_NONBLOCK) = 8\n\
+         --- SIGCHLD {si_signo=SIGCHLD, si_pid=PID2, si_uid=0, si_status=0, si_utime=#, si_stime=#} ---\n\
+         --- trace of PID2\n\
+         write(1, \"child 1567\\n\", 157) = 157\n"
+    );
 }

@@ -145,7 +145,9 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let aux = exec::AuxParams {
         hwcap: hwcap(),
         random,
-        minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16,
+        // Linux's signal_minsigstksz: the frame, the {x29, x30} frame
+        // record above it (16) and the worst-case 16-byte alignment.
+        minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16 + 16,
         vdso: Some(vdso),
         interp_base,
         ..Default::default()

@@ -2,7 +2,7 @@
 
 use crate::process::{self, Process};
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -179,6 +179,68 @@ fn kallsyms() -> Vec<u8> {
     out
 }
 
+/// The descriptor table of process `pid` (ESRCH if it is gone).
+fn files_of(pid: u32) -> vfs::Result<Arc<vfs::fdtable::FdTable>> {
+    Ok(process::find_process(pid)
+        .ok_or(uapi::Errno::ESRCH)?
+        .fs
+        .lock()
+        .files
+        .clone())
+}
+
+/// The descriptor `name` of `fd/<name>`: decimal, no sign or leading zero,
+/// as Linux's `name_to_int`.
+fn fd_number(name: &[u8]) -> Option<i32> {
+    if name.is_empty() || (name.len() > 1 && name[0] == b'0') || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    core::str::from_utf8(name).ok()?.parse().ok()
+}
+
+/// An `fd/N` link's mode as Linux's `tid_fd_update_inode` gives it: r-x
+/// for reading, -wx for writing (an O_PATH descriptor has neither).
+fn fd_link_perm(f: &vfs::OpenFile) -> u32 {
+    use uapi::fcntl::{O_ACCMODE, O_RDONLY, O_RDWR, O_WRONLY};
+    if f.is_path_only() {
+        return 0;
+    }
+    match f.flags() & O_ACCMODE {
+        O_RDONLY => 0o500,
+        O_WRONLY => 0o300,
+        O_RDWR => 0o700,
+        _ => 0,
+    }
+}
+
+/// What `readlink("/proc/<pid>/fd/N")` gives, as Linux's `d_path`: the
+/// file's path (`" (deleted)"` appended once it is unlinked), or for a
+/// file outside the tree `pipe:[ino]` / `socket:[ino]` (Linux's pipefs and
+/// sockfs dentry names).
+fn fd_link_target(f: &vfs::OpenFile) -> Vec<u8> {
+    let meta = f.inode().metadata();
+    match f.path() {
+        Some(path) => {
+            let mut name = match f.name() {
+                Some(name) => name,
+                None => crate::fs::vfs().getcwd(path).unwrap_or_else(|_| b"/".to_vec()),
+            };
+            if !meta.is_dir() && meta.nlink == 0 {
+                name.extend_from_slice(b" (deleted)");
+            }
+            name
+        }
+        None => {
+            let kind = match meta.file_type() {
+                vfs::FileType::Socket => "socket",
+                vfs::FileType::Fifo => "pipe",
+                _ => "anon_inode",
+            };
+            format!("{kind}:[{}]", f.inode().ino()).into_bytes()
+        }
+    }
+}
+
 impl ProcProvider for Provider {
     fn pids(&self) -> Vec<u32> {
         process::all_processes().iter().map(|p| p.pid).collect()
@@ -201,6 +263,21 @@ impl ProcProvider for Provider {
                     ProcEntry::file(b"kptr_restrict", 0o644)
                 ])
             }
+            (ProcScope::Pid(pid), b"fd") => {
+                let files = files_of(pid)?;
+                return Ok(files
+                    .fds()
+                    .into_iter()
+                    .filter_map(|fd| {
+                        let f = files.get(fd).ok()?;
+                        Some(ProcEntry {
+                            name: fd.to_string().into_bytes(),
+                            kind: vfs::procfs::ProcKind::Symlink,
+                            perm: fd_link_perm(&f),
+                        })
+                    })
+                    .collect());
+            }
             (_, b"") => {}
             _ => return Err(uapi::Errno::ENOENT),
         }
@@ -222,7 +299,15 @@ impl ProcProvider for Provider {
                     ProcEntry::file(b"cmdline", 0o444),
                     ProcEntry::file(b"comm", 0o644),
                     ProcEntry::file(b"maps", 0o444),
-                    ProcEntry::symlink(b"exe")
+                    ProcEntry::symlink(b"exe"),
+                    ProcEntry::symlink(b"cwd"),
+                    ProcEntry::symlink(b"root"),
+                    // dr-x------, as Linux's proc_fd_inode_operations dir.
+                    ProcEntry {
+                        name: b"fd".to_vec(),
+                        kind: vfs::procfs::ProcKind::Dir,
+                        perm: 0o500,
+                    }
                 ]
             }
         })
@@ -293,6 +378,19 @@ impl ProcProvider for Provider {
                 .map(|mm| mm.exe_file())
                 .filter(|name| !name.is_empty())
                 .ok_or(uapi::Errno::ENOENT),
+            (ProcScope::Pid(pid), b"cwd") => {
+                let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
+                let cwd = p.fs.lock().cwd.lock().clone();
+                crate::fs::vfs().getcwd(&cwd)
+            }
+            (ProcScope::Pid(pid), b"root") => process::find_process(pid)
+                .map(|_| b"/".to_vec())
+                .ok_or(uapi::Errno::ESRCH),
+            (ProcScope::Pid(pid), rel) if rel.starts_with(b"fd/") => {
+                let fd = fd_number(&rel[3..]).ok_or(uapi::Errno::ENOENT)?;
+                let f = files_of(pid)?.get(fd).map_err(|_| uapi::Errno::ENOENT)?;
+                Ok(fd_link_target(&f))
+            }
             _ => Err(uapi::Errno::EINVAL),
         }
     }

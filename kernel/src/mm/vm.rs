@@ -681,6 +681,14 @@ impl Mm {
         }
     }
 
+    /// Linux's `find_vma(mm, addr) != NULL`: whether some region ends above
+    /// `addr` (the region holding it or any higher one). arm64 picks
+    /// SEGV_ACCERR over SEGV_MAPERR by it for a bad `rt_sigreturn`.
+    pub fn has_vma_above(&self, addr: u64) -> bool {
+        let m = self.inner.lock();
+        find(&m.vmas, addr).is_some() || m.vmas.range(addr..).next().is_some()
+    }
+
     /// Whether `[start, end)` (page aligned) is wholly mapped: ENOMEM if not
     /// (madvise's and mincore's check).
     pub fn check_mapped(&self, start: u64, end: u64) -> Result<(), Errno> {

@@ -168,6 +168,23 @@ pub fn setup_rt_frame(
     Ok(())
 }
 
+/// Linux's `arm64_notify_segfault`: the SIGSEGV of a bad `rt_sigreturn`,
+/// with `addr` (the stack pointer) as `si_addr` and SEGV_ACCERR when a
+/// region lies at or above it, SEGV_MAPERR when none does.
+pub fn arm64_notify_segfault(addr: u64) {
+    let mapped = crate::sched::current()
+        .mm
+        .lock()
+        .clone()
+        .is_some_and(|mm| mm.has_vma_above(addr));
+    let code = if mapped {
+        uapi::signal::code::SEGV_ACCERR
+    } else {
+        uapi::signal::code::SEGV_MAPERR
+    };
+    super::force_sig_fault(super::SIGSEGV, code, addr);
+}
+
 /// `rt_sigreturn`: restores the context saved by `setup_rt_frame` at the
 /// user stack pointer. Returns the restored x0.
 pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {

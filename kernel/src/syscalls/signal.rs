@@ -120,7 +120,7 @@ syscall!(
     __arm64_sys_rt_sigreturn,
     r,
     frame::sys_rt_sigreturn(r).or_else(|_| {
-        sig::force_sig_fault(sig::SIGSEGV, sig::code::SI_KERNEL, 0);
+        frame::arm64_notify_segfault(r.sp);
         Ok(r.regs[0])
     })
 );

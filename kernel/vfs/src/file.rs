@@ -104,6 +104,10 @@ pub struct OpenFile {
     /// The offset (Linux's `f_pos`), also serializing read/write/lseek on
     /// this description as `f_pos_lock` does.
     pos: Mutex<u64>,
+    /// The absolute name the file was opened by, for a file that is not a
+    /// directory (whose name `Vfs::getcwd` cannot find: an inode has no
+    /// single parent); what `/proc/<pid>/fd/N` shows.
+    name: Mutex<Option<Vec<u8>>>,
 }
 
 impl OpenFile {
@@ -114,7 +118,19 @@ impl OpenFile {
             backend,
             flags: AtomicU32::new(flags & !OPEN_TIME_FLAGS),
             pos: Mutex::new(0),
+            name: Mutex::new(None),
         })
+    }
+
+    /// Records the absolute name the file was opened by (see `name`).
+    pub fn set_name(&self, name: Vec<u8>) {
+        *self.name.lock() = Some(name);
+    }
+
+    /// The absolute name the file was opened by, if recorded (files opened
+    /// by `openat`, not directories: `Vfs::getcwd` names those).
+    pub fn name(&self) -> Option<Vec<u8>> {
+        self.name.lock().clone()
     }
 
     /// A file reading and writing `inode`'s data directly.

@@ -152,11 +152,29 @@ impl Vfs {
         };
 
         let meta = target.metadata();
+        // The name /proc/<pid>/fd/N shows: the directory's path and the
+        // last component, as the walk ended (after symlinks).
+        let name = match &p.last {
+            Last::Norm(last) if !meta.is_dir() => self.getcwd(&p.dir).ok().map(|mut name| {
+                if name != b"/" {
+                    name.push(b'/');
+                }
+                name.extend_from_slice(last);
+                name
+            }),
+            _ => None,
+        };
+        let named = |f: Arc<OpenFile>| {
+            if let Some(name) = name.clone() {
+                f.set_name(name);
+            }
+            f
+        };
         if o_path {
             if must_dir && !meta.is_dir() {
                 return Err(Errno::ENOTDIR);
             }
-            return Ok(OpenFile::new_path_only(target, flags));
+            return Ok(named(OpenFile::new_path_only(target, flags)));
         }
         if create && meta.is_dir() {
             return Err(Errno::EISDIR);
@@ -170,7 +188,7 @@ impl Vfs {
         }
         // The lookup's reference to the parent directory goes.
         crate::namei::dput(p.dir);
-        vfs_open(&target, flags, self)
+        vfs_open(&target, flags, self).map(named)
     }
 
     /// Linux's `may_open`: type checks, then permission for the access mode

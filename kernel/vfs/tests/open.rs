@@ -354,3 +354,21 @@ fn faccessat_checks_like_access() {
     assert_eq!(w.vfs.faccessat(&u, &w.cwd(), b"/f", 8, 0), Err(Errno::EINVAL));
     assert_eq!(w.vfs.faccessat(&u, &w.cwd(), b"/nope", F_OK, 0), Err(Errno::ENOENT));
 }
+
+#[test]
+fn openat_records_the_name_the_file_was_reached_by() {
+    let w = world();
+    w.mkdir_mode("/d", 0o755);
+    w.write("/d/f", b"x");
+    w.symlink("/d/f", "/l");
+    // Relative, through "..", and through a symlink: the walk's end names it.
+    let f = w.vfs.openat(&w.root, &w.cwd(), b"d/../d/f", O_RDONLY, 0, 0).unwrap();
+    assert_eq!(f.name().as_deref(), Some(&b"/d/f"[..]));
+    assert_eq!(w.open("/l", O_RDONLY).unwrap().name().as_deref(), Some(&b"/d/f"[..]));
+    assert_eq!(
+        w.open("/l", O_PATH | O_NOFOLLOW).unwrap().name().as_deref(),
+        Some(&b"/l"[..])
+    );
+    // A directory has no recorded name: getcwd finds it.
+    assert_eq!(w.open("/d", O_RDONLY).unwrap().name(), None);
+}

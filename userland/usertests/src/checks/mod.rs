@@ -17,6 +17,7 @@ pub mod links;
 pub mod mm;
 pub mod mmrobust;
 pub mod process;
+pub mod procfd;
 pub mod signal;
 pub mod sigrobust;
 pub mod sigwait;
@@ -48,6 +49,7 @@ pub static ALL: &[&[Check]] = &[
     links::CHECKS,
     system::CHECKS,
     sigwait::CHECKS,
+    procfd::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
