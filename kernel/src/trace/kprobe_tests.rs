@@ -188,7 +188,15 @@ fn hits_on_three_cpus_while_events_come_and_go_are_all_recorded() {
             append("kprobe_events", "r:ktsr ktest_trace_kprobe_target ret=$retval").unwrap();
         }
         put("events/kprobes/enable", "1").unwrap();
+        // At least 2 ms of hits; longer if the other CPUs' callers are
+        // slow to run (a loaded host may hold their vCPUs for a while).
         spin(2000);
+        for _ in 0..1000 {
+            if profile_hits("kts") > 0 {
+                break;
+            }
+            spin(2000);
+        }
         put("events/kprobes/enable", "0").unwrap();
         let hits = profile_hits("kts");
         let (_, written) = super::global_trace().total_entries();
