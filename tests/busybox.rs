@@ -3,8 +3,7 @@
 //! prints the output recorded from real Linux; when ../shared/reflinux is
 //! there, the same script is run on real Linux too and must print the same.
 
-use e2e::{root, run_commands};
-use std::path::PathBuf;
+use e2e::{busybox, run_commands};
 use std::process::Command;
 
 /// Applets exercising signals (glibc installs handlers without
@@ -28,21 +27,6 @@ const SCRIPT: &str = "busybox sh -c 'trap \"echo got USR1\" USR1; kill -USR1 $$;
     busybox basename /a/b/c.txt .txt";
 
 const WANT: &str = "got USR1\nafter trap\n1 2 3 \n4096\nslept\nkilled status 143\ncounted 50\nhi\nremoved\ngone\nexit 3\npgrp-read\nx-42\n4\n5\nc\n";
-
-/// Debian's busybox, which `scripts/setup.sh` fetches (and the test
-/// script has already run it; here it only prints the path).
-fn busybox() -> PathBuf {
-    let out = Command::new(root().join("scripts/setup.sh"))
-        .arg("--print-busybox")
-        .output()
-        .expect("run scripts/setup.sh");
-    assert!(
-        out.status.success(),
-        "scripts/setup.sh --print-busybox failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 #[test]
 fn unmodified_busybox_behaves_as_on_linux() {

@@ -7,27 +7,13 @@
 //! writes, opens a missing file and exits 3): see
 //! [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
 
-use e2e::{root, run_commands};
+use e2e::{root, run_commands, setup_path};
 use std::path::PathBuf;
 use std::process::Command;
 
 /// Unpacks the archive at / (the libraries at their Debian paths) and runs
 /// the script with Debian's bash; the same on both kernels.
 const COMMANDS: &str = "busybox tar -xf /bin/debian.tar -C / && PATH=/usr/bin:/bin /usr/bin/bash /bin/script.sh";
-
-/// What `scripts/setup.sh` gives for `flag` (a path on stdout).
-fn setup_path(flag: &str) -> PathBuf {
-    let out = Command::new(root().join("scripts/setup.sh"))
-        .arg(flag)
-        .output()
-        .expect("run scripts/setup.sh");
-    assert!(
-        out.status.success(),
-        "scripts/setup.sh {flag} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn files() -> Vec<PathBuf> {
     vec![

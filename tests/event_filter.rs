@@ -8,20 +8,10 @@
 //! `event_filter/event_filter.golden`, which real Linux prints too (checked
 //! when ../shared/reflinux is there).
 
-use e2e::{root, run_commands};
+use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
-use std::process::Command;
 
 const GOLDEN: &str = include_str!("event_filter/event_filter.golden");
-
-fn busybox() -> PathBuf {
-    let out = Command::new(root().join("scripts/setup.sh"))
-        .arg("--print-busybox")
-        .output()
-        .expect("run scripts/setup.sh");
-    assert!(out.status.success(), "scripts/setup.sh --print-busybox failed");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn script() -> PathBuf {
     root().join("tests/event_filter/event_filter.sh")
@@ -37,13 +27,8 @@ fn filters_and_triggers_on_kprobe_events_print_linux_text() {
     );
     assert_eq!(code, 0, "{out}");
     assert_eq!(out, GOLDEN);
-    let Some(reflinux) = e2e::reflinux() else { return };
-    let linux = Command::new(reflinux)
-        .args(["--smp", "2", "--timeout", "120"])
-        .arg(busybox())
-        .arg(script())
-        .args(["--", "busybox sh /bin/event_filter.sh"])
-        .output()
-        .expect("reflinux");
-    assert_eq!(String::from_utf8_lossy(&linux.stdout), GOLDEN, "real Linux differs");
+    let Some(linux) = reflinux_stdout("2", 120, &[busybox(), script()], "busybox sh /bin/event_filter.sh") else {
+        return;
+    };
+    assert_eq!(linux, GOLDEN, "real Linux differs");
 }

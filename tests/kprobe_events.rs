@@ -10,20 +10,10 @@
 //! caller masked); when ../shared/reflinux is there, real Linux must
 //! print the same.
 
-use e2e::{root, run_commands};
+use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
-use std::process::Command;
 
 const GOLDEN: &str = include_str!("kprobe_events/kprobe_events.golden");
-
-fn busybox() -> PathBuf {
-    let out = Command::new(root().join("scripts/setup.sh"))
-        .arg("--print-busybox")
-        .output()
-        .expect("run scripts/setup.sh");
-    assert!(out.status.success(), "scripts/setup.sh --print-busybox failed");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn script() -> PathBuf {
     root().join("tests/kprobe_events/kprobe_events.sh")
@@ -52,13 +42,8 @@ fn kprobe_events_define_hit_and_remove_as_on_linux_smp4() {
 
 #[test]
 fn real_linux_prints_the_same_kprobe_events_session() {
-    let Some(reflinux) = e2e::reflinux() else { return };
-    let linux = Command::new(reflinux)
-        .args(["--smp", "2", "--timeout", "180"])
-        .arg(busybox())
-        .arg(script())
-        .args(["--", "busybox sh /bin/kprobe_events.sh"])
-        .output()
-        .expect("reflinux");
-    assert_eq!(String::from_utf8_lossy(&linux.stdout), GOLDEN, "real Linux differs");
+    let Some(linux) = reflinux_stdout("2", 180, &[busybox(), script()], "busybox sh /bin/kprobe_events.sh") else {
+        return;
+    };
+    assert_eq!(linux, GOLDEN, "real Linux differs");
 }

@@ -239,3 +239,36 @@ pub fn run_commands(args: &[&str], files: &[PathBuf], cmds: &str, timeout_s: u32
         out.status.code().unwrap_or(-1),
     )
 }
+
+/// What `scripts/setup.sh FLAG` prints: the path of something setup
+/// fetched into the cache (`--print-busybox`, `--print-debian`).
+pub fn setup_path(flag: &str) -> PathBuf {
+    let out = Command::new(root().join("scripts/setup.sh"))
+        .arg(flag)
+        .output()
+        .expect("run scripts/setup.sh");
+    assert!(
+        out.status.success(),
+        "scripts/setup.sh {flag} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Debian's static busybox, as setup fetched it.
+pub fn busybox() -> PathBuf {
+    setup_path("--print-busybox")
+}
+
+/// What `cmds` print on real Linux (../shared/reflinux) on `smp` CPUs
+/// with `files` in `/bin`; `None` when reflinux is not there.
+pub fn reflinux_stdout(smp: &str, timeout_s: u32, files: &[PathBuf], cmds: &str) -> Option<String> {
+    let reflinux = reflinux()?;
+    let out = Command::new(reflinux)
+        .args(["--smp", smp, "--timeout", &timeout_s.to_string()])
+        .args(files)
+        .args(["--", cmds])
+        .output()
+        .expect("run reflinux");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}

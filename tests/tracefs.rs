@@ -6,20 +6,10 @@
 //! print `tracefs/tracefs.golden`, pids and times masked; when
 //! ../shared/reflinux is there, real Linux must print the same.
 
-use e2e::{root, run_commands};
+use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
-use std::process::Command;
 
 const GOLDEN: &str = include_str!("tracefs/tracefs.golden");
-
-fn busybox() -> PathBuf {
-    let out = Command::new(root().join("scripts/setup.sh"))
-        .arg("--print-busybox")
-        .output()
-        .expect("run scripts/setup.sh");
-    assert!(out.status.success(), "scripts/setup.sh --print-busybox failed");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn script() -> PathBuf {
     root().join("tests/tracefs/tracefs.sh")
@@ -35,15 +25,10 @@ fn trace_files_print_linux_text_and_account_for_every_event() {
     );
     assert_eq!(code, 0, "{out}");
     assert_eq!(out, GOLDEN);
-    let Some(reflinux) = e2e::reflinux() else { return };
-    let linux = Command::new(reflinux)
-        .args(["--smp", "1", "--timeout", "180"])
-        .arg(busybox())
-        .arg(script())
-        .args(["--", "busybox sh /bin/tracefs.sh"])
-        .output()
-        .expect("reflinux");
-    assert_eq!(String::from_utf8_lossy(&linux.stdout), GOLDEN, "real Linux differs");
+    let Some(linux) = reflinux_stdout("1", 180, &[busybox(), script()], "busybox sh /bin/tracefs.sh") else {
+        return;
+    };
+    assert_eq!(linux, GOLDEN, "real Linux differs");
 }
 
 #[test]
