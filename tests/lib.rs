@@ -272,3 +272,24 @@ pub fn reflinux_stdout(smp: &str, timeout_s: u32, files: &[PathBuf], cmds: &str)
         .expect("run reflinux");
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// A check program's report (`PASS NAME` / `FAIL NAME: WHY` lines, then
+/// `N passed, M failed`, as kprobetests and ptracetests print it) says
+/// every check passed, at least `min` of them ran, and it exited with 0.
+pub fn assert_checks_pass(out: &str, code: i32, min: usize) {
+    let fails: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(fails.is_empty(), "failing checks:\n{}\n\n{out}", fails.join("\n"));
+    let summary = out
+        .lines()
+        .find(|l| l.ends_with(" passed, 0 failed"))
+        .unwrap_or_else(|| panic!("no summary line:\n{out}"));
+    let passed: usize = summary
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(passed >= min, "only {passed} checks ran:\n{out}");
+    let passes = out.lines().filter(|l| l.starts_with("PASS ")).count();
+    assert_eq!(passes, passed, "PASS lines against the summary:\n{out}");
+    assert_eq!(code, 0, "{out}");
+}

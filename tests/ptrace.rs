@@ -10,21 +10,7 @@ const CHECKS: usize = 42;
 
 /// Every check passed, and at least [`CHECKS`] of them ran.
 fn passes(out: &str, code: i32) {
-    let fails: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
-    assert!(fails.is_empty(), "failing checks:\n{}\n\n{out}", fails.join("\n"));
-    let summary = out
-        .lines()
-        .find(|l| l.ends_with(" passed, 0 failed"))
-        .unwrap_or_else(|| panic!("no summary line:\n{out}"));
-    let passed: usize = summary
-        .split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    assert!(passed >= CHECKS, "only {passed} checks ran:\n{out}");
-    let passes = out.lines().filter(|l| l.starts_with("PASS ")).count();
-    assert_eq!(passes, passed, "PASS lines against the summary:\n{out}");
-    assert_eq!(code, 0, "{out}");
+    e2e::assert_checks_pass(out, code, CHECKS);
 }
 
 const COMMANDS: &str = "cd /tmp && ptracetests";
