@@ -5,16 +5,20 @@
 //! A kprobe handler or an interrupt handler must not take a reader's locks
 //! to wake it: the lock may be held by the very code it interrupted. It
 //! queues an [`IrqWork`] instead, which only sets atomic flags, and the
-//! next tick (at most 1/HZ later, on any CPU) runs the work with
-//! interrupts masked but outside whatever the raiser interrupted. The
-//! queue is lock-free: each work item has a slot in a fixed table, claimed
-//! once, and a pending flag; queueing an already pending item does nothing
-//! (as `irq_work_queue` returns false then).
+//! next tick of the CPU that queued it (at most 1/HZ later) runs the work
+//! with interrupts masked but outside whatever the raiser interrupted; as
+//! in Linux, work queued with interrupts masked cannot run before they are
+//! unmasked on that CPU. The queue is lock-free: each work item has a slot
+//! in a fixed table, claimed once, and a pending word naming the CPU it
+//! waits for; queueing an already pending item does nothing (as
+//! `irq_work_queue` returns false then).
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use vfs::WaitQueueHead;
+
+use crate::percpu::{smp_processor_id, NR_CPUS};
 
 /// The most work items the kernel may ever create.
 const MAX_WORKS: usize = 64;
@@ -27,22 +31,23 @@ enum Action {
 /// A piece of work that may be queued from interrupt or probe context.
 pub struct IrqWork {
     action: Action,
-    pending: AtomicBool,
+    /// 0 when idle, else 1 + the CPU whose tick will run it.
+    pending: AtomicUsize,
     /// Whether it has a slot in [`WORKS`].
     listed: AtomicBool,
 }
 
 static WORKS: [spin::Once<&'static IrqWork>; MAX_WORKS] = [const { spin::Once::new() }; MAX_WORKS];
 static NR_WORKS: AtomicUsize = AtomicUsize::new(0);
-/// Set when any work is pending: the tick's fast path.
-static RAISED: AtomicBool = AtomicBool::new(false);
+/// Per CPU: set when work waits for that CPU's tick (the fast path).
+static RAISED: [AtomicBool; NR_CPUS] = [const { AtomicBool::new(false) }; NR_CPUS];
 
 impl IrqWork {
     /// Work that calls `func` (from the tick, with interrupts masked).
     pub const fn new(func: fn()) -> IrqWork {
         IrqWork {
             action: Action::Call(func),
-            pending: AtomicBool::new(false),
+            pending: AtomicUsize::new(0),
             listed: AtomicBool::new(false),
         }
     }
@@ -54,14 +59,14 @@ impl IrqWork {
     pub fn waker(wq: Arc<WaitQueueHead>) -> &'static IrqWork {
         Box::leak(Box::new(IrqWork {
             action: Action::Wake(wq),
-            pending: AtomicBool::new(false),
+            pending: AtomicUsize::new(0),
             listed: AtomicBool::new(false),
         }))
     }
 
     /// Whether it is queued and has not run yet.
     pub fn is_pending(&self) -> bool {
-        self.pending.load(Ordering::Acquire)
+        self.pending.load(Ordering::Acquire) != 0
     }
 
     fn run(&self) {
@@ -83,16 +88,23 @@ pub fn irq_work_queue(work: &'static IrqWork) -> bool {
         assert!(slot < MAX_WORKS, "irq_work: more than {MAX_WORKS} work items");
         WORKS[slot].call_once(|| work);
     }
-    if work.pending.swap(true, Ordering::AcqRel) {
+    let cpu = smp_processor_id();
+    if work
+        .pending
+        .compare_exchange(0, cpu + 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
         return false;
     }
-    RAISED.store(true, Ordering::Release);
+    RAISED[cpu].store(true, Ordering::Release);
     true
 }
 
-/// Runs the pending work (from the timer tick).
+/// Runs the work pending on this CPU (from its timer tick).
 pub fn irq_work_run() {
-    if !RAISED.swap(false, Ordering::AcqRel) {
+    let cpu = smp_processor_id();
+    let raised = &RAISED[cpu];
+    if !raised.swap(false, Ordering::AcqRel) {
         return;
     }
     let n = NR_WORKS.load(Ordering::Acquire).min(MAX_WORKS);
@@ -100,10 +112,14 @@ pub fn irq_work_run() {
         // A slot being claimed right now is not filled yet: its work set
         // RAISED after filling it, so a later tick sees it.
         let Some(work) = slot.get() else {
-            RAISED.store(true, Ordering::Release);
+            raised.store(true, Ordering::Release);
             continue;
         };
-        if work.pending.swap(false, Ordering::AcqRel) {
+        if work
+            .pending
+            .compare_exchange(cpu + 1, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
             work.run();
         }
     }
