@@ -22,6 +22,7 @@ pub mod init;
 pub mod irq;
 pub mod irq_work;
 pub mod itimer;
+pub mod jump_label;
 pub mod kallsyms;
 pub mod kprobes;
 pub mod mm;
