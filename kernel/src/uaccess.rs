@@ -120,3 +120,15 @@ pub fn user_string_array(src: u64) -> Result<Vec<Vec<u8>>, Errno> {
     }
     Ok(out)
 }
+
+/// Reads and checks a user iovec array (Linux's `import_iovec`): EINVAL
+/// for more than `UIO_MAXIOV` entries or lengths past `isize::MAX`,
+/// EFAULT when the array cannot be read.
+pub fn import_iovec(p: u64, n: u64) -> Result<Vec<uapi::uio::IoVec>, Errno> {
+    if n > uapi::uio::UIO_MAXIOV as u64 {
+        return Err(Errno::EINVAL);
+    }
+    let raw = copy_from_user_vec(p, n as usize * uapi::uio::IoVec::SIZE)?;
+    let v = uapi::uio::IoVecs::parse(&raw).ok_or(Errno::EINVAL)?;
+    Ok(v.iter().collect())
+}

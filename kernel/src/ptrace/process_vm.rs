@@ -7,37 +7,8 @@ use crate::syscalls::SysResult;
 use crate::uaccess;
 use alloc::vec::Vec;
 
-/// Linux's UIO_MAXIOV.
-const UIO_MAXIOV: u64 = 1024;
 /// Bytes moved per step (one bounce buffer).
 const CHUNK: usize = 4096;
-
-/// An iovec array, checked as Linux's import_iovec: at most UIO_MAXIOV
-/// entries, lengths that add up without passing `isize::MAX`.
-fn iovecs(p: u64, n: u64) -> Result<Vec<(u64, usize)>, Errno> {
-    if n > UIO_MAXIOV {
-        return Err(Errno::EINVAL);
-    }
-    let raw = uaccess::copy_from_user_vec(p, n as usize * 16)?;
-    let mut total = 0usize;
-    let mut v = Vec::new();
-    for c in raw.chunks_exact(16) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&c[..8]);
-        let base = u64::from_le_bytes(w);
-        w.copy_from_slice(&c[8..]);
-        let len = u64::from_le_bytes(w);
-        if len > isize::MAX as u64 {
-            return Err(Errno::EINVAL);
-        }
-        total = total
-            .checked_add(len as usize)
-            .filter(|&t| t <= isize::MAX as usize)
-            .ok_or(Errno::EINVAL)?;
-        v.push((base, len as usize));
-    }
-    Ok(v)
-}
 
 /// `process_vm_readv` (`write` false) and `process_vm_writev`: the bytes
 /// moved, stopping at the first remote address that cannot be accessed
@@ -46,8 +17,9 @@ pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64,
     if flags != 0 {
         return Err(Errno::EINVAL);
     }
-    let local = iovecs(lvec, liovcnt)?;
-    let remote = iovecs(rvec, riovcnt)?;
+    let as_pairs = |v: Vec<uapi::uio::IoVec>| v.into_iter().map(|io| (io.base, io.len as usize)).collect::<Vec<_>>();
+    let local = as_pairs(uaccess::import_iovec(lvec, liovcnt)?);
+    let remote = as_pairs(uaccess::import_iovec(rvec, riovcnt)?);
     if local.iter().all(|&(_, l)| l == 0) || remote.iter().all(|&(_, l)| l == 0) {
         return Ok(0);
     }

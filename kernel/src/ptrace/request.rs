@@ -409,10 +409,9 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
 /// multiple of the element size; it is cut to the regset's size, and the
 /// length transferred is written back.
 fn regset_request(child: &Arc<Task>, set: bool, nt: u32, iov_addr: u64) -> SysResult {
-    let mut iov = [0u8; 16];
+    let mut iov = [0u8; uapi::uio::IoVec::SIZE];
     uaccess::copy_from_user(&mut iov, iov_addr)?;
-    let base = u64::from_le_bytes([iov[0], iov[1], iov[2], iov[3], iov[4], iov[5], iov[6], iov[7]]);
-    let len = u64::from_le_bytes([iov[8], iov[9], iov[10], iov[11], iov[12], iov[13], iov[14], iov[15]]);
+    let uapi::uio::IoVec { base, len } = uapi::uio::IoVec::from_bytes(&iov);
     let (size, n) = regset_shape(nt).ok_or(Errno::EINVAL)?;
     if len % size as u64 != 0 {
         return Err(Errno::EINVAL);

@@ -164,30 +164,11 @@ syscall!(__arm64_sys_pwrite64, r, {
     ))
 });
 
-/// readv/writev: the iovec array, checked as Linux does (UIO_MAXIOV).
-fn iovecs(p: u64, n: u64) -> Result<Vec<(u64, usize)>, Errno> {
-    if n > 1024 {
-        return Err(Errno::EINVAL);
-    }
-    let raw = crate::uaccess::copy_from_user_vec(p, n as usize * 16)?;
-    let mut total = 0usize;
-    let mut v = Vec::new();
-    for c in raw.chunks(16) {
-        let base = u64::from_le_bytes(c[..8].try_into().expect("8"));
-        let len = u64::from_le_bytes(c[8..].try_into().expect("8"));
-        if len > isize::MAX as u64 {
-            return Err(Errno::EINVAL);
-        }
-        total = total.checked_add(len as usize).ok_or(Errno::EINVAL)?;
-        v.push((base, len as usize));
-    }
-    Ok(v)
-}
-
 syscall!(__arm64_sys_readv, r, {
     let f = file(r.regs[0])?;
     let mut total = 0;
-    for (base, len) in iovecs(r.regs[1], r.regs[2])? {
+    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(r.regs[1], r.regs[2])? {
+        let len = len as usize;
         let n = do_read(&f, base, len, None)?;
         total += n;
         if (n as usize) < len {
@@ -200,7 +181,8 @@ syscall!(__arm64_sys_readv, r, {
 syscall!(__arm64_sys_writev, r, {
     let f = file(r.regs[0])?;
     let mut total = 0;
-    for (base, len) in iovecs(r.regs[1], r.regs[2])? {
+    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(r.regs[1], r.regs[2])? {
+        let len = len as usize;
         let n = do_write(&f, base, len, None)?;
         total += n;
         if (n as usize) < len {

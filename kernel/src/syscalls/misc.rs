@@ -7,12 +7,15 @@ use core::sync::atomic::Ordering;
 use uapi::resource::Rlimit;
 
 syscall!(__arm64_sys_uname, r, {
-    // struct new_utsname: six 65-byte fields.
-    let mut b = [0u8; 65 * 6];
-    let fields: [&str; 6] = ["Linux", "(none)", "6.12.0-tracing", "#1 SMP", "aarch64", "(none)"];
-    for (i, f) in fields.iter().enumerate() {
-        b[i * 65..i * 65 + f.len()].copy_from_slice(f.as_bytes());
+    let b = uapi::utsname::NewUtsname {
+        sysname: "Linux",
+        nodename: "(none)",
+        release: "6.12.0-tracing",
+        version: "#1 SMP",
+        machine: "aarch64",
+        domainname: "(none)",
     }
+    .to_bytes();
     copy_to_user(r.regs[0], &b)?;
     Ok(0)
 });

@@ -368,13 +368,14 @@ syscall!(__arm64_sys_times, r, {
         let p = crate::process::current_process();
         let own = crate::cputime::thread_group_cputime(&p).adjusted();
         let children = p.cputime.children().adjusted();
-        let mut b = [0u8; 32];
-        for (i, ns) in [own.utime, own.stime, children.utime, children.stime]
-            .into_iter()
-            .enumerate()
-        {
-            b[i * 8..i * 8 + 8].copy_from_slice(&nsec_to_clock_t(ns).to_le_bytes());
+        let ticks = |ns| nsec_to_clock_t(ns) as i64;
+        let b = uapi::time::Tms {
+            tms_utime: ticks(own.utime),
+            tms_stime: ticks(own.stime),
+            tms_cutime: ticks(children.utime),
+            tms_cstime: ticks(children.stime),
         }
+        .to_bytes();
         copy_to_user(r.regs[0], &b)?;
     }
     Ok(crate::cputime::nsec_to_clock_t(crate::time::ktime_get_ns()))

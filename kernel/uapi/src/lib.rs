@@ -26,6 +26,8 @@ pub mod stat;
 pub mod syscalls;
 pub mod termios;
 pub mod time;
+pub mod uio;
+pub mod utsname;
 
 pub use errno::Errno;
 pub use stat::Stat;

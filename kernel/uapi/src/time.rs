@@ -138,6 +138,37 @@ fn pair_from_bytes(b: &[u8; 16]) -> (i64, i64) {
     (i64::from_le_bytes(lo), i64::from_le_bytes(hi))
 }
 
+/// `struct tms` (include/uapi/linux/times.h): process times in clock ticks
+/// (`clock_t`, a `long` on arm64), what `times(2)` fills in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tms {
+    /// User time of the calling process.
+    pub tms_utime: i64,
+    /// System time of the calling process.
+    pub tms_stime: i64,
+    /// User time of its waited-for children.
+    pub tms_cutime: i64,
+    /// System time of its waited-for children.
+    pub tms_cstime: i64,
+}
+
+impl Tms {
+    /// Its size in user memory.
+    pub const SIZE: usize = 32;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        for (i, v) in [self.tms_utime, self.tms_stime, self.tms_cutime, self.tms_cstime]
+            .into_iter()
+            .enumerate()
+        {
+            b[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +226,18 @@ mod tests {
             tv_usec: 999_999
         }
         .is_valid());
+    }
+
+    #[test]
+    fn tms_is_four_longs_in_linux_order() {
+        let t = Tms {
+            tms_utime: 1,
+            tms_stime: 2,
+            tms_cutime: 3,
+            tms_cstime: -4,
+        };
+        let b = t.to_bytes();
+        assert_eq!(&b[16..24], &3i64.to_le_bytes());
+        assert_eq!(&b[24..], &(-4i64).to_le_bytes());
     }
 }

@@ -1,0 +1,101 @@
+//! `struct iovec` (include/uapi/linux/uio.h) and the limit on how many a
+//! vectored call takes.
+
+/// Most iovecs one call accepts (Linux's `UIO_MAXIOV`).
+pub const UIO_MAXIOV: usize = 1024;
+
+/// `struct iovec`: a user buffer's address and length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoVec {
+    /// The buffer's user address (`iov_base`).
+    pub base: u64,
+    /// Its length in bytes (`iov_len`).
+    pub len: u64,
+}
+
+impl IoVec {
+    /// Its size in user memory.
+    pub const SIZE: usize = 16;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[..8].copy_from_slice(&self.base.to_le_bytes());
+        b[8..].copy_from_slice(&self.len.to_le_bytes());
+        b
+    }
+
+    /// Reads the bytes a user program wrote.
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> IoVec {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[..8]);
+        let base = u64::from_le_bytes(w);
+        w.copy_from_slice(&b[8..]);
+        IoVec {
+            base,
+            len: u64::from_le_bytes(w),
+        }
+    }
+}
+
+/// A checked iovec array, iterated without allocating.
+#[derive(Clone, Copy, Debug)]
+pub struct IoVecs<'a> {
+    raw: &'a [u8],
+}
+
+impl<'a> IoVecs<'a> {
+    /// Checks an iovec array's user image as Linux's `import_iovec` does:
+    /// at most [`UIO_MAXIOV`] entries (a partial tail is ignored), each
+    /// length and their sum at most `isize::MAX`. `None` is Linux's
+    /// `EINVAL`.
+    pub fn parse(raw: &'a [u8]) -> Option<IoVecs<'a>> {
+        if raw.len() / IoVec::SIZE > UIO_MAXIOV {
+            return None;
+        }
+        let v = IoVecs { raw };
+        let mut total: u64 = 0;
+        for io in v.iter() {
+            total = total.checked_add(io.len).filter(|&t| t <= isize::MAX as u64)?;
+        }
+        Some(v)
+    }
+
+    /// The iovecs, in order.
+    pub fn iter(&self) -> impl Iterator<Item = IoVec> + 'a {
+        self.raw
+            .chunks_exact(IoVec::SIZE)
+            .filter_map(|c| c.try_into().ok().map(IoVec::from_bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    #[test]
+    fn iovec_round_trips_through_its_user_image() {
+        let v = IoVec {
+            base: 0x1234_5678_9abc,
+            len: 42,
+        };
+        assert_eq!(IoVec::from_bytes(&v.to_bytes()), v);
+        assert_eq!(&v.to_bytes()[8..], &42u64.to_le_bytes());
+    }
+
+    #[test]
+    fn iovec_arrays_are_refused_as_linux_refuses_them() {
+        let img = |vs: &[IoVec]| vs.iter().flat_map(|v| v.to_bytes()).collect::<std::vec::Vec<u8>>();
+        let ok = img(&[IoVec { base: 1, len: 2 }, IoVec { base: 3, len: 4 }]);
+        let got: std::vec::Vec<IoVec> = IoVecs::parse(&ok).unwrap().iter().collect();
+        assert_eq!(got, [IoVec { base: 1, len: 2 }, IoVec { base: 3, len: 4 }]);
+        // One length past isize::MAX, or a sum past it.
+        assert!(IoVecs::parse(&img(&[IoVec { base: 0, len: 1 << 63 }])).is_none());
+        let half = (isize::MAX as u64) / 2 + 1;
+        assert!(IoVecs::parse(&img(&[IoVec { base: 0, len: half }, IoVec { base: 0, len: half }])).is_none());
+        // More than UIO_MAXIOV entries.
+        assert!(IoVecs::parse(&std::vec![0u8; (UIO_MAXIOV + 1) * 16]).is_none());
+        assert!(IoVecs::parse(&std::vec![0u8; UIO_MAXIOV * 16]).is_some());
+    }
+}
