@@ -8,29 +8,9 @@
 
 use alloc::vec::Vec;
 
-/// `fpsimd_context`.
-pub const FPSIMD_MAGIC: u32 = 0x4650_8001;
-/// `sizeof(struct fpsimd_context)`: header, fpsr, fpcr, vregs[32].
-pub const FPSIMD_SIZE: u32 = 528;
-/// `esr_context`: written for faults, ignored on return.
-pub const ESR_MAGIC: u32 = 0x4553_5201;
-/// `extra_context`: points at more records beyond the frame.
-pub const EXTRA_MAGIC: u32 = 0x4558_5401;
-/// `sizeof(struct extra_context)`: header, datap (u64), size (u32), pad.
-pub const EXTRA_SIZE: u32 = 32;
-/// Records of CPU features this kernel does not give to user space (SVE,
-/// SME's TPIDR2, ZA and ZT, FPMR, POE): Linux refuses them when the system
-/// lacks the feature.
-pub const UNSUPPORTED_MAGICS: [u32; 6] = [
-    0x5356_4501,
-    0x5450_4902,
-    0x5436_6345,
-    0x5a54_4e01,
-    0x4650_4d52,
-    0x504f_4530,
-];
-/// Size of the `sigcontext.__reserved` area.
-pub const RESERVED_SIZE: usize = 4096;
+pub use uapi::sigframe::{
+    ESR_MAGIC, EXTRA_MAGIC, EXTRA_SIZE, FPSIMD_MAGIC, FPSIMD_SIZE, RESERVED_SIZE, UNSUPPORTED_MAGICS,
+};
 /// A terminator record, rounded up to the record alignment.
 pub const TERMINATOR_SIZE: u64 = 16;
 /// Largest frame Linux accepts with an `extra_context` (`SIGFRAME_MAXSZ`).

@@ -8,32 +8,27 @@ use super::{sa, SigAction, SigInfo};
 use crate::errno::Errno;
 use crate::process::Process;
 use crate::sched::Task;
+use alloc::boxed::Box;
 use alloc::sync::Arc;
-use alloc::vec;
+use alloc::vec::Vec;
 use arch::context::FpsimdState;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::Ordering;
 
-const SIGINFO_SIZE: usize = 128;
-/// Offset of `uc` in the frame.
-const UC: usize = SIGINFO_SIZE;
-// struct ucontext: uc_flags (8), uc_link (8), uc_stack (24), uc_sigmask (8),
-// padding to 128 bytes of sigset, then uc_mcontext aligned to 16.
-const UC_STACK: usize = UC + 16;
-const UC_SIGMASK: usize = UC + 40;
-const UC_MCONTEXT: usize = UC + 176;
-// struct sigcontext: fault_address, regs[31], sp, pc, pstate, __reserved[4096].
-const SC_FAULT: usize = UC_MCONTEXT;
-const SC_REGS: usize = UC_MCONTEXT + 8;
-const SC_SP: usize = SC_REGS + 31 * 8;
-const SC_PC: usize = SC_SP + 8;
-const SC_PSTATE: usize = SC_PC + 8;
-const SC_RESERVED: usize = UC_MCONTEXT + 288;
-const RESERVED_SIZE: usize = 4096;
-/// Size of `struct rt_sigframe`.
-pub const FRAME_SIZE: usize = SC_RESERVED + RESERVED_SIZE;
+use uapi::sigframe::{FpsimdContext, RtSigframe, SigContext, FPSIMD_SIZE, RT_SIGFRAME_SIZE, SC_RESERVED, UC};
+use uapi::signal::StackT;
 
-use signal_core::records::{FPSIMD_MAGIC, FPSIMD_SIZE};
+/// Size of `struct rt_sigframe`.
+pub const FRAME_SIZE: usize = RT_SIGFRAME_SIZE;
+
+/// A zeroed frame image on the heap (too big for comfort on a kernel
+/// stack); ENOMEM rather than a panic when memory is short.
+fn frame_buf() -> Result<Box<[u8; FRAME_SIZE]>, Errno> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(FRAME_SIZE).map_err(|_| Errno::ENOMEM)?;
+    v.resize(FRAME_SIZE, 0);
+    v.into_boxed_slice().try_into().map_err(|_| Errno::ENOMEM)
+}
 
 /// `sigaltstack` state of a thread.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,14 +79,6 @@ pub fn sas_ss_flags(t: &Task, sp: u64) -> i32 {
     }
 }
 
-fn put(buf: &mut [u8], off: usize, v: u64) {
-    buf[off..off + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-fn get(buf: &[u8], off: usize) -> u64 {
-    u64::from_le_bytes(buf[off..off + 8].try_into().expect("8 bytes"))
-}
-
 /// Builds the frame for a handler of `sig` and points `regs` at the handler.
 pub fn setup_rt_frame(
     t: &Arc<Task>,
@@ -110,38 +97,41 @@ pub fn setup_rt_frame(
     // at a nonsense address then fails to copy out, which forces SIGSEGV.
     let record = sp.wrapping_sub(16) & !15;
     let frame = record.wrapping_sub(FRAME_SIZE as u64) & !15;
-    let mut buf = vec![0u8; FRAME_SIZE];
-    buf[..SIGINFO_SIZE].copy_from_slice(&info.to_bytes());
-    // uc_stack: the alternate stack settings, for restore at sigreturn.
-    put(&mut buf, UC_STACK, alt.sp);
-    buf[UC_STACK + 8..UC_STACK + 12].copy_from_slice(&sas_ss_flags(t, regs.sp).to_le_bytes());
-    put(&mut buf, UC_STACK + 16, alt.size);
     let mask = if t.restore_sigmask.load(Ordering::Acquire) {
         t.saved_sigmask.load(Ordering::Acquire)
     } else {
         t.sig_blocked.load(Ordering::Acquire)
     };
-    put(&mut buf, UC_SIGMASK, mask);
-    put(&mut buf, SC_FAULT, info.addr);
-    for i in 0..31 {
-        put(&mut buf, SC_REGS + i * 8, regs.regs[i]);
+    let mut buf = frame_buf()?;
+    RtSigframe {
+        info: *info,
+        // The alternate stack settings, for restore at sigreturn.
+        uc_stack: StackT {
+            ss_sp: alt.sp,
+            ss_flags: sas_ss_flags(t, regs.sp),
+            ss_size: alt.size,
+        },
+        uc_sigmask: mask,
+        mcontext: SigContext {
+            fault_address: info.addr,
+            regs: regs.regs,
+            sp: regs.sp,
+            pc: regs.pc,
+            pstate: regs.pstate,
+        },
     }
-    put(&mut buf, SC_SP, regs.sp);
-    put(&mut buf, SC_PC, regs.pc);
-    put(&mut buf, SC_PSTATE, regs.pstate);
+    .write(&mut buf);
     // The FP/SIMD registers, live on this CPU since the task is current.
     let mut fp = FpsimdState::default();
     arch::context::fpsimd_save(&mut fp);
-    let r = SC_RESERVED;
-    buf[r..r + 4].copy_from_slice(&FPSIMD_MAGIC.to_le_bytes());
-    buf[r + 4..r + 8].copy_from_slice(&FPSIMD_SIZE.to_le_bytes());
-    buf[r + 8..r + 12].copy_from_slice(&fp.fpsr.to_le_bytes());
-    buf[r + 12..r + 16].copy_from_slice(&fp.fpcr.to_le_bytes());
-    for (i, v) in fp.vregs.iter().enumerate() {
-        buf[r + 16 + i * 16..r + 32 + i * 16].copy_from_slice(&v.to_le_bytes());
-    }
+    let rec = FpsimdContext {
+        fpsr: fp.fpsr,
+        fpcr: fp.fpcr,
+        vregs: fp.vregs,
+    };
+    buf[SC_RESERVED..SC_RESERVED + FPSIMD_SIZE as usize].copy_from_slice(&rec.to_bytes());
     // A zero terminator record follows (already zero).
-    crate::uaccess::copy_to_user(frame, &buf)?;
+    crate::uaccess::copy_to_user(frame, &buf[..])?;
     let mut rec = [0u8; 16];
     rec[..8].copy_from_slice(&regs.regs[29].to_le_bytes());
     rec[8..].copy_from_slice(&regs.regs[30].to_le_bytes());
@@ -193,12 +183,13 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     if !frame.is_multiple_of(16) {
         return Err(Errno::EFAULT);
     }
-    let mut buf = vec![0u8; FRAME_SIZE];
-    crate::uaccess::copy_from_user(&mut buf, frame)?;
+    let mut buf = frame_buf()?;
+    crate::uaccess::copy_from_user(&mut buf[..], frame)?;
+    let saved = RtSigframe::read(&buf);
     // Bits that are RES0 in an AArch64 SPSR (IL among them) are cleared, as
     // Linux's valid_native_regs does: returning with IL set would make the
     // next instruction an illegal-state exception.
-    let pstate = get(&buf, SC_PSTATE) & !arch::ptrace::PSR_AARCH64_RES0;
+    let pstate = saved.mcontext.pstate & !arch::ptrace::PSR_AARCH64_RES0;
     // Only EL0t AArch64 states with DAIF clear are valid to return to.
     use tock_registers::interfaces::Readable;
     let psr = tock_registers::registers::InMemoryRegister::<u64, arch::ptrace::PSR::Register>::new(pstate);
@@ -225,33 +216,28 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
         signal_core::records::Invalid::Malformed => Errno::EINVAL,
     })?;
     let fpsimd = records.fpsimd.ok_or(Errno::EINVAL)?;
-    if fpsimd.len() != FPSIMD_SIZE as usize {
-        return Err(Errno::EINVAL);
-    }
-    for i in 0..31 {
-        regs.regs[i] = get(&buf, SC_REGS + i * 8);
-    }
-    regs.sp = get(&buf, SC_SP);
-    regs.pc = get(&buf, SC_PC);
+    let rec = FpsimdContext::from_bytes(&fpsimd).ok_or(Errno::EINVAL)?;
+    let sc = &saved.mcontext;
+    regs.regs = sc.regs;
+    regs.sp = sc.sp;
+    regs.pc = sc.pc;
     // Never return with a software step pending.
     regs.pstate = pstate & !arch::ptrace::PSR::SS::SET.value;
     regs.syscallno = arch::ptrace::NO_SYSCALL;
-    let r = &fpsimd;
-    let mut fp = FpsimdState {
-        fpsr: u32::from_le_bytes(r[8..12].try_into().expect("4")),
-        fpcr: u32::from_le_bytes(r[12..16].try_into().expect("4")),
-        ..Default::default()
+    let fp = FpsimdState {
+        fpsr: rec.fpsr,
+        fpcr: rec.fpcr,
+        vregs: rec.vregs,
     };
-    for (i, v) in fp.vregs.iter_mut().enumerate() {
-        *v = u128::from_le_bytes(r[16 + i * 16..32 + i * 16].try_into().expect("16"));
-    }
     arch::context::fpsimd_load(&fp);
-    let mask = get(&buf, UC_SIGMASK) & !super::unblockable();
+    let mask = saved.uc_sigmask & !super::unblockable();
     t.sig_blocked.store(mask, Ordering::Release);
     // uc_stack: restore the alternate stack as sigaltstack would.
-    let ss_sp = get(&buf, UC_STACK);
-    let ss_flags = i32::from_le_bytes(buf[UC_STACK + 8..UC_STACK + 12].try_into().expect("4"));
-    let ss_size = get(&buf, UC_STACK + 16);
+    let StackT {
+        ss_sp,
+        ss_flags,
+        ss_size,
+    } = saved.uc_stack;
     let _ = set_altstack(&t, ss_sp, ss_flags & SS_DISABLE, ss_size, regs.sp);
     Ok(regs.regs[0])
 }

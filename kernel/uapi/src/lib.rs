@@ -21,6 +21,7 @@ pub mod fcntl;
 pub mod poll;
 pub mod ptrace;
 pub mod resource;
+pub mod sigframe;
 pub mod signal;
 pub mod stat;
 pub mod syscalls;
