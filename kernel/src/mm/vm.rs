@@ -94,6 +94,22 @@ struct Vma {
     shared: bool,
 }
 
+impl vma::Area for Vma {
+    fn end(&self) -> u64 {
+        self.end
+    }
+
+    fn split(&mut self, start: u64, at: u64) -> Vma {
+        // The upper part maps the file from further on.
+        let upper = Vma {
+            file: self.file.clone().map(|(f, off)| (f, off + (at - start))),
+            ..self.clone()
+        };
+        self.end = at;
+        upper
+    }
+}
+
 impl Vma {
     fn anon(end: u64, prot: Prot, kind: VmaKind) -> Vma {
         Vma {
@@ -231,7 +247,7 @@ impl Mm {
         if !start.is_multiple_of(PAGE) || !end.is_multiple_of(PAGE) || start >= end || end > TASK_SIZE {
             return Err(Errno::EINVAL);
         }
-        if overlaps(&m.vmas, start, end) {
+        if vma::overlaps(&m.vmas, start, end) {
             return Err(Errno::EEXIST);
         }
         m.vmas.insert(start, Vma::anon(end, prot, kind));
@@ -501,7 +517,7 @@ impl Mm {
             // range between the removal and the new region.
             let mut m = self.inner.lock();
             if placement == Placement::FixedNoReplace {
-                if overlaps(&m.vmas, hint, hint + len) {
+                if vma::overlaps(&m.vmas, hint, hint + len) {
                     return Err(Errno::EEXIST);
                 }
             } else {
@@ -514,7 +530,7 @@ impl Mm {
         let hint = hint & !(PAGE - 1);
         let start = if hint >= MMAP_MIN_ADDR
             && hint.checked_add(len).is_some_and(|e| e <= MMAP_BASE)
-            && !overlaps(&m.vmas, hint, hint + len)
+            && !vma::overlaps(&m.vmas, hint, hint + len)
         {
             hint
         } else {
@@ -549,12 +565,7 @@ impl Mm {
     /// Removes `[addr, end)` (page aligned) from the regions and the page
     /// tables, with the lock held.
     fn unmap_locked(&self, m: &mut MmInner, addr: u64, end: u64) {
-        split_at(&mut m.vmas, addr);
-        split_at(&mut m.vmas, end);
-        let doomed: alloc::vec::Vec<u64> = m.vmas.range(addr..end).map(|(&s, _)| s).collect();
-        for s in doomed {
-            m.vmas.remove(&s);
-        }
+        vma::remove_range(&mut m.vmas, addr, end);
         // Only the pages actually present: the walk skips absent tables, so
         // unmapping a huge untouched range costs next to nothing. A frame
         // is released only once no TLB can reach it.
@@ -582,18 +593,18 @@ impl Mm {
             return Ok(());
         }
         let mut m = self.inner.lock();
-        // Fully covered?
+        // Fully covered? (Checked region by region: a [vvar] in the range
+        // refuses first, as Linux's lacks VM_MAYWRITE and VM_MAYEXEC.)
         let mut cur = addr;
         while cur < end {
-            match find(&m.vmas, cur) {
-                // Linux's [vvar] lacks VM_MAYWRITE and VM_MAYEXEC.
+            match vma::find(&m.vmas, cur) {
                 Some((_, v)) if v.kind == VmaKind::Vvar && (prot.write || prot.exec) => return Err(Errno::EACCES),
                 Some((_, v)) => cur = v.end,
                 None => return Err(Errno::ENOMEM),
             }
         }
-        split_at(&mut m.vmas, addr);
-        split_at(&mut m.vmas, end);
+        vma::split_at(&mut m.vmas, addr);
+        vma::split_at(&mut m.vmas, end);
         let starts: alloc::vec::Vec<(u64, u64, bool)> = m
             .vmas
             .range_mut(addr..end)
@@ -624,18 +635,6 @@ impl Mm {
             );
         }
         Ok(())
-    }
-
-    /// Whether every page of `[start, end)` lies in some region.
-    fn covered(m: &MmInner, start: u64, end: u64) -> bool {
-        let mut cur = start;
-        while cur < end {
-            match find(&m.vmas, cur) {
-                Some((_, v)) => cur = v.end,
-                None => return false,
-            }
-        }
-        true
     }
 
     /// `madvise(MADV_DONTNEED)` (and `MADV_FREE`): drops the pages of
@@ -674,7 +673,7 @@ impl Mm {
                 },
             );
         }
-        if Self::covered(&m, start, end) {
+        if vma::covered(&m.vmas, start, end) {
             Ok(())
         } else {
             Err(Errno::ENOMEM)
@@ -685,14 +684,13 @@ impl Mm {
     /// `addr` (the region holding it or any higher one). arm64 picks
     /// SEGV_ACCERR over SEGV_MAPERR by it for a bad `rt_sigreturn`.
     pub fn has_vma_above(&self, addr: u64) -> bool {
-        let m = self.inner.lock();
-        find(&m.vmas, addr).is_some() || m.vmas.range(addr..).next().is_some()
+        vma::any_above(&self.inner.lock().vmas, addr)
     }
 
     /// Whether `[start, end)` (page aligned) is wholly mapped: ENOMEM if not
     /// (madvise's and mincore's check).
     pub fn check_mapped(&self, start: u64, end: u64) -> Result<(), Errno> {
-        if Self::covered(&self.inner.lock(), start, end) {
+        if vma::covered(&self.inner.lock().vmas, start, end) {
             Ok(())
         } else {
             Err(Errno::ENOMEM)
@@ -703,7 +701,7 @@ impl Mm {
     /// memory (mapped here, or present in the file a region maps).
     pub fn mincore(&self, start: u64, end: u64) -> Result<alloc::vec::Vec<u8>, Errno> {
         let m = self.inner.lock();
-        if !Self::covered(&m, start, end) {
+        if !vma::covered(&m.vmas, start, end) {
             return Err(Errno::ENOMEM);
         }
         let mut out = alloc::vec::Vec::new();
@@ -757,7 +755,7 @@ impl Mm {
         if fixed.is_none() {
             let new_end = addr.checked_add(new_len).filter(|&e| e <= TASK_SIZE);
             if let Some(new_end) = new_end {
-                if old_end == vma.end && !overlaps(&m.vmas, old_end, new_end) {
+                if old_end == vma.end && !vma::overlaps(&m.vmas, old_end, new_end) {
                     if let Some(v) = m.vmas.get_mut(&start) {
                         v.end = new_end;
                     }
@@ -1083,44 +1081,14 @@ fn file_fault(f: &VmFile, off: u64, prot: Prot, shared: bool, write: bool) -> Re
     Ok(pte_for(pa, prot, VmaKind::Anon))
 }
 
+/// The region holding `addr`, with its start (a copy: callers go on to
+/// change the map).
 fn find(vmas: &BTreeMap<u64, Vma>, addr: u64) -> Option<(u64, Vma)> {
-    vmas.range(..=addr)
-        .next_back()
-        .filter(|(_, v)| addr < v.end)
-        .map(|(&s, v)| (s, v.clone()))
-}
-
-fn overlaps(vmas: &BTreeMap<u64, Vma>, start: u64, end: u64) -> bool {
-    find(vmas, start).is_some() || vmas.range(start..end).next().is_some()
-}
-
-/// Splits the region containing `addr` (if any) so that one starts there.
-fn split_at(vmas: &mut BTreeMap<u64, Vma>, addr: u64) {
-    if let Some((s, v)) = find(vmas, addr) {
-        if s < addr {
-            // The upper part maps the file from further on.
-            let upper = Vma {
-                file: v.file.clone().map(|(f, off)| (f, off + (addr - s))),
-                ..v.clone()
-            };
-            vmas.insert(s, Vma { end: addr, ..v });
-            vmas.insert(addr, upper);
-        }
-    }
+    vma::find(vmas, addr).map(|(s, v)| (s, v.clone()))
 }
 
 fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
-    let mut top = MMAP_BASE;
-    for (&s, v) in vmas.range(..MMAP_BASE).rev() {
-        if v.end <= top && top - v.end >= len && top - len >= MMAP_MIN_ADDR {
-            return Some(top - len);
-        }
-        top = top.min(s);
-    }
-    MMAP_MIN_ADDR
-        .checked_add(len)
-        .filter(|&need| top >= need)
-        .map(|_| top - len)
+    vma::find_free_top_down(vmas, len, MMAP_BASE, MMAP_MIN_ADDR)
 }
 
 #[cfg(feature = "ktest")]
