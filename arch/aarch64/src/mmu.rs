@@ -400,7 +400,8 @@ const fn level_size(level: usize) -> usize {
     1 << (39 - 9 * level)
 }
 
-fn table_desc(pa: u64) -> u64 {
+/// A table descriptor pointing at the table frame `pa`.
+pub(crate) fn table_desc(pa: u64) -> u64 {
     (TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table).value | pa
 }
 
@@ -415,11 +416,13 @@ fn leaf_desc(pa: u64, prot: Prot, level: usize) -> u64 {
 
 const ADDR_MASK: u64 = DESC_ADDR_MASK;
 
-fn is_valid(desc: u64) -> bool {
+/// Whether a descriptor maps anything (its VALID bit).
+pub(crate) fn is_valid(desc: u64) -> bool {
     InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc).is_set(TABLE_DESCRIPTOR::VALID)
 }
 
-fn is_table(desc: u64) -> bool {
+/// Whether a descriptor above level 3 points at a next-level table.
+pub(crate) fn is_table(desc: u64) -> bool {
     let d = InMemoryRegister::<u64, TABLE_DESCRIPTOR::Register>::new(desc);
     d.matches_all(TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table)
 }

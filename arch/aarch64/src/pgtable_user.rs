@@ -3,7 +3,7 @@
 //! this module only edits descriptors.
 
 use crate::memory::PAGE_SIZE;
-use crate::mmu::{MapError, MT_NORMAL, PAGE_DESCRIPTOR, TLBI_OPERAND};
+use crate::mmu::{is_table, is_valid, table_desc, MapError, MT_NORMAL, PAGE_DESCRIPTOR, TLBI_OPERAND};
 use aarch64_cpu::registers::TTBR0_EL1;
 use tock_registers::interfaces::Readable;
 use tock_registers::registers::InMemoryRegister;
@@ -120,17 +120,19 @@ impl UserPageTable {
             // SAFETY: `e` is inside a table page owned by this address space,
             // reached through the linear map; callers serialise edits (&mut).
             let d = unsafe { e.read_volatile() };
-            t = if d & 1 == 0 {
+            // User tables hold no blocks: above level 3 an entry is a
+            // table or nothing.
+            t = if is_table(d) {
+                d & ADDR_MASK
+            } else {
                 if !create {
                     return Ok(None);
                 }
                 let new = crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)?;
                 crate::barrier::dsb_ishst();
                 // SAFETY: as above.
-                unsafe { e.write_volatile(new | 3) };
+                unsafe { e.write_volatile(table_desc(new)) };
                 new
-            } else {
-                d & ADDR_MASK
             };
         }
         Ok(Some(table(t).wrapping_add(index(va, 3))))
@@ -148,7 +150,7 @@ impl UserPageTable {
         // SAFETY: as above.
         unsafe { e.write_volatile(pte.encode()) };
         crate::barrier::dsb_ishst();
-        Ok((old & 1 != 0).then(|| UserPte::decode(old)))
+        Ok(is_valid(old).then(|| UserPte::decode(old)))
     }
 
     /// The mapping of the page holding `va`.
@@ -156,7 +158,7 @@ impl UserPageTable {
         let e = self.entry(va & !(PAGE_SIZE as u64 - 1), false).ok()??;
         // SAFETY: `e` is this space's level-3 entry for `va`.
         let d = unsafe { e.read_volatile() };
-        (d & 1 != 0).then(|| UserPte::decode(d))
+        is_valid(d).then(|| UserPte::decode(d))
     }
 
     /// Removes the mapping at `va`, returning it (the caller invalidates
@@ -165,7 +167,7 @@ impl UserPageTable {
         let e = self.entry(va & !(PAGE_SIZE as u64 - 1), false).ok()??;
         // SAFETY: `e` is this space's level-3 entry for `va`.
         let d = unsafe { e.read_volatile() };
-        if d & 1 == 0 {
+        if !is_valid(d) {
             return None;
         }
         // SAFETY: as above.
@@ -217,11 +219,13 @@ impl UserPageTable {
                 // SAFETY: `e` is an entry of a live table of this address
                 // space; edits are serialised by `&mut self`.
                 let d = unsafe { e.read_volatile() };
-                if d & 1 == 0 {
+                if level < 3 {
+                    if is_table(d) {
+                        walk(d & ADDR_MASK, level + 1, va, range, f, after);
+                    }
                     continue;
                 }
-                if level < 3 {
-                    walk(d & ADDR_MASK, level + 1, va, range, f, after);
+                if !is_valid(d) {
                     continue;
                 }
                 let old = UserPte::decode(d);
@@ -244,13 +248,12 @@ impl UserPageTable {
             for i in 0..ENTRIES {
                 // SAFETY: `t` is a live table of this address space.
                 let d = unsafe { table(t).add(i).read_volatile() };
-                if d & 1 == 0 {
-                    continue;
-                }
                 let va = base | ((i as u64) << (39 - 9 * level));
                 if level == 3 {
-                    f(va, UserPte::decode(d));
-                } else {
+                    if is_valid(d) {
+                        f(va, UserPte::decode(d));
+                    }
+                } else if is_table(d) {
                     walk(d & ADDR_MASK, level + 1, va, f);
                 }
             }
@@ -266,7 +269,7 @@ impl Drop for UserPageTable {
                 for i in 0..ENTRIES {
                     // SAFETY: `t` is a table of the address space being freed.
                     let d = unsafe { table(t).add(i).read_volatile() };
-                    if d & 1 != 0 {
+                    if is_table(d) {
                         free(d & ADDR_MASK, level + 1);
                     }
                 }
