@@ -8,7 +8,7 @@ use arch::ptrace::PtRegs;
 use core::fmt::Write;
 
 /// PSTATE.I: IRQs masked.
-const PSR_I_BIT: u64 = 1 << 7;
+const PSR_I_BIT: u64 = arch::ptrace::PSR::I::SET.value;
 
 /// Per CPU: page faults on user addresses are not resolved while non-zero
 /// (Linux's `pagefault_disable`), so that probe handlers can read user
