@@ -8,7 +8,8 @@
 //! sites, `NOP` <-> `B`, in one batch under `stop_machine`
 //! (`patching::patch_text`). Keys are reference-counted: the first
 //! [`static_key_slow_inc`] patches, the last [`static_key_slow_dec`]
-//! unpatches.
+//! unpatches; [`static_key_batch`] switches many keys with one
+//! `stop_machine`.
 //!
 //! Changing a key may stop the machine: call it from task context with
 //! interrupts enabled, never from an interrupt or exception handler or
@@ -31,8 +32,8 @@ pub use arch::arch_static_branch;
 /// Keys must be `static`s: the sites name them by address.
 #[repr(C, align(8))]
 pub struct StaticKey<const DEFAULT: bool = false> {
-    /// The reference count; -1 while the first reference is patching the
-    /// sites in (Linux's `key->enabled`).
+    /// The reference count (Linux's `key->enabled`); -n for n references
+    /// while the sites are being switched on.
     enabled: AtomicIsize,
 }
 
@@ -133,24 +134,24 @@ const MAX_EARLY_KEYS: usize = 16;
 
 /// Serialises key changes (Linux's `jump_label_mutex`); holds the keys
 /// changed before the table was indexed.
-static JUMP_LABEL_MUTEX: spin::Mutex<[Option<&'static AtomicIsize>; MAX_EARLY_KEYS]> =
-    spin::Mutex::new([None; MAX_EARLY_KEYS]);
+static JUMP_LABEL_MUTEX: spin::Mutex<EarlyKeys> = spin::Mutex::new([None; MAX_EARLY_KEYS]);
 
 fn key_addr(enabled: &'static AtomicIsize) -> usize {
     enabled as *const AtomicIsize as usize
 }
 
-/// Rewrites the sites of the key whose count is `enabled` for state `on`,
-/// in one batch. The caller holds `JUMP_LABEL_MUTEX` (passed in as
-/// `early`).
-fn jump_label_update(
-    early: &mut [Option<&'static AtomicIsize>; MAX_EARLY_KEYS],
-    enabled: &'static AtomicIsize,
-    on: bool,
-) {
-    let key = key_addr(enabled);
+type EarlyKeys = [Option<&'static AtomicIsize>; MAX_EARLY_KEYS];
+
+/// Rewrites the sites of `keys`, each to its state (`true`: on), in one
+/// batch. Before [`jump_label_init`] it only notes the keys in `early`.
+/// The caller holds `JUMP_LABEL_MUTEX` (whose content `early` is).
+fn jump_label_update(early: &mut EarlyKeys, keys: &[(&'static AtomicIsize, bool)]) {
     let Some(table) = TABLE.get() else {
-        if !early.iter().flatten().any(|k| key_addr(k) == key) {
+        for &(enabled, _) in keys {
+            let key = key_addr(enabled);
+            if early.iter().flatten().any(|k| key_addr(k) == key) {
+                continue;
+            }
             match early.iter_mut().find(|k| k.is_none()) {
                 Some(slot) => *slot = Some(enabled),
                 None => crate::pr_warn!(
@@ -160,30 +161,133 @@ fn jump_label_update(
         }
         return;
     };
-    if table.refused.binary_search(&key).is_ok() {
-        return;
-    }
     let mut addrs = Vec::new();
     let mut insns = Vec::new();
-    for s in table.sites_of(key) {
-        // Checked at boot: every site's B is in range.
-        let Ok(want) = jump_label_insn(s.code as u64, s.target as u64, jump_label_type(on, s.branch)) else {
+    for &(enabled, on) in keys {
+        let key = key_addr(enabled);
+        if table.refused.binary_search(&key).is_ok() {
             continue;
-        };
-        if crate::patching::read_insn(s.code) != Some(want) {
-            addrs.push(s.code);
-            insns.push(want);
+        }
+        for s in table.sites_of(key) {
+            // Checked at boot: every site's B is in range.
+            let Ok(want) = jump_label_insn(s.code as u64, s.target as u64, jump_label_type(on, s.branch)) else {
+                continue;
+            };
+            if crate::patching::read_insn(s.code) != Some(want) {
+                addrs.push(s.code);
+                insns.push(want);
+            }
         }
     }
     if addrs.is_empty() {
         return;
     }
-    if let Err(e) = crate::patching::patch_text(&addrs, &insns) {
-        crate::pr_warn!(
-            "jump_label: cannot patch the {} sites of key {key:#x}: {e:?}",
-            addrs.len()
-        );
+    let written = if arch::cpu::irqs_disabled() {
+        // stop_machine would wait forever for this CPU; NOP <-> B may be
+        // written live (ARM ARM B2.2.5), seen by the others at their next
+        // context synchronisation, as Linux's arm64 code does.
+        crate::pr_warn!("jump_label: key changed with interrupts masked; patched without stop_machine");
+        addrs
+            .iter()
+            .zip(&insns)
+            .try_for_each(|(&a, &i)| crate::patching::patch_text_nosync(a, i))
+    } else {
+        crate::patching::patch_text(&addrs, &insns)
+    };
+    if let Err(e) = written {
+        crate::pr_warn!("jump_label: cannot patch {} static-key sites: {e:?}", addrs.len());
     }
+}
+
+/// Several key changes whose sites are rewritten together, under one
+/// `stop_machine`, when [`static_key_batch`] returns. Counts change at
+/// once; a key switched on reads as off ([`StaticKey::enabled`]) until its
+/// sites are written.
+pub struct StaticKeyBatch<'a> {
+    early: &'a mut EarlyKeys,
+    /// Keys whose state may have changed.
+    touched: Vec<&'static AtomicIsize>,
+}
+
+impl StaticKeyBatch<'_> {
+    fn touch(&mut self, enabled: &'static AtomicIsize) {
+        if !self.touched.iter().any(|&k| core::ptr::eq(k, enabled)) {
+            self.touched.push(enabled);
+        }
+    }
+
+    /// `static_key_slow_inc` within the batch.
+    pub fn slow_inc<const DEFAULT: bool>(&mut self, key: &'static StaticKey<DEFAULT>) {
+        // A count of -n: n references, sites not yet switched on.
+        let enabled = &key.enabled;
+        match enabled.load(Ordering::Acquire) {
+            0 => {
+                enabled.store(-1, Ordering::Release);
+                self.touch(enabled);
+            }
+            v if v < 0 => enabled.store(v - 1, Ordering::Release),
+            _ => {
+                enabled.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// `static_key_slow_dec` within the batch.
+    pub fn slow_dec<const DEFAULT: bool>(&mut self, key: &'static StaticKey<DEFAULT>) {
+        let enabled = &key.enabled;
+        match enabled.load(Ordering::Acquire) {
+            0 => crate::pr_warn!("jump_label: static_key_slow_dec on a key that is off"),
+            1 | -1 => {
+                enabled.store(0, Ordering::Release);
+                self.touch(enabled);
+            }
+            v if v < 0 => enabled.store(v + 1, Ordering::Release),
+            _ => {
+                enabled.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// `static_key_enable` within the batch.
+    pub fn enable<const DEFAULT: bool>(&mut self, key: &'static StaticKey<DEFAULT>) {
+        if key.enabled.load(Ordering::Acquire) == 0 {
+            self.slow_inc(key);
+        }
+    }
+
+    /// `static_key_disable` within the batch.
+    pub fn disable<const DEFAULT: bool>(&mut self, key: &'static StaticKey<DEFAULT>) {
+        if key.enabled.load(Ordering::Acquire) != 0 {
+            key.enabled.store(0, Ordering::Release);
+            self.touch(&key.enabled);
+        }
+    }
+}
+
+/// Runs `f`, which changes keys through the [`StaticKeyBatch`], then
+/// rewrites the sites of every key it switched, in one batch under one
+/// `stop_machine` (for many keys at once: enabling every event, say).
+/// Holds the jump-label mutex throughout: `f` must not change keys by the
+/// other functions of this module. Task context only.
+pub fn static_key_batch<R>(f: impl FnOnce(&mut StaticKeyBatch) -> R) -> R {
+    let mut early = JUMP_LABEL_MUTEX.lock();
+    let mut batch = StaticKeyBatch {
+        early: &mut early,
+        touched: Vec::new(),
+    };
+    let r = f(&mut batch);
+    let StaticKeyBatch { early, touched } = batch;
+    let states: Vec<(&'static AtomicIsize, bool)> =
+        touched.iter().map(|&e| (e, e.load(Ordering::Acquire) != 0)).collect();
+    jump_label_update(early, &states);
+    // Sites written: pending references count now.
+    for e in touched {
+        let v = e.load(Ordering::Acquire);
+        if v < 0 {
+            e.store(-v, Ordering::Release);
+        }
+    }
+    r
 }
 
 /// Takes a reference: the key is on from the first, whose caller patches
@@ -198,15 +302,7 @@ pub fn static_key_slow_inc<const DEFAULT: bool>(key: &'static StaticKey<DEFAULT>
             Err(now) => v = now,
         }
     }
-    let mut early = JUMP_LABEL_MUTEX.lock();
-    if enabled.load(Ordering::Acquire) == 0 {
-        // Readers see "off" until every site jumps.
-        enabled.store(-1, Ordering::Release);
-        jump_label_update(&mut early, enabled, true);
-        enabled.store(1, Ordering::Release);
-    } else {
-        enabled.fetch_add(1, Ordering::AcqRel);
-    }
+    static_key_batch(|b| b.slow_inc(key));
 }
 
 /// Drops a reference: the key is off after the last, whose caller patches
@@ -221,42 +317,19 @@ pub fn static_key_slow_dec<const DEFAULT: bool>(key: &'static StaticKey<DEFAULT>
             Err(now) => v = now,
         }
     }
-    let mut early = JUMP_LABEL_MUTEX.lock();
-    match enabled.load(Ordering::Acquire) {
-        v if v <= 0 => crate::pr_warn!("jump_label: static_key_slow_dec on a key that is off"),
-        1 => {
-            enabled.store(0, Ordering::Release);
-            jump_label_update(&mut early, enabled, false);
-        }
-        _ => {
-            enabled.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
+    static_key_batch(|b| b.slow_dec(key));
 }
 
 /// Turns the key on, whatever its count, leaving a count of one (Linux's
 /// `static_key_enable`; a key already on is left alone). Task context only.
 pub fn static_key_enable<const DEFAULT: bool>(key: &'static StaticKey<DEFAULT>) {
-    let enabled = &key.enabled;
-    let mut early = JUMP_LABEL_MUTEX.lock();
-    if enabled.load(Ordering::Acquire) > 0 {
-        return;
-    }
-    enabled.store(-1, Ordering::Release);
-    jump_label_update(&mut early, enabled, true);
-    enabled.store(1, Ordering::Release);
+    static_key_batch(|b| b.enable(key));
 }
 
 /// Turns the key off, whatever its count (Linux's `static_key_disable`).
 /// Task context only.
 pub fn static_key_disable<const DEFAULT: bool>(key: &'static StaticKey<DEFAULT>) {
-    let enabled = &key.enabled;
-    let mut early = JUMP_LABEL_MUTEX.lock();
-    if enabled.load(Ordering::Acquire) <= 0 {
-        return;
-    }
-    enabled.store(0, Ordering::Release);
-    jump_label_update(&mut early, enabled, false);
+    static_key_batch(|b| b.disable(key));
 }
 
 /// Indexes `__jump_table` by key and checks every entry: the site is in
@@ -331,12 +404,12 @@ pub fn jump_label_init() {
         .filter(|s| refused.binary_search(&s.key).is_err())
         .collect();
     TABLE.call_once(|| JumpTable { sites, refused, codes });
-    for slot in early.iter_mut() {
-        if let Some(enabled) = slot.take() {
-            let on = enabled.load(Ordering::Acquire) > 0;
-            jump_label_update(&mut [None; MAX_EARLY_KEYS], enabled, on);
-        }
-    }
+    let changed: Vec<(&'static AtomicIsize, bool)> = early
+        .iter_mut()
+        .filter_map(|slot| slot.take())
+        .map(|e| (e, e.load(Ordering::Acquire) > 0))
+        .collect();
+    jump_label_update(&mut early, &changed);
 }
 
 /// Whether any static-key site lies in `start..=end` (Linux's

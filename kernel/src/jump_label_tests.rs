@@ -426,6 +426,41 @@ fn the_first_reference_patches_and_the_last_unpatches() {
 }
 
 #[kernel_test]
+fn a_batch_switches_several_keys_together() {
+    assert_eq!(
+        (ktest_jl_unlikely(4), ktest_jl_likely(4), ktest_jl_counted(1)),
+        (5, 12, 1)
+    );
+    let seen = static_key_batch(|b| {
+        b.slow_inc(&JL_UNLIKELY);
+        b.slow_inc(&JL_UNLIKELY);
+        b.slow_inc(&JL_LIKELY);
+        // On and off again within the batch: nothing to write.
+        b.slow_inc(&JL_COUNTED);
+        b.slow_dec(&JL_COUNTED);
+        // Counted, but not on before the sites are.
+        (JL_UNLIKELY.enabled(), JL_LIKELY.enabled())
+    });
+    assert_eq!(seen, (false, false));
+    assert_eq!((JL_UNLIKELY.count(), JL_LIKELY.count(), JL_COUNTED.count()), (2, 1, 0));
+    assert_sites(&JL_UNLIKELY, true, "batched on");
+    assert_sites(&JL_LIKELY, false, "batched on (likely)");
+    assert_sites(&JL_COUNTED, false, "on and off in one batch");
+    assert_eq!(
+        (ktest_jl_unlikely(4), ktest_jl_likely(4), ktest_jl_counted(1)),
+        (12, 5, 1)
+    );
+    static_key_batch(|b| {
+        b.disable(&JL_UNLIKELY);
+        b.slow_dec(&JL_LIKELY);
+    });
+    assert_eq!((JL_UNLIKELY.count(), JL_LIKELY.count()), (0, 0));
+    assert_sites(&JL_UNLIKELY, false, "batched off");
+    assert_sites(&JL_LIKELY, true, "batched off (likely)");
+    assert_eq!((ktest_jl_unlikely(4), ktest_jl_likely(4)), (5, 12));
+}
+
+#[kernel_test]
 fn switching_a_key_while_three_cpus_run_its_branch_is_seen_at_once() {
     let me = arch::cpu::cpu_id();
     let workers: Vec<usize> = crate::smp::online_cpus().filter(|&c| c != me).take(3).collect();
