@@ -143,6 +143,7 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
         (img_hi - img_lo) / 1024
     );
     crate::mm::heap::init();
+    crate::jump_label::jump_label_init();
     if let Some(pm) = platform.power_mgmt {
         crate::drivers::bcm2835_pm::init(pm.base);
     }

@@ -296,6 +296,11 @@ fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
     if blacklist::is_blacklisted(addr) {
         return Err(Errno::EINVAL);
     }
+    // A static-key site is rewritten by jump_label; Linux 6.12 refuses it
+    // with EINVAL (`jump_label_text_reserved` in check_kprobe_address_safe).
+    if crate::jump_label::jump_label_text_reserved(addr, addr) {
+        return Err(Errno::EINVAL);
+    }
     Ok(addr)
 }
 

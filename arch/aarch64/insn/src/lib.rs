@@ -16,6 +16,8 @@
 //!   with the few deliberate deviations listed there.
 //! - [`simulate`] computes what a simulated instruction does to the PC and
 //!   the registers, like Linux's `simulate-insn.c`, as a pure function.
+//! - [`jump_label`] says which instruction a static-key site holds in
+//!   each state and checks a `__jump_table` entry before it is patched.
 //!
 //! Registers are numbered 0–31 as in the encoding; what 31 means (XZR or SP)
 //! is stated by each function.
@@ -25,6 +27,7 @@
 
 pub mod decode;
 pub mod encode;
+pub mod jump_label;
 pub mod probes;
 pub mod simulate;
 
