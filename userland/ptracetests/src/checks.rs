@@ -66,6 +66,10 @@ pub static ALL: &[Check] = checks![
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
     process_vm_readv_and_writev_copy_and_honour_protections,
+    // strace's start and SIGCONT's traps for seized tracees
+    seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
+    sigcont_to_running_seized_tracee_traps_before_its_delivery,
+    sigcont_during_syscall_stop_traps_after_resume,
 ];
 
 // ------------------------------------------------------------- helpers
@@ -1158,4 +1162,79 @@ fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
     );
     cont(pid, 0)?;
     expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- SIGCONT and seize
+
+/// strace's start (its startup_child with PTRACE_SEIZE): the child stops
+/// itself with SIGSTOP, the tracer waits for that group stop, seizes the
+/// child (which re-traps as PTRACE_EVENT_STOP before SEIZE returns) and
+/// continues it with SIGCONT. The SIGCONT came after the trap, so
+/// PTRACE_LISTEN traps again at once (Linux's JOBCTL_TRAP_NOTIFY) instead
+/// of waiting for a change that already happened.
+fn seize_of_self_stopped_child_then_sigcont_retraps_at_listen() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            sys::raise(SIGSTOP);
+            sys::exit_now(7)
+        }
+        Fork::Parent(pid) => pid,
+    };
+    check_eq!(
+        wait(pid, sys::WUNTRACED),
+        Ok((pid, stopped(SIGSTOP))),
+        "the child's own group stop"
+    );
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    expect_wait(
+        pid,
+        ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f,
+        "the group stop as PTRACE_EVENT_STOP",
+    )?;
+    ptrace(PTRACE_LISTEN, pid, 0, 0).ctx("LISTEN")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "re-trap for the earlier SIGCONT")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 7)
+}
+
+/// SIGCONT to a seized tracee that is running (here: sleeping in
+/// nanosleep) makes it trap with PTRACE_EVENT_STOP first, then stop for
+/// the SIGCONT's delivery.
+fn sigcont_to_running_seized_tracee_traps_before_its_delivery() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "the notify trap")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    sys::sleep_ms(50);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "running again");
+    kill_and_reap(pid);
+    Ok(())
+}
+
+/// A SIGCONT that arrives while a seized tracee is in another kind of
+/// stop (here a system call entry stop) leaves the notify trap pending:
+/// the tracee traps with PTRACE_EVENT_STOP right after it is resumed.
+fn sigcont_during_syscall_stop_traps_after_resume() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD as usize).ctx("SEIZE")?;
+    ptrace(PTRACE_INTERRUPT, pid, 0, 0).ctx("INTERRUPT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "interrupt stop")?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "a system call stop")?;
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    sys::sleep_ms(50);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "no report while stopped");
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "the notify trap after resume")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    kill_and_reap(pid);
+    Ok(())
 }

@@ -9,6 +9,8 @@ use rt::Errno;
 pub const WALL: u32 = 0x4000_0000;
 /// `WNOHANG`.
 pub const WNOHANG: u32 = 1;
+/// `WUNTRACED`: also report a stopped untraced child.
+pub const WUNTRACED: u32 = 2;
 /// waitid's `WNOWAIT`.
 pub const WNOWAIT: u32 = 0x0100_0000;
 /// waitid's `WEXITED`.
