@@ -70,6 +70,7 @@ pub static ALL: &[Check] = checks![
     seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
     sigcont_to_running_seized_tracee_traps_before_its_delivery,
     sigcont_during_syscall_stop_traps_after_resume,
+    peekdata_of_an_untouched_file_page_reads_the_file,
 ];
 
 // ------------------------------------------------------------- helpers
@@ -1237,4 +1238,34 @@ fn sigcont_during_syscall_stop_traps_after_resume() -> Outcome {
     cont(pid, 0)?;
     kill_and_reap(pid);
     Ok(())
+}
+
+/// A page of a file mapping that no one has touched yet (strace reads a
+/// system call's path from text the tracee never read itself): PEEKDATA
+/// and process_vm_readv see the file's bytes, not zeros.
+fn peekdata_of_an_untouched_file_page_reads_the_file() -> Outcome {
+    use rt::fs;
+    let path = b"/tmp/ptracetests-peek";
+    let fd = fs::open(path, fs::O_RDWR | fs::O_CREAT | fs::O_TRUNC, 0o600).ctx("create the file")?;
+    let mut page = [0u8; 4096];
+    page[..8].copy_from_slice(b"filebyte");
+    page[4088..].copy_from_slice(b"lastword");
+    rt::io::write_all(fd, &page).ctx("write the file")?;
+    // Mapped before the fork and never touched: neither process has the
+    // page in its tables.
+    let addr = sys::mmap_file_readonly(fd, 4096).ctx("mmap")?;
+    let _ = fs::close(fd);
+    let pid = spawn_traced(|| 0)?;
+    let mut got: u64 = 0;
+    ptrace(PTRACE_PEEKDATA, pid, addr, &mut got as *mut u64 as usize).ctx("PEEKDATA")?;
+    check_eq!(got.to_le_bytes(), *b"filebyte", "PEEKDATA of the first word");
+    let mut last = [0u8; 8];
+    check_eq!(
+        process_vm(false, pid, &[(last.as_mut_ptr() as usize, 8)], &[(addr + 4088, 8)], 0),
+        Ok(8),
+        "process_vm_readv of the last word"
+    );
+    check_eq!(last, *b"lastword", "the last word");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
 }

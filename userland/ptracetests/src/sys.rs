@@ -2,7 +2,7 @@
 //! `__WALL`, kill, and the stops whose registers a tracer inspects.
 
 use alloc::vec::Vec;
-use rt::syscall::{check, nr, syscall0, syscall2, syscall3, syscall4, syscall5};
+use rt::syscall::{check, nr, syscall0, syscall2, syscall3, syscall4, syscall5, syscall6};
 use rt::Errno;
 
 /// `__WALL`.
@@ -283,4 +283,11 @@ pub fn thread_exit(code: usize) -> isize {
         )
     };
     ret
+}
+
+/// `mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)`: the address.
+pub fn mmap_file_readonly(fd: i32, len: usize) -> Result<usize, Errno> {
+    // SAFETY: a new mapping at an address of the kernel's choosing touches
+    // no existing memory.
+    check(unsafe { syscall6(nr::MMAP, 0, len, rt::mm::PROT_READ, rt::mm::MAP_PRIVATE, fd as usize, 0) })
 }
