@@ -291,3 +291,15 @@ pub fn mmap_file_readonly(fd: i32, len: usize) -> Result<usize, Errno> {
     // no existing memory.
     check(unsafe { syscall6(nr::MMAP, 0, len, rt::mm::PROT_READ, rt::mm::MAP_PRIVATE, fd as usize, 0) })
 }
+
+/// `pread64(fd, buf, buf.len(), pos)`.
+pub fn pread(fd: i32, buf: &mut [u8], pos: usize) -> Result<usize, Errno> {
+    // SAFETY: buf is writable for its length.
+    check(unsafe { syscall4(nr::PREAD64, fd as usize, buf.as_mut_ptr() as usize, buf.len(), pos) })
+}
+
+/// `pwrite64(fd, buf, buf.len(), pos)`.
+pub fn pwrite(fd: i32, buf: &[u8], pos: usize) -> Result<usize, Errno> {
+    // SAFETY: buf is readable for its length.
+    check(unsafe { syscall4(nr::PWRITE64, fd as usize, buf.as_ptr() as usize, buf.len(), pos) })
+}
