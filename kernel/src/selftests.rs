@@ -155,6 +155,97 @@ fn fixmap_slot_aliases_a_frame_and_unmaps() {
     crate::mm::frame::free_frame(pa);
 }
 
+/// A one-page user mapping at `va`, filled with `fill`, active on this
+/// CPU until the returned space is dropped after `secondary_drop_idmap`.
+fn one_user_page(va: u64, fill: u8) -> alloc::sync::Arc<crate::mm::vm::Mm> {
+    use crate::mm::vm::{Mm, Prot, VmaKind};
+    let mm = Mm::new().unwrap();
+    let rw = Prot {
+        read: true,
+        write: true,
+        exec: false,
+    };
+    mm.add_region(va, va + 4096, rw, VmaKind::Anon).unwrap();
+    mm.write_bytes(va, &[fill; 4096]).unwrap();
+    mm.activate();
+    mm
+}
+
+/// The user page's bytes, read through the page tables (not uaccess).
+fn user_page_bytes(mm: &crate::mm::vm::Mm, va: u64) -> alloc::vec::Vec<u8> {
+    let mut b = alloc::vec![0u8; 4096];
+    mm.access_remote(va, &mut b, false).unwrap();
+    b
+}
+
+#[kernel_test]
+fn user_copies_stop_exactly_at_the_first_unmapped_byte() {
+    const VA: u64 = 0x40_0000;
+    let end = VA + 4096;
+    let src: alloc::vec::Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
+    for room in [0usize, 1, 7, 8, 9, 15, 63, 64, 65, 100, 129] {
+        for n in [room.saturating_sub(1), room, room + 1, room + 8, room + 64, 300] {
+            let n = n.min(300);
+            let mm = one_user_page(VA, 0xee);
+            let dst = end - room as u64;
+            let left = arch::uaccess::raw_copy_to_user(dst, &src[..n]);
+            assert_eq!(
+                left,
+                n.saturating_sub(room),
+                "to user: {n} bytes, {room} before the hole"
+            );
+            let page = user_page_bytes(&mm, VA);
+            let copied = n.min(room);
+            let at = 4096 - room;
+            assert_eq!(&page[at..at + copied], &src[..copied], "to user: the bytes that fit");
+            assert!(
+                page[at + copied..].iter().all(|&b| b == 0xee),
+                "to user: beyond the copy"
+            );
+            mm.write_bytes(VA, &src[..256].repeat(16)).unwrap();
+            let mut got = [0x55u8; 300];
+            let left = arch::uaccess::raw_copy_from_user(&mut got[..n], dst);
+            assert_eq!(
+                left,
+                n.saturating_sub(room),
+                "from user: {n} bytes, {room} before the hole"
+            );
+            let want = user_page_bytes(&mm, VA);
+            assert_eq!(&got[..copied], &want[at..at + copied], "from user: the bytes that fit");
+            assert!(
+                got[copied..].iter().all(|&b| b == 0x55),
+                "from user: the rest untouched"
+            );
+            arch::mmu::secondary_drop_idmap();
+            drop(mm);
+        }
+    }
+}
+
+#[kernel_test]
+fn user_copies_are_exact_at_every_alignment_and_length() {
+    const VA: u64 = 0x40_0000;
+    let src: alloc::vec::Vec<u8> = (0..200u32).map(|i| (i * 13 + 5) as u8).collect();
+    let mm = one_user_page(VA, 0);
+    for off in 0..16u64 {
+        for n in 0..=200usize {
+            mm.write_bytes(VA, &[0xaa; 512]).unwrap();
+            assert_eq!(arch::uaccess::raw_copy_to_user(VA + off, &src[..n]), 0);
+            let page = user_page_bytes(&mm, VA);
+            let o = off as usize;
+            assert_eq!(&page[o..o + n], &src[..n], "to user at +{off}, {n} bytes");
+            assert!(page[..o].iter().chain(&page[o + n..512]).all(|&b| b == 0xaa));
+            let mut got = [0u8; 200];
+            assert_eq!(arch::uaccess::raw_copy_from_user(&mut got[..n], VA + off), 0);
+            assert_eq!(&got[..n], &src[..n], "from user at +{off}, {n} bytes");
+        }
+    }
+    // Outside user space nothing is copied.
+    assert_eq!(arch::uaccess::raw_copy_to_user(u64::MAX - 3, &src[..8]), 8);
+    arch::mmu::secondary_drop_idmap();
+    drop(mm);
+}
+
 #[kernel_test]
 fn user_memory_is_reached_only_through_uaccess_when_pan_is_on() {
     use crate::mm::vm::{Mm, Prot, VmaKind};

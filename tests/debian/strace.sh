@@ -2,14 +2,10 @@
 # reflinux alike): Debian's strace -f of /bin/straced, one trace file per
 # process (-ff), with an empty environment so that nothing differs but the
 # kernels. Prints the exit status, the program's output, strace's own
-# messages, then each process's trace in pid order. With the argument
-# `noptrace`, strace runs under /bin/noptrace (ptrace fails with ENOSYS, as
-# on a kernel without it).
-wrap=""
-[ "${1:-}" = noptrace ] && wrap=/bin/noptrace
+# messages, then each process's trace in pid order.
 busybox tar -xf /bin/debian.tar -C / || exit 125
 cd /tmp || exit 125
-busybox env -i $wrap /usr/bin/strace -f -ff -o /tmp/trace /bin/straced >/tmp/out 2>/tmp/err
+busybox env -i /usr/bin/strace -f -ff -o /tmp/trace /bin/straced >/tmp/out 2>/tmp/err
 echo "status $?"
 busybox cat /tmp/out
 echo "--- strace's messages"

@@ -19,7 +19,6 @@ use crate::nofault::{fallible_load, fallible_store};
 fallible_load!(#[inline(always)] fn ldtrb, "ldtrb", "{val:w}");
 fallible_load!(#[inline(always)] fn ldtr_x, "ldtr", "{val}");
 fallible_store!(#[inline(always)] unsafe fn sttrb_raw, "sttrb", "{val:w}");
-fallible_store!(#[inline(always)] unsafe fn sttr_x_raw, "sttr", "{val}");
 
 /// An unprivileged byte store: EL0's permissions apply, so it cannot
 /// change memory the user could not.
@@ -29,50 +28,205 @@ fn sttrb(addr: u64, val: u64) -> Result<(), Fault> {
     unsafe { sttrb_raw(addr, val) }
 }
 
-/// An unprivileged 8-byte store (see `sttrb`).
-fn sttr_x(addr: u64, val: u64) -> Result<(), Fault> {
-    // SAFETY: as for `sttrb`.
-    unsafe { sttr_x_raw(addr, val) }
+// The bulk copies (Linux's copy_template.S for __arch_copy_to_user and
+// __arch_copy_from_user): x0 the destination, x1 the source, x2 the count;
+// they return in x0 the count not copied. The kernel side moves 16 bytes
+// per LDP/STP; the user side has no pair form of its unprivileged
+// accesses, so each pair is two LDTR/STTR. 64 bytes a round, then 8, then
+// single bytes. The pointers and the count advance only after a whole
+// round, so a fault anywhere in it resumes (through __ex_table) at the
+// round's start in the byte loop, which copies up to the exact first byte
+// EL0 cannot reach; a fault there returns what is left. Neither touches
+// the stack nor any register but x0-x10.
+core::arch::global_asm!(
+    r#"
+.section .text
+.global __arch_copy_to_user
+.type __arch_copy_to_user, %function
+.balign 16
+__arch_copy_to_user:
+    cmp     x2, #64
+    b.lo    2f
+1:  ldp     x3, x4, [x1]
+    ldp     x5, x6, [x1, #16]
+    ldp     x7, x8, [x1, #32]
+    ldp     x9, x10, [x1, #48]
+10: sttr    x3, [x0]
+11: sttr    x4, [x0, #8]
+12: sttr    x5, [x0, #16]
+13: sttr    x6, [x0, #24]
+14: sttr    x7, [x0, #32]
+15: sttr    x8, [x0, #40]
+16: sttr    x9, [x0, #48]
+17: sttr    x10, [x0, #56]
+    add     x0, x0, #64
+    add     x1, x1, #64
+    sub     x2, x2, #64
+    cmp     x2, #64
+    b.hs    1b
+2:  cmp     x2, #8
+    b.lo    3f
+    ldr     x3, [x1]
+20: sttr    x3, [x0]
+    add     x0, x0, #8
+    add     x1, x1, #8
+    sub     x2, x2, #8
+    b       2b
+3:  cbz     x2, 5f
+4:  ldrb    w3, [x1]
+30: sttrb   w3, [x0]
+    add     x0, x0, #1
+    add     x1, x1, #1
+    subs    x2, x2, #1
+    b.ne    4b
+5:  mov     x0, x2
+    ret
+9:  b       4b
+8:  b       5b
+.size __arch_copy_to_user, . - __arch_copy_to_user
+.pushsection __ex_table, "a"
+.balign 4
+.long 10b - .
+.long 9b - .
+.long 11b - .
+.long 9b - .
+.long 12b - .
+.long 9b - .
+.long 13b - .
+.long 9b - .
+.long 14b - .
+.long 9b - .
+.long 15b - .
+.long 9b - .
+.long 16b - .
+.long 9b - .
+.long 17b - .
+.long 9b - .
+.long 20b - .
+.long 9b - .
+.long 30b - .
+.long 8b - .
+.popsection
+
+.global __arch_copy_from_user
+.type __arch_copy_from_user, %function
+.balign 16
+__arch_copy_from_user:
+    cmp     x2, #64
+    b.lo    2f
+1:
+10: ldtr    x3, [x1]
+11: ldtr    x4, [x1, #8]
+12: ldtr    x5, [x1, #16]
+13: ldtr    x6, [x1, #24]
+14: ldtr    x7, [x1, #32]
+15: ldtr    x8, [x1, #40]
+16: ldtr    x9, [x1, #48]
+17: ldtr    x10, [x1, #56]
+    stp     x3, x4, [x0]
+    stp     x5, x6, [x0, #16]
+    stp     x7, x8, [x0, #32]
+    stp     x9, x10, [x0, #48]
+    add     x0, x0, #64
+    add     x1, x1, #64
+    sub     x2, x2, #64
+    cmp     x2, #64
+    b.hs    1b
+2:  cmp     x2, #8
+    b.lo    3f
+20: ldtr    x3, [x1]
+    str     x3, [x0]
+    add     x0, x0, #8
+    add     x1, x1, #8
+    sub     x2, x2, #8
+    b       2b
+3:  cbz     x2, 5f
+4:
+30: ldtrb   w3, [x1]
+    strb    w3, [x0]
+    add     x0, x0, #1
+    add     x1, x1, #1
+    subs    x2, x2, #1
+    b.ne    4b
+5:  mov     x0, x2
+    ret
+9:  b       4b
+8:  b       5b
+.size __arch_copy_from_user, . - __arch_copy_from_user
+.pushsection __ex_table, "a"
+.balign 4
+.long 10b - .
+.long 9b - .
+.long 11b - .
+.long 9b - .
+.long 12b - .
+.long 9b - .
+.long 13b - .
+.long 9b - .
+.long 14b - .
+.long 9b - .
+.long 15b - .
+.long 9b - .
+.long 16b - .
+.long 9b - .
+.long 17b - .
+.long 9b - .
+.long 20b - .
+.long 9b - .
+.long 30b - .
+.long 8b - .
+.popsection
+"#
+);
+
+unsafe extern "C" {
+    fn __arch_copy_to_user(to: u64, from: *const u8, n: usize) -> usize;
+    fn __arch_copy_from_user(to: *mut u8, from: u64, n: usize) -> usize;
+}
+
+/// Copies `src` to user address `dst` as far as EL0 could write it and
+/// returns the count not copied (Linux's raw_copy_to_user), exactly: the
+/// bytes before the first one EL0 cannot write are all written, none
+/// after. A range outside user space copies nothing.
+pub fn raw_copy_to_user(dst: u64, src: &[u8]) -> usize {
+    if !access_ok(dst, src.len()) {
+        return src.len();
+    }
+    // SAFETY: the source is a readable slice of that length; the
+    // destination is in the user half and reached only with STTR/STTRB,
+    // which EL0's permissions govern, and whose faults resume through
+    // __ex_table; the routine follows the C calling convention.
+    unsafe { __arch_copy_to_user(dst, src.as_ptr(), src.len()) }
+}
+
+/// Copies user memory at `src` into `dst` as far as EL0 could read it and
+/// returns the count not copied (Linux's raw_copy_from_user), exactly as
+/// [`raw_copy_to_user`]; the bytes of `dst` not copied are left as they
+/// were.
+pub fn raw_copy_from_user(dst: &mut [u8], src: u64) -> usize {
+    if !access_ok(src, dst.len()) {
+        return dst.len();
+    }
+    // SAFETY: the destination is a writable slice of that length; the
+    // source is in the user half and read only with LDTR/LDTRB (EL0's
+    // permissions, faults resumed through __ex_table).
+    unsafe { __arch_copy_from_user(dst.as_mut_ptr(), src, dst.len()) }
 }
 
 /// Copies `dst.len()` bytes from user address `src`.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Fault> {
-    if !access_ok(src, dst.len()) {
-        return Err(Fault);
+    match raw_copy_from_user(dst, src) {
+        0 => Ok(()),
+        _ => Err(Fault),
     }
-    let mut i = 0;
-    while i < dst.len() {
-        let a = src + i as u64;
-        if a.is_multiple_of(8) && dst.len() - i >= 8 {
-            dst[i..i + 8].copy_from_slice(&ldtr_x(a)?.to_le_bytes());
-            i += 8;
-        } else {
-            dst[i] = ldtrb(a)? as u8;
-            i += 1;
-        }
-    }
-    Ok(())
 }
 
 /// Copies `src` to user address `dst`.
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Fault> {
-    if !access_ok(dst, src.len()) {
-        return Err(Fault);
+    match raw_copy_to_user(dst, src) {
+        0 => Ok(()),
+        _ => Err(Fault),
     }
-    let mut i = 0;
-    while i < src.len() {
-        let a = dst + i as u64;
-        if a.is_multiple_of(8) && src.len() - i >= 8 {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&src[i..i + 8]);
-            sttr_x(a, u64::from_le_bytes(w))?;
-            i += 8;
-        } else {
-            sttrb(a, src[i] as u64)?;
-            i += 1;
-        }
-    }
-    Ok(())
 }
 
 /// Zeroes `len` bytes at user address `dst`.

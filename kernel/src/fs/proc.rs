@@ -1,4 +1,5 @@
-//! What /proc shows: per-process `stat`, and `kallsyms` in Linux's format.
+//! What /proc shows: per-process `stat`, and `kallsyms` in Linux's format;
+//! `mem`, the process's memory at offsets that are its addresses.
 
 use crate::process::{self, Process};
 use alloc::format;
@@ -241,6 +242,79 @@ fn fd_link_target(f: &vfs::OpenFile) -> Vec<u8> {
     }
 }
 
+/// An open `/proc/<pid>/mem` or `/proc/<pid>/task/<tid>/mem`: the address
+/// space the thread had at open (Linux's proc_mem_open keeps the mm, so
+/// the file follows it, not a later exec), `None` for a thread without
+/// one (a zombie), whose file reads and writes nothing. Reads and writes
+/// go through the tracer's path (Linux's access_remote_vm with
+/// FOLL_FORCE): past protections, writes to read-only text by
+/// copy-on-write with the instruction cache kept coherent; an unmapped
+/// address ends the transfer there, EIO if nothing was transferred.
+struct MemFile {
+    mm: Option<Arc<crate::mm::vm::Mm>>,
+}
+
+impl MemFile {
+    /// Linux's mem_rw: page by page from `*pos`, which ends past the last
+    /// byte transferred.
+    fn rw(&self, buf: &mut [u8], pos: &mut u64, write: bool) -> vfs::Result<usize> {
+        let Some(mm) = &self.mm else { return Ok(0) };
+        const PAGE: u64 = arch::memory::PAGE_SIZE as u64;
+        let mut done = 0;
+        while done < buf.len() {
+            let addr = *pos;
+            let n = (buf.len() - done).min((PAGE - addr % PAGE) as usize);
+            if addr.checked_add(n as u64).is_none() {
+                break;
+            }
+            if mm.access_remote(addr, &mut buf[done..done + n], write).is_err() {
+                break;
+            }
+            done += n;
+            *pos += n as u64;
+        }
+        if done == 0 && !buf.is_empty() {
+            return Err(uapi::Errno::EIO);
+        }
+        Ok(done)
+    }
+}
+
+impl vfs::file::FileOps for MemFile {
+    fn read(&self, _: &vfs::OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
+        self.rw(buf, pos, false)
+    }
+
+    fn write(&self, _: &vfs::OpenFile, buf: &[u8], pos: &mut u64) -> vfs::Result<usize> {
+        let mut copy = buf.to_vec();
+        self.rw(&mut copy, pos, true)
+    }
+
+    /// Linux's mem_lseek: SEEK_SET and SEEK_CUR to any address.
+    fn llseek(&self, _: &vfs::OpenFile, pos: u64, offset: i64, whence: u32, _: u64) -> vfs::Result<u64> {
+        match whence {
+            uapi::fcntl::SEEK_SET => Ok(offset as u64),
+            uapi::fcntl::SEEK_CUR => Ok(pos.wrapping_add(offset as u64)),
+            _ => Err(uapi::Errno::EINVAL),
+        }
+    }
+}
+
+/// The thread `task/<tid>` of `rel` names in process `pid`, and what
+/// follows its directory (`b""`, `b"mem"`); `None` if `rel` is no such
+/// path or `tid` is not a thread of `pid`.
+fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
+    let rest = rel.strip_prefix(b"task/")?;
+    let (tid, tail) = match rest.iter().position(|&b| b == b'/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &b""[..]),
+    };
+    let tid = u32::try_from(fd_number(tid)?).ok()?;
+    let p = process::find_process(pid)?;
+    let t = p.threads.lock().iter().find(|t| t.tid() == tid).cloned()?;
+    Some((t, tail))
+}
+
 impl ProcProvider for Provider {
     fn pids(&self) -> Vec<u32> {
         process::all_processes().iter().map(|p| p.pid).collect()
@@ -278,6 +352,22 @@ impl ProcProvider for Provider {
                     })
                     .collect());
             }
+            (ProcScope::Pid(pid), b"task") => {
+                let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
+                return Ok(p
+                    .threads
+                    .lock()
+                    .iter()
+                    .map(|t| ProcEntry::dir(t.tid().to_string().as_bytes()))
+                    .collect());
+            }
+            (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => {
+                return match task_path(pid, rel) {
+                    // Of a thread's entries, the one debuggers use.
+                    Some((_, b"")) => Ok(alloc::vec![ProcEntry::file(b"mem", 0o600)]),
+                    _ => Err(uapi::Errno::ENOENT),
+                };
+            }
             (_, b"") => {}
             _ => return Err(uapi::Errno::ENOENT),
         }
@@ -299,6 +389,8 @@ impl ProcProvider for Provider {
                     ProcEntry::file(b"cmdline", 0o444),
                     ProcEntry::file(b"comm", 0o644),
                     ProcEntry::file(b"maps", 0o444),
+                    ProcEntry::file(b"mem", 0o600),
+                    ProcEntry::dir(b"task"),
                     ProcEntry::symlink(b"exe"),
                     ProcEntry::symlink(b"cwd"),
                     ProcEntry::symlink(b"root"),
@@ -393,5 +485,22 @@ impl ProcProvider for Provider {
             }
             _ => Err(uapi::Errno::EINVAL),
         }
+    }
+
+    /// `mem` of a process (its first thread's) or of one of its threads.
+    /// Opening needs ptrace-attach access (Linux's mm_access with
+    /// PTRACE_MODE_ATTACH): every task here runs as root, which has
+    /// CAP_SYS_PTRACE, so any process's memory is open to it, as on Linux.
+    fn open_file(&self, scope: ProcScope, rel: &[u8], _flags: u32) -> vfs::Result<Option<Arc<dyn vfs::file::FileOps>>> {
+        let ProcScope::Pid(pid) = scope else { return Ok(None) };
+        let task = match rel {
+            b"mem" => process::find_process(pid).ok_or(uapi::Errno::ESRCH)?.main_thread(),
+            rel => match task_path(pid, rel) {
+                Some((t, b"mem")) => Some(t),
+                _ => return Ok(None),
+            },
+        };
+        let mm = task.and_then(|t| t.mm.lock().clone());
+        Ok(Some(Arc::new(MemFile { mm })))
     }
 }

@@ -62,8 +62,6 @@ struct PtraceState {
     stopped: bool,
     /// PTRACE_LISTEN: stopped, but re-trapping on group-stop changes.
     listening: bool,
-    /// A group-stop change happened while listening (JOBCTL_TRAP_NOTIFY).
-    trap_notify: bool,
     /// Dead: the wait status still to be reported to the tracer.
     exit_report: Option<i32>,
     /// This dead tracee's process waits for the tracer's report before its
@@ -85,6 +83,11 @@ pub struct TaskPtrace {
     syscall_trace: AtomicBool,
     /// A PTRACE_EVENT_STOP trap is due (Linux's JOBCTL_TRAP_STOP).
     trap_pending: AtomicBool,
+    /// The group stop of a seized tracee changed (SIGCONT, a new group
+    /// stop) since its last PTRACE_EVENT_STOP (Linux's JOBCTL_TRAP_NOTIFY):
+    /// a listening tracee traps again at once, another one at its next
+    /// return to user mode. Any PTRACE_EVENT_STOP trap clears it.
+    trap_notify: AtomicBool,
     state: IrqSpinLock<PtraceState>,
     /// Tasks this one traces.
     ptraced: IrqSpinLock<Vec<Arc<Task>>>,
@@ -110,6 +113,7 @@ impl TaskPtrace {
             traced: AtomicBool::new(false),
             syscall_trace: AtomicBool::new(false),
             trap_pending: AtomicBool::new(false),
+            trap_notify: AtomicBool::new(false),
             state: IrqSpinLock::new(PtraceState::default()),
             ptraced: IrqSpinLock::new(Vec::new()),
             regs_lock: spin::Mutex::new(()),
@@ -127,9 +131,10 @@ impl TaskPtrace {
         self.syscall_trace.load(Ordering::Relaxed)
     }
 
-    /// Whether a PTRACE_EVENT_STOP trap is due (counts as signal work).
+    /// Whether a PTRACE_EVENT_STOP trap is due, asked for or notified
+    /// (counts as signal work).
     pub fn trap_pending(&self) -> bool {
-        self.trap_pending.load(Ordering::Acquire)
+        self.trap_pending.load(Ordering::Acquire) || self.trap_notify.load(Ordering::Acquire)
     }
 
     /// Whether it is in a ptrace stop (/proc's `t (tracing stop)`).
@@ -179,8 +184,8 @@ fn link(child: &Arc<Task>, tracer: &Arc<Task>, seized: bool, options: u64) {
         st.options = options;
         st.exit_code = 0;
         st.listening = false;
-        st.trap_notify = false;
     }
+    child.ptrace.trap_notify.store(false, Ordering::Release);
     child.ptrace.traced.store(true, Ordering::Release);
     tracer.ptrace.ptraced.lock().push(child.clone());
 }
@@ -195,13 +200,13 @@ fn unlink(child: &Arc<Task>) {
         st.seized = false;
         st.options = 0;
         st.listening = false;
-        st.trap_notify = false;
         st.stopped = false;
         tracer
     };
     child.ptrace.traced.store(false, Ordering::Release);
     child.ptrace.syscall_trace.store(false, Ordering::Release);
     child.ptrace.trap_pending.store(false, Ordering::Release);
+    child.ptrace.trap_notify.store(false, Ordering::Release);
     if let Some(tracer) = tracer {
         tracer.ptrace.ptraced.lock().retain(|t| !Arc::ptr_eq(t, child));
     }
@@ -294,16 +299,37 @@ fn ptrace_stop(
     if dying(&me) {
         return (exit_code, info);
     }
+    let mut exit_code = exit_code;
+    let mut info = info;
     let tracer = {
         let mut st = me.ptrace.state.lock();
         let Some(tracer) = st.tracer.as_ref().and_then(Weak::upgrade) else {
             return (exit_code, info);
         };
+        if let Some(i) = info.as_mut().filter(|i| (i.code >> 8) as u32 == PTRACE_EVENT_STOP) {
+            // A SIGCONT ended the group stop after the caller chose the
+            // signal: report what is true as the notification is cleared
+            // (both under this lock), or the tracer would listen for a
+            // change it was never told of.
+            let group_stopped = me.process.get().is_some_and(|p| p.stopped.load(Ordering::Acquire));
+            if !group_stopped && i.signo != SIGTRAP {
+                i.signo = SIGTRAP;
+                exit_code = SIGTRAP | (PTRACE_EVENT_STOP << 8);
+                i.code = exit_code as i32;
+            }
+        }
         st.message = message;
         st.last_siginfo = info;
         st.exit_code = exit_code;
         st.stopped = true;
         st.listening = false;
+        // Any trap answers a pending PTRACE_INTERRUPT; a PTRACE_EVENT_STOP
+        // also reports the group-stop state a notification was about (a
+        // later change notifies again).
+        me.ptrace.trap_pending.store(false, Ordering::Release);
+        if info.is_some_and(|i| (i.code >> 8) as u32 == PTRACE_EVENT_STOP) {
+            me.ptrace.trap_notify.store(false, Ordering::Release);
+        }
         // Set under the lock: a resume (which clears `stopped` under it,
         // then wakes) cannot fall between the check below and the sleep.
         me.set_state(TaskState::Stopped);
@@ -317,9 +343,8 @@ fn ptrace_stop(
             if !st.stopped {
                 break;
             }
-            if st.listening && st.trap_notify {
+            if st.listening && me.ptrace.trap_notify.swap(false, Ordering::AcqRel) {
                 // PTRACE_LISTEN: the group stop changed; report again.
-                st.trap_notify = false;
                 st.listening = false;
                 let stopped = me.process.get().is_some_and(|p| p.stopped.load(Ordering::Acquire));
                 let sig = if stopped { SIGSTOP } else { SIGTRAP };
@@ -518,6 +543,7 @@ pub fn ptrace_signal(info: SigInfo, regs: &mut PtRegs) -> Option<SigInfo> {
 pub fn do_jobctl_trap(regs: &mut PtRegs) {
     let me = sched::current();
     me.ptrace.trap_pending.store(false, Ordering::Release);
+    me.ptrace.trap_notify.store(false, Ordering::Release);
     if !me.ptrace.is_traced() {
         return;
     }
@@ -546,16 +572,29 @@ pub fn ptrace_group_stop(sig: u32) {
     }
 }
 
-/// A group stop began or ended in `p`: listening tracees report again.
+/// A group stop began in `p`, or `p` got SIGCONT (Linux's
+/// ptrace_trap_notify for each seized thread): a seized tracee traps with
+/// PTRACE_EVENT_STOP to tell its tracer, at once if it listens, else at
+/// its next return to user mode (an interruptible sleep ends for it, and
+/// a tracee in another stop keeps the notification until resumed).
 pub fn group_stop_changed(p: &Process) {
     for t in p.threads.lock().iter() {
-        if t.ptrace.is_traced() {
-            let mut st = t.ptrace.state.lock();
-            if st.listening {
-                st.trap_notify = true;
-                drop(st);
-                sched::wake_up(t);
-            }
+        if !t.ptrace.is_traced() {
+            continue;
+        }
+        let st = t.ptrace.state.lock();
+        if !st.seized {
+            continue;
+        }
+        t.ptrace.trap_notify.store(true, Ordering::Release);
+        let wake = if st.stopped {
+            st.listening
+        } else {
+            t.state() == TaskState::Interruptible
+        };
+        drop(st);
+        if wake {
+            sched::wake_up(t);
         }
     }
 }

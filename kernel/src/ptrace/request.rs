@@ -101,9 +101,9 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
                 return Err(Errno::EIO);
             }
             let listening = {
-                let mut st = child.ptrace.state.lock();
+                let st = child.ptrace.state.lock();
                 if st.stopped && st.listening {
-                    st.trap_notify = true;
+                    child.ptrace.trap_notify.store(true, Ordering::Release);
                     true
                 } else {
                     false
@@ -127,7 +127,8 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
             match st.last_siginfo {
                 Some(si) if (si.code >> 8) as u32 == PTRACE_EVENT_STOP => {
                     st.listening = true;
-                    let notify = st.trap_notify;
+                    // A change since this trap began: trap again now.
+                    let notify = child.ptrace.trap_notify.load(Ordering::Acquire);
                     drop(st);
                     if notify {
                         sched::wake_up(&child);
@@ -221,12 +222,21 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
             },
         );
     }
-    // A task already in a group stop moves to a ptrace stop.
+    // A task already in a group stop moves to a ptrace stop, and is in it
+    // when the attach returns (Linux waits for JOBCTL_TRAPPING to clear):
+    // what the tracer does next, a SIGCONT say, comes after the trap.
     if child.state() == TaskState::Stopped && cp.stopped.load(Ordering::Acquire) {
         if seize {
             child.ptrace.trap_pending.store(true, Ordering::Release);
         }
         sched::wake_up(child);
+        while !child.ptrace.state.lock().stopped
+            && cp.stopped.load(Ordering::Acquire)
+            && !signal::fatal_pending(child)
+            && !matches!(child.state(), TaskState::Dead | TaskState::Zombie)
+        {
+            sched::yield_now();
+        }
     }
     Ok(0)
 }

@@ -313,11 +313,16 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) {
     let stop_mask = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
     if sig == SIGCONT || sig == SIGKILL {
         flush_process_signals(p, stop_mask);
-        if p.stopped.swap(false, Ordering::AcqRel) {
+        let was_stopped = p.stopped.swap(false, Ordering::AcqRel);
+        if sig == SIGCONT {
+            // Seized tracees hear of every SIGCONT, stopped or not; after
+            // the group stop ended, so that a trap reporting it sees that.
+            crate::ptrace::group_stop_changed(p);
+        }
+        if was_stopped {
             if sig == SIGCONT {
                 *p.wait_event.lock() = Some(ChildEvent::Continued);
                 notify_parent_cldstop(p, code::CLD_CONTINUED, SIGCONT);
-                crate::ptrace::group_stop_changed(p);
             }
             for t in p.threads.lock().iter() {
                 if t.state() == TaskState::Stopped {
@@ -624,6 +629,12 @@ pub fn do_signal(regs: &mut PtRegs) {
 }
 
 fn do_group_stop(me: &Arc<Task>, p: &Arc<Process>, sig: u32) {
+    // In the stop before the parent hears of it (as Linux's
+    // do_signal_stop): a tracer that attaches once its wait saw the stop
+    // finds the task stopped and moves it into a ptrace stop.
+    if !me.ptrace.is_traced() {
+        me.set_state(TaskState::Stopped);
+    }
     if !p.stopped.swap(true, Ordering::AcqRel) {
         *p.wait_event.lock() = Some(ChildEvent::Stopped(sig));
         notify_parent_cldstop(p, code::CLD_STOPPED, sig);
@@ -639,6 +650,7 @@ fn do_group_stop(me: &Arc<Task>, p: &Arc<Process>, sig: u32) {
     // when resumed (Linux's do_jobctl_trap); detached meanwhile, it stays
     // in the group stop.
     if me.ptrace.is_traced() {
+        me.set_state(TaskState::Running);
         crate::ptrace::ptrace_group_stop(sig);
         if me.ptrace.is_traced() {
             return;

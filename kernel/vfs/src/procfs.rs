@@ -101,6 +101,13 @@ pub trait ProcProvider: Send + Sync {
     fn readlink(&self, _scope: ProcScope, _rel: &[u8]) -> Result<Vec<u8>> {
         Err(Errno::EINVAL)
     }
+
+    /// The operations of file `rel` when the kernel serves its reads and
+    /// writes itself instead of a snapshot taken at open (`mem`, whose
+    /// offsets are addresses); `None` for a snapshot file.
+    fn open_file(&self, _scope: ProcScope, _rel: &[u8], _flags: u32) -> Result<Option<Arc<dyn FileOps>>> {
+        Ok(None)
+    }
 }
 
 struct Core {
@@ -435,7 +442,7 @@ impl Inode for ProcInode {
         }
     }
 
-    fn open(&self, _flags: u32) -> Result<Option<Arc<dyn FileOps>>> {
+    fn open(&self, flags: u32) -> Result<Option<Arc<dyn FileOps>>> {
         match &self.node {
             Node::Entry {
                 scope,
@@ -443,6 +450,9 @@ impl Inode for ProcInode {
                 kind: ProcKind::File,
                 ..
             } => {
+                if let Some(ops) = self.provider().open_file(*scope, rel, flags)? {
+                    return Ok(Some(ops));
+                }
                 let data = self.provider().read(*scope, rel)?;
                 Ok(Some(Arc::new(Snapshot {
                     data,

@@ -66,6 +66,15 @@ pub static ALL: &[Check] = checks![
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
     process_vm_readv_and_writev_copy_and_honour_protections,
+    // strace's start and SIGCONT's traps for seized tracees
+    seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
+    sigcont_to_running_seized_tracee_traps_before_its_delivery,
+    sigcont_during_syscall_stop_traps_after_resume,
+    peekdata_of_an_untouched_file_page_reads_the_file,
+    // /proc/<pid>/mem
+    proc_mem_reads_and_writes_tracee_data_and_text,
+    proc_mem_unmapped_address_is_eio_and_ends_a_transfer,
+    proc_task_mem_is_the_thread_address_space,
 ];
 
 // ------------------------------------------------------------- helpers
@@ -1155,6 +1164,200 @@ fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
         process_vm(true, pid, &src, &[(addr, 8)], 0),
         Ok(8),
         "writev of the word"
+    );
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- SIGCONT and seize
+
+/// strace's start (its startup_child with PTRACE_SEIZE): the child stops
+/// itself with SIGSTOP, the tracer waits for that group stop, seizes the
+/// child (which re-traps as PTRACE_EVENT_STOP before SEIZE returns) and
+/// continues it with SIGCONT. The SIGCONT came after the trap, so
+/// PTRACE_LISTEN traps again at once (Linux's JOBCTL_TRAP_NOTIFY) instead
+/// of waiting for a change that already happened.
+fn seize_of_self_stopped_child_then_sigcont_retraps_at_listen() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            sys::raise(SIGSTOP);
+            sys::exit_now(7)
+        }
+        Fork::Parent(pid) => pid,
+    };
+    check_eq!(
+        wait(pid, sys::WUNTRACED),
+        Ok((pid, stopped(SIGSTOP))),
+        "the child's own group stop"
+    );
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    expect_wait(
+        pid,
+        ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f,
+        "the group stop as PTRACE_EVENT_STOP",
+    )?;
+    ptrace(PTRACE_LISTEN, pid, 0, 0).ctx("LISTEN")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "re-trap for the earlier SIGCONT")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 7)
+}
+
+/// SIGCONT to a seized tracee that is running (here: sleeping in
+/// nanosleep) makes it trap with PTRACE_EVENT_STOP first, then stop for
+/// the SIGCONT's delivery.
+fn sigcont_to_running_seized_tracee_traps_before_its_delivery() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, 0).ctx("SEIZE")?;
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "the notify trap")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    sys::sleep_ms(50);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "running again");
+    kill_and_reap(pid);
+    Ok(())
+}
+
+/// A SIGCONT that arrives while a seized tracee is in another kind of
+/// stop (here a system call entry stop) leaves the notify trap pending:
+/// the tracee traps with PTRACE_EVENT_STOP right after it is resumed.
+fn sigcont_during_syscall_stop_traps_after_resume() -> Outcome {
+    let pid = spawn(sleeper)?;
+    ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD as usize).ctx("SEIZE")?;
+    ptrace(PTRACE_INTERRUPT, pid, 0, 0).ctx("INTERRUPT")?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "interrupt stop")?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP | 0x80), "a system call stop")?;
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    sys::sleep_ms(50);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "no report while stopped");
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_STOP), "the notify trap after resume")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCONT), "SIGCONT delivery stop")?;
+    cont(pid, 0)?;
+    kill_and_reap(pid);
+    Ok(())
+}
+
+/// A page of a file mapping that no one has touched yet (strace reads a
+/// system call's path from text the tracee never read itself): PEEKDATA
+/// and process_vm_readv see the file's bytes, not zeros.
+fn peekdata_of_an_untouched_file_page_reads_the_file() -> Outcome {
+    use rt::fs;
+    let path = b"/tmp/ptracetests-peek";
+    let fd = fs::open(path, fs::O_RDWR | fs::O_CREAT | fs::O_TRUNC, 0o600).ctx("create the file")?;
+    let mut page = [0u8; 4096];
+    page[..8].copy_from_slice(b"filebyte");
+    page[4088..].copy_from_slice(b"lastword");
+    rt::io::write_all(fd, &page).ctx("write the file")?;
+    // Mapped before the fork and never touched: neither process has the
+    // page in its tables.
+    let addr = sys::mmap_file_readonly(fd, 4096).ctx("mmap")?;
+    let _ = fs::close(fd);
+    let pid = spawn_traced(|| 0)?;
+    let mut got: u64 = 0;
+    ptrace(PTRACE_PEEKDATA, pid, addr, &mut got as *mut u64 as usize).ctx("PEEKDATA")?;
+    check_eq!(got.to_le_bytes(), *b"filebyte", "PEEKDATA of the first word");
+    let mut last = [0u8; 8];
+    check_eq!(
+        process_vm(false, pid, &[(last.as_mut_ptr() as usize, 8)], &[(addr + 4088, 8)], 0),
+        Ok(8),
+        "process_vm_readv of the last word"
+    );
+    check_eq!(last, *b"lastword", "the last word");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------------------- /proc/<pid>/mem
+
+fn open_mem(path: &str) -> Result<i32, Fail> {
+    rt::fs::open(path.as_bytes(), rt::fs::O_RDWR, 0).ctx("open mem")
+}
+
+/// gdbserver's way: words read with pread64 at the tracee's addresses, a
+/// data word and a breakpoint-like text patch written with pwrite64 (the
+/// text is read-only: the write goes through copy-on-write, and the
+/// tracee runs the new instruction).
+fn proc_mem_reads_and_writes_tracee_data_and_text() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            WORD.store(0x1122_3344_5566_7788, Ordering::SeqCst);
+            let _ = ptrace(PTRACE_TRACEME, 0, 0, 0);
+            sys::raise(SIGSTOP);
+            let data_ok = WORD.load(Ordering::SeqCst) == 0x0bad_cafe_dead_beef;
+            sys::exit_now(if data_ok { sys::answer() as i32 } else { 1 })
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "stop")?;
+    let fd = open_mem(&format!("/proc/{pid}/mem"))?;
+    let addr = &WORD as *const AtomicU64 as usize;
+    let mut w = [0u8; 8];
+    check_eq!(sys::pread(fd, &mut w, addr), Ok(8), "pread64 of the word");
+    check_eq!(u64::from_le_bytes(w), 0x1122_3344_5566_7788, "the tracee's word");
+    check_eq!(
+        sys::pwrite(fd, &0x0bad_cafe_dead_beefu64.to_le_bytes(), addr),
+        Ok(8),
+        "pwrite64 of the word"
+    );
+    check_eq!(WORD.load(Ordering::SeqCst), 0, "our own copy");
+    let text = sys::answer_addr();
+    check_eq!(sys::pread(fd, &mut w, text), Ok(8), "pread64 of the text");
+    check_eq!(u64::from_le_bytes(w), 0xd65f_03c0_d280_0520, "mov x0, #41; ret");
+    // mov x0, #42
+    check_eq!(
+        sys::pwrite(fd, &0xd280_0540u32.to_le_bytes(), text),
+        Ok(4),
+        "pwrite64 into read-only text"
+    );
+    check_eq!(sys::answer(), 41, "our own text");
+    let _ = rt::fs::close(fd);
+    cont(pid, 0)?;
+    expect_exit(pid, 42)
+}
+
+/// An address nothing is mapped at reads and writes EIO; a transfer that
+/// runs into one stops there (the count so far), as Linux's mem_rw.
+fn proc_mem_unmapped_address_is_eio_and_ends_a_transfer() -> Outcome {
+    let page = rt::mm::mmap_anon(8192).ctx("mmap")? as usize;
+    // SAFETY: the second page is ours, mapped just above, and unused.
+    unsafe { rt::mm::munmap((page + 4096) as *mut u8, 4096) }.ctx("munmap the second page")?;
+    let pid = spawn_traced(|| 0)?;
+    let fd = open_mem(&format!("/proc/{pid}/mem"))?;
+    let mut b = [0u8; 64];
+    check_eq!(sys::pread(fd, &mut b, 16), Err(Errno::EIO), "pread64 at 16");
+    check_eq!(sys::pwrite(fd, &b, 16), Err(Errno::EIO), "pwrite64 at 16");
+    check_eq!(
+        sys::pread(fd, &mut b, page + 4096 - 24),
+        Ok(24),
+        "pread64 across the end of a mapping"
+    );
+    check_eq!(sys::pread(fd, &mut b[..0], 16), Ok(0), "an empty pread64");
+    let _ = rt::fs::close(fd);
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// `/proc/<pid>/task/<tid>/mem` of the tracee's thread reads its memory
+/// too; a tid that is not one of the process's threads has no directory.
+fn proc_task_mem_is_the_thread_address_space() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let fd = open_mem(&format!("/proc/{pid}/task/{pid}/mem"))?;
+    let mut w = [0u8; 8];
+    check_eq!(sys::pread(fd, &mut w, sys::answer_addr()), Ok(8), "pread64 of the text");
+    check_eq!(u64::from_le_bytes(w), 0xd65f_03c0_d280_0520, "mov x0, #41; ret");
+    let _ = rt::fs::close(fd);
+    let me = sys::getpid();
+    check_eq!(
+        rt::fs::open(format!("/proc/{pid}/task/{me}/mem").as_bytes(), rt::fs::O_RDONLY, 0).err(),
+        Some(Errno::ENOENT),
+        "another process's thread"
     );
     cont(pid, 0)?;
     expect_exit(pid, 0)

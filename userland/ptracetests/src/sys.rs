@@ -2,13 +2,15 @@
 //! `__WALL`, kill, and the stops whose registers a tracer inspects.
 
 use alloc::vec::Vec;
-use rt::syscall::{check, nr, syscall0, syscall2, syscall3, syscall4, syscall5};
+use rt::syscall::{check, nr, syscall0, syscall2, syscall3, syscall4, syscall5, syscall6};
 use rt::Errno;
 
 /// `__WALL`.
 pub const WALL: u32 = 0x4000_0000;
 /// `WNOHANG`.
 pub const WNOHANG: u32 = 1;
+/// `WUNTRACED`: also report a stopped untraced child.
+pub const WUNTRACED: u32 = 2;
 /// waitid's `WNOWAIT`.
 pub const WNOWAIT: u32 = 0x0100_0000;
 /// waitid's `WEXITED`.
@@ -281,4 +283,23 @@ pub fn thread_exit(code: usize) -> isize {
         )
     };
     ret
+}
+
+/// `mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)`: the address.
+pub fn mmap_file_readonly(fd: i32, len: usize) -> Result<usize, Errno> {
+    // SAFETY: a new mapping at an address of the kernel's choosing touches
+    // no existing memory.
+    check(unsafe { syscall6(nr::MMAP, 0, len, rt::mm::PROT_READ, rt::mm::MAP_PRIVATE, fd as usize, 0) })
+}
+
+/// `pread64(fd, buf, buf.len(), pos)`.
+pub fn pread(fd: i32, buf: &mut [u8], pos: usize) -> Result<usize, Errno> {
+    // SAFETY: buf is writable for its length.
+    check(unsafe { syscall4(nr::PREAD64, fd as usize, buf.as_mut_ptr() as usize, buf.len(), pos) })
+}
+
+/// `pwrite64(fd, buf, buf.len(), pos)`.
+pub fn pwrite(fd: i32, buf: &[u8], pos: usize) -> Result<usize, Errno> {
+    // SAFETY: buf is readable for its length.
+    check(unsafe { syscall4(nr::PWRITE64, fd as usize, buf.as_ptr() as usize, buf.len(), pos) })
 }
