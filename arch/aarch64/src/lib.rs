@@ -17,6 +17,7 @@ pub mod debug_monitors;
 pub mod entry;
 pub mod esr;
 pub mod gic;
+pub mod hw_breakpoint;
 pub mod memory;
 pub mod mmu;
 pub mod nofault;

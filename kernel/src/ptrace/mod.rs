@@ -13,8 +13,10 @@
 //! Lock order: a tracer's `ptraced` list, then a tracee's `state`; the
 //! `regs_lock` of a tracee is taken before its `state`.
 
+mod hw_breakpoint;
 mod process_vm;
 mod request;
+mod singlestep;
 
 pub use process_vm::process_vm_rw;
 pub use request::sys_ptrace;
@@ -202,6 +204,7 @@ fn unlink(child: &Arc<Task>) {
     child.ptrace.traced.store(false, Ordering::Release);
     child.ptrace.syscall_trace.store(false, Ordering::Release);
     child.ptrace.trap_pending.store(false, Ordering::Release);
+    crate::debug::hw_breakpoint::user_disable_single_step(child);
     if let Some(tracer) = tracer {
         tracer.ptrace.ptraced.lock().retain(|t| !Arc::ptr_eq(t, child));
     }
@@ -370,6 +373,7 @@ fn ptrace_stop(
         me.tls.store(tls, Ordering::Relaxed);
         arch::context::set_tls(tls);
     }
+    crate::debug::hw_breakpoint::ptrace_stop_done(&me);
     if let Some(regs) = regs {
         // The tracer wrote the frame behind this reference's back.
         core::hint::black_box(regs);
@@ -476,8 +480,14 @@ pub fn syscall_trace_enter(regs: &mut PtRegs) -> i64 {
 }
 
 /// Linux's syscall_trace_exit: the exit stop, if still tracing syscalls.
+/// A single-stepped task reports the step over `svc` instead.
 pub fn syscall_trace_exit(regs: &mut PtRegs) {
-    if sched::current().ptrace.syscall_traced() {
+    let me = sched::current();
+    if me.debug.single_step() {
+        drop(me);
+        crate::debug::hw_breakpoint::user_single_step_report();
+    } else if me.ptrace.syscall_traced() {
+        drop(me);
         report_syscall(regs, true);
     }
 }

@@ -34,8 +34,9 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
             access_vm(&child, addr, &mut word, true)?;
             Ok(0)
         }
-        PTRACE_CONT => ptrace_resume(&child, data, false),
-        PTRACE_SYSCALL => ptrace_resume(&child, data, true),
+        PTRACE_CONT => ptrace_resume(&child, data, false, false),
+        PTRACE_SYSCALL => ptrace_resume(&child, data, true, false),
+        PTRACE_SINGLESTEP => ptrace_resume(&child, data, false, true),
         PTRACE_KILL => {
             signal::send_to_task(
                 &child,
@@ -257,10 +258,11 @@ fn check_attach(me: &Arc<Task>, child: &Arc<Task>, ignore_state: bool) -> Result
     Ok(())
 }
 
-fn ptrace_resume(child: &Arc<Task>, data: u64, syscall: bool) -> SysResult {
+fn ptrace_resume(child: &Arc<Task>, data: u64, syscall: bool, step: bool) -> SysResult {
     if !valid_signal(data) {
         return Err(Errno::EIO);
     }
+    super::singlestep::set_single_step(child, step);
     child.ptrace.syscall_trace.store(syscall, Ordering::Release);
     {
         let mut st = child.ptrace.state.lock();
@@ -296,7 +298,7 @@ fn with_frame<R>(child: &Task, f: impl FnOnce(&mut PtRegs) -> R) -> Result<R, Er
 }
 
 /// Linux's valid_native_regs: the bits a user may not set are dropped
-/// (with SS: no task single-steps here), and what is left must be a 64-bit
+/// (SS among them: it follows the task's step state), and what is left must be a 64-bit
 /// EL0t PSTATE with D, A, I and F clear; `None` if not (EINVAL).
 fn valid_user_pstate(pstate: u64) -> Option<u64> {
     use arch::ptrace::PSR;
@@ -313,6 +315,7 @@ fn regset_shape(nt: u32) -> Option<(usize, usize)> {
         // TPIDR_EL0 and TPIDR2_EL0 (zero without SME), as Linux 6.12.
         NT_ARM_TLS => (8, 2),
         NT_ARM_SYSTEM_CALL => (4, 1),
+        NT_ARM_HW_BREAK | NT_ARM_HW_WATCH => (4, uapi::hw_breakpoint::USER_HWDEBUG_STATE_SIZE / 4),
         _ => return None,
     })
 }
@@ -350,11 +353,15 @@ fn regset_get(child: &Arc<Task>, nt: u32) -> Result<Vec<u8>, Errno> {
             b
         }
         NT_ARM_SYSTEM_CALL => with_frame(child, |f| (f.syscallno as i32).to_le_bytes().to_vec())?,
+        NT_ARM_HW_BREAK | NT_ARM_HW_WATCH => super::hw_breakpoint::regset_get(child, nt).to_vec(),
         _ => return Err(Errno::EINVAL),
     })
 }
 
 fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
+    if nt == NT_ARM_HW_BREAK || nt == NT_ARM_HW_WATCH {
+        return super::hw_breakpoint::regset_set(child, nt, new);
+    }
     // A partial write keeps the rest: start from the current image.
     let mut image = regset_get(child, nt)?;
     let n = new.len().min(image.len());
@@ -365,6 +372,7 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
             b.copy_from_slice(&image);
             let mut r = UserPtRegs::from_bytes(&b);
             r.pstate = valid_user_pstate(r.pstate).ok_or(Errno::EINVAL)?;
+            r.pstate = crate::debug::hw_breakpoint::user_regs_reset_single_step(child, r.pstate);
             with_frame(child, |f| {
                 f.regs = r.regs;
                 f.sp = r.sp;

@@ -74,7 +74,9 @@ pub fn el0_svc(regs: &mut PtRegs) {
     let r = invoke_syscall(nr, regs);
     // rt_sigreturn restores x0 itself (its result is the restored x0).
     regs.regs[0] = r as u64;
-    if traced || crate::sched::current().ptrace.syscall_traced() {
+    let me = crate::sched::current();
+    if traced || me.ptrace.syscall_traced() || me.debug.single_step() {
+        drop(me);
         crate::ptrace::syscall_trace_exit(regs);
     }
 }

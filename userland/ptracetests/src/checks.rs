@@ -22,6 +22,9 @@ const SI_USER: i32 = 0;
 const SI_KERNEL: i32 = 0x80;
 const CLD_TRAPPED: i32 = 4;
 
+mod hwdebug;
+use hwdebug::*;
+
 /// Every check, in the order they run.
 pub static ALL: &[Check] = checks![
     traceme_then_sigstop_reports_signal_stop_with_siginfo,
@@ -66,6 +69,11 @@ pub static ALL: &[Check] = checks![
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
     process_vm_readv_and_writev_copy_and_honour_protections,
+    singlestep_runs_one_instruction_and_reports_trap_trace,
+    singlestep_over_svc_stops_after_the_call_with_si_user,
+    hw_regsets_report_slots_and_check_controls,
+    hw_breakpoint_stops_with_trap_hwbkpt_and_hits_again_until_disabled,
+    hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled,
 ];
 
 // ------------------------------------------------------------- helpers

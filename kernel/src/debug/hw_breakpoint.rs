@@ -1,0 +1,382 @@
+//! A user task's debug state (Linux's `thread.debug` and TIF_SINGLESTEP):
+//! software step of EL0 (arch/arm64/kernel/debug-monitors.c's
+//! `user_enable_single_step` and friends) and the hardware breakpoints and
+//! watchpoints a tracer set through NT_ARM_HW_BREAK / NT_ARM_HW_WATCH
+//! (arch/arm64/kernel/hw_breakpoint.c), installed in the CPU's debug
+//! registers while the task runs.
+//!
+//! Slot `i` of a regset is debug register `i`: a task's slots are all
+//! installed when it is switched in, so no per-CPU slot allocation is
+//! needed. The tracer changes this state only while the task is in a
+//! ptrace stop; the task installs it when it is switched in and when it
+//! leaves the stop (it may never have left its CPU).
+
+use crate::sched::{self, Task};
+use crate::signal::{self, SigInfo, SIGTRAP};
+use crate::sync::IrqSpinLock;
+use arch::hw_breakpoint::{self as hw, DbgReg};
+use arch::ptrace::{PtRegs, PSR};
+use core::sync::atomic::{AtomicBool, Ordering};
+use uapi::hw_breakpoint::{HwSlot, HwSlots, ARM_BREAKPOINT_LOAD, ARM_BREAKPOINT_STORE, MAX_SLOTS};
+use uapi::signal::code::TRAP_HWBKPT;
+
+/// Breakpoints and watchpoints of a task, with Linux's step-over state.
+pub struct HwDebugState {
+    /// NT_ARM_HW_BREAK slots (Linux's `hbp_break`).
+    pub hbp_break: HwSlots,
+    /// NT_ARM_HW_WATCH slots (Linux's `hbp_watch`).
+    pub hbp_watch: HwSlots,
+    /// Breakpoints are off while the instruction that hit one is stepped.
+    pub bps_disabled: bool,
+    /// Watchpoints likewise.
+    pub wps_disabled: bool,
+    /// The tracer was single-stepping when a hit started a step-over: the
+    /// step still reports when it completes.
+    pub suspended_step: bool,
+}
+
+/// A task's debug state (Linux's `struct debug_info` plus TIF_SINGLESTEP).
+pub struct DebugInfo {
+    /// PTRACE_SINGLESTEP, or a step over a breakpoint hit, is armed.
+    single_step: AtomicBool,
+    /// Some slot is armed or a step-over is under way: the switch hook
+    /// has work (read without the lock).
+    armed: AtomicBool,
+    state: IrqSpinLock<HwDebugState>,
+}
+
+impl Default for DebugInfo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DebugInfo {
+    /// Nothing armed (as Linux's `ptrace_hw_copy_thread` leaves a child).
+    pub const fn new() -> DebugInfo {
+        DebugInfo {
+            single_step: AtomicBool::new(false),
+            armed: AtomicBool::new(false),
+            state: IrqSpinLock::new(HwDebugState {
+                hbp_break: [None; MAX_SLOTS],
+                hbp_watch: [None; MAX_SLOTS],
+                bps_disabled: false,
+                wps_disabled: false,
+                suspended_step: false,
+            }),
+        }
+    }
+
+    /// Whether EL0 software step is armed (TIF_SINGLESTEP).
+    pub fn single_step(&self) -> bool {
+        self.single_step.load(Ordering::Acquire)
+    }
+
+    /// Whether switching to this task has debug registers to set.
+    fn active(&self) -> bool {
+        self.single_step() || self.armed.load(Ordering::Acquire)
+    }
+
+    /// Runs `f` on the breakpoint state; the caller (a tracer) holds the
+    /// task in a ptrace stop, and the task installs the result as it
+    /// resumes.
+    pub fn with_state<R>(&self, f: impl FnOnce(&mut HwDebugState) -> R) -> R {
+        let mut st = self.state.lock();
+        let r = f(&mut st);
+        let any = st
+            .hbp_break
+            .iter()
+            .chain(st.hbp_watch.iter())
+            .flatten()
+            .any(HwSlot::enabled);
+        self.armed.store(any, Ordering::Release);
+        r
+    }
+}
+
+/// This CPU's debug registers hold something of the last task installed.
+static INSTALLED: crate::percpu::PerCpu<AtomicBool> =
+    crate::percpu::PerCpu::new([const { AtomicBool::new(false) }; crate::percpu::NR_CPUS]);
+
+/// Programs this CPU for `t` (MDSCR_EL1.SS and every implemented slot).
+/// With `rearm`, slots a step-over turned off are armed again: on Linux,
+/// perf re-installs a task's breakpoints enabled each time it is switched
+/// in, so a tracee that stopped for a hit and is resumed (even with
+/// PTRACE_SINGLESTEP) hits the same breakpoint again until its tracer
+/// disables it.
+fn install(t: &Task, rearm: bool) {
+    let step = t.debug.single_step();
+    arch::debug_monitors::mdscr_set_ss(step);
+    let st = t.debug.state.lock();
+    let banks = [
+        (
+            &st.hbp_break,
+            st.bps_disabled && !rearm,
+            hw::num_brps(),
+            DbgReg::Bvr,
+            DbgReg::Bcr,
+        ),
+        (
+            &st.hbp_watch,
+            st.wps_disabled && !rearm,
+            hw::num_wrps(),
+            DbgReg::Wvr,
+            DbgReg::Wcr,
+        ),
+    ];
+    let mut any = step;
+    for (slots, disabled, n, vr, cr) in banks {
+        for (i, slot) in slots.iter().enumerate().take(n) {
+            match slot.filter(HwSlot::enabled) {
+                Some(s) => {
+                    any = true;
+                    hw::write_wb_reg(vr, i, s.info.address);
+                    let ctrl = s.info.ctrl.encode() & !u32::from(disabled);
+                    hw::write_wb_reg(cr, i, u64::from(ctrl));
+                }
+                None => hw::write_wb_reg(cr, i, 0),
+            }
+        }
+    }
+    drop(st);
+    arch::barrier::isb();
+    INSTALLED.this().store(any, Ordering::Relaxed);
+}
+
+/// The context-switch hook (Linux's `hw_breakpoint_thread_switch` and the
+/// MDSCR_EL1.SS half of `kernel_exit`): `next`'s debug registers replace
+/// those of the task before, when either has any.
+pub fn thread_switch(next: &Task) {
+    if next.debug.active() || INSTALLED.this().load(Ordering::Relaxed) {
+        install(next, true);
+    }
+}
+
+/// The current task leaves a ptrace stop: what its tracer set takes
+/// effect now (it may have stayed on this CPU through the stop, where
+/// Linux would still have re-installed its breakpoints).
+pub fn ptrace_stop_done(me: &Task) {
+    thread_switch(me);
+}
+
+/// Sets SPSR.SS in a frame about to return to EL0: one instruction runs,
+/// then the step exception (active-not-pending).
+fn set_regs_spsr_ss(regs: &mut PtRegs) {
+    regs.pstate |= PSR::SS::SET.value;
+}
+
+/// Linux's user_enable_single_step for a stopped tracee whose saved frame
+/// is `regs`: arms the step; a first arming also rewinds the state machine.
+pub fn user_enable_single_step(t: &Task, regs: &mut PtRegs) {
+    if !t.debug.single_step.swap(true, Ordering::AcqRel) {
+        set_regs_spsr_ss(regs);
+    }
+}
+
+/// Linux's user_disable_single_step.
+pub fn user_disable_single_step(t: &Task) {
+    t.debug.single_step.store(false, Ordering::Release);
+}
+
+/// Linux's user_rewind_single_step: after a step is reported, the next
+/// return to EL0 steps one more instruction if the step stays armed.
+fn user_rewind_single_step(t: &Task, regs: &mut PtRegs) {
+    if t.debug.single_step() {
+        set_regs_spsr_ss(regs);
+    }
+}
+
+/// Linux's user_fastforward_single_step: a signal handler is about to
+/// run; with the step armed, its first instruction traps before it runs.
+pub fn user_fastforward_single_step(t: &Task, regs: &mut PtRegs) {
+    if t.debug.single_step() {
+        regs.pstate &= !PSR::SS::SET.value;
+    }
+}
+
+/// Linux's user_regs_reset_single_step: PSTATE.SS a tracer or a signal
+/// return writes follows the task's step state, never the writer.
+pub fn user_regs_reset_single_step(t: &Task, pstate: u64) -> u64 {
+    if t.debug.single_step() {
+        pstate | PSR::SS::SET.value
+    } else {
+        pstate & !PSR::SS::SET.value
+    }
+}
+
+/// Linux's flush_ptrace_hw_breakpoint (at exec): every slot goes, and so
+/// does a step-over under way.
+pub fn flush_ptrace_hw_breakpoint(t: &Task) {
+    t.debug.with_state(|st| {
+        st.hbp_break = [None; MAX_SLOTS];
+        st.hbp_watch = [None; MAX_SLOTS];
+        st.bps_disabled = false;
+        st.wps_disabled = false;
+        st.suspended_step = false;
+    });
+    if sched::try_current().is_some_and(|c| core::ptr::eq(&*c, t)) {
+        install(t, true);
+    }
+}
+
+/// Starts stepping over the instruction that hit a breakpoint or
+/// watchpoint (Linux's tail of do_breakpoint/do_watchpoint), the bank
+/// already marked disabled in `st`.
+fn step_over(me: &Task, st: &mut HwDebugState, other_disabled: bool, regs: &mut PtRegs) {
+    if other_disabled {
+        // A step-over is already under way; it re-enables both.
+        return;
+    }
+    if me.debug.single_step() {
+        st.suspended_step = true;
+    } else {
+        me.debug.single_step.store(true, Ordering::Release);
+        set_regs_spsr_ss(regs);
+    }
+}
+
+fn send_hwbkpt(addr: u64) {
+    signal::force_sig_fault(SIGTRAP, TRAP_HWBKPT, addr);
+}
+
+/// The hardware breakpoint handler (Linux's `breakpoint_handler`):
+/// SIGTRAP/TRAP_HWBKPT at the instruction for each armed slot it matches,
+/// then a step over it with the breakpoints off. An exception no slot
+/// explains is ignored, as on Linux.
+pub fn breakpoint_handler(_addr: u64, _esr: u64, regs: &mut PtRegs) -> bool {
+    if !regs.user_mode() {
+        return false;
+    }
+    let me = sched::current();
+    let pc = regs.pc;
+    let hit =
+        {
+            let st = me.debug.state.lock();
+            st.hbp_break.iter().take(hw::num_brps()).flatten().any(|s| {
+                s.enabled() && s.info.address == pc & !3 && (1u32 << (pc & 3)) & u32::from(s.info.ctrl.len) != 0
+            })
+        };
+    if !hit {
+        return true;
+    }
+    send_hwbkpt(pc);
+    {
+        let mut st = me.debug.state.lock();
+        st.bps_disabled = true;
+        let wps = st.wps_disabled;
+        step_over(&me, &mut st, wps, regs);
+    }
+    me.debug.armed.store(true, Ordering::Release);
+    install(&me, false);
+    true
+}
+
+/// How far `addr` lies from the bytes a watchpoint covers (Linux's
+/// get_distance_from_watchpoint); 0 inside.
+fn watchpoint_distance(addr: u64, s: &HwSlot) -> u64 {
+    let len = s.info.ctrl.len;
+    let low = s.info.address + u64::from(len.trailing_zeros());
+    let high = s.info.address + 7 - u64::from(len.leading_zeros());
+    if addr < low {
+        low - addr
+    } else {
+        addr.saturating_sub(high)
+    }
+}
+
+/// The watchpoint handler (Linux's `watchpoint_handler`): SIGTRAP/
+/// TRAP_HWBKPT with the data address for each armed slot of the access's
+/// kind that covers it (or the nearest one: a store pair may report an
+/// address below the watched bytes), then a step over the access with the
+/// watchpoints off.
+pub fn watchpoint_handler(addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
+    if !regs.user_mode() {
+        return false;
+    }
+    let me = sched::current();
+    // ESR_ELx.WNR (ISS bit 6): a write.
+    let kind = if esr & (1 << 6) != 0 {
+        ARM_BREAKPOINT_STORE
+    } else {
+        ARM_BREAKPOINT_LOAD
+    };
+    let matched = {
+        let st = me.debug.state.lock();
+        let mut exact = 0;
+        let mut nearest: Option<u64> = None;
+        for s in st.hbp_watch.iter().take(hw::num_wrps()).flatten() {
+            if !s.enabled() || s.info.ctrl.ty & kind == 0 {
+                continue;
+            }
+            let d = watchpoint_distance(addr, s);
+            nearest = Some(nearest.map_or(d, |n| n.min(d)));
+            if d == 0 {
+                exact += 1;
+            }
+        }
+        exact > 0 || nearest.is_some()
+    };
+    if !matched {
+        return true;
+    }
+    // An exact match reports, or else the closest slot does; one SIGTRAP
+    // either way (a second would merge with the first).
+    send_hwbkpt(addr);
+    {
+        let mut st = me.debug.state.lock();
+        st.wps_disabled = true;
+        let bps = st.bps_disabled;
+        step_over(&me, &mut st, bps, regs);
+    }
+    me.debug.armed.store(true, Ordering::Release);
+    install(&me, false);
+    true
+}
+
+/// The start of Linux's single_step_handler for EL0
+/// (`try_step_suspended_breakpoints`): a step that ends a step-over turns
+/// the breakpoints back on. Returns whether the step was only that (and
+/// reports nothing).
+pub fn try_step_suspended_breakpoints() -> bool {
+    let me = sched::current();
+    let handled = {
+        let mut st = me.debug.state.lock();
+        if !(st.bps_disabled || st.wps_disabled) {
+            return false;
+        }
+        st.bps_disabled = false;
+        st.wps_disabled = false;
+        if core::mem::take(&mut st.suspended_step) {
+            false
+        } else {
+            me.debug.single_step.store(false, Ordering::Release);
+            true
+        }
+    };
+    me.debug.with_state(|_| {});
+    install(&me, false);
+    handled
+}
+
+/// The end of Linux's single_step_handler for EL0: SIGTRAP/TRAP_TRACE at
+/// the next instruction, and the step stays armed for the next return.
+pub fn user_step_report(regs: &mut PtRegs) {
+    let me = sched::current();
+    signal::force_sig_fault(SIGTRAP, uapi::signal::code::TRAP_TRACE, regs.pc);
+    user_rewind_single_step(&me, regs);
+}
+
+/// Linux's user_single_step_report: the step over an `svc` stops after
+/// the call with a plain SIGTRAP (si_code SI_USER), since the tracer may
+/// have rewound the step state during the call's stops.
+pub fn user_single_step_report() {
+    let me = sched::current();
+    signal::send_to_task(
+        &me,
+        SigInfo {
+            signo: SIGTRAP,
+            code: uapi::signal::code::SI_USER,
+            ..Default::default()
+        },
+    );
+}
