@@ -14,6 +14,7 @@
 //! `regs_lock` of a tracee is taken before its `state`.
 
 mod hw_breakpoint;
+mod peeksiginfo;
 mod process_vm;
 mod request;
 mod singlestep;

@@ -140,6 +140,7 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         }
         PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, data),
         PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, data),
+        PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, addr, data),
         // arm64 answers neither USER-area request (Linux's ptrace_request
         // default).
         _ => Err(Errno::EIO),

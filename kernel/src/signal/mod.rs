@@ -152,6 +152,11 @@ impl SigQueue {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The `n`th entry in queue order (PTRACE_PEEKSIGINFO).
+    pub fn nth(&self, n: usize) -> Option<SigInfo> {
+        self.list.lock().get(n).copied()
+    }
 }
 
 /// Linux's `__sigqueue_alloc` and `list_add_tail`: false when over the

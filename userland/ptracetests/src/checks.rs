@@ -23,7 +23,9 @@ const SI_KERNEL: i32 = 0x80;
 const CLD_TRAPPED: i32 = 4;
 
 mod hwdebug;
+mod peeksiginfo;
 use hwdebug::*;
+use peeksiginfo::*;
 
 /// Every check, in the order they run.
 pub static ALL: &[Check] = checks![
@@ -74,6 +76,7 @@ pub static ALL: &[Check] = checks![
     hw_regsets_report_slots_and_check_controls,
     hw_breakpoint_stops_with_trap_hwbkpt_and_hits_again_until_disabled,
     hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled,
+    peeksiginfo_reads_private_and_shared_queues_in_order,
 ];
 
 // ------------------------------------------------------------- helpers
