@@ -21,6 +21,7 @@ mod singlestep;
 
 pub use process_vm::process_vm_rw;
 pub use request::sys_ptrace;
+pub use singlestep::signal_delivered_stepping;
 
 use crate::process::{ChildEvent, Process};
 use crate::sched::{self, Task, TaskState};

@@ -21,3 +21,16 @@ pub(super) fn set_single_step(child: &Task, step: bool) {
     user_enable_single_step(child, &mut frame);
     regs::write_frame(addr, &frame);
 }
+
+/// Linux's signal_delivered with `stepping`: a handler's frame is set up
+/// while single-stepping, so the task stops (SIGTRAP, si_code SIGTRAP) at
+/// the handler's first instruction, which the next step runs.
+pub fn signal_delivered_stepping(regs: &mut PtRegs) {
+    let me = sched::current();
+    if !me.debug.single_step() {
+        return;
+    }
+    regs.pstate = crate::debug::hw_breakpoint::user_regs_reset_single_step(&me, regs.pstate);
+    drop(me);
+    ptrace_do_notify(SIGTRAP, SIGTRAP, CLD_TRAPPED, 0, Some(regs));
+}

@@ -233,8 +233,8 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     }
     regs.sp = get(&buf, SC_SP);
     regs.pc = get(&buf, SC_PC);
-    // Never return with a software step pending.
-    regs.pstate = pstate & !arch::ptrace::PSR::SS::SET.value;
+    // PSTATE.SS follows the task's step state (Linux's valid_user_regs).
+    regs.pstate = crate::debug::hw_breakpoint::user_regs_reset_single_step(&t, pstate);
     regs.syscallno = arch::ptrace::NO_SYSCALL;
     let r = &fpsimd;
     let mut fp = FpsimdState {

@@ -616,6 +616,8 @@ pub fn do_signal(regs: &mut PtRegs) {
         }
         // The frame holds the mask to return to (sigsuspend's saved one).
         me.restore_sigmask.store(false, Ordering::Release);
+        drop(me);
+        crate::ptrace::signal_delivered_stepping(regs);
         return;
     }
     if me.restore_sigmask.swap(false, Ordering::AcqRel) {

@@ -73,6 +73,7 @@ pub static ALL: &[Check] = checks![
     process_vm_readv_and_writev_copy_and_honour_protections,
     singlestep_runs_one_instruction_and_reports_trap_trace,
     singlestep_over_svc_stops_after_the_call_with_si_user,
+    singlestep_into_a_signal_handler_stops_at_its_entry,
     hw_regsets_report_slots_and_check_controls,
     hw_breakpoint_stops_with_trap_hwbkpt_and_hits_again_until_disabled,
     hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled,

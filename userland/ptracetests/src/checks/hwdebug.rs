@@ -24,11 +24,24 @@ core::arch::global_asm!(
     "svc #0",
     "mov x1, x0",
     "ret",
+    ".global ptt_sig_handler",
+    ".p2align 3",
+    // A signal handler of one instruction and its rt_sigreturn restorer.
+    "ptt_sig_handler:",
+    "mov x9, #7",
+    "ret",
+    ".global ptt_sig_restorer",
+    ".p2align 3",
+    "ptt_sig_restorer:",
+    "mov x8, #139",
+    "svc #0",
 );
 
 unsafe extern "C" {
     fn ptt_count3() -> u64;
     fn ptt_getpid_step() -> u64;
+    fn ptt_sig_handler();
+    fn ptt_sig_restorer();
 }
 
 fn count3_addr() -> u64 {
@@ -293,4 +306,55 @@ pub(super) fn hw_watchpoint_reports_the_data_address_and_hits_again_until_disabl
     setregset(pid, NT_ARM_HW_WATCH, &hwdebug_image(&[(var, 0)])).ctx("disable the watchpoint")?;
     cont(pid, 0)?;
     expect_exit(pid, 0x55)
+}
+
+/// Installs `ptt_sig_handler` for `sig` (SA_RESTORER with its restorer).
+fn install_handler(sig: i32) -> Result<(), Errno> {
+    const SA_RESTORER: usize = 0x0400_0000;
+    let act: [usize; 4] = [
+        ptt_sig_handler as *const () as usize,
+        SA_RESTORER,
+        ptt_sig_restorer as *const () as usize,
+        0,
+    ];
+    // SAFETY: `act` is a valid arm64 struct sigaction for the call.
+    let r = unsafe {
+        rt::syscall::syscall4(
+            uapi::syscalls::nr::RT_SIGACTION,
+            sig as usize,
+            act.as_ptr() as usize,
+            0,
+            8,
+        )
+    };
+    rt::syscall::check(r).map(drop)
+}
+
+pub(super) fn singlestep_into_a_signal_handler_stops_at_its_entry() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            if ptrace(PTRACE_TRACEME, 0, 0, 0).is_err() || install_handler(SIGUSR1).is_err() {
+                sys::exit_now(90);
+            }
+            sys::raise(SIGSTOP);
+            sys::exit_now(0)
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "first stop")?;
+    let handler = ptt_sig_handler as *const () as usize as u64;
+    // Stepping while delivering SIGUSR1: the stop comes once the handler's
+    // frame is set up, before its first instruction (Linux's
+    // signal_delivered -> ptrace_notify(SIGTRAP)).
+    ptrace(PTRACE_SINGLESTEP, pid, 0, SIGUSR1 as usize).ctx("PTRACE_SINGLESTEP with SIGUSR1")?;
+    expect_wait(pid, stopped(SIGTRAP), "handler entry stop")?;
+    let si = siginfo(pid)?;
+    check_eq!((si.signo, si.code), (SIGTRAP as u32, SIGTRAP), "handler entry siginfo");
+    check_eq!(regs(pid)?.pc, handler, "pc at handler entry");
+    singlestep(pid)?;
+    check_eq!(siginfo(pid)?.code, TRAP_TRACE, "first handler step: si_code");
+    let r = regs(pid)?;
+    check_eq!((r.pc, r.regs[9]), (handler + 4, 7), "first handler step: pc and x9");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
 }
