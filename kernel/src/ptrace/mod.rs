@@ -87,6 +87,8 @@ pub struct TaskPtrace {
     traced: AtomicBool,
     /// Stop at system call entry and exit (Linux's TIF_SYSCALL_TRACE).
     syscall_trace: AtomicBool,
+    /// Stop at system call entry, then skip the call (TIF_SYSCALL_EMU).
+    syscall_emu: AtomicBool,
     /// A PTRACE_EVENT_STOP trap is due (Linux's JOBCTL_TRAP_STOP).
     trap_pending: AtomicBool,
     state: IrqSpinLock<PtraceState>,
@@ -113,6 +115,7 @@ impl TaskPtrace {
         TaskPtrace {
             traced: AtomicBool::new(false),
             syscall_trace: AtomicBool::new(false),
+            syscall_emu: AtomicBool::new(false),
             trap_pending: AtomicBool::new(false),
             state: IrqSpinLock::new(PtraceState::default()),
             ptraced: IrqSpinLock::new(Vec::new()),
@@ -129,6 +132,11 @@ impl TaskPtrace {
     /// Whether system calls stop at entry and exit.
     pub fn syscall_traced(&self) -> bool {
         self.syscall_trace.load(Ordering::Relaxed)
+    }
+
+    /// Whether system calls stop at entry and are skipped (PTRACE_SYSEMU).
+    pub fn syscall_emu(&self) -> bool {
+        self.syscall_emu.load(Ordering::Relaxed)
     }
 
     /// Whether a PTRACE_EVENT_STOP trap is due (counts as signal work).
@@ -205,6 +213,7 @@ fn unlink(child: &Arc<Task>) {
     };
     child.ptrace.traced.store(false, Ordering::Release);
     child.ptrace.syscall_trace.store(false, Ordering::Release);
+    child.ptrace.syscall_emu.store(false, Ordering::Release);
     child.ptrace.trap_pending.store(false, Ordering::Release);
     crate::debug::hw_breakpoint::user_disable_single_step(child);
     if let Some(tracer) = tracer {
@@ -474,9 +483,14 @@ fn report_syscall(regs: &mut PtRegs, exit: bool) -> bool {
 /// Linux's syscall_trace_enter for a task with syscall tracing: the entry
 /// stop. Returns the number to run (the tracer may have changed it through
 /// NT_ARM_SYSTEM_CALL), `NO_SYSCALL` to skip the call.
+/// Under PTRACE_SYSEMU (as the task entered) the call is skipped.
 pub fn syscall_trace_enter(regs: &mut PtRegs) -> i64 {
+    let emu = sched::current().ptrace.syscall_emu();
     if report_syscall(regs, false) {
         regs.syscallno = NO_SYSCALL;
+    }
+    if emu {
+        return NO_SYSCALL;
     }
     regs.syscallno
 }

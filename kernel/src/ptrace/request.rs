@@ -34,9 +34,9 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
             access_vm(&child, addr, &mut word, true)?;
             Ok(0)
         }
-        PTRACE_CONT => ptrace_resume(&child, data, false, false),
-        PTRACE_SYSCALL => ptrace_resume(&child, data, true, false),
-        PTRACE_SINGLESTEP => ptrace_resume(&child, data, false, true),
+        PTRACE_CONT | PTRACE_SYSCALL | PTRACE_SINGLESTEP | PTRACE_SYSEMU | PTRACE_SYSEMU_SINGLESTEP => {
+            ptrace_resume(&child, request, data)
+        }
         PTRACE_KILL => {
             signal::send_to_task(
                 &child,
@@ -259,12 +259,20 @@ fn check_attach(me: &Arc<Task>, child: &Arc<Task>, ignore_state: bool) -> Result
     Ok(())
 }
 
-fn ptrace_resume(child: &Arc<Task>, data: u64, syscall: bool, step: bool) -> SysResult {
+/// Linux's ptrace_resume: the request says which of syscall tracing,
+/// system call emulation and single-step stay on.
+fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
     if !valid_signal(data) {
         return Err(Errno::EIO);
     }
+    let emu = request == PTRACE_SYSEMU || request == PTRACE_SYSEMU_SINGLESTEP;
+    let step = request == PTRACE_SINGLESTEP || request == PTRACE_SYSEMU_SINGLESTEP;
     super::singlestep::set_single_step(child, step);
-    child.ptrace.syscall_trace.store(syscall, Ordering::Release);
+    child
+        .ptrace
+        .syscall_trace
+        .store(request == PTRACE_SYSCALL, Ordering::Release);
+    child.ptrace.syscall_emu.store(emu, Ordering::Release);
     {
         let mut st = child.ptrace.state.lock();
         st.exit_code = data as u32;

@@ -57,7 +57,10 @@ pub fn el0_svc(regs: &mut PtRegs) {
     // el0_svc_common): the upper 32 bits of x8 are ignored.
     let mut nr = regs.regs[8] as u32;
     regs.syscallno = i64::from(nr as i32);
-    let traced = crate::sched::current().ptrace.syscall_traced();
+    let traced = {
+        let me = crate::sched::current();
+        me.ptrace.syscall_traced() || me.ptrace.syscall_emu()
+    };
     if traced {
         // A user's syscall(-1) fails with ENOSYS unless the tracer says
         // otherwise; a number the tracer sets to -1 skips the call.

@@ -32,6 +32,11 @@ pub mod req {
     pub const PTRACE_DETACH: i64 = 17;
     /// Resume until the next system call entry or exit.
     pub const PTRACE_SYSCALL: i64 = 24;
+    /// Resume, stopping at the next system call entry and skipping the
+    /// call (arm64 has it since Linux 5.3).
+    pub const PTRACE_SYSEMU: i64 = 31;
+    /// PTRACE_SYSEMU while single-stepping.
+    pub const PTRACE_SYSEMU_SINGLESTEP: i64 = 32;
     /// arm64: read MTE tags.
     pub const PTRACE_PEEKMTETAGS: i64 = 33;
     /// arm64: write MTE tags.

@@ -24,6 +24,13 @@ core::arch::global_asm!(
     "svc #0",
     "mov x1, x0",
     "ret",
+    ".global ptt_countdown",
+    ".p2align 3",
+    // Counts x0 down to zero: subs and b.ne per round.
+    "ptt_countdown:",
+    "subs x0, x0, #1",
+    "b.ne ptt_countdown",
+    "ret",
     ".global ptt_sig_handler",
     ".p2align 3",
     // A signal handler of one instruction and its rt_sigreturn restorer.
@@ -40,6 +47,7 @@ core::arch::global_asm!(
 unsafe extern "C" {
     fn ptt_count3() -> u64;
     fn ptt_getpid_step() -> u64;
+    fn ptt_countdown();
     fn ptt_sig_handler();
     fn ptt_sig_restorer();
 }
@@ -355,6 +363,83 @@ pub(super) fn singlestep_into_a_signal_handler_stops_at_its_entry() -> Outcome {
     check_eq!(siginfo(pid)?.code, TRAP_TRACE, "first handler step: si_code");
     let r = regs(pid)?;
     check_eq!((r.pc, r.regs[9]), (handler + 4, 7), "first handler step: pc and x9");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// Rounds of `ptt_countdown` the long-stepping check runs.
+const ROUNDS: u64 = 300;
+
+pub(super) fn singlestep_through_a_loop_stops_at_every_instruction() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let start = ptt_countdown as *const () as u64;
+    call_in_tracee(pid, start)?;
+    let mut r = regs(pid)?;
+    r.regs[0] = ROUNDS;
+    let back = r.regs[30];
+    set_regs(pid, &r)?;
+    // Each round is subs then b.ne; the tracee sleeps in every stop, so
+    // it resumes on whichever CPU is free, with its step state following.
+    for round in 0..ROUNDS {
+        singlestep(pid)?;
+        let r = regs(pid)?;
+        check_eq!(
+            (r.pc, r.regs[0]),
+            (start + 4, ROUNDS - round - 1),
+            "round {round}: after subs"
+        );
+        singlestep(pid)?;
+        let want = if round + 1 == ROUNDS { start + 8 } else { start };
+        check_eq!(regs(pid)?.pc, want, "round {round}: after b.ne");
+    }
+    singlestep(pid)?;
+    check_eq!(regs(pid)?.pc, back, "after ret");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+fn getpid_77_tracee() -> i32 {
+    if sys::syscall_raw(uapi::syscalls::nr::GETPID, 0, 0, 0) == 77 {
+        5
+    } else {
+        6
+    }
+}
+
+pub(super) fn sysemu_stops_at_entry_and_skips_the_call() -> Outcome {
+    let pid = spawn_traced(getpid_77_tracee)?;
+    ptrace(PTRACE_SYSEMU, pid, 0, 0).ctx("PTRACE_SYSEMU")?;
+    expect_wait(pid, stopped(SIGTRAP), "getpid entry")?;
+    check_eq!(
+        syscall_nr(pid)?,
+        uapi::syscalls::nr::GETPID as i32,
+        "call at the first stop"
+    );
+    let mut r = regs(pid)?;
+    check_eq!(r.regs[7], 0, "x7 marks an entry stop");
+    r.regs[0] = 77;
+    set_regs(pid, &r)?;
+    // The call is skipped (no exit stop): the next stop is exit_group's
+    // entry, with the result the tracer wrote.
+    ptrace(PTRACE_SYSEMU, pid, 0, 0).ctx("PTRACE_SYSEMU")?;
+    expect_wait(pid, stopped(SIGTRAP), "exit_group entry")?;
+    check_eq!(
+        syscall_nr(pid)?,
+        uapi::syscalls::nr::EXIT_GROUP as i32,
+        "call at the second stop"
+    );
+    check_eq!(regs(pid)?.regs[0], 5, "exit code argument");
+    cont(pid, 0)?;
+    expect_exit(pid, 5)
+}
+
+pub(super) fn resume_requests_check_the_signal() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    for req in [PTRACE_SINGLESTEP, PTRACE_SYSEMU, PTRACE_SYSEMU_SINGLESTEP] {
+        expect_err(ptrace(req, pid, 0, 65), Errno::EIO, "signal 65")?;
+    }
+    // Still stopped: the failed requests resumed nothing.
+    check_eq!(regs(pid).is_ok(), true, "still in its stop");
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
