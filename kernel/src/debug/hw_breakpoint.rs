@@ -7,7 +7,10 @@
 //!
 //! Slot `i` of a regset is debug register `i`: a task's slots are all
 //! installed when it is switched in, so no per-CPU slot allocation is
-//! needed. The tracer changes this state only while the task is in a
+//! needed. A hit only raises SIGTRAP: Linux steps over a hit only for
+//! perf's default overflow handler, never for ptrace's, so a tracee
+//! resumed at a breakpoint (even with PTRACE_SINGLESTEP) hits it again
+//! until its tracer disables the slot, as debuggers expect. The tracer changes this state only while the task is in a
 //! ptrace stop; the task installs it when it is switched in and when it
 //! leaves the stop (it may never have left its CPU).
 
@@ -20,27 +23,20 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use uapi::hw_breakpoint::{HwSlot, HwSlots, ARM_BREAKPOINT_LOAD, ARM_BREAKPOINT_STORE, MAX_SLOTS};
 use uapi::signal::code::TRAP_HWBKPT;
 
-/// Breakpoints and watchpoints of a task, with Linux's step-over state.
+/// Breakpoints and watchpoints of a task.
 pub struct HwDebugState {
     /// NT_ARM_HW_BREAK slots (Linux's `hbp_break`).
     pub hbp_break: HwSlots,
     /// NT_ARM_HW_WATCH slots (Linux's `hbp_watch`).
     pub hbp_watch: HwSlots,
-    /// Breakpoints are off while the instruction that hit one is stepped.
-    pub bps_disabled: bool,
-    /// Watchpoints likewise.
-    pub wps_disabled: bool,
-    /// The tracer was single-stepping when a hit started a step-over: the
-    /// step still reports when it completes.
-    pub suspended_step: bool,
 }
 
 /// A task's debug state (Linux's `struct debug_info` plus TIF_SINGLESTEP).
 pub struct DebugInfo {
     /// PTRACE_SINGLESTEP, or a step over a breakpoint hit, is armed.
     single_step: AtomicBool,
-    /// Some slot is armed or a step-over is under way: the switch hook
-    /// has work (read without the lock).
+    /// Some slot is armed: the switch hook has work (read without the
+    /// lock).
     armed: AtomicBool,
     state: IrqSpinLock<HwDebugState>,
 }
@@ -60,9 +56,6 @@ impl DebugInfo {
             state: IrqSpinLock::new(HwDebugState {
                 hbp_break: [None; MAX_SLOTS],
                 hbp_watch: [None; MAX_SLOTS],
-                bps_disabled: false,
-                wps_disabled: false,
-                suspended_step: false,
             }),
         }
     }
@@ -99,40 +92,22 @@ static INSTALLED: crate::percpu::PerCpu<AtomicBool> =
     crate::percpu::PerCpu::new([const { AtomicBool::new(false) }; crate::percpu::NR_CPUS]);
 
 /// Programs this CPU for `t` (MDSCR_EL1.SS and every implemented slot).
-/// With `rearm`, slots a step-over turned off are armed again: on Linux,
-/// perf re-installs a task's breakpoints enabled each time it is switched
-/// in, so a tracee that stopped for a hit and is resumed (even with
-/// PTRACE_SINGLESTEP) hits the same breakpoint again until its tracer
-/// disables it.
-fn install(t: &Task, rearm: bool) {
+fn install(t: &Task) {
     let step = t.debug.single_step();
     arch::debug_monitors::mdscr_set_ss(step);
     let st = t.debug.state.lock();
     let banks = [
-        (
-            &st.hbp_break,
-            st.bps_disabled && !rearm,
-            hw::num_brps(),
-            DbgReg::Bvr,
-            DbgReg::Bcr,
-        ),
-        (
-            &st.hbp_watch,
-            st.wps_disabled && !rearm,
-            hw::num_wrps(),
-            DbgReg::Wvr,
-            DbgReg::Wcr,
-        ),
+        (&st.hbp_break, hw::num_brps(), DbgReg::Bvr, DbgReg::Bcr),
+        (&st.hbp_watch, hw::num_wrps(), DbgReg::Wvr, DbgReg::Wcr),
     ];
     let mut any = step;
-    for (slots, disabled, n, vr, cr) in banks {
+    for (slots, n, vr, cr) in banks {
         for (i, slot) in slots.iter().enumerate().take(n) {
             match slot.filter(HwSlot::enabled) {
                 Some(s) => {
                     any = true;
                     hw::write_wb_reg(vr, i, s.info.address);
-                    let ctrl = s.info.ctrl.encode() & !u32::from(disabled);
-                    hw::write_wb_reg(cr, i, u64::from(ctrl));
+                    hw::write_wb_reg(cr, i, u64::from(s.info.ctrl.encode()));
                 }
                 None => hw::write_wb_reg(cr, i, 0),
             }
@@ -148,7 +123,7 @@ fn install(t: &Task, rearm: bool) {
 /// those of the task before, when either has any.
 pub fn thread_switch(next: &Task) {
     if next.debug.active() || INSTALLED.this().load(Ordering::Relaxed) {
-        install(next, true);
+        install(next);
     }
 }
 
@@ -204,34 +179,14 @@ pub fn user_regs_reset_single_step(t: &Task, pstate: u64) -> u64 {
     }
 }
 
-/// Linux's flush_ptrace_hw_breakpoint (at exec): every slot goes, and so
-/// does a step-over under way.
+/// Linux's flush_ptrace_hw_breakpoint (at exec): every slot goes.
 pub fn flush_ptrace_hw_breakpoint(t: &Task) {
     t.debug.with_state(|st| {
         st.hbp_break = [None; MAX_SLOTS];
         st.hbp_watch = [None; MAX_SLOTS];
-        st.bps_disabled = false;
-        st.wps_disabled = false;
-        st.suspended_step = false;
     });
     if sched::try_current().is_some_and(|c| core::ptr::eq(&*c, t)) {
-        install(t, true);
-    }
-}
-
-/// Starts stepping over the instruction that hit a breakpoint or
-/// watchpoint (Linux's tail of do_breakpoint/do_watchpoint), the bank
-/// already marked disabled in `st`.
-fn step_over(me: &Task, st: &mut HwDebugState, other_disabled: bool, regs: &mut PtRegs) {
-    if other_disabled {
-        // A step-over is already under way; it re-enables both.
-        return;
-    }
-    if me.debug.single_step() {
-        st.suspended_step = true;
-    } else {
-        me.debug.single_step.store(true, Ordering::Release);
-        set_regs_spsr_ss(regs);
+        install(t);
     }
 }
 
@@ -239,10 +194,10 @@ fn send_hwbkpt(addr: u64) {
     signal::force_sig_fault(SIGTRAP, TRAP_HWBKPT, addr);
 }
 
-/// The hardware breakpoint handler (Linux's `breakpoint_handler`):
-/// SIGTRAP/TRAP_HWBKPT at the instruction for each armed slot it matches,
-/// then a step over it with the breakpoints off. An exception no slot
-/// explains is ignored, as on Linux.
+/// The hardware breakpoint handler (Linux's `breakpoint_handler` with
+/// ptrace's trigger, `ptrace_hbptriggered`): SIGTRAP/TRAP_HWBKPT at the
+/// instruction if an armed slot matches it. An exception no slot explains
+/// is ignored, as on Linux.
 pub fn breakpoint_handler(_addr: u64, _esr: u64, regs: &mut PtRegs) -> bool {
     if !regs.user_mode() {
         return false;
@@ -256,18 +211,9 @@ pub fn breakpoint_handler(_addr: u64, _esr: u64, regs: &mut PtRegs) -> bool {
                 s.enabled() && s.info.address == pc & !3 && (1u32 << (pc & 3)) & u32::from(s.info.ctrl.len) != 0
             })
         };
-    if !hit {
-        return true;
+    if hit {
+        send_hwbkpt(pc);
     }
-    send_hwbkpt(pc);
-    {
-        let mut st = me.debug.state.lock();
-        st.bps_disabled = true;
-        let wps = st.wps_disabled;
-        step_over(&me, &mut st, wps, regs);
-    }
-    me.debug.armed.store(true, Ordering::Release);
-    install(&me, false);
     true
 }
 
@@ -287,8 +233,7 @@ fn watchpoint_distance(addr: u64, s: &HwSlot) -> u64 {
 /// The watchpoint handler (Linux's `watchpoint_handler`): SIGTRAP/
 /// TRAP_HWBKPT with the data address for each armed slot of the access's
 /// kind that covers it (or the nearest one: a store pair may report an
-/// address below the watched bytes), then a step over the access with the
-/// watchpoints off.
+/// address below the watched bytes).
 pub fn watchpoint_handler(addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
     if !regs.user_mode() {
         return false;
@@ -316,46 +261,12 @@ pub fn watchpoint_handler(addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
         }
         exact > 0 || nearest.is_some()
     };
-    if !matched {
-        return true;
-    }
     // An exact match reports, or else the closest slot does; one SIGTRAP
     // either way (a second would merge with the first).
-    send_hwbkpt(addr);
-    {
-        let mut st = me.debug.state.lock();
-        st.wps_disabled = true;
-        let bps = st.bps_disabled;
-        step_over(&me, &mut st, bps, regs);
+    if matched {
+        send_hwbkpt(addr);
     }
-    me.debug.armed.store(true, Ordering::Release);
-    install(&me, false);
     true
-}
-
-/// The start of Linux's single_step_handler for EL0
-/// (`try_step_suspended_breakpoints`): a step that ends a step-over turns
-/// the breakpoints back on. Returns whether the step was only that (and
-/// reports nothing).
-pub fn try_step_suspended_breakpoints() -> bool {
-    let me = sched::current();
-    let handled = {
-        let mut st = me.debug.state.lock();
-        if !(st.bps_disabled || st.wps_disabled) {
-            return false;
-        }
-        st.bps_disabled = false;
-        st.wps_disabled = false;
-        if core::mem::take(&mut st.suspended_step) {
-            false
-        } else {
-            me.debug.single_step.store(false, Ordering::Release);
-            true
-        }
-    };
-    me.debug.with_state(|_| {});
-    install(&me, false);
-    handled
 }
 
 /// The end of Linux's single_step_handler for EL0: SIGTRAP/TRAP_TRACE at

@@ -135,15 +135,10 @@ fn brk_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
         .any(|h| (h.func)(regs, esr) == HookResult::Handled)
 }
 
-/// `single_step_handler`: a step that ends a step-over of a breakpoint
-/// hit only turns the breakpoints back on; otherwise the step hooks, and
-/// for EL0 with none claiming it, SIGTRAP/TRAP_TRACE to the task with the
-/// step left armed.
+/// `single_step_handler`: the step hooks, and for EL0 with none claiming
+/// it, SIGTRAP/TRAP_TRACE to the task with the step left armed.
 fn single_step_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
     if regs.user_mode() {
-        if hw_breakpoint::try_step_suspended_breakpoints() {
-            return true;
-        }
         let claimed = USER_STEP_HOOKS
             .read()
             .iter()

@@ -79,6 +79,7 @@ pub static ALL: &[Check] = checks![
     resume_requests_check_the_signal,
     hw_regsets_report_slots_and_check_controls,
     hw_breakpoint_stops_with_trap_hwbkpt_and_hits_again_until_disabled,
+    hw_breakpoint_disabled_at_its_hit_lets_a_step_run_the_instruction,
     hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled,
     peeksiginfo_reads_private_and_shared_queues_in_order,
 ];

@@ -443,3 +443,25 @@ pub(super) fn resume_requests_check_the_signal() -> Outcome {
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
+
+pub(super) fn hw_breakpoint_disabled_at_its_hit_lets_a_step_run_the_instruction() -> Outcome {
+    let pid = spawn_traced(count3_tracee)?;
+    let at = count3_addr() + 4;
+    setregset(pid, NT_ARM_HW_BREAK, &hwdebug_image(&[(at, hw_ctrl(0xf, 0))])).ctx("SETREGSET NT_ARM_HW_BREAK")?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP), "breakpoint stop")?;
+    // What a debugger does to move on: disable, then step.
+    setregset(pid, NT_ARM_HW_BREAK, &hwdebug_image(&[(at, 0)])).ctx("disable the breakpoint")?;
+    for n in 1..=2u64 {
+        singlestep(pid)?;
+        let si = siginfo(pid)?;
+        let r = regs(pid)?;
+        check_eq!(
+            (si.code, r.pc, r.regs[0]),
+            (TRAP_TRACE, at + 4 * n, n + 1),
+            "step {n}: si_code, pc, x0"
+        );
+    }
+    cont(pid, 0)?;
+    expect_exit(pid, 3)
+}
