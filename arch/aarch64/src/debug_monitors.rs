@@ -133,3 +133,19 @@ pub fn mdscr_set_ss(on: bool) {
         MDSCR_EL1.modify(MDSCR_EL1::SS::CLEAR);
     }
 }
+
+/// Whether this CPU's OS lock is set (OSLSR_EL1.OSLK, bit 1): while it
+/// is, no debug exception is taken.
+pub fn os_lock_held() -> bool {
+    let v: u64;
+    // SAFETY: reading OSLSR_EL1 (no aarch64-cpu declaration) has no side
+    // effect.
+    unsafe { core::arch::asm!("mrs {v}, oslsr_el1", v = out(reg) v, options(nomem, nostack, preserves_flags)) };
+    v & 0b10 != 0
+}
+
+/// Whether MDSCR_EL1.MDE (breakpoint and watchpoint exceptions) is set.
+pub fn mde_enabled() -> bool {
+    use aarch64_cpu::registers::{Readable, MDSCR_EL1};
+    MDSCR_EL1.is_set(MDSCR_EL1::MDE)
+}

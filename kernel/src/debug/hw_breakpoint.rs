@@ -291,3 +291,48 @@ pub fn user_single_step_report() {
         },
     );
 }
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+    use uapi::hw_breakpoint::{hw_break_set, DBG_REGS_OFFSET};
+    use uapi::ptrace::NT_ARM_HW_WATCH;
+
+    #[kernel_test]
+    fn every_cpu_leaves_boot_with_the_os_lock_clear_and_mde_set() {
+        let ok = alloc::sync::Arc::new(core::sync::atomic::AtomicUsize::new(0));
+        let seen = ok.clone();
+        crate::smp::on_each_cpu(move || {
+            if !arch::debug_monitors::os_lock_held() && arch::debug_monitors::mde_enabled() {
+                seen.fetch_add(1, Ordering::AcqRel);
+            }
+        });
+        assert_eq!(ok.load(Ordering::Acquire), crate::smp::num_online_cpus());
+    }
+
+    #[kernel_test]
+    fn a_tasks_watchpoint_reaches_the_registers_at_switch_and_goes_at_flush() {
+        let me = sched::current();
+        let flags = arch::cpu::local_irq_save();
+        // Bytes 0..3 of a doubleword, stores, enabled.
+        let ctrl: u32 = (0xf << 5) | (2 << 3) | 1;
+        let mut image = [0u8; DBG_REGS_OFFSET + 16];
+        image[8..16].copy_from_slice(&0x4000_1000u64.to_le_bytes());
+        image[16..20].copy_from_slice(&ctrl.to_le_bytes());
+        let r = me
+            .debug
+            .with_state(|st| hw_break_set(&mut st.hbp_watch, NT_ARM_HW_WATCH, hw::num_wrps(), &image));
+        assert_eq!(r, Ok(()));
+        thread_switch(&me);
+        let wvr = hw::read_wb_reg(DbgReg::Wvr, 0);
+        let wcr = hw::read_wb_reg(DbgReg::Wcr, 0);
+        flush_ptrace_hw_breakpoint(&me);
+        let after = hw::read_wb_reg(DbgReg::Wcr, 0);
+        arch::cpu::local_irq_restore(flags);
+        assert_eq!(wvr, 0x4000_1000);
+        // EL0 privilege filled in.
+        assert_eq!(wcr, u64::from(ctrl | (2 << 1)));
+        assert_eq!(after, 0);
+    }
+}
