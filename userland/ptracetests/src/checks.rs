@@ -75,6 +75,7 @@ pub static ALL: &[Check] = checks![
     singlestep_over_svc_stops_after_the_call_with_si_user,
     singlestep_into_a_signal_handler_stops_at_its_entry,
     singlestep_through_a_loop_stops_at_every_instruction,
+    detach_after_singlestep_lets_the_tracee_run_freely,
     sysemu_stops_at_entry_and_skips_the_call,
     resume_requests_check_the_signal,
     hw_regsets_report_slots_and_check_controls,

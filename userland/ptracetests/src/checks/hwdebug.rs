@@ -465,3 +465,12 @@ pub(super) fn hw_breakpoint_disabled_at_its_hit_lets_a_step_run_the_instruction(
     cont(pid, 0)?;
     expect_exit(pid, 3)
 }
+
+pub(super) fn detach_after_singlestep_lets_the_tracee_run_freely() -> Outcome {
+    let pid = spawn_traced(count3_tracee)?;
+    singlestep(pid)?;
+    check_eq!(siginfo(pid)?.code, TRAP_TRACE, "the step");
+    // A step left armed would trap again and kill the untraced process.
+    ptrace(PTRACE_DETACH, pid, 0, 0).ctx("PTRACE_DETACH")?;
+    expect_exit(pid, 3)
+}
