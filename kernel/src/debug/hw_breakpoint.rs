@@ -161,14 +161,6 @@ fn user_rewind_single_step(t: &Task, regs: &mut PtRegs) {
     }
 }
 
-/// Linux's user_fastforward_single_step: a signal handler is about to
-/// run; with the step armed, its first instruction traps before it runs.
-pub fn user_fastforward_single_step(t: &Task, regs: &mut PtRegs) {
-    if t.debug.single_step() {
-        regs.pstate &= !PSR::SS::SET.value;
-    }
-}
-
 /// Linux's user_regs_reset_single_step: PSTATE.SS a tracer or a signal
 /// return writes follows the task's step state, never the writer.
 pub fn user_regs_reset_single_step(t: &Task, pstate: u64) -> u64 {
