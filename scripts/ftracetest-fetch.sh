@@ -11,7 +11,8 @@
 #                                        selftests (see below), print the
 #                                        root of that partial source tree
 #
-# --arm64 takes, from the same package, tools/testing/selftests/arm64, the
+# --arm64 takes, from the same package, tools/testing/selftests/arm64 (and
+# breakpoints/ and ptrace/ for scripts/ptrace-selftests.sh), the
 # kselftest*.h headers beside it and what their build includes
 # (tools/include, arch/arm64/include/uapi), keeping the tree's layout, into
 # .cache/ftracetest/linux-<version>/arm64-src/; scripts/arm64-selftests.sh
@@ -108,6 +109,8 @@ fetch() {
 arm64_dir="$cache/linux-$upstream/arm64-src"
 arm64_paths=(
     tools/testing/selftests/arm64
+    tools/testing/selftests/breakpoints
+    tools/testing/selftests/ptrace
     tools/testing/selftests/kselftest.h
     tools/testing/selftests/kselftest_harness.h
     tools/include
@@ -144,11 +147,11 @@ fetch_arm64() {
 }
 
 if [ $want_arm64 = 1 ]; then
-    if [ ! -f "$arm64_dir/.complete" ]; then
+    if [ ! -f "$arm64_dir/.complete" ] || [ ! -d "$arm64_dir/tools/testing/selftests/ptrace" ]; then
         mkdir -p "$cache"
         exec 8>"$cache/lock"
         flock 8 || die "could not lock $cache/lock"
-        [ -f "$arm64_dir/.complete" ] || fetch_arm64
+        [ -f "$arm64_dir/.complete" ] && [ -d "$arm64_dir/tools/testing/selftests/ptrace" ] || fetch_arm64
     fi
     echo "$arm64_dir"
     exit 0

@@ -6,7 +6,7 @@ use e2e::{proof_binary, run_commands};
 use std::process::Command;
 
 /// Checks at least this many ran.
-const CHECKS: usize = 49;
+const CHECKS: usize = 61;
 
 /// Every check passed, and at least [`CHECKS`] of them ran.
 fn passes(out: &str, code: i32) {
@@ -50,4 +50,32 @@ fn ptracetests_pass_on_virt_smp1() {
 #[test]
 fn ptracetests_pass_on_virt_smp4() {
     on_kernel(&["--smp", "4"]);
+}
+
+/// Linux's own selftests that these checks' subject covers, unmodified
+/// (`scripts/ptrace-selftests.sh table`): each must pass here with Linux's
+/// TAP counts. Opt-in with `PTRACE_SELFTESTS=1` (about 90 s: it boots
+/// both kernels and builds the programs on first use).
+#[test]
+fn linux_ptrace_selftests_pass_as_on_linux() {
+    if std::env::var("PTRACE_SELFTESTS").map_or(true, |v| v.is_empty()) {
+        eprintln!("ptrace selftests: skipped (set PTRACE_SELFTESTS=1)");
+        return;
+    }
+    let out = Command::new(e2e::root().join("scripts/ptrace-selftests.sh"))
+        .env("KERNEL", e2e::kernel_image())
+        .arg("table")
+        .output()
+        .expect("run scripts/ptrace-selftests.sh");
+    let table = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{table}");
+    for name in ["breakpoint_test_arm64", "peeksiginfo", "get_syscall_info"] {
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} missing from the table"));
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols.get(1), Some(&"PASS"), "{name} here: {row}");
+        assert_eq!(cols.last(), Some(&"yes"), "{name} differs from Linux: {row}");
+    }
 }

@@ -239,6 +239,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     *me.sas.lock() = crate::signal::frame::AltStack::DISABLED;
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
+    crate::debug::hw_breakpoint::flush_ptrace_hw_breakpoint(&me);
     *regs = crate::process::regs::start_thread(image.entry, image.sp);
     process::vfork_release(&me);
     Ok(())

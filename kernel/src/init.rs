@@ -169,6 +169,7 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
         None => panic!("no interrupt controller in the device tree"),
     }
     arch::gic::init_cpu();
+    arch::debug_monitors::debug_monitors_init_cpu();
     crate::smp::init_boot_cpu().expect("IPI handlers");
     crate::sched::init_cpu();
     arch::pgtable_user::set_table_frame_free(crate::mm::frame::free_frame);

@@ -171,6 +171,7 @@ pub extern "C" fn secondary_start_kernel(cpu: u64) -> ! {
     arch::mmu::secondary_drop_idmap();
     arch::cpu::enable_pan();
     arch::gic::init_cpu();
+    arch::debug_monitors::debug_monitors_init_cpu();
     crate::time::init_secondary();
     crate::pr_info!(
         "CPU{}: Booted secondary processor 0x{:010x} [0x{:08x}]",

@@ -105,3 +105,47 @@ pub fn esr_brk_comment(esr: u64) -> u16 {
 pub const fn brk_insn(imm: u16) -> u32 {
     0xd420_0000 | ((imm as u32) << 5)
 }
+
+/// Clears this CPU's OS lock (and OS double lock), which a cold reset sets
+/// and which holds off every debug exception, software step included (as
+/// Linux's `clear_os_lock` at CPU bring-up), and keeps MDSCR_EL1.MDE set so
+/// that EL0 breakpoints and watchpoints fire once a task programs them.
+/// KDE stays clear: no debug exception is ever taken from EL1 this way.
+pub fn debug_monitors_init_cpu() {
+    use aarch64_cpu::registers::{ReadWriteable, Writeable, MDSCR_EL1, OSLAR_EL1};
+    // SAFETY: OSDLR_EL1 has no aarch64-cpu declaration; writing 0 unlocks
+    // the double lock, which only gates external and self-hosted debug and
+    // touches no memory.
+    unsafe { core::arch::asm!("msr osdlr_el1, xzr", options(nomem, nostack, preserves_flags)) };
+    OSLAR_EL1.write(OSLAR_EL1::OSLK::Unlocked);
+    MDSCR_EL1.modify(MDSCR_EL1::MDE::SET);
+    crate::barrier::isb();
+}
+
+/// Sets or clears MDSCR_EL1.SS: software step for EL0 (the step state
+/// machine then follows SPSR_EL1.SS at each return to EL0). KDE is clear,
+/// so this never steps the kernel.
+pub fn mdscr_set_ss(on: bool) {
+    use aarch64_cpu::registers::{ReadWriteable, MDSCR_EL1};
+    if on {
+        MDSCR_EL1.modify(MDSCR_EL1::SS::SET);
+    } else {
+        MDSCR_EL1.modify(MDSCR_EL1::SS::CLEAR);
+    }
+}
+
+/// Whether this CPU's OS lock is set (OSLSR_EL1.OSLK, bit 1): while it
+/// is, no debug exception is taken.
+pub fn os_lock_held() -> bool {
+    let v: u64;
+    // SAFETY: reading OSLSR_EL1 (no aarch64-cpu declaration) has no side
+    // effect.
+    unsafe { core::arch::asm!("mrs {v}, oslsr_el1", v = out(reg) v, options(nomem, nostack, preserves_flags)) };
+    v & 0b10 != 0
+}
+
+/// Whether MDSCR_EL1.MDE (breakpoint and watchpoint exceptions) is set.
+pub fn mde_enabled() -> bool {
+    use aarch64_cpu::registers::{Readable, MDSCR_EL1};
+    MDSCR_EL1.is_set(MDSCR_EL1::MDE)
+}

@@ -17,6 +17,7 @@ pub mod debug_monitors;
 pub mod entry;
 pub mod esr;
 pub mod gic;
+pub mod hw_breakpoint;
 pub mod jump_label;
 pub mod memory;
 pub mod mmu;

@@ -8,6 +8,7 @@
 crate::notrace_module!();
 
 pub mod bug;
+pub mod hw_breakpoint;
 
 use alloc::vec::Vec;
 use arch::debug_monitors::{dbg_esr_evt, esr_brk_comment, evt};
@@ -134,8 +135,19 @@ fn brk_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
         .any(|h| (h.func)(regs, esr) == HookResult::Handled)
 }
 
-/// `single_step_handler`.
+/// `single_step_handler`: the step hooks, and for EL0 with none claiming
+/// it, SIGTRAP/TRAP_TRACE to the task with the step left armed.
 fn single_step_handler(_addr: u64, esr: u64, regs: &mut PtRegs) -> bool {
+    if regs.user_mode() {
+        let claimed = USER_STEP_HOOKS
+            .read()
+            .iter()
+            .any(|h| (h.func)(regs, esr) == HookResult::Handled);
+        if !claimed {
+            hw_breakpoint::user_step_report(regs);
+        }
+        return true;
+    }
     let list = if regs.user_mode() {
         &USER_STEP_HOOKS
     } else {
@@ -168,7 +180,7 @@ const TRAP_UNK: i32 = 5;
 /// `debug_fault_info`, indexed by `DBG_ESR_EVT(esr)`.
 pub static DEBUG_FAULT_INFO: [DebugFaultInfo; 8] = [
     DebugFaultInfo {
-        handler: no_handler,
+        handler: hw_breakpoint::breakpoint_handler,
         sig: SIGTRAP,
         code: TRAP_HWBKPT,
         name: "hw-breakpoint handler",
@@ -180,7 +192,7 @@ pub static DEBUG_FAULT_INFO: [DebugFaultInfo; 8] = [
         name: "single-step handler",
     },
     DebugFaultInfo {
-        handler: no_handler,
+        handler: hw_breakpoint::watchpoint_handler,
         sig: SIGTRAP,
         code: TRAP_HWBKPT,
         name: "hw-watchpoint handler",

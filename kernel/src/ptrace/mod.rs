@@ -13,11 +13,15 @@
 //! Lock order: a tracer's `ptraced` list, then a tracee's `state`; the
 //! `regs_lock` of a tracee is taken before its `state`.
 
+mod hw_breakpoint;
+mod peeksiginfo;
 mod process_vm;
 mod request;
+mod singlestep;
 
 pub use process_vm::process_vm_rw;
 pub use request::sys_ptrace;
+pub use singlestep::signal_delivered_stepping;
 
 use crate::process::{ChildEvent, Process};
 use crate::sched::{self, Task, TaskState};
@@ -81,6 +85,8 @@ pub struct TaskPtrace {
     traced: AtomicBool,
     /// Stop at system call entry and exit (Linux's TIF_SYSCALL_TRACE).
     syscall_trace: AtomicBool,
+    /// Stop at system call entry, then skip the call (TIF_SYSCALL_EMU).
+    syscall_emu: AtomicBool,
     /// A PTRACE_EVENT_STOP trap is due (Linux's JOBCTL_TRAP_STOP).
     trap_pending: AtomicBool,
     /// The group stop of a seized tracee changed (SIGCONT, a new group
@@ -112,6 +118,7 @@ impl TaskPtrace {
         TaskPtrace {
             traced: AtomicBool::new(false),
             syscall_trace: AtomicBool::new(false),
+            syscall_emu: AtomicBool::new(false),
             trap_pending: AtomicBool::new(false),
             trap_notify: AtomicBool::new(false),
             state: IrqSpinLock::new(PtraceState::default()),
@@ -129,6 +136,11 @@ impl TaskPtrace {
     /// Whether system calls stop at entry and exit.
     pub fn syscall_traced(&self) -> bool {
         self.syscall_trace.load(Ordering::Relaxed)
+    }
+
+    /// Whether system calls stop at entry and are skipped (PTRACE_SYSEMU).
+    pub fn syscall_emu(&self) -> bool {
+        self.syscall_emu.load(Ordering::Relaxed)
     }
 
     /// Whether a PTRACE_EVENT_STOP trap is due, asked for or notified
@@ -205,8 +217,10 @@ fn unlink(child: &Arc<Task>) {
     };
     child.ptrace.traced.store(false, Ordering::Release);
     child.ptrace.syscall_trace.store(false, Ordering::Release);
+    child.ptrace.syscall_emu.store(false, Ordering::Release);
     child.ptrace.trap_pending.store(false, Ordering::Release);
     child.ptrace.trap_notify.store(false, Ordering::Release);
+    crate::debug::hw_breakpoint::user_disable_single_step(child);
     if let Some(tracer) = tracer {
         tracer.ptrace.ptraced.lock().retain(|t| !Arc::ptr_eq(t, child));
     }
@@ -395,6 +409,7 @@ fn ptrace_stop(
         me.tls.store(tls, Ordering::Relaxed);
         arch::context::set_tls(tls);
     }
+    crate::debug::hw_breakpoint::ptrace_stop_done(&me);
     if let Some(regs) = regs {
         // The tracer wrote the frame behind this reference's back.
         core::hint::black_box(regs);
@@ -493,16 +508,27 @@ fn report_syscall(regs: &mut PtRegs, exit: bool) -> bool {
 /// Linux's syscall_trace_enter for a task with syscall tracing: the entry
 /// stop. Returns the number to run (the tracer may have changed it through
 /// NT_ARM_SYSTEM_CALL), `NO_SYSCALL` to skip the call.
+/// Under PTRACE_SYSEMU (as the task entered) the call is skipped.
 pub fn syscall_trace_enter(regs: &mut PtRegs) -> i64 {
+    let emu = sched::current().ptrace.syscall_emu();
     if report_syscall(regs, false) {
         regs.syscallno = NO_SYSCALL;
+    }
+    if emu {
+        return NO_SYSCALL;
     }
     regs.syscallno
 }
 
 /// Linux's syscall_trace_exit: the exit stop, if still tracing syscalls.
+/// A single-stepped task reports the step over `svc` instead.
 pub fn syscall_trace_exit(regs: &mut PtRegs) {
-    if sched::current().ptrace.syscall_traced() {
+    let me = sched::current();
+    if me.debug.single_step() {
+        drop(me);
+        crate::debug::hw_breakpoint::user_single_step_report();
+    } else if me.ptrace.syscall_traced() {
+        drop(me);
         report_syscall(regs, true);
     }
 }

@@ -34,8 +34,9 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
             access_vm(&child, addr, &mut word, true)?;
             Ok(0)
         }
-        PTRACE_CONT => ptrace_resume(&child, data, false),
-        PTRACE_SYSCALL => ptrace_resume(&child, data, true),
+        PTRACE_CONT | PTRACE_SYSCALL | PTRACE_SINGLESTEP | PTRACE_SYSEMU | PTRACE_SYSEMU_SINGLESTEP => {
+            ptrace_resume(&child, request, data)
+        }
         PTRACE_KILL => {
             signal::send_to_task(
                 &child,
@@ -140,6 +141,7 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         }
         PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, data),
         PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, data),
+        PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, addr, data),
         // arm64 answers neither USER-area request (Linux's ptrace_request
         // default).
         _ => Err(Errno::EIO),
@@ -267,11 +269,20 @@ fn check_attach(me: &Arc<Task>, child: &Arc<Task>, ignore_state: bool) -> Result
     Ok(())
 }
 
-fn ptrace_resume(child: &Arc<Task>, data: u64, syscall: bool) -> SysResult {
+/// Linux's ptrace_resume: the request says which of syscall tracing,
+/// system call emulation and single-step stay on.
+fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
     if !valid_signal(data) {
         return Err(Errno::EIO);
     }
-    child.ptrace.syscall_trace.store(syscall, Ordering::Release);
+    let emu = request == PTRACE_SYSEMU || request == PTRACE_SYSEMU_SINGLESTEP;
+    let step = request == PTRACE_SINGLESTEP || request == PTRACE_SYSEMU_SINGLESTEP;
+    super::singlestep::set_single_step(child, step);
+    child
+        .ptrace
+        .syscall_trace
+        .store(request == PTRACE_SYSCALL, Ordering::Release);
+    child.ptrace.syscall_emu.store(emu, Ordering::Release);
     {
         let mut st = child.ptrace.state.lock();
         st.exit_code = data as u32;
@@ -306,7 +317,7 @@ fn with_frame<R>(child: &Task, f: impl FnOnce(&mut PtRegs) -> R) -> Result<R, Er
 }
 
 /// Linux's valid_native_regs: the bits a user may not set are dropped
-/// (with SS: no task single-steps here), and what is left must be a 64-bit
+/// (SS among them: it follows the task's step state), and what is left must be a 64-bit
 /// EL0t PSTATE with D, A, I and F clear; `None` if not (EINVAL).
 fn valid_user_pstate(pstate: u64) -> Option<u64> {
     use arch::ptrace::PSR;
@@ -323,6 +334,7 @@ fn regset_shape(nt: u32) -> Option<(usize, usize)> {
         // TPIDR_EL0 and TPIDR2_EL0 (zero without SME), as Linux 6.12.
         NT_ARM_TLS => (8, 2),
         NT_ARM_SYSTEM_CALL => (4, 1),
+        NT_ARM_HW_BREAK | NT_ARM_HW_WATCH => (4, uapi::hw_breakpoint::USER_HWDEBUG_STATE_SIZE / 4),
         _ => return None,
     })
 }
@@ -360,11 +372,15 @@ fn regset_get(child: &Arc<Task>, nt: u32) -> Result<Vec<u8>, Errno> {
             b
         }
         NT_ARM_SYSTEM_CALL => with_frame(child, |f| (f.syscallno as i32).to_le_bytes().to_vec())?,
+        NT_ARM_HW_BREAK | NT_ARM_HW_WATCH => super::hw_breakpoint::regset_get(child, nt).to_vec(),
         _ => return Err(Errno::EINVAL),
     })
 }
 
 fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
+    if nt == NT_ARM_HW_BREAK || nt == NT_ARM_HW_WATCH {
+        return super::hw_breakpoint::regset_set(child, nt, new);
+    }
     // A partial write keeps the rest: start from the current image.
     let mut image = regset_get(child, nt)?;
     let n = new.len().min(image.len());
@@ -375,6 +391,7 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
             b.copy_from_slice(&image);
             let mut r = UserPtRegs::from_bytes(&b);
             r.pstate = valid_user_pstate(r.pstate).ok_or(Errno::EINVAL)?;
+            r.pstate = crate::debug::hw_breakpoint::user_regs_reset_single_step(child, r.pstate);
             with_frame(child, |f| {
                 f.regs = r.regs;
                 f.sp = r.sp;

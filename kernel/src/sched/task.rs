@@ -192,6 +192,8 @@ pub struct Task {
     /// ptrace: this task's tracer link, stop and reports, and the tasks it
     /// traces.
     pub ptrace: crate::ptrace::TaskPtrace,
+    /// Single-step and hardware breakpoints (Linux's `thread.debug`).
+    pub debug: crate::debug::hw_breakpoint::DebugInfo,
 }
 
 impl Task {
@@ -231,6 +233,7 @@ impl Task {
             cputime: crate::cputime::TaskCputime::new(),
             restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
             ptrace: crate::ptrace::TaskPtrace::new(),
+            debug: crate::debug::hw_breakpoint::DebugInfo::new(),
         }
     }
 
@@ -353,6 +356,7 @@ impl Task {
                 mm.activate();
             }
         }
+        crate::debug::hw_breakpoint::thread_switch(self);
     }
 }
 

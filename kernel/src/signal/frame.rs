@@ -221,8 +221,8 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     regs.regs = sc.regs;
     regs.sp = sc.sp;
     regs.pc = sc.pc;
-    // Never return with a software step pending.
-    regs.pstate = pstate & !arch::ptrace::PSR::SS::SET.value;
+    // PSTATE.SS follows the task's step state (Linux's valid_user_regs).
+    regs.pstate = crate::debug::hw_breakpoint::user_regs_reset_single_step(&t, pstate);
     regs.syscallno = arch::ptrace::NO_SYSCALL;
     let fp = FpsimdState {
         fpsr: rec.fpsr,

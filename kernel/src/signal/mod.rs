@@ -152,6 +152,11 @@ impl SigQueue {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The `n`th entry in queue order (PTRACE_PEEKSIGINFO).
+    pub fn nth(&self, n: usize) -> Option<SigInfo> {
+        self.list.lock().get(n).copied()
+    }
 }
 
 /// Linux's `__sigqueue_alloc` and `list_add_tail`: false when over the
@@ -616,6 +621,8 @@ pub fn do_signal(regs: &mut PtRegs) {
         }
         // The frame holds the mask to return to (sigsuspend's saved one).
         me.restore_sigmask.store(false, Ordering::Release);
+        drop(me);
+        crate::ptrace::signal_delivered_stepping(regs);
         return;
     }
     if me.restore_sigmask.swap(false, Ordering::AcqRel) {

@@ -57,7 +57,10 @@ pub fn el0_svc(regs: &mut PtRegs) {
     // el0_svc_common): the upper 32 bits of x8 are ignored.
     let mut nr = regs.regs[8] as u32;
     regs.syscallno = i64::from(nr as i32);
-    let traced = crate::sched::current().ptrace.syscall_traced();
+    let traced = {
+        let me = crate::sched::current();
+        me.ptrace.syscall_traced() || me.ptrace.syscall_emu()
+    };
     if traced {
         // A user's syscall(-1) fails with ENOSYS unless the tracer says
         // otherwise; a number the tracer sets to -1 skips the call.
@@ -74,7 +77,9 @@ pub fn el0_svc(regs: &mut PtRegs) {
     let r = invoke_syscall(nr, regs);
     // rt_sigreturn restores x0 itself (its result is the restored x0).
     regs.regs[0] = r as u64;
-    if traced || crate::sched::current().ptrace.syscall_traced() {
+    let me = crate::sched::current();
+    if traced || me.ptrace.syscall_traced() || me.debug.single_step() {
+        drop(me);
         crate::ptrace::syscall_trace_exit(regs);
     }
 }

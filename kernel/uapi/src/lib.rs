@@ -18,6 +18,7 @@
 pub mod errno;
 pub mod error;
 pub mod fcntl;
+pub mod hw_breakpoint;
 pub mod poll;
 pub mod ptrace;
 pub mod resource;

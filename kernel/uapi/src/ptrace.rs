@@ -32,6 +32,11 @@ pub mod req {
     pub const PTRACE_DETACH: i64 = 17;
     /// Resume until the next system call entry or exit.
     pub const PTRACE_SYSCALL: i64 = 24;
+    /// Resume, stopping at the next system call entry and skipping the
+    /// call (arm64 has it since Linux 5.3).
+    pub const PTRACE_SYSEMU: i64 = 31;
+    /// PTRACE_SYSEMU while single-stepping.
+    pub const PTRACE_SYSEMU_SINGLESTEP: i64 = 32;
     /// arm64: read MTE tags.
     pub const PTRACE_PEEKMTETAGS: i64 = 33;
     /// arm64: write MTE tags.
@@ -56,6 +61,8 @@ pub mod req {
     pub const PTRACE_LISTEN: i64 = 0x4208;
     /// Read queued siginfos.
     pub const PTRACE_PEEKSIGINFO: i64 = 0x4209;
+    /// PTRACE_PEEKSIGINFO's flag: read the process-wide queue.
+    pub const PTRACE_PEEKSIGINFO_SHARED: u32 = 1;
     /// Read the blocked mask.
     pub const PTRACE_GETSIGMASK: i64 = 0x420a;
     /// Set the blocked mask.
@@ -417,5 +424,58 @@ mod tests {
         })
         .to_bytes();
         assert_eq!((b[0], len, b[80]), (PTRACE_SYSCALL_INFO_SECCOMP, 84, 7));
+    }
+}
+
+/// `struct ptrace_peeksiginfo_args`: which queued siginfos
+/// PTRACE_PEEKSIGINFO copies out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PtracePeeksiginfoArgs {
+    /// Index of the first entry.
+    pub off: u64,
+    /// `PTRACE_PEEKSIGINFO_SHARED` or 0.
+    pub flags: u32,
+    /// How many to copy at most.
+    pub nr: i32,
+}
+
+impl PtracePeeksiginfoArgs {
+    /// Its size in user memory.
+    pub const SIZE: usize = 16;
+
+    /// The image in user memory.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[..8].copy_from_slice(&self.off.to_le_bytes());
+        b[8..12].copy_from_slice(&self.flags.to_le_bytes());
+        b[12..].copy_from_slice(&self.nr.to_le_bytes());
+        b
+    }
+
+    /// Reads the image a tracer passed.
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> Self {
+        let [o0, o1, o2, o3, o4, o5, o6, o7, f0, f1, f2, f3, n0, n1, n2, n3] = *b;
+        PtracePeeksiginfoArgs {
+            off: u64::from_le_bytes([o0, o1, o2, o3, o4, o5, o6, o7]),
+            flags: u32::from_le_bytes([f0, f1, f2, f3]),
+            nr: i32::from_le_bytes([n0, n1, n2, n3]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod peeksiginfo_tests {
+    use super::*;
+
+    #[test]
+    fn peeksiginfo_args_round_trip_through_their_user_image() {
+        let a = PtracePeeksiginfoArgs {
+            off: 0x1122_3344_5566_7788,
+            flags: PTRACE_PEEKSIGINFO_SHARED,
+            nr: -2,
+        };
+        let b = a.to_bytes();
+        assert_eq!(&b[8..12], &1u32.to_le_bytes());
+        assert_eq!(PtracePeeksiginfoArgs::from_bytes(&b), a);
     }
 }

@@ -255,6 +255,7 @@ pub mod code {
     pub const ILL_ILLOPC: i32 = 1;
     pub const TRAP_BRKPT: i32 = 1;
     pub const TRAP_TRACE: i32 = 2;
+    pub const TRAP_HWBKPT: i32 = 4;
     pub const CLD_EXITED: i32 = 1;
     pub const CLD_KILLED: i32 = 2;
     pub const CLD_DUMPED: i32 = 3;

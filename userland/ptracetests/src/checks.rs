@@ -22,6 +22,11 @@ const SI_USER: i32 = 0;
 const SI_KERNEL: i32 = 0x80;
 const CLD_TRAPPED: i32 = 4;
 
+mod hwdebug;
+mod peeksiginfo;
+use hwdebug::*;
+use peeksiginfo::*;
+
 /// Every check, in the order they run.
 pub static ALL: &[Check] = checks![
     traceme_then_sigstop_reports_signal_stop_with_siginfo,
@@ -75,6 +80,18 @@ pub static ALL: &[Check] = checks![
     proc_mem_reads_and_writes_tracee_data_and_text,
     proc_mem_unmapped_address_is_eio_and_ends_a_transfer,
     proc_task_mem_is_the_thread_address_space,
+    singlestep_runs_one_instruction_and_reports_trap_trace,
+    singlestep_over_svc_stops_after_the_call_with_si_user,
+    singlestep_into_a_signal_handler_stops_at_its_entry,
+    singlestep_through_a_loop_stops_at_every_instruction,
+    detach_after_singlestep_lets_the_tracee_run_freely,
+    sysemu_stops_at_entry_and_skips_the_call,
+    resume_requests_check_the_signal,
+    hw_regsets_report_slots_and_check_controls,
+    hw_breakpoint_stops_with_trap_hwbkpt_and_hits_again_until_disabled,
+    hw_breakpoint_disabled_at_its_hit_lets_a_step_run_the_instruction,
+    hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled,
+    peeksiginfo_reads_private_and_shared_queues_in_order,
 ];
 
 // ------------------------------------------------------------- helpers

@@ -1,0 +1,125 @@
+#!/bin/bash
+# scripts/ptrace-selftests.sh - Linux 6.12.117's ptrace and breakpoint
+# selftests (tools/testing/selftests/ptrace/{get_syscall_info,peeksiginfo,
+# vmaccess} and breakpoints/breakpoint_test_arm64), unmodified, built with
+# `aarch64-linux-gnu-gcc -static` and the flags of their Makefiles, run in
+# the guest and on ../shared/reflinux.  (ptrace/get_set_sud needs 6.12's
+# full UAPI headers, which the fetched partial tree lacks: not built.)
+#
+#   scripts/ptrace-selftests.sh build      build (once) and print the tar
+#   scripts/ptrace-selftests.sh run here   run them on this kernel (virt,
+#                                          smp 4, cortex-a72), raw output
+#   scripts/ptrace-selftests.sh run linux  the same on reflinux (smp 4)
+#   scripts/ptrace-selftests.sh table      both, then the verdict table
+#                                          (as scripts/arm64-selftests.sh's)
+#
+# Sources: `scripts/ftracetest-fetch.sh --arm64` (Debian's
+# linux-source-6.12); compiler: Debian's gcc-aarch64-linux-gnu (installed by
+# scripts/setup.sh).  Output goes to .cache/ptrace-selftests/linux-6.12.117/.
+#
+# Environment: KERNEL=IMAGE boots that image here (default: build
+# target/kernel/kernel8.img with kbuild).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out="$repo/.cache/ptrace-selftests/linux-6.12.117"
+tarball="$out/ptracesel.tar"
+cc=aarch64-linux-gnu-gcc
+
+note() { echo "ptrace-selftests: $*" >&2; }
+die() { echo "ptrace-selftests: error: $*" >&2; exit 1; }
+
+# What the guest runs (busybox sh), between the markers `summary` parses.
+guest_script='cd /tmp 2>/dev/null || cd /
+busybox tar -xf /bin/ptracesel.tar || exit 125
+for t in ptracesel/*; do
+    echo "=== ${t#ptracesel/}"
+    ./$t
+    echo "=== rc $?"
+done'
+
+build() {
+    [ -s "$tarball" ] && return 0
+    command -v $cc >/dev/null 2>&1 ||
+        die "$cc is missing: run scripts/setup.sh (it installs gcc-aarch64-linux-gnu and libc6-dev-arm64-cross)"
+    local src st tmp khdr t
+    src=$("$repo/scripts/ftracetest-fetch.sh" --arm64) || die "could not fetch the selftests"
+    st="$src/tools/testing/selftests"
+    mkdir -p "$out"
+    tmp=$(mktemp -d "$out/build.XXXXXX")
+    # shellcheck disable=SC2064 # expand now
+    trap "rm -rf '$tmp'" EXIT
+    # KHDR_INCLUDES: the 6.12 UAPI asm headers ahead of the cross libc's.
+    khdr="$tmp/khdr"
+    mkdir -p "$khdr"
+    cp -r "$src/arch/arm64/include/uapi/asm" "$khdr/"
+    rm -f "$khdr/asm/unistd.h" "$khdr/asm/Kbuild"
+    local log="$out/build.log"
+    : >"$log"
+    note "building with $cc (warnings in ${log#"$repo"/})"
+    mkdir -p "$tmp/ptracesel"
+    for t in get_syscall_info peeksiginfo vmaccess; do
+        (cd "$st/ptrace" &&
+            $cc -static -std=c99 -pthread -Wall -isystem "$khdr" -I"$st" "$t.c" -o "$tmp/ptracesel/$t") \
+            2>>"$log" || die "could not build ptrace/$t (see $log)"
+    done
+    (cd "$st/breakpoints" &&
+        $cc -static -Wall -O2 -I"$st" breakpoint_test_arm64.c -o "$tmp/ptracesel/breakpoint_test_arm64") \
+        2>>"$log" || die "could not build breakpoints/breakpoint_test_arm64 (see $log)"
+    aarch64-linux-gnu-strip "$tmp"/ptracesel/* || die "could not strip the programs"
+    tar -C "$tmp" --owner=0 --group=0 -cf "$tarball.tmp" ptracesel
+    mv "$tarball.tmp" "$tarball"
+    note "built $(find "$tmp/ptracesel" -type f | wc -l) programs into ${tarball#"$repo"/}"
+}
+
+# run here|linux: the guest's raw output on stdout.
+run() {
+    local busybox guest status=0
+    busybox=$("$repo/scripts/setup.sh" --print-busybox)
+    guest=$(mktemp -d)
+    # shellcheck disable=SC2064 # expand now
+    trap "rm -rf '$guest'" RETURN
+    printf '%s\n' "$guest_script" >"$guest/ptracesel.sh"
+    case $1 in
+        here)
+            local kernel=${KERNEL:-}
+            if [ -z "$kernel" ]; then
+                (cd "$repo" && cargo run --quiet --release -p kbuild >/dev/null) ||
+                    die "kernel build failed"
+                kernel="$repo/target/kernel/kernel8.img"
+            fi
+            "$repo/scripts/qemu-run.sh" --kernel "$kernel" --smp 4 --cpu cortex-a72 \
+                --timeout 300 "$busybox" "$guest/ptracesel.sh" "$tarball" \
+                -- 'busybox sh /bin/ptracesel.sh' || status=$?
+            ;;
+        linux)
+            local reflinux="$repo/../shared/reflinux/run.sh"
+            [ -x "$reflinux" ] || die "no ../shared/reflinux"
+            "$reflinux" --smp 4 --timeout 300 "$busybox" "$guest/ptracesel.sh" "$tarball" \
+                -- 'busybox sh /bin/ptracesel.sh' || status=$?
+            ;;
+        *) die "run here|linux" ;;
+    esac
+    return $status
+}
+
+case "${1:-}" in
+    build) build; echo "$tarball" ;;
+    run) build; run "${2:-}" ;;
+    table)
+        build
+        dir=$(mktemp -d)
+        # shellcheck disable=SC2064 # expand now
+        trap "rm -rf '$dir'" EXIT
+        run here >"$dir/here" 2>"$dir/here.err" || true
+        run linux >"$dir/linux" 2>"$dir/linux.err" || true
+        "$repo/scripts/arm64-selftests.sh" summary "$dir/here" | sort >"$dir/h"
+        "$repo/scripts/arm64-selftests.sh" summary "$dir/linux" | sort >"$dir/l"
+        printf '%-24s %-10s %-10s %-14s %-14s %s\n' test here linux "here p/s/f" "linux p/s/f" same
+        join -a1 -a2 -e - -o 0,1.2,2.2,1.3,1.4,1.5,2.3,2.4,2.5 "$dir/h" "$dir/l" |
+            awk '{ same = ($2 == $3 && $4 == $7 && $5 == $8 && $6 == $9) ? "yes" : "NO"
+                   printf "%-24s %-10s %-10s %-14s %-14s %s\n", $1, $2, $3, $4 "/" $5 "/" $6, $7 "/" $8 "/" $9, same }'
+        ;;
+    -h|--help|"") sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" ;;
+    *) die "unknown command '$1' (build, run here|linux, table)" ;;
+esac
