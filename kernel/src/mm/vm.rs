@@ -995,7 +995,7 @@ impl Mm {
         if write {
             self.write_bytes(addr, buf)?;
         }
-        let m = self.inner.lock();
+        let mut m = self.inner.lock();
         let mut va = addr;
         let mut done = 0;
         while done < buf.len() {
@@ -1011,7 +1011,33 @@ impl Mm {
                 }
                 Some(pte) => frame::read_frame(pte.pa, off, chunk),
                 None if write => return Err(Errno::EFAULT),
-                None => chunk.fill(0),
+                None => {
+                    // A file page its owner has not touched yet (the text a
+                    // system call's string argument lies in, say) comes in
+                    // as the owner's read fault would bring it (Linux's
+                    // get_user_pages faults it in); an untouched anonymous
+                    // page reads as zeros.
+                    let file_pte = match find(&m.vmas, page) {
+                        Some((start, v)) => match &v.file {
+                            Some((f, foff)) => Some(
+                                file_fault(f, foff + (page - start), v.prot, v.shared, false)
+                                    .map_err(|_| Errno::EFAULT)?,
+                            ),
+                            None => None,
+                        },
+                        None => None,
+                    };
+                    match file_pte {
+                        Some(pte) => {
+                            if m.pt.map(page, pte).is_err() {
+                                frame::page_ref_dec(pte.pa);
+                                return Err(Errno::ENOMEM);
+                            }
+                            frame::read_frame(pte.pa, off, chunk);
+                        }
+                        None => chunk.fill(0),
+                    }
+                }
             }
             va += n as u64;
             done += n;
