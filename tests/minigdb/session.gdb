@@ -2,7 +2,7 @@ break add
 break fact
 info breakpoints
 run
-info registers x0 x1 pc cpsr
+info registers x0 x1 pc
 x/4x &counter
 set var $x1 = 10
 set var *(long*)&counter = 40
