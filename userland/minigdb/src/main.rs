@@ -69,6 +69,17 @@ enum Resume {
     Nexti,
 }
 
+impl Resume {
+    /// The command that resumes this way.
+    fn command(self) -> &'static str {
+        match self {
+            Resume::Continue => "continue",
+            Resume::Stepi => "stepi",
+            Resume::Nexti => "nexti",
+        }
+    }
+}
+
 struct Session {
     prog: Vec<u8>,
     args: Vec<Vec<u8>>,
@@ -366,8 +377,8 @@ impl Session {
                     self.report(pid, ev, how);
                     Ok(())
                 }
-                Err(Errno::EIO) => Err("stepi: single-step not supported (EIO)".to_string()),
-                Err(e) => Err(format!("stepi: {}", errno_text(e))),
+                Err(Errno::EIO) => Err(format!("{}: single-step not supported (EIO)", how.command())),
+                Err(e) => Err(format!("{}: {}", how.command(), errno_text(e))),
             };
         }
         // Step off a breakpoint under the pc before planting it again.
