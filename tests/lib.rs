@@ -214,6 +214,7 @@ pub fn proof_binary(name: &str) -> PathBuf {
                 "-p",
                 "ptracetests",
             ])
+            .args(["-p", "minigdb"])
             .args(["--target", "aarch64-unknown-none", "--target-dir", "target/user"])
             .status()
             .expect("cargo build -p proof -p usertests -p kprobetests -p ptracetests");

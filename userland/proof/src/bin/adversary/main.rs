@@ -52,6 +52,7 @@ extern crate alloc;
 mod files;
 mod ipc;
 mod mm;
+mod ptrace_fuzz;
 mod sys;
 mod tasks;
 mod traps;
@@ -162,6 +163,12 @@ static ATTACKS: &[Attack] = &[
         30,
         tasks::ptrace_death,
         "tracers SIGKILLed during their tracees' syscall stops (plain and EXITKILL), tracees killed while stopped"
+    ),
+    attack!(
+        "ptrace-fuzz",
+        30,
+        ptrace_fuzz::ptrace_fuzz,
+        "random ptrace requests, addresses, data and regset iovecs at a tracee stopped, running or exiting"
     ),
     attack!(
         "pipe-death",
