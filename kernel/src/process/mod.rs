@@ -470,6 +470,7 @@ fn exit_thread(status: i32) {
     let me = sched::current();
     let p = current_process();
     // CLONE_CHILD_CLEARTID: tell the joiner.
+    crate::ptrace::exit_begin(&me);
     let ctid = me.clear_child_tid.swap(0, Ordering::Relaxed);
     if ctid != 0 && crate::uaccess::put_user_u32(ctid, 0).is_ok() {
         crate::futex::wake(ctid, 1);

@@ -68,6 +68,10 @@ struct PtraceState {
     listening: bool,
     /// Dead: the wait status still to be reported to the tracer.
     exit_report: Option<i32>,
+    /// Past the point of no return in its exit (Linux sets `exit_state`
+    /// later, but this kernel decides there whom the exit is reported
+    /// to): an attach now is refused, as Linux refuses one on a zombie.
+    exiting: bool,
     /// This dead tracee's process waits for the tracer's report before its
     /// real parent may reap it.
     holds_parent: bool,
@@ -626,6 +630,12 @@ pub fn group_stop_changed(p: &Process) {
 }
 
 // ------------------------------------------------------------- exits
+
+/// The task starts its exit: from here no tracer may attach (EPERM), so
+/// that whoever hears of the exit is decided once.
+pub fn exit_begin(me: &Arc<Task>) {
+    me.ptrace.state.lock().exiting = true;
+}
 
 /// A traced task exits (Linux's exit_notify for a ptraced task): the
 /// tracer will collect its status with `wait`. When the tracer is not the

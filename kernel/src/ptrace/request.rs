@@ -17,8 +17,17 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         return ptrace_traceme(&me);
     }
     let pid = u32::try_from(pid).map_err(|_| Errno::ESRCH)?;
-    let child = crate::process::find_task(pid).ok_or(Errno::ESRCH)?;
-    if request == PTRACE_ATTACH || request == PTRACE_SEIZE {
+    let attach = request == PTRACE_ATTACH || request == PTRACE_SEIZE;
+    let Some(child) = crate::process::find_task(pid) else {
+        // A process whose thread `pid` has exited (a zombie not yet
+        // reaped, or one still tearing down) keeps its pid: Linux finds
+        // that task and refuses the attach (`exit_state`).
+        if attach && crate::process::find_process(pid).is_some() {
+            return Err(Errno::EPERM);
+        }
+        return Err(Errno::ESRCH);
+    };
+    if attach {
         return ptrace_attach(&me, &child, request == PTRACE_SEIZE, addr, data);
     }
     check_attach(&me, &child, request == PTRACE_KILL || request == PTRACE_INTERRUPT)?;
@@ -204,7 +213,11 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
     }
     {
         let mut st = child.ptrace.state.lock();
-        if cp.is_zombie() || st.exit_report.is_some() || matches!(child.state(), TaskState::Dead | TaskState::Zombie) {
+        if cp.is_zombie()
+            || st.exiting
+            || st.exit_report.is_some()
+            || matches!(child.state(), TaskState::Dead | TaskState::Zombie)
+        {
             return Err(Errno::EPERM);
         }
         if st.tracer.is_some() || child.ptrace.is_traced() {
