@@ -1,0 +1,101 @@
+//! `straced`: the program `ministrace -f` traces in tests/ptrace_tools.rs,
+//! deterministic on any number of CPUs so that its trace is the same on
+//! this kernel and on Linux once pids and addresses are masked.
+//!
+//! With SIGCHLD blocked, it forks three children one after the other and
+//! waits for each: the first writes a line and exits 0, the second sends
+//! itself SIGUSR1 (default action: death), the third SIGKILL. Then it
+//! writes (a long line, to show truncation, and one with escapes), maps
+//! and unmaps a page, passes "ping" through a pipe, opens a missing file,
+//! and unblocks SIGCHLD, which delivers the first child's (the others'
+//! were merged into it, being the same standard signal). It exits 3.
+//! Only raw system calls, no allocation: each line of the trace is one
+//! call the source shows.
+#![no_std]
+#![no_main]
+
+use rt::process::{fork, Fork};
+use rt::syscall::{nr, syscall0, syscall1, syscall2, syscall3, syscall4, syscall6};
+
+rt::main!(main);
+
+const SIGCHLD_MASK: u64 = 1 << (17 - 1);
+
+fn sigprocmask(how: usize, mask: &u64) {
+    // SAFETY: mask is a readable sigset_t of 8 bytes; no old set.
+    unsafe { syscall4(nr::RT_SIGPROCMASK, how, mask as *const u64 as usize, 0, 8) };
+}
+
+fn write(fd: i32, b: &[u8]) {
+    // SAFETY: b is readable for its length.
+    unsafe { syscall3(nr::WRITE, fd as usize, b.as_ptr() as usize, b.len()) };
+}
+
+fn wait_for(pid: i32) {
+    let mut status: i32 = 0;
+    // SAFETY: status is a writable int; no rusage.
+    unsafe { syscall4(nr::WAIT4, pid as usize, &mut status as *mut i32 as usize, 0, 0) };
+}
+
+fn child(body: fn() -> !) {
+    match fork() {
+        Ok(Fork::Child) => body(),
+        Ok(Fork::Parent(pid)) => wait_for(pid),
+        Err(_) => exit(2),
+    }
+}
+
+fn exit(code: usize) -> ! {
+    // SAFETY: exit_group takes no memory and does not return.
+    unsafe { syscall1(nr::EXIT_GROUP, code) };
+    loop {}
+}
+
+fn kill_self(sig: usize) -> ! {
+    // SAFETY: no memory is passed.
+    unsafe {
+        let pid = syscall0(nr::GETPID);
+        syscall2(nr::KILL, pid as usize, sig);
+    }
+    exit(99)
+}
+
+fn main(_: rt::Args) -> i32 {
+    sigprocmask(0, &SIGCHLD_MASK);
+    child(|| {
+        write(1, b"child\n");
+        exit(0)
+    });
+    child(|| kill_self(10));
+    child(|| kill_self(9));
+    write(1, b"parent: a line longer than thirty-two bytes\n");
+    write(1, b"\ttab, quote \" and \x01\x02 bytes\n");
+    // SAFETY: an anonymous private page, unmapped at once.
+    unsafe {
+        let p = syscall6(nr::MMAP, 0, 4096, 3, 0x22, usize::MAX, 0);
+        syscall2(nr::MUNMAP, p as usize, 4096);
+    }
+    let mut fds = [0i32; 2];
+    let mut buf = [0u8; 16];
+    // SAFETY: fds is a writable int[2], buf a writable 16 bytes; "ping"
+    // is readable.
+    unsafe {
+        syscall2(nr::PIPE2, fds.as_mut_ptr() as usize, 0o2000000);
+        syscall3(nr::WRITE, fds[1] as usize, b"ping".as_ptr() as usize, 4);
+        syscall3(nr::READ, fds[0] as usize, buf.as_mut_ptr() as usize, buf.len());
+        syscall1(nr::CLOSE, fds[0] as usize);
+        syscall1(nr::CLOSE, fds[1] as usize);
+    }
+    // SAFETY: a NUL-terminated path.
+    unsafe {
+        syscall4(
+            nr::OPENAT,
+            -100isize as usize,
+            c"/nonexistent/file".as_ptr() as usize,
+            0,
+            0,
+        )
+    };
+    sigprocmask(1, &SIGCHLD_MASK);
+    exit(3)
+}

@@ -1,0 +1,16 @@
+//! ptrace(2) tools for Linux arm64, built as static no_std programs that
+//! run on this kernel and on real Linux alike:
+//!
+//! - `ministrace`: `strace [-f] [-c] [-e trace=NAME,...] [-o FILE] [-p PID]
+//!   PROG ARGS` with Linux strace's output format ([`fmt`] holds the
+//!   CPU-free formatting, [`decode`] the table-driven argument decoding);
+//! - `straced`: the deterministic program the e2e test traces;
+//! - `ptracebench`: ns per syscall-stop pair, `PTRACE_PEEKDATA`, 4 KiB
+//!   `process_vm_readv` and `PTRACE_SINGLESTEP`.
+#![no_std]
+
+extern crate alloc;
+
+pub mod decode;
+pub mod fmt;
+pub mod sys;
