@@ -21,7 +21,7 @@ for features in "" ktest; do
     cargo clippy --quiet --release -p kernel --target aarch64-unknown-none-softfloat \
         --target-dir "target/${features:-kernel}" ${features:+--features "$features"} -- -D warnings
 done
-cargo clippy --quiet --release -p rt -p init -p sh -p utils -p usertests -p proof -p kprobetests -p ptracetests -- -D warnings
+cargo clippy --quiet --release -p rt -p init -p sh -p utils -p usertests -p proof -p kprobetests -p ptracetests -p ptrace-tools -- -D warnings
 
 echo "== host tests" >&2
 cargo test --quiet "${host_crates[@]}"

@@ -213,6 +213,8 @@ pub fn proof_binary(name: &str) -> PathBuf {
                 "kprobetests",
                 "-p",
                 "ptracetests",
+                "-p",
+                "ptrace-tools",
             ])
             .args(["--target", "aarch64-unknown-none", "--target-dir", "target/user"])
             .status()
