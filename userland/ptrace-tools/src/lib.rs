@@ -2,8 +2,9 @@
 //! run on this kernel and on real Linux alike:
 //!
 //! - `ministrace`: `strace [-f] [-c] [-e trace=NAME,...] [-o FILE] [-p PID]
-//!   PROG ARGS` with Linux strace's output format ([`fmt`] holds the
-//!   CPU-free formatting, [`decode`] the table-driven argument decoding);
+//!   PROG ARGS` with Linux strace's output format (the host crate
+//!   `strace-fmt` holds the CPU-free formatting, [`fmt`], and the
+//!   table-driven argument decoding, [`decode`]);
 //! - `straced`: the deterministic program the e2e test traces;
 //! - `ptracebench`: ns per syscall-stop pair, `PTRACE_PEEKDATA`, 4 KiB
 //!   `process_vm_readv` and `PTRACE_SINGLESTEP`.
@@ -11,6 +12,6 @@
 
 extern crate alloc;
 
-pub mod decode;
-pub mod fmt;
 pub mod sys;
+
+pub use strace_fmt::{decode, fmt};

@@ -18,7 +18,7 @@
 
 extern crate alloc;
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -145,6 +145,9 @@ struct Tracee {
     started: bool,
     /// ru_stime at the entry stop.
     entry_stime: u64,
+    /// Its parent's fork/vfork/clone event has been seen (or it is the
+    /// first tracee).
+    event_seen: bool,
 }
 
 /// The trace output: where it goes and strace's column bookkeeping.
@@ -197,6 +200,10 @@ struct Tracer {
     opts: Opts,
     out: Out,
     tracees: BTreeMap<i32, Tracee>,
+    /// Tasks that ended before their parent's fork event was seen (the
+    /// child's stops and exit can come first): the event must not bring
+    /// them back.
+    ended: BTreeSet<i32>,
     counts: BTreeMap<&'static str, CallCount>,
     root: i32,
     root_status: i32,
@@ -310,7 +317,9 @@ impl Tracer {
             format!("+++ killed by {}{core} +++", fmt::signal(i64::from(sig)))
         };
         self.line(pid, &text);
-        self.tracees.remove(&pid);
+        if self.tracees.remove(&pid).is_some_and(|t| !t.event_seen) {
+            self.ended.insert(pid);
+        }
         if pid == self.root {
             self.root_status = if sig == 0 { (status >> 8) & 0xff } else { 128 + sig };
         }
@@ -319,6 +328,9 @@ impl Tracer {
     fn stopped(&mut self, pid: i32, status: i32, stime: u64) {
         let sig = ((status >> 8) & 0xff) as u32;
         let event = (status >> 16) as u32;
+        // A stop of a pid that ended earlier is a new task with a reused
+        // pid.
+        self.ended.remove(&pid);
         self.add(pid);
         let Some(t) = self.tracees.get_mut(&pid) else { return };
         if !t.started {
@@ -340,8 +352,12 @@ impl Tracer {
                     // SAFETY: child is a writable unsigned long, what
                     // GETEVENTMSG stores.
                     let r = unsafe { sys::ptrace(PTRACE_GETEVENTMSG, pid, 0, &mut child as *mut u64 as usize) };
-                    if r.is_ok() && child != 0 {
-                        self.add(child as i32);
+                    let child = child as i32;
+                    if r.is_ok() && child != 0 && !self.ended.remove(&child) {
+                        self.add(child);
+                        if let Some(t) = self.tracees.get_mut(&child) {
+                            t.event_seen = true;
+                        }
                     }
                 }
                 PTRACE_EVENT_STOP if matches!(sig, SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU) => {
@@ -377,7 +393,7 @@ impl Tracer {
                 Ok(w) => w,
                 Err(e) => {
                     eprintln!("ministrace: wait4: {}", e.name().unwrap_or("?"));
-                    return;
+                    break;
                 }
             };
             if w.status & 0xff == 0x7f {
@@ -501,6 +517,7 @@ fn main(args: rt::Args) -> i32 {
         },
         opts,
         tracees: BTreeMap::new(),
+        ended: BTreeSet::new(),
         counts: BTreeMap::new(),
         root,
         root_status: 0,
@@ -511,6 +528,7 @@ fn main(args: rt::Args) -> i32 {
             // The TRACEME child's SIGSTOP was consumed by start(); the
             // seized one's PTRACE_EVENT_STOP is still to come.
             started: t.opts.attach.is_none(),
+            event_seen: true,
             ..Tracee::default()
         },
     );

@@ -330,7 +330,9 @@ pub fn error_result(errno: i64) -> String {
 /// WEXITSTATUS(s) == 0}]` and the signal and stop forms.
 pub fn wait_status(s: i32) -> String {
     let low = s & 0x7f;
-    let inner = if low == 0 {
+    let inner = if s == 0xffff {
+        String::from("{WIFCONTINUED(s)}")
+    } else if low == 0 {
         format!("{{WIFEXITED(s) && WEXITSTATUS(s) == {}}}", (s >> 8) & 0xff)
     } else if low == 0x7f {
         let sig = (s >> 8) & 0xff;
@@ -341,8 +343,6 @@ pub fn wait_status(s: i32) -> String {
             None if event != 0 => format!("{base}|{event:#x} << 16"),
             None => base,
         }
-    } else if s == 0xffff {
-        String::from("{WIFCONTINUED(s)}")
     } else {
         let core = if s & 0x80 != 0 { " && WCOREDUMP(s)" } else { "" };
         format!("{{WIFSIGNALED(s) && WTERMSIG(s) == {}{core}}}", signal(i64::from(low)))
