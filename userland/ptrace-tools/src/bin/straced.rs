@@ -11,8 +11,15 @@
 //! were merged into it, being the same standard signal). It exits 3.
 //! Only raw system calls, no allocation: each line of the trace is one
 //! call the source shows.
+//!
+//! `straced --attach-loop N` forks a child that calls getpid and sleeps
+//! 10 ms, N times, then exits 0, and becomes `ministrace -p CHILD -e
+//! trace=getpid -o /tmp/trace` (a shell's `&` may leave a subshell
+//! between `$!` and the program).
 #![no_std]
 #![no_main]
+
+extern crate alloc;
 
 use rt::process::{fork, Fork};
 use rt::syscall::{nr, syscall0, syscall1, syscall2, syscall3, syscall4, syscall6};
@@ -60,7 +67,64 @@ fn kill_self(sig: usize) -> ! {
     exit(99)
 }
 
-fn main(_: rt::Args) -> i32 {
+/// getpid and a 10 ms nanosleep, `n` times.
+fn getpid_loop(n: u32) -> ! {
+    let ts = [0i64, 10_000_000];
+    for _ in 0..n {
+        // SAFETY: getpid takes no memory; ts is a readable timespec.
+        unsafe {
+            syscall0(nr::GETPID);
+            syscall2(nr::NANOSLEEP, ts.as_ptr() as usize, 0);
+        }
+    }
+    exit(0)
+}
+
+/// `pid` in decimal, in `buf`.
+fn decimal(mut pid: u32, buf: &mut [u8; 10]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (pid % 10) as u8;
+        pid /= 10;
+        if pid == 0 || i == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+fn attach_loop(n: u32) -> i32 {
+    let child = match fork() {
+        Ok(Fork::Child) => getpid_loop(n),
+        Ok(Fork::Parent(pid)) => pid,
+        Err(_) => return 2,
+    };
+    let mut buf = [0u8; 10];
+    let pid = decimal(child as u32, &mut buf);
+    let argv: [&[u8]; 8] = [
+        b"ministrace",
+        b"-p",
+        pid,
+        b"-e",
+        b"trace=getpid",
+        b"-o",
+        b"/tmp/trace",
+        b"",
+    ];
+    let e = rt::process::execve(b"/bin/ministrace", argv[..7].iter().copied(), core::iter::empty());
+    rt::eprintln!("straced: exec /bin/ministrace: {e:?}");
+    2
+}
+
+fn main(args: rt::Args) -> i32 {
+    if args.get(1) == Some(&b"--attach-loop"[..]) {
+        let n = args
+            .get(2)
+            .and_then(|a| core::str::from_utf8(a).ok())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(100);
+        return attach_loop(n);
+    }
     sigprocmask(0, &SIGCHLD_MASK);
     child(|| {
         write(1, b"child\n");
