@@ -88,7 +88,7 @@ impl Pids {
         if let Some(i) = out.rfind(" = ").filter(|_| returns_pid) {
             let n = &out[i + 3..];
             if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
-                let label = self.label(&n.to_string());
+                let label = self.label(n);
                 out = format!("{}= {label}", &out[..i + 1]);
             }
         }

@@ -216,8 +216,8 @@ fn resume(request: i64, pid: i32, sig: u32) {
 
 impl Tracer {
     fn add(&mut self, pid: i32) {
-        if !self.tracees.contains_key(&pid) {
-            self.tracees.insert(pid, Tracee::default());
+        if let alloc::collections::btree_map::Entry::Vacant(e) = self.tracees.entry(pid) {
+            e.insert(Tracee::default());
             if !self.opts.count || pid != self.root {
                 eprintln!("ministrace: Process {pid} attached");
             }

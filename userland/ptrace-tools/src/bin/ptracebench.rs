@@ -101,7 +101,7 @@ fn bench(pid: i32, n: usize) -> Result<(), &'static str> {
 
     let addr = PAGE.0.as_ptr() as u64;
     let peek = measure(n, || match sys::peek(pid, addr) {
-        Ok(w) if w == 0x5a5a_5a5a_5a5a_5a5a => Ok(()),
+        Ok(0x5a5a_5a5a_5a5a_5a5a) => Ok(()),
         Ok(w) => {
             println!("ptracebench: PTRACE_PEEKDATA at {addr:#x} read {w:#x}");
             Err("PTRACE_PEEKDATA read a wrong word")
