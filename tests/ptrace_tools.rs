@@ -9,7 +9,9 @@
 //! putting each process's lines together (the order between processes
 //! depends on scheduling), every run must equal the golden file
 //! tests/ptrace_tools/straced.golden, which was taken from real Linux
-//! (`UPDATE_GOLDEN=1` rewrites it from reflinux's run).
+//! (`UPDATE_GOLDEN=1` rewrites it from reflinux's run). On real Linux,
+//! ministrace's `-f` trace is also compared with Debian's strace's, which
+//! it must equal line for line.
 
 use e2e::{proof_binary, root, run_commands};
 use std::collections::BTreeMap;
@@ -257,5 +259,35 @@ fn normalize_puts_unfinished_calls_back_together() {
          PID2 getpid() = PID2\n\
          PID2 +++ exited with 0 +++\n\
          --- end\n"
+    );
+}
+
+/// On real Linux, Debian's strace 6.1 (`scripts/setup.sh --print-debian`)
+/// and ministrace print the same `-f` trace of straced, line for line
+/// once each process's lines are put together and pids, addresses and CPU
+/// times masked: ministrace's format is strace's.
+#[test]
+fn ministrace_prints_what_debian_strace_prints_on_real_linux() {
+    let files = vec![
+        e2e::setup_path("--print-debian"),
+        e2e::busybox(),
+        proof_binary("ministrace"),
+        proof_binary("straced"),
+        root().join("tests/ptrace_tools/vs_strace.sh"),
+    ];
+    let Some(out) = e2e::reflinux_stdout("2", 120, &files, "busybox sh /bin/vs_strace.sh") else {
+        return;
+    };
+    let text = normalize(&out);
+    let mut parts = text.split("--- -f trace\n").skip(1);
+    let (strace, ministrace) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    assert!(
+        strace.contains("+++ exited with 3 +++"),
+        "strace did not trace straced:\n{out}"
+    );
+    assert_eq!(
+        ministrace,
+        format!("{strace}--- end\n"),
+        "ministrace differs from strace:\n{out}"
     );
 }
