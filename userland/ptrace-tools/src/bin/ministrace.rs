@@ -114,7 +114,11 @@ fn parse(args: &rt::Args) -> Result<Opts, String> {
         }
     }
     if o.prog.is_empty() == o.attach.is_none() {
-        return usage("must have PROG [ARGS] or -p PID, not both");
+        return usage(if o.prog.is_empty() {
+            "must have PROG [ARGS] or -p PID"
+        } else {
+            "-p PID and PROG [ARGS] are mutually exclusive"
+        });
     }
     Ok(o)
 }
@@ -465,8 +469,8 @@ fn start(opts: &Opts) -> Result<i32, String> {
 /// Seizes `pid` and stops it (PTRACE_INTERRUPT) before tracing it.
 fn attach(opts: &Opts, pid: i32) -> Result<i32, String> {
     let why = |what: &str, e: Errno| format!("attach: {what} {pid}: {}", e.message().unwrap_or("Unknown error"));
-    sys::ptrace_ctl(PTRACE_SEIZE, pid, 0, options(opts) as usize).map_err(|e| why("ptrace(PTRACE_SEIZE)", e))?;
-    sys::ptrace_ctl(PTRACE_INTERRUPT, pid, 0, 0).map_err(|e| why("ptrace(PTRACE_INTERRUPT)", e))?;
+    sys::ptrace_ctl(PTRACE_SEIZE, pid, 0, options(opts) as usize).map_err(|e| why("PTRACE_SEIZE", e))?;
+    sys::ptrace_ctl(PTRACE_INTERRUPT, pid, 0, 0).map_err(|e| why("PTRACE_INTERRUPT", e))?;
     eprintln!("ministrace: Process {pid} attached");
     Ok(pid)
 }
