@@ -4,7 +4,8 @@
 //! exiting 0, one killed by its own SIGUSR1 and one by SIGKILL, writes,
 //! maps, uses a pipe, opens a missing file and takes a blocked SIGCHLD) on
 //! this kernel (virt -smp 1 and -smp 4) and on real Linux
-//! (../shared/reflinux), then `ministrace -p` attached to a child of
+//! (../shared/reflinux), `ministrace -f` of a thread (`straced --thread`),
+//! then `ministrace -p` attached to a child of
 //! `straced --attach-loop` (getpid and a 10 ms sleep, 150 times). After masking pids, addresses and CPU times, and
 //! putting each process's lines together (the order between processes
 //! depends on scheduling), every run must equal the golden file

@@ -12,7 +12,8 @@
 //! Only raw system calls, no allocation: each line of the trace is one
 //! call the source shows.
 //!
-//! `straced --attach-loop N` forks a child that calls getpid and sleeps
+//! `straced --thread` starts a thread that writes a line and exits, and
+//! exits 0 once the kernel has cleared the thread's tid. `straced --attach-loop N` forks a child that calls getpid and sleeps
 //! 10 ms, N times, then exits 0, and becomes `ministrace -p CHILD -e
 //! trace=getpid -o /tmp/trace` (a shell's `&` may leave a subshell
 //! between `$!` and the program).
@@ -79,6 +80,52 @@ fn getpid_loop(n: u32) -> ! {
     exit(0)
 }
 
+/// The stack of [`thread`]'s thread.
+static mut THREAD_STACK: [u128; 256] = [0; 256];
+/// The thread's tid until the kernel clears it as the thread exits
+/// (CLONE_CHILD_CLEARTID).
+static THREAD_TID: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(-1);
+
+/// `straced --thread`: a thread (CLONE_VM | CLONE_FS | CLONE_FILES |
+/// CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_CHILD_CLEARTID)
+/// that writes a line and exits 0, while the main thread waits, without
+/// a system call, for the kernel to clear its tid (the thread is then
+/// past its exit), then exits 0.
+fn thread() -> ! {
+    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000 | 0x20_0000;
+    let top = core::ptr::addr_of_mut!(THREAD_STACK) as usize + 256 * 16;
+    let tid = THREAD_TID.as_ptr() as usize;
+    // SAFETY: the thread runs only the asm below on a stack of its own:
+    // a write of a static line, then exit; the kernel clears THREAD_TID.
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            "cbnz x0, 1f",
+            "mov x0, #1",
+            "mov x1, {line}",
+            "mov x2, #7",
+            "mov x8, #64",
+            "svc #0",
+            "mov x0, #0",
+            "mov x8, #93",
+            "svc #0",
+            "1:",
+            line = in(reg) b"thread\n".as_ptr(),
+            in("x8") nr::CLONE,
+            inlateout("x0") FLAGS => _,
+            in("x1") top,
+            in("x2") 0,
+            in("x3") 0,
+            in("x4") tid,
+            options(nostack)
+        )
+    };
+    while THREAD_TID.load(core::sync::atomic::Ordering::Acquire) != 0 {
+        core::hint::spin_loop();
+    }
+    exit(0)
+}
+
 /// `pid` in decimal, in `buf`.
 fn decimal(mut pid: u32, buf: &mut [u8; 10]) -> &[u8] {
     let mut i = buf.len();
@@ -116,6 +163,9 @@ fn attach_loop(n: u32) -> i32 {
 }
 
 fn main(args: rt::Args) -> i32 {
+    if args.get(1) == Some(&b"--thread"[..]) {
+        thread();
+    }
     if args.get(1) == Some(&b"--attach-loop"[..]) {
         let n = args
             .get(2)
