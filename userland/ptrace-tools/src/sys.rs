@@ -4,10 +4,7 @@
 use alloc::vec::Vec;
 use rt::syscall::{check, nr, syscall2, syscall4, syscall6};
 use rt::Errno;
-use uapi::ptrace::{
-    PtraceSyscallInfo, SyscallInfoKind, PTRACE_GET_SYSCALL_INFO, PTRACE_PEEKDATA, PTRACE_SYSCALL_INFO_ENTRY,
-    PTRACE_SYSCALL_INFO_EXIT,
-};
+use uapi::ptrace::{PtraceSyscallInfo, PTRACE_GET_SYSCALL_INFO, PTRACE_PEEKDATA};
 
 /// `__WALL`: wait for every child, clone or not.
 pub const WALL: u32 = 0x4000_0000;
@@ -170,14 +167,3 @@ pub fn now_ns() -> u64 {
     unsafe { syscall2(nr::CLOCK_GETTIME, 1, ts.as_mut_ptr() as usize) };
     (ts[0] as u64).wrapping_mul(1_000_000_000).wrapping_add(ts[1] as u64)
 }
-
-/// Whether an entry or exit stop (`None` for other stops).
-pub fn is_entry(info: &PtraceSyscallInfo) -> Option<bool> {
-    match info.kind {
-        SyscallInfoKind::Entry { .. } => Some(true),
-        SyscallInfoKind::Exit { .. } => Some(false),
-        _ => None,
-    }
-}
-
-const _: () = assert!(PTRACE_SYSCALL_INFO_ENTRY == 1 && PTRACE_SYSCALL_INFO_EXIT == 2);
