@@ -15,13 +15,13 @@ scripts/setup.sh
 # (the kernel with and without the in-kernel tests, for the target).
 echo "== gates: rustfmt, clippy" >&2
 cargo fmt --check
-host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn -p trace-probe -p vdso -p trace-filter -p ring-buffer -p btf -p vma)
+host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn -p trace-probe -p vdso -p trace-filter -p ring-buffer -p btf -p vma -p strace-fmt)
 cargo clippy --quiet --all-targets "${host_crates[@]}" -p e2e -- -D warnings
 for features in "" ktest; do
     cargo clippy --quiet --release -p kernel --target aarch64-unknown-none-softfloat \
         --target-dir "target/${features:-kernel}" ${features:+--features "$features"} -- -D warnings
 done
-cargo clippy --quiet --release -p rt -p init -p sh -p utils -p usertests -p proof -p kprobetests -p ptracetests -p minigdb -- -D warnings
+cargo clippy --quiet --release -p rt -p init -p sh -p utils -p usertests -p proof -p kprobetests -p ptracetests -p minigdb -p ptrace-tools -- -D warnings
 
 echo "== host tests" >&2
 cargo test --quiet "${host_crates[@]}"

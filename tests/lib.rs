@@ -213,11 +213,14 @@ pub fn proof_binary(name: &str) -> PathBuf {
                 "kprobetests",
                 "-p",
                 "ptracetests",
+                "-p",
+                "ptrace-tools",
+                "-p",
+                "minigdb",
             ])
-            .args(["-p", "minigdb"])
             .args(["--target", "aarch64-unknown-none", "--target-dir", "target/user"])
             .status()
-            .expect("cargo build -p proof -p usertests -p kprobetests -p ptracetests");
+            .expect("cargo build the userland test programs");
         assert!(st.success(), "building the test programs failed");
     });
     root().join("target/user/aarch64-unknown-none/release").join(name)
