@@ -27,6 +27,11 @@ use std::process::{Command, ExitCode};
 
 const TARGET: &str = "aarch64-unknown-none-softfloat";
 
+/// The compiler flags that give every kernel function an ftrace patch site
+/// (see `kernel/src/trace/ftrace.rs`), as a TOML array.
+const FTRACE_RUSTFLAGS: &str =
+    r#"["-Zpatchable-function-entry=4,2", "-Zmin-function-alignment=8"]"#;
+
 struct Options {
     test: bool,
     out: Option<PathBuf>,
@@ -122,7 +127,16 @@ fn build(o: &Options) -> Result<PathBuf, String> {
         .arg(&target_dir)
         // Full debug information (types and parameters) for btf.rs; it
         // stays in kernel.elf and costs the image nothing.
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "2");
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "2")
+        // ftrace patch sites, as Linux arm64 with
+        // DYNAMIC_FTRACE_WITH_CALL_OPS: two NOPs before each function (an
+        // 8-byte aligned literal for the site's ftrace_ops) and two at its
+        // entry (`mov x9, x30; bl ftrace_caller` when enabled). LLVM records
+        // every site in `__patchable_function_entries` (see linker.ld);
+        // `#[notrace]` functions are built without them. Added to the
+        // target's rustflags of .cargo/config.toml (arrays are merged).
+        .arg("--config")
+        .arg(format!("target.{TARGET}.rustflags={FTRACE_RUSTFLAGS}"));
     if o.test {
         cargo.args(["--features", "ktest"]);
     }
