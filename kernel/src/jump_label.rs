@@ -17,7 +17,9 @@ pub struct StaticKey {
 impl StaticKey {
     /// A key that starts off (Linux's `STATIC_KEY_FALSE_INIT`).
     pub const fn new_false() -> StaticKey {
-        StaticKey { count: AtomicUsize::new(0) }
+        StaticKey {
+            count: AtomicUsize::new(0),
+        }
     }
 
     /// Whether the key is on (Linux's `static_key_enabled`).

@@ -194,7 +194,9 @@ impl DynFtrace {
     /// The ops using it.
     pub fn users(&self) -> impl Iterator<Item = &'static FtraceOps> {
         let mask = self.users.load(Ordering::Acquire);
-        (0..MAX_OPS).filter(move |s| mask & (1 << s) != 0).filter_map(active_ops)
+        (0..MAX_OPS)
+            .filter(move |s| mask & (1 << s) != 0)
+            .filter_map(active_ops)
     }
 }
 
@@ -273,7 +275,10 @@ pub fn ftrace_init() {
             bad += 1;
             continue;
         };
-        if !is_pristine(func) {
+        // A few compiler-made shims (closure vtable shims) escape
+        // -Zmin-function-alignment: their literal would be unaligned, and
+        // they are nobody's interest; leave them out.
+        if !func.is_multiple_of(8) || !is_pristine(func) {
             bad += 1;
             continue;
         }
@@ -432,7 +437,8 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
                     crate::patching::patch_text_nosync_unchecked(site.literal(), lo)?;
                     crate::patching::patch_text_nosync_unchecked(site.literal() + 4, hi)?;
                 }
-                site.literal_ops.store(ops as *const FtraceOps as usize, Ordering::Release);
+                site.literal_ops
+                    .store(ops as *const FtraceOps as usize, Ordering::Release);
             }
             if let Some(bl) = u.bl {
                 crate::patching::patch_text_nosync(site.ip(), bl)?;

@@ -105,7 +105,11 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
     let irq = aarch64_cpu::registers::DAIF::I;
     let irqs_off = (regs.daif >> irq.shift) & irq.mask != 0;
     let done = super::trace_event_write_entry(global_trace(), TRACE_FN, super::TRACE_ENTRY_SIZE + 16, |e| {
-        e[2] = if irqs_off { e[2] | TRACE_FLAG_IRQS_OFF } else { e[2] & !TRACE_FLAG_IRQS_OFF };
+        e[2] = if irqs_off {
+            e[2] | TRACE_FLAG_IRQS_OFF
+        } else {
+            e[2] & !TRACE_FLAG_IRQS_OFF
+        };
         e[8..16].copy_from_slice(&(ip as u64).to_le_bytes());
         e[16..24].copy_from_slice(&(parent_ip as u64).to_le_bytes());
         true
@@ -158,7 +162,11 @@ enum HashKind {
 
 fn hash_show(kind: HashKind) -> Vec<u8> {
     let h = GLOBAL_OPS.hash();
-    let set = if kind == HashKind::Filter { &h.filter } else { &h.notrace };
+    let set = if kind == HashKind::Filter {
+        &h.filter
+    } else {
+        &h.notrace
+    };
     if set.is_empty() {
         // Linux prints this line only for the filter.
         return if kind == HashKind::Filter {
@@ -186,7 +194,11 @@ fn hash_write(kind: HashKind, buf: &[u8]) -> Result<usize, Errno> {
     let mut h: FtraceHash = GLOBAL_OPS.hash();
     let mut result = Ok(buf.len());
     for word in text.split_ascii_whitespace() {
-        let set = if kind == HashKind::Filter { &mut h.filter } else { &mut h.notrace };
+        let set = if kind == HashKind::Filter {
+            &mut h.filter
+        } else {
+            &mut h.notrace
+        };
         if ftrace::apply_filter_word(set, word).is_err() {
             result = Err(Errno::EINVAL);
             break;
@@ -212,7 +224,10 @@ fn pid_show() -> Vec<u8> {
     if pids.is_empty() {
         return b"no pid\n".to_vec();
     }
-    pids.iter().map(|p| alloc::format!("{p}\n")).collect::<String>().into_bytes()
+    pids.iter()
+        .map(|p| alloc::format!("{p}\n"))
+        .collect::<String>()
+        .into_bytes()
 }
 
 /// Pids to add, whitespace separated; `EINVAL` for anything else (Linux
@@ -299,8 +314,18 @@ pub fn init(root: &Arc<PseudoDir>) {
         }),
         None,
     );
-    root.file("enabled_functions", 0o440, Box::new(|| sites_show(flags::ENABLED)), None);
-    root.file("touched_functions", 0o440, Box::new(|| sites_show(flags::TOUCHED)), None);
+    root.file(
+        "enabled_functions",
+        0o440,
+        Box::new(|| sites_show(flags::ENABLED)),
+        None,
+    );
+    root.file(
+        "touched_functions",
+        0o440,
+        Box::new(|| sites_show(flags::TOUCHED)),
+        None,
+    );
     for (name, kind) in [
         ("set_ftrace_filter", HashKind::Filter),
         ("set_ftrace_notrace", HashKind::Notrace),

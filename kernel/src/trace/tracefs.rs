@@ -279,7 +279,12 @@ fn create(root: &Arc<PseudoDir>) {
 /// buffers, their sizes, `trace`, `trace_pipe`, `trace_marker`,
 /// `tracing_on`, the (nop) tracer and `per_cpu/`.
 fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
-    dir.file("available_tracers", 0o440, Box::new(move || ftrace_function::available_tracers(tr)), None);
+    dir.file(
+        "available_tracers",
+        0o440,
+        Box::new(move || ftrace_function::available_tracers(tr)),
+        None,
+    );
     dir.file(
         "buffer_size_kb",
         0o640,

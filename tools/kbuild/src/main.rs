@@ -29,8 +29,7 @@ const TARGET: &str = "aarch64-unknown-none-softfloat";
 
 /// The compiler flags that give every kernel function an ftrace patch site
 /// (see `kernel/src/trace/ftrace.rs`), as a TOML array.
-const FTRACE_RUSTFLAGS: &str =
-    r#"["-Zpatchable-function-entry=4,2", "-Zmin-function-alignment=8"]"#;
+const FTRACE_RUSTFLAGS: &str = r#"["-Zpatchable-function-entry=4,2", "-Zmin-function-alignment=8"]"#;
 
 struct Options {
     test: bool,
