@@ -67,17 +67,20 @@ pub fn available_tracers(tr: &TraceArray) -> Vec<u8> {
 pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Errno> {
     let global = core::ptr::eq(tr, global_trace());
     let _g = TRACER_LOCK.lock();
+    // Linux's tracing_set_tracer: the same tracer again changes nothing;
+    // any switch empties the buffer (tracer_init) once the old tracer
+    // is stopped.
     match name {
         "nop" => {
             if global && FUNCTION_ON.swap(false, Ordering::AcqRel) {
                 ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
+                tr.reset(None);
             }
             tr.update_buffers()
         }
         "function" if global => {
             tr.update_buffers()?;
             if !FUNCTION_ON.load(Ordering::Acquire) {
-                // Linux resets the buffer when a tracer starts.
                 tr.reset(None);
                 ftrace::register_ftrace_function(&GLOBAL_OPS)?;
                 FUNCTION_ON.store(true, Ordering::Release);
@@ -168,11 +171,10 @@ fn hash_show(kind: HashKind) -> Vec<u8> {
         &h.notrace
     };
     if set.is_empty() {
-        // Linux prints this line only for the filter.
         return if kind == HashKind::Filter {
             b"#### all functions enabled ####\n".to_vec()
         } else {
-            Vec::new()
+            b"#### no functions disabled ####\n".to_vec()
         };
     }
     let sites = ftrace::sites();
