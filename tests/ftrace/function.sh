@@ -29,9 +29,11 @@ echo "== function"
 $bb ln -s /bin/busybox /tmp/cat
 echo function > current_tracer
 cat current_tracer
-/tmp/cat /proc/version > /dev/null
-$bb grep -v '^#' trace | $bb grep '^ *cat-' | mask
 $bb sort enabled_functions | mask
+/tmp/cat /proc/version > /dev/null
+# Reading `trace` while vfs_read is traced would feed it its own reads.
+echo '!vfs_read' >> set_ftrace_filter
+$bb grep -v '^#' trace | $bb grep '^ *cat-' | mask
 echo nop > current_tracer
 echo "== a tracer switch clears the buffer"
 $bb grep -c -v '^#' trace
