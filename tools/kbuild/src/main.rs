@@ -10,6 +10,15 @@
 //! 5. write `kernel.elf` and the flat `kernel8.img` that QEMU's `-kernel`
 //!    and the Pi firmware load.
 //!
+//! The kernel is compiled (flags in .cargo/config.toml, so that clippy
+//! and this build share their artefacts) with ftrace patch sites, as Linux
+//! arm64 with DYNAMIC_FTRACE_WITH_CALL_OPS: two NOPs before each function
+//! (an 8-byte aligned literal for the site's ftrace_ops) and two at its
+//! entry (`mov x9, x30; bl ftrace_caller` when traced). LLVM records every
+//! site in `__patchable_function_entries`, which linker.ld gathers between
+//! `__start_mcount_loc` and `__stop_mcount_loc`; `#[notrace]` functions
+//! are built without one.
+//!
 //! Usage: `kbuild [--test] [--out DIR]`. `--test` builds the in-kernel test
 //! kernel (feature `ktest`). Prints the image path on stdout.
 //!
@@ -26,10 +35,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const TARGET: &str = "aarch64-unknown-none-softfloat";
-
-/// The compiler flags that give every kernel function an ftrace patch site
-/// (see `kernel/src/trace/ftrace.rs`), as a TOML array.
-const FTRACE_RUSTFLAGS: &str = r#"["-Zpatchable-function-entry=4,2", "-Zmin-function-alignment=8"]"#;
 
 struct Options {
     test: bool,
@@ -126,16 +131,7 @@ fn build(o: &Options) -> Result<PathBuf, String> {
         .arg(&target_dir)
         // Full debug information (types and parameters) for btf.rs; it
         // stays in kernel.elf and costs the image nothing.
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "2")
-        // ftrace patch sites, as Linux arm64 with
-        // DYNAMIC_FTRACE_WITH_CALL_OPS: two NOPs before each function (an
-        // 8-byte aligned literal for the site's ftrace_ops) and two at its
-        // entry (`mov x9, x30; bl ftrace_caller` when enabled). LLVM records
-        // every site in `__patchable_function_entries` (see linker.ld);
-        // `#[notrace]` functions are built without them. Added to the
-        // target's rustflags of .cargo/config.toml (arrays are merged).
-        .arg("--config")
-        .arg(format!("target.{TARGET}.rustflags={FTRACE_RUSTFLAGS}"));
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "2");
     if o.test {
         cargo.args(["--features", "ktest"]);
     }
