@@ -66,7 +66,7 @@ impl FtraceRegs {
 /// Bytes of the frame `ftrace_caller` builds: the registers and two frame
 /// records (the call site's and its own), keeping sp 16-byte aligned.
 const FREGS_SIZE: usize = size_of::<FtraceRegs>();
-const _: () = assert!(FREGS_SIZE % 16 == 0);
+const _: () = assert!(FREGS_SIZE.is_multiple_of(16));
 
 core::arch::global_asm!(
     ".section .text",
