@@ -67,6 +67,10 @@ fn sites_table_holds_every_traceable_function_once() {
         );
         assert_eq!(ftrace::ftrace_location(f + 8), None);
     }
+    // A site's `bl` is ftrace's: kprobes refuse it, as Linux arm64 does.
+    let f = ktest_ftrace_target as *const () as usize;
+    let kp = Arc::new(crate::kprobes::Kprobe::at(f + FTRACE_BL_OFFSET));
+    assert_eq!(crate::kprobes::register_kprobe(&kp), Err(Errno::EINVAL));
     // `#[notrace]` functions are built without a site at all (those
     // marked by `nokprobe_symbol!` or by module keep an unused one).
     let recorded: BTreeSet<usize> = ftrace::recorded_sites()
@@ -270,14 +274,17 @@ fn function_tracer_on_every_function_on_all_cpus_neither_hangs_nor_leaves_text()
         }),
         false,
     );
-    let t0 = crate::printk::uptime_ns();
-    let mut cycles = 0;
-    while crate::printk::uptime_ns() - t0 < 1_000_000_000 {
+    // Tracer switches (each a stop_machine over every site) while the
+    // other CPUs run traced code.
+    let (mut cycles, mut written) = (0, 0);
+    while cycles < 4 {
         write("current_tracer", "function").unwrap();
-        let until = crate::printk::uptime_ns() + 50_000_000;
+        let until = crate::printk::uptime_ns() + 20_000_000;
         while crate::printk::uptime_ns() < until {
             call_target(2, 3);
         }
+        // Counted before the switch, which empties the buffer.
+        written += super::global_trace().total_entries().1;
         write("current_tracer", "nop").unwrap();
         cycles += 1;
     }
@@ -285,8 +292,7 @@ fn function_tracer_on_every_function_on_all_cpus_neither_hangs_nor_leaves_text()
     while done.load(Ordering::Acquire) < workers.len() {
         core::hint::spin_loop();
     }
-    let (_, written) = super::global_trace().total_entries();
-    assert!(written > 0 && cycles > 1, "{written} entries in {cycles} cycles");
+    assert!(written > 0, "no entries in {cycles} cycles");
     assert!(site_words() == before, "text not restored exactly");
     write("trace", "").unwrap();
 }
