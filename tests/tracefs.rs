@@ -38,7 +38,7 @@ fn tracefs_is_one_tree_at_three_paths_with_a_buffer_per_cpu() {
         busybox sed -n 3p /tracing/trace; \
         busybox tail -1 /sys/kernel/tracing/trace | busybox sed -e 's/.*: //'; \
         cat /tracing/available_tracers /tracing/trace_clock; \
-        echo function 2>/dev/null > /tracing/current_tracer || echo refused";
+        echo nosuch 2>/dev/null > /tracing/current_tracer || echo refused";
     let (out, code) = run_commands(&["--smp", "4"], &[busybox()], cmds, 60);
     assert_eq!(code, 0, "{out}");
     assert_eq!(
@@ -48,7 +48,7 @@ fn tracefs_is_one_tree_at_three_paths_with_a_buffer_per_cpu() {
          cpu0\ncpu1\ncpu2\ncpu3\n\
          # entries-in-buffer/entries-written: 1/1   #P:4\n\
          smp\n\
-         nop\n\
+         function nop\n\
          [local] global counter uptime perf mono mono_raw boot\n\
          refused\n"
     );

@@ -182,6 +182,8 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
         arch::timer::frequency() / 1_000_000,
         arch::timer::frequency() / 10_000 % 100
     );
+    // Before any other CPU or task runs (see ftrace_init).
+    crate::trace::ftrace::ftrace_init();
     arch::cpu::local_irq_enable();
 
     crate::pr_info!("smp: Bringing up secondary CPUs ...");

@@ -5,6 +5,8 @@
 //! need it (the frame allocator, the heap, MMIO drivers, the test
 //! harness); hardware access goes through the `arch` crate.
 #![no_std]
+// `#[notrace]` builds its function without an ftrace patch site.
+#![feature(patchable_function_entry)]
 #![deny(unsafe_code)]
 
 extern crate alloc;

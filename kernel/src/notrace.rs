@@ -109,6 +109,7 @@ pub const ASM_SYMBOLS: &[&str] = &[
     "fpsimd_save_state",
     "fpsimd_load_state",
     "kretprobe_trampoline",
+    "ftrace_caller",
     "memcpy",
     "memmove",
     "memset",

@@ -16,6 +16,7 @@ pub mod cpufeature;
 pub mod debug_monitors;
 pub mod entry;
 pub mod esr;
+pub mod ftrace;
 pub mod gic;
 pub mod hw_breakpoint;
 pub mod jump_label;

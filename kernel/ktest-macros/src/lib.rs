@@ -38,8 +38,9 @@ pub fn kernel_test(attr: TokenStream, item: TokenStream) -> TokenStream {
     out
 }
 
-/// Marks the annotated free function as notrace: kprobes refuse it and the
-/// function tracer will leave it alone.
+/// Marks the annotated free function as notrace: kprobes refuse it, and it
+/// is built without an ftrace patch site (the crate using it needs
+/// `#![feature(patchable_function_entry)]`).
 #[proc_macro_attribute]
 pub fn notrace(attr: TokenStream, item: TokenStream) -> TokenStream {
     if !attr.is_empty() {
@@ -58,7 +59,10 @@ pub fn notrace(attr: TokenStream, item: TokenStream) -> TokenStream {
     )
     .parse()
     .expect("notrace mark tokens");
-    let mut out = item;
+    let mut out: TokenStream = "#[patchable_function_entry(prefix_nops = 0, entry_nops = 0)]"
+        .parse()
+        .expect("patchable_function_entry tokens");
+    out.extend(item);
     out.extend(mark);
     out
 }

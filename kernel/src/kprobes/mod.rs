@@ -301,6 +301,11 @@ fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
     if crate::jump_label::jump_label_text_reserved(addr, addr) {
         return Err(Errno::EINVAL);
     }
+    // The `bl` of an ftrace site is ftrace's to patch (Linux arm64, without
+    // KPROBES_ON_FTRACE, refuses it the same way).
+    if crate::trace::ftrace::ftrace_location(addr) == Some(addr) {
+        return Err(Errno::EINVAL);
+    }
     Ok(addr)
 }
 

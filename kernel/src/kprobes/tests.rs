@@ -139,25 +139,26 @@ fn bad_probe_addresses_are_refused() {
 
 #[kernel_test]
 fn debugfs_list_shows_probes_in_linux_format() {
-    let kp = Arc::new(Kprobe::symbol("ktest_kprobe_target", 4));
+    // Past the ftrace site (+0x4 is its `bl`, which kprobes refuse).
+    let kp = Arc::new(Kprobe::symbol("ktest_kprobe_target", 8));
     register_kprobe(&kp).unwrap();
     let rp = Arc::new(Kretprobe::symbol("ktest_kprobe_target").handler(|_, _| 0));
     register_kretprobe(&rp).unwrap();
     disable_kprobe(&kp).unwrap();
     let text = alloc::string::String::from_utf8(super::debugfs::list()).unwrap();
     let base = crate::kallsyms::lookup_name("ktest_kprobe_target").unwrap();
-    let k = alloc::format!("{:016x}  k  ktest_kprobe_target+0x4    [DISABLED]\n", base + 4);
+    let k = alloc::format!("{:016x}  k  ktest_kprobe_target+0x8    [DISABLED]\n", base + 8);
     let r = alloc::format!("{base:016x}  r  ktest_kprobe_target+0x0    \n");
     assert!(text.contains(&k), "{text}");
     assert!(text.contains(&r), "{text}");
     // Disabled: the instruction is back.
     assert_ne!(
-        crate::patching::read_insn(base + 4),
+        crate::patching::read_insn(base + 8),
         Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
     );
     enable_kprobe(&kp).unwrap();
     assert_eq!(
-        crate::patching::read_insn(base + 4),
+        crate::patching::read_insn(base + 8),
         Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
     );
     // enabled = 0 disarms everything, 1 re-arms.

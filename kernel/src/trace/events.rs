@@ -430,6 +430,12 @@ pub(super) fn register_internal_events() {
     }
 }
 
+/// Registers an internal event of Linux's fixed type `id` (as
+/// `ftrace/function`).
+pub(super) fn register_internal_event(def: TraceEventDef, id: u16) -> Result<Arc<TraceEvent>, Errno> {
+    register_with_id(def, Some(id))
+}
+
 /// `ftrace/print` output: `%ps: %s` of the caller's address and the text.
 fn print_print(out: &mut String, rec: &EventRecord<'_>) {
     let ip = rec

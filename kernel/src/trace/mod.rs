@@ -18,6 +18,8 @@ pub mod cmdlines;
 pub mod error_log;
 pub mod event_filter;
 pub mod events;
+pub mod ftrace;
+pub mod ftrace_function;
 pub mod options;
 pub mod output;
 pub mod readers;
@@ -27,6 +29,8 @@ pub mod trigger;
 
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
+#[cfg(feature = "ktest")]
+mod ftrace_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;
 #[cfg(feature = "ktest")]

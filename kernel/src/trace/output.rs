@@ -14,7 +14,7 @@ use core::fmt::Write;
 /// column lines (those of irq-info when it is set).
 pub fn trace_header(tr: &TraceArray) -> String {
     let flags = options::trace_flags();
-    let mut s = String::from("# tracer: nop\n#\n");
+    let mut s = format!("# tracer: {}\n#\n", super::ftrace_function::current_tracer(tr));
     if flags & CONTEXT_INFO == 0 {
         return s;
     }

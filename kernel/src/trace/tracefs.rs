@@ -4,7 +4,7 @@
 
 use super::readers::{TraceFile, TracePipe, TracePipeRaw};
 use super::TraceArray;
-use super::{clock, cmdlines, error_log, events, global_trace, options, output, tracing_cpus};
+use super::{clock, cmdlines, error_log, events, ftrace_function, global_trace, options, output, tracing_cpus};
 use crate::fs::pseudo::{PseudoDir, PseudoFs};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -191,6 +191,7 @@ fn create(root: &Arc<PseudoDir>) {
     super::event_filter::init();
     events::register_internal_events();
     super::trace_kprobe::init(root);
+    super::ftrace_function::init(root);
 
     let opts = root.dir_mode("options", 0o750);
     for o in &options::TRACE_OPTIONS {
@@ -278,7 +279,12 @@ fn create(root: &Arc<PseudoDir>) {
 /// buffers, their sizes, `trace`, `trace_pipe`, `trace_marker`,
 /// `tracing_on`, the (nop) tracer and `per_cpu/`.
 fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
-    dir.file("available_tracers", 0o440, Box::new(|| b"nop\n".to_vec()), None);
+    dir.file(
+        "available_tracers",
+        0o440,
+        Box::new(move || ftrace_function::available_tracers(tr)),
+        None,
+    );
     dir.file(
         "buffer_size_kb",
         0o640,
@@ -302,13 +308,10 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
     dir.file(
         "current_tracer",
         0o640,
-        Box::new(|| b"nop\n".to_vec()),
-        Some(Box::new(move |buf| match cmd_str(buf)? {
-            "nop" => {
-                tr.update_buffers()?;
-                Ok(buf.len())
-            }
-            _ => Err(Errno::EINVAL),
+        Box::new(move || format!("{}\n", ftrace_function::current_tracer(tr)).into_bytes()),
+        Some(Box::new(move |buf| {
+            ftrace_function::set_current_tracer(tr, cmd_str(buf)?)?;
+            Ok(buf.len())
         })),
     );
     let per_cpu = dir.dir_mode("per_cpu", 0o750);

@@ -22,6 +22,9 @@ use object::{elf, Architecture, BinaryFormat, Endianness, Object, ObjectSection,
 
 use crate::symbols::FuncSym;
 
+/// Bytes of the ftrace patch site at each function's entry (two NOPs).
+const FTRACE_ENTRY_BYTES: u64 = 8;
+
 /// How many `->` levels the embedded table describes.
 pub const MAX_PTR_DEPTH: u8 = 3;
 
@@ -422,7 +425,10 @@ impl<'a> Extractor<'a> {
             let mut found = None;
             if let Some(mut list) = self.dwarf.attr_locations(unit, v).map_err(err)? {
                 while let Some(l) = list.next().map_err(err)? {
-                    if l.range.begin == low_pc {
+                    // The entry's location: at low_pc, or just after the
+                    // ftrace patch site's two entry NOPs, which change no
+                    // register (tools/kbuild gives every function one).
+                    if l.range.begin == low_pc || l.range.begin == low_pc + FTRACE_ENTRY_BYTES {
                         found = Some(l.data);
                         break;
                     }

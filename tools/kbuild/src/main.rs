@@ -10,6 +10,15 @@
 //! 5. write `kernel.elf` and the flat `kernel8.img` that QEMU's `-kernel`
 //!    and the Pi firmware load.
 //!
+//! The kernel is compiled (flags in .cargo/config.toml, so that clippy
+//! and this build share their artefacts) with ftrace patch sites, as Linux
+//! arm64 with DYNAMIC_FTRACE_WITH_CALL_OPS: two NOPs before each function
+//! (an 8-byte aligned literal for the site's ftrace_ops) and two at its
+//! entry (`mov x9, x30; bl ftrace_caller` when traced). LLVM records every
+//! site in `__patchable_function_entries`, which linker.ld gathers between
+//! `__start_mcount_loc` and `__stop_mcount_loc`; `#[notrace]` functions
+//! are built without one.
+//!
 //! Usage: `kbuild [--test] [--out DIR]`. `--test` builds the in-kernel test
 //! kernel (feature `ktest`). Prints the image path on stdout.
 //!

@@ -1,0 +1,143 @@
+//! The ftrace call site and trampoline (Linux's arch/arm64/kernel/ftrace.c
+//! and entry-ftrace.S, with DYNAMIC_FTRACE_WITH_ARGS and _WITH_CALL_OPS).
+//!
+//! tools/kbuild compiles the kernel with `-Zpatchable-function-entry=4,2`
+//! and 8-byte function alignment, so each traceable function looks like
+//!
+//! ```text
+//! func - 8:  nop          \ the site's ops literal: a pointer to the
+//! func - 4:  nop          / FtraceOps whose `func` the trampoline calls
+//! func + 0:  nop          -> mov x9, x30      (at boot, for good)
+//! func + 4:  nop          -> bl ftrace_caller (while traced)
+//! ```
+//!
+//! The literal is data, never executed (the code before it ends in a
+//! return or branch). Once `mov x9, x30` is in place, turning a site on
+//! and off is a NOP<->BL swap, which the architecture allows on live code.
+//!
+//! `ftrace_caller` runs with interrupts masked from its first instruction
+//! until it returns into the function: the kernel side relies on that to
+//! know that no CPU is between loading a site's literal and leaving the
+//! ops it names once a `stop_machine` has completed.
+
+use core::mem::{offset_of, size_of};
+
+/// Bytes before a function's entry holding the ops literal.
+pub const FTRACE_PREFIX_BYTES: usize = 8;
+/// Bytes of the patch site at a function's entry (`mov x9, x30; bl`).
+pub const FTRACE_ENTRY_BYTES: usize = 8;
+/// Offset of the site's `bl` from the function's entry (Linux's `rec->ip`
+/// is this instruction).
+pub const FTRACE_BL_OFFSET: usize = 4;
+
+/// The registers of a traced function at its entry, as the trampoline
+/// saved them (Linux's `struct __arch_ftrace_regs`): what a tracer may read
+/// (the arguments, the return address) and change (`lr` to hook the
+/// return, `pc` to divert the call).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FtraceRegs {
+    /// x0..x8: the arguments and the indirect result register.
+    pub regs: [u64; 9],
+    /// DAIF of the traced function (restored on the way back).
+    pub daif: u64,
+    /// x29 at the call.
+    pub fp: u64,
+    /// x30 at the call: the traced function's return address (the parent).
+    pub lr: u64,
+    /// sp at the call.
+    pub sp: u64,
+    /// Where the trampoline returns: the instruction after the site's `bl`.
+    pub pc: u64,
+}
+
+impl FtraceRegs {
+    /// Argument `n` (x0..x7), as Linux's `ftrace_regs_get_argument`.
+    pub fn argument(&self, n: usize) -> Option<u64> {
+        (n < 8).then(|| self.regs[n])
+    }
+
+    /// The traced function's return address.
+    pub fn return_address(&self) -> u64 {
+        self.lr
+    }
+}
+
+/// Bytes of the frame `ftrace_caller` builds: the registers and two frame
+/// records (the call site's and its own), keeping sp 16-byte aligned.
+const FREGS_SIZE: usize = size_of::<FtraceRegs>();
+const _: () = assert!(FREGS_SIZE.is_multiple_of(16));
+
+core::arch::global_asm!(
+    ".section .text",
+    ".global ftrace_caller",
+    ".type ftrace_caller, %function",
+    ".balign 8",
+    "ftrace_caller:",
+    // Interrupts off first: from the literal load to the return no
+    // stop_machine may pass this CPU (see the module comment).
+    "mrs x10, daif",
+    "msr daifset, #3",
+    // x30 = func + 8 (8-aligned), the literal is at func - 8.
+    "ldr x11, [x30, #-16]",
+    "mov x12, sp",
+    "sub sp, sp, #({fregs} + 32)",
+    "stp x0, x1, [sp, #{x0} + 0]",
+    "stp x2, x3, [sp, #{x0} + 16]",
+    "stp x4, x5, [sp, #{x0} + 32]",
+    "stp x6, x7, [sp, #{x0} + 48]",
+    "str x8, [sp, #{x0} + 64]",
+    "str x10, [sp, #{daif}]",
+    "str x29, [sp, #{fp}]",
+    "str x9, [sp, #{lr}]",
+    "str x12, [sp, #{sp}]",
+    "str x30, [sp, #{pc}]",
+    // Frame records: the call site's (its caller is in x9), then ours, so
+    // that backtraces from a tracer show the traced function and its
+    // parent.
+    "stp x29, x9, [sp, #{fregs} + 16]",
+    "add x29, sp, #{fregs} + 16",
+    "stp x29, x30, [sp, #{fregs}]",
+    "add x29, sp, #{fregs}",
+    "sub x0, x30, #4",
+    "mov x1, x9",
+    "mov x2, x11",
+    "mov x3, sp",
+    // The ops' first field is its handler: (ip, parent_ip, ops, regs).
+    "ldr x4, [x11]",
+    "blr x4",
+    // x19..x28 are preserved by the callee; x0..x8, x29, x30 and the
+    // return pc come from the frame, which a tracer may have changed.
+    "ldp x0, x1, [sp, #{x0} + 0]",
+    "ldp x2, x3, [sp, #{x0} + 16]",
+    "ldp x4, x5, [sp, #{x0} + 32]",
+    "ldp x6, x7, [sp, #{x0} + 48]",
+    "ldr x8, [sp, #{x0} + 64]",
+    "ldr x29, [sp, #{fp}]",
+    "ldr x30, [sp, #{lr}]",
+    "ldr x9, [sp, #{pc}]",
+    "ldr x10, [sp, #{daif}]",
+    "add sp, sp, #({fregs} + 32)",
+    "msr daif, x10",
+    "ret x9",
+    ".size ftrace_caller, . - ftrace_caller",
+    fregs = const FREGS_SIZE,
+    x0 = const offset_of!(FtraceRegs, regs),
+    daif = const offset_of!(FtraceRegs, daif),
+    fp = const offset_of!(FtraceRegs, fp),
+    lr = const offset_of!(FtraceRegs, lr),
+    sp = const offset_of!(FtraceRegs, sp),
+    pc = const offset_of!(FtraceRegs, pc),
+);
+
+/// The address of `ftrace_caller`.
+pub fn ftrace_caller_addr() -> usize {
+    extern "C" {
+        fn ftrace_caller();
+    }
+    ftrace_caller as *const () as usize
+}
+
+/// `mov x9, x30` (ORR x9, xzr, x30), the first instruction of an
+/// initialised site.
+pub const MOV_X9_X30: u32 = 0xaa1e_03e9;

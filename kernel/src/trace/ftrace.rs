@@ -1,0 +1,537 @@
+//! ftrace: the patch site of every traceable function and the ops that
+//! use them (Linux's kernel/trace/ftrace.c with arm64's
+//! DYNAMIC_FTRACE_WITH_CALL_OPS; the site layout and the trampoline are in
+//! `arch::ftrace`).
+//!
+//! The build records each site in `__patchable_function_entries`. At boot,
+//! before the other CPUs start, [`ftrace_init`] keeps the sites of
+//! traceable functions (not notrace, see `crate::notrace`) and writes each
+//! one's "initialised NOP" state: `mov x9, x30` at the entry and the
+//! address of [`FTRACE_NOP_OPS`] in its literal. From then on a site is
+//! switched with NOP<->BL only, and its literal names the one ops using it,
+//! or [`FTRACE_LIST_OPS`] when several do.
+//!
+//! Every change to the sites, their literals and the table of registered
+//! ops ([`ACTIVE`]) happens inside one `stop_machine`. The trampoline runs
+//! with interrupts masked from its first instruction, so once a
+//! `stop_machine` is over no CPU is still running, or about to run, an ops
+//! it removed; ops are `'static` anyway. Callbacks run with interrupts
+//! masked, behind a per-CPU recursion bit (Linux's `trace_recursion`), so
+//! a traced function called by a tracer is simply not traced again.
+
+#![allow(unsafe_code)] // the site table and the literal and entry writes, each with its SAFETY
+
+use crate::errno::Errno;
+use crate::percpu::{PerCpu, NR_CPUS};
+use alloc::collections::BTreeSet;
+use alloc::vec::Vec;
+use arch::ftrace::{FtraceRegs, FTRACE_BL_OFFSET, FTRACE_PREFIX_BYTES, MOV_X9_X30};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// A tracer's callback: `(ops, ip, parent_ip, regs)`, where `ip` is the
+/// site's `bl` in the traced function and `parent_ip` its return address.
+/// Called with interrupts masked, never recursively on one CPU.
+pub type FtraceCallback = fn(&FtraceOps, usize, usize, &mut FtraceRegs);
+
+/// What the trampoline calls through a site's literal.
+type FtraceFunc = extern "C" fn(usize, usize, &FtraceOps, &mut FtraceRegs);
+
+/// A user of function entries (Linux's `struct ftrace_ops`): a callback
+/// and the functions it wants, as a filter (empty: all) minus a notrace
+/// set. Ops are `'static` (statics, or leaked), as a site's literal may
+/// name them at any time.
+#[repr(C)]
+pub struct FtraceOps {
+    /// What `ftrace_caller` calls: must stay the first field.
+    func: FtraceFunc,
+    callback: FtraceCallback,
+    /// Its name in `enabled_functions`.
+    name: &'static str,
+    hash: spin::Mutex<FtraceHash>,
+    /// Hits dropped because the CPU was already inside a callback.
+    nmissed: AtomicU64,
+    /// Its index in [`ACTIVE`] while registered, else `usize::MAX`.
+    slot: AtomicUsize,
+}
+
+/// The functions an ops traces, by site index.
+#[derive(Clone, Default)]
+pub struct FtraceHash {
+    /// Empty: every function.
+    pub filter: BTreeSet<u32>,
+    /// Never these.
+    pub notrace: BTreeSet<u32>,
+}
+
+impl FtraceHash {
+    fn matches(&self, site: u32) -> bool {
+        (self.filter.is_empty() || self.filter.contains(&site)) && !self.notrace.contains(&site)
+    }
+}
+
+impl FtraceOps {
+    /// An ops calling `callback` for every function until filtered.
+    pub const fn new(name: &'static str, callback: FtraceCallback) -> FtraceOps {
+        FtraceOps {
+            func: ftrace_ops_assist_func,
+            callback,
+            name,
+            hash: spin::Mutex::new(FtraceHash {
+                filter: BTreeSet::new(),
+                notrace: BTreeSet::new(),
+            }),
+            nmissed: AtomicU64::new(0),
+            slot: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    const fn with_func(name: &'static str, func: FtraceFunc) -> FtraceOps {
+        let mut ops = FtraceOps::new(name, ftrace_stub);
+        ops.func = func;
+        ops
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Hits dropped by the recursion guard.
+    pub fn nmissed(&self) -> u64 {
+        self.nmissed.load(Ordering::Relaxed)
+    }
+
+    /// Whether it is registered.
+    pub fn is_registered(&self) -> bool {
+        self.slot.load(Ordering::Acquire) != usize::MAX
+    }
+
+    /// A copy of its filter and notrace sets.
+    pub fn hash(&self) -> FtraceHash {
+        self.hash.lock().clone()
+    }
+
+    /// The callback's address (for `enabled_functions`).
+    pub fn callback_addr(&self) -> usize {
+        self.callback as usize
+    }
+
+    /// Replaces its filter and notrace sets and, if it is registered,
+    /// repatches the sites whose users changed.
+    pub fn set_hash(&'static self, hash: FtraceHash) -> Result<(), Errno> {
+        let mut reg = FTRACE_LOCK.lock();
+        *self.hash.lock() = hash;
+        if self.is_registered() {
+            ftrace_update(&mut reg)?;
+        }
+        Ok(())
+    }
+}
+
+fn ftrace_stub(_: &FtraceOps, _: usize, _: usize, _: &mut FtraceRegs) {}
+
+/// The literal of a site nobody uses (Linux's `ftrace_nop_ops`): a CPU
+/// that took the `bl` just before the site was turned off lands here.
+pub static FTRACE_NOP_OPS: FtraceOps = FtraceOps::with_func("ftrace_nop_ops", ftrace_ops_nop_func);
+
+/// The literal of a site several ops use (Linux's `ftrace_list_ops`).
+pub static FTRACE_LIST_OPS: FtraceOps = FtraceOps::with_func("ftrace_list_ops", ftrace_ops_list_func);
+
+/// Most ops registered at once (a site's users are a bit mask of slots).
+pub const MAX_OPS: usize = 64;
+
+/// The registered ops by slot, read by [`ftrace_ops_list_func`] without a
+/// lock; written only inside `stop_machine`.
+static ACTIVE: [AtomicPtr<FtraceOps>; MAX_OPS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_OPS];
+
+/// Per-CPU "inside a callback" bit.
+static RECURSION: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+
+/// Site flags (Linux's `FTRACE_FL_*`).
+pub mod flags {
+    /// The `bl` is in place.
+    pub const ENABLED: u32 = 1 << 0;
+    /// Its literal names one ops (`O` in `enabled_functions`).
+    pub const CALL_OPS: u32 = 1 << 1;
+    /// It was enabled at least once (`touched_functions`).
+    pub const TOUCHED: u32 = 1 << 2;
+}
+
+/// One patch site (Linux's `struct dyn_ftrace`).
+pub struct DynFtrace {
+    /// The function's entry (`mov x9, x30`).
+    pub func: usize,
+    /// Its kallsyms name.
+    pub name: &'static str,
+    flags: AtomicU32,
+    /// Which [`ACTIVE`] slots use it.
+    users: AtomicU64,
+    /// The ops its literal names now.
+    literal_ops: AtomicUsize,
+}
+
+impl DynFtrace {
+    /// Linux's `rec->ip`: the site's `bl`.
+    pub fn ip(&self) -> usize {
+        self.func + FTRACE_BL_OFFSET
+    }
+
+    /// The literal's address.
+    fn literal(&self) -> usize {
+        self.func - FTRACE_PREFIX_BYTES
+    }
+
+    /// Its [`flags`].
+    pub fn flags(&self) -> u32 {
+        self.flags.load(Ordering::Acquire)
+    }
+
+    /// How many ops use it.
+    pub fn ref_count(&self) -> u32 {
+        self.users.load(Ordering::Acquire).count_ones()
+    }
+
+    /// The ops using it.
+    pub fn users(&self) -> impl Iterator<Item = &'static FtraceOps> {
+        let mask = self.users.load(Ordering::Acquire);
+        (0..MAX_OPS)
+            .filter(move |s| mask & (1 << s) != 0)
+            .filter_map(active_ops)
+    }
+}
+
+static SITES: spin::Once<Vec<DynFtrace>> = spin::Once::new();
+
+/// Serialises registrations, filter changes and site updates.
+static FTRACE_LOCK: spin::Mutex<Registry> = spin::Mutex::new(Registry { ops: [None; MAX_OPS] });
+
+struct Registry {
+    ops: [Option<&'static FtraceOps>; MAX_OPS],
+}
+
+/// The traceable functions' sites, by address (empty before
+/// [`ftrace_init`]).
+pub fn sites() -> &'static [DynFtrace] {
+    SITES.get().map_or(&[], Vec::as_slice)
+}
+
+/// The site of the function whose entry is `func`.
+pub fn site_index(func: usize) -> Option<u32> {
+    sites().binary_search_by_key(&func, |s| s.func).ok().map(|i| i as u32)
+}
+
+/// Linux's `ftrace_location`: the `bl` of the site of the function
+/// containing `addr` if `addr` is that `bl`, or that function's start.
+pub fn ftrace_location(addr: usize) -> Option<usize> {
+    let i = match sites().binary_search_by_key(&addr, |s| s.func) {
+        Ok(i) => i,
+        Err(i) => i.checked_sub(1)?,
+    };
+    let s = sites().get(i)?;
+    (addr == s.func || addr == s.ip()).then(|| s.ip())
+}
+
+fn active_ops(slot: usize) -> Option<&'static FtraceOps> {
+    let p = ACTIVE.get(slot)?.load(Ordering::Acquire);
+    // SAFETY: non-null ACTIVE entries are made from `&'static FtraceOps`
+    // in `ftrace_update`, so they point to an ops that lives forever.
+    unsafe { p.as_ref() }
+}
+
+// `site`, from `__start_mcount_loc` to `__stop_mcount_loc`, one address
+// per function compiled with patchable entries.
+// SAFETY: the link script gathers the `__patchable_function_entries`
+// sections, which LLVM fills with one 64-bit address each, between these
+// two symbols, in read-only data.
+arch::linker_table!(
+    /// The compiler's record of patch sites (their literal's address).
+    fn mcount_loc() -> [u64] = __start_mcount_loc..__stop_mcount_loc
+);
+
+/// Every site the compiler recorded, traceable or not.
+pub fn recorded_sites() -> &'static [u64] {
+    mcount_loc()
+}
+
+/// Whether the site's four words are the compiler's NOPs.
+fn is_pristine(func: usize) -> bool {
+    let nop = insn::encode::nop();
+    (0..4).all(|k| crate::patching::read_insn(func - FTRACE_PREFIX_BYTES + 4 * k) == Some(nop))
+}
+
+/// Finds the traceable sites and puts each in the initialised NOP state,
+/// in one `stop_machine`. Must run before the other CPUs and the scheduler
+/// start: a task stopped between a site's two NOPs would otherwise reach
+/// the `bl` later without having run `mov x9, x30`.
+pub fn ftrace_init() {
+    let mut sites: Vec<DynFtrace> = Vec::new();
+    let mut bad = 0;
+    for &loc in mcount_loc() {
+        let func = loc as usize + FTRACE_PREFIX_BYTES;
+        if crate::notrace::is_notrace(func) {
+            continue;
+        }
+        let Some(sym) = crate::kallsyms::lookup_addr(func).filter(|s| s.offset == 0) else {
+            bad += 1;
+            continue;
+        };
+        // A few compiler-made shims (closure vtable shims) escape
+        // -Zmin-function-alignment: their literal would be unaligned, and
+        // they are nobody's interest; leave them out.
+        if !func.is_multiple_of(8) || !is_pristine(func) {
+            bad += 1;
+            continue;
+        }
+        sites.push(DynFtrace {
+            func,
+            name: sym.name,
+            flags: AtomicU32::new(0),
+            users: AtomicU64::new(0),
+            literal_ops: AtomicUsize::new(&FTRACE_NOP_OPS as *const FtraceOps as usize),
+        });
+    }
+    sites.sort_by_key(|s| s.func);
+    sites.dedup_by_key(|s| s.func);
+    let nop_ops = literal_words(&FTRACE_NOP_OPS);
+    let mut addrs = Vec::with_capacity(sites.len() * 3);
+    let mut insns = Vec::with_capacity(sites.len() * 3);
+    for s in &sites {
+        addrs.extend([s.literal(), s.literal() + 4, s.func]);
+        insns.extend([nop_ops[0], nop_ops[1], MOV_X9_X30]);
+    }
+    // SAFETY: each site's words are the compiler's NOPs (checked above):
+    // the literal words lie before the function's entry, where no code
+    // runs (the previous function ends in a branch or return), so any
+    // value is harmless; `mov x9, x30` replaces the first entry NOP, and
+    // x9 is a temporary the AAPCS lets a function entry clobber. No CPU is
+    // between the two NOPs of a site: only this CPU runs, and none of its
+    // callers is at an entry.
+    let r = unsafe { crate::patching::patch_text_unchecked(&addrs, &insns) };
+    if let Err(e) = r {
+        crate::pr_err!("ftrace: cannot initialise the patch sites: {}", e);
+        return;
+    }
+    crate::pr_info!(
+        "ftrace: allocating {} entries ({} recorded, {} skipped)",
+        sites.len(),
+        mcount_loc().len(),
+        bad
+    );
+    SITES.call_once(|| sites);
+}
+
+/// The two words of a literal naming `ops`, low first.
+fn literal_words(ops: &'static FtraceOps) -> [u32; 2] {
+    let a = ops as *const FtraceOps as u64;
+    [a as u32, (a >> 32) as u32]
+}
+
+/// Registers `ops`: its sites are patched to call it. `EBUSY` if it is
+/// already registered, `ENOSPC` when [`MAX_OPS`] are.
+pub fn register_ftrace_function(ops: &'static FtraceOps) -> Result<(), Errno> {
+    let mut reg = FTRACE_LOCK.lock();
+    if ops.is_registered() {
+        return Err(Errno::EBUSY);
+    }
+    let slot = reg.ops.iter().position(Option::is_none).ok_or(Errno::ENOSPC)?;
+    reg.ops[slot] = Some(ops);
+    ops.slot.store(slot, Ordering::Release);
+    if let Err(e) = ftrace_update(&mut reg) {
+        reg.ops[slot] = None;
+        ops.slot.store(usize::MAX, Ordering::Release);
+        let _ = ftrace_update(&mut reg);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Unregisters `ops`; once this returns no CPU runs its callback. `EINVAL`
+/// if it is not registered.
+pub fn unregister_ftrace_function(ops: &'static FtraceOps) -> Result<(), Errno> {
+    let mut reg = FTRACE_LOCK.lock();
+    let slot = ops.slot.load(Ordering::Acquire);
+    if reg.ops.get(slot).copied().flatten().map(|o| core::ptr::eq(o, ops)) != Some(true) {
+        return Err(Errno::EINVAL);
+    }
+    reg.ops[slot] = None;
+    let r = ftrace_update(&mut reg);
+    ops.slot.store(usize::MAX, Ordering::Release);
+    r
+}
+
+/// One site's change.
+struct SiteUpdate {
+    index: usize,
+    users: u64,
+    literal: Option<&'static FtraceOps>,
+    bl: Option<u32>,
+}
+
+/// Brings every site in line with the registered ops and their hashes, in
+/// one `stop_machine` (nothing at all if nothing changed).
+fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
+    let sites = sites();
+    let hashes: Vec<(usize, &'static FtraceOps, FtraceHash)> = reg
+        .ops
+        .iter()
+        .enumerate()
+        .filter_map(|(s, o)| o.map(|o| (s, o, o.hash())))
+        .collect();
+    let caller = arch::ftrace::ftrace_caller_addr() as u64;
+    let nop = insn::encode::nop();
+    let mut updates = Vec::new();
+    for (i, site) in sites.iter().enumerate() {
+        let users = hashes
+            .iter()
+            .filter(|(_, _, h)| h.matches(i as u32))
+            .fold(0u64, |m, (s, _, _)| m | 1 << s);
+        let old = site.users.load(Ordering::Acquire);
+        let new_literal: &'static FtraceOps = match users.count_ones() {
+            0 => &FTRACE_NOP_OPS,
+            1 => reg.ops[users.trailing_zeros() as usize].unwrap_or(&FTRACE_NOP_OPS),
+            _ => &FTRACE_LIST_OPS,
+        };
+        let literal = (site.literal_ops.load(Ordering::Acquire) != new_literal as *const FtraceOps as usize)
+            .then_some(new_literal);
+        let bl = if (users != 0) != (site.flags() & flags::ENABLED != 0) {
+            Some(if users != 0 {
+                insn::encode::bl(site.ip() as u64, caller).map_err(|_| Errno::ERANGE)?
+            } else {
+                nop
+            })
+        } else {
+            None
+        };
+        if users != old || literal.is_some() || bl.is_some() {
+            updates.push(SiteUpdate {
+                index: i,
+                users,
+                literal,
+                bl,
+            });
+        }
+    }
+    let active: Vec<*mut FtraceOps> = reg
+        .ops
+        .iter()
+        .map(|o| o.map_or(core::ptr::null_mut(), |o| o as *const FtraceOps as *mut FtraceOps))
+        .collect();
+    if updates.is_empty() && active.iter().zip(&ACTIVE).all(|(a, b)| *a == b.load(Ordering::Relaxed)) {
+        return Ok(());
+    }
+    crate::stop_machine::stop_machine(|| -> Result<(), Errno> {
+        for (a, slot) in active.iter().zip(&ACTIVE) {
+            slot.store(*a, Ordering::Release);
+        }
+        for u in &updates {
+            let site = &sites[u.index];
+            site.users.store(u.users, Ordering::Release);
+            if let Some(ops) = u.literal {
+                let [lo, hi] = literal_words(ops);
+                // SAFETY: the literal words are data before the function's
+                // entry that no code executes; every other CPU is parked in
+                // stop_machine, and the trampoline reads the literal with
+                // interrupts masked, so none is between reading the old
+                // half and the new one.
+                unsafe {
+                    crate::patching::patch_text_nosync_unchecked(site.literal(), lo)?;
+                    crate::patching::patch_text_nosync_unchecked(site.literal() + 4, hi)?;
+                }
+                site.literal_ops
+                    .store(ops as *const FtraceOps as usize, Ordering::Release);
+            }
+            if let Some(bl) = u.bl {
+                crate::patching::patch_text_nosync(site.ip(), bl)?;
+            }
+            let mut f = site.flags() & !(flags::ENABLED | flags::CALL_OPS);
+            if u.users != 0 {
+                f |= flags::ENABLED | flags::TOUCHED;
+            }
+            if u.users.count_ones() == 1 {
+                f |= flags::CALL_OPS;
+            }
+            site.flags.store(f, Ordering::Release);
+        }
+        Ok(())
+    })
+}
+
+/// Runs `ops`'s callback unless this CPU is already inside one (then the
+/// hit counts in `nmissed`). Interrupts are masked (by the trampoline).
+#[inline(always)]
+fn call_protected(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut FtraceRegs) {
+    let busy = RECURSION.this();
+    if busy.load(Ordering::Relaxed) {
+        ops.nmissed.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    busy.store(true, Ordering::Relaxed);
+    (ops.callback)(ops, ip, parent_ip, regs);
+    busy.store(false, Ordering::Relaxed);
+}
+
+/// The handler of a site one ops uses (Linux's
+/// `ftrace_ops_assist_func`): the recursion guard around its callback.
+#[allow(improper_ctypes_definitions)] // called from ftrace_caller, which passes the literal's ops
+extern "C" fn ftrace_ops_assist_func(ip: usize, parent_ip: usize, ops: &FtraceOps, regs: &mut FtraceRegs) {
+    call_protected(ops, ip, parent_ip, regs);
+}
+
+/// The handler of a site several ops use: each of them in slot order.
+#[allow(improper_ctypes_definitions)]
+extern "C" fn ftrace_ops_list_func(ip: usize, parent_ip: usize, _: &FtraceOps, regs: &mut FtraceRegs) {
+    let Ok(i) = sites().binary_search_by_key(&(ip - FTRACE_BL_OFFSET), |s| s.func) else {
+        return;
+    };
+    let mut mask = sites()[i].users.load(Ordering::Acquire);
+    while mask != 0 {
+        let slot = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        if let Some(ops) = active_ops(slot) {
+            call_protected(ops, ip, parent_ip, regs);
+        }
+    }
+}
+
+/// The handler of a site nobody uses.
+#[allow(improper_ctypes_definitions)]
+extern "C" fn ftrace_ops_nop_func(_: usize, _: usize, _: &FtraceOps, _: &mut FtraceRegs) {}
+
+/// Why a filter word was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterError {
+    /// Nothing matched (Linux: EINVAL).
+    NoMatch,
+    /// A `func:command` or `:mod:` form, not supported (EINVAL).
+    Unsupported,
+}
+
+/// Applies one word written to `set_ftrace_filter` or
+/// `set_ftrace_notrace` to `set`: a glob adds the matching functions, a
+/// leading `!` removes them (Linux's `ftrace_match_records`). A word
+/// matching no function is an error, except a removal.
+pub fn apply_filter_word(set: &mut BTreeSet<u32>, word: &str) -> Result<(), FilterError> {
+    let (remove, pat) = match word.strip_prefix('!') {
+        Some(p) => (true, p),
+        None => (false, word),
+    };
+    if pat.contains(':') {
+        return Err(FilterError::Unsupported);
+    }
+    let mut found = false;
+    for (i, s) in sites().iter().enumerate() {
+        if trace_filter::glob::glob_match(pat.as_bytes(), s.name.as_bytes()) {
+            found = true;
+            if remove {
+                set.remove(&(i as u32));
+            } else {
+                set.insert(i as u32);
+            }
+        }
+    }
+    if found || remove {
+        Ok(())
+    } else {
+        Err(FilterError::NoMatch)
+    }
+}

@@ -1,0 +1,40 @@
+//! The `function` tracer seen from a shell: Debian's busybox runs
+//! `ftrace/function.sh` (available_tracers, set_ftrace_filter and
+//! set_ftrace_notrace with globs, `!`, append and truncation, Linux's
+//! errors, set_ftrace_pid, enabled_functions and touched_functions with
+//! Linux's flag columns, `function` lines for one process with a
+//! two-function filter, and the buffer reset of a tracer switch) and must
+//! print `ftrace/function.golden`, pids, CPUs, times and sizes masked;
+//! when ../shared/reflinux is there, real Linux must print the same but
+//! for its `vfs_read <-ksys_read` lines (busybox's `cat` reads through
+//! them there; here its sendfile does not, and there is no `ksys_read`).
+
+use e2e::{busybox, reflinux_stdout, root, run_commands};
+use std::path::PathBuf;
+
+const GOLDEN: &str = include_str!("ftrace/function.golden");
+
+fn script() -> PathBuf {
+    root().join("tests/ftrace/function.sh")
+}
+
+#[test]
+fn function_tracer_prints_linux_lines_for_a_filtered_set() {
+    let (out, code) = run_commands(
+        &["--smp", "2"],
+        &[busybox(), script()],
+        "busybox sh /bin/function.sh",
+        180,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, GOLDEN);
+    let Some(linux) = reflinux_stdout("2", 180, &[busybox(), script()], "busybox sh /bin/function.sh") else {
+        return;
+    };
+    let linux: String = linux
+        .lines()
+        .filter(|l| !l.ends_with(" vfs_read <-ksys_read"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(linux, GOLDEN, "real Linux differs");
+}
