@@ -71,9 +71,11 @@ pub fn el0_svc(regs: &mut PtRegs) {
         }
         nr = scno as u32;
     }
+    crate::trace::tracepoint::syscalls::trace_sys_enter(regs, nr);
     let r = invoke_syscall(nr, regs);
     // rt_sigreturn restores x0 itself (its result is the restored x0).
     regs.regs[0] = r as u64;
+    crate::trace::tracepoint::syscalls::trace_sys_exit(nr, r);
     if traced || crate::sched::current().ptrace.syscall_traced() {
         crate::ptrace::syscall_trace_exit(regs);
     }

@@ -23,6 +23,7 @@ pub mod output;
 pub mod readers;
 pub mod trace_kprobe;
 pub mod tracefs;
+pub mod tracepoint;
 pub mod trigger;
 
 #[cfg(feature = "ktest")]

@@ -1,0 +1,123 @@
+//! `signal` events (Linux's `include/trace/events/signal.h`).
+
+use super::{task_comm, task_pid, Comm};
+use crate::define_trace_event;
+use crate::process::Process;
+use crate::sched::Task;
+use crate::signal::SigAction;
+use core::sync::atomic::AtomicU64;
+use uapi::signal::SigInfo;
+use uapi::Errno;
+
+/// `signal_generate`'s `result` (Linux's `enum trace_signal_result`).
+pub mod result {
+    /// Queued (or made pending).
+    pub const DELIVERED: i32 = 0;
+    /// Ignored by the target.
+    pub const IGNORED: i32 = 1;
+    /// A classic signal already pending.
+    pub const ALREADY_PENDING: i32 = 2;
+    /// The queue was full and the signal failed.
+    pub const OVERFLOW_FAIL: i32 = 3;
+    /// The queue was full; the signal is pending without its information.
+    pub const LOSE_INFO: i32 = 4;
+}
+
+define_trace_event! {
+    /// A signal was sent to `task` (`group`: to its whole process).
+    signal / signal_generate,
+    fn trace_signal_generate(info: &SigInfo, task: &Task, group: bool, res: i32),
+    fields {
+        sig: i32 as "int" = info.signo as i32,
+        errno: i32 as "int" = info.errno,
+        code: i32 as "int" = info.code,
+        comm: Comm as "char" = task_comm(task),
+        pid: i32 as "pid_t" = task_pid(task),
+        group: i32 as "int" = i32::from(group),
+        result: i32 as "int" = res,
+    },
+    printk "\"sig=%d errno=%d code=%d comm=%s pid=%d grp=%d res=%d\", REC->sig, REC->errno, REC->code, REC->comm, REC->pid, REC->group, REC->result",
+    print(out, e) {
+        write!(out, "sig={} errno={} code={} comm={} pid={} grp={} res={}", e.sig, e.errno, e.code, e.comm, e.pid, e.group, e.result)
+    }
+}
+
+define_trace_event! {
+    /// The current task takes signal `sig` (dequeued; its action follows).
+    signal / signal_deliver,
+    fn trace_signal_deliver(info: &SigInfo, action: &SigAction),
+    fields {
+        sig: i32 as "int" = info.signo as i32,
+        errno: i32 as "int" = info.errno,
+        code: i32 as "int" = info.code,
+        sa_handler: u64 as "unsigned long" = action.handler,
+        sa_flags: u64 as "unsigned long" = action.flags,
+    },
+    printk "\"sig=%d errno=%d code=%d sa_handler=%lx sa_flags=%lx\", REC->sig, REC->errno, REC->code, REC->sa_handler, REC->sa_flags",
+    print(out, e) {
+        write!(out, "sig={} errno={} code={} sa_handler={:x} sa_flags={:x}", e.sig, e.errno, e.code, e.sa_handler, e.sa_flags)
+    }
+}
+
+/// Whom a signal is sent to.
+#[derive(Clone, Copy)]
+pub enum Target<'a> {
+    /// One thread (tkill, faults).
+    Task(&'a Task),
+    /// A whole process (kill): recorded against its main thread.
+    Group(&'a Process),
+}
+
+impl Target<'_> {
+    /// Records `signal_generate` for this target with `res`.
+    fn record(self, info: &SigInfo, res: i32) {
+        match self {
+            Target::Task(t) => signal_generate::record(info, t, false, res),
+            Target::Group(p) => {
+                if let Some(t) = p.main_thread() {
+                    signal_generate::record(info, &t, true, res);
+                }
+            }
+        }
+    }
+}
+
+/// `signal_generate` of a signal the target ignores (not queued).
+#[inline(always)]
+pub fn trace_signal_ignored(info: &SigInfo, target: Target<'_>) {
+    if crate::static_branch_unlikely!(signal_generate::KEY) {
+        target.record(info, result::IGNORED);
+    }
+}
+
+/// Queues a signal with `queue` and records `signal_generate` with its
+/// outcome: `pending` is the set it goes to (a classic signal already in
+/// it is `ALREADY_PENDING`).
+#[inline(always)]
+pub fn generate_queued(
+    pending: &AtomicU64,
+    info: &SigInfo,
+    target: Target<'_>,
+    queue: impl FnOnce() -> Result<(), Errno>,
+) -> Result<(), Errno> {
+    if !crate::static_branch_unlikely!(signal_generate::KEY) {
+        return queue();
+    }
+    let sig = info.signo;
+    let bit = 1u64.checked_shl(sig.wrapping_sub(1)).unwrap_or(0);
+    let already = sig < uapi::signal::SIGRTMIN && pending.load(core::sync::atomic::Ordering::Acquire) & bit != 0;
+    let r = queue();
+    let res = match r {
+        Err(_) => result::OVERFLOW_FAIL,
+        Ok(()) if already => result::ALREADY_PENDING,
+        Ok(()) => result::DELIVERED,
+    };
+    target.record(info, res);
+    r
+}
+
+/// Registers the `signal` events.
+pub fn register() -> Result<(), Errno> {
+    signal_generate::register()?;
+    signal_deliver::register()
+}
