@@ -36,6 +36,8 @@ mod kprobe_tests;
 mod test_files;
 #[cfg(feature = "ktest")]
 mod tests;
+#[cfg(feature = "ktest")]
+mod tracepoint_tests;
 
 use crate::irq_work::{irq_work_queue, IrqWork};
 use crate::percpu::{PerCpu, NR_CPUS};
