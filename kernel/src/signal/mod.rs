@@ -558,6 +558,7 @@ pub fn do_signal(regs: &mut PtRegs) {
         // checks SIGNAL_GROUP_EXIT first): nothing may keep a killed task
         // in this loop.
         if fatal_pending(&me) || p.exiting.load(Ordering::Acquire) {
+            crate::trace::tracepoint::signal::trace_signal_deliver_kill();
             // Nothing may stay referenced from this frame: it never returns.
             drop((me, p));
             crate::process::do_group_exit(SIGKILL as i32);

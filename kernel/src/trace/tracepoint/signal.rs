@@ -45,7 +45,7 @@ define_trace_event! {
 define_trace_event! {
     /// The current task takes signal `sig` (dequeued; its action follows).
     signal / signal_deliver,
-    fn trace_signal_deliver(info: &SigInfo, action: &SigAction),
+    fn trace_signal_deliver_raw(info: &SigInfo, action: &SigAction),
     fields {
         sig: i32 as "int" = info.signo as i32,
         errno: i32 as "int" = info.errno,
@@ -56,6 +56,50 @@ define_trace_event! {
     printk "\"sig=%d errno=%d code=%d sa_handler=%lx sa_flags=%lx\", REC->sig, REC->errno, REC->code, REC->sa_handler, REC->sa_flags",
     print(out, e) {
         write!(out, "sig={} errno={} code={} sa_handler={:x} sa_flags={:x}", e.sig, e.errno, e.code, e.sa_handler, e.sa_flags)
+    }
+}
+
+/// The current task takes signal `info.signo`, whose action is `action`
+/// (from `do_signal`, after a tracer's say). A signal that kills by
+/// default is recorded as Linux records it: Linux turns such a signal into
+/// a group exit when it is sent (`complete_signal`), and its receiver then
+/// takes SIGKILL, without information.
+#[inline(always)]
+pub fn trace_signal_deliver(info: &SigInfo, action: &SigAction) {
+    if crate::static_branch_unlikely!(signal_deliver::KEY) {
+        deliver_slow(info, action);
+    }
+}
+
+/// SIGKILL taken by a task of a dying group (Linux's `get_signal` on
+/// `SIGNAL_GROUP_EXIT`).
+#[inline(always)]
+pub fn trace_signal_deliver_kill() {
+    if crate::static_branch_unlikely!(signal_deliver::KEY) {
+        deliver_kill();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn deliver_kill() {
+    let kill = SigInfo {
+        signo: crate::signal::SIGKILL,
+        ..SigInfo::default()
+    };
+    signal_deliver::record(&kill, &SigAction::default());
+}
+
+#[cold]
+#[inline(never)]
+fn deliver_slow(info: &SigInfo, action: &SigAction) {
+    let traced = crate::sched::try_current().is_some_and(|t| t.ptrace.is_traced());
+    let kills = action.handler == crate::signal::SIG_DFL
+        && crate::signal::default_action(info.signo) == crate::signal::DefaultAction::Term;
+    if kills && !traced {
+        deliver_kill();
+    } else {
+        signal_deliver::record(info, action);
     }
 }
 

@@ -4,6 +4,10 @@ use super::{task_comm, task_pid, Comm};
 use crate::define_trace_event;
 use crate::sched::Task;
 
+/// The exit signal's bits of `clone`'s flags, which Linux keeps apart
+/// (`kernel_clone_args.exit_signal`) and `task_newtask` does not show.
+const CSIGNAL: u64 = 0xff;
+
 define_trace_event! {
     /// A task was created by `clone` with `clone_flags`.
     task / task_newtask,
@@ -11,7 +15,7 @@ define_trace_event! {
     fields {
         pid: i32 as "pid_t" = task_pid(task),
         comm: Comm as "char" = task_comm(task),
-        clone_flags: u64 as "unsigned long" = clone_flags,
+        clone_flags: u64 as "unsigned long" = clone_flags & !CSIGNAL,
         oom_score_adj: i16 as "short" = 0,
     },
     printk "\"pid=%d comm=%s clone_flags=%lx oom_score_adj=%hd\", REC->pid, REC->comm, REC->clone_flags, REC->oom_score_adj",
