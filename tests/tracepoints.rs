@@ -117,7 +117,9 @@ fn well_formed_sched(text: &str) -> bool {
     let mut rest = fields;
     for (i, key) in keys.iter().enumerate() {
         if *key == "==>" {
-            let Some(r) = rest.strip_prefix("==> ") else { return false };
+            let Some(r) = rest.strip_prefix("==> ") else {
+                return false;
+            };
             rest = r;
             continue;
         }

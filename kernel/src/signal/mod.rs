@@ -273,10 +273,10 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
         .main_thread()
         .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
     if is_ignored(p, sig) && sig != SIGKILL && !blocked && !any_traced(p) {
-        crate::trace::tracepoint::signal::trace_signal_ignored(&info, crate::trace::tracepoint::signal::Target::Group(p));
+        crate::trace::tracepoint::signal::ignored(&info, p);
         return Ok(());
     }
-    crate::trace::tracepoint::signal::generate_queued(&p.shared_pending, &info, crate::trace::tracepoint::signal::Target::Group(p), || queue_signal(&p.shared_pending, &p.shared_sigqueue, info))?;
+    crate::trace::tracepoint::signal::queued(&info, p, || queue_signal(&p.shared_pending, &p.shared_sigqueue, info))?;
     wake_for_signal(p, sig);
     Ok(())
 }
@@ -299,10 +299,10 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     prepare_signal(&p, sig);
     let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
     if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked && !t.ptrace.is_traced() {
-        crate::trace::tracepoint::signal::trace_signal_ignored(&info, crate::trace::tracepoint::signal::Target::Task(t));
+        crate::trace::tracepoint::signal::ignored(&info, t);
         return Ok(());
     }
-    crate::trace::tracepoint::signal::generate_queued(&t.sig_pending, &info, crate::trace::tracepoint::signal::Target::Task(t), || queue_signal(&t.sig_pending, &t.sigqueue, info))?;
+    crate::trace::tracepoint::signal::queued(&info, t, || queue_signal(&t.sig_pending, &t.sigqueue, info))?;
     if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
         sched::wake_up(t);
     }

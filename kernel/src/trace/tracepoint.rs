@@ -186,10 +186,7 @@ pub fn field_desc<T: TpField>(c_type: &str, name: &str, offset: usize) -> FieldD
 }
 
 /// Registers the event of a tracepoint: `reg` inc/decs its key.
-pub fn register_tracepoint(
-    def: TraceEventDef,
-    slot: &'static spin::Once<Arc<TraceEvent>>,
-) -> Result<(), Errno> {
+pub fn register_tracepoint(def: TraceEventDef, slot: &'static spin::Once<Arc<TraceEvent>>) -> Result<(), Errno> {
     let ev = events::register_trace_event(def)?;
     slot.call_once(|| ev);
     Ok(())
@@ -215,9 +212,12 @@ pub fn task_pid(t: &crate::sched::Task) -> i32 {
     }
 }
 
+/// Registers the events of one system.
+type RegisterFn = fn() -> Result<(), Errno>;
+
 /// Registers every tracepoint's event (at tracefs's creation, at boot).
 pub fn register_tracepoints() {
-    let all: [(&str, fn() -> Result<(), Errno>); 4] = [
+    let all: [(&str, RegisterFn); 4] = [
         ("syscalls", syscalls::register),
         ("task", task::register),
         ("signal", signal::register),

@@ -59,7 +59,9 @@ fn tracepoint_entry_is_laid_out_as_c_and_its_format_lists_that_layout() {
         ev.id
     );
     for (ty, name, off, size, signed) in expected {
-        want.push_str(&format!("\tfield:{ty} {name};\toffset:{off};\tsize:{size};\tsigned:{signed};\n"));
+        want.push_str(&format!(
+            "\tfield:{ty} {name};\toffset:{off};\tsize:{size};\tsigned:{signed};\n"
+        ));
     }
     want.push_str("\nprint fmt: \"a=%u b=%ld c=%s d=%s e=%hd f=%lx,%lx\", REC->a, REC->b, REC->c, __get_str(d), REC->e, REC->f[0], REC->f[1]\n");
     assert_eq!(read_all("events/ktest_tp/ktest_tp_mixed/format"), want);
@@ -111,7 +113,10 @@ fn tracepoint_key_follows_enable_and_the_record_prints_its_fields() {
     fire();
     write("events/ktest_tp/ktest_tp_mixed/enable", "0").unwrap();
     write("events/ktest_tp/ktest_tp_mixed/filter", "0").unwrap();
-    let n = read_all("trace").lines().filter(|l| l.contains("ktest_tp_mixed")).count();
+    let n = read_all("trace")
+        .lines()
+        .filter(|l| l.contains("ktest_tp_mixed"))
+        .count();
     assert_eq!(n, 2, "the filter passes only the matching record");
     write("trace", "").unwrap();
 }

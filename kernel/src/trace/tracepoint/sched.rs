@@ -3,8 +3,8 @@
 use super::{task_comm, task_pid, Comm, DataLocStr, DEFAULT_PRIO};
 use crate::define_trace_event;
 use crate::sched::{Task, TaskState};
-use process_core::WaitWho;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use process_core::WaitWho;
 
 /// `TASK_REPORT_MAX`: the `+` of a preempted task's `R+`.
 const TASK_REPORT_MAX: i64 = 0x100;

@@ -5,7 +5,8 @@ use crate::define_trace_event;
 use crate::process::Process;
 use crate::sched::Task;
 use crate::signal::SigAction;
-use core::sync::atomic::AtomicU64;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
 use uapi::signal::SigInfo;
 use uapi::Errno;
 
@@ -103,45 +104,50 @@ fn deliver_slow(info: &SigInfo, action: &SigAction) {
     }
 }
 
-/// Whom a signal is sent to.
-#[derive(Clone, Copy)]
-pub enum Target<'a> {
-    /// One thread (tkill, faults).
-    Task(&'a Task),
-    /// A whole process (kill): recorded against its main thread.
-    Group(&'a Process),
+/// Whom a signal is sent to: a thread (tkill, faults) or a whole
+/// process (kill), whose main thread the record names.
+pub trait SignalTarget {
+    /// The pending set the signal goes to.
+    fn pending(&self) -> &AtomicU64;
+    /// Records `signal_generate` with `res`.
+    fn record(&self, info: &SigInfo, res: i32);
 }
 
-impl Target<'_> {
-    /// Records `signal_generate` for this target with `res`.
-    fn record(self, info: &SigInfo, res: i32) {
-        match self {
-            Target::Task(t) => signal_generate::record(info, t, false, res),
-            Target::Group(p) => {
-                if let Some(t) = p.main_thread() {
-                    signal_generate::record(info, &t, true, res);
-                }
-            }
+impl SignalTarget for Arc<Task> {
+    fn pending(&self) -> &AtomicU64 {
+        &self.sig_pending
+    }
+    fn record(&self, info: &SigInfo, res: i32) {
+        signal_generate::record(info, self, false, res);
+    }
+}
+
+impl SignalTarget for Arc<Process> {
+    fn pending(&self) -> &AtomicU64 {
+        &self.shared_pending
+    }
+    fn record(&self, info: &SigInfo, res: i32) {
+        if let Some(t) = self.main_thread() {
+            signal_generate::record(info, &t, true, res);
         }
     }
 }
 
-/// `signal_generate` of a signal the target ignores (not queued).
+/// `signal_generate` of a signal `target` ignores (not queued).
 #[inline(always)]
-pub fn trace_signal_ignored(info: &SigInfo, target: Target<'_>) {
+pub fn ignored(info: &SigInfo, target: &impl SignalTarget) {
     if crate::static_branch_unlikely!(signal_generate::KEY) {
         target.record(info, result::IGNORED);
     }
 }
 
-/// Queues a signal with `queue` and records `signal_generate` with its
-/// outcome: `pending` is the set it goes to (a classic signal already in
-/// it is `ALREADY_PENDING`).
+/// Queues a signal for `target` with `queue` and records `signal_generate`
+/// with the outcome (a classic signal already pending is
+/// `ALREADY_PENDING`, as Linux's `__send_signal_locked` says).
 #[inline(always)]
-pub fn generate_queued(
-    pending: &AtomicU64,
+pub fn queued(
     info: &SigInfo,
-    target: Target<'_>,
+    target: &impl SignalTarget,
     queue: impl FnOnce() -> Result<(), Errno>,
 ) -> Result<(), Errno> {
     if !crate::static_branch_unlikely!(signal_generate::KEY) {
@@ -149,7 +155,7 @@ pub fn generate_queued(
     }
     let sig = info.signo;
     let bit = 1u64.checked_shl(sig.wrapping_sub(1)).unwrap_or(0);
-    let already = sig < uapi::signal::SIGRTMIN && pending.load(core::sync::atomic::Ordering::Acquire) & bit != 0;
+    let already = sig < uapi::signal::SIGRTMIN && target.pending().load(Ordering::Acquire) & bit != 0;
     let r = queue();
     let res = match r {
         Err(_) => result::OVERFLOW_FAIL,

@@ -234,7 +234,12 @@ fn register_syscall(p: &'static SyscallProto) -> Result<(), Errno> {
         ],
         print_fmt: String::from("\"0x%lx\", REC->ret"),
         print: Box::new(move |out, rec| {
-            let _ = writeln!(out, "sys_{} -> 0x{:x}", p.name, read_u64(rec.entry, SYSCALL_ARGS_OFFSET));
+            let _ = writeln!(
+                out,
+                "sys_{} -> 0x{:x}",
+                p.name,
+                read_u64(rec.entry, SYSCALL_ARGS_OFFSET)
+            );
         }),
         reg: Some(reg_fn(exit, &SYSCALL_EXIT_KEY)),
         ignore_enable: false,
