@@ -16,6 +16,7 @@
 //! Recording never allocates (the entry is built in the ring buffer), so
 //! the allocator's own events can be recorded.
 
+pub mod kmem;
 pub mod sched;
 pub mod signal;
 pub mod syscalls;
@@ -217,7 +218,8 @@ type RegisterFn = fn() -> Result<(), Errno>;
 
 /// Registers every tracepoint's event (at tracefs's creation, at boot).
 pub fn register_tracepoints() {
-    let all: [(&str, RegisterFn); 4] = [
+    let all: [(&str, RegisterFn); 5] = [
+        ("kmem", kmem::register),
         ("syscalls", syscalls::register),
         ("task", task::register),
         ("signal", signal::register),
