@@ -16,11 +16,13 @@
 //! Recording never allocates (the entry is built in the ring buffer), so
 //! the allocator's own events can be recorded.
 
+pub mod irq;
 pub mod kmem;
 pub mod sched;
 pub mod signal;
 pub mod syscalls;
 pub mod task;
+pub mod timer;
 
 use super::events::{self, FieldDesc, TraceEvent, TraceEventDef};
 use alloc::string::String;
@@ -218,7 +220,9 @@ type RegisterFn = fn() -> Result<(), Errno>;
 
 /// Registers every tracepoint's event (at tracefs's creation, at boot).
 pub fn register_tracepoints() {
-    let all: [(&str, RegisterFn); 5] = [
+    let all: [(&str, RegisterFn); 7] = [
+        ("timer", timer::register),
+        ("irq", irq::register),
         ("kmem", kmem::register),
         ("syscalls", syscalls::register),
         ("task", task::register),
@@ -338,7 +342,10 @@ macro_rules! define_trace_event {
             #[inline(never)]
             pub fn record($($arg: $argty),*) {
                 let Some(ev) = EVENT.get() else { return };
-                $(let $field: <$fty as TpField>::Arg<'_> = $assign;)*
+                // All at once: a field named as an argument must not hide it
+                // from the fields after it.
+                #[allow(unused_parens)]
+                let ($($field),*): ($(<$fty as TpField>::Arg<'_>),*) = ($($assign),*);
                 let fixed = core::mem::size_of::<Raw>();
                 let len = fixed $(+ <$fty as TpField>::dyn_len(&$field))*;
                 ev.record_entry(len, |entry| {

@@ -11,7 +11,6 @@
 //! Pointers (`%p`) print as the address itself in 16 hex digits, where
 //! Linux prints a hashed value of the same width.
 
-
 use super::DataLocStr;
 use crate::define_trace_event;
 use crate::percpu::{PerCpu, NR_CPUS};
@@ -30,10 +29,6 @@ macro_rules! page_fmt {
         "(((struct page *)((-(((0x40000000UL)))) - ((((-((((1UL))) << (((48)) - 1))) - ((-((((1UL))) << ((52)))))) >> 12) * sizeof(struct page))) - (memstart_addr >> 12)) + (REC->pfn))"
     };
 }
-
-
-
-
 
 /// `GFP_KERNEL`: how every allocation of this kernel may behave (it may
 /// sleep for memory, do I/O and use filesystems).
@@ -266,8 +261,8 @@ fn call_site() -> u64 {
     let mut site = 0;
     crate::stacktrace::walk_stackframe(arch::cpu::frame_pointer(), |ret| {
         let inside = crate::kallsyms::lookup_addr(ret).is_some_and(|s| {
-            s.name.starts_with("kernel__mm__heap")
-                || s.name.starts_with("kernel__trace__tracepoint")
+            s.name.starts_with("kernel__mm__heap__")
+                || s.name.starts_with("kernel__trace__tracepoint__")
                 || s.name.starts_with("__rust")
                 || s.name.starts_with("__rdl")
                 || s.name.starts_with("alloc__")
@@ -332,7 +327,3 @@ pub fn register() -> Result<(), uapi::Errno> {
     kmalloc::register()?;
     kfree::register()
 }
-
-
-
-
