@@ -1,6 +1,7 @@
 //! Linux's core trace events (sched, raw_syscalls, syscalls, signal,
-//! task) seen from a shell: their `format` files are Linux 6.12's
-//! (`tracepoints/formats.golden`, captured from reflinux, IDs masked), a
+//! task, kmem, irq, ipi, timer) seen from a shell: their `format` files are
+//! Linux 6.12's (`tracepoints/formats.golden` and `more_formats.golden`,
+//! captured from reflinux, IDs masked), a
 //! known workload (fork, exec, a fatal signal, exit, reaping) leaves
 //! Linux's trace lines (`tracepoints/workload.golden`, pids and the context
 //! columns masked), and every `sched` event on four busy CPUs gives
@@ -12,6 +13,15 @@ use std::path::PathBuf;
 
 const FORMATS: &str = include_str!("tracepoints/formats.golden");
 const WORKLOAD: &str = include_str!("tracepoints/workload.golden");
+const MORE_FORMATS: &str = include_str!("tracepoints/more_formats.golden");
+
+/// The other events whose `format` files `more_formats.golden` holds.
+const MORE_EVENTS: &str = "sched/sched_wakeup sched/sched_process_exec sched/sched_process_exit \
+    sched/sched_process_wait raw_syscalls/sys_exit syscalls/sys_exit_openat syscalls/sys_enter_execve \
+    syscalls/sys_enter_clone syscalls/sys_enter_getpid signal/signal_deliver task/task_rename kmem/kmalloc \
+    kmem/kfree kmem/kmem_cache_alloc kmem/kmem_cache_free kmem/mm_page_alloc kmem/mm_page_free \
+    irq/irq_handler_entry irq/irq_handler_exit ipi/ipi_raise ipi/ipi_entry ipi/ipi_exit timer/hrtimer_start \
+    timer/hrtimer_expire_entry timer/hrtimer_expire_exit timer/hrtimer_cancel";
 
 fn script(name: &str) -> PathBuf {
     root().join("tests/tracepoints").join(name)
@@ -27,6 +37,19 @@ fn core_event_format_files_are_linuxs() {
         return;
     };
     assert_eq!(linux, FORMATS, "real Linux differs");
+}
+
+#[test]
+fn kmem_irq_ipi_timer_and_other_core_format_files_are_linuxs() {
+    let files = [busybox(), script("formats.sh")];
+    let cmds = format!("EVENTS='{MORE_EVENTS}' busybox sh /bin/formats.sh");
+    let (out, code) = run_commands(&["--smp", "2"], &files, &cmds, 60);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, MORE_FORMATS);
+    let Some(linux) = reflinux_stdout("2", 120, &files, &cmds) else {
+        return;
+    };
+    assert_eq!(linux, MORE_FORMATS, "real Linux differs");
 }
 
 /// The event text of a `trace` line (what follows `TIMESTAMP: `), or None
