@@ -195,6 +195,7 @@ fn every_sched_event_on_four_busy_cpus_gives_well_formed_lines() {
         "sched_process_exit",
         "sched_process_free",
         "sched_process_wait",
+        "sched_migrate_task",
     ] {
         assert!(seen.contains(e), "no {e} in {seen:?}");
     }

@@ -195,6 +195,7 @@ pub extern "C" fn schedule() {
         core::hint::spin_loop();
     }
     next.on_cpu.store(true, Ordering::Release);
+    crate::trace::tracepoint::sched::set_task_cpu(&next, arch::cpu::cpu_id());
     crate::trace::tracepoint::sched::trace_sched_switch(&prev, &next);
     prev.switch_out();
     next.switch_in();

@@ -281,6 +281,17 @@ define_trace_event! {
     }
 }
 
+/// `p` runs on `cpu` from now (Linux's `set_task_cpu`): records
+/// `sched_migrate_task` when that is another CPU than it last ran on. This
+/// kernel's run queue is shared, so a task moves when a CPU picks it.
+#[inline(always)]
+pub fn set_task_cpu(p: &Task, cpu: usize) {
+    let orig = p.last_cpu.swap(cpu as u32, Ordering::Relaxed);
+    if crate::static_branch_unlikely!(sched_migrate_task::KEY) && orig != cpu as u32 && orig != u32::MAX {
+        sched_migrate_task::record(p, orig as i32, cpu as i32);
+    }
+}
+
 /// Registers the `sched` events in Linux's order.
 pub fn register() -> Result<(), uapi::Errno> {
     sched_process_exec::register()?;
