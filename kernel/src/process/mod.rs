@@ -406,7 +406,6 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
     crate::trace::tracepoint::sched::trace_sched_process_fork(&me, &task);
     crate::trace::tracepoint::sched::trace_sched_wakeup_new(&task);
     sched::wake_up(&task);
-    crate::trace::tracepoint::sched::trace_sched_wakeup_new_done();
     // Forking complete and the child started: tell the tracer.
     if let Some(event) = trace {
         crate::ptrace::ptrace_event(event, u64::from(tid), None);

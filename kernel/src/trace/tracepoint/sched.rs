@@ -3,7 +3,7 @@
 use super::{task_comm, task_pid, Comm, DataLocStr, DEFAULT_PRIO};
 use crate::define_trace_event;
 use crate::sched::{Task, TaskState};
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::Ordering;
 use process_core::WaitWho;
 
 /// `TASK_REPORT_MAX`: the `+` of a preempted task's `R+`.
@@ -131,20 +131,17 @@ wakeup_event!(
     trace_sched_wakeup_new_raw
 );
 
-/// Per CPU: the task being woken for the first time here, whose wake-up
-/// is `sched_wakeup_new` only (Linux wakes new tasks through
-/// `wake_up_new_task`, which has no `sched_waking`/`sched_wakeup`).
-static WAKING_NEW: crate::percpu::PerCpu<AtomicUsize> =
-    crate::percpu::PerCpu::new([const { AtomicUsize::new(0) }; crate::percpu::NR_CPUS]);
-
-fn is_waking_new(p: &Task) -> bool {
-    WAKING_NEW.this().load(Ordering::Relaxed) == p as *const Task as usize
+/// Whether `p` has never run: its wake-up is its first, which Linux
+/// records as `sched_wakeup_new` only (`wake_up_new_task` has no
+/// `sched_waking`/`sched_wakeup`).
+fn is_new(p: &Task) -> bool {
+    p.last_cpu.load(Ordering::Relaxed) == u32::MAX
 }
 
 /// `sched_waking` of a wake-up of `p` (from `try_to_wake_up`).
 #[inline(always)]
 pub fn trace_sched_waking(p: &Task) {
-    if crate::static_branch_unlikely!(sched_waking::KEY) && !is_waking_new(p) {
+    if crate::static_branch_unlikely!(sched_waking::KEY) && !is_new(p) {
         sched_waking::record(p, arch::cpu::cpu_id() as i32);
     }
 }
@@ -152,36 +149,18 @@ pub fn trace_sched_waking(p: &Task) {
 /// `sched_wakeup` of `p`, made runnable (from `try_to_wake_up`).
 #[inline(always)]
 pub fn trace_sched_wakeup(p: &Task) {
-    if crate::static_branch_unlikely!(sched_wakeup::KEY) && !is_waking_new(p) {
+    if crate::static_branch_unlikely!(sched_wakeup::KEY) && !is_new(p) {
         sched_wakeup::record(p, arch::cpu::cpu_id() as i32);
     }
 }
 
-/// A new task `p` is about to be woken for the first time: records
-/// `sched_wakeup_new` and keeps the wake-up that follows on this CPU from
-/// recording `sched_waking`/`sched_wakeup`.
-#[inline(always)]
-pub fn trace_sched_wakeup_new(p: &Task) {
-    let armed = crate::static_branch_unlikely!(sched_waking::KEY)
-        || crate::static_branch_unlikely!(sched_wakeup::KEY)
-        || crate::static_branch_unlikely!(sched_wakeup_new::KEY);
-    if armed {
-        wakeup_new_slow(p);
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn wakeup_new_slow(p: &Task) {
-    WAKING_NEW.this().store(p as *const Task as usize, Ordering::Relaxed);
-    trace_sched_wakeup_new_raw(p, arch::cpu::cpu_id() as i32);
-}
-
-/// The first wake-up of a new task is over (after `wake_up` in the fork
+/// A new task `p` is about to be woken for the first time (from the fork
 /// path).
 #[inline(always)]
-pub fn trace_sched_wakeup_new_done() {
-    WAKING_NEW.this().store(0, Ordering::Relaxed);
+pub fn trace_sched_wakeup_new(p: &Task) {
+    if crate::static_branch_unlikely!(sched_wakeup_new::KEY) {
+        sched_wakeup_new::record(p, arch::cpu::cpu_id() as i32);
+    }
 }
 
 define_trace_event! {
