@@ -223,6 +223,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     let image = load(path, argv, &envp)?;
     // Point of no return.
     let me = sched::current();
+    let old_pid = me.tid() as i32;
     let p = current_process();
     if !de_thread(&me, &p) {
         // Nothing may stay referenced from this frame: it never returns.
@@ -232,6 +233,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     image.mm.activate();
     let old = me.mm.lock().replace(image.mm);
     drop(old);
+    crate::trace::tracepoint::task::trace_task_rename(&me, &image.comm);
     me.set_comm(&image.comm);
     p.fs.lock().close_on_exec();
     // Handlers do not survive exec; a shared table is unshared first.
@@ -242,6 +244,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     crate::debug::hw_breakpoint::flush_ptrace_hw_breakpoint(&me);
     *regs = crate::process::regs::start_thread(image.entry, image.sp);
     process::vfork_release(&me);
+    crate::trace::tracepoint::sched::trace_sched_process_exec(&me, old_pid, path.as_bytes());
     Ok(())
 }
 

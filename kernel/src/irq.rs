@@ -92,7 +92,7 @@ fn handle_arch_irq() {
         }
         let handler = IRQ_TABLE.read().get(irq as usize).and_then(|d| d.handler);
         match handler {
-            Some(h) => h(irq),
+            Some(h) => crate::trace::tracepoint::irq::handle_irq_traced(irq, h),
             None => {
                 crate::pr_warn!("irq {irq}: no handler, disabling");
                 gic::disable_irq(irq);

@@ -197,7 +197,9 @@ static CALL_QUEUE: PerCpu<IrqSpinLock<VecDeque<CallData>>> =
 
 /// Sends `ipi` to every CPU in `cpus`.
 pub fn send_ipi(ipi: Ipi, cpus: impl Iterator<Item = usize>) {
-    let targets: alloc::vec::Vec<arch::gic::SgiTarget> = cpus.map(|c| *SGI_TARGET[c].lock()).collect();
+    let cpus: alloc::vec::Vec<usize> = cpus.collect();
+    crate::trace::tracepoint::irq::trace_ipi_raise(&cpus, ipi as u32);
+    let targets: alloc::vec::Vec<arch::gic::SgiTarget> = cpus.iter().map(|&c| *SGI_TARGET[c].lock()).collect();
     if !targets.is_empty() {
         arch::gic::send_sgi(ipi as u32, &targets);
     }
@@ -231,7 +233,9 @@ pub fn smp_call_function_many(cpus: impl Iterator<Item = usize>, func: Arc<dyn F
     let me = arch::cpu::cpu_id();
     let pending = Arc::new(AtomicUsize::new(0));
     let mut targets = alloc::vec::Vec::new();
+    let mut cpu_list = alloc::vec::Vec::new();
     for cpu in cpus.filter(|&c| c != me && cpu_online(c)) {
+        cpu_list.push(cpu);
         pending.fetch_add(1, Ordering::AcqRel);
         CALL_QUEUE.on(cpu).lock().push_back(CallData {
             func: func.clone(),
@@ -240,6 +244,7 @@ pub fn smp_call_function_many(cpus: impl Iterator<Item = usize>, func: Arc<dyn F
         targets.push(*SGI_TARGET[cpu].lock());
     }
     if !targets.is_empty() {
+        crate::trace::tracepoint::irq::trace_ipi_raise(&cpu_list, Ipi::CallFunc as u32);
         arch::gic::send_sgi(Ipi::CallFunc as u32, &targets);
     }
     if wait {

@@ -116,6 +116,7 @@ impl Timeout {
             task: Arc::downgrade(&task),
         });
         drop(q);
+        crate::trace::tracepoint::timer::trace_hrtimer_start(&task, deadline_ns);
         Ok(Timeout { task, id })
     }
 
@@ -137,6 +138,7 @@ impl Drop for Timeout {
         {
             return;
         }
+        crate::trace::tracepoint::timer::trace_hrtimer_cancel(&self.task);
         let mut q = TIMERS.lock();
         q.cancelled += 1;
         // Rebuilding when at least half the heap is stale costs O(1)
@@ -197,7 +199,9 @@ fn run_timers() {
             (task, due)
         };
         if let (Some(t), true) = (&task, due) {
+            crate::trace::tracepoint::timer::trace_hrtimer_expire_entry(t, now);
             crate::sched::wake_up(t);
+            crate::trace::tracepoint::timer::trace_hrtimer_expire_exit(t);
         }
         drop(task);
     }

@@ -221,6 +221,12 @@ impl FrameAllocator {
 
 /// Allocates one frame; returns its physical address.
 pub fn alloc_frame() -> Option<u64> {
+    let pa = alloc_one_frame();
+    crate::trace::tracepoint::kmem::trace_mm_page_alloc(pa, 0);
+    pa
+}
+
+fn alloc_one_frame() -> Option<u64> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     let f = a.alloc_one()?;
@@ -230,6 +236,12 @@ pub fn alloc_frame() -> Option<u64> {
 /// Allocates `count` physically contiguous frames whose first frame is
 /// aligned to `align_frames` frames (a power of two).
 pub fn alloc_frames(count: usize, align_frames: usize) -> Option<u64> {
+    let pa = alloc_frame_run(count, align_frames);
+    crate::trace::tracepoint::kmem::trace_mm_page_alloc(pa, count.next_power_of_two().trailing_zeros());
+    pa
+}
+
+fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
     if count == 0 || !align_frames.is_power_of_two() {
         return None;
     }
@@ -283,6 +295,8 @@ pub fn free_frames(pa: u64, count: usize) {
         a.set(f, false);
     }
     a.free += count;
+    drop(guard);
+    crate::trace::tracepoint::kmem::trace_mm_page_free(pa, count.next_power_of_two().trailing_zeros());
 }
 
 /// Frees one frame.

@@ -128,6 +128,26 @@ impl State {
 // is mapped and owned by the heap.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller keeps GlobalAlloc's contract, which is
+        // alloc_locked's.
+        let p = unsafe { self.alloc_locked(layout) };
+        crate::trace::tracepoint::kmem::trace_kmalloc(p, layout.size(), false);
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: per GlobalAlloc's contract, `ptr` came from `alloc` with
+        // this layout, which is what `kfree` asks.
+        unsafe { kfree(ptr, layout.size(), layout.align()) }
+    }
+}
+
+impl KernelHeap {
+    /// Allocates under the heap's lock, growing the heap if needed.
+    ///
+    /// # Safety
+    /// As `GlobalAlloc::alloc`.
+    unsafe fn alloc_locked(&self, layout: Layout) -> *mut u8 {
         let mut st = self.state.lock();
         // SAFETY: GlobalAlloc callers never ask for zero bytes.
         if let Ok(p) = unsafe { st.talc.malloc(layout) } {
@@ -138,12 +158,6 @@ unsafe impl GlobalAlloc for KernelHeap {
         }
         // SAFETY: as above.
         unsafe { st.talc.malloc(layout) }.map_or(core::ptr::null_mut(), |p| p.as_ptr())
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: per GlobalAlloc's contract, `ptr` came from `alloc` with
-        // this layout, which is what `kfree` asks.
-        unsafe { kfree(ptr, layout.size(), layout.align()) }
     }
 }
 
@@ -168,6 +182,8 @@ pub unsafe extern "C" fn kfree(objp: *mut u8, size: usize, align: usize) {
     // SAFETY: as above.
     unsafe { st.talc.free(p, layout) };
     st.shrink();
+    drop(st);
+    crate::trace::tracepoint::kmem::trace_kfree(objp);
 }
 
 #[cfg(feature = "ktest")]

@@ -402,6 +402,9 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
         *task.vfork_done.lock() = Some(done.clone());
         done
     });
+    crate::trace::tracepoint::task::trace_task_newtask(&task, flags);
+    crate::trace::tracepoint::sched::trace_sched_process_fork(&me, &task);
+    crate::trace::tracepoint::sched::trace_sched_wakeup_new(&task);
     sched::wake_up(&task);
     // Forking complete and the child started: tell the tracer.
     if let Some(event) = trace {
@@ -459,6 +462,7 @@ pub fn vfork_release(task: &Task) {
 #[inline(never)]
 pub extern "C" fn do_exit(code: i64) -> ! {
     crate::ptrace::ptrace_event_exit(code as i32);
+    crate::trace::tracepoint::sched::trace_sched_process_exit(&sched::current());
     exit_thread(code as i32);
     // No reference may live in this frame: it is never returned to.
     sched::current().set_state(TaskState::Dead);

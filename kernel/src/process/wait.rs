@@ -44,6 +44,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
     let continued = options & WCONTINUED != 0;
     let nohang = options & WNOHANG != 0;
     let keep = options & WNOWAIT != 0;
+    crate::trace::tracepoint::sched::trace_sched_process_wait(who);
     let me = current_process();
     loop {
         let mut found_any = false;

@@ -131,11 +131,13 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
         _ => {}
     }
     task.set_state(TaskState::Running);
+    crate::trace::tracepoint::sched::trace_sched_waking(task);
     if !task.on_rq.swap(true, Ordering::AcqRel) {
         rq.push_back(task.clone());
         drop(rq);
         kick_idle_cpu(task);
     }
+    crate::trace::tracepoint::sched::trace_sched_wakeup(task);
     true
 }
 
@@ -193,6 +195,8 @@ pub extern "C" fn schedule() {
         core::hint::spin_loop();
     }
     next.on_cpu.store(true, Ordering::Release);
+    crate::trace::tracepoint::sched::set_task_cpu(&next, arch::cpu::cpu_id());
+    crate::trace::tracepoint::sched::trace_sched_switch(&prev, &next);
     prev.switch_out();
     next.switch_in();
     crate::cputime::account_switch(&prev, &next);
@@ -224,6 +228,7 @@ fn finish_task_switch() {
             // Its kretprobed calls will never return (Linux's
             // kprobe_flush_task, also called here).
             prev.kretprobe_instances.flush();
+            crate::trace::tracepoint::sched::trace_sched_process_free(&prev);
             task::release_dead(prev);
         }
     }

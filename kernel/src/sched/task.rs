@@ -151,6 +151,8 @@ pub struct Task {
     /// The CPUs it may run on, one bit each (Linux's `cpus_mask`, set by
     /// sched_setaffinity, inherited by clone).
     pub cpus_allowed: AtomicU64,
+    /// The CPU it last ran on (Linux's `task_cpu`), `u32::MAX` before it first runs.
+    pub last_cpu: AtomicU32,
     idle: bool,
     /// Name shown by tracing and /proc (`comm`, 15 bytes and a NUL).
     pub comm: IrqSpinLock<[u8; 16]>,
@@ -214,6 +216,7 @@ impl Task {
             on_cpu: AtomicBool::new(false),
             on_rq: AtomicBool::new(false),
             cpus_allowed: AtomicU64::new(u64::MAX),
+            last_cpu: AtomicU32::new(u32::MAX),
             idle,
             comm: IrqSpinLock::new(comm),
             fpsimd: IrqSpinLock::new(FpsimdState::default()),

@@ -278,9 +278,10 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
         .main_thread()
         .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
     if is_ignored(p, sig) && sig != SIGKILL && !blocked && !any_traced(p) {
+        crate::trace::tracepoint::signal::ignored(&info, p);
         return Ok(());
     }
-    queue_signal(&p.shared_pending, &p.shared_sigqueue, info)?;
+    crate::trace::tracepoint::signal::queued(&info, p, || queue_signal(&p.shared_pending, &p.shared_sigqueue, info))?;
     wake_for_signal(p, sig);
     Ok(())
 }
@@ -303,9 +304,10 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     prepare_signal(&p, sig);
     let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
     if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked && !t.ptrace.is_traced() {
+        crate::trace::tracepoint::signal::ignored(&info, t);
         return Ok(());
     }
-    queue_signal(&t.sig_pending, &t.sigqueue, info)?;
+    crate::trace::tracepoint::signal::queued(&info, t, || queue_signal(&t.sig_pending, &t.sigqueue, info))?;
     if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
         sched::wake_up(t);
     }
@@ -566,6 +568,7 @@ pub fn do_signal(regs: &mut PtRegs) {
         // checks SIGNAL_GROUP_EXIT first): nothing may keep a killed task
         // in this loop.
         if fatal_pending(&me) || p.exiting.load(Ordering::Acquire) {
+            crate::trace::tracepoint::signal::trace_signal_deliver_kill();
             // Nothing may stay referenced from this frame: it never returns.
             drop((me, p));
             crate::process::do_group_exit(SIGKILL as i32);
@@ -586,6 +589,7 @@ pub fn do_signal(regs: &mut PtRegs) {
         }
         let sig = info.signo;
         let action = p.sighand.get(sig);
+        crate::trace::tracepoint::signal::trace_signal_deliver(&info, &action);
         if action.handler == SIG_IGN {
             continue;
         }

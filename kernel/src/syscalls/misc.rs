@@ -37,6 +37,7 @@ syscall!(__arm64_sys_prctl, r, {
                     Err(e)
                 }
             })?;
+            crate::trace::tracepoint::task::trace_task_rename(&me, &name);
             me.set_comm(&name);
             Ok(0)
         }

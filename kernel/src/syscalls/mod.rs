@@ -74,9 +74,11 @@ pub fn el0_svc(regs: &mut PtRegs) {
         }
         nr = scno as u32;
     }
+    crate::trace::tracepoint::syscalls::trace_sys_enter(regs, nr);
     let r = invoke_syscall(nr, regs);
     // rt_sigreturn restores x0 itself (its result is the restored x0).
     regs.regs[0] = r as u64;
+    crate::trace::tracepoint::syscalls::trace_sys_exit(nr, r);
     let me = crate::sched::current();
     if traced || me.ptrace.syscall_traced() || me.debug.single_step() {
         drop(me);

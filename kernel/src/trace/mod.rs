@@ -25,6 +25,7 @@ pub mod output;
 pub mod readers;
 pub mod trace_kprobe;
 pub mod tracefs;
+pub mod tracepoint;
 pub mod trigger;
 
 #[cfg(feature = "ktest")]
@@ -39,6 +40,8 @@ mod kprobe_tests;
 mod test_files;
 #[cfg(feature = "ktest")]
 mod tests;
+#[cfg(feature = "ktest")]
+mod tracepoint_tests;
 
 use crate::irq_work::{irq_work_queue, IrqWork};
 use crate::percpu::{PerCpu, NR_CPUS};

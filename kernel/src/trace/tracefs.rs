@@ -190,6 +190,7 @@ fn create(root: &Arc<PseudoDir>) {
     events::create_top_files(&events_dir);
     super::event_filter::init();
     events::register_internal_events();
+    super::tracepoint::register_tracepoints();
     super::trace_kprobe::init(root);
     super::ftrace_function::init(root);
 
