@@ -36,6 +36,9 @@ cc=aarch64-linux-gnu-gcc
 
 note() { echo "arm64-selftests: $*" >&2; }
 die() { echo "arm64-selftests: error: $*" >&2; exit 1; }
+guest_name=arm64sel.sh
+# shellcheck source=scripts/lib/selftests.sh
+. "$repo/scripts/lib/selftests.sh"
 
 # What the guest runs (busybox sh): every program, between markers the
 # table and tests/arm64_selftests.rs parse.
@@ -89,71 +92,11 @@ build() {
     note "built $(find "$tmp/arm64sel" -type f | wc -l) programs into ${tarball#"$repo"/}"
 }
 
-# run here|linux: the guest's raw output on stdout.
-run() {
-    local busybox guest status=0
-    busybox=$("$repo/scripts/setup.sh" --print-busybox)
-    guest=$(mktemp -d)
-    # shellcheck disable=SC2064 # expand now
-    trap "rm -rf '$guest'" RETURN
-    printf '%s\n' "$guest_script" >"$guest/arm64sel.sh"
-    case $1 in
-        here)
-            local kernel=${KERNEL:-}
-            if [ -z "$kernel" ]; then
-                (cd "$repo" && cargo run --quiet --release -p kbuild >/dev/null) ||
-                    die "kernel build failed"
-                kernel="$repo/target/kernel/kernel8.img"
-            fi
-            "$repo/scripts/qemu-run.sh" --kernel "$kernel" --smp 4 --cpu cortex-a72 \
-                --timeout 300 "$busybox" "$guest/arm64sel.sh" "$tarball" \
-                -- 'busybox sh /bin/arm64sel.sh' || status=$?
-            ;;
-        linux)
-            local reflinux="$repo/../shared/reflinux/run.sh"
-            [ -x "$reflinux" ] || die "no ../shared/reflinux"
-            "$reflinux" --smp 4 --timeout 300 "$busybox" "$guest/arm64sel.sh" "$tarball" \
-                -- 'busybox sh /bin/arm64sel.sh' || status=$?
-            ;;
-        *) die "run here|linux" ;;
-    esac
-    return $status
-}
-
-# summary FILE: one line per program: name verdict pass skip fail.
-summary() {
-    awk '
-        /^=== rc / { rc = $3
-            v = rc == 0 ? "PASS" : rc == 4 ? "SKIP" : "FAIL(" rc ")"
-            printf "%s %s %d %d %d\n", name, v, pass, skip, fail; name = ""; next }
-        /^=== / { name = $2; pass = skip = fail = 0; next }
-        name != "" && /^ok .*# SKIP/ { skip++; next }
-        name != "" && /^ok / { pass++; next }
-        name != "" && /^not ok / { fail++; next }
-        END { if (name != "") printf "%s %s %d %d %d\n", name, "CRASHED", pass, skip, fail }
-    ' "$1"
-}
-
-table() {
-    local dir
-    dir=$(mktemp -d)
-    # shellcheck disable=SC2064 # expand now
-    trap "rm -rf '$dir'" EXIT
-    run here >"$dir/here" 2>"$dir/here.err" || true
-    run linux >"$dir/linux" 2>"$dir/linux.err" || true
-    summary "$dir/here" >"$dir/h"
-    summary "$dir/linux" >"$dir/l"
-    printf '%-40s %-10s %-10s %-14s %-14s %s\n' test here linux "here p/s/f" "linux p/s/f" same
-    join -a1 -a2 -e - -o 0,1.2,2.2,1.3,1.4,1.5,2.3,2.4,2.5 <(sort "$dir/h") <(sort "$dir/l") |
-        awk '{ same = ($2 == $3 && $4 == $7 && $5 == $8 && $6 == $9) ? "yes" : "NO"
-               printf "%-40s %-10s %-10s %-14s %-14s %s\n", $1, $2, $3, $4 "/" $5 "/" $6, $7 "/" $8 "/" $9, same }'
-}
-
 case "${1:-}" in
     build) build; echo "$tarball" ;;
-    run) build; run "${2:-}" ;;
-    table) build; table ;;
-    summary) summary "${2:?summary FILE}" ;;
+    run) build; selftests_run "${2:-}" ;;
+    table) build; selftests_table 40 ;;
+    summary) selftests_summary "${2:?summary FILE}" ;;
     -h|--help|"") sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" ;;
     *) die "unknown command '$1' (build, run here|linux, table)" ;;
 esac

@@ -28,6 +28,9 @@ cc=aarch64-linux-gnu-gcc
 
 note() { echo "ptrace-selftests: $*" >&2; }
 die() { echo "ptrace-selftests: error: $*" >&2; exit 1; }
+guest_name=ptracesel.sh
+# shellcheck source=scripts/lib/selftests.sh
+. "$repo/scripts/lib/selftests.sh"
 
 # What the guest runs (busybox sh), between the markers `summary` parses.
 guest_script='cd /tmp 2>/dev/null || cd /
@@ -72,54 +75,10 @@ build() {
     note "built $(find "$tmp/ptracesel" -type f | wc -l) programs into ${tarball#"$repo"/}"
 }
 
-# run here|linux: the guest's raw output on stdout.
-run() {
-    local busybox guest status=0
-    busybox=$("$repo/scripts/setup.sh" --print-busybox)
-    guest=$(mktemp -d)
-    # shellcheck disable=SC2064 # expand now
-    trap "rm -rf '$guest'" RETURN
-    printf '%s\n' "$guest_script" >"$guest/ptracesel.sh"
-    case $1 in
-        here)
-            local kernel=${KERNEL:-}
-            if [ -z "$kernel" ]; then
-                (cd "$repo" && cargo run --quiet --release -p kbuild >/dev/null) ||
-                    die "kernel build failed"
-                kernel="$repo/target/kernel/kernel8.img"
-            fi
-            "$repo/scripts/qemu-run.sh" --kernel "$kernel" --smp 4 --cpu cortex-a72 \
-                --timeout 300 "$busybox" "$guest/ptracesel.sh" "$tarball" \
-                -- 'busybox sh /bin/ptracesel.sh' || status=$?
-            ;;
-        linux)
-            local reflinux="$repo/../shared/reflinux/run.sh"
-            [ -x "$reflinux" ] || die "no ../shared/reflinux"
-            "$reflinux" --smp 4 --timeout 300 "$busybox" "$guest/ptracesel.sh" "$tarball" \
-                -- 'busybox sh /bin/ptracesel.sh' || status=$?
-            ;;
-        *) die "run here|linux" ;;
-    esac
-    return $status
-}
-
 case "${1:-}" in
     build) build; echo "$tarball" ;;
-    run) build; run "${2:-}" ;;
-    table)
-        build
-        dir=$(mktemp -d)
-        # shellcheck disable=SC2064 # expand now
-        trap "rm -rf '$dir'" EXIT
-        run here >"$dir/here" 2>"$dir/here.err" || true
-        run linux >"$dir/linux" 2>"$dir/linux.err" || true
-        "$repo/scripts/arm64-selftests.sh" summary "$dir/here" | sort >"$dir/h"
-        "$repo/scripts/arm64-selftests.sh" summary "$dir/linux" | sort >"$dir/l"
-        printf '%-24s %-10s %-10s %-14s %-14s %s\n' test here linux "here p/s/f" "linux p/s/f" same
-        join -a1 -a2 -e - -o 0,1.2,2.2,1.3,1.4,1.5,2.3,2.4,2.5 "$dir/h" "$dir/l" |
-            awk '{ same = ($2 == $3 && $4 == $7 && $5 == $8 && $6 == $9) ? "yes" : "NO"
-                   printf "%-24s %-10s %-10s %-14s %-14s %s\n", $1, $2, $3, $4 "/" $5 "/" $6, $7 "/" $8 "/" $9, same }'
-        ;;
+    run) build; selftests_run "${2:-}" ;;
+    table) build; selftests_table 24 ;;
     -h|--help|"") sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" ;;
     *) die "unknown command '$1' (build, run here|linux, table)" ;;
 esac
