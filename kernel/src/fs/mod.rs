@@ -5,6 +5,7 @@
 
 pub mod proc;
 pub mod pseudo;
+pub mod tracefs;
 pub mod tty;
 
 use crate::errno::Errno;

@@ -191,6 +191,21 @@ impl PseudoDir {
         }
     }
 
+    /// Adds a subdirectory at run time already holding what `fill` puts
+    /// in it, so that no lookup sees it half made: EEXIST if the name is
+    /// taken, ENOENT if this directory was removed.
+    pub fn try_dir_filled(
+        self: &Arc<Self>,
+        name: &str,
+        fill: &dyn Fn(&Arc<PseudoDir>),
+    ) -> Result<Arc<PseudoDir>, Errno> {
+        let d = PseudoDir::new(self.dev);
+        *d.parent.write() = Arc::downgrade(self);
+        fill(&d);
+        self.add(name, Node::Dir(d.clone()))?;
+        Ok(d)
+    }
+
     /// Adds a subdirectory at run time: EEXIST if the name is taken,
     /// ENOENT if this directory was removed.
     pub fn try_dir(self: &Arc<Self>, name: &str) -> Result<Arc<PseudoDir>, Errno> {

@@ -394,15 +394,17 @@ fn register_with_id(def: TraceEventDef, fixed: Option<u16>) -> Result<Arc<TraceE
     let sys_dir = match events_dir.lookup_dir(ev.system()) {
         Some(d) => d,
         None => {
-            let d = events_dir.try_dir(ev.system())?;
-            if !ev.def.ignore_enable {
-                create_system_files(&d, ev.system());
-            }
-            d
+            let system = ev.system();
+            let files = |d: &Arc<PseudoDir>| {
+                if !ev.def.ignore_enable {
+                    create_system_files(d, system);
+                }
+            };
+            crate::fs::tracefs::eventfs_create_dir(&crate::fs::tracefs::c_name(system)?, &events_dir, &files)?
         }
     };
-    let dir = sys_dir.try_dir(ev.name())?;
-    create_event_files(&dir, &ev);
+    let files = |d: &Arc<PseudoDir>| create_event_files(d, &ev);
+    crate::fs::tracefs::eventfs_create_dir(&crate::fs::tracefs::c_name(ev.name())?, &sys_dir, &files)?;
     EVENTS.write().insert(id, ev.clone());
     ORDER.lock().push(id);
     Ok(ev)

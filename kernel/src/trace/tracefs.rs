@@ -374,7 +374,7 @@ fn instance_mkdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
     if all.contains_key(name) {
         return Err(Errno::EEXIST);
     }
-    let dir = instances.try_dir(name)?;
+    let dir = crate::fs::tracefs::tracefs_create_dir(&crate::fs::tracefs::c_name(name)?, instances)?;
     // The array outlives its directory only as a few words: rmdir frees
     // its buffers, and open files of a removed directory fail with EIO.
     let tr: &'static TraceArray = Box::leak(Box::new(TraceArray::new()));
