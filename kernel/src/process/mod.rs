@@ -80,6 +80,10 @@ pub struct Process {
     /// Dead traced threads whose tracer (not the real parent) has not yet
     /// collected their exit: the real parent's wait and SIGCHLD wait.
     pub ptrace_hold: AtomicU32,
+    /// The traced leader that died while other threads lived: its exit is
+    /// reported to its tracer when the group is empty (Linux's
+    /// delay_group_leader).
+    pub ptrace_delayed_leader: IrqSpinLock<Option<Arc<Task>>>,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -136,6 +140,7 @@ impl Process {
             exit_signal,
             cputime: crate::cputime::ProcessCputime::new(),
             ptrace_hold: AtomicU32::new(0),
+            ptrace_delayed_leader: IrqSpinLock::new(None),
         })
     }
 
@@ -593,6 +598,12 @@ pub fn take_leader_id(me: &Arc<Task>, p: &Process) {
     let old = me.tid();
     if old == p.pid {
         return;
+    }
+    // The old leader's exit is never reported: the exec'ing thread goes on
+    // under its pid (Linux's de_thread releases the old leader silently).
+    let old_leader = p.ptrace_delayed_leader.lock().take();
+    if let Some(l) = old_leader {
+        crate::ptrace::forget_exited_leader(&l);
     }
     let mut tasks = TASKS.lock();
     if tasks.get(&old).is_some_and(|t| Arc::ptr_eq(t, me)) {

@@ -637,52 +637,96 @@ pub fn exit_begin(me: &Arc<Task>) {
     me.ptrace.state.lock().exiting = true;
 }
 
-/// A traced task exits (Linux's exit_notify for a ptraced task): the
-/// tracer will collect its status with `wait`. When the tracer is not the
-/// process's real parent and this is the last thread, the real parent
-/// waits for that report (Linux reparents the zombie to the real parent
-/// after the tracer's wait).
+/// A task exits (Linux's exit_notify as it concerns tracers): a traced
+/// thread other than the leader reports its own exit to its tracer; the
+/// leader's exit is reported when the group is empty (Linux's
+/// delay_group_leader), by the last thread to go, to the leader's tracer
+/// (holding the real parent's report until the tracer has collected it),
+/// or not at all when the tracer is the real parent, whose wait then
+/// reaps the process once.
 pub fn exit_ptrace_tracee(me: &Arc<Task>, p: &Arc<Process>, status: i32, last: bool) {
-    if !me.ptrace.is_traced() {
+    let leader = me.tid() == p.pid;
+    if leader && !last {
+        if me.ptrace.is_traced() {
+            *p.ptrace_delayed_leader.lock() = Some(me.clone());
+        }
         return;
     }
-    let Some(tracer) = me.ptrace.tracer() else {
-        unlink(me);
+    if !leader {
+        report_exit(me, p, status, false);
+    }
+    if last {
+        let l = if leader {
+            Some(me.clone())
+        } else {
+            p.ptrace_delayed_leader.lock().take()
+        };
+        if let Some(l) = l {
+            report_leader_exit(&l, p, status);
+        }
+    }
+}
+
+/// The process's exit, for its traced leader `l`.
+fn report_leader_exit(l: &Arc<Task>, p: &Arc<Process>, status: i32) {
+    if !l.ptrace.is_traced() {
+        return;
+    }
+    let Some(tracer) = l.ptrace.tracer() else {
+        unlink(l);
         return;
     };
     let tracer_is_parent = tracer
         .process
         .get()
         .is_some_and(|tp| tp.pid == p.ppid.load(Ordering::Acquire));
-    if last && tracer_is_parent {
+    if tracer_is_parent {
         // The real parent's wait reaps it, once.
-        unlink(me);
+        unlink(l);
         if let Some(tp) = tracer.process.get() {
             tp.child_wait.wake_up_all();
         }
         return;
     }
+    report_exit(l, p, status, true);
+}
+
+/// An exec'ing thread took the pid of the leader that died before it:
+/// that leader's exit is never reported.
+pub fn forget_exited_leader(l: &Arc<Task>) {
+    unlink(l);
+}
+
+/// `t`'s exit status for its tracer to collect with `wait`, announced
+/// with SIGCHLD; `hold` keeps the process from its real parent until then.
+fn report_exit(t: &Arc<Task>, p: &Arc<Process>, status: i32, hold: bool) {
+    if !t.ptrace.is_traced() {
+        return;
+    }
+    let Some(tracer) = t.ptrace.tracer() else {
+        unlink(t);
+        return;
+    };
     {
         // Under the tracer's list: a tracer exiting now either has not
         // taken the list yet (and releases this record) or has (and this
         // task is no longer in it).
         let list = tracer.ptrace.ptraced.lock();
-        if !list.iter().any(|t| Arc::ptr_eq(t, me)) {
+        if !list.iter().any(|x| Arc::ptr_eq(x, t)) {
             drop(list);
-            unlink(me);
+            unlink(t);
             return;
         }
-        let hold = last;
         if hold {
             p.ptrace_hold.fetch_add(1, Ordering::AcqRel);
         }
-        let mut st = me.ptrace.state.lock();
+        let mut st = t.ptrace.state.lock();
         st.exit_report = Some(status);
         st.holds_parent = hold;
         st.stopped = false;
         st.exit_code = 0;
     }
-    me.ptrace.syscall_trace.store(false, Ordering::Release);
+    t.ptrace.syscall_trace.store(false, Ordering::Release);
     let (cld, st) = process_core::cld_of_exit(status);
     if let Some(tp) = tracer.process.get() {
         signal::send_to_process(
@@ -690,7 +734,7 @@ pub fn exit_ptrace_tracee(me: &Arc<Task>, p: &Arc<Process>, status: i32, last: b
             SigInfo {
                 signo: signal::SIGCHLD,
                 code: cld,
-                pid: me.tid(),
+                pid: t.tid(),
                 status: st,
                 ..Default::default()
             },

@@ -51,6 +51,7 @@ pub static ALL: &[Check] = checks![
     tracefork_reports_event_and_attaches_the_child,
     tracevfork_and_vforkdone_report_events,
     traceclone_attaches_a_thread_whose_exit_the_tracer_reaps,
+    group_exit_reports_a_stopped_traced_thread_before_its_leader,
     traceexec_reports_event_with_old_pid,
     exec_without_traceexec_raises_sigtrap,
     traceexit_reports_exit_status_as_message,
@@ -721,6 +722,29 @@ fn traceclone_attaches_a_thread_whose_exit_the_tracer_reaps() -> Outcome {
     expect_wait(tid, 7 << 8, "the thread's exit, reported to its tracer")?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
+}
+
+/// The leader exits the group while its traced thread sits in a ptrace
+/// stop: the thread's death is reported to the tracer under its own tid
+/// (with the group's exit code), and only then the leader's, whose report
+/// waits until the group is empty (Linux's delay_group_leader).
+fn group_exit_reports_a_stopped_traced_thread_before_its_leader() -> Outcome {
+    let pid = spawn_traced(|| {
+        let tid = sys::thread_exit(7);
+        if tid <= 0 {
+            return 50;
+        }
+        3
+    })?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACECLONE as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_CLONE), "clone event")?;
+    let tid = eventmsg(pid)? as i32;
+    expect_wait(tid, stopped(SIGSTOP), "the thread's first stop")?;
+    // The thread stays stopped; the leader goes on to exit_group(3).
+    cont(pid, 0)?;
+    expect_wait(tid, 3 << 8, "the stopped thread's death by the group exit")?;
+    expect_exit(pid, 3)
 }
 
 fn traceexec_reports_event_with_old_pid() -> Outcome {
