@@ -49,7 +49,7 @@ use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_SIZE, MIN_PAGES};
 use uapi::Errno;
 use vfs::WaitQueueHead;
@@ -88,6 +88,9 @@ pub struct TraceArray {
     expand_to: AtomicUsize,
     /// `tracing_on`.
     tracing_on: AtomicBool,
+    /// `tracing_cpumask`: the CPUs whose events are recorded (bit N for
+    /// CPU N; NR_CPUS fits in the word).
+    cpumask: AtomicU64,
     /// `tracing_stop` depth (pause-on-trace while `trace` is open).
     stopped: AtomicUsize,
     /// Set on the CPU while it writes: a nested write drops its event.
@@ -126,6 +129,7 @@ impl TraceArray {
             expanded: AtomicBool::new(false),
             expand_to: AtomicUsize::new(TRACE_BUF_SIZE_DEFAULT),
             tracing_on: AtomicBool::new(true),
+            cpumask: AtomicU64::new(u64::MAX),
             stopped: AtomicUsize::new(0),
             writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
             waker: IrqWork::waker(wq.clone()),
@@ -144,6 +148,17 @@ impl TraceArray {
     /// Whether events are recorded (`tracing_on` and not paused).
     pub fn is_on(&self) -> bool {
         self.tracing_on.load(Ordering::Acquire) && self.stopped.load(Ordering::Acquire) == 0
+    }
+
+    /// `tracing_cpumask`: the CPUs that record events.
+    pub fn cpumask(&self) -> u64 {
+        self.cpumask.load(Ordering::Acquire)
+    }
+
+    /// Writes `tracing_cpumask` (Linux's `tracing_set_cpumask`): a CPU out
+    /// of the mask records nothing from its next event on.
+    pub fn set_cpumask(&self, mask: u64) {
+        self.cpumask.store(mask, Ordering::Release);
     }
 
     /// `tracing_on` as the file shows it.
@@ -362,6 +377,10 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
     let (pid, task) = current_pid();
     let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
+    if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
+        arch::cpu::local_irq_restore(irq);
+        return false;
+    }
     let guard = tr.writing.this();
     if guard.swap(true, Ordering::Acquire) {
         arch::cpu::local_irq_restore(irq);

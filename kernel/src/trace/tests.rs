@@ -199,3 +199,29 @@ fn error_log_keeps_the_last_eight_in_linux_format() {
     write("error_log", "").unwrap();
     assert_eq!(read_all("error_log"), "");
 }
+
+#[kernel_test]
+fn a_cpu_outside_tracing_cpumask_records_nothing() {
+    let tr = global_trace();
+    let saved = read_all("tracing_cpumask");
+    let me = arch::cpu::cpu_id();
+    let all = (1u64 << crate::smp::num_online_cpus()) - 1;
+    let others = all & !(1 << me);
+    write("tracing_cpumask", &alloc::format!("{others:x}")).unwrap();
+    assert_eq!(read_all("tracing_cpumask"), alloc::format!("{others:x}\n"));
+    // The writer stays on this CPU: interrupts are off around the write.
+    let irq = arch::cpu::local_irq_save();
+    let recorded = trace_event_write(tr, 0, 8, |_| true);
+    arch::cpu::local_irq_restore(irq);
+    assert!(!recorded, "CPU {me} is out of the mask but recorded");
+    write("tracing_cpumask", &alloc::format!("{all:x}")).unwrap();
+    let irq = arch::cpu::local_irq_save();
+    let recorded = trace_event_write(tr, 0, 8, |_| true);
+    arch::cpu::local_irq_restore(irq);
+    assert!(recorded || !tr.is_on(), "back in the mask, CPU {me} records again");
+    assert_eq!(write("tracing_cpumask", "0x1"), Err(Errno::EINVAL));
+    assert_eq!(write("tracing_cpumask", "100"), Err(Errno::EOVERFLOW));
+    write("tracing_cpumask", saved.trim_end()).unwrap();
+    // Leave no record of type 0 behind for later tests.
+    tr.reset(None);
+}

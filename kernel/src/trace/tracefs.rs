@@ -12,6 +12,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use trace_filter::cpumask::{CpuMask, MaskError};
 use uapi::Errno;
 use vfs::file::FileOps;
 
@@ -359,6 +360,25 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         }),
         Some(Box::new(move |buf| {
             tr.set_tracing_on(parse_ulong(buf)? != 0);
+            Ok(buf.len())
+        })),
+    );
+    dir.file(
+        "tracing_cpumask",
+        0o640,
+        Box::new(move || {
+            let nr = crate::smp::num_online_cpus() as u32;
+            let mut out = CpuMask::from_word(tr.cpumask()).to_hex(nr);
+            out.push('\n');
+            out.into_bytes()
+        }),
+        Some(Box::new(move |buf| {
+            let nr = crate::smp::num_online_cpus() as u32;
+            let m = CpuMask::parse_hex(buf, nr).map_err(|e| match e {
+                MaskError::Invalid => Errno::EINVAL,
+                MaskError::Overflow => Errno::EOVERFLOW,
+            })?;
+            tr.set_cpumask(m.low_word());
             Ok(buf.len())
         })),
     );

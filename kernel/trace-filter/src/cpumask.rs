@@ -126,6 +126,102 @@ impl CpuMask {
     }
 }
 
+/// Why a hex CPU mask was refused (Linux's `bitmap_parse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaskError {
+    /// Not a mask: an empty or over-long group, a non-hex digit (`EINVAL`).
+    Invalid,
+    /// A CPU at or above `nr_cpu_ids`, or more 32-bit groups than those
+    /// bits need (`EOVERFLOW`).
+    Overflow,
+}
+
+impl CpuMask {
+    /// The CPUs whose bits are set in `word` (CPU N is bit N).
+    pub fn from_word(word: u64) -> CpuMask {
+        let mut m = CpuMask::default();
+        m.bits[0] = word;
+        m
+    }
+
+    /// CPUs 0..64 as a word (CPU N is bit N).
+    pub fn low_word(&self) -> u64 {
+        self.bits[0]
+    }
+
+    /// Every CPU below `nr_cpu_ids`.
+    pub fn all(nr_cpu_ids: u32) -> CpuMask {
+        let mut m = CpuMask::default();
+        for c in 0..nr_cpu_ids.clamp(1, MAX_CPUS) {
+            m.set(c);
+        }
+        m
+    }
+
+    /// `cpumask_parse_user`'s hex form, as `tracing_cpumask` takes it:
+    /// groups of at most eight hex digits separated by commas, the most
+    /// significant first (`2`, `00000003`, `1,ffffffff`); one trailing
+    /// newline is allowed.
+    pub fn parse_hex(text: &[u8], nr_cpu_ids: u32) -> Result<CpuMask, MaskError> {
+        let nbits = nr_cpu_ids.clamp(1, MAX_CPUS);
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let groups: alloc::vec::Vec<&[u8]> = text.split(|&c| c == b',').collect();
+        if groups.len() > nbits.div_ceil(32) as usize {
+            return Err(MaskError::Overflow);
+        }
+        let mut m = CpuMask::default();
+        for (k, g) in groups.iter().rev().enumerate() {
+            if g.is_empty() || g.len() > 8 {
+                return Err(MaskError::Invalid);
+            }
+            let mut v = 0u32;
+            for &c in g.iter() {
+                let d = (c as char).to_digit(16).ok_or(MaskError::Invalid)?;
+                v = v << 4 | d;
+            }
+            for bit in 0..32 {
+                if v & (1 << bit) != 0 {
+                    let cpu = k as u32 * 32 + bit;
+                    if cpu >= nbits {
+                        return Err(MaskError::Overflow);
+                    }
+                    m.set(cpu);
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// The mask as `%*pb` prints it over `nr_cpu_ids` bits: hex, in
+    /// comma-separated 32-bit groups, the first as wide as its bits need
+    /// (`3` for two CPUs, `ff` for eight).
+    pub fn to_hex(&self, nr_cpu_ids: u32) -> alloc::string::String {
+        use core::fmt::Write;
+        let nbits = nr_cpu_ids.clamp(1, MAX_CPUS);
+        let groups = nbits.div_ceil(32);
+        let mut out = alloc::string::String::new();
+        for k in (0..groups).rev() {
+            let mut v = 0u32;
+            for bit in 0..32 {
+                let cpu = k * 32 + bit;
+                if cpu < nbits && self.test(cpu) {
+                    v |= 1 << bit;
+                }
+            }
+            let width = if k == groups - 1 {
+                ((nbits - k * 32).div_ceil(4)) as usize
+            } else {
+                8
+            };
+            if k != groups - 1 {
+                out.push(',');
+            }
+            let _ = write!(out, "{v:0width$x}");
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +257,24 @@ mod tests {
         // After a group, the next region may follow without a separator.
         assert_eq!(p("0-1:1/2N").map(|m| m.weight()), Some(2));
         assert!(p("0-").is_none());
+    }
+
+    #[test]
+    fn hex_masks_parse_and_print_as_tracing_cpumask_does_on_linux() {
+        // Linux 6.12 on 2 CPUs: "3" read; "2" and "00000003" taken; "0x1"
+        // and "zz" EINVAL; "0,3" and "100" EOVERFLOW; "0" an empty mask.
+        assert_eq!(CpuMask::all(2).to_hex(2), "3");
+        assert_eq!(CpuMask::parse_hex(b"2\n", 2).map(|m| m.to_hex(2)), Ok("2".into()));
+        assert_eq!(CpuMask::parse_hex(b"00000003", 2), Ok(CpuMask::all(2)));
+        assert_eq!(CpuMask::parse_hex(b"0x1", 2), Err(MaskError::Invalid));
+        assert_eq!(CpuMask::parse_hex(b"zz", 2), Err(MaskError::Invalid));
+        assert_eq!(CpuMask::parse_hex(b"0,3", 2), Err(MaskError::Overflow));
+        assert_eq!(CpuMask::parse_hex(b"100", 2), Err(MaskError::Overflow));
+        assert_eq!(CpuMask::parse_hex(b"0", 2).map(|m| m.weight()), Ok(0));
+        assert_eq!(CpuMask::all(8).to_hex(8), "ff");
+        // Bits past nr_cpu_ids are not shown.
+        assert_eq!(CpuMask::from_word(u64::MAX).to_hex(2), "3");
+        assert_eq!(CpuMask::all(40).to_hex(40), "ff,ffffffff");
+        assert_eq!(CpuMask::parse_hex(b"1,00000000", 40).map(|m| m.first()), Ok(Some(32)));
     }
 }
