@@ -20,10 +20,10 @@
 # already downloaded source tarball instead of the package.
 #
 # The files come from Debian's linux-source-6.12 package (the release that
-# ../shared/reflinux boots), downloaded with `apt-get download` into a
-# scratch directory; only the one directory is taken out of its 150 MB
-# source tarball, into .cache/ftracetest/linux-<version>/ftrace/, and the
-# package is deleted again.  They are Linux's code: they never enter the
+# ../shared/reflinux boots), downloaded once with `apt-get download` into
+# .cache/ftracetest/deb/ and kept there for the other trees; only the one
+# directory is taken out of its 150 MB source tarball, into
+# .cache/ftracetest/linux-<version>/ftrace/.  They are Linux's code: they never enter the
 # repository.  Idempotent and fast once done; concurrent runs wait on a
 # lock and then find the work done.  scripts/setup.sh calls this.
 set -euo pipefail
@@ -64,9 +64,16 @@ as_root() {
     else die "root is needed to run: $*"; fi
 }
 
-# download DIR: fetch the package into DIR; sets `deb`.
+# download: the package, fetched once into $cache/deb and kept there (the
+# ftrace and the arm64 trees both come from it); sets `deb`.
 download() {
-    local d=$1 spec="$pkg=$pinned_ver"
+    local d="$cache/deb" spec="$pkg=$pinned_ver"
+    deb=$(compgen -G "$d/${pkg}_*_all.deb" | head -n 1 || true)
+    if [ -n "$deb" ]; then
+        note "using $(basename "$deb") from ${d#"$repo"/}"
+        return
+    fi
+    mkdir -p "$d"
     command -v apt-get >/dev/null 2>&1 || die "apt-get is needed to download $pkg"
     if ! apt-cache show "$spec" >/dev/null 2>&1; then
         note "apt-get update"
@@ -89,7 +96,7 @@ fetch() {
     tmp=$(mktemp -d "$cache/fetch.XXXXXX")
     # shellcheck disable=SC2064 # expand now: tmp is local
     trap "rm -rf '$tmp'" EXIT
-    download "$tmp"
+    download
     ver=$(dpkg-deb -f "$deb" Version)
     # Stream: the package holds usr/src/linux-source-6.12.tar.xz, of
     # which only the selftests directory is unpacked.
@@ -129,7 +136,7 @@ fetch_arm64() {
         tar -xJf "$LINUX_SOURCE_TARXZ" -C "$tmp" "${arm64_paths[@]/#/linux-source-6.12/}" ||
             die "$LINUX_SOURCE_TARXZ lacks the arm64 selftests"
     else
-        download "$tmp"
+        download
         ver=$(dpkg-deb -f "$deb" Version)
         src="$pkg $ver"
         dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/src/linux-source-6.12.tar.xz |
