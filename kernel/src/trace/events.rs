@@ -714,6 +714,32 @@ pub fn trace_ignore_this_task() -> bool {
     }
 }
 
+/// A task forked (Linux's `event_filter_pid_sched_process_fork`): with
+/// `options/event-fork`, a child of a listed task is listed too.
+pub fn event_pids_fork(parent: u32, child: u32) {
+    if !PID_FILTER_ON.load(Ordering::Acquire) || !super::options::is_set(super::options::EVENT_FORK) {
+        return;
+    }
+    let mut l = EVENT_PIDS.lock();
+    if l.binary_search(&parent).is_ok() {
+        if let Err(at) = l.binary_search(&child) {
+            l.insert(at, child);
+        }
+    }
+}
+
+/// A task exited (Linux's `event_filter_pid_sched_process_exit`): its pid
+/// leaves the list, so that a new task given the pid is not traced.
+pub fn event_pids_exit(pid: u32) {
+    if !PID_FILTER_ON.load(Ordering::Acquire) {
+        return;
+    }
+    let mut l = EVENT_PIDS.lock();
+    if let Ok(at) = l.binary_search(&pid) {
+        l.remove(at);
+    }
+}
+
 /// `set_event_pid`'s text: one pid a line.
 pub fn event_pids_show() -> Vec<u8> {
     let mut s = String::new();

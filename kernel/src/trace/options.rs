@@ -35,9 +35,11 @@ pub const IRQ_INFO: u32 = 1 << 7;
 pub const MARKERS: u32 = 1 << 8;
 /// `pause-on-trace`: recording stops while `trace` is open.
 pub const PAUSE_ON_TRACE: u32 = 1 << 9;
+/// `event-fork`: children of a task in `set_event_pid` join the list.
+pub const EVENT_FORK: u32 = 1 << 10;
 
 /// The options, in Linux's order.
-pub static TRACE_OPTIONS: [TraceOption; 10] = [
+pub static TRACE_OPTIONS: [TraceOption; 11] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -82,6 +84,11 @@ pub static TRACE_OPTIONS: [TraceOption; 10] = [
         name: "markers",
         bit: MARKERS,
         default: true,
+    },
+    TraceOption {
+        name: "event-fork",
+        bit: EVENT_FORK,
+        default: false,
     },
     TraceOption {
         name: "pause-on-trace",

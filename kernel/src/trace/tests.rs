@@ -225,3 +225,25 @@ fn a_cpu_outside_tracing_cpumask_records_nothing() {
     // Leave no record of type 0 behind for later tests.
     tr.reset(None);
 }
+
+#[kernel_test]
+fn event_fork_adds_children_of_listed_pids_and_exit_removes_them() {
+    use super::options::{set_flag, EVENT_FORK};
+    const PARENT: u32 = 70_001;
+    const CHILD: u32 = 70_002;
+    write("set_event_pid", "").unwrap();
+    write("set_event_pid", &alloc::format!("{PARENT}")).unwrap();
+    // Without the option a child stays out.
+    events::event_pids_fork(PARENT, CHILD);
+    assert_eq!(read_all("set_event_pid"), alloc::format!("{PARENT}\n"));
+    set_flag(EVENT_FORK, true);
+    events::event_pids_fork(PARENT, CHILD);
+    // A task not in the list brings no child in.
+    events::event_pids_fork(CHILD + 1, CHILD + 2);
+    assert_eq!(read_all("set_event_pid"), alloc::format!("{PARENT}\n{CHILD}\n"));
+    events::event_pids_exit(CHILD);
+    assert_eq!(read_all("set_event_pid"), alloc::format!("{PARENT}\n"));
+    set_flag(EVENT_FORK, false);
+    write("set_event_pid", "").unwrap();
+    assert_eq!(read_all("set_event_pid"), "");
+}
