@@ -7,7 +7,8 @@ use crate::{checks, ensure, Check, Outcome};
 
 pub static CHECKS: &[Check] = checks![el0_reads_virtual_counter_and_frequency];
 
-fn cntvct() -> u64 {
+/// `CNTVCT_EL0`, read at EL0.
+pub(crate) fn cntvct() -> u64 {
     let v: u64;
     // SAFETY: reads a system register; no memory is touched. The ISB
     // keeps the read from being taken early.
@@ -15,7 +16,8 @@ fn cntvct() -> u64 {
     v
 }
 
-fn cntfrq() -> u64 {
+/// `CNTFRQ_EL0`, read at EL0.
+pub(crate) fn cntfrq() -> u64 {
     let v: u64;
     // SAFETY: reads a system register; no memory is touched.
     unsafe { core::arch::asm!("mrs {}, cntfrq_el0", out(reg) v) };
