@@ -376,7 +376,9 @@ pub fn timeouts(cfg: &Cfg) -> Result<(), String> {
     let t = now_ns();
     sleep_ms(20);
     let slept = (now_ns() - t) / 1_000_000;
-    let last = ppoll_batch();
+    // The best of three batches: leaked timeouts would slow every batch,
+    // a host that stalls QEMU for a moment slows one.
+    let last = (0..3).map(|_| ppoll_batch()).min().unwrap_or(0);
     if !(20..2000).contains(&slept) {
         return Err(format!("a 20 ms nanosleep took {slept} ms"));
     }
