@@ -21,6 +21,16 @@ pub fn set_boot_counter(c: u64) {
     BOOT_COUNTER.store(c, Ordering::Relaxed);
 }
 
+/// The virtual counter's value at `ns` since boot, rounded up, so that a
+/// timer armed for it never fires before that time.
+pub fn ns_to_counter(ns: u64) -> u64 {
+    let freq = arch::timer::frequency().max(1) as u128;
+    let ticks = (ns as u128 * freq).div_ceil(1_000_000_000);
+    BOOT_COUNTER
+        .load(Ordering::Relaxed)
+        .saturating_add(ticks.min(u64::MAX as u128) as u64)
+}
+
 /// Starts console output on `uart`.
 pub fn register_console(uart: Pl011) {
     UART.call_once(|| uart);

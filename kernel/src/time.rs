@@ -22,11 +22,56 @@ fn tick_interval() -> u64 {
     arch::timer::frequency() / HZ
 }
 
+/// The counter value of each CPU's next tick.
+static NEXT_TICK: PerCpu<AtomicU64> = PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]);
+/// The counter value each CPU's timer is armed for: its next tick, or an
+/// earlier timeout deadline (Linux's `hrtimer` one-shot mode on top of the
+/// periodic tick), so that a short sleep ends at its deadline and not at
+/// the next tick, up to 1/HZ later.
+static ARMED_FOR: PerCpu<AtomicU64> = PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]);
+
+/// Arms this CPU's timer for `cval`. Runs with interrupts masked.
+fn program(cval: u64) {
+    ARMED_FOR.this().store(cval, Ordering::Relaxed);
+    arch::timer::arm_at(cval);
+}
+
+/// Starts this CPU's periodic tick.
+fn start_tick() {
+    let next = arch::timer::counter().wrapping_add(tick_interval());
+    NEXT_TICK.this().store(next, Ordering::Relaxed);
+    program(next);
+}
+
 fn timer_interrupt(_irq: u32) {
-    arch::timer::arm(tick_interval());
+    let now = arch::timer::counter();
+    run_timers();
+    let next = NEXT_TICK.this().load(Ordering::Relaxed);
+    if now >= next {
+        // Ticks a stalled CPU missed are dropped, not replayed.
+        let interval = tick_interval();
+        let after = match next.wrapping_add(interval) {
+            n if n > now => n,
+            _ => now.wrapping_add(interval),
+        };
+        NEXT_TICK.this().store(after, Ordering::Relaxed);
+        tick();
+    }
+    // The next tick, or the earliest pending deadline if sooner: timeouts
+    // armed on this CPU after the current one must not wait for a tick.
+    let tick_at = NEXT_TICK.this().load(Ordering::Relaxed);
+    let soonest = TIMERS
+        .lock()
+        .heap
+        .peek()
+        .map(|e| crate::printk::ns_to_counter(e.deadline_ns));
+    program(soonest.map_or(tick_at, |d| d.min(tick_at)));
+}
+
+/// The periodic work of a tick.
+fn tick() {
     TICKS.this().fetch_add(1, Ordering::Relaxed);
     crate::cputime::account_process_tick();
-    run_timers();
     crate::irq_work::irq_work_run();
     if arch::cpu::cpu_id() == 0 {
         // The coarse clocks read the time of the last tick (Linux's
@@ -115,6 +160,12 @@ impl Timeout {
             id,
             task: Arc::downgrade(&task),
         });
+        // Under the lock, interrupts are masked: this CPU's timer is
+        // brought forward if the deadline comes before what it waits for.
+        let cval = crate::printk::ns_to_counter(deadline_ns);
+        if cval < ARMED_FOR.this().load(Ordering::Relaxed) {
+            program(cval);
+        }
         drop(q);
         crate::trace::tracepoint::timer::trace_hrtimer_start(&task, deadline_ns);
         Ok(Timeout { task, id })
@@ -212,7 +263,7 @@ pub fn init(irq: u32) -> Result<(), crate::errno::Errno> {
     TIMER_IRQ.store(irq, Ordering::Relaxed);
     crate::irq::request_irq(irq, timer_interrupt, "arch_timer")?;
     arch::timer::set_user_access();
-    arch::timer::arm(tick_interval());
+    start_tick();
     Ok(())
 }
 
@@ -220,7 +271,7 @@ pub fn init(irq: u32) -> Result<(), crate::errno::Errno> {
 pub fn init_secondary() {
     crate::irq::enable_percpu_irq(TIMER_IRQ.load(Ordering::Relaxed));
     arch::timer::set_user_access();
-    arch::timer::arm(tick_interval());
+    start_tick();
 }
 
 /// Ticks taken so far on `cpu`.

@@ -1,7 +1,9 @@
 //! The Arm generic timer: the system counter for time, and the EL1 virtual
 //! timer for per-CPU ticks.
 
-use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTKCTL_EL1, CNTVCT_EL0, CNTV_CTL_EL0, CNTV_TVAL_EL0};
+use aarch64_cpu::registers::{
+    Readable, Writeable, CNTFRQ_EL0, CNTKCTL_EL1, CNTVCT_EL0, CNTV_CTL_EL0, CNTV_CVAL_EL0, CNTV_TVAL_EL0,
+};
 
 /// Counter frequency in Hz.
 pub fn frequency() -> u64 {
@@ -20,6 +22,14 @@ pub fn counter() -> u64 {
 /// Arms this CPU's virtual timer to fire in `ticks` counter ticks.
 pub fn arm(ticks: u64) {
     CNTV_TVAL_EL0.set(ticks.min(i32::MAX as u64));
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
+}
+
+/// Arms this CPU's virtual timer to fire when the virtual counter reaches
+/// `cval` (at once if it already has): the one-shot deadline of a
+/// high-resolution timeout.
+pub fn arm_at(cval: u64) {
+    CNTV_CVAL_EL0.set(cval);
     CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
 }
 
