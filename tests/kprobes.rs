@@ -38,7 +38,7 @@ fn fault_in_a_kprobe_handler_oopses_naming_the_handler() {
     // in the probed function.
     assert!(at("kernel__ktest__ktest_kprobe_oops_handler+0x") < at("kernel__kprobes__kprobe_breakpoint_handler+0x"));
     assert!(at("kernel__kprobes__kprobe_breakpoint_handler+0x") < at("kernel__debug__brk_handler+0x"));
-    assert!(at("kernel__debug__brk_handler+0x") < at("ktest_kprobe_oops_target+0x0/"));
+    assert!(at("kernel__debug__brk_handler+0x") < at("ktest_kprobe_oops_target+0x8/"));
     let tail: Vec<&str> = o.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
     let panic_line = tail
         .iter()

@@ -165,7 +165,9 @@ pub extern "C" fn ktest_stack_overflow_recurse(n: u64) -> u64 {
 fn kprobe_handler_oops() -> ! {
     use crate::kprobes::{register_kprobe, Kprobe};
     let kp = alloc::sync::Arc::new(
-        Kprobe::symbol("ktest_kprobe_oops_target", 0).pre(|_, regs| ktest_kprobe_oops_handler(regs)),
+        // At +8, past the ftrace site, so that the probe is a BRK and the
+        // oops shows the debug exception's frames.
+        Kprobe::symbol("ktest_kprobe_oops_target", 8).pre(|_, regs| ktest_kprobe_oops_handler(regs)),
     );
     register_kprobe(&kp).expect("register the probe");
     crate::pr_info!("ktest: a kprobe pre-handler will dereference NULL");

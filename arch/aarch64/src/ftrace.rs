@@ -49,6 +49,11 @@ pub struct FtraceRegs {
     pub sp: u64,
     /// Where the trampoline returns: the instruction after the site's `bl`.
     pub pc: u64,
+    /// x19..x28, the caller's callee-saved registers, so that a kprobe on
+    /// the site sees every register a `BRK` probe would (x9..x18 are
+    /// temporaries with no meaning at a function's entry). A tracer may
+    /// change them too.
+    pub callee_saved: [u64; 10],
 }
 
 impl FtraceRegs {
@@ -92,6 +97,11 @@ core::arch::global_asm!(
     "str x9, [sp, #{lr}]",
     "str x12, [sp, #{sp}]",
     "str x30, [sp, #{pc}]",
+    "stp x19, x20, [sp, #{x19} + 0]",
+    "stp x21, x22, [sp, #{x19} + 16]",
+    "stp x23, x24, [sp, #{x19} + 32]",
+    "stp x25, x26, [sp, #{x19} + 48]",
+    "stp x27, x28, [sp, #{x19} + 64]",
     // Frame records: the call site's (its caller is in x9), then ours, so
     // that backtraces from a tracer show the traced function and its
     // parent.
@@ -106,13 +116,18 @@ core::arch::global_asm!(
     // The ops' first field is its handler: (ip, parent_ip, ops, regs).
     "ldr x4, [x11]",
     "blr x4",
-    // x19..x28 are preserved by the callee; x0..x8, x29, x30 and the
-    // return pc come from the frame, which a tracer may have changed.
+    // Every saved register comes from the frame, which a tracer may have
+    // changed.
     "ldp x0, x1, [sp, #{x0} + 0]",
     "ldp x2, x3, [sp, #{x0} + 16]",
     "ldp x4, x5, [sp, #{x0} + 32]",
     "ldp x6, x7, [sp, #{x0} + 48]",
     "ldr x8, [sp, #{x0} + 64]",
+    "ldp x19, x20, [sp, #{x19} + 0]",
+    "ldp x21, x22, [sp, #{x19} + 16]",
+    "ldp x23, x24, [sp, #{x19} + 32]",
+    "ldp x25, x26, [sp, #{x19} + 48]",
+    "ldp x27, x28, [sp, #{x19} + 64]",
     "ldr x29, [sp, #{fp}]",
     "ldr x30, [sp, #{lr}]",
     "ldr x9, [sp, #{pc}]",
@@ -128,6 +143,7 @@ core::arch::global_asm!(
     lr = const offset_of!(FtraceRegs, lr),
     sp = const offset_of!(FtraceRegs, sp),
     pc = const offset_of!(FtraceRegs, pc),
+    x19 = const offset_of!(FtraceRegs, callee_saved),
 );
 
 /// The address of `ftrace_caller`.

@@ -1,6 +1,8 @@
 //! kprobes micro-benchmarks (test builds, boot option `ktest=kprobe-bench`):
 //! the cost of a raw BRK exception round trip, of a kprobe hit on a
-//! simulated and on a stepped instruction, of a kretprobe hit, and of
+//! simulated and on a stepped instruction, of a probe at a function's
+//! entry armed through ftrace against one inside the same function armed
+//! with a BRK, of a kretprobe hit, and of
 //! registering and unregistering a probe, printed as
 //! `kprobe-bench: <what> <ns> ns` and as ratios to the BRK round trip.
 //! `bench/kprobes.py` boots it several times and takes the medians.
@@ -46,6 +48,14 @@ fn ratio(x: u64, brk: u64) -> alloc::string::String {
     alloc::format!("{}.{:02}x", r / 100, r % 100)
 }
 
+/// A traceable function for the entry-probe figures.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_bench_ftrace_callee(a: u64) -> u64 {
+    black_box(a ^ 0x5a)
+}
+
 /// Runs the benchmarks and prints the figures.
 pub fn run() {
     let cpus = crate::smp::num_online_cpus();
@@ -70,6 +80,13 @@ pub fn run() {
     // Rounds of every figure in turn, so that a slow spell of the host
     // (QEMU's vCPUs share its cores) hits all of them alike.
     let (mut brk, mut simulated, mut stepped, mut kret) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut on_ftrace, mut on_brk) = (Vec::new(), Vec::new());
+    let callee = ktest_bench_ftrace_callee as *const () as usize;
+    let callee_loop = || {
+        for i in 0..ITERS {
+            black_box(ktest_bench_ftrace_callee(black_box(i)));
+        }
+    };
     for _ in 0..RUNS {
         let plain = time_ns(probe_loop);
         register_kernel_break_hook(hook);
@@ -86,7 +103,17 @@ pub fn run() {
         register_kretprobe(&rp).expect("register bench kretprobe");
         kret.push(per_op(time_ns(call_loop), calls));
         unregister_kretprobe(&rp);
+        // The same empty pre-handler at the entry (through ftrace) and
+        // at +8 (a BRK, the first instruction after the ftrace site).
+        let calls = time_ns(callee_loop);
+        for (addr, out) in [(callee, &mut on_ftrace), (callee + 8, &mut on_brk)] {
+            let kp = Arc::new(Kprobe::at(addr).pre(|_, _| 0));
+            register_kprobe(&kp).expect("register bench probe");
+            out.push(per_op(time_ns(callee_loop), calls));
+            unregister_kprobe(&kp);
+        }
     }
+    let (on_ftrace, on_brk) = (median(on_ftrace), median(on_brk));
     let (brk, simulated, stepped, kret) = (median(brk), median(simulated), median(stepped), median(kret));
 
     const PAIRS: u64 = 100;
@@ -102,8 +129,14 @@ pub fn run() {
     crate::pr_info!("kprobe-bench: simulated_hit {simulated} ns");
     crate::pr_info!("kprobe-bench: stepped_hit {stepped} ns");
     crate::pr_info!("kprobe-bench: kretprobe_hit {kret} ns");
+    crate::pr_info!("kprobe-bench: entry_ftrace_hit {on_ftrace} ns");
+    crate::pr_info!("kprobe-bench: entry_brk_hit {on_brk} ns");
     crate::pr_info!("kprobe-bench: register_unregister {reg} ns ({cpus} CPUs)");
     crate::pr_info!("kprobe-bench: simulated_hit {} brk", ratio(simulated, brk));
     crate::pr_info!("kprobe-bench: stepped_hit {} brk", ratio(stepped, brk));
     crate::pr_info!("kprobe-bench: kretprobe_hit {} brk", ratio(kret, brk));
+    crate::pr_info!(
+        "kprobe-bench: entry_ftrace_hit {} entry_brk_hit",
+        ratio(on_ftrace, on_brk)
+    );
 }

@@ -8,10 +8,16 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt::Write;
 
-/// `list`: `<addr>  k  <sym>+0x<off>    [DISABLED]` (`r` for return probes).
+/// `list`: `<addr>  k  <sym>+0x<off>    [DISABLED][FTRACE]` (`r` for
+/// return probes).
 pub fn list() -> alloc::vec::Vec<u8> {
     let mut out = String::new();
-    for (addr, kp) in super::list() {
+    for super::ProbeInfo {
+        addr,
+        probe: kp,
+        ftrace,
+    } in super::list()
+    {
         let kind = if kp.is_return { "r" } else { "k" };
         match crate::kallsyms::lookup_addr(addr) {
             Some(sym) => {
@@ -21,7 +27,12 @@ pub fn list() -> alloc::vec::Vec<u8> {
                 let _ = write!(out, "{addr:016x}  {kind}  0x{addr:x} ");
             }
         }
-        let _ = writeln!(out, "{}", if kp.is_disabled() { "[DISABLED]" } else { "" });
+        let _ = writeln!(
+            out,
+            "{}{}",
+            if kp.is_disabled() { "[DISABLED]" } else { "" },
+            if ftrace { "[FTRACE]" } else { "" }
+        );
     }
     out.into_bytes()
 }

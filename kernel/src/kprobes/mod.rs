@@ -14,6 +14,9 @@ mod asm_tests;
 pub mod bench;
 pub mod blacklist;
 pub mod debugfs;
+mod ftrace;
+#[cfg(feature = "ktest")]
+mod ftrace_tests;
 #[cfg(feature = "ktest")]
 mod insn_tests;
 pub mod kretprobe;
@@ -125,7 +128,11 @@ impl Kprobe {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Exec {
     Simulate(SimKind),
-    Step { slot: usize },
+    Step {
+        slot: usize,
+    },
+    /// Armed through the function's ftrace site (see [`ftrace`]).
+    Ftrace,
 }
 
 /// All probes at one address.
@@ -234,6 +241,11 @@ impl CpuState {
 const DAIF_MASK: u64 = arch::ptrace::PSR_DAIF_MASK;
 
 fn arm(site: &Site) -> Result<(), Errno> {
+    if site.exec == Exec::Ftrace {
+        ftrace::arm(site.addr)?;
+        site.armed.store(true, Ordering::Release);
+        return Ok(());
+    }
     #[allow(unsafe_code)]
     // SAFETY: the BRK traps to the kprobe handler, which runs the original
     // instruction (accepted by `prepare`) out of line or simulates it.
@@ -245,6 +257,15 @@ fn arm(site: &Site) -> Result<(), Errno> {
 }
 
 fn disarm(site: &Site) -> Result<(), Errno> {
+    if site.exec == Exec::Ftrace {
+        // Not armed from here on: a CPU already in the ops skips it.
+        site.armed.store(false, Ordering::Release);
+        if let Err(e) = ftrace::disarm(site.addr) {
+            site.armed.store(true, Ordering::Release);
+            return Err(e);
+        }
+        return Ok(());
+    }
     #[allow(unsafe_code)]
     // SAFETY: puts back the instruction the BRK replaced.
     unsafe {
@@ -301,17 +322,15 @@ fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
     if crate::jump_label::jump_label_text_reserved(addr, addr) {
         return Err(Errno::EINVAL);
     }
-    // The `bl` of an ftrace site is ftrace's to patch (Linux arm64, without
-    // KPROBES_ON_FTRACE, refuses it the same way).
-    if crate::trace::ftrace::ftrace_location(addr) == Some(addr) {
-        return Err(Errno::EINVAL);
-    }
     Ok(addr)
 }
 
 /// Decodes the instruction at `addr` and prepares how to run it.
 fn prepare(addr: usize) -> Result<(u32, Exec), Errno> {
     let orig = crate::patching::read_insn(addr).ok_or(Errno::EINVAL)?;
+    if ftrace::is_ftrace_location(addr) {
+        return Ok((orig, Exec::Ftrace));
+    }
     let exec = match classify(orig) {
         Class::Rejected(_) => return Err(Errno::EINVAL),
         Class::Simulate(kind) => Exec::Simulate(kind),
@@ -534,12 +553,32 @@ pub fn all_armed() -> bool {
     !KPROBES_ALL_DISARMED.load(Ordering::Acquire)
 }
 
-/// Registered probes, for `debug/kprobes/list`: (address, probe).
-pub fn list() -> Vec<(usize, Arc<Kprobe>)> {
+/// A registered probe, for `debug/kprobes/list`.
+pub struct ProbeInfo {
+    /// Its address.
+    pub addr: usize,
+    /// The probe.
+    pub probe: Arc<Kprobe>,
+    /// Armed through ftrace (`[FTRACE]`), not a `BRK`.
+    pub ftrace: bool,
+}
+
+/// Registered probes, by address.
+pub fn list() -> Vec<ProbeInfo> {
     SITES
         .read()
         .values()
-        .flat_map(|s| s.probes.read().iter().map(|p| (s.addr, p.clone())).collect::<Vec<_>>())
+        .flat_map(|s| {
+            s.probes
+                .read()
+                .iter()
+                .map(|p| ProbeInfo {
+                    addr: s.addr,
+                    probe: p.clone(),
+                    ftrace: s.exec == Exec::Ftrace,
+                })
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -634,6 +673,8 @@ fn run_instruction(site: &Site, status: Status, regs: &mut PtRegs) {
             }
             post_phase(site, regs);
         }
+        // Never hit through a BRK: the handler leaves those sites alone.
+        Exec::Ftrace => cpu.pop(),
         Exec::Step { slot } => {
             let status = if status == Status::Reenter {
                 Status::Reenter
@@ -658,7 +699,7 @@ fn run_instruction(site: &Site, status: Status, regs: &mut PtRegs) {
 pub(crate) fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
     let addr = regs.pc as usize;
     let sites = SITES.read();
-    let Some(site) = sites.get(&addr) else {
+    let Some(site) = sites.get(&addr).filter(|s| s.exec != Exec::Ftrace) else {
         // Removed right after we hit it: execute what is there now.
         return if crate::patching::read_insn(addr) == Some(brk_insn(KPROBES_BRK_IMM)) {
             HookResult::NotHandled

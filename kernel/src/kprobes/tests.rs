@@ -36,10 +36,12 @@ fn probe_on_function_entry_runs_pre_then_post_and_restores_bytes() {
     );
     register_kprobe(&kp).expect("register");
     assert_eq!(kp.addr(), target);
-    assert_eq!(
-        crate::patching::read_insn(target),
-        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
-    );
+    // At a traceable function's entry the probe is armed through ftrace:
+    // the entry instruction stays, the site calls the trampoline.
+    assert_eq!(crate::patching::read_insn(target), Some(orig));
+    assert!(insn::decode::is_bl(
+        crate::patching::read_insn(target + arch::ftrace::FTRACE_BL_OFFSET).unwrap()
+    ));
     for _ in 0..10 {
         assert_eq!(ktest_kprobe_target(core::hint::black_box(5), 1), 16);
     }
@@ -139,7 +141,7 @@ fn bad_probe_addresses_are_refused() {
 
 #[kernel_test]
 fn debugfs_list_shows_probes_in_linux_format() {
-    // Past the ftrace site (+0x4 is its `bl`, which kprobes refuse).
+    // Past the ftrace site (at +0x0 and +0x4 a probe uses ftrace).
     let kp = Arc::new(Kprobe::symbol("ktest_kprobe_target", 8));
     register_kprobe(&kp).unwrap();
     let rp = Arc::new(Kretprobe::symbol("ktest_kprobe_target").handler(|_, _| 0));
@@ -148,7 +150,7 @@ fn debugfs_list_shows_probes_in_linux_format() {
     let text = alloc::string::String::from_utf8(super::debugfs::list()).unwrap();
     let base = crate::kallsyms::lookup_name("ktest_kprobe_target").unwrap();
     let k = alloc::format!("{:016x}  k  ktest_kprobe_target+0x8    [DISABLED]\n", base + 8);
-    let r = alloc::format!("{base:016x}  r  ktest_kprobe_target+0x0    \n");
+    let r = alloc::format!("{base:016x}  r  ktest_kprobe_target+0x0    [FTRACE]\n");
     assert!(text.contains(&k), "{text}");
     assert!(text.contains(&r), "{text}");
     // Disabled: the instruction is back.
@@ -161,18 +163,17 @@ fn debugfs_list_shows_probes_in_linux_format() {
         crate::patching::read_insn(base + 8),
         Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
     );
-    // enabled = 0 disarms everything, 1 re-arms.
+    // enabled = 0 disarms everything (the BRK at +0x8 and the ftrace
+    // site of the return probe), 1 re-arms.
+    let brk = Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM));
+    let site_bl = || insn::decode::is_bl(crate::patching::read_insn(base + 4).unwrap());
     set_all_armed(false).unwrap();
-    assert_ne!(
-        crate::patching::read_insn(base),
-        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
-    );
+    assert_ne!(crate::patching::read_insn(base + 8), brk);
+    assert!(!site_bl());
     assert_eq!(ktest_kprobe_target(1, 1), 4);
     set_all_armed(true).unwrap();
-    assert_eq!(
-        crate::patching::read_insn(base),
-        Some(arch::debug_monitors::brk_insn(KPROBES_BRK_IMM))
-    );
+    assert_eq!(crate::patching::read_insn(base + 8), brk);
+    assert!(site_bl());
     unregister_kprobe(&kp);
     unregister_kretprobe(&rp);
     assert!(alloc::string::String::from_utf8(super::debugfs::list())

@@ -52,6 +52,10 @@ pub struct FtraceOps {
     nmissed: AtomicU64,
     /// Its index in [`ACTIVE`] while registered, else `usize::MAX`.
     slot: AtomicUsize,
+    /// Its callback is called even inside another callback on the same
+    /// CPU, because it guards against recursion itself (kprobes count a
+    /// nested hit as missed on the probe, as their `nmissed` promises).
+    own_recursion: bool,
 }
 
 /// The functions an ops traces, by site index.
@@ -82,7 +86,15 @@ impl FtraceOps {
             }),
             nmissed: AtomicU64::new(0),
             slot: AtomicUsize::new(usize::MAX),
+            own_recursion: false,
         }
+    }
+
+    /// The same ops, called even when the CPU is already inside a
+    /// callback: its callback must protect itself against recursion.
+    pub const fn with_own_recursion(mut self) -> FtraceOps {
+        self.own_recursion = true;
+        self
     }
 
     const fn with_func(name: &'static str, func: FtraceFunc) -> FtraceOps {
@@ -462,7 +474,11 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
 fn call_protected(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut FtraceRegs) {
     let busy = RECURSION.this();
     if busy.load(Ordering::Relaxed) {
-        ops.nmissed.fetch_add(1, Ordering::Relaxed);
+        if ops.own_recursion {
+            (ops.callback)(ops, ip, parent_ip, regs);
+        } else {
+            ops.nmissed.fetch_add(1, Ordering::Relaxed);
+        }
         return;
     }
     busy.store(true, Ordering::Relaxed);

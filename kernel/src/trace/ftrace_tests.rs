@@ -67,10 +67,14 @@ fn sites_table_holds_every_traceable_function_once() {
         );
         assert_eq!(ftrace::ftrace_location(f + 8), None);
     }
-    // A site's `bl` is ftrace's: kprobes refuse it, as Linux arm64 does.
+    // A probe on a site's `bl` is armed through ftrace (kprobes on
+    // ftrace), never by writing a BRK over the `bl`.
     let f = ktest_ftrace_target as *const () as usize;
     let kp = Arc::new(crate::kprobes::Kprobe::at(f + FTRACE_BL_OFFSET));
-    assert_eq!(crate::kprobes::register_kprobe(&kp), Err(Errno::EINVAL));
+    crate::kprobes::register_kprobe(&kp).unwrap();
+    let bl = crate::patching::read_insn(f + FTRACE_BL_OFFSET).unwrap();
+    assert!(insn::decode::is_bl(bl));
+    crate::kprobes::unregister_kprobe(&kp);
     // `#[notrace]` functions are built without a site at all (those
     // marked by `nokprobe_symbol!` or by module keep an unused one).
     let recorded: BTreeSet<usize> = ftrace::recorded_sites()
