@@ -16,6 +16,24 @@ pub fn table() -> &'static Kallsyms<'static> {
     })
 }
 
+static DATA_TABLE: spin::Once<Kallsyms<'static>> = spin::Once::new();
+
+/// The data objects' table (CONFIG_KALLSYMS_ALL's part): statics by their
+/// kallsyms names, in read-only data, data and bss.
+pub fn data_table() -> &'static Kallsyms<'static> {
+    DATA_TABLE.call_once(|| {
+        Kallsyms::new(arch::sections::kallsyms_data_blob())
+            .or_else(|_| Kallsyms::new(&EMPTY))
+            .expect("the empty table is valid")
+    })
+}
+
+/// Address of the function, or else the data object, called `name`: what
+/// `@SYM` in a probe's fetch arguments means.
+pub fn lookup_symbol(name: &str) -> Option<usize> {
+    lookup_name(name).or_else(|| data_table().lookup_name(name).map(|s| s.addr as usize))
+}
+
 /// A valid table with no symbols, used when the image has none.
 static EMPTY: [u8; kallsyms::HEADER_LEN + 4] = {
     let mut b = [0u8; kallsyms::HEADER_LEN + 4];

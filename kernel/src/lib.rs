@@ -49,6 +49,7 @@ pub mod trace;
 pub mod traps;
 pub mod uaccess;
 pub mod vdso;
+pub mod version;
 
 #[cfg(feature = "ktest")]
 pub mod ktest;

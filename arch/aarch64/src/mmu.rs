@@ -256,6 +256,7 @@ extern "C" {
     static __start_rodata: u8;
     static __end_rodata: u8;
     static __start_data: u8;
+    static __bss_start: u8;
     static _end: u8;
     static __idmap_text_start: u8;
 }
@@ -275,8 +276,10 @@ pub struct ImageLayout {
     pub rodata: usize,
     /// End of read-only data.
     pub erodata: usize,
-    /// Start of data (then bss).
+    /// Start of data.
     pub data: usize,
+    /// Start of bss (after data).
+    pub bss: usize,
     /// End of the image.
     pub end: usize,
 }
@@ -291,6 +294,7 @@ pub fn image_layout() -> ImageLayout {
             rodata: sym_addr(&__start_rodata),
             erodata: sym_addr(&__end_rodata),
             data: sym_addr(&__start_data),
+            bss: sym_addr(&__bss_start),
             end: sym_addr(&_end),
         }
     }

@@ -3,6 +3,8 @@
 extern "C" {
     static __kallsyms_start: u8;
     static __kallsyms_end: u8;
+    static __kallsyms_data_start: u8;
+    static __kallsyms_data_end: u8;
     static __start_BTF: u8;
     static __stop_BTF: u8;
 }
@@ -13,6 +15,16 @@ pub fn kallsyms_blob() -> &'static [u8] {
     let end = core::ptr::addr_of!(__kallsyms_end);
     // SAFETY: the link script brackets the read-only `.kallsyms` section
     // with these symbols; it is mapped for the kernel's lifetime.
+    unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
+}
+
+/// The embedded table of data objects (`.kallsyms_data`; empty in the
+/// first link), in the same format as [`kallsyms_blob`].
+pub fn kallsyms_data_blob() -> &'static [u8] {
+    let start = core::ptr::addr_of!(__kallsyms_data_start);
+    let end = core::ptr::addr_of!(__kallsyms_data_end);
+    // SAFETY: the link script brackets the read-only `.kallsyms_data`
+    // section with these symbols; it is mapped for the kernel's lifetime.
     unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
 }
 

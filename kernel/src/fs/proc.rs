@@ -177,6 +177,20 @@ fn kallsyms() -> Vec<u8> {
     for sym in crate::kallsyms::table().iter() {
         out.extend_from_slice(format!("{:016x} T {}\n", sym.addr, sym.name).as_bytes());
     }
+    // Data objects follow (CONFIG_KALLSYMS_ALL), typed by section as nm
+    // types them: read-only data, data, bss.
+    let l = arch::mmu::image_layout();
+    for sym in crate::kallsyms::data_table().iter() {
+        let a = sym.addr as usize;
+        let kind = if a >= l.bss {
+            'B'
+        } else if a >= l.data {
+            'D'
+        } else {
+            'R'
+        };
+        out.extend_from_slice(format!("{:016x} {kind} {}\n", sym.addr, sym.name).as_bytes());
+    }
     out
 }
 
@@ -413,9 +427,7 @@ impl ProcProvider for Provider {
             // shows addresses to root; kprobes are always on).
             (ProcScope::Root, b"sys/kernel/ftrace_enabled") => Ok(b"1\n".to_vec()),
             (ProcScope::Root, b"sys/kernel/kptr_restrict") => Ok(b"0\n".to_vec()),
-            (ProcScope::Root, b"version") => {
-                Ok(b"Linux version 6.12.0-tracing (rustc nightly-2026-05-20) #1 SMP\n".to_vec())
-            }
+            (ProcScope::Root, b"version") => Ok(crate::version::proc_version().into_bytes()),
             (ProcScope::Root, b"cpuinfo") => Ok(cpuinfo()),
             (ProcScope::Root, b"interrupts") => Ok(interrupts()),
             (ProcScope::Root, b"meminfo") => {

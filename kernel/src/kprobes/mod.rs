@@ -295,11 +295,10 @@ fn check_address(kp: &Kprobe) -> Result<usize, Errno> {
     let addr = match &kp.symbol_name {
         Some(name) => {
             let sym = crate::kallsyms::lookup_unique_name(name)?;
-            // The offset must stay inside the named function.
-            if kp.offset as u64 >= sym.size {
-                return Err(Errno::EINVAL);
-            }
-            sym.addr as usize + kp.offset
+            // An offset past the named function lands in whatever follows
+            // it, as Linux's `_kprobe_addr` renormalises it; one that wraps
+            // around is refused.
+            (sym.addr as usize).checked_add(kp.offset).ok_or(Errno::EINVAL)?
         }
         None => kp.addr().checked_add(kp.offset).ok_or(Errno::EINVAL)?,
     };

@@ -114,11 +114,22 @@ fn bad_probe_addresses_are_refused() {
         register_kprobe(&Arc::new(Kprobe::symbol("no_such_function", 0))),
         Err(Errno::ENOENT)
     );
+    // Past the symbol: the address is that of what follows (Linux's
+    // renormalisation), refused only where no function is.
     let size = crate::kallsyms::lookup_addr(target).unwrap().size as usize;
+    let past = Arc::new(Kprobe::symbol("ktest_kprobe_target", size));
+    match crate::kallsyms::lookup_addr(target + size) {
+        Some(next) if next.offset == 0 && !crate::notrace::is_notrace(target + size) => {
+            register_kprobe(&past).expect("a probe on the next function");
+            assert_eq!(past.addr(), target + size);
+            unregister_kprobe(&past);
+        }
+        _ => assert_eq!(register_kprobe(&past), Err(Errno::EINVAL), "past the symbol"),
+    }
     assert_eq!(
-        register_kprobe(&Arc::new(Kprobe::symbol("ktest_kprobe_target", size))).err(),
-        Some(Errno::EINVAL),
-        "past the symbol"
+        register_kprobe(&Arc::new(Kprobe::symbol("ktest_kprobe_target", usize::MAX - 3))),
+        Err(Errno::EINVAL),
+        "an offset that wraps around"
     );
     assert_eq!(
         register_kprobe(&Arc::new(Kprobe::symbol("schedule_tail", 0))),

@@ -8,10 +8,10 @@ use uapi::resource::Rlimit;
 
 syscall!(__arm64_sys_uname, r, {
     let b = uapi::utsname::NewUtsname {
-        sysname: "Linux",
+        sysname: crate::version::UTS_SYSNAME,
         nodename: "(none)",
-        release: "6.12.0-tracing",
-        version: "#1 SMP",
+        release: crate::version::UTS_RELEASE,
+        version: crate::version::UTS_VERSION,
         machine: "aarch64",
         domainname: "(none)",
     }

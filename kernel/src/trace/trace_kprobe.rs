@@ -43,7 +43,7 @@ pub struct KernelProbeContext;
 
 impl ProbeContext for KernelProbeContext {
     fn lookup_name(&self, name: &str) -> Option<u64> {
-        crate::kallsyms::lookup_name(name).map(|a| a as u64)
+        crate::kallsyms::lookup_symbol(name).map(|a| a as u64)
     }
 
     /// Functions called `name`, or `name.N`: kallsyms numbers the

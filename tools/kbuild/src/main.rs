@@ -143,8 +143,14 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     let empty_obj = out.join("kallsyms-empty.o");
     std::fs::write(&empty_obj, symbols::kallsyms_object(&kallsyms::build::<&str>(0, &[]))?)
         .map_err(|e| e.to_string())?;
+    let empty_data_obj = out.join("kallsyms-data-empty.o");
+    std::fs::write(
+        &empty_data_obj,
+        symbols::kallsyms_data_object(&kallsyms::build::<&str>(0, &[]))?,
+    )
+    .map_err(|e| e.to_string())?;
     let pass1 = out.join("kernel.pass1.elf");
-    link(&root, &lib, &[&empty_obj], &pass1)?;
+    link(&root, &lib, &[&empty_obj, &empty_data_obj], &pass1)?;
     let elf1 = std::fs::read(&pass1).map_err(|e| e.to_string())?;
     let syms1 = symbols::function_symbols(&elf1)?;
     let text_base = image::symbol_address(&elf1, "_text")?;
@@ -165,11 +171,26 @@ fn build(o: &Options) -> Result<PathBuf, String> {
 
     let obj = out.join("kallsyms.o");
     std::fs::write(&obj, symbols::kallsyms_object(&blob)?).map_err(|e| e.to_string())?;
+    // The tables grow read-only data, which moves the data objects after
+    // them: their table is made from a link that already holds tables of
+    // the final size (the objects' names and count do not change, only
+    // their addresses), and a last link proves nothing moved.
+    let data_obj = out.join("kallsyms-data.o");
+    let data_table = |objs: &[symbols::FuncSym]| {
+        let t: Vec<(&str, u64, u64)> = objs.iter().map(|s| (s.name.as_str(), s.addr, s.size)).collect();
+        symbols::kallsyms_data_object(&kallsyms::build(text_base, &t))
+    };
+    std::fs::write(&data_obj, data_table(&symbols::object_symbols(&elf1)?)?).map_err(|e| e.to_string())?;
     let elf_path = out.join("kernel.elf");
-    link(&root, &lib, &[&obj, &btf_obj], &elf_path)?;
+    link(&root, &lib, &[&obj, &data_obj, &btf_obj], &elf_path)?;
+    let objs2 = symbols::object_symbols(&std::fs::read(&elf_path).map_err(|e| e.to_string())?)?;
+    std::fs::write(&data_obj, data_table(&objs2)?).map_err(|e| e.to_string())?;
+    link(&root, &lib, &[&obj, &data_obj, &btf_obj], &elf_path)?;
     let elf2 = std::fs::read(&elf_path).map_err(|e| e.to_string())?;
     symbols::same_function_addresses(&syms1, &symbols::function_symbols(&elf2)?)
         .map_err(|e| format!("the second link moved code: {e}"))?;
+    symbols::same_function_addresses(&objs2, &symbols::object_symbols(&elf2)?)
+        .map_err(|e| format!("the last link moved data: {e}"))?;
 
     let img = image::flat_binary(&elf2)?;
     let img_path = out.join("kernel8.img");

@@ -141,14 +141,64 @@ pub fn function_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
 /// The kernel's linker script places `*(.kallsyms)` between
 /// `__kallsyms_start` and `__kallsyms_end` in its read-only data.
 pub fn kallsyms_object(blob: &[u8]) -> Result<Vec<u8>, String> {
+    table_object(".kallsyms", blob)
+}
+
+/// The same for the table of data objects, in section `.kallsyms_data`.
+pub fn kallsyms_data_object(blob: &[u8]) -> Result<Vec<u8>, String> {
+    table_object(".kallsyms_data", blob)
+}
+
+fn table_object(name: &str, blob: &[u8]) -> Result<Vec<u8>, String> {
     let mut obj = write::Object::new(BinaryFormat::Elf, Architecture::Aarch64, Endianness::Little);
-    let section = obj.add_section(Vec::new(), b".kallsyms".to_vec(), SectionKind::ReadOnlyData);
+    let section = obj.add_section(Vec::new(), name.as_bytes().to_vec(), SectionKind::ReadOnlyData);
     // Stated rather than left to SectionKind, since W^X depends on it.
     obj.section_mut(section).flags = write::SectionFlags::Elf {
         sh_flags: u64::from(elf::SHF_ALLOC),
     };
     obj.set_section_data(section, blob.to_vec(), 8);
     obj.write().map_err(|e| format!("writing the kallsyms object: {e}"))
+}
+
+/// Every data object of the image (defined `STT_OBJECT` symbols of
+/// non-zero size in allocated sections), sorted by address then name,
+/// each under a name no other object holds: what Linux's kallsyms lists
+/// with CONFIG_KALLSYMS_ALL (`D`, `R`, `B` in `/proc/kallsyms`), and what
+/// `@SYM` fetch arguments name.
+pub fn object_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
+    let file = ElfFile64::<Endianness>::parse(elf).map_err(|e| format!("not an ELF64 file: {e}"))?;
+    let mut out = Vec::new();
+    for sym in file.symbols() {
+        let SymbolSection::Section(section) = sym.section() else {
+            continue;
+        };
+        if sym.elf_symbol().st_type() != elf::STT_OBJECT || sym.size() == 0 {
+            continue;
+        }
+        let sec = file
+            .section_by_index(section)
+            .map_err(|e| format!("section {}: {e}", section.0))?;
+        if sec.address() == 0 {
+            continue;
+        }
+        let name = sym.name_bytes().map_err(|e| format!("symbol {}: {e}", sym.index().0))?;
+        if name.is_empty() || is_mapping_symbol(name) {
+            continue;
+        }
+        out.push(FuncSym {
+            addr: sym.address(),
+            size: sym.size(),
+            name: kallsyms_name(&String::from_utf8_lossy(name)),
+        });
+    }
+    out.sort_unstable();
+    out.dedup();
+    let mut names: Vec<String> = out.iter_mut().map(|f| std::mem::take(&mut f.name)).collect();
+    kallsyms::name::make_unique(&mut names);
+    for (f, name) in out.iter_mut().zip(names) {
+        f.name = name;
+    }
+    Ok(out)
 }
 
 /// Checks that two links placed every function at the same address with
