@@ -35,6 +35,8 @@ mod event_filter_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_tests;
 #[cfg(feature = "ktest")]
+pub mod function_graph_tests;
+#[cfg(feature = "ktest")]
 mod instance_tests;
 #[cfg(feature = "ktest")]
 mod kprobe_tests;
