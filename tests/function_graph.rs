@@ -94,6 +94,9 @@ fn mask_hides_durations_times_cpus_and_pids_only() {
         mask("    1.211122 |   1)    fgraph-2    |   9.664 us    |    fgraph_test_leaf();"),
         "TIME |   N)    fgraph-PID    | DURATION   |    fgraph_test_leaf();"
     );
-    assert_eq!(mask(" 3)               |  fgraph_test_root() {"), " N)               |  fgraph_test_root() {");
+    assert_eq!(
+        mask(" 3)               |  fgraph_test_root() {"),
+        " N)               |  fgraph_test_root() {"
+    );
     assert_eq!(mask("  fgraph_test_leaf();"), "  fgraph_test_leaf();");
 }

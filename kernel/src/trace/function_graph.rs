@@ -436,9 +436,7 @@ impl GraphIter {
                 let depth = half(entry, 16);
                 self.prologue(s, cpu_i, ts, entry_pid(entry), gflags, tflags);
                 let leaf = next.filter(|n| {
-                    entry_type(n) == TRACE_GRAPH_RET
-                        && entry_pid(n) == entry_pid(entry)
-                        && graph_ret(n).func == func
+                    entry_type(n) == TRACE_GRAPH_RET && entry_pid(n) == entry_pid(entry) && graph_ret(n).func == func
                 });
                 let indent = depth.max(0) as usize * TRACE_GRAPH_INDENT;
                 let cd = &mut self.cpus[cpu_i];

@@ -209,7 +209,7 @@ fn ret_stack_pops_frames_in_reverse_order_and_refuses_the_one_past_its_depth() {
         assert!(st.push(graph_frame(0x1000 + i, i as i32)).is_ok(), "push {i}");
     }
     assert_eq!(st.graph_state().0, RETHOOK_DEPTH as i32);
-    let refused = st.push(graph_frame(0xdead, 0)).err().expect("the stack is full");
+    let refused = st.push(graph_frame(0xdead, 0)).expect_err("the stack is full");
     assert_eq!(refused.ret, 0xdead);
     assert_eq!(st.peek(0), Some((0x1000 + RETHOOK_DEPTH - 1, true)));
     for i in (0..RETHOOK_DEPTH).rev() {
@@ -242,10 +242,7 @@ fn ret_stack_flush_empties_it_and_resets_the_graph_state() {
 fn function_graph_nests_the_chain_and_prints_leaves_on_one_line() {
     let text = trace_chain(&[]);
     let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    let calls: Vec<&str> = body
-        .iter()
-        .map(|l| l.rsplit_once('|').map_or(*l, |(_, f)| f))
-        .collect();
+    let calls: Vec<&str> = body.iter().map(|l| l.rsplit_once('|').map_or(*l, |(_, f)| f)).collect();
     assert_eq!(
         calls,
         [
@@ -262,17 +259,26 @@ fn function_graph_nests_the_chain_and_prints_leaves_on_one_line() {
         ],
         "{text}"
     );
-    assert!(text.starts_with("# tracer: function_graph\n#\n# CPU  DURATION"), "{text}");
+    assert!(
+        text.starts_with("# tracer: function_graph\n#\n# CPU  DURATION"),
+        "{text}"
+    );
 }
 
 #[kernel_test]
 fn function_graph_records_linux_entry_and_exit_types() {
     let fmt = read_all("events/ftrace/funcgraph_entry/format");
     assert!(fmt.contains("ID: 11\n"), "{fmt}");
-    assert!(fmt.contains("field:int depth;\toffset:16;\tsize:4;\tsigned:1;"), "{fmt}");
+    assert!(
+        fmt.contains("field:int depth;\toffset:16;\tsize:4;\tsigned:1;"),
+        "{fmt}"
+    );
     let fmt = read_all("events/ftrace/funcgraph_exit/format");
     assert!(fmt.contains("ID: 10\n"), "{fmt}");
-    assert!(fmt.contains("field:unsigned long long rettime;\toffset:32;\tsize:8;\tsigned:0;"), "{fmt}");
+    assert!(
+        fmt.contains("field:unsigned long long rettime;\toffset:32;\tsize:8;\tsigned:0;"),
+        "{fmt}"
+    );
 }
 
 #[kernel_test]
@@ -413,7 +419,10 @@ fn backtraces_through_graph_and_kretprobe_hooked_frames_show_the_real_callers() 
     reset_graph();
     let bt = BACKTRACE.lock().take().expect("a backtrace");
     let at = |name: &str| bt.find(name).unwrap_or_else(|| panic!("{name} not in:\n{bt}"));
-    assert!(at("ktest_fgraph_backtrace_caller+0x") < at("backtrace_outer+0x"), "{bt}");
+    assert!(
+        at("ktest_fgraph_backtrace_caller+0x") < at("backtrace_outer+0x"),
+        "{bt}"
+    );
     assert!(!bt.contains("return_to_handler"), "{bt}");
     assert!(!bt.contains("kretprobe_trampoline"), "{bt}");
 }

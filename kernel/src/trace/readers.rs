@@ -286,7 +286,10 @@ impl TracePipe {
         }
         // A graph entry looks at the CPU's next entry, and takes it when
         // the two make one line.
-        let next = self.tr.with_buffer(cpu, |b| b.peek().map(|e| e.data.to_vec())).flatten();
+        let next = self
+            .tr
+            .with_buffer(cpu, |b| b.peek().map(|e| e.data.to_vec()))
+            .flatten();
         if g.print_line(s, cpu, ts, scratch, next.as_deref()) {
             self.tr.with_buffer(cpu, |b| {
                 b.consume();
