@@ -513,7 +513,18 @@ impl GraphIter {
         }
         s.push_str("/* ");
         let mut text = String::new();
-        match super::events::find_event_by_id(entry_type(entry)) {
+        let ty = entry_type(entry);
+        // trace_marker and trace_printk text alone, without the caller
+        // (Linux's trace_print_printk_msg_only).
+        let ev = if ty == super::TRACE_PRINT {
+            let msg = entry.get(16..).unwrap_or(&[]);
+            let n = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
+            text.push_str(&String::from_utf8_lossy(&msg[..n]));
+            None
+        } else {
+            Some(super::events::find_event_by_id(ty))
+        };
+        match ev.flatten() {
             Some(ev) => ev.print(
                 &mut text,
                 &EventRecord {
@@ -521,9 +532,10 @@ impl GraphIter {
                     trace_flags: tflags,
                 },
             ),
-            None => {
-                let _ = write!(text, "Unknown type {}", entry_type(entry));
+            None if ty != super::TRACE_PRINT => {
+                let _ = write!(text, "Unknown type {ty}");
             }
+            None => {}
         }
         s.push_str(text.strip_suffix('\n').unwrap_or(&text));
         s.push_str(" */\n");
@@ -756,6 +768,40 @@ pub fn set_graph_flags(bits: u32, on: bool) {
 /// The current `funcgraph-*` options.
 pub fn graph_flags() -> u32 {
     GRAPH_FLAGS.load(Ordering::Acquire)
+}
+
+/// The `funcgraph-*` lines `trace_options` ends with while function_graph
+/// is the current tracer (Linux lists the current tracer's options there).
+pub fn trace_options_show() -> String {
+    let mut s = String::new();
+    if !is_on() {
+        return s;
+    }
+    let f = graph_flags();
+    for (name, bit) in GRAPH_OPTIONS {
+        if f & bit == 0 {
+            s.push_str("no");
+        }
+        s.push_str(name);
+        s.push('\n');
+    }
+    s
+}
+
+/// A `trace_options` write naming a `funcgraph-*` option (or `no...`):
+/// applied while function_graph is the current tracer; `None` if `cmd` is
+/// not one (or the tracer is another).
+pub fn trace_options_apply(cmd: &str) -> Option<()> {
+    if !is_on() {
+        return None;
+    }
+    let (on, name) = match cmd.strip_prefix("no") {
+        Some(rest) => (false, rest),
+        None => (true, cmd),
+    };
+    let (_, bit) = GRAPH_OPTIONS.iter().find(|(n, _)| *n == name)?;
+    set_graph_flags(*bit, on);
+    Some(())
 }
 
 /// An unsigned decimal as tracefs number files take it.

@@ -82,6 +82,8 @@ static CHAIN_RESULT: AtomicU64 = AtomicU64::new(0);
 static CHAIN_DONE: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn chain_thread(arg: usize) {
+    // Another event in the middle of the graph prints as a comment.
+    write("trace_marker", "before the chain").expect("trace_marker");
     // Interrupts masked: no interrupt handler's calls land in the middle
     // of the chain on this task.
     let flags = arch::cpu::local_irq_save();
@@ -246,6 +248,7 @@ fn function_graph_nests_the_chain_and_prints_leaves_on_one_line() {
     assert_eq!(
         calls,
         [
+            "  /* before the chain */",
             "  fgraph_test_root() {",
             "    fgraph_test_leaf();",
             "    fgraph_test_mid() {",
@@ -283,9 +286,16 @@ fn function_graph_records_linux_entry_and_exit_types() {
 
 #[kernel_test]
 fn tracing_thresh_records_only_slow_returns() {
-    // A threshold no chain call reaches: nothing at all.
+    // A threshold no chain call reaches: no call at all, entry or exit
+    // (the marker still is there).
     let text = trace_chain(&[("tracing_thresh", "1000000")]);
-    assert!(!text.lines().any(|l| !l.starts_with('#')), "{text}");
+    assert!(!text.contains("fgraph_test_"), "{text}");
+    assert!(text.contains("/* before the chain */"), "{text}");
+    // One every call passes (1 µs; each takes longer under QEMU): exits
+    // only, each closing brace naming its function.
+    let text = trace_chain(&[("tracing_thresh", "1")]);
+    assert!(!text.contains("() {"), "{text}");
+    assert!(text.contains("} /* fgraph_test_root */"), "{text}");
 }
 
 #[kernel_test]
@@ -517,4 +527,36 @@ fn find_ret_addr_leaves_ordinary_addresses_alone() {
     let a = fgraph_test_leaf as *const () as usize + 4;
     assert_eq!(rethook::find_ret_addr(&mut idx, a), a);
     assert_eq!(idx, 0);
+}
+
+#[kernel_test]
+fn trace_pipe_prints_the_same_graph_and_consumes_it() {
+    reset_graph();
+    write("set_ftrace_filter", "fgraph_test_*").expect("filter");
+    write("set_graph_function", "fgraph_test_root").expect("set_graph_function");
+    write("set_graph_notrace", "fgraph_test_skipped").expect("set_graph_notrace");
+    write("current_tracer", "function_graph").expect("function_graph");
+    run_chain_in_kthread(9);
+    write("tracing_on", "0").expect("tracing_on");
+    let f = super::test_files::open("trace_pipe", uapi::fcntl::O_RDONLY | uapi::fcntl::O_NONBLOCK).expect("open");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n) = f.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8(out).expect("text");
+    let after = read_all("trace");
+    reset_graph();
+    let calls: Vec<&str> = text.lines().map(|l| l.rsplit_once('|').map_or(l, |(_, f)| f)).collect();
+    assert_eq!(
+        calls.iter().filter(|c| c.ends_with("fgraph_test_leaf();")).count(),
+        4,
+        "{text}"
+    );
+    assert_eq!(calls.iter().filter(|c| c.trim() == "}").count(), 3, "{text}");
+    assert!(calls.contains(&"      fgraph_test_deep() {"), "{text}");
+    assert!(!after.contains("fgraph_test_"), "trace_pipe left entries:\n{after}");
 }
