@@ -812,6 +812,12 @@ fn parse_number(buf: &[u8]) -> Result<u64, Errno> {
 /// Registers the graph events and makes the graph files in `root`
 /// (after `options/` exists).
 pub fn init(root: &Arc<PseudoDir>) {
+    super::tracefs::readme_add(
+        super::tracefs::ReadmeSection::Files,
+        "  set_graph_function\t- Trace the nested calls of a function (function_graph)\n  \
+         set_graph_notrace\t- Do not trace the nested calls of a function (function_graph)\n  \
+         max_graph_depth\t- Trace a limited depth of nested calls (0 is unlimited)\n",
+    );
     for (def, id) in [
         (exit_event_def(), TRACE_GRAPH_RET),
         (entry_event_def(), TRACE_GRAPH_ENT),
