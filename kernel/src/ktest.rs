@@ -45,6 +45,10 @@ pub fn run_all() -> ! {
             crate::kprobes::bench::run();
             arch::semihosting::exit(0);
         }
+        Some("function-graph") => {
+            crate::trace::function_graph_tests::golden();
+            arch::semihosting::exit(0);
+        }
         Some("bug") => {
             crate::pr_info!("ktest: deliberate BUG()");
             crate::bug!();

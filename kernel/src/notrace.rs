@@ -110,6 +110,7 @@ pub const ASM_SYMBOLS: &[&str] = &[
     "fpsimd_load_state",
     "kretprobe_trampoline",
     "ftrace_caller",
+    "return_to_handler",
     "memcpy",
     "memmove",
     "memset",

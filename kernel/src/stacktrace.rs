@@ -13,22 +13,18 @@ const MAX_DEPTH: usize = 64;
 /// `fp`; stops when the chain ends, leaves the stack, or `f` returns false.
 pub fn walk_stackframe(mut fp: usize, mut f: impl FnMut(usize) -> bool) {
     let (lo, hi) = current_stack_bounds();
-    let trampoline = arch::probes::kretprobe_trampoline_addr();
-    let mut hijacked = 0;
+    // Position in the task's return stack (see `find_ret_addr`).
+    let mut ret_idx = 0;
     for _ in 0..MAX_DEPTH {
         if fp == 0 || !fp.is_multiple_of(16) || fp < lo || fp + 16 > hi {
             break;
         }
-        let (Ok(next), Ok(mut lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else {
+        let (Ok(next), Ok(lr)) = (read_u64_nofault(fp), read_u64_nofault(fp + 8)) else {
             break;
         };
-        // A kretprobe replaced this return address: show the real caller.
-        if lr as usize == trampoline {
-            if let Some(real) = crate::kprobes::kretprobe::real_return_address(hijacked) {
-                lr = real as u64;
-            }
-            hijacked += 1;
-        }
+        // function_graph or a kretprobe replaced this return address: show
+        // the real caller.
+        let lr = crate::trace::rethook::find_ret_addr(&mut ret_idx, lr as usize) as u64;
         if lr == 0 || !f(lr as usize) {
             break;
         }

@@ -157,3 +157,84 @@ pub fn ftrace_caller_addr() -> usize {
 /// `mov x9, x30` (ORR x9, xzr, x30), the first instruction of an
 /// initialised site.
 pub const MOV_X9_X30: u32 = 0xaa1e_03e9;
+
+/// The registers of a hooked function at its return, as `return_to_handler`
+/// saved them (Linux's `ftrace_regs` there): the return value registers,
+/// which the handler may read and change, and what identifies the frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FtraceRetRegs {
+    /// x0..x7: the return value (x0, or x0..x7 for aggregates), and x8.
+    pub regs: [u64; 9],
+    /// DAIF at the return (restored on the way out).
+    pub daif: u64,
+    /// x29 at the return: the caller's frame pointer, as at the call.
+    pub fp: u64,
+    /// sp at the return: the same as at the call.
+    pub sp: u64,
+}
+
+impl FtraceRetRegs {
+    /// The function's return value (x0), as Linux's
+    /// `ftrace_regs_get_return_value`.
+    pub fn return_value(&self) -> u64 {
+        self.regs[0]
+    }
+}
+
+const RET_REGS_SIZE: usize = size_of::<FtraceRetRegs>();
+const _: () = assert!(RET_REGS_SIZE.is_multiple_of(16));
+
+// A function whose return address was hooked (function_graph, fprobe exit
+// handlers) returns here instead of to its caller. The kernel's
+// `ftrace_return_to_handler(regs)` pops the task's return stack and gives
+// the real return address; x0..x8 (the results) are kept, and interrupts
+// stay masked from the first instruction until the jump back, so that the
+// pop and the handler run without nesting on this CPU. No frame record:
+// an unwinder from the handler goes straight to the caller's frame.
+core::arch::global_asm!(
+    ".section .text",
+    ".global return_to_handler",
+    ".type return_to_handler, %function",
+    ".balign 8",
+    "return_to_handler:",
+    "mrs x9, daif",
+    "msr daifset, #3",
+    "sub sp, sp, #{size}",
+    "stp x0, x1, [sp, #{x0} + 0]",
+    "stp x2, x3, [sp, #{x0} + 16]",
+    "stp x4, x5, [sp, #{x0} + 32]",
+    "stp x6, x7, [sp, #{x0} + 48]",
+    "str x8, [sp, #{x0} + 64]",
+    "str x9, [sp, #{daif}]",
+    "str x29, [sp, #{fp}]",
+    "add x10, sp, #{size}",
+    "str x10, [sp, #{sp}]",
+    "mov x0, sp",
+    "bl ftrace_return_to_handler",
+    "mov x30, x0",
+    "ldp x0, x1, [sp, #{x0} + 0]",
+    "ldp x2, x3, [sp, #{x0} + 16]",
+    "ldp x4, x5, [sp, #{x0} + 32]",
+    "ldp x6, x7, [sp, #{x0} + 48]",
+    "ldr x8, [sp, #{x0} + 64]",
+    "ldr x9, [sp, #{daif}]",
+    "add sp, sp, #{size}",
+    "msr daif, x9",
+    "ret",
+    ".size return_to_handler, . - return_to_handler",
+    size = const RET_REGS_SIZE,
+    x0 = const offset_of!(FtraceRetRegs, regs),
+    daif = const offset_of!(FtraceRetRegs, daif),
+    fp = const offset_of!(FtraceRetRegs, fp),
+    sp = const offset_of!(FtraceRetRegs, sp),
+);
+
+/// The address of `return_to_handler`, which a tracer puts in a traced
+/// function's `lr` to run when it returns.
+pub fn return_to_handler_addr() -> usize {
+    extern "C" {
+        fn return_to_handler();
+    }
+    return_to_handler as *const () as usize
+}

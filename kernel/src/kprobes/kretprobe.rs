@@ -2,16 +2,18 @@
 //! by `kretprobe_trampoline`; when the function returns there, the
 //! handler runs with the return value in `regs` and execution resumes at
 //! the real return address. Instances are pre-allocated (`maxactive`) per
-//! kretprobe; an instance in use is linked into its task's list (Linux's
-//! `task->kretprobe_instances`), so recursion, sleeping and migration
-//! between CPUs work, and a task that dies with calls in flight gives them
-//! back to their pools (Linux's `kprobe_flush_task`). The hit path moves
-//! boxes between lists and never allocates.
+//! kretprobe; an instance in use rides in a frame of its task's return
+//! stack (`crate::trace::rethook`, shared with function_graph), so
+//! recursion, sleeping and migration between CPUs work, and a task that
+//! dies with calls in flight gives them back to their pools (Linux's
+//! `kprobe_flush_task`). The hit path moves boxes between the pool and the
+//! stack and never allocates.
 
 use super::{register_kprobe, unregister_kprobe, Kprobe};
 use crate::debug::HookResult;
 use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
+use crate::trace::rethook::{RetFrame, RethookOwner};
 use alloc::boxed::Box;
 use alloc::sync::{Arc, Weak};
 use alloc::vec;
@@ -19,7 +21,9 @@ use alloc::vec::Vec;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// One in-flight call of a kretprobed function.
+/// One in-flight call of a kretprobed function: made when the kretprobe
+/// is registered, kept in its pool, and moved onto the task's return stack
+/// (`crate::trace::rethook`) for the call.
 pub struct KretprobeInstance {
     /// Where the function really returns.
     pub ret_addr: u64,
@@ -29,81 +33,12 @@ pub struct KretprobeInstance {
     pub data: Vec<u8>,
     /// The kretprobe whose pool this instance returns to.
     rp: Weak<Kretprobe>,
-    /// The task's next older instance while in flight.
-    next: Option<Box<KretprobeInstance>>,
-}
-
-/// A task's calls in flight through kretprobe trampolines, most recent
-/// first (Linux's `task->kretprobe_instances`).
-pub struct KretprobeInstances {
-    head: IrqSpinLock<Option<Box<KretprobeInstance>>>,
-}
-
-impl Default for KretprobeInstances {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl KretprobeInstances {
-    /// No call in flight.
-    pub const fn new() -> Self {
-        KretprobeInstances {
-            head: IrqSpinLock::new(None),
-        }
-    }
-
-    fn push(&self, mut ri: Box<KretprobeInstance>) {
-        let mut head = self.head.lock();
-        ri.next = head.take();
-        *head = Some(ri);
-    }
-
-    fn pop(&self) -> Option<Box<KretprobeInstance>> {
-        let mut head = self.head.lock();
-        let mut ri = head.take()?;
-        *head = ri.next.take();
-        Some(ri)
-    }
-
-    /// How many calls are in flight.
-    pub fn len(&self) -> usize {
-        let head = self.head.lock();
-        core::iter::successors(head.as_deref(), |ri| ri.next.as_deref()).count()
-    }
-
-    /// Whether no call is in flight.
-    pub fn is_empty(&self) -> bool {
-        self.head.lock().is_none()
-    }
-
-    /// The real return address of the `n`-th most recent call in flight.
-    fn ret_addr(&self, n: usize) -> Option<u64> {
-        let head = self.head.lock();
-        core::iter::successors(head.as_deref(), |ri| ri.next.as_deref())
-            .nth(n)
-            .map(|ri| ri.ret_addr)
-    }
-
-    /// Gives every instance back to its kretprobe's pool: the task is dead
-    /// and its calls will never return (Linux's `kprobe_flush_task`).
-    pub fn flush(&self) {
-        while let Some(ri) = self.pop() {
-            recycle(ri);
-        }
-    }
-}
-
-impl Drop for KretprobeInstances {
-    fn drop(&mut self) {
-        self.flush();
-    }
 }
 
 /// Returns `ri` to its kretprobe's pool, which has room for every instance
 /// it made, so that this never allocates; an instance whose kretprobe is
 /// gone is freed.
-fn recycle(ri: Box<KretprobeInstance>) {
+pub(crate) fn recycle(ri: Box<KretprobeInstance>) {
     if let Some(rp) = ri.rp.upgrade() {
         rp.free.lock().push(ri);
     }
@@ -246,7 +181,6 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
                 sp: 0,
                 data: vec![0; rp.data_size],
                 rp: Arc::downgrade(rp),
-                next: None,
             }));
         }
         rp.made.store(made.max(n), Ordering::Release);
@@ -317,7 +251,22 @@ fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
             return;
         }
     }
-    task.kretprobe_instances.push(ri);
+    let frame = RetFrame {
+        ret: ri.ret_addr as usize,
+        sp: ri.sp as usize,
+        func: regs.pc as usize,
+        calltime: 0,
+        owner: RethookOwner::Kretprobe(ri),
+    };
+    // A full return stack (deep recursion) misses the call, as an empty
+    // pool does.
+    if let Err(frame) = task.ret_stack.push(frame) {
+        if let RethookOwner::Kretprobe(ri) = frame.owner {
+            recycle(ri);
+        }
+        rp.nmissed.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     regs.regs[30] = trampoline_addr() as u64;
 }
 
@@ -331,10 +280,18 @@ pub(crate) fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResu
     if regs.pc as usize != trampoline_addr() {
         return HookResult::NotHandled;
     }
-    let popped = crate::sched::try_current().and_then(|t| t.kretprobe_instances.pop());
-    let Some(mut ri) = popped else {
-        crate::pr_err!("kretprobe: no instance for the returning task");
-        crate::oops::die("Oops - kretprobe", regs, 0)
+    let popped = crate::sched::try_current().and_then(|t| t.ret_stack.pop());
+    let mut ri = match popped {
+        Some(RetFrame {
+            owner: RethookOwner::Kretprobe(ri),
+            ..
+        }) => ri,
+        // The top frame is not a kretprobe's: the return stack no longer
+        // matches the calls, and the real return address is unknown.
+        _ => {
+            crate::pr_err!("kretprobe: no instance for the returning task");
+            crate::oops::die("Oops - kretprobe", regs, 0)
+        }
     };
     let ret_addr = ri.ret_addr;
     // The function's caller sees its real return address in x30 too.
@@ -351,11 +308,13 @@ pub(crate) fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResu
     HookResult::Handled
 }
 
-/// For the unwinder: the real return address for the `n`-th (0 = most
-/// recent) trampoline return found while walking the current task's stack.
+/// The real return address of the `n`-th (0 = most recent) kretprobed
+/// call in flight in the current task.
 pub fn real_return_address(n: usize) -> Option<usize> {
-    crate::sched::try_current()?
-        .kretprobe_instances
-        .ret_addr(n)
-        .map(|a| a as usize)
+    let task = crate::sched::try_current()?;
+    (0..)
+        .map_while(|i| task.ret_stack.peek(i))
+        .filter(|&(_, rth)| !rth)
+        .nth(n)
+        .map(|(ret, _)| ret)
 }

@@ -356,7 +356,7 @@ static FRESH_SAW: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn records_calls_in_flight(_: usize) {
     let me = crate::sched::current();
-    let stale = me.kretprobe_instances.len() + usize::from(super::kretprobe::real_return_address(0).is_some());
+    let stale = me.ret_stack.len() + usize::from(super::kretprobe::real_return_address(0).is_some());
     FRESH_SAW.store(1 + stale, Ordering::SeqCst);
 }
 

@@ -225,9 +225,9 @@ fn finish_task_switch() {
     if let Some(prev) = PREV.this().lock().take() {
         prev.on_cpu.store(false, Ordering::Release);
         if prev.state() == TaskState::Dead {
-            // Its kretprobed calls will never return (Linux's
+            // Its hooked calls will never return (Linux's
             // kprobe_flush_task, also called here).
-            prev.kretprobe_instances.flush();
+            prev.ret_stack.flush();
             crate::trace::tracepoint::sched::trace_sched_process_free(&prev);
             task::release_dead(prev);
         }

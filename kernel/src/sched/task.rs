@@ -185,8 +185,8 @@ pub struct Task {
     /// Set in a vfork child: its parent's wait, released at this task's
     /// exec or exit (Linux's `task->vfork_done`).
     pub vfork_done: IrqSpinLock<Option<Arc<crate::process::VforkDone>>>,
-    /// Calls in flight through kretprobe trampolines.
-    pub kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances,
+    /// Its hooked calls in flight (function_graph, kretprobes).
+    pub ret_stack: crate::trace::rethook::RetStack,
     /// CPU time used (`utime`, `stime`).
     pub cputime: crate::cputime::TaskCputime,
     /// How `restart_syscall` resumes the call a signal interrupted.
@@ -232,7 +232,7 @@ impl Task {
             restore_sigmask: AtomicBool::new(false),
             timeout_id: AtomicU64::new(0),
             vfork_done: IrqSpinLock::new(None),
-            kretprobe_instances: crate::kprobes::kretprobe::KretprobeInstances::new(),
+            ret_stack: crate::trace::rethook::RetStack::new(),
             cputime: crate::cputime::TaskCputime::new(),
             restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
             ptrace: crate::ptrace::TaskPtrace::new(),

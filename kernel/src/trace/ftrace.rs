@@ -486,6 +486,21 @@ fn call_protected(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut Ftrac
     busy.store(false, Ordering::Relaxed);
 }
 
+/// Runs `f` under this CPU's recursion bit, as a callback runs, so that
+/// traced functions it calls are not traced; `None` (and `f` not run) if
+/// the CPU is already inside a callback. For return handlers
+/// (`return_to_handler`); interrupts must be masked.
+pub fn ftrace_test_recursion<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let busy = RECURSION.this();
+    if busy.load(Ordering::Relaxed) {
+        return None;
+    }
+    busy.store(true, Ordering::Relaxed);
+    let r = f();
+    busy.store(false, Ordering::Relaxed);
+    Some(r)
+}
+
 /// The handler of a site one ops uses (Linux's
 /// `ftrace_ops_assist_func`): the recursion guard around its callback.
 #[allow(improper_ctypes_definitions)] // called from ftrace_caller, which passes the literal's ops

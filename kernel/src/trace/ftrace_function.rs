@@ -29,7 +29,7 @@ pub const TRACE_FN: u16 = 1;
 pub static GLOBAL_OPS: FtraceOps = FtraceOps::new("global_ops", function_trace_call);
 
 /// The tracers `current_tracer` takes, in Linux's listing order.
-const TRACERS: &[&str] = &["function", "nop"];
+const TRACERS: &[&str] = &["function_graph", "function", "nop"];
 
 /// Whether `function` is the current tracer.
 static FUNCTION_ON: AtomicBool = AtomicBool::new(false);
@@ -45,6 +45,8 @@ static PID_FILTER: AtomicBool = AtomicBool::new(false);
 pub fn current_tracer(tr: &TraceArray) -> &'static str {
     if core::ptr::eq(tr, global_trace()) && FUNCTION_ON.load(Ordering::Acquire) {
         "function"
+    } else if core::ptr::eq(tr, global_trace()) && super::function_graph::is_on() {
+        "function_graph"
     } else {
         "nop"
     }
@@ -70,7 +72,18 @@ pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Err
     // Linux's tracing_set_tracer: the same tracer again changes nothing;
     // any switch empties the buffer (tracer_init) once the old tracer
     // is stopped.
+    if global && name != "function_graph" && super::function_graph::is_on() {
+        super::function_graph::graph_trace_reset()?;
+        tr.reset(None);
+    }
     match name {
+        "function_graph" if global => {
+            tr.update_buffers()?;
+            if FUNCTION_ON.swap(false, Ordering::AcqRel) {
+                ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
+            }
+            super::function_graph::graph_trace_init(tr, GLOBAL_OPS.hash())
+        }
         "nop" => {
             if global && FUNCTION_ON.swap(false, Ordering::AcqRel) {
                 ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
@@ -206,7 +219,8 @@ fn hash_write(kind: HashKind, buf: &[u8]) -> Result<usize, Errno> {
             break;
         }
     }
-    GLOBAL_OPS.set_hash(h)?;
+    GLOBAL_OPS.set_hash(h.clone())?;
+    super::function_graph::update_filter(h)?;
     result
 }
 
@@ -216,7 +230,10 @@ fn hash_clear(kind: HashKind) {
         HashKind::Filter => h.filter.clear(),
         HashKind::Notrace => h.notrace.clear(),
     }
-    if let Err(e) = GLOBAL_OPS.set_hash(h) {
+    if let Err(e) = GLOBAL_OPS
+        .set_hash(h.clone())
+        .and_then(|()| super::function_graph::update_filter(h))
+    {
         crate::pr_err!("ftrace: cannot apply the cleared filter: {}", e);
     }
 }

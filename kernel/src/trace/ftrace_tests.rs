@@ -214,7 +214,7 @@ fn a_callback_calling_its_traced_function_does_not_loop() {
 
 #[kernel_test]
 fn function_tracer_files_follow_linux() {
-    assert_eq!(read_all("available_tracers"), "function nop\n");
+    assert_eq!(read_all("available_tracers"), "function_graph function nop\n");
     assert_eq!(read_all("set_ftrace_filter"), "#### all functions enabled ####\n");
     assert_eq!(write("set_ftrace_filter", "no_such_function_xyz"), Err(Errno::EINVAL));
     write("set_ftrace_filter", "ktest_ftrace_target").unwrap();

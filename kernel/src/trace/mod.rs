@@ -20,9 +20,11 @@ pub mod event_filter;
 pub mod events;
 pub mod ftrace;
 pub mod ftrace_function;
+pub mod function_graph;
 pub mod options;
 pub mod output;
 pub mod readers;
+pub mod rethook;
 pub mod trace_kprobe;
 pub mod tracefs;
 pub mod tracepoint;
@@ -32,6 +34,8 @@ pub mod trigger;
 mod event_filter_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_tests;
+#[cfg(feature = "ktest")]
+pub mod function_graph_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;
 #[cfg(feature = "ktest")]

@@ -133,12 +133,16 @@ pub fn show() -> alloc::string::String {
         s.push_str(o.name);
         s.push('\n');
     }
+    s.push_str(&super::function_graph::trace_options_show());
     s
 }
 
 /// Applies a `trace_options` write (`name` or `noname`): EINVAL if no such
 /// option.
 pub fn apply(cmd: &str) -> Result<(), uapi::Errno> {
+    if super::function_graph::trace_options_apply(cmd).is_some() {
+        return Ok(());
+    }
     let (on, name) = match cmd.strip_prefix("no") {
         Some(rest) if TRACE_OPTIONS.iter().any(|o| o.name == rest) => (false, rest),
         _ => (true, cmd),

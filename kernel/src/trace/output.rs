@@ -15,6 +15,10 @@ use core::fmt::Write;
 pub fn trace_header(tr: &TraceArray) -> String {
     let flags = options::trace_flags();
     let mut s = format!("# tracer: {}\n#\n", super::ftrace_function::current_tracer(tr));
+    if super::function_graph::is_current(tr) {
+        super::function_graph::print_header(&mut s);
+        return s;
+    }
     if flags & CONTEXT_INFO == 0 {
         return s;
     }

@@ -4,6 +4,7 @@
 //! as trace-cmd reads them). Each holds a CPU's buffer lock only to copy
 //! one page or take one event, and formats outside it.
 
+use super::function_graph::GraphIter;
 use super::output;
 use super::{tracing_cpus, TraceArray};
 use alloc::boxed::Box;
@@ -65,6 +66,8 @@ struct TraceWalk {
     entries: u64,
     annotate: bool,
     header_done: bool,
+    /// function_graph's output state, when it is the tracer.
+    graph: Option<GraphIter>,
 }
 
 /// One open of `trace` or `per_cpu/cpuN/trace`.
@@ -115,6 +118,7 @@ impl TraceFile {
             entries: 0,
             annotate: self.tr.any_overrun(),
             header_done: false,
+            graph: GraphIter::open(self.tr),
         }
     }
 
@@ -147,7 +151,24 @@ impl TraceFile {
                 }
             }
             w.entries += 1;
-            output::print_trace_line(&mut s, c.cpu, ev.ts, ev.data);
+            let Some(g) = w.graph.as_mut() else {
+                output::print_trace_line(&mut s, c.cpu, ev.ts, ev.data);
+                continue;
+            };
+            if !GraphIter::wants_next(ev.data) {
+                g.print_line(&mut s, c.cpu, ev.ts, ev.data, None);
+                continue;
+            }
+            // A graph entry looks at the CPU's next entry, perhaps on its
+            // next page.
+            let (ts, entry) = (ev.ts, ev.data.to_vec());
+            c.peek_ts(self.tr);
+            let next = c.cursor.as_ref().and_then(|cur| cur.peek(&c.page)).and_then(Result::ok);
+            if g.print_line(&mut s, c.cpu, ts, &entry, next.map(|e| e.data)) {
+                if let Some(cur) = c.cursor.as_mut() {
+                    let _ = cur.next_event(&c.page);
+                }
+            }
         }
         let more = !s.is_empty();
         w.text.extend_from_slice(s.as_bytes());
@@ -209,6 +230,8 @@ pub struct TracePipe {
     cpu: Option<usize>,
     /// Lines taken from the buffer but not yet read.
     pending: spin::Mutex<Vec<u8>>,
+    /// function_graph's output state, when it is the tracer.
+    graph: spin::Mutex<Option<GraphIter>>,
 }
 
 impl TracePipe {
@@ -218,6 +241,7 @@ impl TracePipe {
             tr,
             cpu,
             pending: spin::Mutex::new(Vec::new()),
+            graph: spin::Mutex::new(GraphIter::open(tr)),
         })
     }
 
@@ -251,7 +275,26 @@ impl TracePipe {
         if lost > 0 {
             output::lost_events(s, cpu, lost);
         }
-        output::print_trace_line(s, cpu, ts, scratch);
+        let mut graph = self.graph.lock();
+        let Some(g) = graph.as_mut() else {
+            output::print_trace_line(s, cpu, ts, scratch);
+            return true;
+        };
+        if !GraphIter::wants_next(scratch) {
+            g.print_line(s, cpu, ts, scratch, None);
+            return true;
+        }
+        // A graph entry looks at the CPU's next entry, and takes it when
+        // the two make one line.
+        let next = self
+            .tr
+            .with_buffer(cpu, |b| b.peek().map(|e| e.data.to_vec()))
+            .flatten();
+        if g.print_line(s, cpu, ts, scratch, next.as_deref()) {
+            self.tr.with_buffer(cpu, |b| {
+                b.consume();
+            });
+        }
         true
     }
 

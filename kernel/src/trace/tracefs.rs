@@ -219,6 +219,7 @@ fn create(root: &Arc<PseudoDir>) {
         );
     }
 
+    super::function_graph::init(root);
     root.file("printk_formats", 0o440, Box::new(Vec::new), None);
     root.file(
         "saved_cmdlines",

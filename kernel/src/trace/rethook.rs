@@ -1,0 +1,254 @@
+//! The per-task return stack (Linux's fgraph shadow stack, `ret_stack`,
+//! and `rethook`): one stack of hooked calls per task, shared by every user
+//! that replaces a function's return address: the function_graph tracer
+//! and fprobe exit handlers (through `return_to_handler`) and kretprobes
+//! (through `kretprobe_trampoline`).
+//!
+//! A user hooks a call at its entry by pushing a [`RetFrame`] holding the
+//! real return address and putting its trampoline in `lr`; the trampoline
+//! pops the frame when the function returns and jumps to the real address.
+//! Frames nest as calls do, so the top frame always belongs to the
+//! returning call. The stack is allocated with its task and never grows:
+//! the hit path moves values in and out of it, and a push on a full stack
+//! fails (the user counts it in its `nmissed`) instead of allocating. A
+//! task that dies with hooked calls never returns through them: its stack
+//! is flushed when it is reaped (kretprobe instances go back to their
+//! pools), so a new task starts empty whatever memory it reuses.
+//!
+//! Frames stay valid after their user is gone: turning function_graph off
+//! or unregistering a kretprobe while a CPU is inside a hooked call leaves
+//! its frame in place, and the call still returns to its caller.
+//!
+//! Only the owning task pushes and pops (with interrupts masked, so an
+//! interrupt's hooked calls nest above the interrupted ones); the lock
+//! covers the unwinder and the reaper.
+
+use crate::kprobes::kretprobe::KretprobeInstance;
+use crate::sync::IrqSpinLock;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use arch::ftrace::FtraceRetRegs;
+
+/// Most hooked calls one task may have in flight (Linux's fgraph stack
+/// holds a similar number of frames); deeper calls are not hooked.
+pub const RETHOOK_DEPTH: usize = 64;
+
+/// A handler run at the return of a call hooked through
+/// `return_to_handler` (for fprobe exit handlers): `(frame, regs)`.
+pub type RethookHandler = fn(&mut RetFrame, &mut FtraceRetRegs);
+
+/// Who hooked a call, and what it keeps until the call returns.
+pub enum RethookOwner {
+    /// The function_graph tracer (returns through `return_to_handler`).
+    Graph(GraphFrame),
+    /// A kretprobe and its instance (returns through
+    /// `kretprobe_trampoline`).
+    Kretprobe(Box<KretprobeInstance>),
+    /// Another user of `return_to_handler`: its handler and a word of data.
+    Handler(RethookHandler, usize),
+}
+
+/// What function_graph keeps for a call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GraphFrame {
+    /// Its depth (Linux's `ftrace_graph_ent.depth`).
+    pub depth: i32,
+    /// Made by `set_graph_notrace`: nothing is recorded below it.
+    pub notrace: bool,
+    /// The call of a `set_graph_function` function that turned graph
+    /// recording on for this task.
+    pub graph_start: bool,
+    /// Its entry was not recorded (`tracing_thresh`: only returns are).
+    pub thresh: bool,
+}
+
+/// One hooked call.
+pub struct RetFrame {
+    /// Where the function really returns.
+    pub ret: usize,
+    /// sp at the call (the same at the return): identifies the frame.
+    pub sp: usize,
+    /// The hooked function (its ftrace `ip`, or its entry for kretprobes).
+    pub func: usize,
+    /// When it was called (trace clock), for durations.
+    pub calltime: u64,
+    /// Its user.
+    pub owner: RethookOwner,
+}
+
+impl RetFrame {
+    /// Whether the frame returns through `return_to_handler` (else through
+    /// `kretprobe_trampoline`).
+    pub fn uses_return_to_handler(&self) -> bool {
+        !matches!(self.owner, RethookOwner::Kretprobe(_))
+    }
+}
+
+/// Whether `addr` is one of the return trampolines.
+pub fn is_trampoline(addr: usize) -> bool {
+    addr == arch::ftrace::return_to_handler_addr() || addr == arch::probes::kretprobe_trampoline_addr()
+}
+
+struct RetStackInner {
+    frames: Vec<RetFrame>,
+    /// Graph frames on the stack (Linux's `curr_ret_depth` + 1).
+    graph_depth: i32,
+    /// Graph frames made by `set_graph_notrace` on the stack.
+    graph_notrace: u32,
+    /// Graph frames of `set_graph_function` functions on the stack.
+    graph_started: u32,
+}
+
+/// A task's return stack.
+pub struct RetStack {
+    inner: IrqSpinLock<RetStackInner>,
+}
+
+impl Default for RetStack {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RetStack {
+    /// An empty stack with room for [`RETHOOK_DEPTH`] frames.
+    pub fn new() -> Self {
+        RetStack {
+            inner: IrqSpinLock::new(RetStackInner {
+                frames: Vec::with_capacity(RETHOOK_DEPTH),
+                graph_depth: 0,
+                graph_notrace: 0,
+                graph_started: 0,
+            }),
+        }
+    }
+
+    /// Pushes a frame; gives it back if the stack is full. Never
+    /// allocates.
+    pub fn push(&self, frame: RetFrame) -> Result<(), RetFrame> {
+        let mut st = self.inner.lock();
+        if st.frames.len() >= RETHOOK_DEPTH || st.frames.len() == st.frames.capacity() {
+            return Err(frame);
+        }
+        if let RethookOwner::Graph(g) = &frame.owner {
+            st.graph_depth += 1;
+            st.graph_notrace += u32::from(g.notrace);
+            st.graph_started += u32::from(g.graph_start);
+        }
+        st.frames.push(frame);
+        Ok(())
+    }
+
+    /// Pops the most recent frame.
+    pub fn pop(&self) -> Option<RetFrame> {
+        let mut st = self.inner.lock();
+        let frame = st.frames.pop()?;
+        if let RethookOwner::Graph(g) = &frame.owner {
+            st.graph_depth -= 1;
+            st.graph_notrace -= u32::from(g.notrace);
+            st.graph_started -= u32::from(g.graph_start);
+        }
+        Some(frame)
+    }
+
+    /// function_graph's view of the task: (the depth of the next graph
+    /// frame, whether a `set_graph_notrace` call is in flight, whether a
+    /// `set_graph_function` call is).
+    pub fn graph_state(&self) -> (i32, bool, bool) {
+        let st = self.inner.lock();
+        (st.graph_depth, st.graph_notrace > 0, st.graph_started > 0)
+    }
+
+    /// How many calls are hooked.
+    pub fn len(&self) -> usize {
+        self.inner.lock().frames.len()
+    }
+
+    /// Whether no call is hooked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The frame `idx` from the top (0 = most recent): its real return
+    /// address and whether it returns through `return_to_handler`.
+    pub fn peek(&self, idx: usize) -> Option<(usize, bool)> {
+        let st = self.inner.lock();
+        let n = st.frames.len();
+        let f = st.frames.get(n.checked_sub(idx + 1)?)?;
+        Some((f.ret, f.uses_return_to_handler()))
+    }
+
+    /// Drops every frame: the task is dead and its calls will never return
+    /// (Linux's `kprobe_flush_task`/`rethook_flush_task`). Kretprobe
+    /// instances go back to their pools.
+    pub fn flush(&self) {
+        while let Some(frame) = self.pop() {
+            if let RethookOwner::Kretprobe(ri) = frame.owner {
+                crate::kprobes::kretprobe::recycle(ri);
+            }
+        }
+    }
+}
+
+impl Drop for RetStack {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The real return address behind `ret` for an unwinder walking the
+/// current task's stack from its most recent frame (Linux's
+/// `ftrace_graph_ret_addr` and `kretprobe_find_ret_addr` in one): `ret`
+/// itself unless it is a trampoline. `idx` carries the position between
+/// calls of one walk; start it at 0.
+///
+/// Hooked return addresses are met in the order their frames were pushed,
+/// most recent first; a frame whose real return is itself a trampoline
+/// (a tail call out of a hooked function, or two users on one call) shares
+/// its caller's slot on the stack and is skipped.
+pub fn find_ret_addr(idx: &mut usize, ret: usize) -> usize {
+    if !is_trampoline(ret) {
+        return ret;
+    }
+    let Some(task) = crate::sched::try_current() else {
+        return ret;
+    };
+    while let Some((real, _)) = task.ret_stack.peek(*idx) {
+        *idx += 1;
+        if !is_trampoline(real) {
+            return real;
+        }
+    }
+    ret
+}
+
+/// Called by `return_to_handler` (interrupts masked) when a call hooked
+/// through it returns: pops the task's top frame, runs its user's return
+/// handler and gives the real return address. A frame that does not match
+/// the returning call means the stack is corrupt and the real address
+/// unknown: that is fatal, as in Linux. Notrace by its mark: its
+/// unmangled name is outside this module's path.
+#[allow(unsafe_code)] // exported for return_to_handler
+#[no_mangle]
+#[ktest_macros::notrace]
+extern "C" fn ftrace_return_to_handler(regs: &mut FtraceRetRegs) -> usize {
+    let frame = crate::sched::try_current().and_then(|t| t.ret_stack.pop());
+    let Some(mut frame) = frame else {
+        panic!("return_to_handler: no hooked call in flight");
+    };
+    if !frame.uses_return_to_handler() || frame.sp != regs.sp as usize {
+        panic!(
+            "return_to_handler: frame of {:#x} (sp {:#x}) does not match the return (sp {:#x})",
+            frame.func, frame.sp, regs.sp
+        );
+    }
+    let ret = frame.ret;
+    match frame.owner {
+        RethookOwner::Graph(g) => super::function_graph::graph_return(&frame, g, regs),
+        RethookOwner::Handler(h, _) => {
+            super::ftrace::ftrace_test_recursion(|| h(&mut frame, regs));
+        }
+        RethookOwner::Kretprobe(_) => {}
+    }
+    ret
+}

@@ -1,0 +1,102 @@
+//! The function_graph tracer's output for a deterministic call chain: the
+//! test build, booted with `ktest=function-graph`, traces its
+//! `fgraph_test_*` chain (kernel/src/trace/function_graph_tests.rs) under
+//! several option sets (default columns; funcgraph-proc, -abstime and
+//! -tail; no CPU, overhead or duration; max_graph_depth; no context-info)
+//! with `set_graph_function` and `set_graph_notrace`, and prints each
+//! `trace`. With durations, times, CPU numbers and pids masked it must be
+//! `function_graph/chain.golden`, whose columns are Linux's (checked
+//! against reflinux's `__arm64_sys_getppid` graph in the same formats).
+//! `FGRAPH_BLESS=1` rewrites the golden file from this kernel's output.
+
+use e2e::{boot, ktest_image};
+use std::time::Duration;
+
+const GOLDEN: &str = include_str!("function_graph/chain.golden");
+const PREFIX: &str = "fgraph-golden: ";
+
+/// Masks what changes from run to run: `[mark] N.NNN us` durations (their
+/// column padding too), `secs.usecs |` times, ` N) ` CPU numbers and the
+/// pid of `fgraph-PID`.
+fn mask(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    // A leading absolute time.
+    if let Some((t, after)) = rest.split_once(" |  ") {
+        let t = t.trim_start();
+        if let Some((s, us)) = t.split_once('.') {
+            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && us.len() == 6 {
+                out.push_str("TIME |  ");
+                rest = after;
+            }
+        }
+    }
+    // A CPU column.
+    let trimmed = rest.trim_start();
+    if let Some((n, after)) = trimmed.split_once(") ") {
+        if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with(' ') {
+            out.push_str(" N) ");
+            rest = after;
+        }
+    }
+    // The pid of the chain's task.
+    let owned;
+    if let Some(i) = rest.find("fgraph-") {
+        let digits = rest[i + 7..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            owned = format!("{}PID{}", &rest[..i + 7], &rest[i + 7 + digits..]);
+            rest = &owned;
+        }
+    }
+    // A duration: mark, number, " us", padding, up to its '|'.
+    if let Some(us) = rest.find(" us ") {
+        if let Some(bar) = rest[us..].find('|') {
+            let start = rest[..us].rfind('|').map_or(0, |p| p + 1);
+            out.push_str(&rest[..start]);
+            out.push_str(" DURATION   ");
+            out.push_str(&rest[us + bar..]);
+            return out;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn function_graph_prints_linux_columns_and_nesting_for_the_test_chain() {
+    let b = boot(
+        ktest_image(),
+        &["--smp", "4", "--append", "ktest=function-graph"],
+        Some("fgraph-golden: == end"),
+        Duration::from_secs(120),
+    );
+    assert!(b.reached, "no end marker:\n{}", b.output);
+    let got: String = b
+        .output
+        .lines()
+        .filter_map(|l| l.split_once(PREFIX).map(|(_, t)| t))
+        .map(|l| format!("{}\n", mask(l)))
+        .collect();
+    if std::env::var_os("FGRAPH_BLESS").is_some() {
+        std::fs::write(e2e::root().join("tests/function_graph/chain.golden"), &got).expect("write golden");
+        return;
+    }
+    assert_eq!(got, GOLDEN, "masked output differs from the golden file");
+}
+
+#[test]
+fn mask_hides_durations_times_cpus_and_pids_only() {
+    assert_eq!(
+        mask(" 1) ! 251.760 us  |    fgraph_test_leaf();"),
+        " N)  DURATION   |    fgraph_test_leaf();"
+    );
+    assert_eq!(
+        mask("    1.211122 |   1)    fgraph-2    |   9.664 us    |    fgraph_test_leaf();"),
+        "TIME |   N)    fgraph-PID    | DURATION   |    fgraph_test_leaf();"
+    );
+    assert_eq!(
+        mask(" 3)               |  fgraph_test_root() {"),
+        " N)               |  fgraph_test_root() {"
+    );
+    assert_eq!(mask("  fgraph_test_leaf();"), "  fgraph_test_leaf();");
+}
