@@ -22,6 +22,40 @@ pub fn zeroed_buf(len: usize) -> Result<Vec<u8>, Errno> {
     Ok(v)
 }
 
+/// User memory as the destination of a read (Linux's `ITER_UBUF`): the
+/// filesystem copies into it directly, and a fault part way makes the
+/// read short.
+pub struct UserIter {
+    addr: u64,
+    left: usize,
+}
+
+impl UserIter {
+    /// `len` bytes at user address `addr`.
+    pub fn new(addr: u64, len: usize) -> Self {
+        UserIter { addr, left: len }
+    }
+}
+
+impl vfs::IovIter for UserIter {
+    fn count(&self) -> usize {
+        self.left
+    }
+
+    fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+        let want = data.len().min(self.left);
+        let Some(src) = data.get(..want) else { return 0 };
+        let copied = want - arch::uaccess::raw_copy_to_user(self.addr, src);
+        self.addr += copied as u64;
+        self.left -= copied;
+        copied
+    }
+
+    fn fault_in_writeable(&mut self, len: usize) -> bool {
+        arch::uaccess::probe_writable(self.addr, len.min(self.left)).is_ok()
+    }
+}
+
 /// Fills `dst` from user address `src`.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_from_user(dst, src)?)

@@ -15,6 +15,7 @@ pub fn access_ok(addr: u64, len: usize) -> bool {
 }
 
 use crate::nofault::{fallible_load, fallible_store};
+use core::mem::MaybeUninit;
 
 fallible_load!(#[inline(always)] fn ldtrb, "ldtrb", "{val:w}");
 fallible_load!(#[inline(always)] fn ldtr_x, "ldtr", "{val}");
@@ -211,6 +212,25 @@ pub fn raw_copy_from_user(dst: &mut [u8], src: u64) -> usize {
     // source is in the user half and read only with LDTR/LDTRB (EL0's
     // permissions, faults resumed through __ex_table).
     unsafe { __arch_copy_from_user(dst.as_mut_ptr(), src, dst.len()) }
+}
+
+/// Copies `dst.len()` bytes from user address `src` into memory not yet
+/// initialised (a kernel buffer that need not be zeroed first, since every
+/// byte is overwritten) and returns it, now initialised.
+pub fn copy_from_user_uninit(dst: &mut [MaybeUninit<u8>], src: u64) -> Result<&mut [u8], Fault> {
+    if !access_ok(src, dst.len()) {
+        return Err(Fault);
+    }
+    // SAFETY: the destination is a writable buffer of that length (bytes
+    // may be written whatever they held); the source is in the user half
+    // and read only with LDTR/LDTRB, faults resumed through __ex_table.
+    let left = unsafe { __arch_copy_from_user(dst.as_mut_ptr().cast(), src, dst.len()) };
+    if left != 0 {
+        return Err(Fault);
+    }
+    // SAFETY: the copy wrote every byte of `dst` (nothing was left), and
+    // `u8` has the layout of `MaybeUninit<u8>`.
+    Ok(unsafe { &mut *(dst as *mut [MaybeUninit<u8>] as *mut [u8]) })
 }
 
 /// Copies `dst.len()` bytes from user address `src`.

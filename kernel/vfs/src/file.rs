@@ -11,7 +11,8 @@ use uapi::poll::*;
 use uapi::stat::{dirent64_reclen, write_dirent64};
 use uapi::Errno;
 
-use crate::inode::{Inode, Metadata};
+use crate::inode::{bounce_buf, copied_or_efault, Inode, Metadata};
+use crate::iov_iter::IovIter;
 use crate::mount::Path;
 use crate::wait::WaitQueueHead;
 use crate::Result;
@@ -26,6 +27,28 @@ use crate::Result;
 pub trait FileOps: Send + Sync {
     fn read(&self, _file: &OpenFile, _buf: &mut [u8], _pos: &mut u64) -> Result<usize> {
         Err(Errno::EINVAL)
+    }
+
+    /// `read` into `to` (Linux's `read_iter`). The default reads into a
+    /// bounce buffer; for a file without positions (whose data a read
+    /// consumes) the destination is faulted in first, so that a bad
+    /// buffer fails with nothing consumed.
+    fn read_iter(&self, file: &OpenFile, to: &mut dyn IovIter, pos: &mut u64) -> Result<usize> {
+        let mut buf = bounce_buf(to.count())?;
+        if !self.positional() && !to.fault_in_writeable(buf.len()) {
+            return Err(Errno::EFAULT);
+        }
+        let mut p = *pos;
+        let n = self.read(file, &mut buf, &mut p)?;
+        let copied = to.copy_to_iter(buf.get(..n).unwrap_or_default());
+        // What did not reach the destination stays unread where a file
+        // has positions; a stream's data is gone either way.
+        *pos = if copied == n || !self.positional() {
+            p
+        } else {
+            *pos + copied as u64
+        };
+        copied_or_efault(n, copied)
     }
 
     fn write(&self, _file: &OpenFile, _buf: &[u8], _pos: &mut u64) -> Result<usize> {
@@ -104,6 +127,8 @@ pub struct OpenFile {
     /// The offset (Linux's `f_pos`), also serializing read/write/lseek on
     /// this description as `f_pos_lock` does.
     pos: Mutex<u64>,
+    /// A directory (a file's type never changes; read(2) asks per call).
+    dir: bool,
     /// The absolute name the file was opened by, for a file that is not a
     /// directory (whose name `Vfs::getcwd` cannot find: an inode has no
     /// single parent); what `/proc/<pid>/fd/N` shows.
@@ -112,8 +137,10 @@ pub struct OpenFile {
 
 impl OpenFile {
     fn build(path: Option<Path>, inode: Arc<dyn Inode>, backend: Backend, flags: u32) -> Arc<OpenFile> {
+        let dir = inode.metadata().is_dir();
         Arc::new(OpenFile {
             path,
+            dir,
             inode,
             backend,
             flags: AtomicU32::new(flags & !OPEN_TIME_FLAGS),
@@ -221,11 +248,54 @@ impl OpenFile {
         self.do_read(buf, &mut (offset as u64))
     }
 
+    /// read(2) into `to`: as [`read`](Self::read), with the data copied
+    /// straight from the file's pages where it has them. The offset
+    /// advances by what reached `to`.
+    pub fn read_iter(&self, to: &mut dyn IovIter) -> Result<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        let mut pos = self.pos.lock();
+        let mut p = *pos;
+        let n = self.do_read_iter(to, &mut p)?;
+        *pos = p;
+        Ok(n)
+    }
+
+    /// pread64(2) into `to`: as [`pread`](Self::pread).
+    pub fn pread_iter(&self, to: &mut dyn IovIter, offset: i64) -> Result<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        if !self.positional() {
+            return Err(Errno::ESPIPE);
+        }
+        if offset < 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.do_read_iter(to, &mut (offset as u64))
+    }
+
+    fn do_read_iter(&self, to: &mut dyn IovIter, pos: &mut u64) -> Result<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.read_iter(self, to, pos),
+            Backend::Inode => {
+                if self.dir {
+                    return Err(Errno::EISDIR);
+                }
+                let n = self.inode.read_iter(*pos, to)?;
+                *pos += n as u64;
+                Ok(n)
+            }
+            Backend::PathOnly => Err(Errno::EBADF),
+        }
+    }
+
     fn do_read(&self, buf: &mut [u8], pos: &mut u64) -> Result<usize> {
         match &self.backend {
             Backend::Ops(ops) => ops.read(self, buf, pos),
             Backend::Inode => {
-                if self.inode.metadata().is_dir() {
+                if self.dir {
                     return Err(Errno::EISDIR);
                 }
                 let n = self.inode.read_at(*pos, buf)?;

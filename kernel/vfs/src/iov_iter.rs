@@ -1,0 +1,74 @@
+//! The destination of a read (Linux's `struct iov_iter` on the read side):
+//! a filesystem copies its data straight into it, so that a read of the
+//! page cache needs no kernel bounce buffer. The kernel supplies the
+//! user-memory kind; [`KernelIter`] is a kernel buffer.
+
+/// Where a read delivers its bytes.
+pub trait IovIter {
+    /// Bytes the destination still takes.
+    fn count(&self) -> usize;
+
+    /// Copies the first `min(data.len(), count())` bytes of `data` and
+    /// advances past them; returns how many were copied, fewer only when
+    /// the destination faulted part way (Linux's `copy_to_iter`).
+    fn copy_to_iter(&mut self, data: &[u8]) -> usize;
+
+    /// Makes sure the next `len` bytes (at most `count()`) of the
+    /// destination can be written now, before data is taken from a file
+    /// that cannot give it back (a pipe, a terminal): Linux's
+    /// `fault_in_iov_iter_writeable`. `false` when part of it cannot.
+    fn fault_in_writeable(&mut self, _len: usize) -> bool {
+        true
+    }
+}
+
+/// A kernel buffer as the destination of a read.
+pub struct KernelIter<'a> {
+    buf: &'a mut [u8],
+    done: usize,
+}
+
+impl<'a> KernelIter<'a> {
+    /// A destination of `buf.len()` bytes.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        KernelIter { buf, done: 0 }
+    }
+
+    /// Bytes copied so far.
+    pub fn copied(&self) -> usize {
+        self.done
+    }
+}
+
+impl IovIter for KernelIter<'_> {
+    fn count(&self) -> usize {
+        self.buf.len() - self.done
+    }
+
+    fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+        let n = data.len().min(self.count());
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.done..self.done + n), data.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        self.done += n;
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_iter_takes_what_fits_and_advances() {
+        let mut buf = [0u8; 5];
+        let mut it = KernelIter::new(&mut buf);
+        assert_eq!(it.copy_to_iter(b"abc"), 3);
+        assert_eq!(it.count(), 2);
+        assert_eq!(it.copy_to_iter(b"defg"), 2);
+        assert_eq!(it.count(), 0);
+        assert_eq!(it.copy_to_iter(b"h"), 0);
+        assert_eq!(it.copied(), 5);
+        assert_eq!(&buf, b"abcde");
+    }
+}
