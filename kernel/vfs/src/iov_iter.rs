@@ -22,6 +22,25 @@ pub trait IovIter {
     }
 }
 
+/// A page of zeros, the source of [`iov_iter_zero`] and of holes.
+pub(crate) static ZERO_PAGE: [u8; 4096] = [0; 4096];
+
+/// Writes `len` zero bytes (at most `to.count()`) to `to`; returns how
+/// many were written, fewer when it faulted (Linux's `iov_iter_zero`).
+pub fn iov_iter_zero(to: &mut dyn IovIter, len: usize) -> usize {
+    let len = len.min(to.count());
+    let mut done = 0;
+    while done < len {
+        let chunk = (len - done).min(ZERO_PAGE.len());
+        let n = to.copy_to_iter(ZERO_PAGE.get(..chunk).unwrap_or_default());
+        done += n;
+        if n < chunk {
+            break;
+        }
+    }
+    done
+}
+
 /// A kernel buffer as the destination of a read.
 pub struct KernelIter<'a> {
     buf: &'a mut [u8],
@@ -70,5 +89,14 @@ mod tests {
         assert_eq!(it.copy_to_iter(b"h"), 0);
         assert_eq!(it.copied(), 5);
         assert_eq!(&buf, b"abcde");
+    }
+
+    #[test]
+    fn iov_iter_zero_fills_past_one_page_and_stops_at_the_count() {
+        let mut buf = [7u8; 5000];
+        let mut it = KernelIter::new(&mut buf[..4500]);
+        assert_eq!(iov_iter_zero(&mut it, 10_000), 4500);
+        assert!(buf[..4500].iter().all(|&b| b == 0));
+        assert_eq!(buf[4500], 7);
     }
 }

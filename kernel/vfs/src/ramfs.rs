@@ -67,9 +67,6 @@ pub trait DataPage: Send + Sync {
     }
 }
 
-/// What a hole reads as.
-static ZERO_PAGE: [u8; PAGE_SIZE] = [0; PAGE_SIZE];
-
 /// Where a [`RamFs`] gets its data pages.
 pub trait PageAlloc: Send + Sync {
     /// A zeroed page, or `None` when memory is short.
@@ -884,7 +881,7 @@ impl Inode for RamInode {
             };
             let copied = match page {
                 Some(page) => page.copy_to_iter(in_page, chunk, to),
-                None => to.copy_to_iter(&ZERO_PAGE[..chunk]),
+                None => crate::iov_iter::iov_iter_zero(to, chunk),
             };
             done += copied;
             if copied < chunk {
@@ -1000,6 +997,54 @@ mod tests {
 
     fn fs() -> Arc<RamFs> {
         RamFs::new(Arc::new(EpochClock))
+    }
+
+    #[test]
+    fn read_iter_gives_read_at_bytes_across_pages_and_holes() {
+        let fs = fs();
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(4090, b"0123456789").unwrap();
+        f.write_at(3 * 4096 + 1, b"xyz").unwrap();
+        for (off, len) in [
+            (0, 20_000),
+            (4090, 10),
+            (4095, 3 * 4096),
+            (3 * 4096 + 3, 9),
+            (20_000, 5),
+        ] {
+            let mut want = alloc::vec![0u8; len];
+            let n = f.read_at(off, &mut want).unwrap();
+            let mut got = alloc::vec![0xaau8; len];
+            let mut it = crate::KernelIter::new(&mut got);
+            assert_eq!(f.read_iter(off, &mut it).unwrap(), n, "at {off}+{len}");
+            assert_eq!(got[..n], want[..n], "at {off}+{len}");
+        }
+    }
+
+    /// A destination that takes `room` bytes, then faults.
+    struct Faulting(usize, usize);
+
+    impl IovIter for Faulting {
+        fn count(&self) -> usize {
+            self.1
+        }
+        fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+            let n = data.len().min(self.0).min(self.1);
+            self.0 -= n;
+            self.1 -= n;
+            n
+        }
+    }
+
+    #[test]
+    fn read_iter_into_a_faulting_destination_is_short_or_efault() {
+        let fs = fs();
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(0, &[1u8; 9000]).unwrap();
+        assert_eq!(f.read_iter(0, &mut Faulting(5000, 8000)), Ok(5000));
+        assert_eq!(f.read_iter(10, &mut Faulting(0, 100)), Err(Errno::EFAULT));
+        // Nothing to give: no fault, as Linux's read at end of file.
+        assert_eq!(f.read_iter(9000, &mut Faulting(0, 100)), Ok(0));
     }
 
     #[test]
