@@ -14,6 +14,7 @@ pub fn access_ok(addr: u64, len: usize) -> bool {
     addr.checked_add(len as u64).is_some_and(|end| end <= TASK_SIZE)
 }
 
+use crate::addr::UserVirtAddr;
 use crate::nofault::{fallible_load, fallible_store};
 use core::mem::MaybeUninit;
 
@@ -217,10 +218,11 @@ pub fn raw_copy_from_user(dst: &mut [u8], src: u64) -> usize {
 /// Copies `dst.len()` bytes from user address `src` into memory not yet
 /// initialised (a kernel buffer that need not be zeroed first, since every
 /// byte is overwritten) and returns it, now initialised.
-pub fn copy_from_user_uninit(dst: &mut [MaybeUninit<u8>], src: u64) -> Result<&mut [u8], Fault> {
-    if !access_ok(src, dst.len()) {
+pub fn copy_from_user_uninit(dst: &mut [MaybeUninit<u8>], src: UserVirtAddr) -> Result<&mut [u8], Fault> {
+    if !src.range_ok(dst.len() as u64) {
         return Err(Fault);
     }
+    let src = src.as_u64();
     // SAFETY: the destination is a writable buffer of that length (bytes
     // may be written whatever they held); the source is in the user half
     // and read only with LDTR/LDTRB, faults resumed through __ex_table.

@@ -41,10 +41,7 @@ fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64,
     // copied to the buffer directly (a fault part way makes the read
     // short). A file that cannot give data back (a pipe) checks the
     // buffer before it is read (see `FileOps::read_iter`).
-    if !arch::uaccess::access_ok(ubuf, len) {
-        return Err(Errno::EFAULT);
-    }
-    let mut to = crate::uaccess::UserIter::new(ubuf, len);
+    let mut to = crate::uaccess::UserIter::new(crate::uaccess::user_range(ubuf, len)?, len);
     let n = match pos {
         Some(off) => blocking(f, || f.pread_iter(&mut to, off))?,
         None => blocking(f, || f.read_iter(&mut to))?,
@@ -70,10 +67,11 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
         };
         let Some(room) = room.get_mut(..chunk) else { break };
         // A fault after some bytes were written ends the write short.
-        let data = match arch::uaccess::copy_from_user_uninit(room, ubuf + done as u64) {
-            Ok(d) => &*d,
-            Err(_) if done > 0 => break,
-            Err(_) => return Err(Errno::EFAULT),
+        let src = arch::addr::UserVirtAddr::new(ubuf + done as u64);
+        let data = match src.map(|src| arch::uaccess::copy_from_user_uninit(room, src)) {
+            Some(Ok(d)) => &*d,
+            _ if done > 0 => break,
+            _ => return Err(Errno::EFAULT),
         };
         let r = match pos {
             Some(off) => blocking(f, || f.pwrite(data, off + done as i64)),
@@ -398,10 +396,8 @@ syscall!(__arm64_sys_pipe2, r, {
             return Err(e);
         }
     };
-    let mut out = [0u8; 8];
-    out[..4].copy_from_slice(&a.to_le_bytes());
-    out[4..].copy_from_slice(&b.to_le_bytes());
-    if let Err(e) = copy_to_user(r.regs[0], &out) {
+    let fds = uapi::fcntl::PipeFds { read: a, write: b };
+    if let Err(e) = copy_to_user(r.regs[0], &fds.to_bytes()) {
         let _ = files.close(a);
         let _ = files.close(b);
         return Err(e);
