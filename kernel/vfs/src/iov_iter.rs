@@ -77,6 +77,7 @@ impl IovIter for KernelIter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uapi::Errno;
 
     #[test]
     fn kernel_iter_takes_what_fits_and_advances() {
@@ -89,6 +90,52 @@ mod tests {
         assert_eq!(it.copy_to_iter(b"h"), 0);
         assert_eq!(it.copied(), 5);
         assert_eq!(&buf, b"abcde");
+    }
+
+    /// A destination that takes `room` bytes, then faults, and says so
+    /// when asked to fault in more than that.
+    struct Faulting(usize, usize);
+
+    impl IovIter for Faulting {
+        fn count(&self) -> usize {
+            self.1
+        }
+        fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+            let n = data.len().min(self.0).min(self.1);
+            self.0 -= n;
+            self.1 -= n;
+            n
+        }
+        fn fault_in_writeable(&mut self, len: usize) -> bool {
+            len.min(self.1) <= self.0
+        }
+    }
+
+    #[test]
+    fn a_pipe_read_into_a_bad_buffer_fails_before_consuming() {
+        let (rd, wr) = crate::pipe::pipe2(0, 0, 0, crate::Timespec::default()).unwrap();
+        wr.write(b"hello").unwrap();
+        assert_eq!(rd.read_iter(&mut Faulting(0, 5)), Err(Errno::EFAULT));
+        let mut buf = [0u8; 5];
+        assert_eq!(rd.read_iter(&mut KernelIter::new(&mut buf)), Ok(5));
+        assert_eq!(&buf, b"hello");
+    }
+
+    #[test]
+    fn a_device_read_is_short_where_the_destination_faults() {
+        let zero = crate::file::OpenFile::new_ops(
+            None,
+            crate::pipe::pipe2(0, 0, 0, crate::Timespec::default())
+                .unwrap()
+                .0
+                .inode()
+                .clone(),
+            alloc::sync::Arc::new(crate::device::ZeroDevice),
+            uapi::fcntl::O_RDONLY,
+        );
+        assert_eq!(zero.read_iter(&mut Faulting(10, 100)), Ok(10));
+        assert_eq!(zero.read_iter(&mut Faulting(0, 100)), Err(Errno::EFAULT));
+        assert_eq!(zero.read_iter(&mut Faulting(0, 0)), Ok(0));
     }
 
     #[test]
