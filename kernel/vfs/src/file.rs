@@ -56,7 +56,8 @@ pub trait FileOps: Send + Sync {
     }
 
     /// The new offset for lseek; ESPIPE for unseekable files.
-    /// `size` is the inode's size, for SEEK_END.
+    /// `size` is the inode's size for SEEK_END, SEEK_DATA and SEEK_HOLE,
+    /// and 0 for the other `whence` values.
     fn llseek(&self, _file: &OpenFile, pos: u64, offset: i64, whence: u32, size: u64) -> Result<u64> {
         generic_llseek(pos, offset, whence, size)
     }
@@ -371,14 +372,19 @@ impl OpenFile {
             return Err(Errno::EBADF);
         }
         let mut pos = self.pos.lock();
-        let meta = self.inode.metadata();
+        // The size matters only to seeks from the end or for data/holes;
+        // the others need not snapshot the inode.
+        let size = match whence {
+            SEEK_END | SEEK_DATA | SEEK_HOLE => self.inode.metadata().size,
+            _ => 0,
+        };
         let new = match &self.backend {
-            Backend::Ops(ops) => ops.llseek(self, *pos, offset, whence, meta.size)?,
-            _ if meta.is_dir() => match whence {
+            Backend::Ops(ops) => ops.llseek(self, *pos, offset, whence, size)?,
+            _ if self.dir => match whence {
                 SEEK_SET | SEEK_CUR => generic_llseek(*pos, offset, whence, 0)?,
                 _ => return Err(Errno::EINVAL),
             },
-            _ => generic_llseek(*pos, offset, whence, meta.size)?,
+            _ => generic_llseek(*pos, offset, whence, size)?,
         };
         *pos = new;
         Ok(new)
