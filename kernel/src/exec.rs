@@ -150,6 +150,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         minsigstksz: crate::signal::frame::FRAME_SIZE as u64 + 16 + 16,
         vdso: Some(vdso),
         interp_base,
+        rseq_feature_size: Some(crate::rseq::RSEQ_FEATURE_SIZE.into()),
         ..Default::default()
     };
     let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
@@ -239,6 +240,7 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     // Handlers do not survive exec; a shared table is unshared first.
     p.sighand.reset_for_exec();
     *me.sas.lock() = crate::signal::frame::AltStack::DISABLED;
+    me.rseq.execve();
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
     crate::debug::hw_breakpoint::flush_ptrace_hw_breakpoint(&me);

@@ -37,6 +37,7 @@ pub mod printk;
 pub mod process;
 pub mod ptrace;
 pub mod random;
+pub mod rseq;
 pub mod sched;
 pub mod signal;
 pub mod smp;

@@ -87,9 +87,13 @@ fn do_el0_undef(regs: &mut PtRegs) {
 pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
     loop {
         let resched = crate::sched::need_resched();
-        let sig = crate::sched::try_current()
-            .is_some_and(|t| t.signal_pending() || t.restore_sigmask.load(core::sync::atomic::Ordering::Relaxed));
-        if !resched && !sig {
+        let (sig, rseq) = crate::sched::try_current().map_or((false, false), |t| {
+            (
+                t.signal_pending() || t.restore_sigmask.load(core::sync::atomic::Ordering::Relaxed),
+                t.rseq.notify_resume_pending(),
+            )
+        });
+        if !resched && !sig && !rseq {
             break;
         }
         arch::cpu::local_irq_enable();
@@ -98,6 +102,9 @@ pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
         }
         if sig {
             crate::signal::do_signal(regs);
+        }
+        if rseq {
+            crate::rseq::rseq_handle_notify_resume(regs);
         }
         arch::cpu::local_irq_disable();
     }

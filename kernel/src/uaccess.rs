@@ -5,6 +5,7 @@ use crate::errno::Errno;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use arch::addr::UserVirtAddr;
 
 /// Copies `len` bytes from user address `src`.
 pub fn copy_from_user_vec(src: u64, len: usize) -> Result<Vec<u8>, Errno> {
@@ -20,6 +21,53 @@ pub fn zeroed_buf(len: usize) -> Result<Vec<u8>, Errno> {
     v.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
     v.resize(len, 0);
     Ok(v)
+}
+
+/// User memory as the destination of a read (Linux's `ITER_UBUF`): the
+/// filesystem copies into it directly, and a fault part way makes the
+/// read short.
+pub struct UserIter {
+    addr: UserVirtAddr,
+    left: usize,
+}
+
+impl UserIter {
+    /// `len` bytes at user address `addr` (see [`user_range`]).
+    pub fn new(addr: UserVirtAddr, len: usize) -> Self {
+        UserIter { addr, left: len }
+    }
+}
+
+/// The start of the user range `[addr, addr + len)`, or EFAULT if it is not
+/// all user space (Linux's `access_ok`). An empty range ending at the top
+/// of user space passes as on Linux; nothing is copied to or from it, so
+/// its start may stand for any user address.
+pub fn user_range(addr: u64, len: usize) -> Result<UserVirtAddr, Errno> {
+    match UserVirtAddr::new(addr) {
+        Some(a) if a.range_ok(len as u64) => Ok(a),
+        None if len == 0 && arch::uaccess::access_ok(addr, 0) => UserVirtAddr::new(0).ok_or(Errno::EFAULT),
+        _ => Err(Errno::EFAULT),
+    }
+}
+
+impl vfs::IovIter for UserIter {
+    fn count(&self) -> usize {
+        self.left
+    }
+
+    fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+        let want = data.len().min(self.left);
+        let Some(src) = data.get(..want) else { return 0 };
+        let copied = want - arch::uaccess::raw_copy_to_user(self.addr.as_u64(), src);
+        // Within the range `user_range` checked.
+        self.addr = self.addr.checked_add(copied as u64).unwrap_or(self.addr);
+        self.left -= copied;
+        copied
+    }
+
+    fn fault_in_writeable(&mut self, len: usize) -> bool {
+        arch::uaccess::probe_writable(self.addr.as_u64(), len.min(self.left)).is_ok()
+    }
 }
 
 /// Fills `dst` from user address `src`.

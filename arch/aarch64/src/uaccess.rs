@@ -14,7 +14,9 @@ pub fn access_ok(addr: u64, len: usize) -> bool {
     addr.checked_add(len as u64).is_some_and(|end| end <= TASK_SIZE)
 }
 
+use crate::addr::UserVirtAddr;
 use crate::nofault::{fallible_load, fallible_store};
+use core::mem::MaybeUninit;
 
 fallible_load!(#[inline(always)] fn ldtrb, "ldtrb", "{val:w}");
 fallible_load!(#[inline(always)] fn ldtr_x, "ldtr", "{val}");
@@ -211,6 +213,26 @@ pub fn raw_copy_from_user(dst: &mut [u8], src: u64) -> usize {
     // source is in the user half and read only with LDTR/LDTRB (EL0's
     // permissions, faults resumed through __ex_table).
     unsafe { __arch_copy_from_user(dst.as_mut_ptr(), src, dst.len()) }
+}
+
+/// Copies `dst.len()` bytes from user address `src` into memory not yet
+/// initialised (a kernel buffer that need not be zeroed first, since every
+/// byte is overwritten) and returns it, now initialised.
+pub fn copy_from_user_uninit(dst: &mut [MaybeUninit<u8>], src: UserVirtAddr) -> Result<&mut [u8], Fault> {
+    if !src.range_ok(dst.len() as u64) {
+        return Err(Fault);
+    }
+    let src = src.as_u64();
+    // SAFETY: the destination is a writable buffer of that length (bytes
+    // may be written whatever they held); the source is in the user half
+    // and read only with LDTR/LDTRB, faults resumed through __ex_table.
+    let left = unsafe { __arch_copy_from_user(dst.as_mut_ptr().cast(), src, dst.len()) };
+    if left != 0 {
+        return Err(Fault);
+    }
+    // SAFETY: the copy wrote every byte of `dst` (nothing was left), and
+    // `u8` has the layout of `MaybeUninit<u8>`.
+    Ok(unsafe { &mut *(dst as *mut [MaybeUninit<u8>] as *mut [u8]) })
 }
 
 /// Copies `dst.len()` bytes from user address `src`.

@@ -150,8 +150,13 @@ impl vfs::ramfs::DataPage for FramePage {
     fn read(&self, offset: usize, buf: &mut [u8]) {
         crate::mm::frame::read_frame(self.0, offset, buf);
     }
-    fn write(&mut self, offset: usize, data: &[u8]) {
+    fn write(&self, offset: usize, data: &[u8]) {
         crate::mm::frame::write_frame(self.0, offset, data);
+    }
+    fn copy_to_iter(&self, offset: usize, len: usize, to: &mut dyn vfs::IovIter) -> usize {
+        // The file holds this frame for as long as the page lives, and the
+        // caller holds the page.
+        crate::mm::frame::with_frame_bytes(self.0, offset, len, |b| to.copy_to_iter(b))
     }
     fn get_frame(&self) -> Option<u64> {
         crate::mm::frame::page_ref_inc(self.0);
@@ -168,9 +173,9 @@ impl Drop for FramePage {
 }
 
 impl vfs::ramfs::PageAlloc for FramePages {
-    fn alloc_zeroed(&self) -> Option<alloc::boxed::Box<dyn vfs::ramfs::DataPage>> {
+    fn alloc_zeroed(&self) -> Option<Arc<dyn vfs::ramfs::DataPage>> {
         let pa = crate::mm::frame::alloc_user_zeroed_frame()?;
-        Some(alloc::boxed::Box::new(FramePage(pa)))
+        Some(Arc::new(FramePage(pa)))
     }
 }
 

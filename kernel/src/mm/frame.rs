@@ -396,6 +396,18 @@ pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
     unsafe { core::ptr::copy_nonoverlapping(frame_ptr(pa).add(offset), buf.as_mut_ptr(), buf.len()) };
 }
 
+/// Lends `len` bytes of the allocated frame `pa` from `offset` to `f`,
+/// without copying them first (a read of a file's page straight into user
+/// memory). The caller holds a reference on the frame for the call.
+pub fn with_frame_bytes<R>(pa: u64, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+    assert!(offset + len <= PAGE_SIZE, "with_frame_bytes past the frame");
+    // SAFETY: inside one allocated frame (checked above) that the caller's
+    // reference keeps allocated until `f` returns. Another CPU may write
+    // it meanwhile (a write(2) or a shared mapping), as Linux's page cache
+    // allows; `f` only copies the bytes out.
+    f(unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) })
+}
+
 /// Makes instructions written into frame `pa` at `[offset, offset + len)`
 /// visible to instruction fetch (a tracer's breakpoint in a tracee's text).
 pub fn sync_icache_frame(pa: u64, offset: usize, len: usize) {

@@ -174,6 +174,8 @@ pub struct Mm {
     /// the context switch reads it without the lock.
     root: u64,
     asid: u16,
+    /// The concurrency IDs of rseq's `mm_cid` for this address space.
+    pub mm_cid: Arc<crate::rseq::MmCid>,
 }
 
 // ---------------------------------------------------------------- ASIDs
@@ -233,6 +235,7 @@ impl Mm {
                 exe: alloc::vec::Vec::new(),
             }),
             asid,
+            mm_cid: Default::default(),
         }))
     }
 

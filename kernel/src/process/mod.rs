@@ -329,6 +329,7 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
     if flags & (CLONE_VM | CLONE_VFORK) != CLONE_VM {
         *task.sas.lock() = *me.sas.lock();
     }
+    task.rseq.fork_from(&me.rseq, flags & CLONE_VM != 0);
     *task.mm.lock() = Some(child_mm.clone());
     if flags & CLONE_CHILD_CLEARTID != 0 {
         task.clear_child_tid.store(child_tid, Ordering::Relaxed);

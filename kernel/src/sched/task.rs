@@ -196,6 +196,8 @@ pub struct Task {
     pub ptrace: crate::ptrace::TaskPtrace,
     /// Single-step and hardware breakpoints (Linux's `thread.debug`).
     pub debug: crate::debug::hw_breakpoint::DebugInfo,
+    /// Restartable sequences: the registered area and pending events.
+    pub rseq: crate::rseq::TaskRseq,
 }
 
 impl Task {
@@ -237,6 +239,7 @@ impl Task {
             restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
             ptrace: crate::ptrace::TaskPtrace::new(),
             debug: crate::debug::hw_breakpoint::DebugInfo::new(),
+            rseq: Default::default(),
         }
     }
 

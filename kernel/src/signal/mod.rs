@@ -422,7 +422,7 @@ pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
 /// signal was SIGSEGV itself, its handler cannot run either: SIGSEGV is
 /// reset to the default action and unblocked, so the process dies of it
 /// instead of retrying delivery forever.
-fn force_sigsegv(sig: u32) {
+pub(crate) fn force_sigsegv(sig: u32) {
     if sig == SIGSEGV {
         let me = sched::current();
         if let Some(p) = me.process.get() {
@@ -611,6 +611,7 @@ pub fn do_signal(regs: &mut PtRegs) {
             settle_syscall(regs, restart, Some(action.flags));
             restart = 0;
         }
+        crate::rseq::rseq_signal_deliver(sig, regs);
         if frame::setup_rt_frame(&me, &p, sig, &info, &action, regs).is_err() {
             force_sigsegv(sig);
             continue;

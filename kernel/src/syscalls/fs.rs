@@ -29,46 +29,53 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
     current_files().path_at(dirfd as i32, &current_cwd(), path, empty)
 }
 
+/// Writes of at most this many bytes go through a buffer on the stack
+/// rather than the heap.
+const SMALL_WRITE: usize = 256;
+
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
-    let mut buf = crate::uaccess::zeroed_buf(len.min(1 << 20))?;
-    if let Err(fault) = arch::uaccess::probe_writable(ubuf, len.min(1 << 20)) {
-        // Linux checks only that the range is user space, then faults on
-        // the first byte it copies: a read with nothing to give (end of
-        // file) returns 0 even into an unmapped buffer. Only seekable
-        // files can be asked without consuming anything; the rest fail
-        // now rather than lose the data they would give.
-        if !arch::uaccess::access_ok(ubuf, len) || !f.is_positional() {
-            return Err(fault.into());
-        }
-        let at = pos.unwrap_or(f.offset() as i64);
-        return match f.pread(&mut buf, at)? {
-            0 => Ok(0),
-            _ => Err(fault.into()),
-        };
-    }
+    // Linux checks only that the range is user space, then faults on the
+    // first byte it copies: a read with nothing to give (end of file)
+    // returns 0 even into an unmapped buffer, and a file's pages are
+    // copied to the buffer directly (a fault part way makes the read
+    // short). A file that cannot give data back (a pipe) checks the
+    // buffer before it is read (see `FileOps::read_iter`).
+    let mut to = crate::uaccess::UserIter::new(crate::uaccess::user_range(ubuf, len)?, len);
     let n = match pos {
-        Some(off) => blocking(f, || f.pread(&mut buf, off))?,
-        None => blocking(f, || f.read(&mut buf))?,
+        Some(off) => blocking(f, || f.pread_iter(&mut to, off))?,
+        None => blocking(f, || f.read_iter(&mut to))?,
     };
-    copy_to_user(ubuf, &buf[..n])?;
     Ok(n as u64)
 }
 
 fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
+    // The bounce buffer is never zeroed: the copy from user memory fills
+    // it whole, or the write fails.
+    let mut small = [core::mem::MaybeUninit::<u8>::uninit(); SMALL_WRITE];
+    let mut heap = Vec::<u8>::new();
+    if len > SMALL_WRITE {
+        heap.try_reserve_exact(len.min(1 << 20)).map_err(|_| Errno::ENOMEM)?;
+    }
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(1 << 20);
+        let room = match len > SMALL_WRITE {
+            true => heap.spare_capacity_mut(),
+            false => &mut small[..],
+        };
+        let Some(room) = room.get_mut(..chunk) else { break };
         // A fault after some bytes were written ends the write short.
-        let data = match crate::uaccess::copy_from_user_vec(ubuf + done as u64, chunk) {
-            Ok(d) => d,
-            Err(_) if done > 0 => break,
-            Err(e) => return Err(e),
+        let src = arch::addr::UserVirtAddr::new(ubuf + done as u64);
+        let data = match src.map(|src| arch::uaccess::copy_from_user_uninit(room, src)) {
+            Some(Ok(d)) => &*d,
+            _ if done > 0 => break,
+            _ => return Err(Errno::EFAULT),
         };
         let r = match pos {
-            Some(off) => blocking(f, || f.pwrite(&data, off + done as i64)),
-            None => blocking(f, || f.write(&data)),
+            Some(off) => blocking(f, || f.pwrite(data, off + done as i64)),
+            None => blocking(f, || f.write(data)),
         };
         match r {
             Ok(n) => {
@@ -389,10 +396,8 @@ syscall!(__arm64_sys_pipe2, r, {
             return Err(e);
         }
     };
-    let mut out = [0u8; 8];
-    out[..4].copy_from_slice(&a.to_le_bytes());
-    out[4..].copy_from_slice(&b.to_le_bytes());
-    if let Err(e) = copy_to_user(r.regs[0], &out) {
+    let fds = uapi::fcntl::PipeFds { read: a, write: b };
+    if let Err(e) = copy_to_user(r.regs[0], &fds.to_bytes()) {
         let _ = files.close(a);
         let _ = files.close(b);
         return Err(e);

@@ -181,6 +181,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::FSTATFS => __arm64_sys_fstatfs,
         nr::CLOCK_SETTIME => __arm64_sys_clock_settime,
         nr::RESTART_SYSCALL => __arm64_sys_restart_syscall,
+        nr::RSEQ => crate::rseq::__arm64_sys_rseq,
         nr::RT_SIGQUEUEINFO => __arm64_sys_rt_sigqueueinfo,
         nr::SETTIMEOFDAY => __arm64_sys_settimeofday,
         nr::RT_TGSIGQUEUEINFO => __arm64_sys_rt_tgsigqueueinfo,

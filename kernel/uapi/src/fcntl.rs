@@ -106,6 +106,36 @@ pub const R_OK: u32 = 4;
 pub const UTIME_NOW: i64 = (1 << 30) - 1;
 pub const UTIME_OMIT: i64 = (1 << 30) - 2;
 
+/// The `int fd[2]` that pipe2(2) fills: the read end, then the write end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PipeFds {
+    /// `fd[0]`, the read end.
+    pub read: i32,
+    /// `fd[1]`, the write end.
+    pub write: i32,
+}
+
+impl PipeFds {
+    /// Its size in user memory.
+    pub const SIZE: usize = 8;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[..4].copy_from_slice(&self.read.to_le_bytes());
+        b[4..].copy_from_slice(&self.write.to_le_bytes());
+        b
+    }
+
+    /// Reads the bytes a user program sees.
+    pub fn from_bytes(b: &[u8; Self::SIZE]) -> PipeFds {
+        PipeFds {
+            read: i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            write: i32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +187,12 @@ mod tests {
         assert_eq!(AT_EMPTY_PATH, 0x1000);
         assert_eq!(F_DUPFD_CLOEXEC, 1030);
         assert_eq!(F_GETPIPE_SZ, 1032);
+    }
+
+    #[test]
+    fn pipe_fds_are_read_end_then_write_end_as_two_ints() {
+        let fds = PipeFds { read: 3, write: -2 };
+        assert_eq!(fds.to_bytes(), [3, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff]);
+        assert_eq!(PipeFds::from_bytes(&fds.to_bytes()), fds);
     }
 }

@@ -22,6 +22,7 @@ pub mod hw_breakpoint;
 pub mod poll;
 pub mod ptrace;
 pub mod resource;
+pub mod rseq;
 pub mod sigframe;
 pub mod signal;
 pub mod stat;

@@ -352,7 +352,7 @@ syscalls! {
     WAIT4 = 260 => wait4(pid: Pid, stat_addr: Ptr, options: Int, ru: Ptr);
     PRLIMIT64 = 261 => prlimit64(pid: Pid, resource: Int, new_rlim: PtrIn, old_rlim: Ptr);
     FANOTIFY_INIT = 262 => fanotify_init(flags: Flags, event_f_flags: Int);
-    FANOTIFY_MARK = 263 => fanotify_mark(fanotify_fd: Int, flags: Flags, mask_1: Int, mask_2: Int, dfd: Fd, pathname: Str);
+    FANOTIFY_MARK = 263 => fanotify_mark(fanotify_fd: Int, flags: Flags, mask: Flags, dfd: Fd, pathname: Str);
     NAME_TO_HANDLE_AT = 264 => name_to_handle_at(dfd: Fd, name: Str, handle: Ptr, mnt_id: Ptr, flag: Flags);
     OPEN_BY_HANDLE_AT = 265 => open_by_handle_at(mountdirfd: Int, handle: Ptr, flags: Flags);
     CLOCK_ADJTIME = 266 => clock_adjtime(which_clock: Int, tx: Ptr);
@@ -518,5 +518,35 @@ mod tests {
         assert_eq!(by_name("clone").unwrap().args.len(), 5);
         assert_eq!(by_name("ppoll").unwrap().args[0].name, "ufds");
         assert_eq!(by_name("mount").unwrap().args[2].name, "type");
+    }
+
+    #[test]
+    fn fanotify_mark_takes_its_64_bit_mask_in_one_register() {
+        // SYSCALL_DEFINE5(fanotify_mark, int, fanotify_fd, unsigned int,
+        // flags, __u64, mask, int, dfd, const char __user *, pathname):
+        // only 32-bit ABIs split the mask over two registers.
+        let call = by_name("fanotify_mark").unwrap();
+        let names: std::vec::Vec<_> = call.args.iter().map(|a| a.name).collect();
+        assert_eq!(names, ["fanotify_fd", "flags", "mask", "dfd", "pathname"]);
+        assert_eq!(call.args[2].kind, ArgKind::Flags);
+    }
+
+    #[test]
+    fn no_call_splits_a_64_bit_value_over_two_registers() {
+        // arm64 passes every 64-bit argument whole, in at most six registers.
+        for call in SYSCALLS {
+            assert!(
+                call.args.len() <= 6,
+                "{} takes {} arguments",
+                call.name,
+                call.args.len()
+            );
+            for a in call.args {
+                let split = ["_1", "_2", "_lo", "_hi", "_low", "_high"]
+                    .iter()
+                    .any(|s| a.name.ends_with(s));
+                assert!(!split, "{}'s argument {} is half of a value", call.name, a.name);
+            }
+        }
     }
 }

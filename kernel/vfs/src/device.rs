@@ -8,6 +8,7 @@ use spin::RwLock;
 use uapi::Errno;
 
 use crate::file::{FileOps, OpenFile};
+use crate::iov_iter::{iov_iter_zero, IovIter};
 use crate::Result;
 
 /// A character (or block) device driver: the operations of every open file
@@ -85,6 +86,10 @@ impl FileOps for NullDevice {
         Ok(0)
     }
 
+    fn read_iter(&self, _: &OpenFile, _: &mut dyn IovIter, _: &mut u64) -> Result<usize> {
+        Ok(0)
+    }
+
     fn write(&self, _: &OpenFile, buf: &[u8], _: &mut u64) -> Result<usize> {
         Ok(buf.len())
     }
@@ -106,6 +111,12 @@ impl FileOps for ZeroDevice {
         Ok(buf.len())
     }
 
+    fn read_iter(&self, _: &OpenFile, to: &mut dyn IovIter, _: &mut u64) -> Result<usize> {
+        // As long a read as through a bounce buffer (a longer one is short).
+        let want = to.count().min(crate::inode::BOUNCE_MAX);
+        crate::inode::copied_or_efault(want, iov_iter_zero(to, want))
+    }
+
     fn write(&self, _: &OpenFile, buf: &[u8], _: &mut u64) -> Result<usize> {
         Ok(buf.len())
     }
@@ -124,6 +135,12 @@ impl FileOps for FullDevice {
     fn read(&self, _: &OpenFile, buf: &mut [u8], _: &mut u64) -> Result<usize> {
         buf.fill(0);
         Ok(buf.len())
+    }
+
+    fn read_iter(&self, _: &OpenFile, to: &mut dyn IovIter, _: &mut u64) -> Result<usize> {
+        // As long a read as through a bounce buffer (a longer one is short).
+        let want = to.count().min(crate::inode::BOUNCE_MAX);
+        crate::inode::copied_or_efault(want, iov_iter_zero(to, want))
     }
 
     fn write(&self, _: &OpenFile, _: &[u8], _: &mut u64) -> Result<usize> {

@@ -11,7 +11,8 @@ use uapi::poll::*;
 use uapi::stat::{dirent64_reclen, write_dirent64};
 use uapi::Errno;
 
-use crate::inode::{Inode, Metadata};
+use crate::inode::{bounce_buf, copied_or_efault, Inode, Metadata};
+use crate::iov_iter::IovIter;
 use crate::mount::Path;
 use crate::wait::WaitQueueHead;
 use crate::Result;
@@ -28,12 +29,35 @@ pub trait FileOps: Send + Sync {
         Err(Errno::EINVAL)
     }
 
+    /// `read` into `to` (Linux's `read_iter`). The default reads into a
+    /// bounce buffer; for a file without positions (whose data a read
+    /// consumes) the destination is faulted in first, so that a bad
+    /// buffer fails with nothing consumed.
+    fn read_iter(&self, file: &OpenFile, to: &mut dyn IovIter, pos: &mut u64) -> Result<usize> {
+        let mut buf = bounce_buf(to.count())?;
+        if !self.positional() && !to.fault_in_writeable(buf.len()) {
+            return Err(Errno::EFAULT);
+        }
+        let mut p = *pos;
+        let n = self.read(file, &mut buf, &mut p)?;
+        let copied = to.copy_to_iter(buf.get(..n).unwrap_or_default());
+        // What did not reach the destination stays unread where a file
+        // has positions; a stream's data is gone either way.
+        *pos = if copied == n || !self.positional() {
+            p
+        } else {
+            *pos + copied as u64
+        };
+        copied_or_efault(n, copied)
+    }
+
     fn write(&self, _file: &OpenFile, _buf: &[u8], _pos: &mut u64) -> Result<usize> {
         Err(Errno::EINVAL)
     }
 
     /// The new offset for lseek; ESPIPE for unseekable files.
-    /// `size` is the inode's size, for SEEK_END.
+    /// `size` is the inode's size for SEEK_END, SEEK_DATA and SEEK_HOLE,
+    /// and 0 for the other `whence` values.
     fn llseek(&self, _file: &OpenFile, pos: u64, offset: i64, whence: u32, size: u64) -> Result<u64> {
         generic_llseek(pos, offset, whence, size)
     }
@@ -104,6 +128,8 @@ pub struct OpenFile {
     /// The offset (Linux's `f_pos`), also serializing read/write/lseek on
     /// this description as `f_pos_lock` does.
     pos: Mutex<u64>,
+    /// A directory (a file's type never changes; read(2) asks per call).
+    dir: bool,
     /// The absolute name the file was opened by, for a file that is not a
     /// directory (whose name `Vfs::getcwd` cannot find: an inode has no
     /// single parent); what `/proc/<pid>/fd/N` shows.
@@ -112,8 +138,10 @@ pub struct OpenFile {
 
 impl OpenFile {
     fn build(path: Option<Path>, inode: Arc<dyn Inode>, backend: Backend, flags: u32) -> Arc<OpenFile> {
+        let dir = inode.metadata().is_dir();
         Arc::new(OpenFile {
             path,
+            dir,
             inode,
             backend,
             flags: AtomicU32::new(flags & !OPEN_TIME_FLAGS),
@@ -221,11 +249,54 @@ impl OpenFile {
         self.do_read(buf, &mut (offset as u64))
     }
 
+    /// read(2) into `to`: as [`read`](Self::read), with the data copied
+    /// straight from the file's pages where it has them. The offset
+    /// advances by what reached `to`.
+    pub fn read_iter(&self, to: &mut dyn IovIter) -> Result<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        let mut pos = self.pos.lock();
+        let mut p = *pos;
+        let n = self.do_read_iter(to, &mut p)?;
+        *pos = p;
+        Ok(n)
+    }
+
+    /// pread64(2) into `to`: as [`pread`](Self::pread).
+    pub fn pread_iter(&self, to: &mut dyn IovIter, offset: i64) -> Result<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        if !self.positional() {
+            return Err(Errno::ESPIPE);
+        }
+        if offset < 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.do_read_iter(to, &mut (offset as u64))
+    }
+
+    fn do_read_iter(&self, to: &mut dyn IovIter, pos: &mut u64) -> Result<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.read_iter(self, to, pos),
+            Backend::Inode => {
+                if self.dir {
+                    return Err(Errno::EISDIR);
+                }
+                let n = self.inode.read_iter(*pos, to)?;
+                *pos += n as u64;
+                Ok(n)
+            }
+            Backend::PathOnly => Err(Errno::EBADF),
+        }
+    }
+
     fn do_read(&self, buf: &mut [u8], pos: &mut u64) -> Result<usize> {
         match &self.backend {
             Backend::Ops(ops) => ops.read(self, buf, pos),
             Backend::Inode => {
-                if self.inode.metadata().is_dir() {
+                if self.dir {
                     return Err(Errno::EISDIR);
                 }
                 let n = self.inode.read_at(*pos, buf)?;
@@ -301,14 +372,19 @@ impl OpenFile {
             return Err(Errno::EBADF);
         }
         let mut pos = self.pos.lock();
-        let meta = self.inode.metadata();
+        // The size matters only to seeks from the end or for data/holes;
+        // the others need not snapshot the inode.
+        let size = match whence {
+            SEEK_END | SEEK_DATA | SEEK_HOLE => self.inode.metadata().size,
+            _ => 0,
+        };
         let new = match &self.backend {
-            Backend::Ops(ops) => ops.llseek(self, *pos, offset, whence, meta.size)?,
-            _ if meta.is_dir() => match whence {
+            Backend::Ops(ops) => ops.llseek(self, *pos, offset, whence, size)?,
+            _ if self.dir => match whence {
                 SEEK_SET | SEEK_CUR => generic_llseek(*pos, offset, whence, 0)?,
                 _ => return Err(Errno::EINVAL),
             },
-            _ => generic_llseek(*pos, offset, whence, meta.size)?,
+            _ => generic_llseek(*pos, offset, whence, size)?,
         };
         *pos = new;
         Ok(new)

@@ -9,6 +9,7 @@ use uapi::stat::*;
 use uapi::Errno;
 
 use crate::file::FileOps;
+use crate::iov_iter::IovIter;
 use crate::Result;
 
 /// A time, as `struct timespec`: seconds and nanoseconds since the epoch.
@@ -194,6 +195,31 @@ pub struct DirEntry {
     pub file_type: FileType,
 }
 
+/// Largest bounce buffer a read through a kernel buffer uses: a longer
+/// read returns short, as a read may.
+pub const BOUNCE_MAX: usize = 1 << 20;
+
+/// A zeroed kernel buffer for a read of `count` bytes (at most
+/// [`BOUNCE_MAX`]); ENOMEM when the heap cannot hold it.
+pub fn bounce_buf(count: usize) -> Result<Vec<u8>> {
+    let len = count.min(BOUNCE_MAX);
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+/// A read's result once `got` bytes were read and `copied` of them reached
+/// the destination: a short count, or EFAULT if data was there and none
+/// of it could be delivered.
+pub fn copied_or_efault(got: usize, copied: usize) -> Result<usize> {
+    if got > 0 && copied == 0 {
+        Err(Errno::EFAULT)
+    } else {
+        Ok(copied)
+    }
+}
+
 /// An inode of some filesystem, shared as `Arc<dyn Inode>`.
 ///
 /// Names passed in are single components: never empty, never `.` or `..`,
@@ -263,6 +289,18 @@ pub trait Inode: Any + Send + Sync {
     /// Reads file data at `offset`; 0 at or past the end.
     fn read_at(&self, _offset: u64, _buf: &mut [u8]) -> Result<usize> {
         Err(Errno::EINVAL)
+    }
+
+    /// Copies file data at `offset` into `to` (at most `to.count()`
+    /// bytes); 0 at or past the end; EFAULT when nothing could be copied
+    /// because the destination faulted (Linux's `read_iter`). The default
+    /// goes through [`read_at`](Self::read_at) and a bounce buffer of at
+    /// most [`BOUNCE_MAX`] bytes; a filesystem whose data sits in pages
+    /// copies from them directly.
+    fn read_iter(&self, offset: u64, to: &mut dyn IovIter) -> Result<usize> {
+        let mut buf = bounce_buf(to.count())?;
+        let n = self.read_at(offset, &mut buf)?;
+        copied_or_efault(n, to.copy_to_iter(buf.get(..n).unwrap_or_default()))
     }
 
     /// Writes file data at `offset`, extending the file as needed.

@@ -39,6 +39,7 @@ pub mod fdtable;
 pub mod file;
 pub mod initramfs;
 pub mod inode;
+pub mod iov_iter;
 pub mod mount;
 pub mod namei;
 pub mod open;
@@ -54,6 +55,7 @@ pub use file::{FileOps, OpenFile};
 pub use inode::{
     alloc_anon_dev, Clock, DirEntry, EpochClock, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec,
 };
+pub use iov_iter::{IovIter, KernelIter};
 pub use mount::{Mount, Path, Vfs};
 pub use uapi::Errno;
 pub use wait::{WaitHook, WaitQueueHead, WaiterId};

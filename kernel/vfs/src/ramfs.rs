@@ -28,6 +28,7 @@ use uapi::{Errno, NAME_MAX};
 use crate::inode::{
     alloc_anon_dev, Clock, DirEntry, FileSystem, FileType, Inode, Metadata, NodeKind, StatFs, Timespec,
 };
+use crate::iov_iter::IovIter;
 use crate::Result;
 
 const PAGE_SIZE: usize = 4096;
@@ -44,8 +45,20 @@ const FIRST_COOKIE: u64 = 2;
 pub trait DataPage: Send + Sync {
     /// Copies `buf.len()` bytes from `offset` (inside the page).
     fn read(&self, offset: usize, buf: &mut [u8]);
-    /// Copies `data` in at `offset` (inside the page).
-    fn write(&mut self, offset: usize, data: &[u8]);
+    /// Copies `data` in at `offset` (inside the page). A page is shared
+    /// (`Arc`) so that a read can copy from it without the file's lock;
+    /// such a read racing a write may see part of it, as on Linux.
+    fn write(&self, offset: usize, data: &[u8]);
+    /// Copies `len` bytes from `offset` (inside the page) into `to`;
+    /// returns how many were copied (fewer when `to` faulted). The
+    /// default goes through a stack buffer; a page that can lend its bytes
+    /// copies them directly.
+    fn copy_to_iter(&self, offset: usize, len: usize, to: &mut dyn IovIter) -> usize {
+        let mut b = [0u8; PAGE_SIZE];
+        let Some(b) = b.get_mut(..len) else { return 0 };
+        self.read(offset, b);
+        to.copy_to_iter(b)
+    }
     /// The physical frame the page lives in, if it is one, with a new
     /// reference on it for the caller (a mapping), taken while the file
     /// still holds the page; heap pages have none.
@@ -57,30 +70,30 @@ pub trait DataPage: Send + Sync {
 /// Where a [`RamFs`] gets its data pages.
 pub trait PageAlloc: Send + Sync {
     /// A zeroed page, or `None` when memory is short.
-    fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>>;
+    fn alloc_zeroed(&self) -> Option<Arc<dyn DataPage>>;
 }
 
 /// Pages from the heap (host tests, and filesystems without a page
 /// allocator of their own).
 pub struct HeapPages;
 
-struct HeapPage(Box<[u8]>);
+struct HeapPage(Mutex<Box<[u8]>>);
 
 impl DataPage for HeapPage {
     fn read(&self, offset: usize, buf: &mut [u8]) {
-        buf.copy_from_slice(&self.0[offset..offset + buf.len()]);
+        buf.copy_from_slice(&self.0.lock()[offset..offset + buf.len()]);
     }
-    fn write(&mut self, offset: usize, data: &[u8]) {
-        self.0[offset..offset + data.len()].copy_from_slice(data);
+    fn write(&self, offset: usize, data: &[u8]) {
+        self.0.lock()[offset..offset + data.len()].copy_from_slice(data);
     }
 }
 
 impl PageAlloc for HeapPages {
-    fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>> {
+    fn alloc_zeroed(&self) -> Option<Arc<dyn DataPage>> {
         let mut v = Vec::new();
         v.try_reserve_exact(PAGE_SIZE).ok()?;
         v.resize(PAGE_SIZE, 0);
-        Some(Box::new(HeapPage(v.into_boxed_slice())))
+        Some(Arc::new(HeapPage(Mutex::new(v.into_boxed_slice()))))
     }
 }
 
@@ -350,7 +363,7 @@ impl Dir {
 #[derive(Default)]
 struct Pages {
     size: u64,
-    pages: BTreeMap<u64, Box<dyn DataPage>>,
+    pages: BTreeMap<u64, Arc<dyn DataPage>>,
 }
 
 impl Pages {
@@ -411,7 +424,7 @@ impl Pages {
         self.pages.retain(|&i, _| i < keep);
         core.uncharge_pages((before - self.pages.len()) as u64);
         if !size.is_multiple_of(PAGE_SIZE as u64) {
-            if let Some(p) = self.pages.get_mut(&(size / PAGE_SIZE as u64)) {
+            if let Some(p) = self.pages.get(&(size / PAGE_SIZE as u64)) {
                 let from = (size % PAGE_SIZE as u64) as usize;
                 p.write(from, &[0u8; PAGE_SIZE][from..]);
             }
@@ -423,7 +436,7 @@ impl Pages {
 /// A zeroed page charged to `core`: ENOSPC when the filesystem is at its
 /// limit or memory cannot supply one (a write must fail, not
 /// panic the kernel in the allocator).
-fn new_page(core: &Core) -> Result<Box<dyn DataPage>> {
+fn new_page(core: &Core) -> Result<Arc<dyn DataPage>> {
     core.charge_page()?;
     core.page_alloc.alloc_zeroed().ok_or_else(|| {
         core.uncharge_pages(1);
@@ -849,6 +862,35 @@ impl Inode for RamInode {
         }
     }
 
+    /// Copies from the file's pages without holding its lock across the
+    /// copy (a fault on the destination may need this very file, mapped):
+    /// each page is taken by reference under the lock, then copied.
+    fn read_iter(&self, offset: u64, to: &mut dyn IovIter) -> Result<usize> {
+        let mut done = 0usize;
+        while to.count() > 0 {
+            let pos = offset.saturating_add(done as u64);
+            let (index, in_page) = (pos / PAGE_SIZE as u64, (pos % PAGE_SIZE as u64) as usize);
+            let (page, chunk) = match &*self.data.read() {
+                Data::File(p) if pos < p.size => {
+                    let chunk = (PAGE_SIZE - in_page).min(to.count()).min((p.size - pos) as usize);
+                    (p.pages.get(&index).cloned(), chunk)
+                }
+                Data::File(_) => break,
+                Data::Dir(_) => return Err(Errno::EISDIR),
+                _ => return Err(Errno::EINVAL),
+            };
+            let copied = match page {
+                Some(page) => page.copy_to_iter(in_page, chunk, to),
+                None => crate::iov_iter::iov_iter_zero(to, chunk),
+            };
+            done += copied;
+            if copied < chunk {
+                return crate::inode::copied_or_efault(chunk, done);
+            }
+        }
+        Ok(done)
+    }
+
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<usize> {
         let n = match &mut *self.data.write() {
             Data::File(p) => p.write(&self.core, offset, buf)?,
@@ -955,6 +997,54 @@ mod tests {
 
     fn fs() -> Arc<RamFs> {
         RamFs::new(Arc::new(EpochClock))
+    }
+
+    #[test]
+    fn read_iter_gives_read_at_bytes_across_pages_and_holes() {
+        let fs = fs();
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(4090, b"0123456789").unwrap();
+        f.write_at(3 * 4096 + 1, b"xyz").unwrap();
+        for (off, len) in [
+            (0, 20_000),
+            (4090, 10),
+            (4095, 3 * 4096),
+            (3 * 4096 + 3, 9),
+            (20_000, 5),
+        ] {
+            let mut want = alloc::vec![0u8; len];
+            let n = f.read_at(off, &mut want).unwrap();
+            let mut got = alloc::vec![0xaau8; len];
+            let mut it = crate::KernelIter::new(&mut got);
+            assert_eq!(f.read_iter(off, &mut it).unwrap(), n, "at {off}+{len}");
+            assert_eq!(got[..n], want[..n], "at {off}+{len}");
+        }
+    }
+
+    /// A destination that takes `room` bytes, then faults.
+    struct Faulting(usize, usize);
+
+    impl IovIter for Faulting {
+        fn count(&self) -> usize {
+            self.1
+        }
+        fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+            let n = data.len().min(self.0).min(self.1);
+            self.0 -= n;
+            self.1 -= n;
+            n
+        }
+    }
+
+    #[test]
+    fn read_iter_into_a_faulting_destination_is_short_or_efault() {
+        let fs = fs();
+        let f = fs.root().create(b"f", NodeKind::Regular, 0o644, 0, 0).unwrap();
+        f.write_at(0, &[1u8; 9000]).unwrap();
+        assert_eq!(f.read_iter(0, &mut Faulting(5000, 8000)), Ok(5000));
+        assert_eq!(f.read_iter(10, &mut Faulting(0, 100)), Err(Errno::EFAULT));
+        // Nothing to give: no fault, as Linux's read at end of file.
+        assert_eq!(f.read_iter(9000, &mut Faulting(0, 100)), Ok(0));
     }
 
     #[test]
@@ -1110,14 +1200,14 @@ mod tests {
     /// and references taken on it are counted.
     struct FakeFrames(Arc<AtomicU64>);
 
-    struct FakeFrame(u64, Arc<AtomicU64>, [u8; PAGE_SIZE]);
+    struct FakeFrame(u64, Arc<AtomicU64>, Mutex<[u8; PAGE_SIZE]>);
 
     impl DataPage for FakeFrame {
         fn read(&self, offset: usize, buf: &mut [u8]) {
-            buf.copy_from_slice(&self.2[offset..offset + buf.len()]);
+            buf.copy_from_slice(&self.2.lock()[offset..offset + buf.len()]);
         }
-        fn write(&mut self, offset: usize, data: &[u8]) {
-            self.2[offset..offset + data.len()].copy_from_slice(data);
+        fn write(&self, offset: usize, data: &[u8]) {
+            self.2.lock()[offset..offset + data.len()].copy_from_slice(data);
         }
         fn get_frame(&self) -> Option<u64> {
             self.1.fetch_add(1, Ordering::Relaxed);
@@ -1126,10 +1216,10 @@ mod tests {
     }
 
     impl PageAlloc for FakeFrames {
-        fn alloc_zeroed(&self) -> Option<Box<dyn DataPage>> {
+        fn alloc_zeroed(&self) -> Option<Arc<dyn DataPage>> {
             static NEXT: AtomicU64 = AtomicU64::new(0x4000_0000);
             let pa = NEXT.fetch_add(PAGE_SIZE as u64, Ordering::Relaxed);
-            Some(Box::new(FakeFrame(pa, self.0.clone(), [0; PAGE_SIZE])))
+            Some(Arc::new(FakeFrame(pa, self.0.clone(), Mutex::new([0; PAGE_SIZE]))))
         }
     }
 

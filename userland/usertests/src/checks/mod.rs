@@ -18,6 +18,7 @@ pub mod mm;
 pub mod mmrobust;
 pub mod process;
 pub mod procfd;
+pub mod rseq;
 pub mod signal;
 pub mod sigrobust;
 pub mod sigwait;
@@ -50,6 +51,7 @@ pub static ALL: &[&[Check]] = &[
     system::CHECKS,
     sigwait::CHECKS,
     procfd::CHECKS,
+    rseq::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
