@@ -334,7 +334,8 @@ impl ProcProvider for Provider {
             (ProcScope::Root, b"sys/kernel") => {
                 return Ok(alloc::vec![
                     ProcEntry::file(b"ftrace_enabled", 0o644),
-                    ProcEntry::file(b"kptr_restrict", 0o644)
+                    ProcEntry::file(b"kptr_restrict", 0o644),
+                    ProcEntry::file(b"stack_tracer_enabled", 0o644)
                 ])
             }
             (ProcScope::Pid(pid), b"fd") => {
@@ -413,6 +414,9 @@ impl ProcProvider for Provider {
             // shows addresses to root; kprobes are always on).
             (ProcScope::Root, b"sys/kernel/ftrace_enabled") => Ok(b"1\n".to_vec()),
             (ProcScope::Root, b"sys/kernel/kptr_restrict") => Ok(b"0\n".to_vec()),
+            (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
+                Ok(format!("{}\n", u8::from(crate::trace::trace_stack::stack_tracer_enabled())).into_bytes())
+            }
             (ProcScope::Root, b"version") => {
                 Ok(b"Linux version 6.12.0-tracing (rustc nightly-2026-05-20) #1 SMP\n".to_vec())
             }
@@ -461,6 +465,13 @@ impl ProcProvider for Provider {
 
     /// `exe`: the program's file, as exec found it (ENOENT for a process
     /// without one, a kernel thread or a zombie, as Linux).
+    fn write(&self, scope: ProcScope, rel: &[u8], data: &[u8]) -> vfs::Result<usize> {
+        match (scope, rel) {
+            (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => crate::trace::trace_stack::stack_trace_sysctl(data),
+            _ => Err(uapi::Errno::EACCES),
+        }
+    }
+
     fn readlink(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
         match (scope, rel) {
             (ProcScope::Pid(pid), b"exe") => process::find_process(pid)
