@@ -325,7 +325,7 @@ impl FtraceRegexFile {
                     Some((c, p)) => (c, Some(p)),
                     None => (rest, None),
                 };
-                super::ftrace_probe::func_command(glob, cmd, param)
+                super::ftrace_probe::func_command(glob, cmd, param, self.kind == HashKind::Filter)
             }
         }
     }

@@ -191,12 +191,15 @@ fn matching_sites(glob: &str) -> impl Iterator<Item = u32> + '_ {
         .map(|(i, _)| i as u32)
 }
 
-/// A `<glob>:<command>[:<param>]` word (`glob` may start with `!`), as
-/// Linux's `ftrace_process_regex` hands it to the command. `EINVAL` for an
-/// unknown command (`mod` included: this kernel has no modules), a bad
-/// count or event, a glob adding no new function or removing none;
-/// `ENODEV` when nothing of that type is registered for a removal.
-pub fn func_command(glob: &str, command: &str, param: Option<&str>) -> Result<(), Errno> {
+/// A `<glob>:<command>[:<param>]` word (`glob` may start with `!`) written
+/// to `set_ftrace_filter` (`filter`) or `set_ftrace_notrace`, as Linux's
+/// `ftrace_process_regex` hands it to the command. A removal chooses the
+/// probe type by whether a count is there, not by its value. `EINVAL` for
+/// an unknown command (`mod` included: this kernel has no modules), a bad
+/// count or event, an event command outside `set_ftrace_filter`, a glob
+/// adding no new function or removing none; `ENODEV` for a removal when
+/// nothing of that type is registered.
+pub fn func_command(glob: &str, command: &str, param: Option<&str>, filter: bool) -> Result<(), Errno> {
     let cmd = ProbeCmd::parse(command).ok_or(Errno::EINVAL)?;
     let (remove, glob) = match glob.strip_prefix('!') {
         Some(g) => (true, g),
@@ -205,8 +208,8 @@ pub fn func_command(glob: &str, command: &str, param: Option<&str>) -> Result<()
     let mut param = param;
     let mut event = None;
     if matches!(cmd, ProbeCmd::EnableEvent | ProbeCmd::DisableEvent) {
-        // system:event[:count]; Linux looks the event up before removing.
-        let p = param.ok_or(Errno::EINVAL)?;
+        // system:event[:count], looked up before anything else.
+        let p = param.filter(|_| filter).ok_or(Errno::EINVAL)?;
         let (system, rest) = p.split_once(':').ok_or(Errno::EINVAL)?;
         let (name, count) = match rest.split_once(':') {
             Some((n, c)) => (n, Some(c)),
@@ -216,19 +219,21 @@ pub fn func_command(glob: &str, command: &str, param: Option<&str>) -> Result<()
         param = count;
     }
     let counted = param.is_some();
+    let _g = PROBE_LOCK.lock();
+    if remove {
+        return unregister(glob, cmd, counted);
+    }
     let count = match param.map(|p| p.split(':').next().unwrap_or("")) {
-        None | Some("") => -1,
+        None => -1,
+        // Linux: an empty count is no count for traceon/traceoff/
+        // stacktrace, an error for the event commands.
+        Some("") if event.is_none() => -1,
         Some(n) => {
             let v = trace_filter::kstrto::kstrtoul(n.as_bytes(), 0).map_err(|_| Errno::EINVAL)?;
             i64::try_from(v).map_err(|_| Errno::EINVAL)?
         }
     };
-    let _g = PROBE_LOCK.lock();
-    if remove {
-        unregister(glob, cmd, counted)
-    } else {
-        register(glob, cmd, counted, count, event)
-    }
+    register(glob, cmd, counted, count, event)
 }
 
 fn register(glob: &str, cmd: ProbeCmd, counted: bool, count: i64, event: Option<Arc<TraceEvent>>) -> Result<(), Errno> {
