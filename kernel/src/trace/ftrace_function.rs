@@ -136,7 +136,7 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
 /// `ftrace_ignore_pid`): not in a non-empty `set_ftrace_pid`, or in
 /// `set_ftrace_notrace_pid`. From the hit path: a list being changed
 /// lets nothing through.
-fn ftrace_ignore_pid(pid: u32) -> bool {
+pub(super) fn ftrace_ignore_pid(pid: u32) -> bool {
     if PID_FILTER.load(Ordering::Relaxed) {
         match FTRACE_PIDS.try_read() {
             Some(p) if p.contains(&pid) => {}

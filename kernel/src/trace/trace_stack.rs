@@ -221,7 +221,7 @@ pub(super) fn init(root: &Arc<PseudoDir>) {
 pub fn stack_trace_lines() -> Vec<String> {
     stack_trace_show()
         .lines()
-        .filter(|l| !l.starts_with('#') && l.contains(')'))
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .map(String::from)
         .collect()
 }
