@@ -463,15 +463,18 @@ impl ProcProvider for Provider {
         }
     }
 
-    /// `exe`: the program's file, as exec found it (ENOENT for a process
-    /// without one, a kernel thread or a zombie, as Linux).
+    /// The writable sysctls: `stack_tracer_enabled`.
     fn write(&self, scope: ProcScope, rel: &[u8], data: &[u8]) -> vfs::Result<usize> {
         match (scope, rel) {
-            (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => crate::trace::trace_stack::stack_trace_sysctl(data),
+            (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
+                crate::trace::trace_stack::stack_trace_sysctl(data)
+            }
             _ => Err(uapi::Errno::EACCES),
         }
     }
 
+    /// `exe`: the program's file, as exec found it (ENOENT for a process
+    /// without one, a kernel thread or a zombie, as Linux).
     fn readlink(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
         match (scope, rel) {
             (ProcScope::Pid(pid), b"exe") => process::find_process(pid)

@@ -55,19 +55,29 @@ fn function_commands_are_listed_counted_and_removed_like_linux() {
         "#### all functions enabled ####\nktest_fopts_target:traceoff:unlimited\n"
     );
     // The same command again adds nothing: EINVAL, as Linux.
-    assert_eq!(append("set_ftrace_filter", "ktest_fopts_target:traceoff"), Err(Errno::EINVAL));
+    assert_eq!(
+        append("set_ftrace_filter", "ktest_fopts_target:traceoff"),
+        Err(Errno::EINVAL)
+    );
     append("set_ftrace_filter", "ktest_fopts_target:traceoff:2").unwrap();
     // Newest probe type first.
     assert_eq!(
         target_lines(),
-        ["ktest_fopts_target:traceoff:count=2", "ktest_fopts_target:traceoff:unlimited"]
+        [
+            "ktest_fopts_target:traceoff:count=2",
+            "ktest_fopts_target:traceoff:unlimited"
+        ]
     );
     call_fopts_target();
     assert!(!tr.tracing_on(), "traceoff did not stop tracing");
     // Only the counted probe fired (the other found tracing already off).
     assert_eq!(target_lines()[0], "ktest_fopts_target:traceoff:count=1");
     call_fopts_target();
-    assert_eq!(target_lines()[0], "ktest_fopts_target:traceoff:count=1", "counted a no-op");
+    assert_eq!(
+        target_lines()[0],
+        "ktest_fopts_target:traceoff:count=1",
+        "counted a no-op"
+    );
     // `echo > set_ftrace_filter` clears the filter, not the commands.
     write("set_ftrace_filter", "").unwrap();
     assert_eq!(target_lines().len(), 2);
@@ -76,7 +86,10 @@ fn function_commands_are_listed_counted_and_removed_like_linux() {
     assert_eq!(target_lines(), ["ktest_fopts_target:traceoff:count=1"]);
     append("set_ftrace_filter", "!ktest_fopts_target:traceoff:0").unwrap();
     assert!(target_lines().is_empty());
-    assert_eq!(append("set_ftrace_filter", "!ktest_fopts_target:traceoff"), Err(Errno::ENODEV));
+    assert_eq!(
+        append("set_ftrace_filter", "!ktest_fopts_target:traceoff"),
+        Err(Errno::ENODEV)
+    );
     // Linux's errors.
     for bad in [
         "ktest_fopts_target:nosuch",
@@ -89,10 +102,16 @@ fn function_commands_are_listed_counted_and_removed_like_linux() {
         assert_eq!(append("set_ftrace_filter", bad), Err(Errno::EINVAL), "{bad}");
     }
     assert_eq!(
-        append("set_ftrace_notrace", "ktest_fopts_target:enable_event:sched:sched_switch"),
+        append(
+            "set_ftrace_notrace",
+            "ktest_fopts_target:enable_event:sched:sched_switch"
+        ),
         Err(Errno::EINVAL)
     );
-    assert_eq!(append("stack_trace_filter", "ktest_fopts_target:traceoff"), Err(Errno::ENODEV));
+    assert_eq!(
+        append("stack_trace_filter", "ktest_fopts_target:traceoff"),
+        Err(Errno::ENODEV)
+    );
     assert!(!super::ftrace_probe::has_probes());
     assert!(!super::ftrace_probe::PROBE_OPS.is_registered());
     tr.set_tracing_on(true);
@@ -138,9 +157,17 @@ fn enable_event_command_soft_enables_its_event_for_its_count() {
     write(enable, "0").unwrap();
     call_fopts_target();
     assert_eq!(read_all(enable), "0*\n", "fired past its count");
-    write("set_ftrace_filter", "!ktest_fopts_target:enable_event:sched:sched_switch:0").unwrap();
+    write(
+        "set_ftrace_filter",
+        "!ktest_fopts_target:enable_event:sched:sched_switch:0",
+    )
+    .unwrap();
     assert_eq!(read_all(enable), "0\n");
-    write("set_ftrace_filter", "ktest_fopts_target:disable_event:sched:sched_switch").unwrap();
+    write(
+        "set_ftrace_filter",
+        "ktest_fopts_target:disable_event:sched:sched_switch",
+    )
+    .unwrap();
     write(enable, "1").unwrap();
     assert_eq!(read_all(enable), "1*\n");
     call_fopts_target();
@@ -149,7 +176,11 @@ fn enable_event_command_soft_enables_its_event_for_its_count() {
         target_lines(),
         ["ktest_fopts_target:disable_event:sched:sched_switch:unlimited"]
     );
-    write("set_ftrace_filter", "!ktest_fopts_target:disable_event:sched:sched_switch").unwrap();
+    write(
+        "set_ftrace_filter",
+        "!ktest_fopts_target:disable_event:sched:sched_switch",
+    )
+    .unwrap();
     write(enable, "0").unwrap();
     assert_eq!(read_all(enable), "0\n");
 }
@@ -216,7 +247,11 @@ fn notrace_pids_and_function_fork_follow_children_and_exits() {
     assert!(ftrace_function::ftrace_ignore_pid(900001));
     assert!(!ftrace_function::ftrace_ignore_pid(900002));
     ftrace_function::ftrace_pids_fork(900001, 900002);
-    assert_eq!(read_all("set_ftrace_notrace_pid"), "900001\n", "joined without function-fork");
+    assert_eq!(
+        read_all("set_ftrace_notrace_pid"),
+        "900001\n",
+        "joined without function-fork"
+    );
     set_flag(FUNCTION_FORK, true);
     ftrace_function::ftrace_pids_fork(900001, 900002);
     assert_eq!(read_all("set_ftrace_notrace_pid"), "900001\n900002\n");
@@ -331,9 +366,15 @@ fn stack_tracer_keeps_the_deepest_stack_in_linux_format() {
     // (stack_max_size is measured at the tracer's call, the depths where
     // return addresses are saved: close, not equal, in Linux too.)
     assert!(cols[0].0.abs_diff(max) < 512, "{max}\n{text}");
-    assert!(cols.windows(2).all(|w| w[0].0 > w[1].0 && w[0].1 == w[0].0 - w[1].0), "{text}");
     assert!(
-        text.lines().filter(|l| l.contains("ftrace_function_tests__deep")).count() >= 12,
+        cols.windows(2).all(|w| w[0].0 > w[1].0 && w[0].1 == w[0].0 - w[1].0),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("ftrace_function_tests__deep"))
+            .count()
+            >= 12,
         "{text}"
     );
     write("stack_max_size", "0").unwrap();

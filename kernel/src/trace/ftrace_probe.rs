@@ -339,7 +339,9 @@ pub fn probes_show(out: &mut String) {
     let sites = ftrace::sites();
     for p in FUNC_PROBES.read().iter() {
         for e in &p.entries {
-            let Some(site) = sites.get(e.site as usize) else { continue };
+            let Some(site) = sites.get(e.site as usize) else {
+                continue;
+            };
             let _ = write!(out, "{}:{}", site.name, p.cmd.name());
             if let Some(ev) = &e.event {
                 let _ = write!(out, ":{}:{}", ev.system(), ev.name());
