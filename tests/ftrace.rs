@@ -8,11 +8,14 @@
 //! when ../shared/reflinux is there, real Linux must print the same but
 //! for its `vfs_read <-ksys_read` lines (busybox's `cat` reads through
 //! them there; here its sendfile does not, and there is no `ksys_read`).
+//! `ftrace/commands.sh` does the same for function commands, pid lists,
+//! options and the stack tracer.
 
 use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
 
 const GOLDEN: &str = include_str!("ftrace/function.golden");
+const COMMANDS_GOLDEN: &str = include_str!("ftrace/commands.golden");
 
 fn script() -> PathBuf {
     root().join("tests/ftrace/function.sh")
@@ -37,4 +40,21 @@ fn function_tracer_prints_linux_lines_for_a_filtered_set() {
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(linux, GOLDEN, "real Linux differs");
+}
+
+/// `ftrace/commands.sh`: function commands in `set_ftrace_filter`
+/// (listing, counts, Linux's errnos, removal), `set_ftrace_notrace_pid`,
+/// the `function-fork` and `func_stack_trace` options and the stack
+/// tracer's files print `ftrace/commands.golden`, as real Linux does.
+#[test]
+fn function_commands_pid_lists_and_stack_tracer_match_linux() {
+    let script = root().join("tests/ftrace/commands.sh");
+    let files = [busybox(), script];
+    let (out, code) = run_commands(&["--smp", "2"], &files, "busybox sh /bin/commands.sh", 180);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, COMMANDS_GOLDEN);
+    let Some(linux) = reflinux_stdout("2", 180, &files, "busybox sh /bin/commands.sh") else {
+        return;
+    };
+    assert_eq!(linux, COMMANDS_GOLDEN, "real Linux differs");
 }

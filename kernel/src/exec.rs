@@ -219,7 +219,10 @@ fn map_segments(mm: &Mm, plan: &exec::LoadPlan, file: &Arc<VmFile>, file_size: u
 }
 
 /// `execve` for the current task: on success the caller returns to the new
-/// program with `regs` reset.
+/// program with `regs` reset. Under Linux's name, for the function tracer.
+#[allow(unsafe_code)] // exported under Linux's name
+#[no_mangle]
+#[inline(never)]
 pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut PtRegs) -> Result<(), Errno> {
     let image = load(path, argv, &envp)?;
     // Point of no return.

@@ -27,7 +27,6 @@ pub const NOT_OFFERED: &[(&str, &str)] = &[
     ("dynevent/clear_select_events.tc", "synthetic events"),
     ("dynevent/generic_clear_event.tc", "synthetic events"),
     ("kprobe/kprobe_args_vfs.tc", "%pd/%pD (may be left out)"),
-    ("kprobe/kprobe_ftrace.tc", "function tracer"),
     ("kprobe/uprobe_syntax_errors.tc", "uprobe events"),
 ];
 

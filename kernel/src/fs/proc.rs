@@ -348,7 +348,8 @@ impl ProcProvider for Provider {
             (ProcScope::Root, b"sys/kernel") => {
                 return Ok(alloc::vec![
                     ProcEntry::file(b"ftrace_enabled", 0o644),
-                    ProcEntry::file(b"kptr_restrict", 0o644)
+                    ProcEntry::file(b"kptr_restrict", 0o644),
+                    ProcEntry::file(b"stack_tracer_enabled", 0o644)
                 ])
             }
             (ProcScope::Pid(pid), b"fd") => {
@@ -427,6 +428,9 @@ impl ProcProvider for Provider {
             // shows addresses to root; kprobes are always on).
             (ProcScope::Root, b"sys/kernel/ftrace_enabled") => Ok(b"1\n".to_vec()),
             (ProcScope::Root, b"sys/kernel/kptr_restrict") => Ok(b"0\n".to_vec()),
+            (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
+                Ok(format!("{}\n", u8::from(crate::trace::trace_stack::stack_tracer_enabled())).into_bytes())
+            }
             (ProcScope::Root, b"version") => Ok(crate::version::proc_version().into_bytes()),
             (ProcScope::Root, b"cpuinfo") => Ok(cpuinfo()),
             (ProcScope::Root, b"interrupts") => Ok(interrupts()),
@@ -468,6 +472,16 @@ impl ProcProvider for Provider {
                 .map(|t| format!("{}\n", t.comm_string()).into_bytes())
                 .ok_or(uapi::Errno::ESRCH),
             _ => Err(uapi::Errno::ENOENT),
+        }
+    }
+
+    /// The writable sysctls: `stack_tracer_enabled`.
+    fn write(&self, scope: ProcScope, rel: &[u8], data: &[u8]) -> vfs::Result<usize> {
+        match (scope, rel) {
+            (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
+                crate::trace::trace_stack::stack_trace_sysctl(data)
+            }
+            _ => Err(uapi::Errno::EACCES),
         }
     }
 

@@ -411,6 +411,7 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
     crate::trace::tracepoint::task::trace_task_newtask(&task, flags);
     crate::trace::tracepoint::sched::trace_sched_process_fork(&me, &task);
     crate::trace::events::event_pids_fork(me.tid(), task.tid());
+    crate::trace::ftrace_function::ftrace_pids_fork(me.tid(), task.tid());
     crate::trace::tracepoint::sched::trace_sched_wakeup_new(&task);
     sched::wake_up(&task);
     // Forking complete and the child started: tell the tracer.
@@ -471,6 +472,7 @@ pub extern "C" fn do_exit(code: i64) -> ! {
     crate::ptrace::ptrace_event_exit(code as i32);
     crate::trace::tracepoint::sched::trace_sched_process_exit(&sched::current());
     crate::trace::events::event_pids_exit(sched::current().tid());
+    crate::trace::ftrace_function::ftrace_pids_exit(sched::current().tid());
     exit_thread(code as i32);
     // No reference may live in this frame: it is never returned to.
     sched::current().set_state(TaskState::Dead);

@@ -244,7 +244,11 @@ pub extern "C" fn schedule_tail() {
     arch::cpu::local_irq_enable();
 }
 
-/// Called by the timer tick on every CPU.
+/// Called by the timer tick on every CPU; exported under Linux 6.12's
+/// name (`sched_tick`), for the function tracer.
+#[allow(unsafe_code)] // export_name
+#[export_name = "sched_tick"]
+#[inline(never)]
 pub fn scheduler_tick() {
     let left = SLICE_LEFT.this().load(Ordering::Relaxed);
     if left <= 1 {

@@ -6,7 +6,7 @@ use crate::uaccess::{copy_from_user, copy_to_user};
 use core::sync::atomic::Ordering;
 use uapi::resource::Rlimit;
 
-syscall!(__arm64_sys_uname, r, {
+syscall!(__arm64_sys_newuname, r, {
     let b = uapi::utsname::NewUtsname {
         sysname: crate::version::UTS_SYSNAME,
         nodename: "(none)",

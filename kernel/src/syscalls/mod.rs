@@ -155,7 +155,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::GETPGID => __arm64_sys_getpgid,
         nr::GETSID => __arm64_sys_getsid,
         nr::SETSID => __arm64_sys_setsid,
-        nr::UNAME => __arm64_sys_uname,
+        nr::UNAME => __arm64_sys_newuname,
         nr::GETRLIMIT => __arm64_sys_getrlimit,
         nr::GETRUSAGE => __arm64_sys_getrusage,
         nr::UMASK => __arm64_sys_umask,

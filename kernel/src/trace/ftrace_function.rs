@@ -1,7 +1,7 @@
 //! The `function` tracer (Linux's kernel/trace/trace_functions.c) and the
 //! tracefs files of ftrace: `current_tracer`/`available_tracers` of the
 //! top-level trace array, `set_ftrace_filter`, `set_ftrace_notrace`,
-//! `set_ftrace_pid`, `available_filter_functions`,
+//! `set_ftrace_pid`, `set_ftrace_notrace_pid`, `available_filter_functions`,
 //! `available_filter_functions_addrs`, `enabled_functions` and
 //! `touched_functions`.
 
@@ -20,6 +20,7 @@ use arch::ftrace::FtraceRegs;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, Ordering};
 use uapi::Errno;
+use vfs::file::{FileOps, OpenFile};
 
 /// The type of `ftrace/function` entries (Linux's `TRACE_FN`).
 pub const TRACE_FN: u16 = 1;
@@ -39,6 +40,10 @@ static TRACER_LOCK: spin::Mutex<()> = spin::Mutex::new(());
 static FTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
 /// Whether `set_ftrace_pid` has pids (read on the hit path).
 static PID_FILTER: AtomicBool = AtomicBool::new(false);
+/// `set_ftrace_notrace_pid`: tasks never traced.
+static FTRACE_NOTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
+/// Whether `set_ftrace_notrace_pid` has pids.
+static NOTRACE_PID_FILTER: AtomicBool = AtomicBool::new(false);
 
 /// The current tracer of `tr` (`nop` for instances, which have no other
 /// yet).
@@ -111,11 +116,10 @@ pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Err
 #[no_mangle]
 fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut FtraceRegs) {
     let task = crate::sched::try_current();
-    if PID_FILTER.load(Ordering::Relaxed) {
+    if PID_FILTER.load(Ordering::Relaxed) || NOTRACE_PID_FILTER.load(Ordering::Relaxed) {
         let pid = task.as_ref().filter(|t| !t.is_idle()).map_or(0, |t| t.tid());
-        match FTRACE_PIDS.try_read() {
-            Some(p) if p.contains(&pid) => {}
-            _ => return,
+        if ftrace_ignore_pid(pid) {
+            return;
         }
     }
     let irq = aarch64_cpu::registers::DAIF::I;
@@ -133,6 +137,63 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
     if done && super::options::is_set(super::options::RECORD_CMD) {
         if let Some(t) = task.filter(|t| !t.is_idle()) {
             super::cmdlines::save(&t);
+        }
+    }
+    // options/func_stack_trace (Linux's function_stack_trace_call).
+    if done && super::options::is_set(super::options::FUNC_STACK_TRACE) {
+        super::trigger::trace_function_stack(global_trace());
+    }
+}
+
+/// Whether the function tracer skips task `pid` (Linux's
+/// `ftrace_ignore_pid`): not in a non-empty `set_ftrace_pid`, or in
+/// `set_ftrace_notrace_pid`. From the hit path: a list being changed
+/// lets nothing through.
+pub(super) fn ftrace_ignore_pid(pid: u32) -> bool {
+    if PID_FILTER.load(Ordering::Relaxed) {
+        match FTRACE_PIDS.try_read() {
+            Some(p) if p.contains(&pid) => {}
+            _ => return true,
+        }
+    }
+    if NOTRACE_PID_FILTER.load(Ordering::Relaxed) {
+        match FTRACE_NOTRACE_PIDS.try_read() {
+            Some(p) if !p.contains(&pid) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// A task forked (Linux's `ftrace_pid_follow_sched_process_fork`): with
+/// `options/function-fork`, the child of a task in `set_ftrace_pid` or
+/// `set_ftrace_notrace_pid` joins that list.
+pub fn ftrace_pids_fork(parent: u32, child: u32) {
+    if !super::options::is_set(super::options::FUNCTION_FORK) {
+        return;
+    }
+    for (on, list) in [(&PID_FILTER, &FTRACE_PIDS), (&NOTRACE_PID_FILTER, &FTRACE_NOTRACE_PIDS)] {
+        if on.load(Ordering::Acquire) {
+            let mut l = list.write();
+            if l.contains(&parent) {
+                l.insert(child);
+            }
+        }
+    }
+}
+
+/// A task exited (Linux's `ftrace_pid_follow_sched_process_exit`): with
+/// `options/function-fork` it leaves both lists, so that a later task
+/// given its pid is not caught by them.
+pub fn ftrace_pids_exit(pid: u32) {
+    if !super::options::is_set(super::options::FUNCTION_FORK) {
+        return;
+    }
+    for (on, list) in [(&PID_FILTER, &FTRACE_PIDS), (&NOTRACE_PID_FILTER, &FTRACE_NOTRACE_PIDS)] {
+        if on.load(Ordering::Acquire) {
+            let mut l = list.write();
+            // An emptied list still filters (nothing traced), as Linux's.
+            l.remove(&pid);
         }
     }
 }
@@ -169,77 +230,239 @@ fn print_function(out: &mut String, rec: &EventRecord<'_>) {
     out.push('\n');
 }
 
-/// Which set of [`GLOBAL_OPS`] a file edits.
+/// Which set of an ops a filter file edits.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum HashKind {
+pub(super) enum HashKind {
+    /// `set_ftrace_filter`, `stack_trace_filter`.
     Filter,
+    /// `set_ftrace_notrace`.
     Notrace,
 }
 
-fn hash_show(kind: HashKind) -> Vec<u8> {
-    let h = GLOBAL_OPS.hash();
+/// The listing of a filter file (Linux's `t_show` on a regex file): the
+/// functions of the set in address order, or the "all"/"no" line when it
+/// is empty, then (`set_ftrace_filter`) the function commands.
+fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
+    let h = ops.hash();
     let set = if kind == HashKind::Filter {
         &h.filter
     } else {
         &h.notrace
     };
+    let mut s = String::new();
     if set.is_empty() {
-        return if kind == HashKind::Filter {
-            b"#### all functions enabled ####\n".to_vec()
+        s.push_str(if kind == HashKind::Filter {
+            "#### all functions enabled ####\n"
         } else {
-            b"#### no functions disabled ####\n".to_vec()
-        };
+            "#### no functions disabled ####\n"
+        });
     }
     let sites = ftrace::sites();
-    let mut s = String::new();
     for &i in set {
         if let Some(site) = sites.get(i as usize) {
             s.push_str(site.name);
             s.push('\n');
         }
     }
+    if probes {
+        super::ftrace_probe::probes_show(&mut s);
+    }
     s.into_bytes()
 }
 
-/// A write of words to `set_ftrace_filter`/`set_ftrace_notrace`: each
-/// added (or removed with `!`); `EINVAL` for one that matches nothing (the
-/// words before it stay applied, as in Linux).
-fn hash_write(kind: HashKind, buf: &[u8]) -> Result<usize, Errno> {
-    let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
-    let mut h: FtraceHash = GLOBAL_OPS.hash();
-    let mut result = Ok(buf.len());
-    for word in text.split_ascii_whitespace() {
-        let set = if kind == HashKind::Filter {
-            &mut h.filter
-        } else {
-            &mut h.notrace
-        };
-        if ftrace::apply_filter_word(set, word).is_err() {
-            result = Err(Errno::EINVAL);
-            break;
+/// Longest word a filter file takes (Linux's `FTRACE_BUFF_MAX`).
+const FTRACE_BUFF_MAX: usize = 4096;
+
+/// One open of `set_ftrace_filter`, `set_ftrace_notrace` or
+/// `stack_trace_filter` (Linux's `ftrace_regex_open`/`_write`/`_release`):
+/// a writer edits its own copy of the set (empty if opened with
+/// `O_TRUNC`), word by word across writes, and the copy replaces the
+/// ops' set when the file is closed; function commands act at once.
+pub(super) struct FtraceRegexFile {
+    ops: &'static FtraceOps,
+    kind: HashKind,
+    /// Whether `func:command` words are taken (not on
+    /// `stack_trace_filter`, whose file has no trace array: ENODEV).
+    commands: bool,
+    /// The set being edited, for a writer.
+    edit: Option<spin::Mutex<RegexEdit>>,
+    /// The listing, taken at the first read.
+    text: spin::Mutex<Option<Arc<Vec<u8>>>>,
+}
+
+struct RegexEdit {
+    set: BTreeSet<u32>,
+    /// A word a write ended in the middle of (Linux's `trace_parser`).
+    partial: String,
+}
+
+impl FtraceRegexFile {
+    /// Opens a filter file of `ops` with the open's `flags`.
+    pub(super) fn open(ops: &'static FtraceOps, kind: HashKind, commands: bool, flags: u32) -> Arc<dyn FileOps> {
+        let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
+        let edit = write.then(|| {
+            let set = if flags & uapi::fcntl::O_TRUNC != 0 {
+                BTreeSet::new()
+            } else {
+                let h = ops.hash();
+                if kind == HashKind::Filter {
+                    h.filter
+                } else {
+                    h.notrace
+                }
+            };
+            spin::Mutex::new(RegexEdit {
+                set,
+                partial: String::new(),
+            })
+        });
+        Arc::new(FtraceRegexFile {
+            ops,
+            kind,
+            commands,
+            edit,
+            text: spin::Mutex::new(None),
+        })
+    }
+
+    /// One word (Linux's `ftrace_process_regex`): a glob (`!` removes)
+    /// edits the copy, `glob:command[:param]` runs the command.
+    fn process_word(&self, set: &mut BTreeSet<u32>, word: &str) -> Result<(), Errno> {
+        match word.split_once(':') {
+            None => match_records(set, word),
+            Some((glob, rest)) => {
+                if !self.commands {
+                    return Err(Errno::ENODEV);
+                }
+                let (cmd, param) = match rest.split_once(':') {
+                    Some((c, p)) => (c, Some(p)),
+                    None => (rest, None),
+                };
+                super::ftrace_probe::func_command(glob, cmd, param, self.kind == HashKind::Filter)
+            }
         }
     }
-    GLOBAL_OPS.set_hash(h.clone())?;
-    super::function_graph::update_filter(h)?;
-    result
 }
 
-fn hash_clear(kind: HashKind) {
-    let mut h = GLOBAL_OPS.hash();
+/// Adds the functions `word` matches to `set`, or with a leading `!`
+/// removes them (Linux's `match_records`): `EINVAL` if it matches no
+/// function at all.
+fn match_records(set: &mut BTreeSet<u32>, word: &str) -> Result<(), Errno> {
+    let (remove, pat) = match word.strip_prefix('!') {
+        Some(p) => (true, p),
+        None => (false, word),
+    };
+    let mut found = false;
+    for (i, s) in ftrace::sites().iter().enumerate() {
+        if trace_filter::glob::glob_match(pat.as_bytes(), s.name.as_bytes()) {
+            found = true;
+            if remove {
+                set.remove(&(i as u32));
+            } else {
+                set.insert(i as u32);
+            }
+        }
+    }
+    if found {
+        Ok(())
+    } else {
+        Err(Errno::EINVAL)
+    }
+}
+
+impl FileOps for FtraceRegexFile {
+    fn read(&self, _: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
+        let cached = self.text.lock().clone();
+        let data = match cached {
+            Some(d) => d,
+            None => {
+                let probes = self.commands && self.kind == HashKind::Filter;
+                let d = Arc::new(hash_show(self.ops, self.kind, probes));
+                self.text.lock().get_or_insert(d).clone()
+            }
+        };
+        let Ok(off) = usize::try_from(*pos) else { return Ok(0) };
+        let off = off.min(data.len());
+        let n = buf.len().min(data.len() - off);
+        buf[..n].copy_from_slice(&data[off..off + n]);
+        *pos += n as u64;
+        Ok(n)
+    }
+
+    fn write(&self, _: &OpenFile, buf: &[u8], pos: &mut u64) -> vfs::Result<usize> {
+        let Some(edit) = &self.edit else {
+            return Err(Errno::EBADF);
+        };
+        let mut e = edit.lock();
+        let RegexEdit { set, partial } = &mut *e;
+        for &b in buf {
+            if b.is_ascii_whitespace() || b == 0 {
+                if !partial.is_empty() {
+                    let word = core::mem::take(partial);
+                    self.process_word(set, &word)?;
+                }
+            } else {
+                if partial.len() >= FTRACE_BUFF_MAX {
+                    partial.clear();
+                    return Err(Errno::EINVAL);
+                }
+                partial.push(char::from(b));
+            }
+        }
+        *pos += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn llseek(&self, _: &OpenFile, pos: u64, offset: i64, whence: u32, _: u64) -> vfs::Result<u64> {
+        match whence {
+            uapi::fcntl::SEEK_SET | uapi::fcntl::SEEK_CUR => vfs::file::generic_llseek(pos, offset, whence, 0),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+}
+
+impl Drop for FtraceRegexFile {
+    /// Linux's `ftrace_regex_release`: the last word, then the edited set
+    /// replaces the ops' own.
+    fn drop(&mut self) {
+        let Some(edit) = self.edit.take() else { return };
+        let RegexEdit { mut set, partial } = edit.into_inner();
+        if !partial.is_empty() {
+            let _ = self.process_word(&mut set, &partial);
+        }
+        let mut h: FtraceHash = self.ops.hash();
+        match self.kind {
+            HashKind::Filter => h.filter = set,
+            HashKind::Notrace => h.notrace = set,
+        }
+        // function_graph follows the function tracer's filter files.
+        let graph = core::ptr::eq(self.ops, &GLOBAL_OPS).then(|| h.clone());
+        let r = self
+            .ops
+            .set_hash(h)
+            .and_then(|()| graph.map_or(Ok(()), super::function_graph::update_filter));
+        if let Err(e) = r {
+            crate::pr_err!("ftrace: cannot apply the filter of {}: {}", self.ops.name(), e);
+        }
+    }
+}
+
+/// Which pid list a file edits.
+#[derive(Clone, Copy)]
+enum PidKind {
+    Trace,
+    Notrace,
+}
+
+fn pid_list(kind: PidKind) -> (&'static spin::RwLock<BTreeSet<u32>>, &'static AtomicBool) {
     match kind {
-        HashKind::Filter => h.filter.clear(),
-        HashKind::Notrace => h.notrace.clear(),
-    }
-    if let Err(e) = GLOBAL_OPS
-        .set_hash(h.clone())
-        .and_then(|()| super::function_graph::update_filter(h))
-    {
-        crate::pr_err!("ftrace: cannot apply the cleared filter: {}", e);
+        PidKind::Trace => (&FTRACE_PIDS, &PID_FILTER),
+        PidKind::Notrace => (&FTRACE_NOTRACE_PIDS, &NOTRACE_PID_FILTER),
     }
 }
 
-fn pid_show() -> Vec<u8> {
-    let pids = FTRACE_PIDS.read();
+fn pid_show(kind: PidKind) -> Vec<u8> {
+    let pids = pid_list(kind).0.read();
     if pids.is_empty() {
         return b"no pid\n".to_vec();
     }
@@ -251,22 +474,24 @@ fn pid_show() -> Vec<u8> {
 
 /// Pids to add, whitespace separated; `EINVAL` for anything else (Linux
 /// takes pids of tasks that do not exist).
-fn pid_write(buf: &[u8]) -> Result<usize, Errno> {
+fn pid_write(kind: PidKind, buf: &[u8]) -> Result<usize, Errno> {
     let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
     let mut new = Vec::new();
     for w in text.split_ascii_whitespace() {
         new.push(w.parse::<u32>().map_err(|_| Errno::EINVAL)?);
     }
-    let mut pids = FTRACE_PIDS.write();
+    let (list, on) = pid_list(kind);
+    let mut pids = list.write();
     pids.extend(new);
-    PID_FILTER.store(!pids.is_empty(), Ordering::Release);
+    on.store(!pids.is_empty(), Ordering::Release);
     Ok(buf.len())
 }
 
-fn pid_clear() {
-    let mut pids = FTRACE_PIDS.write();
+fn pid_clear(kind: PidKind) {
+    let (list, on) = pid_list(kind);
+    let mut pids = list.write();
     pids.clear();
-    PID_FILTER.store(false, Ordering::Release);
+    on.store(false, Ordering::Release);
 }
 
 /// One line of `enabled_functions`/`touched_functions` (Linux's
@@ -349,19 +574,23 @@ pub fn init(root: &Arc<PseudoDir>) {
         ("set_ftrace_filter", HashKind::Filter),
         ("set_ftrace_notrace", HashKind::Notrace),
     ] {
+        let _ = root.file_ops(
+            name,
+            0o640,
+            Box::new(move |flags| Ok(FtraceRegexFile::open(&GLOBAL_OPS, kind, true, flags))),
+        );
+    }
+    for (name, kind) in [
+        ("set_ftrace_pid", PidKind::Trace),
+        ("set_ftrace_notrace_pid", PidKind::Notrace),
+    ] {
         let _ = root.file_trunc(
             name,
             0o640,
-            Box::new(move || hash_show(kind)),
-            Some(Box::new(move |buf| hash_write(kind, buf))),
-            Some(Box::new(move || hash_clear(kind))),
+            Box::new(move || pid_show(kind)),
+            Some(Box::new(move |buf| pid_write(kind, buf))),
+            Some(Box::new(move || pid_clear(kind))),
         );
     }
-    let _ = root.file_trunc(
-        "set_ftrace_pid",
-        0o640,
-        Box::new(pid_show),
-        Some(Box::new(pid_write)),
-        Some(Box::new(pid_clear)),
-    );
+    super::trace_stack::init(root);
 }

@@ -21,17 +21,21 @@ pub mod events;
 pub mod ftrace;
 pub mod ftrace_function;
 pub mod function_graph;
+pub mod ftrace_probe;
 pub mod options;
 pub mod output;
 pub mod readers;
 pub mod rethook;
 pub mod trace_kprobe;
+pub mod trace_stack;
 pub mod tracefs;
 pub mod tracepoint;
 pub mod trigger;
 
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
+#[cfg(feature = "ktest")]
+mod ftrace_function_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_tests;
 #[cfg(feature = "ktest")]

@@ -38,8 +38,16 @@ pub const PAUSE_ON_TRACE: u32 = 1 << 9;
 /// `event-fork`: children of a task in `set_event_pid` join the list.
 pub const EVENT_FORK: u32 = 1 << 10;
 
-/// The options, in Linux's order.
-pub static TRACE_OPTIONS: [TraceOption; 11] = [
+/// `function-fork`: children of a task in `set_ftrace_pid` or
+/// `set_ftrace_notrace_pid` join the list, exiting tasks leave it.
+pub const FUNCTION_FORK: u32 = 1 << 11;
+/// `func_stack_trace` (the function tracer's own option): a stack trace
+/// after each function entry.
+pub const FUNC_STACK_TRACE: u32 = 1 << 12;
+
+/// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
+/// last.
+pub static TRACE_OPTIONS: [TraceOption; 13] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -95,7 +103,24 @@ pub static TRACE_OPTIONS: [TraceOption; 11] = [
         bit: PAUSE_ON_TRACE,
         default: false,
     },
+    TraceOption {
+        name: "function-fork",
+        bit: FUNCTION_FORK,
+        default: false,
+    },
+    TraceOption {
+        name: "func_stack_trace",
+        bit: FUNC_STACK_TRACE,
+        default: false,
+    },
 ];
+
+/// Whether `trace_options` lists option `bit` and takes it by name:
+/// a tracer's own options only while it is the current tracer (Linux
+/// keeps their `options/` files all the time).
+fn listed(bit: u32) -> bool {
+    bit != FUNC_STACK_TRACE || super::ftrace_function::current_tracer(super::global_trace()) == "function"
+}
 
 const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
 
@@ -126,7 +151,7 @@ pub fn set_flag(bit: u32, on: bool) {
 /// `trace_options`' text: one option a line, `no` before those off.
 pub fn show() -> alloc::string::String {
     let mut s = alloc::string::String::new();
-    for o in &TRACE_OPTIONS {
+    for o in TRACE_OPTIONS.iter().filter(|o| listed(o.bit)) {
         if !is_set(o.bit) {
             s.push_str("no");
         }
@@ -149,7 +174,7 @@ pub fn apply(cmd: &str) -> Result<(), uapi::Errno> {
     };
     let o = TRACE_OPTIONS
         .iter()
-        .find(|o| o.name == name)
+        .find(|o| o.name == name && listed(o.bit))
         .ok_or(uapi::Errno::EINVAL)?;
     set_flag(o.bit, on);
     Ok(())

@@ -163,11 +163,29 @@ pub(super) fn event_triggers_post_call(ev: &TraceEvent, tr: &TraceArray, post: P
 /// (Linux's `__trace_stack`), starting at the frame that called the
 /// record path.
 fn trace_kernel_stack(tr: &TraceArray) {
-    let mut callers = [0usize; STACK_ENTRIES];
-    let mut n = 0usize;
     // Skip this path's own frames: up to the return address inside
     // record_slow_inner, whose caller is the event's record call.
-    let inner = event_filter::record_slow_inner as *const () as usize;
+    trace_kernel_stack_after(tr, event_filter::record_slow_inner as *const () as usize, 0);
+}
+
+/// Records the kernel stack of a function the function tracer caught
+/// (Linux's `trace_dump_stack` from a function probe or
+/// `function_stack_trace_call`): from the traced function's caller
+/// outwards, as Linux shows it (the traced function is the line before).
+#[inline(never)]
+pub(super) fn trace_function_stack(tr: &TraceArray) {
+    // After ftrace_caller's return address comes the traced function's
+    // (the site's `bl`), then its caller's.
+    trace_kernel_stack_after(tr, arch::ftrace::ftrace_caller_addr(), 1);
+}
+
+/// Records the stack from the frame `extra` frames after the one
+/// returning into the function at `skip_to`.
+#[inline(never)]
+fn trace_kernel_stack_after(tr: &TraceArray, skip_to: usize, mut extra: usize) {
+    let mut callers = [0usize; STACK_ENTRIES];
+    let mut n = 0usize;
+    let inner = skip_to;
     let inner_end = crate::kallsyms::lookup_addr(inner).map_or(inner, |s| inner + s.size as usize);
     let mut skipping = true;
     crate::stacktrace::walk_stackframe(arch::cpu::frame_pointer(), |lr| {
@@ -175,6 +193,10 @@ fn trace_kernel_stack(tr: &TraceArray) {
             if (inner..inner_end).contains(&lr) {
                 skipping = false;
             }
+            return true;
+        }
+        if extra > 0 {
+            extra -= 1;
             return true;
         }
         if let Some(slot) = callers.get_mut(n) {

@@ -1,0 +1,362 @@
+//! Function commands written to `set_ftrace_filter` (Linux's function
+//! probes, kernel/trace/ftrace.c `register_ftrace_function_probe` and the
+//! commands of trace_functions.c and trace_events.c):
+//! `<glob>:traceon[:N]`, `traceoff`, `stacktrace`,
+//! `enable_event:<system>:<event>[:N]` and `disable_event:...`, removed
+//! with a leading `!`.
+//!
+//! As in Linux each command with and without a count is its own probe
+//! type; a probe type holds at most one entry per function, so adding a
+//! function again changes nothing (and a write adding nothing new is
+//! EINVAL), and `!<glob>:<cmd>` removes the entries of that type only
+//! (`:N` chooses the counted type, its value is ignored). The probes work
+//! whatever the current tracer is: they share one ftrace ops
+//! ([`PROBE_OPS`]) whose filter is every function with an entry.
+
+use super::events::{self, TraceEvent};
+use super::ftrace::{self, FtraceHash, FtraceOps};
+use super::global_trace;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use arch::ftrace::{FtraceRegs, FTRACE_BL_OFFSET};
+use core::fmt::Write;
+use core::sync::atomic::{AtomicI64, Ordering};
+use uapi::Errno;
+
+/// A function command (Linux's `struct ftrace_func_command` names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeCmd {
+    /// `traceon`: turns `tracing_on` on.
+    TraceOn,
+    /// `traceoff`: turns it off.
+    TraceOff,
+    /// `stacktrace`: records the kernel stack.
+    Stacktrace,
+    /// `enable_event:<sys>:<event>`: clears the event's soft-disable.
+    EnableEvent,
+    /// `disable_event:<sys>:<event>`: sets it.
+    DisableEvent,
+}
+
+impl ProbeCmd {
+    fn parse(s: &str) -> Option<ProbeCmd> {
+        Some(match s {
+            "traceon" => ProbeCmd::TraceOn,
+            "traceoff" => ProbeCmd::TraceOff,
+            "stacktrace" => ProbeCmd::Stacktrace,
+            "enable_event" => ProbeCmd::EnableEvent,
+            "disable_event" => ProbeCmd::DisableEvent,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ProbeCmd::TraceOn => "traceon",
+            ProbeCmd::TraceOff => "traceoff",
+            ProbeCmd::Stacktrace => "stacktrace",
+            ProbeCmd::EnableEvent => "enable_event",
+            ProbeCmd::DisableEvent => "disable_event",
+        }
+    }
+}
+
+/// One function's entry of a probe type.
+struct ProbeEntry {
+    site: u32,
+    /// What is left of `:N`; -1 for no limit.
+    count: AtomicI64,
+    /// The event of `enable_event`/`disable_event` (holding a soft-mode
+    /// reference while the entry lives).
+    event: Option<Arc<TraceEvent>>,
+}
+
+/// One probe type (Linux's `struct ftrace_func_probe` with its
+/// `probe_ops`) and its entries, by site.
+struct FuncProbe {
+    cmd: ProbeCmd,
+    counted: bool,
+    entries: Vec<Arc<ProbeEntry>>,
+}
+
+/// The probe types, the most recently created first (Linux lists them in
+/// `tr->func_probes` order).
+static FUNC_PROBES: spin::RwLock<Vec<FuncProbe>> = spin::RwLock::new(Vec::new());
+/// Serialises registrations (held across the ops update).
+static PROBE_LOCK: spin::Mutex<()> = spin::Mutex::new(());
+
+/// The ops every probe type shares.
+pub static PROBE_OPS: FtraceOps = FtraceOps::new("probe_ops", function_trace_probe_call);
+
+/// Its callback (Linux's `function_trace_probe_call`): runs each probe
+/// type's entry for this function.
+#[allow(unsafe_code)] // exported under Linux's name, which enabled_functions prints
+#[no_mangle]
+fn function_trace_probe_call(_ops: &FtraceOps, ip: usize, _parent: usize, _regs: &mut FtraceRegs) {
+    let Some(site) = ftrace::site_index(ip - FTRACE_BL_OFFSET) else {
+        return;
+    };
+    // A registration in progress: the hit is lost, never waited for.
+    let Some(probes) = FUNC_PROBES.try_read() else {
+        return;
+    };
+    for p in probes.iter() {
+        if let Ok(i) = p.entries.binary_search_by_key(&site, |e| e.site) {
+            fire(p, &p.entries[i]);
+        }
+    }
+}
+
+/// Takes one from a counted entry's count if it is not 0 (-1 and other
+/// negative values, from an empty `:`, never reach 0, as in Linux).
+fn take_count(e: &ProbeEntry) -> bool {
+    e.count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != 0).then_some(c - 1))
+        .is_ok()
+}
+
+/// One hit (Linux's `ftrace_traceon[_count]`, `ftrace_stacktrace[_count]`,
+/// `event_enable_[count_]probe`): a counted entry counts only the hits
+/// that changed something.
+fn fire(p: &FuncProbe, e: &ProbeEntry) {
+    let tr = global_trace();
+    match p.cmd {
+        ProbeCmd::TraceOn | ProbeCmd::TraceOff => {
+            let on = p.cmd == ProbeCmd::TraceOn;
+            if tr.tracing_on() == on {
+                return;
+            }
+            if p.counted && !take_count(e) {
+                return;
+            }
+            tr.set_tracing_on(on);
+        }
+        ProbeCmd::Stacktrace => {
+            if !tr.tracing_on() {
+                return;
+            }
+            if p.counted && !take_count(e) {
+                return;
+            }
+            super::trigger::trace_function_stack(tr);
+        }
+        ProbeCmd::EnableEvent | ProbeCmd::DisableEvent => {
+            let Some(ev) = &e.event else { return };
+            let enable = p.cmd == ProbeCmd::EnableEvent;
+            if p.counted {
+                if e.count.load(Ordering::Acquire) == 0 || enable != ev.file.soft_disabled() {
+                    return;
+                }
+                if e.count.load(Ordering::Acquire) != -1 {
+                    take_count(e);
+                }
+            }
+            ev.file.set_soft_disabled(!enable);
+        }
+    }
+}
+
+/// Brings [`PROBE_OPS`] in line with the entries: registered with every
+/// probed function as its filter, or unregistered when there is none.
+fn update_ops() -> Result<(), Errno> {
+    let filter: alloc::collections::BTreeSet<u32> = FUNC_PROBES
+        .read()
+        .iter()
+        .flat_map(|p| p.entries.iter().map(|e| e.site))
+        .collect();
+    if filter.is_empty() {
+        if PROBE_OPS.is_registered() {
+            ftrace::unregister_ftrace_function(&PROBE_OPS)?;
+        }
+        return PROBE_OPS.set_hash(FtraceHash::default());
+    }
+    PROBE_OPS.set_hash(FtraceHash {
+        filter,
+        notrace: Default::default(),
+    })?;
+    if !PROBE_OPS.is_registered() {
+        ftrace::register_ftrace_function(&PROBE_OPS)?;
+    }
+    Ok(())
+}
+
+/// The sites whose names `glob` matches (Linux's `ftrace_match`; an
+/// empty glob or `*` is every function).
+fn matching_sites(glob: &str) -> impl Iterator<Item = u32> + '_ {
+    ftrace::sites()
+        .iter()
+        .enumerate()
+        .filter(move |(_, s)| glob.is_empty() || trace_filter::glob::glob_match(glob.as_bytes(), s.name.as_bytes()))
+        .map(|(i, _)| i as u32)
+}
+
+/// A `<glob>:<command>[:<param>]` word (`glob` may start with `!`) written
+/// to `set_ftrace_filter` (`filter`) or `set_ftrace_notrace`, as Linux's
+/// `ftrace_process_regex` hands it to the command. A removal chooses the
+/// probe type by whether a count is there, not by its value. `EINVAL` for
+/// an unknown command (`mod` included: this kernel has no modules), a bad
+/// count or event, an event command outside `set_ftrace_filter`, a glob
+/// adding no new function or removing none; `ENODEV` for a removal when
+/// nothing of that type is registered.
+pub fn func_command(glob: &str, command: &str, param: Option<&str>, filter: bool) -> Result<(), Errno> {
+    let cmd = ProbeCmd::parse(command).ok_or(Errno::EINVAL)?;
+    let (remove, glob) = match glob.strip_prefix('!') {
+        Some(g) => (true, g),
+        None => (false, glob),
+    };
+    let mut param = param;
+    let mut event = None;
+    if matches!(cmd, ProbeCmd::EnableEvent | ProbeCmd::DisableEvent) {
+        // system:event[:count], looked up before anything else.
+        let p = param.filter(|_| filter).ok_or(Errno::EINVAL)?;
+        let (system, rest) = p.split_once(':').ok_or(Errno::EINVAL)?;
+        let (name, count) = match rest.split_once(':') {
+            Some((n, c)) => (n, Some(c)),
+            None => (rest, None),
+        };
+        event = Some(events::find_event(system, name).ok_or(Errno::EINVAL)?);
+        param = count;
+    }
+    let counted = param.is_some();
+    let _g = PROBE_LOCK.lock();
+    if remove {
+        return unregister(glob, cmd, counted);
+    }
+    let count = match param.map(|p| p.split(':').next().unwrap_or("")) {
+        None => -1,
+        // Linux: an empty count is no count for traceon/traceoff/
+        // stacktrace, an error for the event commands.
+        Some("") if event.is_none() => -1,
+        Some(n) => {
+            let v = trace_filter::kstrto::kstrtoul(n.as_bytes(), 0).map_err(|_| Errno::EINVAL)?;
+            i64::try_from(v).map_err(|_| Errno::EINVAL)?
+        }
+    };
+    register(glob, cmd, counted, count, event)
+}
+
+fn register(glob: &str, cmd: ProbeCmd, counted: bool, count: i64, event: Option<Arc<TraceEvent>>) -> Result<(), Errno> {
+    let existing: Vec<u32> = FUNC_PROBES
+        .read()
+        .iter()
+        .find(|p| p.cmd == cmd && p.counted == counted)
+        .map(|p| p.entries.iter().map(|e| e.site).collect())
+        .unwrap_or_default();
+    let new: Vec<u32> = matching_sites(glob)
+        .filter(|s| existing.binary_search(s).is_err())
+        .collect();
+    if new.is_empty() {
+        return Err(Errno::EINVAL);
+    }
+    // Each entry of an event command holds the event in soft mode
+    // (Linux's event_enable_init).
+    let mut added: Vec<Arc<ProbeEntry>> = Vec::with_capacity(new.len());
+    for &site in &new {
+        if let Some(ev) = &event {
+            if let Err(e) = events::soft_enable_disable(ev, true) {
+                for a in &added {
+                    drop_entry(a.as_ref());
+                }
+                return Err(e);
+            }
+        }
+        added.push(Arc::new(ProbeEntry {
+            site,
+            count: AtomicI64::new(count),
+            event: event.clone(),
+        }));
+    }
+    {
+        let mut probes = FUNC_PROBES.write();
+        let at = match probes.iter().position(|p| p.cmd == cmd && p.counted == counted) {
+            Some(i) => i,
+            None => {
+                // Newest first, as Linux's list_add on tr->func_probes.
+                probes.insert(
+                    0,
+                    FuncProbe {
+                        cmd,
+                        counted,
+                        entries: Vec::new(),
+                    },
+                );
+                0
+            }
+        };
+        let entries = &mut probes[at].entries;
+        entries.extend(added);
+        entries.sort_by_key(|e| e.site);
+    }
+    update_ops()
+}
+
+/// Releases what an entry holds.
+fn drop_entry(e: &ProbeEntry) {
+    if let Some(ev) = &e.event {
+        let _ = events::soft_enable_disable(ev, false);
+    }
+}
+
+fn unregister(glob: &str, cmd: ProbeCmd, counted: bool) -> Result<(), Errno> {
+    let matching: Vec<u32> = if glob.is_empty() || glob == "*" {
+        Vec::new()
+    } else {
+        matching_sites(glob).collect()
+    };
+    let all = glob.is_empty() || glob == "*";
+    let removed: Vec<Arc<ProbeEntry>> = {
+        let mut probes = FUNC_PROBES.write();
+        let Some(at) = probes.iter().position(|p| p.cmd == cmd && p.counted == counted) else {
+            return Err(Errno::ENODEV);
+        };
+        let entries = &mut probes[at].entries;
+        let (gone, kept): (Vec<_>, Vec<_>) = core::mem::take(entries)
+            .into_iter()
+            .partition(|e| all || matching.binary_search(&e.site).is_ok());
+        *entries = kept;
+        if gone.is_empty() {
+            return Err(Errno::EINVAL);
+        }
+        // A probe type without entries is freed (Linux's release_probe).
+        if probes[at].entries.is_empty() {
+            probes.remove(at);
+        }
+        gone
+    };
+    // The ops stops calling the removed entries before they are released.
+    let r = update_ops();
+    for e in &removed {
+        drop_entry(e);
+    }
+    r
+}
+
+/// The probes' lines of `set_ftrace_filter` (Linux's `t_probe_show`):
+/// `func:cmd:unlimited` or `func:cmd:count=N`, with `:sys:event` after
+/// the event commands.
+pub fn probes_show(out: &mut String) {
+    let sites = ftrace::sites();
+    for p in FUNC_PROBES.read().iter() {
+        for e in &p.entries {
+            let Some(site) = sites.get(e.site as usize) else {
+                continue;
+            };
+            let _ = write!(out, "{}:{}", site.name, p.cmd.name());
+            if let Some(ev) = &e.event {
+                let _ = write!(out, ":{}:{}", ev.system(), ev.name());
+            }
+            let c = e.count.load(Ordering::Acquire);
+            if !p.counted || (e.event.is_some() && c == -1) {
+                out.push_str(":unlimited\n");
+            } else {
+                let _ = writeln!(out, ":count={c}");
+            }
+        }
+    }
+}
+
+/// Whether any function has a probe.
+pub fn has_probes() -> bool {
+    FUNC_PROBES.read().iter().any(|p| !p.entries.is_empty())
+}
