@@ -496,9 +496,13 @@ impl events::EventFileHooks for Hooks {
         trigger::trigger_write(ev, buf)
     }
 
-    fn trigger_clear(&self, _ev: &Arc<TraceEvent>) {
-        // Opening `trigger` with O_TRUNC only clears hist triggers in
-        // Linux; this kernel has none.
+    fn trigger_clear(&self, ev: &Arc<TraceEvent>) {
+        // Opening `trigger` with O_TRUNC only clears hist triggers.
+        trigger::trigger_clear_hists(ev);
+    }
+
+    fn hist_show(&self, ev: &Arc<TraceEvent>) -> String {
+        super::hist::hist_show(ev)
     }
 
     fn event_removed(&self, ev: &Arc<TraceEvent>) {

@@ -304,6 +304,10 @@ pub trait EventFileHooks: Sync {
     fn trigger_clear(&self, ev: &Arc<TraceEvent>);
     /// `ev` is going away.
     fn event_removed(&self, ev: &Arc<TraceEvent>);
+    /// `hist` of `ev` (its hist triggers' tables).
+    fn hist_show(&self, _ev: &Arc<TraceEvent>) -> String {
+        String::new()
+    }
 }
 
 static HOOKS: spin::Once<&'static dyn EventFileHooks> = spin::Once::new();
@@ -609,6 +613,13 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
                     h.trigger_clear(&t);
                 }
             })),
+        );
+        let h = ev.clone();
+        dir.file(
+            "hist",
+            0o440,
+            Box::new(move || hooks().map(|x| x.hist_show(&h)).unwrap_or_default().into_bytes()),
+            None,
         );
     }
 }

@@ -18,6 +18,7 @@ pub mod cmdlines;
 pub mod error_log;
 pub mod event_filter;
 pub mod events;
+pub mod hist;
 pub mod ftrace;
 pub mod ftrace_function;
 pub mod options;

@@ -58,6 +58,8 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 pub struct Triggers {
     list: TriggerList,
     targets: Vec<Arc<TraceEvent>>,
+    /// The hist triggers (Linux keeps them on the same list, at its tail).
+    pub(super) hists: trace_hist::hist::HistList,
 }
 
 impl Triggers {
@@ -134,6 +136,7 @@ pub(super) fn event_triggers_call(
                     _ => run(t, &triggers, tr),
                 }
             }
+            super::hist::hist_triggers_call(&triggers, entry, ctx);
         }
     }
     post
@@ -239,15 +242,24 @@ fn print_kernel_stack(out: &mut String, rec: &EventRecord<'_>) {
 
 /// What `trigger` reads.
 pub(super) fn trigger_show(ev: &TraceEvent) -> String {
-    ev.file.triggers.lock().list.file_text()
+    let g = ev.file.triggers.lock();
+    if g.hists.is_empty() {
+        return g.list.file_text().replace("disable_event\n", "disable_event hist\n");
+    }
+    let mut s = if g.list.is_empty() { String::new() } else { g.list.file_text() };
+    for h in g.hists.iter() {
+        s.push_str(&h.line());
+    }
+    s
 }
 
 /// Recomputes `TRIGGER_MODE` and `TRIGGER_COND` (Linux's
 /// `update_cond_flag`).
 fn update_flags(ev: &TraceEvent, t: &Triggers) {
-    let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger());
+    // Hist triggers need the record (EVENT_CMD_FL_NEEDS_REC).
+    let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger()) || !t.hists.is_empty();
     ev.file.set_flag(FL_TRIGGER_COND, cond);
-    ev.file.set_flag(FL_TRIGGER_MODE, !t.list.is_empty());
+    ev.file.set_flag(FL_TRIGGER_MODE, !t.list.is_empty() || !t.hists.is_empty());
 }
 
 /// A write to `trigger` (Linux's `event_trigger_regex_write`): adds or
@@ -255,12 +267,15 @@ fn update_flags(ev: &TraceEvent, t: &Triggers) {
 /// the event (its first trigger) and of an `enable_event` target.
 pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno> {
     let _w = ev.file.write_lock.lock();
+    if let Some((remove, param)) = super::hist::hist_command(buf) {
+        return hist_write(ev, remove, &param);
+    }
     let fields = event_filter::event_fields(ev);
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
     let exists = |s: &str, e: &str| events::find_event(s, e).is_some_and(|x| x.can_enable());
     let mut guard = ev.file.triggers.lock();
-    let was_empty = guard.list.is_empty();
+    let was_empty = guard.list.is_empty() && guard.hists.is_empty();
     let change = guard.list.write(buf, &schema, &env, &exists);
     // Soft-enabling arms probes and may allocate: not under the lock.
     drop(guard);
@@ -292,7 +307,7 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
                 let i = g.targets.iter().position(|x| x.system() == s && x.name() == e)?;
                 Some(g.targets.remove(i))
             });
-            let now_empty = g.list.is_empty();
+            let now_empty = g.list.is_empty() && g.hists.is_empty();
             update_flags(ev, &g);
             drop(g);
             if let Some(target) = target {
@@ -304,6 +319,49 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
             drop(t);
             Ok(())
         }
+    }
+}
+
+/// A `hist` command: the trigger is added or removed under the lock the
+/// record path takes; the event's soft mode follows its first and last
+/// trigger.
+fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
+    let mut g = ev.file.triggers.lock();
+    let was_empty = g.list.is_empty() && g.hists.is_empty();
+    let res = super::hist::hist_trigger_write(ev, &mut g, remove, param);
+    let now_empty = g.list.is_empty() && g.hists.is_empty();
+    update_flags(ev, &g);
+    drop(g);
+    if was_empty && !now_empty {
+        if let Err(e) = events::soft_enable_disable(ev, true) {
+            let mut g = ev.file.triggers.lock();
+            let gone = g.hists.clear();
+            update_flags(ev, &g);
+            drop(g);
+            drop(gone);
+            return Err(e);
+        }
+    } else if !was_empty && now_empty {
+        let _ = events::soft_enable_disable(ev, false);
+    }
+    res
+}
+
+/// `trigger` opened with O_TRUNC: Linux's `hist_unreg_all` (the other
+/// triggers stay).
+pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>) {
+    let _w = ev.file.write_lock.lock();
+    let mut g = ev.file.triggers.lock();
+    if g.hists.is_empty() {
+        return;
+    }
+    let gone = g.hists.clear();
+    let now_empty = g.list.is_empty();
+    update_flags(ev, &g);
+    drop(g);
+    drop(gone);
+    if now_empty {
+        let _ = events::soft_enable_disable(ev, false);
     }
 }
 
@@ -350,9 +408,11 @@ fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), E
 pub(super) fn event_removed(ev: &TraceEvent) {
     let mut g = ev.file.triggers.lock();
     let list = g.list.clear();
+    let hists = g.hists.clear();
     let targets = core::mem::take(&mut g.targets);
     update_flags(ev, &g);
     drop(g);
     drop(list);
+    drop(hists);
     drop(targets);
 }
