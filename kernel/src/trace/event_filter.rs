@@ -531,4 +531,5 @@ pub(super) fn init() {
         "      filter\t\t- If set, only events passing filter are traced\n",
     );
     readme_add(ReadmeSection::EventFiles, trigger::README_TRIGGER);
+    readme_add(ReadmeSection::EventFiles, super::hist::README_HIST);
 }

@@ -36,6 +36,7 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 \t            enable_event:<system>:<event>\n\
 \t            disable_event:<system>:<event>\n\
 \t\t    stacktrace\n\
+\t\t    hist (see below)\n\
 \t   example: echo traceoff > events/block/block_unplug/trigger\n\
 \t            echo traceoff:3 > events/block/block_unplug/trigger\n\
 \t            echo 'enable_event:kmem:kmalloc:3 if nr_rq > 1' > \\\n\
