@@ -32,6 +32,8 @@ pub mod trigger;
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
 #[cfg(feature = "ktest")]
+mod hist_tests;
+#[cfg(feature = "ktest")]
 mod ftrace_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;
