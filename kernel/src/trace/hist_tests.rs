@@ -56,7 +56,11 @@ fn entries(path: &str) -> Vec<String> {
 fn hist_trigger_counts_hits_per_key_without_enabling_the_event() {
     let ev = test_event("count");
     write("trace", "").unwrap();
-    append("events/ktesth/count/trigger", "hist:keys=name:vals=value:sort=value.descending").unwrap();
+    append(
+        "events/ktesth/count/trigger",
+        "hist:keys=name:vals=value:sort=value.descending",
+    )
+    .unwrap();
     // The trigger arms the event (soft mode) but records nothing.
     assert_eq!(read_all("events/ktesth/count/enable"), "0*\n");
     for (v, n) in [(1, "a"), (2, "b"), (3, "a"), (40, "c"), (5, "a")] {
@@ -89,7 +93,10 @@ fn full_table_drops_new_keys_and_keeps_counting_old_ones() {
     }
     hit(&ev, 7, "x");
     let text = read_all("events/ktesth/full/hist");
-    assert!(text.ends_with("Totals:\n    Hits: 129\n    Entries: 128\n    Dropped: 72\n"), "{text}");
+    assert!(
+        text.ends_with("Totals:\n    Hits: 129\n    Entries: 128\n    Dropped: 72\n"),
+        "{text}"
+    );
     assert!(text.contains("{ value:          7 } hitcount:          2\n"));
     remove(&ev);
 }
@@ -98,7 +105,11 @@ fn full_table_drops_new_keys_and_keeps_counting_old_ones() {
 fn hist_triggers_count_every_hit_from_four_cpus_while_read() {
     const N: u64 = 5_000;
     let ev = test_event("smp");
-    append("events/ktesth/smp/trigger", "hist:keys=value.buckets=1000 if value < 1000000").unwrap();
+    append(
+        "events/ktesth/smp/trigger",
+        "hist:keys=value.buckets=1000 if value < 1000000",
+    )
+    .unwrap();
     let me = arch::cpu::cpu_id();
     let writers: Vec<usize> = tracing_cpus().filter(|&c| c != me).take(3).collect();
     let done = Arc::new(AtomicUsize::new(0));

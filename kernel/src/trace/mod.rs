@@ -18,9 +18,9 @@ pub mod cmdlines;
 pub mod error_log;
 pub mod event_filter;
 pub mod events;
-pub mod hist;
 pub mod ftrace;
 pub mod ftrace_function;
+pub mod hist;
 pub mod options;
 pub mod output;
 pub mod readers;
@@ -32,9 +32,9 @@ pub mod trigger;
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
 #[cfg(feature = "ktest")]
-mod hist_tests;
-#[cfg(feature = "ktest")]
 mod ftrace_tests;
+#[cfg(feature = "ktest")]
+mod hist_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;
 #[cfg(feature = "ktest")]

@@ -247,7 +247,11 @@ pub(super) fn trigger_show(ev: &TraceEvent) -> String {
     if g.hists.is_empty() {
         return g.list.file_text().replace("disable_event\n", "disable_event hist\n");
     }
-    let mut s = if g.list.is_empty() { String::new() } else { g.list.file_text() };
+    let mut s = if g.list.is_empty() {
+        String::new()
+    } else {
+        g.list.file_text()
+    };
     for h in g.hists.iter() {
         s.push_str(&h.line());
     }
@@ -260,7 +264,8 @@ fn update_flags(ev: &TraceEvent, t: &Triggers) {
     // Hist triggers need the record (EVENT_CMD_FL_NEEDS_REC).
     let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger()) || !t.hists.is_empty();
     ev.file.set_flag(FL_TRIGGER_COND, cond);
-    ev.file.set_flag(FL_TRIGGER_MODE, !t.list.is_empty() || !t.hists.is_empty());
+    ev.file
+        .set_flag(FL_TRIGGER_MODE, !t.list.is_empty() || !t.hists.is_empty());
 }
 
 /// A write to `trigger` (Linux's `event_trigger_regex_write`): adds or
