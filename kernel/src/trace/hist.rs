@@ -168,9 +168,8 @@ pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut Pr
 }
 
 /// A `hist` command written to `ev`'s `trigger` file (`remove` for
-/// `!hist`): Linux's `event_hist_trigger_parse`. Returns whether the
-/// event's first trigger was added (`Ok(Some(true))`), its last removed
-/// (`Ok(Some(false))`), or neither.
+/// `!hist`), applied to its `triggers` (locked by the caller): Linux's
+/// `event_hist_trigger_parse`. A failure is logged in `error_log`.
 pub(super) fn hist_trigger_write(
     ev: &Arc<TraceEvent>,
     triggers: &mut Triggers,

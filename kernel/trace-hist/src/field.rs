@@ -423,7 +423,7 @@ pub(crate) fn parse_expr(
         return parse_atom(env, s, role, var_name);
     };
     if op == Op::UnaryMinus {
-        return parse_unary(env, s, role, var_name, n_subexprs);
+        return parse_unary(env, s, var_name, n_subexprs);
     }
     *n_subexprs += 1;
     let (s1, s2) = (s.get(..at).unwrap_or(""), s.get(at + 1..).unwrap_or(""));
@@ -468,7 +468,7 @@ pub(crate) fn parse_expr(
         _ => '/',
     });
     b.expr_operand_str(&mut text);
-    let mut f = if let (Source::Const(x), Source::Const(y)) = (&a.src, &b.src) {
+    let mut f = if matches!((&a.src, &b.src), (Source::Const(_), Source::Const(_))) {
         // Both constant: folded into one, as Linux does at parse time.
         let probe = HistField::new(
             Source::Expr {
@@ -480,7 +480,6 @@ pub(crate) fn parse_expr(
             8,
             false,
         );
-        let _ = (x, y);
         let c = probe.value(&[], &NoContext, false);
         HistField::new(Source::Const(c), 8, false)
     } else {
@@ -497,7 +496,6 @@ pub(crate) fn parse_expr(
     };
     f.usecs = usecs;
     f.var_name = var_name.map(String::from);
-    let _ = role;
     Ok(f)
 }
 
@@ -505,7 +503,6 @@ pub(crate) fn parse_expr(
 fn parse_unary(
     env: &mut ParseEnv<'_>,
     s: &str,
-    _role: Role,
     var_name: Option<&str>,
     n_subexprs: &mut u32,
 ) -> Result<HistField, HistError> {

@@ -208,6 +208,8 @@ pub struct HistSpec {
     pub cont: bool,
     /// `clear`.
     pub clear: bool,
+    /// Where `name=` is in the command (for a mismatch's caret).
+    name_pos: usize,
 }
 
 /// Linux's `parse_map_size`.
@@ -307,10 +309,10 @@ impl HistSpec {
                     // Linux logs a bad `if` filter of a trigger as an
                     // event filter error, with the filter as the command.
                     let mut e = HistError::silent(err.errno);
-                    e.filter_failure = Some(FilterFailure {
+                    e.filter_failure = Some(alloc::boxed::Box::new(FilterFailure {
                         err,
                         command: String::from(text),
-                    });
+                    }));
                     return Err(e);
                 }
             },
@@ -321,6 +323,7 @@ impl HistSpec {
             pause: attrs.pause,
             cont: attrs.cont,
             clear: attrs.clear,
+            name_pos: attrs.name.map_or(0, |n| penv.errpos(n)),
         })
     }
 }
@@ -859,16 +862,10 @@ impl HistList {
         }
         if let Some(core) = &named_core {
             if core.data.identity() != spec.data.identity() {
-                let name = spec.data.name.as_deref().unwrap_or("");
-                let pos = HIST_PREFIX.len() + spec_pos_hint(name);
-                return Err(HistError::logged(Errno::EINVAL, HistErr::NamedMismatch, pos));
+                return Err(HistError::logged(Errno::EINVAL, HistErr::NamedMismatch, spec.name_pos));
             }
         }
-        if named_core.is_none() || spec.data.name.is_none() {
-            if self.hists.iter().any(|t| t.matches(&spec, false)) {
-                return Err(HistError::logged(Errno::EEXIST, HistErr::TriggerEexist, 0));
-            }
-        } else if self.hists.iter().any(|t| t.matches(&spec, false)) {
+        if self.hists.iter().any(|t| t.matches(&spec, false)) {
             return Err(HistError::logged(Errno::EEXIST, HistErr::TriggerEexist, 0));
         }
         if spec.cont || spec.clear {
@@ -892,12 +889,6 @@ impl HistList {
         self.hists.push(t);
         Ok(HistChange::Added)
     }
-}
-
-/// Where `name=` sits in the logged command (`errpos(attrs->name)`):
-/// the caller's command starts with it in the usual case.
-fn spec_pos_hint(_name: &str) -> usize {
-    0
 }
 
 /// Splits a `trigger` write into `(remove, param_and_filter)` when it is a

@@ -228,7 +228,7 @@ pub struct HistError {
     /// (an unknown `$var` is logged as such, then as an unknown field).
     pub first: Option<CmdError>,
     /// A bad `if` filter: the event-filter `error_log` entry Linux adds.
-    pub filter_failure: Option<trace_filter::FilterFailure>,
+    pub filter_failure: Option<alloc::boxed::Box<trace_filter::FilterFailure>>,
 }
 
 impl HistError {
