@@ -93,7 +93,7 @@ impl EventFileState {
         }
     }
 
-    fn flags(&self) -> u32 {
+    pub(super) fn flags(&self) -> u32 {
         self.flags.load(Ordering::Acquire)
     }
 

@@ -591,7 +591,8 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
     dir.file("format", 0o440, Box::new(move || f.format().into_bytes()), None);
     let id = ev.id;
     dir.file("id", 0o440, Box::new(move || format!("{id}\n").into_bytes()), None);
-    if !ev.def.ignore_enable {
+    // As Linux, `ftrace/print` (trace_marker) has triggers too.
+    if !ev.def.ignore_enable || (ev.system() == "ftrace" && ev.name() == "print") {
         let (r, w, t) = (ev.clone(), ev.clone(), ev.clone());
         let _ = dir.file_trunc(
             "trigger",

@@ -338,7 +338,9 @@ fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Err
     let now_empty = g.list.is_empty() && g.hists.is_empty();
     update_flags(ev, &g);
     drop(g);
-    if was_empty && !now_empty {
+    // Events that cannot be enabled (ftrace/print) run their triggers
+    // without soft mode.
+    if was_empty && !now_empty && ev.can_enable() {
         if let Err(e) = events::soft_enable_disable(ev, true) {
             let mut g = ev.file.triggers.lock();
             let gone = g.hists.clear();
@@ -347,10 +349,40 @@ fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Err
             drop(gone);
             return Err(e);
         }
-    } else if !was_empty && now_empty {
+    } else if !was_empty && now_empty && ev.can_enable() {
         let _ = events::soft_enable_disable(ev, false);
     }
     res
+}
+
+/// `ftrace/print`, whose triggers run on `trace_marker` writes.
+static TRACE_MARKER_EVENT: spin::Once<Option<Arc<TraceEvent>>> = spin::Once::new();
+
+/// Runs `ftrace/print`'s triggers on a `trace_marker` write of `text`
+/// from `ip` (Linux's `tracing_mark_write` with `trace_marker_file`), on
+/// the entry as it will be recorded but without its added newline; call
+/// [`trace_marker_post_call`] with the result after the write.
+pub(super) fn trace_marker_triggers_call(tr: &TraceArray, ip: u64, text: &[u8]) -> PostTriggers {
+    let ev = TRACE_MARKER_EVENT.call_once(|| events::find_event("ftrace", "print"));
+    let Some(ev) = ev else {
+        return PostTriggers::default();
+    };
+    if ev.file.flags() & FL_TRIGGER_MODE == 0 {
+        return PostTriggers::default();
+    }
+    let mut entry = alloc::vec![0u8; super::TRACE_ENTRY_SIZE + 8 + text.len() + 1];
+    super::fill_entry_header(&mut entry, super::TRACE_PRINT);
+    entry[super::TRACE_ENTRY_SIZE..super::TRACE_ENTRY_SIZE + 8].copy_from_slice(&ip.to_le_bytes());
+    entry[super::TRACE_ENTRY_SIZE + 8..super::TRACE_ENTRY_SIZE + 8 + text.len()].copy_from_slice(text);
+    let mut ctx = ProbeContext::current(arch::cpu::cpu_id());
+    event_triggers_call(ev, tr, Some((&entry, &mut ctx)))
+}
+
+/// The post triggers of a `trace_marker` write.
+pub(super) fn trace_marker_post_call(tr: &TraceArray, post: PostTriggers) {
+    if let Some(Some(ev)) = TRACE_MARKER_EVENT.get() {
+        event_triggers_post_call(ev, tr, post);
+    }
 }
 
 /// `trigger` opened with O_TRUNC: Linux's `hist_unreg_all` (the other
