@@ -18,8 +18,9 @@ use alloc::vec::Vec;
 use trace_filter::filter::FILTER_ERROR_LOC;
 use trace_filter::FilterContext;
 use trace_hist::field::HistContext;
-use trace_hist::hist::{HistChange, HistSpec, NamedHists, HIST_PREFIX};
+use trace_hist::hist::{HistChange, HistSpec, HistTrigger, NamedHists, HIST_PREFIX};
 use trace_hist::show::HistSymbols;
+use trace_hist::HistError;
 use trace_hist::HIST_STACKTRACE_DEPTH;
 use uapi::Errno;
 
@@ -167,40 +168,53 @@ pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut Pr
     }
 }
 
-/// A `hist` command written to `ev`'s `trigger` file (`remove` for
-/// `!hist`), applied to its `triggers` (locked by the caller): Linux's
-/// `event_hist_trigger_parse`. A failure is logged in `error_log`.
-pub(super) fn hist_trigger_write(
-    ev: &Arc<TraceEvent>,
-    triggers: &mut Triggers,
-    remove: bool,
-    param: &str,
-) -> Result<(), Errno> {
+/// Logs a failed hist command in `error_log` as Linux's `hist_err`
+/// (and a bad `if` filter as an event-filter error).
+fn log_failure(ev: &TraceEvent, param: &str, e: &HistError) {
+    let cmd = alloc::format!("{HIST_PREFIX}{param}");
+    let loc = alloc::format!("{HIST_PREFIX}{}:{}", ev.system(), ev.name());
+    if let Some(f) = &e.filter_failure {
+        super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+    }
+    for log in [&e.first, &e.log].into_iter().flatten() {
+        super::error_log::tracing_log_err(&loc, &cmd, log);
+    }
+}
+
+/// Compiles a `hist` command for `ev` (Linux's `event_hist_trigger_parse`
+/// up to registration), allocating the table of a new trigger here, in
+/// task context, not under the lock hits take.
+pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<HistSpec, Errno> {
     let fields = event_filter::event_fields(ev);
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
-    let cmd = alloc::format!("{HIST_PREFIX}{param}");
-    let loc = alloc::format!("{HIST_PREFIX}{}:{}", ev.system(), ev.name());
-    let res = HistSpec::parse(param, &schema, &env).and_then(|spec| {
-        let mut named = NAMED.lock();
-        triggers.hists.apply(spec, remove, &mut named)
-    });
-    match res {
-        Ok(HistChange::Removed(t)) => {
-            drop(t);
-            Ok(())
-        }
-        Ok(HistChange::Added | HistChange::Updated) => Ok(()),
+    let mut spec = HistSpec::parse(param, &schema, &env).map_err(|e| {
+        log_failure(ev, param, &e);
+        e.errno
+    })?;
+    if spec.creates(remove) {
+        spec.prealloc_map()?;
+    }
+    Ok(spec)
+}
+
+/// Applies a compiled `hist` command (`remove` for `!hist`) to `ev`'s
+/// `triggers`, locked by the caller (`hist_register_trigger` and friends).
+/// Returns a removed trigger, to be dropped once the lock is released.
+pub(super) fn hist_apply(
+    ev: &TraceEvent,
+    triggers: &mut Triggers,
+    spec: HistSpec,
+    remove: bool,
+    param: &str,
+) -> Result<Option<Arc<HistTrigger>>, Errno> {
+    let mut named = NAMED.lock();
+    match triggers.hists.apply(spec, remove, &mut named) {
+        Ok(HistChange::Removed(t)) => Ok(Some(t)),
+        Ok(HistChange::Added | HistChange::Updated) => Ok(None),
         Err(e) => {
-            if let Some(f) = &e.filter_failure {
-                super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
-            }
-            if let Some(first) = &e.first {
-                super::error_log::tracing_log_err(&loc, &cmd, first);
-            }
-            if let Some(log) = &e.log {
-                super::error_log::tracing_log_err(&loc, &cmd, log);
-            }
+            drop(named);
+            log_failure(ev, param, &e);
             Err(e.errno)
         }
     }
@@ -223,10 +237,10 @@ impl HistSymbols for Symbols {
 
 /// What the event's `hist` file reads (Linux's `hist_show`).
 pub(super) fn hist_show(ev: &TraceEvent) -> String {
-    // The text is made under the lock the record path takes: hits on
-    // other CPUs wait (a probe hit on this CPU skips), and the tables stay
-    // as they are while sorted.
-    let g = ev.file.triggers.lock();
-    let hists: Vec<_> = g.hists.iter().collect();
-    trace_hist::show::hist_show(&hists, &Symbols)
+    // The tables are read while hits go on, as Linux reads them: only
+    // the list is taken under the lock hits take, not the sorting and
+    // formatting.
+    let hists: Vec<Arc<HistTrigger>> = ev.file.triggers.lock().hists.iter().cloned().collect();
+    let refs: Vec<&HistTrigger> = hists.iter().map(|t| &**t).collect();
+    trace_hist::show::hist_show(&refs, &Symbols)
 }

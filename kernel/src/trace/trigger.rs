@@ -332,12 +332,14 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
 /// record path takes; the event's soft mode follows its first and last
 /// trigger.
 fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
+    let spec = super::hist::hist_parse(ev, remove, param)?;
     let mut g = ev.file.triggers.lock();
     let was_empty = g.list.is_empty() && g.hists.is_empty();
-    let res = super::hist::hist_trigger_write(ev, &mut g, remove, param);
+    let res = super::hist::hist_apply(ev, &mut g, spec, remove, param);
     let now_empty = g.list.is_empty() && g.hists.is_empty();
     update_flags(ev, &g);
     drop(g);
+    let res = res.map(drop);
     // Events that cannot be enabled (ftrace/print) run their triggers
     // without soft mode.
     if was_empty && !now_empty && ev.can_enable() {

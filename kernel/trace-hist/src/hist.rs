@@ -210,6 +210,9 @@ pub struct HistSpec {
     pub clear: bool,
     /// Where `name=` is in the command (for a mismatch's caret).
     name_pos: usize,
+    /// The table, if made ahead of [`HistList::apply`] (see
+    /// [`HistSpec::prealloc_map`]).
+    map: Option<TracingMap>,
 }
 
 /// Linux's `parse_map_size`.
@@ -324,6 +327,7 @@ impl HistSpec {
             cont: attrs.cont,
             clear: attrs.clear,
             name_pos: attrs.name.map_or(0, |n| penv.errpos(n)),
+            map: None,
         })
     }
 }
@@ -335,6 +339,23 @@ fn is_space(c: u8) -> bool {
 
 fn trim_space(s: &str) -> &str {
     s.trim_matches(|c: char| u8::try_from(c).is_ok_and(is_space))
+}
+
+impl HistSpec {
+    /// Does the command create a trigger (rather than pause, continue,
+    /// clear or, with `!`, remove one)?
+    pub fn creates(&self, remove: bool) -> bool {
+        !remove && !self.pause && !self.cont && !self.clear
+    }
+
+    /// Allocates the table now, so that [`HistList::apply`], which runs
+    /// under the lock hits take, allocates nothing.
+    pub fn prealloc_map(&mut self) -> Result<(), Errno> {
+        if self.map.is_none() {
+            self.map = Some(TracingMap::new(self.data.map_bits, self.data.layout())?);
+        }
+        Ok(())
+    }
 }
 
 /// Linux's separation of `k:v [if filter]` in `event_hist_trigger_parse`:
@@ -638,7 +659,10 @@ pub struct HistTrigger {
 impl HistTrigger {
     /// Makes a trigger of `spec` with its own table.
     pub fn new(spec: HistSpec) -> Result<HistTrigger, Errno> {
-        let map = TracingMap::new(spec.data.map_bits, spec.data.layout())?;
+        let map = match spec.map {
+            Some(m) => m,
+            None => TracingMap::new(spec.data.map_bits, spec.data.layout())?,
+        };
         Ok(HistTrigger {
             core: Arc::new(HistCore { data: spec.data, map }),
             filter: spec.filter,
@@ -798,7 +822,7 @@ pub enum HistChange {
     /// A trigger was added (the event's first hist trigger if `first`).
     Added,
     /// This trigger was removed.
-    Removed(HistTrigger),
+    Removed(Arc<HistTrigger>),
     /// An existing trigger was paused, continued or cleared, or a removal
     /// found nothing.
     Updated,
@@ -807,7 +831,7 @@ pub enum HistChange {
 /// The hist triggers of one event, in the order they were added.
 #[derive(Debug, Default)]
 pub struct HistList {
-    hists: Vec<HistTrigger>,
+    hists: Vec<Arc<HistTrigger>>,
 }
 
 impl HistList {
@@ -817,7 +841,7 @@ impl HistList {
     }
 
     /// The triggers, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &HistTrigger> {
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<HistTrigger>> {
         self.hists.iter()
     }
 
@@ -827,7 +851,7 @@ impl HistList {
     }
 
     /// Removes them all.
-    pub fn clear(&mut self) -> Vec<HistTrigger> {
+    pub fn clear(&mut self) -> Vec<Arc<HistTrigger>> {
         core::mem::take(&mut self.hists)
     }
 
@@ -886,7 +910,7 @@ impl HistList {
                 t
             }
         };
-        self.hists.push(t);
+        self.hists.push(Arc::new(t));
         Ok(HistChange::Added)
     }
 }

@@ -47,7 +47,7 @@
 //!         t.event_hit(&rec, &mut Ctx(SimpleContext::new(0, "sh")));
 //!     }
 //! }
-//! let hists: Vec<_> = list.iter().collect();
+//! let hists: Vec<_> = list.iter().map(|t| &**t).collect();
 //! let text = hist_show(&hists, &NoHistSymbols);
 //! assert!(text.starts_with("# event histogram\n#\n# trigger info: hist:keys=id:vals=hitcount:sort=hitcount:size=2048 [active]\n#\n\n"));
 //! assert!(text.contains("{ id:         63 } hitcount:          1\n{ id:         64 } hitcount:          2\n"));

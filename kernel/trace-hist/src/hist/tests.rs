@@ -298,7 +298,7 @@ fn run(spec: &str, recs: &[[u8; 64]]) -> std::string::String {
             }
         }
     }
-    let v: std::vec::Vec<_> = list.iter().collect();
+    let v: std::vec::Vec<&HistTrigger> = list.iter().map(|t| &**t).collect();
     hist_show(&v, &Syms)
 }
 
