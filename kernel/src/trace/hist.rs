@@ -200,7 +200,8 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
 
 /// Applies a compiled `hist` command (`remove` for `!hist`) to `ev`'s
 /// `triggers`, locked by the caller (`hist_register_trigger` and friends).
-/// Returns a removed trigger, to be dropped once the lock is released.
+/// Returns the trigger added or removed, for [`hist_applied`] once the
+/// lock is released.
 pub(super) fn hist_apply(
     ev: &TraceEvent,
     triggers: &mut Triggers,
@@ -211,12 +212,23 @@ pub(super) fn hist_apply(
     let mut named = NAMED.lock();
     match triggers.hists.apply(spec, remove, &mut named) {
         Ok(HistChange::Removed(t)) => Ok(Some(t)),
-        Ok(HistChange::Added | HistChange::Updated) => Ok(None),
+        Ok(HistChange::Added) => Ok(triggers.hists.iter().last().cloned()),
+        Ok(HistChange::Updated) => Ok(None),
         Err(e) => {
             drop(named);
             log_failure(ev, param, &e);
             Err(e.errno)
         }
+    }
+}
+
+/// After [`hist_apply`]: a new trigger that reads `common_timestamp`
+/// switches the trace clock to its `clock=` (`global` by default), as
+/// Linux's `hist_register_trigger`; a removed one is freed here. (The
+/// clock's name was checked when parsed, and this kernel has them all.)
+pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
+    if let Some(t) = t.filter(|t| added && t.data().enable_timestamps) {
+        let _ = super::clock::set(&t.data().clock);
     }
 }
 

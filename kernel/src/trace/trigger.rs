@@ -339,7 +339,7 @@ fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Err
     let now_empty = g.list.is_empty() && g.hists.is_empty();
     update_flags(ev, &g);
     drop(g);
-    let res = res.map(drop);
+    let res = res.map(|t| super::hist::hist_applied(t, !remove));
     // Events that cannot be enabled (ftrace/print) run their triggers
     // without soft mode.
     if was_empty && !now_empty && ev.can_enable() {

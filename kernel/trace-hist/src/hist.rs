@@ -228,7 +228,8 @@ fn parse_map_size(s: &str) -> Result<u32, Errno> {
     Ok(bits)
 }
 
-/// The clocks `clock=` may name.
+/// The clocks `clock=` may name (Linux's trace clocks but `tai`, which
+/// this kernel does not have).
 pub const HIST_CLOCKS: &[&str] = &[
     "local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot",
 ];
