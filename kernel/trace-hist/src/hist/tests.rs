@@ -503,3 +503,72 @@ proptest! {
         prop_assert_eq!(entries, distinct);
     }
 }
+
+proptest! {
+    /// `a OP b OP c` over two fields and a constant evaluates left to right
+    /// with Linux's precedence and u64 wrap-around; division by a constant
+    /// is exact above `1 << 20` and within one below (Linux's
+    /// multiply-and-shift), by a field -1 when it is 0.
+    #[test]
+    fn expressions_match_a_model(
+        a in 0u64..1 << 24,
+        b in 0u64..1000,
+        c in 1u64..5000,
+        ops in proptest::collection::vec(proptest::sample::select(vec!['+', '-', '*', '/']), 2),
+    ) {
+        let (o1, o2) = (ops[0], ops[1]);
+        let expr = std::format!("bytes_req{o1}bytes_alloc{o2}{c}");
+        let t = HistTrigger::new(parse(&std::format!("keys=common_pid:x={expr}")).unwrap()).unwrap();
+        let mut r = rec(1, 0, a, "x", 0);
+        r[32..40].copy_from_slice(&b.to_le_bytes());
+        t.event_hit(&r, &mut ctx());
+        let got = t.map().elts().next().unwrap().var(0).unwrap();
+        let ap = |x: u64, op: char, y: u64, by_const: bool| -> (u64, u64) {
+            match op {
+                '+' => (x.wrapping_add(y), 0),
+                '-' => (x.wrapping_sub(y), 0),
+                '*' => (x.wrapping_mul(y), 0),
+                _ if y == 0 => (u64::MAX, 0),
+                _ => (x / y, u64::from(by_const && !y.is_power_of_two() && x < 1 << 20)),
+            }
+        };
+        let low = |o: char| o == '+' || o == '-';
+        let (want, slack) = if low(o1) && !low(o2) {
+            // a o1 (b o2 c)
+            let (r, s) = ap(b, o2, c, true);
+            (ap(a, o1, r, false).0, s)
+        } else {
+            // (a o1 b) o2 c
+            let (r1, _) = ap(a, o1, b, false);
+            ap(r1, o2, c, true)
+        };
+        // Off by one (either way once added or subtracted) only where
+        // Linux's multiply-and-shift is.
+        let near = got == want.wrapping_add(1) || got == want.wrapping_sub(1);
+        prop_assert!(got == want || (slack == 1 && near), "{expr} with a={a} b={b}: got {got}, want {want}");
+    }
+
+    /// The entries come out in the sort keys' order.
+    #[test]
+    fn entries_follow_the_sort_keys(
+        recs in proptest::collection::vec((0i32..8, 0u64..50), 1..80),
+        desc in any::<bool>(),
+    ) {
+        let spec = std::format!("keys=common_pid:vals=bytes_req:sort=bytes_req{},common_pid", if desc { ".descending" } else { "" });
+        let recs: std::vec::Vec<[u8; 64]> = recs.iter().map(|(p, b)| rec(*p, 0, *b, "x", 0)).collect();
+        let out = run(&spec, &recs);
+        let rows: std::vec::Vec<(u64, i32)> = out
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| {
+                let pid = l.split("common_pid:").nth(1).unwrap().split('}').next().unwrap().trim().parse().unwrap();
+                let sum = l.rsplit("bytes_req:").next().unwrap().trim().parse().unwrap();
+                (sum, pid)
+            })
+            .collect();
+        for w in rows.windows(2) {
+            let ord = if desc { w[1].0.cmp(&w[0].0) } else { w[0].0.cmp(&w[1].0) };
+            prop_assert!(ord == core::cmp::Ordering::Less || (ord == core::cmp::Ordering::Equal && w[0].1 < w[1].1), "{rows:?}");
+        }
+    }
+}
