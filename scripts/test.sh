@@ -15,7 +15,7 @@ scripts/setup.sh
 # (the kernel with and without the in-kernel tests, for the target).
 echo "== gates: rustfmt, clippy" >&2
 cargo fmt --check
-host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn -p trace-probe -p vdso -p trace-filter -p ring-buffer -p btf -p vma -p strace-fmt)
+host_crates=(-p kallsyms -p devicetree -p kbuild -p ktest-macros -p uapi -p signal-core -p process_core -p vfs -p exec -p cpio -p mkinitramfs -p insn -p trace-probe -p vdso -p trace-filter -p trace-hist -p ring-buffer -p btf -p vma -p strace-fmt)
 cargo clippy --quiet --all-targets "${host_crates[@]}" -p e2e -- -D warnings
 for features in "" ktest; do
     cargo clippy --quiet --release -p kernel --target aarch64-unknown-none-softfloat \

@@ -93,7 +93,7 @@ impl EventFileState {
         }
     }
 
-    fn flags(&self) -> u32 {
+    pub(super) fn flags(&self) -> u32 {
         self.flags.load(Ordering::Acquire)
     }
 
@@ -496,9 +496,13 @@ impl events::EventFileHooks for Hooks {
         trigger::trigger_write(ev, buf)
     }
 
-    fn trigger_clear(&self, _ev: &Arc<TraceEvent>) {
-        // Opening `trigger` with O_TRUNC only clears hist triggers in
-        // Linux; this kernel has none.
+    fn trigger_clear(&self, ev: &Arc<TraceEvent>) {
+        // Opening `trigger` with O_TRUNC only clears hist triggers.
+        trigger::trigger_clear_hists(ev);
+    }
+
+    fn hist_show(&self, ev: &Arc<TraceEvent>) -> String {
+        super::hist::hist_show(ev)
     }
 
     fn event_removed(&self, ev: &Arc<TraceEvent>) {
@@ -527,4 +531,5 @@ pub(super) fn init() {
         "      filter\t\t- If set, only events passing filter are traced\n",
     );
     readme_add(ReadmeSection::EventFiles, trigger::README_TRIGGER);
+    readme_add(ReadmeSection::EventFiles, super::hist::README_HIST);
 }

@@ -304,6 +304,10 @@ pub trait EventFileHooks: Sync {
     fn trigger_clear(&self, ev: &Arc<TraceEvent>);
     /// `ev` is going away.
     fn event_removed(&self, ev: &Arc<TraceEvent>);
+    /// `hist` of `ev` (its hist triggers' tables).
+    fn hist_show(&self, _ev: &Arc<TraceEvent>) -> String {
+        String::new()
+    }
 }
 
 static HOOKS: spin::Once<&'static dyn EventFileHooks> = spin::Once::new();
@@ -587,7 +591,8 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
     dir.file("format", 0o440, Box::new(move || f.format().into_bytes()), None);
     let id = ev.id;
     dir.file("id", 0o440, Box::new(move || format!("{id}\n").into_bytes()), None);
-    if !ev.def.ignore_enable {
+    // As Linux, `ftrace/print` (trace_marker) has triggers too.
+    if !ev.def.ignore_enable || (ev.system() == "ftrace" && ev.name() == "print") {
         let (r, w, t) = (ev.clone(), ev.clone(), ev.clone());
         let _ = dir.file_trunc(
             "trigger",
@@ -609,6 +614,13 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
                     h.trigger_clear(&t);
                 }
             })),
+        );
+        let h = ev.clone();
+        dir.file(
+            "hist",
+            0o440,
+            Box::new(move || hooks().map(|x| x.hist_show(&h)).unwrap_or_default().into_bytes()),
+            None,
         );
     }
 }

@@ -22,6 +22,7 @@ pub mod ftrace;
 pub mod ftrace_function;
 pub mod function_graph;
 pub mod ftrace_probe;
+pub mod hist;
 pub mod options;
 pub mod output;
 pub mod readers;
@@ -40,6 +41,7 @@ mod ftrace_function_tests;
 mod ftrace_tests;
 #[cfg(feature = "ktest")]
 pub mod function_graph_tests;
+mod hist_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;
 #[cfg(feature = "ktest")]
@@ -446,6 +448,7 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
     let nl = !text.ends_with(b"\n");
     let len = 8 + cnt.max(FAULTED_SIZE) + 2;
     let ip = tracing_mark_write as *const () as u64;
+    let post = trigger::trace_marker_triggers_call(tr, ip, text);
     let recorded = trace_event_write(tr, TRACE_PRINT, len, |f| {
         f[..8].copy_from_slice(&ip.to_le_bytes());
         f[8..8 + cnt].copy_from_slice(text);
@@ -454,6 +457,7 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
         }
         true
     });
+    trigger::trace_marker_post_call(tr, post);
     // As Linux: a marker that cannot be recorded (tracing off, buffer
     // full in non-overwrite mode) fails as if the file were not writable.
     if recorded {

@@ -36,6 +36,7 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 \t            enable_event:<system>:<event>\n\
 \t            disable_event:<system>:<event>\n\
 \t\t    stacktrace\n\
+\t\t    hist (see below)\n\
 \t   example: echo traceoff > events/block/block_unplug/trigger\n\
 \t            echo traceoff:3 > events/block/block_unplug/trigger\n\
 \t            echo 'enable_event:kmem:kmalloc:3 if nr_rq > 1' > \\\n\
@@ -58,6 +59,8 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 pub struct Triggers {
     list: TriggerList,
     targets: Vec<Arc<TraceEvent>>,
+    /// The hist triggers (Linux keeps them on the same list, at its tail).
+    pub(super) hists: trace_hist::hist::HistList,
 }
 
 impl Triggers {
@@ -134,6 +137,7 @@ pub(super) fn event_triggers_call(
                     _ => run(t, &triggers, tr),
                 }
             }
+            super::hist::hist_triggers_call(&triggers, entry, ctx);
         }
     }
     post
@@ -261,15 +265,29 @@ fn print_kernel_stack(out: &mut String, rec: &EventRecord<'_>) {
 
 /// What `trigger` reads.
 pub(super) fn trigger_show(ev: &TraceEvent) -> String {
-    ev.file.triggers.lock().list.file_text()
+    let g = ev.file.triggers.lock();
+    if g.hists.is_empty() {
+        return g.list.file_text().replace("disable_event\n", "disable_event hist\n");
+    }
+    let mut s = if g.list.is_empty() {
+        String::new()
+    } else {
+        g.list.file_text()
+    };
+    for h in g.hists.iter() {
+        s.push_str(&h.line());
+    }
+    s
 }
 
 /// Recomputes `TRIGGER_MODE` and `TRIGGER_COND` (Linux's
 /// `update_cond_flag`).
 fn update_flags(ev: &TraceEvent, t: &Triggers) {
-    let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger());
+    // Hist triggers need the record (EVENT_CMD_FL_NEEDS_REC).
+    let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger()) || !t.hists.is_empty();
     ev.file.set_flag(FL_TRIGGER_COND, cond);
-    ev.file.set_flag(FL_TRIGGER_MODE, !t.list.is_empty());
+    ev.file
+        .set_flag(FL_TRIGGER_MODE, !t.list.is_empty() || !t.hists.is_empty());
 }
 
 /// A write to `trigger` (Linux's `event_trigger_regex_write`): adds or
@@ -277,12 +295,15 @@ fn update_flags(ev: &TraceEvent, t: &Triggers) {
 /// the event (its first trigger) and of an `enable_event` target.
 pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno> {
     let _w = ev.file.write_lock.lock();
+    if let Some((remove, param)) = super::hist::hist_command(buf) {
+        return hist_write(ev, remove, &param);
+    }
     let fields = event_filter::event_fields(ev);
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
     let exists = |s: &str, e: &str| events::find_event(s, e).is_some_and(|x| x.can_enable());
     let mut guard = ev.file.triggers.lock();
-    let was_empty = guard.list.is_empty();
+    let was_empty = guard.list.is_empty() && guard.hists.is_empty();
     let change = guard.list.write(buf, &schema, &env, &exists);
     // Soft-enabling arms probes and may allocate: not under the lock.
     drop(guard);
@@ -314,7 +335,7 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
                 let i = g.targets.iter().position(|x| x.system() == s && x.name() == e)?;
                 Some(g.targets.remove(i))
             });
-            let now_empty = g.list.is_empty();
+            let now_empty = g.list.is_empty() && g.hists.is_empty();
             update_flags(ev, &g);
             drop(g);
             if let Some(target) = target {
@@ -326,6 +347,83 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
             drop(t);
             Ok(())
         }
+    }
+}
+
+/// A `hist` command: the trigger is added or removed under the lock the
+/// record path takes; the event's soft mode follows its first and last
+/// trigger.
+fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
+    let spec = super::hist::hist_parse(ev, remove, param)?;
+    let mut g = ev.file.triggers.lock();
+    let was_empty = g.list.is_empty() && g.hists.is_empty();
+    let res = super::hist::hist_apply(ev, &mut g, spec, remove, param);
+    let now_empty = g.list.is_empty() && g.hists.is_empty();
+    update_flags(ev, &g);
+    drop(g);
+    let res = res.map(|t| super::hist::hist_applied(t, !remove));
+    // Events that cannot be enabled (ftrace/print) run their triggers
+    // without soft mode.
+    if was_empty && !now_empty && ev.can_enable() {
+        if let Err(e) = events::soft_enable_disable(ev, true) {
+            let mut g = ev.file.triggers.lock();
+            let gone = g.hists.clear();
+            update_flags(ev, &g);
+            drop(g);
+            drop(gone);
+            return Err(e);
+        }
+    } else if !was_empty && now_empty && ev.can_enable() {
+        let _ = events::soft_enable_disable(ev, false);
+    }
+    res
+}
+
+/// `ftrace/print`, whose triggers run on `trace_marker` writes.
+static TRACE_MARKER_EVENT: spin::Once<Option<Arc<TraceEvent>>> = spin::Once::new();
+
+/// Runs `ftrace/print`'s triggers on a `trace_marker` write of `text`
+/// from `ip` (Linux's `tracing_mark_write` with `trace_marker_file`), on
+/// the entry as it will be recorded but without its added newline; call
+/// [`trace_marker_post_call`] with the result after the write.
+pub(super) fn trace_marker_triggers_call(tr: &TraceArray, ip: u64, text: &[u8]) -> PostTriggers {
+    let ev = TRACE_MARKER_EVENT.call_once(|| events::find_event("ftrace", "print"));
+    let Some(ev) = ev else {
+        return PostTriggers::default();
+    };
+    if ev.file.flags() & FL_TRIGGER_MODE == 0 {
+        return PostTriggers::default();
+    }
+    let mut entry = alloc::vec![0u8; super::TRACE_ENTRY_SIZE + 8 + text.len() + 1];
+    super::fill_entry_header(&mut entry, super::TRACE_PRINT);
+    entry[super::TRACE_ENTRY_SIZE..super::TRACE_ENTRY_SIZE + 8].copy_from_slice(&ip.to_le_bytes());
+    entry[super::TRACE_ENTRY_SIZE + 8..super::TRACE_ENTRY_SIZE + 8 + text.len()].copy_from_slice(text);
+    let mut ctx = ProbeContext::current(arch::cpu::cpu_id());
+    event_triggers_call(ev, tr, Some((&entry, &mut ctx)))
+}
+
+/// The post triggers of a `trace_marker` write.
+pub(super) fn trace_marker_post_call(tr: &TraceArray, post: PostTriggers) {
+    if let Some(Some(ev)) = TRACE_MARKER_EVENT.get() {
+        event_triggers_post_call(ev, tr, post);
+    }
+}
+
+/// `trigger` opened with O_TRUNC: Linux's `hist_unreg_all` (the other
+/// triggers stay).
+pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>) {
+    let _w = ev.file.write_lock.lock();
+    let mut g = ev.file.triggers.lock();
+    if g.hists.is_empty() {
+        return;
+    }
+    let gone = g.hists.clear();
+    let now_empty = g.list.is_empty();
+    update_flags(ev, &g);
+    drop(g);
+    drop(gone);
+    if now_empty {
+        let _ = events::soft_enable_disable(ev, false);
     }
 }
 
@@ -372,9 +470,11 @@ fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), E
 pub(super) fn event_removed(ev: &TraceEvent) {
     let mut g = ev.file.triggers.lock();
     let list = g.list.clear();
+    let hists = g.hists.clear();
     let targets = core::mem::take(&mut g.targets);
     update_flags(ev, &g);
     drop(g);
     drop(list);
+    drop(hists);
     drop(targets);
 }

@@ -1,0 +1,258 @@
+//! Hist triggers (`hist:keys=...` in `events/<sys>/<ev>/trigger`) and the
+//! per-event `hist` file, as Linux's trace_events_hist.c. The grammar,
+//! the table and the file's text are the `trace_hist` crate's; this
+//! module keeps each event's hist triggers beside its other triggers (in
+//! [`super::trigger::Triggers`], under the same lock the record path
+//! takes), feeds them records, and logs bad commands in `error_log`.
+//!
+//! Each trigger's table is allocated when the trigger is written; a hit
+//! only atomically updates it, and a hit that finds the table full is
+//! counted in `Dropped`.
+
+use super::event_filter::{self, ProbeContext};
+use super::events::TraceEvent;
+use super::trigger::Triggers;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use trace_filter::filter::FILTER_ERROR_LOC;
+use trace_filter::FilterContext;
+use trace_hist::field::HistContext;
+use trace_hist::hist::{HistChange, HistSpec, HistTrigger, NamedHists, HIST_PREFIX};
+use trace_hist::show::HistSymbols;
+use trace_hist::HistError;
+use trace_hist::HIST_STACKTRACE_DEPTH;
+use uapi::Errno;
+
+pub use trace_hist::hist::hist_command;
+
+/// Linux's `README` text for hist triggers, without the parts this
+/// kernel does not have (`enable_hist`/`disable_hist`, handlers).
+pub(super) const README_HIST: &str = concat!(
+    "      hist trigger\t- If set, event hits are aggregated into a hash table\n",
+    "\t    Format: hist:keys=<field1[,field2,...]>\n",
+    "\t            [:<var1>=<field|var_ref|numeric_literal>[,<var2>=...]]\n",
+    "\t            [:values=<field1[,field2,...]>]\n",
+    "\t            [:sort=<field1[,field2,...]>]\n",
+    "\t            [:size=#entries]\n",
+    "\t            [:pause][:continue][:clear]\n",
+    "\t            [:name=histname1]\n",
+    "\t            [:nohitcount]\n",
+    "\t            [if <filter>]\n\n",
+    "\t    Note, special fields can be used as well:\n",
+    "\t            common_timestamp - to record current timestamp\n",
+    "\t            common_cpu - to record the CPU the event happened on\n",
+    "\n",
+    "\t    A hist trigger variable can be:\n",
+    "\t        - a reference to a field e.g. x=current_timestamp,\n",
+    "\t        - a reference to another variable e.g. y=$x,\n",
+    "\t        - a numeric literal: e.g. ms_per_sec=1000,\n",
+    "\t        - an arithmetic expression: e.g. time_secs=current_timestamp/1000\n",
+    "\n",
+    "\t    hist trigger arithmetic expressions support addition(+), subtraction(-),\n",
+    "\t    multiplication(*) and division(/) operators. An operand can be either a\n",
+    "\t    variable reference, field or numeric literal.\n",
+    "\n",
+    "\t    When a matching event is hit, an entry is added to a hash\n",
+    "\t    table using the key(s) and value(s) named, and the value of a\n",
+    "\t    sum called 'hitcount' is incremented.  Keys and values\n",
+    "\t    correspond to fields in the event's format description.  Keys\n",
+    "\t    can be any field, or the special string 'common_stacktrace'.\n",
+    "\t    Compound keys consisting of up to two fields can be specified\n",
+    "\t    by the 'keys' keyword.  Values must correspond to numeric\n",
+    "\t    fields.  Sort keys consisting of up to two fields can be\n",
+    "\t    specified using the 'sort' keyword.  The sort direction can\n",
+    "\t    be modified by appending '.descending' or '.ascending' to a\n",
+    "\t    sort field.  The 'size' parameter can be used to specify more\n",
+    "\t    or fewer than the default 2048 entries for the hashtable size.\n",
+    "\t    If a hist trigger is given a name using the 'name' parameter,\n",
+    "\t    its histogram data will be shared with other triggers of the\n",
+    "\t    same name, and trigger hits will update this common data.\n\n",
+    "\t    Reading the 'hist' file for the event will dump the hash\n",
+    "\t    table in its entirety to stdout.  If there are multiple hist\n",
+    "\t    triggers attached to an event, there will be a table for each\n",
+    "\t    trigger in the output.  The table displayed for a named\n",
+    "\t    trigger will be the same as any other instance having the\n",
+    "\t    same name.  The default format used to display a given field\n",
+    "\t    can be modified by appending any of the following modifiers\n",
+    "\t    to the field name, as applicable:\n\n",
+    "\t            .hex        display a number as a hex value\n",
+    "\t            .sym        display an address as a symbol\n",
+    "\t            .sym-offset display an address as a symbol and offset\n",
+    "\t            .execname   display a common_pid as a program name\n",
+    "\t            .syscall    display a syscall id as a syscall name\n",
+    "\t            .log2       display log2 value rather than raw number\n",
+    "\t            .buckets=size  display values in groups of size rather than raw number\n",
+    "\t            .usecs      display a common_timestamp in microseconds\n",
+    "\t            .percent    display a number of percentage value\n",
+    "\t            .graph      display a bar-graph of a value\n\n",
+    "\t    The 'pause' parameter can be used to pause an existing hist\n",
+    "\t    trigger or to start a hist trigger but not log any events\n",
+    "\t    until told to do so.  'continue' can be used to start or\n",
+    "\t    restart a paused hist trigger.\n\n",
+    "\t    The 'clear' parameter will clear the contents of a running\n",
+    "\t    hist trigger and leave its current paused/active state\n",
+    "\t    unchanged.\n\n",
+    "\t    The 'nohitcount' (or NOHC) parameter will suppress display of\n",
+    "\t    raw hitcount in the histogram.\n\n",
+);
+
+/// Histograms with a `name=`, shared across events (Linux's named
+/// triggers list).
+static NAMED: spin::Mutex<NamedHists> = spin::Mutex::new(NamedHists::new());
+
+/// What a hist trigger sees of the event besides its record.
+struct HistCtx<'a> {
+    probe: &'a ProbeContext,
+    ts: u64,
+}
+
+impl FilterContext for HistCtx<'_> {
+    fn cpu(&self) -> u32 {
+        self.probe.cpu()
+    }
+    fn comm(&self) -> &[u8] {
+        self.probe.comm()
+    }
+}
+
+impl HistContext for HistCtx<'_> {
+    fn timestamp_ns(&self) -> u64 {
+        self.ts
+    }
+
+    fn save_stack(&mut self, out: &mut [u64]) -> usize {
+        save_stack(out)
+    }
+}
+
+/// The kernel stack from the event's caller (tracing's own frames, up to
+/// the record path, are skipped as Linux skips `HIST_STACKTRACE_SKIP`).
+fn save_stack(out: &mut [u64]) -> usize {
+    let inner = event_filter::record_slow_inner as *const () as usize;
+    let inner_end = crate::kallsyms::lookup_addr(inner).map_or(inner, |s| inner + s.size as usize);
+    let mut skipping = true;
+    let mut n = 0usize;
+    crate::stacktrace::walk_stackframe(arch::cpu::frame_pointer(), |lr| {
+        if skipping {
+            if (inner..inner_end).contains(&lr) {
+                skipping = false;
+            }
+            return true;
+        }
+        match out.get_mut(n) {
+            Some(slot) if n < HIST_STACKTRACE_DEPTH => {
+                *slot = lr as u64;
+                n += 1;
+                true
+            }
+            _ => false,
+        }
+    });
+    n
+}
+
+/// Feeds one record to the event's hist triggers (from
+/// `event_triggers_call`, with the triggers' lock held).
+pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut ProbeContext) {
+    let mut ts = None;
+    for t in triggers.hists.iter() {
+        if t.paused() {
+            continue;
+        }
+        if t.filter().is_some_and(|f| !f.matches(entry, ctx)) {
+            continue;
+        }
+        let ts = *ts.get_or_insert_with(super::clock::trace_clock_now);
+        t.event_hit(entry, &mut HistCtx { probe: ctx, ts });
+    }
+}
+
+/// Logs a failed hist command in `error_log` as Linux's `hist_err`
+/// (and a bad `if` filter as an event-filter error).
+fn log_failure(ev: &TraceEvent, param: &str, e: &HistError) {
+    let cmd = alloc::format!("{HIST_PREFIX}{param}");
+    let loc = alloc::format!("{HIST_PREFIX}{}:{}", ev.system(), ev.name());
+    if let Some(f) = &e.filter_failure {
+        super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+    }
+    for log in [&e.first, &e.log].into_iter().flatten() {
+        super::error_log::tracing_log_err(&loc, &cmd, log);
+    }
+}
+
+/// Compiles a `hist` command for `ev` (Linux's `event_hist_trigger_parse`
+/// up to registration), allocating the table of a new trigger here, in
+/// task context, not under the lock hits take.
+pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<HistSpec, Errno> {
+    let fields = event_filter::event_fields(ev);
+    let schema = event_filter::schema(&fields);
+    let env = event_filter::filter_env();
+    let mut spec = HistSpec::parse(param, &schema, &env).map_err(|e| {
+        log_failure(ev, param, &e);
+        e.errno
+    })?;
+    if spec.creates(remove) {
+        spec.prealloc_map()?;
+    }
+    Ok(spec)
+}
+
+/// Applies a compiled `hist` command (`remove` for `!hist`) to `ev`'s
+/// `triggers`, locked by the caller (`hist_register_trigger` and friends).
+/// Returns the trigger added or removed, for [`hist_applied`] once the
+/// lock is released.
+pub(super) fn hist_apply(
+    ev: &TraceEvent,
+    triggers: &mut Triggers,
+    spec: HistSpec,
+    remove: bool,
+    param: &str,
+) -> Result<Option<Arc<HistTrigger>>, Errno> {
+    let mut named = NAMED.lock();
+    match triggers.hists.apply(spec, remove, &mut named) {
+        Ok(HistChange::Removed(t)) => Ok(Some(t)),
+        Ok(HistChange::Added) => Ok(triggers.hists.iter().last().cloned()),
+        Ok(HistChange::Updated) => Ok(None),
+        Err(e) => {
+            drop(named);
+            log_failure(ev, param, &e);
+            Err(e.errno)
+        }
+    }
+}
+
+/// After [`hist_apply`]: a new trigger that reads `common_timestamp`
+/// switches the trace clock to its `clock=` (`global` by default), as
+/// Linux's `hist_register_trigger`; a removed one is freed here. (The
+/// clock's name was checked when parsed, and this kernel has them all.)
+pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
+    if let Some(t) = t.filter(|t| added && t.data().enable_timestamps) {
+        let _ = super::clock::set(&t.data().clock);
+    }
+}
+
+/// Kernel symbols and system call names for keys.
+struct Symbols;
+
+impl HistSymbols for Symbols {
+    fn symbol(&self, addr: u64) -> Option<(String, u64, u64)> {
+        let s = crate::kallsyms::lookup_addr(addr as usize)?;
+        Some((String::from(s.name), s.offset, s.size))
+    }
+
+    fn syscall_name(&self, nr: u64) -> Option<String> {
+        let name = uapi::syscalls::name(u32::try_from(nr).ok()?)?;
+        Some(alloc::format!("sys_{name}"))
+    }
+}
+
+/// What the event's `hist` file reads (Linux's `hist_show`).
+pub(super) fn hist_show(ev: &TraceEvent) -> String {
+    // The tables are read while hits go on, as Linux reads them: only
+    // the list is taken under the lock hits take, not the sorting and
+    // formatting.
+    let hists: Vec<Arc<HistTrigger>> = ev.file.triggers.lock().hists.iter().cloned().collect();
+    let refs: Vec<&HistTrigger> = hists.iter().map(|t| &**t).collect();
+    trace_hist::show::hist_show(&refs, &Symbols)
+}
