@@ -57,6 +57,9 @@ pub(super) const FL_TRIGGER_MODE: u32 = 1 << 2;
 pub(super) const FL_TRIGGER_COND: u32 = 1 << 3;
 /// `EVENT_FILE_FL_FILTERED`: the event has a compiled filter.
 const FL_FILTERED: u32 = 1 << 4;
+/// Event probes are attached (Linux's `EVENT_TRIGGER_FL_PROBE` triggers,
+/// which need the record).
+const FL_EPROBE: u32 = 1 << 5;
 
 /// Writes to `filter` and `trigger` of this size or more are EINVAL (as
 /// Linux, which refuses `cnt >= PAGE_SIZE`).
@@ -71,6 +74,8 @@ pub struct EventFileState {
     sm_ref: AtomicU32,
     filter: IrqSpinLock<Option<Arc<EventFilter>>>,
     pub(super) triggers: CpuOwnedLock<Triggers>,
+    /// Handlers of the event probes attached to this event.
+    eprobes: CpuOwnedLock<Vec<super::trace_eprobe::EprobeHook>>,
     /// Serialises writes to this event's `filter` and `trigger`.
     pub(super) write_lock: spin::Mutex<()>,
 }
@@ -89,6 +94,7 @@ impl EventFileState {
             sm_ref: AtomicU32::new(0),
             filter: IrqSpinLock::new(None),
             triggers: CpuOwnedLock::new(Triggers::default()),
+            eprobes: CpuOwnedLock::new(Vec::new()),
             write_lock: spin::Mutex::new(()),
         }
     }
@@ -107,7 +113,7 @@ impl EventFileState {
 
     /// Whether a hit must go through [`record_slow`].
     pub fn needs_slow_path(&self) -> bool {
-        self.flags() & (FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED) != 0
+        self.flags() & (FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED | FL_EPROBE) != 0
     }
 
     /// `EVENT_FILE_FL_SOFT_DISABLED`.
@@ -319,7 +325,7 @@ pub(super) fn record_slow_inner(
     let fl = ev.file.flags();
     // Linux's trace_trigger_soft_disabled: triggers that need no record
     // run before it is made; a soft-disabled event stops there.
-    if fl & (FL_TRIGGER_MODE | FL_SOFT_DISABLED) != 0 && fl & FL_TRIGGER_COND == 0 {
+    if fl & (FL_TRIGGER_MODE | FL_SOFT_DISABLED) != 0 && fl & (FL_TRIGGER_COND | FL_EPROBE) == 0 {
         if fl & FL_TRIGGER_MODE != 0 {
             trigger::event_triggers_call(ev, tr, None);
         }
@@ -346,6 +352,13 @@ pub(super) fn record_slow_inner(
             if fl & FL_TRIGGER_COND != 0 {
                 post = trigger::event_triggers_call(ev, tr, Some((&*entry, &mut ctx)));
             }
+            if fl & FL_EPROBE != 0 {
+                if let Some(hooks) = ev.file.eprobes.lock_from_probe() {
+                    for h in hooks.iter() {
+                        h(entry);
+                    }
+                }
+            }
             let keep = if fl & FL_SOFT_DISABLED != 0 {
                 false
             } else if fl & FL_FILTERED != 0 {
@@ -366,6 +379,20 @@ pub(super) fn record_slow_inner(
     trigger::event_triggers_post_call(ev, tr, post);
     arch::cpu::local_irq_restore(irq);
     committed
+}
+
+/// Hooks an event probe's handler to `ev`'s records.
+pub(super) fn eprobe_attach(ev: &TraceEvent, h: super::trace_eprobe::EprobeHook) {
+    let mut g = ev.file.eprobes.lock();
+    g.push(h);
+    ev.file.set_flag(FL_EPROBE, true);
+}
+
+/// Unhooks it, and waits until no hit still runs it.
+pub(super) fn eprobe_detach(ev: &TraceEvent, h: &super::trace_eprobe::EprobeHook) {
+    let mut g = ev.file.eprobes.lock();
+    g.retain(|x| !Arc::ptr_eq(x, h));
+    ev.file.set_flag(FL_EPROBE, !g.is_empty());
 }
 
 /// Kernel symbols for `.function` operands.

@@ -584,6 +584,15 @@ pub fn release_all() -> Result<(), Errno> {
     ret
 }
 
+/// Whether `group`/`event` is a kprobe event (event probes cannot attach
+/// to one).
+pub fn is_kprobe_event(group: &str, event: &str) -> bool {
+    DYN_EVENTS
+        .lock()
+        .iter()
+        .any(|t| t.def.group == group && t.def.event == event)
+}
+
 /// Which file a command came through.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -612,9 +621,24 @@ fn run_command(raw: &str, src: Source) -> Result<(), Errno> {
         owned = s;
         raw = &owned;
     }
+    // Synthetic events and event probes (Linux's other dyn_event types).
+    let mut others_removed = 0;
+    if src == Source::DynamicEvents {
+        if raw.starts_with('-') {
+            others_removed = super::trace_dynevent::release(raw)?;
+        } else if super::trace_dynevent::is_ours(raw) {
+            return super::trace_dynevent::create(raw);
+        }
+    }
     let result = match parse_command(raw, &ctx) {
         Ok(Command::Empty) => Ok(()),
-        Ok(Command::Remove(cmd)) => return release(&cmd),
+        Ok(Command::Remove(cmd)) => {
+            return match release(&cmd) {
+                Err(Errno::ENOENT) if others_removed > 0 => Ok(()),
+                r => r,
+            }
+        }
+        Err(_) if others_removed > 0 => return Ok(()),
         Ok(Command::Define(def)) => define(def),
         Err(e) => Err(e),
     };
@@ -675,7 +699,11 @@ impl FileOps for ProbesFile {
         let data = match cached {
             Some(d) => d,
             None => {
-                let d = Arc::new(probes_show());
+                let mut d = probes_show();
+                if self.src == Source::DynamicEvents {
+                    d.extend_from_slice(super::trace_dynevent::show().as_bytes());
+                }
+                let d = Arc::new(d);
                 self.text.lock().get_or_insert(d).clone()
             }
         };
@@ -704,7 +732,13 @@ impl FileOps for ProbesFile {
 fn open_probes(flags: u32, src: Source) -> Result<Arc<dyn FileOps>, Errno> {
     let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
     if write && flags & uapi::fcntl::O_TRUNC != 0 {
+        if src == Source::DynamicEvents && super::trace_dynevent::any_busy() {
+            return Err(Errno::EBUSY);
+        }
         release_all()?;
+        if src == Source::DynamicEvents {
+            super::trace_dynevent::release_all()?;
+        }
     }
     Ok(Arc::new(ProbesFile {
         src,
@@ -721,8 +755,10 @@ kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n\
 \t\t\t  Write into this file to define/undefine new trace events.\n\
 \t  accepts: event-definitions (one definition per line)\n\
 \t   Format: p[:[<group>/][<event>]] <place> [<args>]\n\
-\t           r[maxactive][:[<group>/][<event>]] <place> [<args>]\n\
-\t           -:[<group>/][<event>]\n\
+\t           r[maxactive][:[<group>/][<event>]] <place> [<args>]\n";
+
+/// Linux's README lines from the removal command on.
+const README_KPROBES_PLACE: &str = "\t           -:[<group>/][<event>]\n\
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>\n\
 place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n\
 \t     args: <name>=fetcharg[:type]\n\
@@ -755,6 +791,10 @@ pub(super) fn init(root: &Arc<PseudoDir>) {
     );
     root.file("kprobe_profile", 0o440, Box::new(profile_show), None);
     readme_add(ReadmeSection::Files, README_KPROBES);
+    readme_add(ReadmeSection::Files, super::trace_dynevent::README_FORMATS);
+    readme_add(ReadmeSection::Files, README_KPROBES_PLACE);
     readme_add(ReadmeSection::Files, README_BTF_ARGS);
     readme_add(ReadmeSection::Files, README_KPROBES_TAIL);
+    readme_add(ReadmeSection::Files, super::trace_dynevent::README_FIELDS);
+    super::trace_dynevent::init(root);
 }
