@@ -22,7 +22,9 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 use trace_filter::filter::FILTER_ERROR_LOC;
 use trace_filter::EventFilter;
-use trace_probe::{command_text, EventLookup, FetchEnv, ProbeDef, ProbeKind, ProbeSite, Reg, StrKind, TeventField};
+use trace_probe::{
+    command_text, EventLookup, FetchEnv, ProbeDef, ProbeKind, ProbeSite, Reg, StrKind, TeventField, TpErr,
+};
 use uapi::Errno;
 
 /// Where `error_log` says event-probe errors come from.
@@ -289,7 +291,14 @@ fn create(raw: &str) -> Result<(), Errno> {
     }
     let log = |e: &uapi::error::CmdError| {
         if !e.msg.is_empty() {
-            error_log::tracing_log_err(ERR_LOC, &command_text(raw), e);
+            let text = command_text(raw);
+            // A register: Linux logs BAD_VAR, then BAD_FETCH_ARG at the
+            // same place.
+            if e.msg == TpErr::BadFetchArg.msg() && text.get(e.pos..).is_some_and(|t| t.starts_with('%')) {
+                let first = uapi::error::CmdError::new(e.errno, TpErr::BadVar.msg(), e.pos);
+                error_log::tracing_log_err(ERR_LOC, &text, &first);
+            }
+            error_log::tracing_log_err(ERR_LOC, &text, e);
         }
         e.errno
     };
