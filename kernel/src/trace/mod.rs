@@ -44,6 +44,8 @@ mod test_files;
 #[cfg(feature = "ktest")]
 mod tests;
 #[cfg(feature = "ktest")]
+mod synth_tests;
+#[cfg(feature = "ktest")]
 mod tracepoint_tests;
 
 use crate::irq_work::{irq_work_queue, IrqWork};
