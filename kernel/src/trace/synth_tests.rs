@@ -51,10 +51,11 @@ fn synth_event_trace_records_every_field_kind_as_linux_prints_it() {
     let trace = read_all("trace");
     let at = trace.find(": ktsynth: ").unwrap_or_else(|| panic!("{trace}"));
     let text = &trace[at + 2..];
-    // Linux prints s8 and s16 through their unsigned union members.
+    // Linux prints s8 and s16 through their unsigned union members, and
+    // a gfp_t's names after the separating space.
     assert!(
         text.starts_with(
-            "ktsynth: lat=123 pid=-5 comm=hello name=/bin/x b=255 h=65535 i=-1 g=cc0 (GFP_KERNEL) st=STACK:\n=> kfree+0x0/"
+            "ktsynth: lat=123 pid=-5 comm=hello name=/bin/x b=255 h=65535 i=-1 g=cc0  (GFP_KERNEL)st=STACK:\n=> kfree+0x0/"
         ),
         "{trace}"
     );
