@@ -23,8 +23,10 @@
 //! a per-CPU scratch buffer (Linux's `trace_buffered_event`), examined, and
 //! copied into the ring buffer only if they pass: triggers with `if` run
 //! even while tracing is off (a `traceon if ...` must be able to turn it on).
-//! The scratch buffer's lock is also the recursion guard: a probe hit on the
-//! same CPU inside this path finds it taken and drops its event.
+//! The scratch buffers' locks are also the recursion guard: events nest
+//! (an event probe records inside its attached event's path) up to
+//! `SCRATCH_NEST` deep on one CPU, and a probe hit deeper than that drops
+//! its event.
 
 use super::events::{self, TraceEvent};
 use super::tracefs::{readme_add, ReadmeSection};
@@ -251,8 +253,15 @@ impl<T> Drop for CpuOwnedGuard<'_, T> {
 
 /// Per-CPU room to build an entry before it is written (Linux's
 /// `trace_buffered_event`).
-static SCRATCH: [IrqSpinLock<[u8; BUF_MAX_DATA_SIZE]>; NR_CPUS] =
-    [const { IrqSpinLock::new([0; BUF_MAX_DATA_SIZE]) }; NR_CPUS];
+/// Events nest: an event probe records from inside its attached event's
+/// path, and a synthetic event from a trigger's; each level takes the next
+/// free buffer (Linux's `ring_buffer_nest_start`), and a hit nested deeper
+/// drops its event.
+static SCRATCH: [[IrqSpinLock<[u8; BUF_MAX_DATA_SIZE]>; SCRATCH_NEST]; NR_CPUS] =
+    [const { [const { IrqSpinLock::new([0; BUF_MAX_DATA_SIZE]) }; SCRATCH_NEST] }; NR_CPUS];
+
+/// How deep events may nest on one CPU.
+const SCRATCH_NEST: usize = 3;
 
 /// What a filter sees of the task and CPU an event happens on.
 pub(super) struct ProbeContext {
@@ -338,7 +347,10 @@ pub(super) fn record_slow_inner(
     }
     let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
-    let Some(mut scratch) = SCRATCH.get(cpu).and_then(IrqSpinLock::try_lock) else {
+    let Some(mut scratch) = SCRATCH
+        .get(cpu)
+        .and_then(|levels| levels.iter().find_map(IrqSpinLock::try_lock))
+    else {
         arch::cpu::local_irq_restore(irq);
         return false;
     };

@@ -40,11 +40,11 @@ mod instance_tests;
 #[cfg(feature = "ktest")]
 mod kprobe_tests;
 #[cfg(feature = "ktest")]
+mod synth_tests;
+#[cfg(feature = "ktest")]
 mod test_files;
 #[cfg(feature = "ktest")]
 mod tests;
-#[cfg(feature = "ktest")]
-mod synth_tests;
 #[cfg(feature = "ktest")]
 mod tracepoint_tests;
 

@@ -45,7 +45,9 @@ fn synth_event_trace_records_every_field_kind_as_linux_prints_it() {
     write("events/synthetic/ktsynth/enable", "1").unwrap();
     synth_event_trace(&se, &vals).unwrap();
     assert_eq!(synth_event_trace(&se, &vals[..3]), Err(Errno::EINVAL));
-    let swapped = [vals[2], vals[1], vals[0], vals[3], vals[4], vals[5], vals[6], vals[7], vals[8]];
+    let swapped = [
+        vals[2], vals[1], vals[0], vals[3], vals[4], vals[5], vals[6], vals[7], vals[8],
+    ];
     assert_eq!(synth_event_trace(&se, &swapped), Err(Errno::EINVAL));
     write("events/synthetic/ktsynth/enable", "0").unwrap();
     let trace = read_all("trace");
@@ -79,9 +81,15 @@ fn an_event_probe_on_a_synthetic_event_reads_its_fields_and_keeps_it() {
     // The attached event cannot go while the probe is on it, nor can a
     // referenced one.
     assert_eq!(append("synthetic_events", "!ktsyn2"), Err(Errno::EBUSY));
+    // The probe's own filter runs nested inside the attached event's path.
+    write("events/eprobes/ktep/filter", "p == -7").unwrap();
     write("events/eprobes/ktep/enable", "1").unwrap();
     for lat in [5u64, 42] {
-        synth_event_trace(&se, &[SynthVal::Num(lat), SynthVal::Str(b"abc"), SynthVal::Num(-7i64 as u64)]).unwrap();
+        synth_event_trace(
+            &se,
+            &[SynthVal::Num(lat), SynthVal::Str(b"abc"), SynthVal::Num(-7i64 as u64)],
+        )
+        .unwrap();
     }
     write("events/eprobes/ktep/enable", "0").unwrap();
     let lines = lines_with("ktep:");
