@@ -3,6 +3,7 @@
 
 extern crate std;
 
+mod eprobe_tests;
 mod fetch_tests;
 mod grammar_tests;
 mod proptests;
