@@ -1,7 +1,8 @@
 //! Synthetic events and event probes through `dynamic_events` and
 //! `synthetic_events`, seen from a shell: definitions, listings, `format`
 //! files, errors with their `error_log` entries, removal, and the lines an
-//! event probe records for a known `open` are Linux 6.12's
+//! event probe records for a known `open`, and the listing of kprobes,
+//! synthetic events and event probes made in turn are Linux 6.12's
 //! (`dynevents/*.golden`, captured from reflinux with IDs and times
 //! masked). When ../shared/reflinux is there, real Linux must print the
 //! same.
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 
 const SYNTH: &str = include_str!("dynevents/synth.golden");
 const EPROBE: &str = include_str!("dynevents/eprobe.golden");
+const MIXED: &str = include_str!("dynevents/mixed.golden");
 
 fn script(name: &str) -> PathBuf {
     root().join("tests/dynevents").join(name)
@@ -36,4 +38,9 @@ fn synthetic_event_definitions_formats_errors_and_removal_are_linuxs() {
 #[test]
 fn event_probe_definitions_formats_errors_and_recorded_lines_are_linuxs() {
     check("eprobe.sh", EPROBE);
+}
+
+#[test]
+fn dynamic_events_lists_every_type_in_creation_order_and_each_file_truncates_its_own() {
+    check("mixed.sh", MIXED);
 }

@@ -81,19 +81,12 @@ pub(super) fn release(raw: &str) -> Result<usize, Errno> {
     Ok(n)
 }
 
-/// The lines these types add to `dynamic_events`, oldest first.
-pub(super) fn show() -> String {
-    let mut v = Vec::new();
+/// Adds the lines these types show in `dynamic_events`, each with its
+/// creation number.
+pub(super) fn show(out: &mut Vec<(u64, String)>) {
     for o in ops() {
-        o.show(&mut v);
+        o.show(out);
     }
-    v.sort_by_key(|(seq, _)| *seq);
-    let mut s = String::new();
-    for (_, line) in v {
-        s.push_str(&line);
-        s.push('\n');
-    }
-    s
 }
 
 /// Whether one of their events is in use (O_TRUNC must then fail).

@@ -265,6 +265,8 @@ struct TraceKprobe {
     /// None while pending (a module symbol: this kernel has no modules).
     probe: Option<Probe>,
     hit: Arc<Hit>,
+    /// Its place in `dynamic_events`, among the other types' events.
+    seq: u64,
 }
 
 /// Every definition, in the order they were made (the order of
@@ -461,7 +463,13 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
             st.kps.push(kp);
         }
         drop(st);
-        list.push(Arc::new(TraceKprobe { def, pe, probe, hit }));
+        list.push(Arc::new(TraceKprobe {
+            def,
+            pe,
+            probe,
+            hit,
+            seq: super::trace_dynevent::next_seq(),
+        }));
         return Ok(());
     }
     let pe = Arc::new(ProbeEvent {
@@ -491,7 +499,13 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
         hit.func.store(kp.addr() as u64, Ordering::Relaxed);
         pe.arm.lock().kps.push(kp);
     }
-    list.push(Arc::new(TraceKprobe { def, pe, probe, hit }));
+    list.push(Arc::new(TraceKprobe {
+        def,
+        pe,
+        probe,
+        hit,
+        seq: super::trace_dynevent::next_seq(),
+    }));
     Ok(())
 }
 
@@ -662,10 +676,16 @@ fn write_commands(buf: &[u8], src: Source) -> Result<usize, Errno> {
 }
 
 /// `kprobe_events`' and `dynamic_events`' text: one definition a line.
-fn probes_show() -> Vec<u8> {
+/// `dynamic_events` lists every type in the order they were made.
+fn probes_show(src: Source) -> Vec<u8> {
+    let mut lines: Vec<(u64, String)> = DYN_EVENTS.lock().iter().map(|t| (t.seq, t.def.render())).collect();
+    if src == Source::DynamicEvents {
+        super::trace_dynevent::show(&mut lines);
+    }
+    lines.sort_by_key(|(seq, _)| *seq);
     let mut s = String::new();
-    for t in DYN_EVENTS.lock().iter() {
-        s.push_str(&t.def.render());
+    for (_, line) in lines {
+        s.push_str(&line);
         s.push('\n');
     }
     s.into_bytes()
@@ -699,11 +719,7 @@ impl FileOps for ProbesFile {
         let data = match cached {
             Some(d) => d,
             None => {
-                let mut d = probes_show();
-                if self.src == Source::DynamicEvents {
-                    d.extend_from_slice(super::trace_dynevent::show().as_bytes());
-                }
-                let d = Arc::new(d);
+                let d = Arc::new(probes_show(self.src));
                 self.text.lock().get_or_insert(d).clone()
             }
         };
