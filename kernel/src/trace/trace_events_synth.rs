@@ -20,16 +20,13 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use trace_probe::synth::{parse_synth_dyn_cmd, parse_synth_events_cmd, synth_cmd_text, SynthCmd};
 use uapi::error::CmdError;
 use uapi::Errno;
 use vfs::file::{FileOps, OpenFile};
 
-/// The system of every synthetic event.
-pub const SYNTH_SYSTEM: &str = "synthetic";
-/// Most fields one event has.
-pub const SYNTH_FIELDS_MAX: usize = 64;
-/// Room of a `char[N]` field in the record (`STR_VAR_LEN_MAX`).
-pub const STR_VAR_LEN_MAX: usize = 256;
+pub use trace_probe::synth::{SynthField, STR_VAR_LEN_MAX, SYNTH_FIELDS_MAX, SYNTH_SYSTEM};
+
 /// Most return addresses a stack field keeps (`HIST_STACKTRACE_DEPTH`).
 pub const HIST_STACKTRACE_DEPTH: usize = 16;
 /// Longest dynamic string stored (`MAX_STRING_SIZE`).
@@ -43,96 +40,12 @@ pub(super) const README_SYNTH: &str = "  events/synthetic_events\t- Create/appen
 \t  Write into this file to define/undefine new synthetic events.\n\
 \t     example: echo 'myevent u64 lat; char name[]; long[] stack' >> synthetic_events\n";
 
-/// Linux's `synth_err` messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SynthErr {
-    BadName,
-    InvalidCmd,
-    InvalidDynCmd,
-    EventExists,
-    TooManyFields,
-    IncompleteType,
-    InvalidType,
-    InvalidField,
-    InvalidArraySpec,
-}
-
-impl SynthErr {
-    fn msg(self) -> &'static str {
-        match self {
-            SynthErr::BadName => "Illegal name",
-            SynthErr::InvalidCmd => "Command must be of the form: <name> field[;field] ...",
-            SynthErr::InvalidDynCmd => "Command must be of the form: s or -:[synthetic/]<name> field[;field] ...",
-            SynthErr::EventExists => "Event already exists",
-            SynthErr::TooManyFields => "Too many fields",
-            SynthErr::IncompleteType => "Incomplete type",
-            SynthErr::InvalidType => "Invalid type",
-            SynthErr::InvalidField => "Invalid field",
-            SynthErr::InvalidArraySpec => "Invalid array specification",
-        }
-    }
-}
-
-/// A rejected command: its errno, and Linux's log entry if it has one.
-struct Rejection {
-    errno: Errno,
-    log: Option<(SynthErr, usize)>,
-}
-
-fn reject(errno: Errno, e: SynthErr, pos: usize) -> Rejection {
-    Rejection {
-        errno,
-        log: Some((e, pos)),
-    }
-}
-
-fn silent(errno: Errno) -> Rejection {
-    Rejection { errno, log: None }
-}
-
-/// Linux's `errpos`: where `s` first occurs in the command.
-fn errpos(cmd: &str, s: &str) -> usize {
-    cmd.find(s).unwrap_or(0)
-}
-
-/// One field of a synthetic event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SynthField {
-    /// Its name.
-    pub name: String,
-    /// Its type as the format file has it (`u64`, `char[16]`,
-    /// `__data_loc char[]`, `__data_loc unsigned long[]`).
-    pub type_name: String,
-    /// Its size in the format file.
-    pub size: usize,
-    /// Whether it is signed.
-    pub is_signed: bool,
-    /// A string (`char[N]` or `char[]`).
-    pub is_string: bool,
-    /// Stored after the slots (`char[]`, stacks).
-    pub is_dynamic: bool,
-    /// A stack trace (`unsigned long[]`).
-    pub is_stack: bool,
-    /// Its first slot.
-    slot: usize,
-}
-
-impl SynthField {
-    /// The type as `synthetic_events` lists it (without `__data_loc`).
-    pub fn desc_type(&self) -> &str {
-        self.type_name.strip_prefix("__data_loc ").unwrap_or(&self.type_name)
-    }
-
-    /// Linux's `synth_field_fmt`.
-    fn fmt(&self) -> &'static str {
-        synth_field_fmt(&self.type_name)
-    }
-}
-
 /// A synthetic event.
 pub struct SynthEvent {
     name: String,
     fields: Vec<SynthField>,
+    /// Each field's first 8-byte slot after the common header.
+    slots: Vec<usize>,
     /// Slots of 8 bytes after the common header.
     n_u64: usize,
     ev: spin::Once<Arc<TraceEvent>>,
@@ -240,8 +153,8 @@ pub fn synth_event_trace(ev: &SynthEvent, vals: &[SynthVal<'_>]) -> Result<(), E
     tev.record_entry(fixed + dyn_size, |e| {
         e[super::TRACE_ENTRY_SIZE..].fill(0);
         let mut data = fixed;
-        for (f, v) in ev.fields.iter().zip(vals) {
-            let at = super::TRACE_ENTRY_SIZE + f.slot * 8;
+        for ((f, v), slot) in ev.fields.iter().zip(vals).zip(&ev.slots) {
+            let at = super::TRACE_ENTRY_SIZE + slot * 8;
             match *v {
                 SynthVal::Num(n) => {
                     let sz = f.size.min(8);
@@ -294,185 +207,11 @@ fn put_loc(e: &mut [u8], at: usize, offset: usize, len: usize) {
     e[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Linux's `synth_field_fmt`.
-fn synth_field_fmt(ty: &str) -> &'static str {
-    match ty {
-        "s64" => "%lld",
-        "u64" => "%llu",
-        "s32" | "s16" | "s8" | "char" | "int" | "bool" | "pid_t" => "%d",
-        "u32" | "u16" | "u8" | "unsigned char" | "unsigned int" => "%u",
-        "long" => "%ld",
-        "unsigned long" => "%lu",
-        "gfp_t" => "%x",
-        t if t.contains("char[") || t.contains("long[") => "%s",
-        _ => "%llu",
-    }
-}
-
-/// Linux's `synth_field_string_size`: `Some(0)` for `char[]`.
-fn synth_field_string_size(ty: &str) -> Result<usize, ()> {
-    let start = ty.find("char[").ok_or(())? + 5;
-    let end = ty.find(']').ok_or(())?;
-    if end < start || end + 1 != ty.len() {
-        return Err(());
-    }
-    let len = end - start;
-    if len > 3 {
-        return Err(());
-    }
-    if len == 0 {
-        return Ok(0);
-    }
-    let n = trace_probe::num::kstrtouint(&ty[start..end], 0).map_err(|_| ())? as usize;
-    if n > STR_VAR_LEN_MAX {
-        return Err(());
-    }
-    Ok(n)
-}
-
-/// Linux's `synth_field_size`: 0 for an unknown type, `char[]` or a
-/// stack; Err for a bad string size.
-fn synth_field_size(ty: &str) -> Result<usize, ()> {
-    Ok(match ty {
-        "s64" | "u64" | "long" | "unsigned long" => 8,
-        "s32" | "u32" | "int" | "unsigned int" | "pid_t" | "gfp_t" => 4,
-        "s16" | "u16" => 2,
-        "s8" | "u8" | "char" | "unsigned char" | "bool" => 1,
-        t if t.contains("char[") => return synth_field_string_size(t),
-        _ => 0,
-    })
-}
-
-/// Linux's `is_good_name`.
-fn is_good_name(name: &str) -> bool {
-    let mut b = name.bytes();
-    let ok = |c: u8| c.is_ascii_alphabetic() || c == b'_';
-    b.next().is_some_and(ok) && b.all(|c| ok(c) || c.is_ascii_digit())
-}
-
-/// Linux's `parse_synth_field`: one field from the front of `argv`;
-/// returns it and how many words it took.
-fn parse_synth_field(cmd: &str, argv: &[&str]) -> Result<(SynthField, usize), Rejection> {
-    let (prefix, ftype, fname, used) = if argv[0] == "unsigned" {
-        if argv.len() < 3 {
-            return Err(reject(Errno::EINVAL, SynthErr::IncompleteType, errpos(cmd, argv[0])));
-        }
-        ("unsigned ", argv[1], Some(argv[2]), 3)
-    } else {
-        ("", argv[0], argv.get(1).copied(), 2)
-    };
-    let Some(fname) = fname else {
-        return Err(reject(Errno::EINVAL, SynthErr::InvalidField, errpos(cmd, ftype)));
-    };
-    let (name, array) = match fname.find('[') {
-        Some(i) => (&fname[..i], Some(&fname[i..])),
-        None => (fname, None),
-    };
-    if !is_good_name(name) {
-        return Err(reject(Errno::EINVAL, SynthErr::BadName, errpos(cmd, fname)));
-    }
-    let mut ty = format!("{prefix}{ftype}{}", array.unwrap_or(""));
-    let mut size = match synth_field_size(&ty) {
-        Ok(s) => s,
-        Err(()) => {
-            return Err(if array.is_some() {
-                reject(Errno::EINVAL, SynthErr::InvalidArraySpec, errpos(cmd, fname))
-            } else {
-                reject(Errno::EINVAL, SynthErr::InvalidType, errpos(cmd, ftype))
-            })
-        }
-    };
-    let is_string = ty.contains("char[");
-    let is_stack = !is_string && ty.contains("long[");
-    let mut is_dynamic = false;
-    if size == 0 {
-        if !(is_string || is_stack) {
-            return Err(reject(Errno::EINVAL, SynthErr::InvalidType, errpos(cmd, ftype)));
-        }
-        ty = format!("__data_loc {ty}");
-        is_dynamic = true;
-        size = 8;
-    }
-    let is_signed = !ty.starts_with('u') && ty != "gfp_t";
-    Ok((
-        SynthField {
-            name: name.to_string(),
-            type_name: ty,
-            size,
-            is_signed,
-            is_string,
-            is_dynamic,
-            is_stack,
-            slot: 0,
-        },
-        used,
-    ))
-}
-
-/// Linux's `check_command`: the part before the first `;` must have a
-/// name and a whole field, unless it removes.
-fn check_command(cmd: &str) -> bool {
-    let first = cmd.split(';').next().unwrap_or("");
-    first.starts_with('!') || trace_probe::argv_split(first).len() >= 3
-}
-
-/// Linux's `__create_synth_event`.
-fn create_synth_event(cmd: &str, name: &str, raw_fields: &str) -> Result<(), Rejection> {
-    if name.is_empty() {
-        return Err(reject(Errno::EINVAL, SynthErr::InvalidCmd, 0));
-    }
-    if !is_good_name(name) {
-        return Err(reject(Errno::EINVAL, SynthErr::BadName, errpos(cmd, name)));
-    }
-    let mut list = SYNTH_EVENTS.lock();
-    if list.iter().any(|e| e.name == name) {
-        return Err(reject(Errno::EEXIST, SynthErr::EventExists, errpos(cmd, name)));
-    }
-    let mut fields: Vec<SynthField> = Vec::new();
-    for part in raw_fields.split(';') {
-        let argv = trace_probe::argv_split(part);
-        let mut used = 0;
-        while used < argv.len() {
-            let (f, n) = parse_synth_field(cmd, &argv[used..])?;
-            used += n;
-            if fields.len() == SYNTH_FIELDS_MAX {
-                return Err(reject(Errno::EINVAL, SynthErr::TooManyFields, 0));
-            }
-            fields.push(f);
-        }
-    }
-    if fields.is_empty() {
-        return Err(reject(Errno::EINVAL, SynthErr::InvalidCmd, 0));
-    }
-    let mut slot = 0;
-    for f in &mut fields {
-        f.slot = slot;
-        slot += if f.is_string && !f.is_dynamic {
-            STR_VAR_LEN_MAX / 8
-        } else {
-            1
-        };
-    }
-    let se = Arc::new(SynthEvent {
-        name: name.to_string(),
-        fields,
-        n_u64: slot,
-        ev: spin::Once::new(),
-        refs: AtomicU32::new(0),
-        seq: next_seq(),
-        was_enabled: AtomicBool::new(false),
-    });
-    let ev = events::register_trace_event(event_def(&se)).map_err(silent)?;
-    se.ev.call_once(|| ev);
-    list.push(se);
-    Ok(())
-}
-
 /// The trace event of `se`: fields, `print fmt` and text as Linux's.
 fn event_def(se: &Arc<SynthEvent>) -> TraceEventDef {
     let mut fields = Vec::new();
-    for f in &se.fields {
-        let off = super::TRACE_ENTRY_SIZE + f.slot * 8;
+    for (f, slot) in se.fields.iter().zip(&se.slots) {
+        let off = super::TRACE_ENTRY_SIZE + slot * 8;
         // Linux's format file shows a fixed array as `TYPE NAME[]`.
         let fd = match f.type_name.find('[') {
             Some(i) if !f.is_dynamic => {
@@ -529,9 +268,9 @@ fn rd(e: &[u8], at: usize, n: usize) -> u64 {
 fn print_synth_event(se: &SynthEvent, out: &mut String, rec: &EventRecord<'_>) {
     let e = rec.entry;
     let _ = write!(out, "{}: ", se.name);
-    for (i, f) in se.fields.iter().enumerate() {
+    for (i, (f, slot)) in se.fields.iter().zip(&se.slots).enumerate() {
         let sp = if i + 1 == se.fields.len() { "" } else { " " };
-        let at = super::TRACE_ENTRY_SIZE + f.slot * 8;
+        let at = super::TRACE_ENTRY_SIZE + slot * 8;
         if f.is_string {
             let bytes: &[u8] = if f.is_dynamic {
                 let loc = rd(e, at, 4) as usize;
@@ -606,72 +345,70 @@ fn synth_event_delete(name: &str) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Logs a rejection as Linux's `synth_err` does, and gives its errno.
-fn finish(cmd: &str, r: Result<(), Rejection>) -> Result<(), Errno> {
-    r.map_err(|rej| {
-        if let Some((e, pos)) = rej.log {
-            error_log::tracing_log_err(ERR_LOC, cmd, &CmdError::new(rej.errno, e.msg(), pos));
+/// Registers a parsed definition (the rest of Linux's
+/// `__create_synth_event`), or removes for `!NAME`.
+fn run(cmd: SynthCmd) -> Result<(), Errno> {
+    let (name, fields) = match cmd {
+        SynthCmd::Empty => return Ok(()),
+        SynthCmd::Delete { name } => return synth_event_delete(&name),
+        SynthCmd::Create { name, fields } => (name, fields),
+    };
+    let mut list = SYNTH_EVENTS.lock();
+    if list.iter().any(|e| e.name == name) {
+        // Defined by another writer since the command was parsed.
+        return Err(Errno::EEXIST);
+    }
+    let mut slots = Vec::with_capacity(fields.len());
+    let mut n_u64 = 0;
+    for f in &fields {
+        slots.push(n_u64);
+        n_u64 += f.slots();
+    }
+    let se = Arc::new(SynthEvent {
+        name,
+        fields,
+        slots,
+        n_u64,
+        ev: spin::Once::new(),
+        refs: AtomicU32::new(0),
+        seq: next_seq(),
+        was_enabled: AtomicBool::new(false),
+    });
+    let ev = events::register_trace_event(event_def(&se))?;
+    se.ev.call_once(|| ev);
+    list.push(se);
+    Ok(())
+}
+
+fn exists(name: &str) -> bool {
+    SYNTH_EVENTS.lock().iter().any(|e| e.name == name)
+}
+
+/// Runs a parsed command, logging a rejection as Linux's `synth_err`.
+fn finish(raw: &str, parsed: Result<SynthCmd, CmdError>) -> Result<(), Errno> {
+    match parsed {
+        Ok(cmd) => run(cmd),
+        Err(e) => {
+            if !e.msg.is_empty() {
+                error_log::tracing_log_err(ERR_LOC, synth_cmd_text(raw), &e);
+            }
+            Err(e.errno)
         }
-        rej.errno
-    })
-}
-
-fn skip_spaces(s: &str) -> &str {
-    s.trim_start_matches(|c: char| c.is_ascii() && trace_probe_is_space(c as u8))
-}
-
-fn trace_probe_is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+    }
 }
 
 /// A command of `synthetic_events` (Linux's `create_or_delete_synth_event`).
 fn create_or_delete(raw: &str) -> Result<(), Errno> {
-    let cmd = skip_spaces(raw);
-    if cmd.is_empty() {
-        return Ok(());
-    }
-    if !check_command(cmd) {
-        return finish(cmd, Err(reject(Errno::EINVAL, SynthErr::InvalidCmd, 0)));
-    }
-    let p = cmd.find([' ', '\t']);
-    if p.is_none() && !cmd.starts_with('!') {
-        return finish(cmd, Err(reject(Errno::EINVAL, SynthErr::InvalidCmd, 0)));
-    }
-    let name = &cmd[..p.unwrap_or(cmd.len())];
-    if let Some(n) = name.strip_prefix('!') {
-        return synth_event_delete(n);
-    }
-    let fields = skip_spaces(&cmd[p.unwrap_or(cmd.len())..]);
-    finish(cmd, create_synth_event(cmd, name, fields))
+    finish(raw, parse_synth_events_cmd(raw, &exists))
 }
 
 /// `s:[synthetic/]NAME FIELDS` in `dynamic_events` (Linux's
 /// `create_synth_event`).
 fn create_dyn(raw: &str) -> Result<(), Errno> {
-    let cmd = skip_spaces(raw);
-    if cmd.is_empty() {
-        return Ok(());
+    match parse_synth_dyn_cmd(raw, &exists) {
+        Err(e) if e.errno == Errno::ECANCELED => Err(Errno::ECANCELED),
+        r => finish(raw, r),
     }
-    let Some(rest) = cmd.strip_prefix("s:") else {
-        return Err(Errno::ECANCELED);
-    };
-    let Some(p) = cmd.find([' ', '\t']) else {
-        return finish(cmd, Err(reject(Errno::EINVAL, SynthErr::InvalidCmd, 0)));
-    };
-    let fields = skip_spaces(&cmd[p..]);
-    let mut start = 2;
-    // Linux looks for the '/' in the whole rest of the command.
-    if rest.contains('/') {
-        let Some(_) = rest.strip_prefix("synthetic/") else {
-            return finish(cmd, Err(reject(Errno::EINVAL, SynthErr::InvalidDynCmd, 0)));
-        };
-        start += "synthetic/".len();
-    }
-    if !check_command(&cmd[start..]) {
-        return finish(cmd, Err(reject(Errno::EINVAL, SynthErr::InvalidCmd, 0)));
-    }
-    let name = cmd.get(start..p).unwrap_or("");
-    finish(cmd, create_synth_event(cmd, name, fields))
 }
 
 /// The synthetic events' part of `dynamic_events`.

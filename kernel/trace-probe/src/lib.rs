@@ -34,6 +34,7 @@ pub mod num;
 mod output;
 mod parse;
 pub mod proto;
+pub mod synth;
 mod tevent;
 pub mod types;
 
