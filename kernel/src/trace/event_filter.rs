@@ -23,8 +23,10 @@
 //! a per-CPU scratch buffer (Linux's `trace_buffered_event`), examined, and
 //! copied into the ring buffer only if they pass: triggers with `if` run
 //! even while tracing is off (a `traceon if ...` must be able to turn it on).
-//! The scratch buffer's lock is also the recursion guard: a probe hit on the
-//! same CPU inside this path finds it taken and drops its event.
+//! The scratch buffers' locks are also the recursion guard: events nest
+//! (an event probe records inside its attached event's path) up to
+//! `SCRATCH_NEST` deep on one CPU, and a probe hit deeper than that drops
+//! its event.
 
 use super::events::{self, TraceEvent};
 use super::tracefs::{readme_add, ReadmeSection};
@@ -57,6 +59,9 @@ pub(super) const FL_TRIGGER_MODE: u32 = 1 << 2;
 pub(super) const FL_TRIGGER_COND: u32 = 1 << 3;
 /// `EVENT_FILE_FL_FILTERED`: the event has a compiled filter.
 const FL_FILTERED: u32 = 1 << 4;
+/// Event probes are attached (Linux's `EVENT_TRIGGER_FL_PROBE` triggers,
+/// which need the record).
+const FL_EPROBE: u32 = 1 << 5;
 
 /// Writes to `filter` and `trigger` of this size or more are EINVAL (as
 /// Linux, which refuses `cnt >= PAGE_SIZE`).
@@ -71,6 +76,8 @@ pub struct EventFileState {
     sm_ref: AtomicU32,
     filter: IrqSpinLock<Option<Arc<EventFilter>>>,
     pub(super) triggers: CpuOwnedLock<Triggers>,
+    /// Handlers of the event probes attached to this event.
+    eprobes: CpuOwnedLock<Vec<super::trace_eprobe::EprobeHook>>,
     /// Serialises writes to this event's `filter` and `trigger`.
     pub(super) write_lock: spin::Mutex<()>,
 }
@@ -89,6 +96,7 @@ impl EventFileState {
             sm_ref: AtomicU32::new(0),
             filter: IrqSpinLock::new(None),
             triggers: CpuOwnedLock::new(Triggers::default()),
+            eprobes: CpuOwnedLock::new(Vec::new()),
             write_lock: spin::Mutex::new(()),
         }
     }
@@ -107,7 +115,7 @@ impl EventFileState {
 
     /// Whether a hit must go through [`record_slow`].
     pub fn needs_slow_path(&self) -> bool {
-        self.flags() & (FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED) != 0
+        self.flags() & (FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED | FL_EPROBE) != 0
     }
 
     /// `EVENT_FILE_FL_SOFT_DISABLED`.
@@ -245,8 +253,15 @@ impl<T> Drop for CpuOwnedGuard<'_, T> {
 
 /// Per-CPU room to build an entry before it is written (Linux's
 /// `trace_buffered_event`).
-static SCRATCH: [IrqSpinLock<[u8; BUF_MAX_DATA_SIZE]>; NR_CPUS] =
-    [const { IrqSpinLock::new([0; BUF_MAX_DATA_SIZE]) }; NR_CPUS];
+/// Events nest: an event probe records from inside its attached event's
+/// path, and a synthetic event from a trigger's; each level takes the next
+/// free buffer (Linux's `ring_buffer_nest_start`), and a hit nested deeper
+/// drops its event.
+static SCRATCH: [[IrqSpinLock<[u8; BUF_MAX_DATA_SIZE]>; SCRATCH_NEST]; NR_CPUS] =
+    [const { [const { IrqSpinLock::new([0; BUF_MAX_DATA_SIZE]) }; SCRATCH_NEST] }; NR_CPUS];
+
+/// How deep events may nest on one CPU.
+const SCRATCH_NEST: usize = 3;
 
 /// What a filter sees of the task and CPU an event happens on.
 pub(super) struct ProbeContext {
@@ -319,7 +334,7 @@ pub(super) fn record_slow_inner(
     let fl = ev.file.flags();
     // Linux's trace_trigger_soft_disabled: triggers that need no record
     // run before it is made; a soft-disabled event stops there.
-    if fl & (FL_TRIGGER_MODE | FL_SOFT_DISABLED) != 0 && fl & FL_TRIGGER_COND == 0 {
+    if fl & (FL_TRIGGER_MODE | FL_SOFT_DISABLED) != 0 && fl & (FL_TRIGGER_COND | FL_EPROBE) == 0 {
         if fl & FL_TRIGGER_MODE != 0 {
             trigger::event_triggers_call(ev, tr, None);
         }
@@ -332,7 +347,10 @@ pub(super) fn record_slow_inner(
     }
     let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
-    let Some(mut scratch) = SCRATCH.get(cpu).and_then(IrqSpinLock::try_lock) else {
+    let Some(mut scratch) = SCRATCH
+        .get(cpu)
+        .and_then(|levels| levels.iter().find_map(IrqSpinLock::try_lock))
+    else {
         arch::cpu::local_irq_restore(irq);
         return false;
     };
@@ -345,6 +363,13 @@ pub(super) fn record_slow_inner(
             let fl = ev.file.flags();
             if fl & FL_TRIGGER_COND != 0 {
                 post = trigger::event_triggers_call(ev, tr, Some((&*entry, &mut ctx)));
+            }
+            if fl & FL_EPROBE != 0 {
+                if let Some(hooks) = ev.file.eprobes.lock_from_probe() {
+                    for h in hooks.iter() {
+                        h(entry);
+                    }
+                }
             }
             let keep = if fl & FL_SOFT_DISABLED != 0 {
                 false
@@ -366,6 +391,20 @@ pub(super) fn record_slow_inner(
     trigger::event_triggers_post_call(ev, tr, post);
     arch::cpu::local_irq_restore(irq);
     committed
+}
+
+/// Hooks an event probe's handler to `ev`'s records.
+pub(super) fn eprobe_attach(ev: &TraceEvent, h: super::trace_eprobe::EprobeHook) {
+    let mut g = ev.file.eprobes.lock();
+    g.push(h);
+    ev.file.set_flag(FL_EPROBE, true);
+}
+
+/// Unhooks it, and waits until no hit still runs it.
+pub(super) fn eprobe_detach(ev: &TraceEvent, h: &super::trace_eprobe::EprobeHook) {
+    let mut g = ev.file.eprobes.lock();
+    g.retain(|x| !Arc::ptr_eq(x, h));
+    ev.file.set_flag(FL_EPROBE, !g.is_empty());
 }
 
 /// Kernel symbols for `.function` operands.

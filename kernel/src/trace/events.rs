@@ -290,6 +290,12 @@ pub(super) fn soft_enable_disable(ev: &TraceEvent, on: bool) -> Result<(), Errno
     ev.enable_disable(on, true)
 }
 
+/// [`soft_enable_disable`] for a caller that holds the event mutex (an
+/// event probe's `reg`, which soft-enables the event it is attached to).
+pub(super) fn soft_enable_disable_locked(ev: &TraceEvent, on: bool) -> Result<(), Errno> {
+    ev.enable_disable(on, true)
+}
+
 /// Filters and triggers, installed by the code that parses them.
 pub trait EventFileHooks: Sync {
     /// `filter` of `ev` (a system's filter file when `ev` is None).

@@ -27,6 +27,9 @@ pub mod options;
 pub mod output;
 pub mod readers;
 pub mod rethook;
+pub mod trace_dynevent;
+pub mod trace_eprobe;
+pub mod trace_events_synth;
 pub mod trace_kprobe;
 pub mod trace_stack;
 pub mod tracefs;
@@ -46,6 +49,8 @@ mod hist_tests;
 mod instance_tests;
 #[cfg(feature = "ktest")]
 mod kprobe_tests;
+#[cfg(feature = "ktest")]
+mod synth_tests;
 #[cfg(feature = "ktest")]
 mod test_files;
 #[cfg(feature = "ktest")]

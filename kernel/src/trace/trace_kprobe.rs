@@ -265,6 +265,8 @@ struct TraceKprobe {
     /// None while pending (a module symbol: this kernel has no modules).
     probe: Option<Probe>,
     hit: Arc<Hit>,
+    /// Its place in `dynamic_events`, among the other types' events.
+    seq: u64,
 }
 
 /// Every definition, in the order they were made (the order of
@@ -461,7 +463,13 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
             st.kps.push(kp);
         }
         drop(st);
-        list.push(Arc::new(TraceKprobe { def, pe, probe, hit }));
+        list.push(Arc::new(TraceKprobe {
+            def,
+            pe,
+            probe,
+            hit,
+            seq: super::trace_dynevent::next_seq(),
+        }));
         return Ok(());
     }
     let pe = Arc::new(ProbeEvent {
@@ -491,7 +499,13 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
         hit.func.store(kp.addr() as u64, Ordering::Relaxed);
         pe.arm.lock().kps.push(kp);
     }
-    list.push(Arc::new(TraceKprobe { def, pe, probe, hit }));
+    list.push(Arc::new(TraceKprobe {
+        def,
+        pe,
+        probe,
+        hit,
+        seq: super::trace_dynevent::next_seq(),
+    }));
     Ok(())
 }
 
@@ -584,6 +598,15 @@ pub fn release_all() -> Result<(), Errno> {
     ret
 }
 
+/// Whether `group`/`event` is a kprobe event (event probes cannot attach
+/// to one).
+pub fn is_kprobe_event(group: &str, event: &str) -> bool {
+    DYN_EVENTS
+        .lock()
+        .iter()
+        .any(|t| t.def.group == group && t.def.event == event)
+}
+
 /// Which file a command came through.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -612,9 +635,24 @@ fn run_command(raw: &str, src: Source) -> Result<(), Errno> {
         owned = s;
         raw = &owned;
     }
+    // Synthetic events and event probes (Linux's other dyn_event types).
+    let mut others_removed = 0;
+    if src == Source::DynamicEvents {
+        if raw.starts_with('-') {
+            others_removed = super::trace_dynevent::release(raw)?;
+        } else if super::trace_dynevent::is_ours(raw) {
+            return super::trace_dynevent::create(raw);
+        }
+    }
     let result = match parse_command(raw, &ctx) {
         Ok(Command::Empty) => Ok(()),
-        Ok(Command::Remove(cmd)) => return release(&cmd),
+        Ok(Command::Remove(cmd)) => {
+            return match release(&cmd) {
+                Err(Errno::ENOENT) if others_removed > 0 => Ok(()),
+                r => r,
+            }
+        }
+        Err(_) if others_removed > 0 => return Ok(()),
         Ok(Command::Define(def)) => define(def),
         Err(e) => Err(e),
     };
@@ -638,10 +676,16 @@ fn write_commands(buf: &[u8], src: Source) -> Result<usize, Errno> {
 }
 
 /// `kprobe_events`' and `dynamic_events`' text: one definition a line.
-fn probes_show() -> Vec<u8> {
+/// `dynamic_events` lists every type in the order they were made.
+fn probes_show(src: Source) -> Vec<u8> {
+    let mut lines: Vec<(u64, String)> = DYN_EVENTS.lock().iter().map(|t| (t.seq, t.def.render())).collect();
+    if src == Source::DynamicEvents {
+        super::trace_dynevent::show(&mut lines);
+    }
+    lines.sort_by_key(|(seq, _)| *seq);
     let mut s = String::new();
-    for t in DYN_EVENTS.lock().iter() {
-        s.push_str(&t.def.render());
+    for (_, line) in lines {
+        s.push_str(&line);
         s.push('\n');
     }
     s.into_bytes()
@@ -675,7 +719,7 @@ impl FileOps for ProbesFile {
         let data = match cached {
             Some(d) => d,
             None => {
-                let d = Arc::new(probes_show());
+                let d = Arc::new(probes_show(self.src));
                 self.text.lock().get_or_insert(d).clone()
             }
         };
@@ -704,7 +748,13 @@ impl FileOps for ProbesFile {
 fn open_probes(flags: u32, src: Source) -> Result<Arc<dyn FileOps>, Errno> {
     let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
     if write && flags & uapi::fcntl::O_TRUNC != 0 {
+        if src == Source::DynamicEvents && super::trace_dynevent::any_busy() {
+            return Err(Errno::EBUSY);
+        }
         release_all()?;
+        if src == Source::DynamicEvents {
+            super::trace_dynevent::release_all()?;
+        }
     }
     Ok(Arc::new(ProbesFile {
         src,
@@ -721,8 +771,10 @@ kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n\
 \t\t\t  Write into this file to define/undefine new trace events.\n\
 \t  accepts: event-definitions (one definition per line)\n\
 \t   Format: p[:[<group>/][<event>]] <place> [<args>]\n\
-\t           r[maxactive][:[<group>/][<event>]] <place> [<args>]\n\
-\t           -:[<group>/][<event>]\n\
+\t           r[maxactive][:[<group>/][<event>]] <place> [<args>]\n";
+
+/// Linux's README lines from the removal command on.
+const README_KPROBES_PLACE: &str = "\t           -:[<group>/][<event>]\n\
 \t    place: [<module>:]<symbol>[+<offset>]|<memaddr>\n\
 place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n\
 \t     args: <name>=fetcharg[:type]\n\
@@ -755,6 +807,10 @@ pub(super) fn init(root: &Arc<PseudoDir>) {
     );
     root.file("kprobe_profile", 0o440, Box::new(profile_show), None);
     readme_add(ReadmeSection::Files, README_KPROBES);
+    readme_add(ReadmeSection::Files, super::trace_dynevent::README_FORMATS);
+    readme_add(ReadmeSection::Files, README_KPROBES_PLACE);
     readme_add(ReadmeSection::Files, README_BTF_ARGS);
     readme_add(ReadmeSection::Files, README_KPROBES_TAIL);
+    readme_add(ReadmeSection::Files, super::trace_dynevent::README_FIELDS);
+    super::trace_dynevent::init(root);
 }

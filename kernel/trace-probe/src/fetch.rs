@@ -31,6 +31,11 @@ pub trait FetchEnv {
     /// is no symbol) into `dst`, returning the length written (without NUL);
     /// [`crate::sprint_symbol`] does it given a lookup.
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
+    /// The attached event's whole record (common header first), for an
+    /// event probe's `$FIELD`s; empty elsewhere.
+    fn event_record(&self) -> &[u8] {
+        &[]
+    }
 }
 
 /// What the probe's own fields hold.
@@ -243,11 +248,64 @@ impl ProbeArg {
                     src_bytes = Some(&self.data);
                     0
                 }
+                Op::TpArg => {
+                    let (v, bytes) = event_field(env.event_record(), c);
+                    // A string stored right from the record needs no
+                    // memory read.
+                    if matches!(code.get(pc + 1).map(|n| n.op), Some(Op::StString | Op::StUString)) {
+                        src_bytes = bytes;
+                    }
+                    v
+                }
                 _ => return EILSEQ,
             };
         };
         pc += 1;
         bottom(code, pc, val, src_bytes, env, dest)
+    }
+}
+
+/// Linux's `get_event_field`: a number (sign-extended as the field is), or
+/// for a string field its address (and the bytes it has in the record).
+fn event_field<'r>(rec: &'r [u8], c: &Insn) -> (u64, Option<&'r [u8]>) {
+    let off = c.param as usize;
+    let base = rec.as_ptr() as u64;
+    let rd = |at: usize, n: usize| -> u64 {
+        let mut b = [0u8; 8];
+        if let Some(src) = at.checked_add(n).and_then(|end| rec.get(at..end)) {
+            b[..n].copy_from_slice(src);
+        }
+        u64::from_le_bytes(b)
+    };
+    match crate::StrKind::from_code(c.basesize) {
+        Some(crate::StrKind::Static) => {
+            let end = off.saturating_add(c.size as usize).min(rec.len());
+            (base.wrapping_add(off as u64), rec.get(off..end))
+        }
+        Some(kind @ (crate::StrKind::DataLoc | crate::StrKind::RelLoc)) => {
+            let dl = rd(off, 4) as u32;
+            let mut start = (dl & 0xffff) as usize;
+            if kind == crate::StrKind::RelLoc {
+                start += off;
+            }
+            let end = start.saturating_add((dl >> 16) as usize).min(rec.len());
+            (base.wrapping_add(start as u64), rec.get(start.min(end)..end))
+        }
+        Some(crate::StrKind::Ptr) => (rd(off, 8), None),
+        None => {
+            let n = match c.size {
+                1 | 2 | 4 => c.size as usize,
+                _ => 8,
+            };
+            let v = rd(off, n);
+            let v = if c.lshift != 0 && n < 8 {
+                let sh = 64 - 8 * n as u32;
+                (((v << sh) as i64) >> sh) as u64
+            } else {
+                v
+            };
+            (v, None)
+        }
     }
 }
 
@@ -432,10 +490,10 @@ fn store_string(op: Op, src: Src, env: &(impl FetchEnv + ?Sized), d: &mut Dest) 
 impl ProbeDef {
     /// Bytes of the probe's own fields after the common header.
     pub fn probe_header_size(&self) -> usize {
-        if self.is_return {
-            16
-        } else {
-            8
+        match self.kind {
+            crate::ProbeKind::Eprobe { .. } => 0,
+            _ if self.is_return => 16,
+            _ => 8,
         }
     }
 

@@ -49,6 +49,10 @@ pub(crate) enum Op {
     Arg,
     Data,
     Edata,
+    /// A field of the attached event's record (event probes): `param` is
+    /// its offset, `size` its size, `basesize` its [`crate::StrKind`]
+    /// code (0 for a number), `lshift` 1 if signed.
+    TpArg,
     // Stage 2: dereference.
     Deref,
     UDeref,

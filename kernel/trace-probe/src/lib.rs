@@ -34,6 +34,8 @@ pub mod num;
 mod output;
 mod parse;
 pub mod proto;
+pub mod synth;
+mod tevent;
 pub mod types;
 
 #[cfg(test)]
@@ -48,6 +50,7 @@ pub use insn::Reg;
 pub use output::{sprint_symbol, Field, Symbolizer};
 pub use parse::{argv_split, command_text, parse_command, Command};
 pub use proto::{CType, FuncProto, Member, Pointee, StructType};
+pub use tevent::{parse_eprobe, EventLookup, StrKind, TeventField, EPROBE_EVENT_SYSTEM};
 pub use types::FetchType;
 pub use uapi::error::CmdError;
 
@@ -162,9 +165,34 @@ impl ProbeArg {
     }
 }
 
-/// A parsed `p`/`r` definition.
+/// What kind of dynamic event a definition makes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// `p`/`r`: a kprobe or kretprobe (see [`ProbeDef::is_return`]).
+    Kprobe,
+    /// `e`: an event probe on another event's records (Linux's
+    /// `trace_eprobe`); its records have no probe fields.
+    Eprobe {
+        /// The attached event's system.
+        system: String,
+        /// The attached event's name.
+        event: String,
+        /// The filter after `if`, on the attached event's fields.
+        filter: Option<String>,
+    },
+    /// `t`: a probe on a tracepoint (Linux's `trace_fprobe` on a
+    /// tracepoint); `$argN` are the tracepoint's arguments.
+    Tprobe {
+        /// The tracepoint's name.
+        tracepoint: String,
+    },
+}
+
+/// A parsed `p`/`r`/`e`/`t` definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbeDef {
+    /// Kprobe, event probe or tracepoint probe.
+    pub kind: ProbeKind,
     /// The event's group (`kprobes` by default).
     pub group: String,
     /// The event's name (given, or Linux's `p_SYM_OFFS`).

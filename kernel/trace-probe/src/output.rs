@@ -173,6 +173,24 @@ impl ProbeDef {
     /// newline): `p:kprobes/myprobe vfs_read arg1=%x0`, `r10:...`.
     pub fn render(&self) -> String {
         let mut s = String::new();
+        match &self.kind {
+            crate::ProbeKind::Eprobe { system, event, .. } => {
+                // Linux does not show the filter.
+                let _ = write!(s, "e:{}/{} {system}.{event}", self.group, self.event);
+                for a in &self.args {
+                    let _ = write!(s, " {}={}", a.name, a.comm);
+                }
+                return s;
+            }
+            crate::ProbeKind::Tprobe { tracepoint } => {
+                let _ = write!(s, "t:{}/{} {tracepoint}", self.group, self.event);
+                for a in &self.args {
+                    let _ = write!(s, " {}={}", a.name, a.comm);
+                }
+                return s;
+            }
+            crate::ProbeKind::Kprobe => {}
+        }
         s.push(if self.is_return { 'r' } else { 'p' });
         if self.is_return && self.maxactive != 0 {
             let _ = write!(s, "{}", self.maxactive);
@@ -195,7 +213,9 @@ impl ProbeDef {
             size: 8,
             signed: false,
         };
-        if self.is_return {
+        if matches!(self.kind, crate::ProbeKind::Eprobe { .. }) {
+            // An event probe's record has only its arguments.
+        } else if self.is_return {
             v.push(ul("__probe_func", 8));
             v.push(ul("__probe_ret_ip", 16));
         } else {
@@ -217,7 +237,9 @@ impl ProbeDef {
     /// What follows `print fmt: ` in the `format` file
     /// (`traceprobe_set_print_fmt`).
     pub fn print_fmt(&self) -> String {
-        let (fmt, args) = if self.is_return {
+        let (fmt, args) = if matches!(self.kind, crate::ProbeKind::Eprobe { .. }) {
+            ("", "")
+        } else if self.is_return {
             ("(%lx <- %lx)", ", REC->__probe_func, REC->__probe_ret_ip")
         } else {
             ("(%lx)", ", REC->__probe_ip")
@@ -265,7 +287,11 @@ impl ProbeDef {
     /// prints zeros for what is missing, never panics.
     pub fn print(&self, rec: &[u8], sym: &dyn Symbolizer, out: &mut Vec<u8>) {
         out.push(b'(');
-        if self.is_return {
+        if let crate::ProbeKind::Eprobe { system, event, .. } = &self.kind {
+            out.extend_from_slice(system.as_bytes());
+            out.push(b'.');
+            out.extend_from_slice(event.as_bytes());
+        } else if self.is_return {
             print_ip_sym(out, sym, rd(rec, 16, 8), true);
             out.extend_from_slice(b" <- ");
             print_ip_sym(out, sym, rd(rec, 8, 8), false);

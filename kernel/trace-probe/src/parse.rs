@@ -32,9 +32,15 @@ pub enum Command {
     Remove(RemoveCmd),
 }
 
-const FL_RETURN: u32 = 1 << 0;
-const FL_KERNEL: u32 = 1 << 1;
-const FL_FENTRY: u32 = 1 << 2;
+pub(crate) const FL_RETURN: u32 = 1 << 0;
+pub(crate) const FL_KERNEL: u32 = 1 << 1;
+pub(crate) const FL_FENTRY: u32 = 1 << 2;
+/// `TPARG_FL_TEVENT`: `$NAME` is a field of the attached event.
+pub(crate) const FL_TEVENT: u32 = 1 << 3;
+/// `TPARG_FL_FPROBE`: no registers.
+pub(crate) const FL_FPROBE: u32 = 1 << 5;
+/// `TPARG_FL_TPOINT`: `$argN` are a tracepoint's arguments.
+pub(crate) const FL_TPOINT: u32 = 1 << 6;
 const FL_LOC_MASK: u32 = 0x1f;
 
 fn is_function_entry(flags: u32) -> bool {
@@ -72,14 +78,14 @@ pub(crate) fn is_good_name(name: &str, hyphen_ok: bool) -> bool {
 
 /// Where errors point: Linux's `trace_probe_log` (the original words, and
 /// which of them is being parsed).
-struct Log<'a> {
-    argv: &'a [&'a str],
-    index: usize,
+pub(crate) struct Log<'a> {
+    pub(crate) argv: &'a [&'a str],
+    pub(crate) index: usize,
 }
 
 impl Log<'_> {
     /// An error `offset` bytes into the current word (`__trace_probe_log_err`).
-    fn err(&self, offset: i64, e: TpErr, errno: Errno) -> CmdError {
+    pub(crate) fn err(&self, offset: i64, e: TpErr, errno: Errno) -> CmdError {
         let mut pos = 0i64;
         let mut len = 0i64;
         for (i, a) in self.argv.iter().enumerate() {
@@ -100,7 +106,7 @@ impl Log<'_> {
 }
 
 /// An error Linux returns without an `error_log` entry (empty message).
-fn silent(errno: Errno) -> CmdError {
+pub(crate) fn silent(errno: Errno) -> CmdError {
     CmdError::new(errno, "", 0)
 }
 
@@ -155,21 +161,39 @@ fn parse_remove(raw: &str) -> Result<RemoveCmd, CmdError> {
 }
 
 /// Parse state for one definition (Linux's `traceprobe_parse_context`).
-struct Ctx<'a> {
-    funcname: Option<&'a str>,
-    flags: u32,
-    offset: i64,
-    ctx: &'a dyn ProbeContext,
+pub(crate) struct Ctx<'a> {
+    pub(crate) funcname: Option<&'a str>,
+    pub(crate) flags: u32,
+    pub(crate) offset: i64,
+    pub(crate) ctx: &'a dyn ProbeContext,
+    /// The attached event's fields (event probes).
+    pub(crate) tevent: Option<&'a [crate::TeventField]>,
     /// `None`: not asked yet; `Some(None)`: the function is unknown.
     proto: Option<Option<&'a FuncProto>>,
     last_type: Option<CType>,
     last_bitoffs: u32,
     last_bitsize: u32,
     /// Arguments saved at function entry for a return probe (`entry_arg`).
-    entry_args: Vec<u32>,
+    pub(crate) entry_args: Vec<u32>,
 }
 
 impl<'a> Ctx<'a> {
+    /// A context for arguments of an event probe or tracepoint probe.
+    pub(crate) fn new(flags: u32, funcname: Option<&'a str>, ctx: &'a dyn ProbeContext) -> Ctx<'a> {
+        Ctx {
+            funcname,
+            flags,
+            offset: 0,
+            ctx,
+            tevent: None,
+            proto: None,
+            last_type: None,
+            last_bitoffs: 0,
+            last_bitsize: 0,
+            entry_args: Vec::new(),
+        }
+    }
+
     /// `query_btf_context`: the prototype, if the function is known.
     fn query(&mut self) -> Option<&'a FuncProto> {
         if let Some(p) = self.proto {
@@ -333,6 +357,7 @@ fn create(argv: &[&str], pctx: &dyn ProbeContext) -> Result<ProbeDef, CmdError> 
 
     let mut ctx = Ctx {
         funcname: symbol.as_deref(),
+        tevent: None,
         flags,
         offset: 0,
         ctx: pctx,
@@ -350,6 +375,7 @@ fn create(argv: &[&str], pctx: &dyn ProbeContext) -> Result<ProbeDef, CmdError> 
     let args_in = expand_dentry_args(args_in, pctx)?;
 
     let mut def = ProbeDef {
+        kind: crate::ProbeKind::Kprobe,
         group,
         event,
         is_return,
@@ -394,7 +420,7 @@ fn create(argv: &[&str], pctx: &dyn ProbeContext) -> Result<ProbeDef, CmdError> 
     Ok(def)
 }
 
-fn truncate_bytes(s: &mut String, max: usize) {
+pub(crate) fn truncate_bytes(s: &mut String, max: usize) {
     if s.len() > max {
         let mut n = max;
         while !s.is_char_boundary(n) {
@@ -406,7 +432,7 @@ fn truncate_bytes(s: &mut String, max: usize) {
 
 /// Linux's `sanitize_event_name`: `:`, `.` and `*` after the first byte
 /// become `_`.
-fn sanitize_event_name(name: &str) -> String {
+pub(crate) fn sanitize_event_name(name: &str) -> String {
     name.char_indices()
         .map(|(i, c)| if i > 0 && matches!(c, ':' | '.' | '*') { '_' } else { c })
         .collect()
@@ -414,7 +440,11 @@ fn sanitize_event_name(name: &str) -> String {
 
 /// `traceprobe_parse_event_name`: `[GRP/]EVENT` or `GRP.EVENT`; `Ok(None)`
 /// for the event means "make one up" (`GRP/` alone).
-fn parse_event_name(spec: &str, offset: i64, log: &Log) -> Result<(Option<String>, Option<String>), CmdError> {
+pub(crate) fn parse_event_name(
+    spec: &str,
+    offset: i64,
+    log: &Log,
+) -> Result<(Option<String>, Option<String>), CmdError> {
     let einval = |off: i64, e: TpErr| log.err(off, e, Errno::EINVAL);
     let slash = spec.find('/').or_else(|| spec.find('.'));
     let mut group = None;
@@ -579,7 +609,7 @@ const RESERVED_FIELD_NAMES: [&str; 8] = [
 ];
 
 /// `traceprobe_parse_probe_arg`: `[NAME=]FETCHARG[:TYPE]`.
-fn parse_probe_arg_named(
+pub(crate) fn parse_probe_arg_named(
     prev: &[ProbeArg],
     i: usize,
     arg: &str,
@@ -663,7 +693,8 @@ fn parse_probe_arg_body(
             type_str = Some(&t[..b]);
         }
     }
-    let mut ty: &'static FetchType = if expr == "$comm" || expr == "$COMM" || expr.starts_with("\\\"") {
+    let auto_string = ctx.flags & FL_TEVENT == 0 && (expr == "$comm" || expr == "$COMM" || expr.starts_with("\\\""));
+    let mut ty: &'static FetchType = if auto_string {
         if count != 0 || type_str.is_some_and(|t| t != "string") {
             return Err(einval(ctx, type_at as i64, TpErr::NeedStringType));
         }
@@ -746,6 +777,9 @@ fn parse_probe_arg(
     let einval = |ctx: &Ctx, e: TpErr| log.err(ctx.offset, e, Errno::EINVAL);
     match at(0) {
         b'$' => parse_probe_vars(arg, code, pcode, ctx, log)?,
+        // Event and tracepoint probes have no registers: Linux logs
+        // BAD_VAR, then BAD_FETCH_ARG at the same place.
+        b'%' if ctx.flags & (FL_TEVENT | FL_FPROBE) != 0 => return Err(einval(ctx, TpErr::BadFetchArg)),
         b'%' => match Reg::from_name(&arg[1..]) {
             Some(r) => code.insn[c].op = Op::Reg(r),
             None => return Err(einval(ctx, TpErr::BadRegName)),
@@ -867,6 +901,23 @@ fn parse_probe_vars(orig: &str, code: &mut Code, pcode: &mut usize, ctx: &mut Ct
     let c = *pcode;
     let arg = &orig[1..];
     let inval = |ctx: &Ctx, e: TpErr| log.err(ctx.offset, e, Errno::EINVAL);
+    if ctx.flags & FL_TEVENT != 0 {
+        // A field of the attached event, else the task's name.
+        if let Some(f) = ctx.tevent.and_then(|fs| fs.iter().find(|f| f.name == arg)) {
+            let i = &mut code.insn[c];
+            i.op = Op::TpArg;
+            i.param = f.offset;
+            i.size = f.size;
+            i.basesize = f.string.map_or(0, crate::StrKind::code);
+            i.lshift = u8::from(f.signed);
+            return Ok(());
+        }
+        if arg == "comm" || arg == "COMM" {
+            code.insn[c].op = Op::Comm;
+            return Ok(());
+        }
+        return Err(inval(ctx, TpErr::BadVar));
+    }
     if arg.starts_with("retval") {
         if ctx.flags & FL_RETURN == 0 {
             return Err(inval(ctx, TpErr::RetvalOnProbe));
@@ -902,6 +953,10 @@ fn parse_probe_vars(orig: &str, code: &mut Code, pcode: &mut usize, ctx: &mut Ct
         if is_function_entry(ctx.flags) {
             code.insn[c].op = Op::Arg;
             code.insn[c].param = n;
+            // A tracepoint's probe function takes its data first.
+            if ctx.flags & FL_TPOINT != 0 {
+                code.insn[c].param = n + 1;
+            }
         } else if is_function_return(ctx.flags) {
             let off = ctx.store_entry_arg(n);
             code.insn[c].op = Op::Edata;
@@ -1111,13 +1166,16 @@ fn finalize_fetch_insn(
     if ty.is_string {
         let symstr = ty.name == "symstr";
         if symstr {
-            if !matches!(op, Op::Reg(_) | Op::Stack | Op::Retval | Op::Arg | Op::Deref) {
+            if !matches!(
+                op,
+                Op::Reg(_) | Op::Stack | Op::Retval | Op::Arg | Op::Deref | Op::TpArg
+            ) {
                 return Err(at_type(TpErr::BadSymstring));
             }
-        } else if !matches!(op, Op::Deref | Op::UDeref | Op::Imm | Op::Comm | Op::Data) {
+        } else if !matches!(op, Op::Deref | Op::UDeref | Op::Imm | Op::Comm | Op::Data | Op::TpArg) {
             return Err(at_type(TpErr::BadString));
         }
-        if symstr || matches!(op, Op::Imm | Op::Comm | Op::Data) || count != 0 {
+        if symstr || matches!(op, Op::Imm | Op::Comm | Op::Data | Op::TpArg) || count != 0 {
             pc += 1;
             if code.insn[pc].op != Op::Nop {
                 return Err(log.err(ctx.offset, TpErr::TooManyOps, Errno::EINVAL));

@@ -3,9 +3,11 @@
 
 extern crate std;
 
+mod eprobe_tests;
 mod fetch_tests;
 mod grammar_tests;
 mod proptests;
+mod synth_tests;
 
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
