@@ -23,6 +23,7 @@ pub mod ftrace_function;
 pub mod options;
 pub mod output;
 pub mod readers;
+pub mod snapshot;
 pub mod trace_kprobe;
 pub mod tracefs;
 pub mod tracepoint;
@@ -100,6 +101,8 @@ pub struct TraceArray {
     waker: &'static IrqWork,
     /// Serialises resizes, resets and clock changes.
     resize_lock: spin::Mutex<()>,
+    /// The snapshot buffer (`snapshot`).
+    pub snapshot: snapshot::Snapshot,
 }
 
 static GLOBAL: spin::Once<TraceArray> = spin::Once::new();
@@ -135,6 +138,7 @@ impl TraceArray {
             waker: IrqWork::waker(wq.clone()),
             wq,
             resize_lock: spin::Mutex::new(()),
+            snapshot: snapshot::Snapshot::new(),
         };
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
@@ -282,7 +286,8 @@ impl TraceArray {
         if cpu.is_none() {
             self.expanded.store(true, Ordering::Release);
         }
-        Ok(())
+        drop(_g);
+        snapshot::resize_snapshot(self, cpu, bytes)
     }
 
     /// Empties CPU `cpu`'s buffer (all for None), zeroing its counters
@@ -304,6 +309,7 @@ impl TraceArray {
     /// Frees every CPU's buffer (a removed instance): nothing is recorded
     /// into it any more.
     pub fn free_buffers(&self) {
+        snapshot::free_snapshot(self);
         let _g = self.resize_lock.lock();
         for (b, n) in self.buffers.iter().zip(&self.nr_pages) {
             let old = b.lock().take();

@@ -269,6 +269,7 @@ fn create(root: &Arc<PseudoDir>) {
         })),
     );
     create_array_files(root, tr);
+    readme_add(ReadmeSection::Files, super::snapshot::README_SNAPSHOT);
     let instances = root.dir("instances");
     let (mk, rm) = (instances.clone(), instances.clone());
     instances.set_dir_ops(
@@ -334,7 +335,14 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         let _ = d.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, Some(cpu), flags)));
         let _ = d.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, Some(cpu))));
         let _ = d.file_ops("trace_pipe_raw", 0o440, ops(move |_| TracePipeRaw::open(tr, cpu)));
+        let _ = d.file_ops("snapshot", 0o640, ops(move |_| TraceFile::open_snapshot(tr, Some(cpu))));
+        let _ = d.file_ops(
+            "snapshot_raw",
+            0o440,
+            ops(move |_| TracePipeRaw::open(super::snapshot::max_or_make(tr), cpu)),
+        );
     }
+    let _ = dir.file_ops("snapshot", 0o640, ops(move |_| TraceFile::open_snapshot(tr, None)));
     let _ = dir.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, None, flags)));
     dir.file(
         "trace_marker",
