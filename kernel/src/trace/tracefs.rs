@@ -250,6 +250,13 @@ fn create(root: &Arc<PseudoDir>) {
         Some(Box::new(events::event_pids_write)),
         Some(Box::new(events::event_pids_clear)),
     );
+    let _ = root.file_trunc(
+        "set_event_notrace_pid",
+        0o640,
+        Box::new(|| events::EVENT_NOTRACE_PIDS.show()),
+        Some(Box::new(|buf| events::EVENT_NOTRACE_PIDS.write(buf))),
+        Some(Box::new(|| events::EVENT_NOTRACE_PIDS.clear())),
+    );
     root.file(
         "trace_clock",
         0o640,
