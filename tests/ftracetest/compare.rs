@@ -17,7 +17,6 @@ use std::fmt::Write;
 pub const NOT_OFFERED: &[(&str, &str)] = &[
     ("00basic/mount_options.tc", "tracefs gid= mount option"),
     ("00basic/test_ownership.tc", "tracefs gid= mount option"),
-    ("00basic/ringbuffer_subbuf_size.tc", "buffer_subbuf_size_kb"),
     ("dynevent/add_remove_eprobe.tc", "event probes"),
     ("dynevent/eprobes_syntax_errors.tc", "event probes"),
     ("dynevent/test_duplicates.tc", "event probes"),

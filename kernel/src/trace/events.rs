@@ -636,7 +636,7 @@ pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
     events.file(
         "header_page",
         0o440,
-        Box::new(|| ring_buffer::HEADER_PAGE.as_bytes().to_vec()),
+        Box::new(|| ring_buffer::header_page(super::global_trace().subbuf_size()).into_bytes()),
         None,
     );
     events.file(

@@ -24,6 +24,7 @@ pub mod options;
 pub mod output;
 pub mod readers;
 pub mod snapshot;
+pub mod subbuf;
 pub mod trace_kprobe;
 pub mod tracefs;
 pub mod tracepoint;
@@ -51,7 +52,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_SIZE, MIN_PAGES};
+use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_HDR_SIZE, MIN_PAGES, PAGE_SIZE};
 use uapi::Errno;
 use vfs::WaitQueueHead;
 
@@ -71,9 +72,17 @@ pub const TRACE_FLAG_HARDIRQ: u8 = 0x08;
 /// buffers take when tracing is first used.
 pub const TRACE_BUF_SIZE_DEFAULT: usize = 1_441_792;
 
-/// Pages for a per-CPU size of `bytes`, as `ring_buffer_resize` rounds.
+/// Pages for a per-CPU size of `bytes`, as `ring_buffer_resize` rounds
+/// (default sub-buffers).
 pub fn pages_for(bytes: usize) -> usize {
-    bytes.div_ceil(BUF_PAGE_SIZE).max(MIN_PAGES)
+    pages_for_subbuf(bytes, PAGE_SIZE)
+}
+
+/// Sub-buffers of `subbuf` bytes for a per-CPU size of `bytes`.
+pub fn pages_for_subbuf(bytes: usize, subbuf: usize) -> usize {
+    bytes
+        .div_ceil(subbuf.saturating_sub(BUF_PAGE_HDR_SIZE).max(1))
+        .max(MIN_PAGES)
 }
 
 /// One trace array (Linux's `trace_array`): the global one, and later one
@@ -82,6 +91,8 @@ pub struct TraceArray {
     buffers: [IrqSpinLock<Option<CpuBuffer>>; NR_CPUS],
     /// Pages of each CPU's buffer, readable without its lock.
     nr_pages: [AtomicUsize; NR_CPUS],
+    /// Bytes of each page (`buffer_subbuf_size_kb`).
+    subbuf: AtomicUsize,
     /// Whether the buffers have their full size yet (Linux keeps them
     /// minimal until tracing is first used: `ring_buffer_expanded`).
     expanded: AtomicBool,
@@ -129,6 +140,7 @@ impl TraceArray {
         let tr = TraceArray {
             buffers: [const { IrqSpinLock::new(None) }; NR_CPUS],
             nr_pages: [const { AtomicUsize::new(0) }; NR_CPUS],
+            subbuf: AtomicUsize::new(PAGE_SIZE),
             expanded: AtomicBool::new(false),
             expand_to: AtomicUsize::new(TRACE_BUF_SIZE_DEFAULT),
             tracing_on: AtomicBool::new(true),
@@ -227,7 +239,23 @@ impl TraceArray {
 
     /// Size of CPU `cpu`'s buffer in bytes, as `buffer_size_kb` counts.
     pub fn size_bytes(&self, cpu: usize) -> usize {
-        self.nr_pages.get(cpu).map_or(0, |n| n.load(Ordering::Acquire)) * BUF_PAGE_SIZE
+        self.nr_pages.get(cpu).map_or(0, |n| n.load(Ordering::Acquire)) * self.data_size()
+    }
+
+    /// Bytes of each buffer page (`buffer_subbuf_size_kb`).
+    pub fn subbuf_size(&self) -> usize {
+        self.subbuf.load(Ordering::Acquire)
+    }
+
+    /// Bytes of events one page holds.
+    pub fn data_size(&self) -> usize {
+        self.subbuf_size() - BUF_PAGE_HDR_SIZE
+    }
+
+    /// Largest payload one event may carry (`BUF_MAX_DATA_SIZE` of the
+    /// sub-buffer size).
+    pub fn max_data_size(&self) -> usize {
+        self.data_size() - 8
     }
 
     /// Whether the buffers have their full size (see `expanded`).
@@ -253,7 +281,8 @@ impl TraceArray {
     /// keeping the newest events. ENOMEM if the pages cannot be had.
     pub fn resize(&self, cpu: Option<usize>, bytes: usize) -> Result<(), Errno> {
         let _g = self.resize_lock.lock();
-        let want = pages_for(bytes);
+        let subbuf = self.subbuf_size();
+        let want = pages_for_subbuf(bytes, subbuf);
         let cpus: Vec<usize> = match cpu {
             Some(c) => alloc::vec![c],
             None => tracing_cpus().collect(),
@@ -266,12 +295,13 @@ impl TraceArray {
                 // Leave the rest of the system memory to work with, as
                 // Linux refuses sizes beyond what is available.
                 let free = crate::mm::frame::stats().free;
-                if need + need / 8 + 1024 > free {
+                let frames = need * (subbuf / PAGE_SIZE);
+                if frames + frames / 8 + 1024 > free {
                     return Err(Errno::ENOMEM);
                 }
                 spare.try_reserve_exact(need).map_err(|_| Errno::ENOMEM)?;
                 for _ in 0..need {
-                    spare.push(ring_buffer::try_new_page().ok_or(Errno::ENOMEM)?);
+                    spare.push(ring_buffer::try_new_subbuf(subbuf).ok_or(Errno::ENOMEM)?);
                 }
             } else {
                 spare.try_reserve_exact(have - want).map_err(|_| Errno::ENOMEM)?;
@@ -438,7 +468,7 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
     // sized as Linux sizes it (room for "<faulted>" at least), within the
     // largest event.
     const FAULTED_SIZE: usize = 9;
-    let max_text = ring_buffer::BUF_MAX_DATA_SIZE - TRACE_ENTRY_SIZE - 8 - 2;
+    let max_text = tr.max_data_size() - TRACE_ENTRY_SIZE - 8 - 2;
     let cnt = text.len().min(max_text);
     let text = &text[..cnt];
     let nl = !text.ends_with(b"\n");

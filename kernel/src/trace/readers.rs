@@ -353,6 +353,7 @@ impl TracePipeRaw {
         Arc::new(TracePipeRaw {
             tr,
             cpu,
+            // Read to its end: the first read takes a page.
             page: spin::Mutex::new((ring_buffer::new_page(), PAGE_SIZE)),
         })
     }
@@ -365,13 +366,13 @@ impl FileOps for TracePipeRaw {
         }
         let mut g = self.page.lock();
         let (page, off) = &mut *g;
-        if *off >= PAGE_SIZE {
+        if *off >= page.len() {
             match self.tr.with_buffer(self.cpu, |b| b.read_page(page, false)).flatten() {
                 Some(_) => *off = 0,
                 None => return Err(Errno::EAGAIN),
             }
         }
-        let n = buf.len().min(PAGE_SIZE - *off);
+        let n = buf.len().min(page.len() - *off);
         buf[..n].copy_from_slice(&page[*off..*off + n]);
         *off += n;
         Ok(n)
@@ -383,7 +384,10 @@ impl FileOps for TracePipeRaw {
         Err(Errno::ESPIPE)
     }
     fn poll(&self, _: &OpenFile) -> u16 {
-        let partly_read = self.page.lock().1 < PAGE_SIZE;
+        let partly_read = {
+            let g = self.page.lock();
+            g.1 < g.0.len()
+        };
         if partly_read || self.tr.with_buffer(self.cpu, |b| !b.is_empty()).unwrap_or(false) {
             POLLIN | POLLRDNORM
         } else {

@@ -90,15 +90,16 @@ pub fn max_or_make(tr: &TraceArray) -> &'static TraceArray {
 
 /// Pages for `n` buffer pages, refusing (ENOMEM) to take the last of the
 /// system's memory, as [`TraceArray::resize`] does.
-fn alloc_pages(n: usize) -> Result<Vec<Box<Page>>, Errno> {
+fn alloc_pages(n: usize, size: usize) -> Result<Vec<Box<Page>>, Errno> {
     let free = crate::mm::frame::stats().free;
-    if n + n / 8 + 1024 > free {
+    let frames = n * (size / ring_buffer::PAGE_SIZE);
+    if frames + frames / 8 + 1024 > free {
         return Err(Errno::ENOMEM);
     }
     let mut pages = Vec::new();
     pages.try_reserve_exact(n).map_err(|_| Errno::ENOMEM)?;
     for _ in 0..n {
-        pages.push(ring_buffer::try_new_page().ok_or(Errno::ENOMEM)?);
+        pages.push(ring_buffer::try_new_subbuf(size).ok_or(Errno::ENOMEM)?);
     }
     Ok(pages)
 }
@@ -112,10 +113,11 @@ pub fn tracing_alloc_snapshot(tr: &TraceArray) -> Result<(), Errno> {
         return Ok(());
     }
     let max = snap.max_or_make_buffers();
+    let subbuf = tr.subbuf_size();
     let mut made: Vec<(usize, CpuBuffer)> = Vec::new();
     for cpu in tracing_cpus() {
         let pages = tr.nr_pages[cpu].load(Ordering::Acquire).max(ring_buffer::MIN_PAGES);
-        let mut b = CpuBuffer::new(alloc_pages(pages)?).map_err(|_| Errno::ENOMEM)?;
+        let mut b = CpuBuffer::new(alloc_pages(pages, subbuf)?).map_err(|_| Errno::ENOMEM)?;
         b.set_overwrite(super::options::is_set(super::options::OVERWRITE));
         made.push((cpu, b));
     }
@@ -124,6 +126,7 @@ pub fn tracing_alloc_snapshot(tr: &TraceArray) -> Result<(), Errno> {
         max.nr_pages[cpu].store(b.nr_pages(), Ordering::Release);
         *max.buffers[cpu].lock() = Some(b);
     }
+    max.subbuf.store(subbuf, Ordering::Release);
     max.expanded.store(true, Ordering::Release);
     snap.allocated.store(true, Ordering::Release);
     Ok(())
@@ -157,6 +160,17 @@ pub fn resize_snapshot(tr: &TraceArray, cpu: Option<usize>, bytes: usize) -> Res
     let _m = snap.mutex.lock();
     match snap.max_buffer() {
         Some(max) if snap.is_allocated() => max.resize(cpu, bytes),
+        _ => Ok(()),
+    }
+}
+
+/// Gives the snapshot buffer sub-buffers of `size` bytes, as the live
+/// one's (`buffer_subbuf_size_kb`), so that swaps keep both alike.
+pub fn set_snapshot_subbuf_size(tr: &TraceArray, size: usize) -> Result<(), Errno> {
+    let snap = &tr.snapshot;
+    let _m = snap.mutex.lock();
+    match snap.max_buffer() {
+        Some(max) if snap.is_allocated() => super::subbuf::set_subbuf_size(max, size),
         _ => Ok(()),
     }
 }

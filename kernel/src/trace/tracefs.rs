@@ -302,6 +302,12 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         Some(Box::new(move |buf| buffer_size_write(tr, None, buf))),
     );
     dir.file(
+        "buffer_subbuf_size_kb",
+        0o640,
+        Box::new(move || super::subbuf::buffer_subbuf_size_show(tr)),
+        Some(Box::new(move |buf| super::subbuf::buffer_subbuf_size_write(tr, buf))),
+    );
+    dir.file(
         "buffer_total_size_kb",
         0o440,
         Box::new(move || {
@@ -428,7 +434,7 @@ fn instance_mkdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
     events.file(
         "header_page",
         0o440,
-        Box::new(|| ring_buffer::HEADER_PAGE.as_bytes().to_vec()),
+        Box::new(move || ring_buffer::header_page(tr.subbuf_size()).into_bytes()),
         None,
     );
     events.file(
