@@ -4,12 +4,15 @@
 //! `tracing_on` staying with the trace array, Linux's errors, the
 //! `snapshot` trigger swapping before its event is written) and must
 //! print `snapshot/snapshot.golden`, pids and times masked; when
-//! ../shared/reflinux is there, real Linux must print the same.
+//! ../shared/reflinux is there, real Linux must print the same. So for
+//! the size of the buffers' pages, `buffer_subbuf_size_kb`
+//! (`snapshot/subbuf.sh`), which the snapshot buffer follows.
 
 use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
 
 const GOLDEN: &str = include_str!("snapshot/snapshot.golden");
+const SUBBUF_GOLDEN: &str = include_str!("snapshot/subbuf.golden");
 
 fn script() -> PathBuf {
     root().join("tests/snapshot/snapshot.sh")
@@ -57,4 +60,25 @@ fn per_cpu_snapshot_swaps_one_cpu() {
          0\n\
          sh: echo: write error: Invalid argument\nrefused\n"
     );
+}
+
+/// `buffer_subbuf_size_kb` (`snapshot/subbuf.sh`): Linux's rounding and
+/// limits, `header_page` following it, `buffer_size_kb` kept, markers
+/// still cut at 4096 bytes, `trace_pipe_raw` reads of whole sub-buffers;
+/// real Linux must print the same.
+#[test]
+fn subbuf_size_changes_pages_as_linux() {
+    let sh = root().join("tests/snapshot/subbuf.sh");
+    let (out, code) = run_commands(
+        &["--smp", "1"],
+        &[busybox(), sh.clone()],
+        "busybox sh /bin/subbuf.sh",
+        120,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, SUBBUF_GOLDEN);
+    let Some(linux) = reflinux_stdout("1", 120, &[busybox(), sh], "busybox sh /bin/subbuf.sh") else {
+        return;
+    };
+    assert_eq!(linux, SUBBUF_GOLDEN, "real Linux differs");
 }

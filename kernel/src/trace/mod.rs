@@ -52,7 +52,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_HDR_SIZE, MIN_PAGES, PAGE_SIZE};
+use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_HDR_SIZE, BUF_PAGE_SIZE, MIN_PAGES, PAGE_SIZE};
 use uapi::Errno;
 use vfs::WaitQueueHead;
 
@@ -93,6 +93,9 @@ pub struct TraceArray {
     nr_pages: [AtomicUsize; NR_CPUS],
     /// Bytes of each page (`buffer_subbuf_size_kb`).
     subbuf: AtomicUsize,
+    /// The size `buffer_size_kb` shows per CPU, set by resizes (Linux's
+    /// `trace_array_cpu.entries`; a sub-buffer size change keeps it).
+    entries: [AtomicUsize; NR_CPUS],
     /// Whether the buffers have their full size yet (Linux keeps them
     /// minimal until tracing is first used: `ring_buffer_expanded`).
     expanded: AtomicBool,
@@ -141,6 +144,7 @@ impl TraceArray {
             buffers: [const { IrqSpinLock::new(None) }; NR_CPUS],
             nr_pages: [const { AtomicUsize::new(0) }; NR_CPUS],
             subbuf: AtomicUsize::new(PAGE_SIZE),
+            entries: [const { AtomicUsize::new(0) }; NR_CPUS],
             expanded: AtomicBool::new(false),
             expand_to: AtomicUsize::new(TRACE_BUF_SIZE_DEFAULT),
             tracing_on: AtomicBool::new(true),
@@ -156,6 +160,7 @@ impl TraceArray {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
                 *tr.buffers[cpu].lock() = Some(b);
                 tr.nr_pages[cpu].store(MIN_PAGES, Ordering::Release);
+                tr.entries[cpu].store(MIN_PAGES * BUF_PAGE_SIZE, Ordering::Release);
             }
         }
         tr
@@ -239,7 +244,7 @@ impl TraceArray {
 
     /// Size of CPU `cpu`'s buffer in bytes, as `buffer_size_kb` counts.
     pub fn size_bytes(&self, cpu: usize) -> usize {
-        self.nr_pages.get(cpu).map_or(0, |n| n.load(Ordering::Acquire)) * self.data_size()
+        self.entries.get(cpu).map_or(0, |n| n.load(Ordering::Acquire))
     }
 
     /// Bytes of each buffer page (`buffer_subbuf_size_kb`).
@@ -310,6 +315,7 @@ impl TraceArray {
                 .ok_or(Errno::EINVAL)?
                 .map_err(|_| Errno::EINVAL)?;
             self.nr_pages[c].store(want, Ordering::Release);
+            self.entries[c].store(want * (subbuf - BUF_PAGE_HDR_SIZE), Ordering::Release);
             // The freed pages go back here, outside the buffer's lock.
             drop(spare);
         }
@@ -341,9 +347,10 @@ impl TraceArray {
     pub fn free_buffers(&self) {
         snapshot::free_snapshot(self);
         let _g = self.resize_lock.lock();
-        for (b, n) in self.buffers.iter().zip(&self.nr_pages) {
+        for ((b, n), e) in self.buffers.iter().zip(&self.nr_pages).zip(&self.entries) {
             let old = b.lock().take();
             n.store(0, Ordering::Release);
+            e.store(0, Ordering::Release);
             drop(old);
         }
     }
@@ -469,7 +476,10 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
     // largest event.
     const FAULTED_SIZE: usize = 9;
     let max_text = tr.max_data_size() - TRACE_ENTRY_SIZE - 8 - 2;
-    let cnt = text.len().min(max_text);
+    // Linux's TRACE_MARKER_MAX_SIZE: one event takes at most 4096 bytes
+    // of a write, whatever the sub-buffer size; the writer writes again.
+    const TRACE_MARKER_MAX_SIZE: usize = 4096;
+    let cnt = text.len().min(max_text).min(TRACE_MARKER_MAX_SIZE);
     let text = &text[..cnt];
     let nl = !text.ends_with(b"\n");
     let len = 8 + cnt.max(FAULTED_SIZE) + 2;

@@ -124,6 +124,7 @@ pub fn tracing_alloc_snapshot(tr: &TraceArray) -> Result<(), Errno> {
     let _g = snap.max_lock.lock();
     for (cpu, b) in made {
         max.nr_pages[cpu].store(b.nr_pages(), Ordering::Release);
+        max.entries[cpu].store(tr.entries[cpu].load(Ordering::Acquire), Ordering::Release);
         *max.buffers[cpu].lock() = Some(b);
     }
     max.subbuf.store(subbuf, Ordering::Release);
