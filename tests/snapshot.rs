@@ -6,13 +6,15 @@
 //! print `snapshot/snapshot.golden`, pids and times masked; when
 //! ../shared/reflinux is there, real Linux must print the same. So for
 //! the size of the buffers' pages, `buffer_subbuf_size_kb`
-//! (`snapshot/subbuf.sh`), which the snapshot buffer follows.
+//! (`snapshot/subbuf.sh`), which the snapshot buffer follows, and for
+//! tracefs's mount options (`snapshot/mount_options.sh`).
 
 use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
 
 const GOLDEN: &str = include_str!("snapshot/snapshot.golden");
 const SUBBUF_GOLDEN: &str = include_str!("snapshot/subbuf.golden");
+const MOUNT_OPTIONS_GOLDEN: &str = include_str!("snapshot/mount_options.golden");
 
 fn script() -> PathBuf {
     root().join("tests/snapshot/snapshot.sh")
@@ -81,4 +83,21 @@ fn subbuf_size_changes_pages_as_linux() {
         return;
     };
     assert_eq!(linux, SUBBUF_GOLDEN, "real Linux differs");
+}
+
+/// tracefs's mount options (`snapshot/mount_options.sh`): `uid=`, `gid=`
+/// and `mode=` on remounts and as `/proc/mounts` shows them, chown of
+/// single files and a remount overriding it, new instances taking them,
+/// bad options refused; real Linux must print the same.
+#[test]
+fn tracefs_mount_options_own_files_as_linux() {
+    let sh = root().join("tests/snapshot/mount_options.sh");
+    let cmds = "busybox sh /bin/mount_options.sh";
+    let (out, code) = run_commands(&["--smp", "1"], &[busybox(), sh.clone()], cmds, 120);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, MOUNT_OPTIONS_GOLDEN);
+    let Some(linux) = reflinux_stdout("1", 120, &[busybox(), sh], cmds) else {
+        return;
+    };
+    assert_eq!(linux, MOUNT_OPTIONS_GOLDEN, "real Linux differs");
 }

@@ -23,7 +23,8 @@ static EVENTS_DIR: spin::Once<Arc<PseudoDir>> = spin::Once::new();
 pub fn tracefs() -> Arc<PseudoFs> {
     TRACEFS
         .call_once(|| {
-            let fs = PseudoFs::new("tracefs");
+            // Linux's TRACEFS_DEFAULT_MODE: the root is 0700.
+            let fs = PseudoFs::with_root_mode("tracefs", 0o700);
             global_trace();
             cmdlines::init();
             create(fs.root_dir());
@@ -92,6 +93,10 @@ fn readme_extra(s: &mut String, section: ReadmeSection) {
 fn readme() -> Vec<u8> {
     let mut s = String::from(
         "tracing mini-HOWTO:\n\n\
+         By default tracefs removes all OTH file permission bits.\n\
+         When mounting tracefs an optional group id can be specified\n\
+         which adds the group to every directory and file in tracefs:\n\n\
+         \t e.g. mount -t tracefs [-o [gid=<gid>]] nodev /sys/kernel/tracing\n\n\
          # echo 0 > tracing_on : quick way to disable tracing\n\
          # echo 1 > tracing_on : quick way to re-enable tracing\n\n \
          Important files:\n  \
