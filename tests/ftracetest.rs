@@ -124,7 +124,7 @@ fn modules_and_features_not_offered_may_be_unsupported_but_never_fail() {
         "PASS",
         "needs a loadable module (trace-printk)",
     );
-    let snapshot = entry("00basic/snapshot.tc", "top", "PASS", "");
+    let snapshot = entry("kprobe/uprobe_syntax_errors.tc", "top", "PASS", "");
     for (linux, ours, ok) in [
         (&module, "UNRESOLVED", true),
         (&module, "UNSUPPORTED", true),

@@ -239,6 +239,7 @@ mod heapless_fmt {
 /// console (timestamp before each line) if the level is below the console
 /// log level.
 pub fn printk_level(level: u8, args: fmt::Arguments) {
+    crate::trace::tracepoint::printk::trace_console(args);
     {
         let mut log = LOG.lock();
         let mut rec = LogRecord {

@@ -15,11 +15,6 @@ use std::fmt::Write;
 /// and kprobe-event tracer; here they may report UNSUPPORTED or UNRESOLVED
 /// (never FAIL). The kernel's README must not advertise these features.
 pub const NOT_OFFERED: &[(&str, &str)] = &[
-    ("00basic/mount_options.tc", "tracefs gid= mount option"),
-    ("00basic/test_ownership.tc", "tracefs gid= mount option"),
-    ("00basic/ringbuffer_subbuf_size.tc", "buffer_subbuf_size_kb"),
-    ("00basic/snapshot.tc", "snapshot"),
-    ("00basic/snapshot1.tc", "snapshot"),
     ("dynevent/add_remove_eprobe.tc", "event probes"),
     ("dynevent/eprobes_syntax_errors.tc", "event probes"),
     ("dynevent/test_duplicates.tc", "event probes"),

@@ -51,9 +51,10 @@ use alloc::vec::Vec;
 pub const PAGE_SIZE: usize = 4096;
 /// Bytes of `buffer_data_page` before the events (time stamp, commit).
 pub const BUF_PAGE_HDR_SIZE: usize = 16;
-/// Bytes of events a page holds (Linux's `BUF_PAGE_SIZE`).
+/// Bytes of events a default page holds (Linux's `BUF_PAGE_SIZE`).
 pub const BUF_PAGE_SIZE: usize = PAGE_SIZE - BUF_PAGE_HDR_SIZE;
-/// Largest payload one event may carry (Linux's `BUF_MAX_DATA_SIZE`).
+/// Largest payload one event of a default page may carry (Linux's
+/// `BUF_MAX_DATA_SIZE`).
 pub const BUF_MAX_DATA_SIZE: usize = BUF_PAGE_SIZE - 8;
 
 /// Largest `type_len` of a data event whose length is in its header.
@@ -99,26 +100,54 @@ pub const HEADER_EVENT: &str = "# compressed entry header\n\
 \ttime_stamp : type == 31\n\
 \tdata max type_len  == 28\n";
 
-/// One buffer page: a `buffer_data_page`.
-pub type Page = [u8; PAGE_SIZE];
+/// One sub-buffer: a `buffer_data_page` of [`PAGE_SIZE`] bytes by
+/// default, or of a power of two pages (`buffer_subbuf_size_kb`); every
+/// page of one buffer has the same size.
+pub type Page = [u8];
 
-/// A zeroed page on the heap (without a 4 KiB temporary on the stack).
+/// The largest sub-buffer (Linux limits the order to 7: 128 pages).
+pub const MAX_SUBBUF_SIZE: usize = PAGE_SIZE << 7;
+
+/// Whether `size` is a sub-buffer size Linux allows: a power of two
+/// multiple of [`PAGE_SIZE`] up to [`MAX_SUBBUF_SIZE`].
+pub fn valid_subbuf_size(size: usize) -> bool {
+    size.is_power_of_two() && (PAGE_SIZE..=MAX_SUBBUF_SIZE).contains(&size)
+}
+
+/// A zeroed page of [`PAGE_SIZE`] bytes on the heap.
 pub fn new_page() -> Box<Page> {
-    let v: Box<[u8]> = alloc::vec![0u8; PAGE_SIZE].into_boxed_slice();
-    match v.try_into() {
-        Ok(p) => p,
-        // The vector has exactly PAGE_SIZE bytes.
-        Err(_) => unreachable!("a PAGE_SIZE vector converts to a page"),
-    }
+    new_subbuf(PAGE_SIZE)
+}
+
+/// A zeroed sub-buffer of `size` bytes on the heap.
+pub fn new_subbuf(size: usize) -> Box<Page> {
+    alloc::vec![0u8; size].into_boxed_slice()
 }
 
 /// A zeroed page on the heap, or None if memory is short (for resizes a
 /// user asks for, which must fail with ENOMEM rather than abort).
 pub fn try_new_page() -> Option<Box<Page>> {
+    try_new_subbuf(PAGE_SIZE)
+}
+
+/// A zeroed sub-buffer of `size` bytes, or None if memory is short.
+pub fn try_new_subbuf(size: usize) -> Option<Box<Page>> {
     let mut v: Vec<u8> = Vec::new();
-    v.try_reserve_exact(PAGE_SIZE).ok()?;
-    v.resize(PAGE_SIZE, 0);
-    v.into_boxed_slice().try_into().ok()
+    v.try_reserve_exact(size).ok()?;
+    v.resize(size, 0);
+    Some(v.into_boxed_slice())
+}
+
+/// `events/header_page` for sub-buffers of `subbuf_size` bytes (the size
+/// of `data` follows it).
+pub fn header_page(subbuf_size: usize) -> alloc::string::String {
+    alloc::format!(
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+         \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+         \tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
+         \tfield: char data;\toffset:16;\tsize:{};\tsigned:0;\n",
+        subbuf_size.saturating_sub(BUF_PAGE_HDR_SIZE)
+    )
 }
 
 /// Why a write was refused.
@@ -138,6 +167,9 @@ pub enum ResizeError {
     TooSmall,
     /// Growing needs more pages than were handed in.
     NotEnoughPages,
+    /// Pages of a size that is not a valid sub-buffer size, or not all of
+    /// one size.
+    BadSubbufSize,
 }
 
 /// A page's events do not parse: where and why.
@@ -480,6 +512,8 @@ impl Slot {
 /// One CPU's ring buffer.
 pub struct CpuBuffer {
     slots: Vec<Slot>,
+    /// Bytes of each page (the sub-buffer size).
+    subbuf: usize,
     /// Oldest page with unread events (the reader's page).
     head: usize,
     /// Page being written.
@@ -508,8 +542,13 @@ impl CpuBuffer {
         if pages.len() < MIN_PAGES {
             return Err(ResizeError::TooSmall);
         }
+        let subbuf = pages.first().map_or(PAGE_SIZE, |p| p.len());
+        if !valid_subbuf_size(subbuf) || pages.iter().any(|p| p.len() != subbuf) {
+            return Err(ResizeError::BadSubbufSize);
+        }
         let mut b = CpuBuffer {
             slots: pages.into_iter().map(Slot::new).collect(),
+            subbuf,
             head: 0,
             tail: 0,
             write: 0,
@@ -539,9 +578,25 @@ impl CpuBuffer {
         self.slots.len()
     }
 
+    /// Bytes of each page (the sub-buffer size).
+    pub fn subbuf_size(&self) -> usize {
+        self.subbuf
+    }
+
+    /// Bytes of events a page holds (Linux's `BUF_PAGE_SIZE` for the
+    /// buffer's sub-buffer size).
+    pub fn data_size(&self) -> usize {
+        self.subbuf - BUF_PAGE_HDR_SIZE
+    }
+
+    /// Largest payload one event may carry (`BUF_MAX_DATA_SIZE`).
+    pub fn max_data_size(&self) -> usize {
+        self.data_size() - 8
+    }
+
     /// Its size as `buffer_size_kb` counts it: data bytes of all pages.
     pub fn size_bytes(&self) -> usize {
-        self.slots.len() * BUF_PAGE_SIZE
+        self.slots.len() * self.data_size()
     }
 
     /// Whether the writer overwrites the oldest data when full (Linux's
@@ -632,7 +687,7 @@ impl CpuBuffer {
     /// [`Reservation::commit`] is called; dropping the reservation discards
     /// it, as `ring_buffer_discard_commit` would.
     pub fn reserve(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
-        if len > BUF_MAX_DATA_SIZE {
+        if len > self.max_data_size() {
             return Err(WriteError::TooBig);
         }
         let length = event_length(len);
@@ -642,7 +697,7 @@ impl CpuBuffer {
             ts.saturating_sub(self.write_stamp)
         };
         let mut extend = delta > TS_MASK;
-        if self.write + length + if extend { RB_LEN_TIME_EXTEND } else { 0 } > BUF_PAGE_SIZE {
+        if self.write + length + if extend { RB_LEN_TIME_EXTEND } else { 0 } > self.data_size() {
             let next = self.next_index(self.tail);
             if next == self.head && self.slots.get(next).is_some_and(|h| self.read >= h.commit()) {
                 // The reader finished the head page but has not moved on:
@@ -718,11 +773,12 @@ impl CpuBuffer {
     /// `rb_reset_tail` (the commit stays at the last event).
     fn pad_tail(&mut self) {
         let write = self.write;
+        let data_size = self.data_size();
         let Some(slot) = self.slots.get_mut(self.tail) else {
             return;
         };
         let data = slot.data_mut();
-        let rest = BUF_PAGE_SIZE - write;
+        let rest = data_size - write;
         if rest == 0 {
             return;
         }
@@ -837,8 +893,9 @@ impl CpuBuffer {
     /// events whose sequence number is after `after` (the oldest such page
     /// if `after` is None) into `dst`. A reader that takes one page at a
     /// time holds the buffer's lock only for one page copy, and pages the
-    /// writer overwrote in between are simply gone from its walk.
-    pub fn copy_page(&self, after: Option<u64>, dst: &mut Page) -> Option<PageCopy> {
+    /// writer overwrote in between are simply gone from its walk. `dst`
+    /// takes the buffer's sub-buffer size first if it has another.
+    pub fn copy_page(&self, after: Option<u64>, dst: &mut Box<Page>) -> Option<PageCopy> {
         let mut i = self.head;
         loop {
             let slot = self.slots.get(i)?;
@@ -850,6 +907,9 @@ impl CpuBuffer {
                 };
                 let end = if i == self.tail { self.write } else { slot.commit() };
                 if start < end {
+                    if dst.len() != slot.page.len() {
+                        *dst = new_subbuf(slot.page.len());
+                    }
                     dst.copy_from_slice(&slot.page[..]);
                     return Some(PageCopy {
                         seq: slot.seq,
@@ -871,8 +931,9 @@ impl CpuBuffer {
     /// oldest page is complete and unread, else the unread events of the
     /// oldest page (none if `full` is set then). Lost events are flagged in
     /// the commit word and their count stored after the data when it fits,
-    /// as Linux's `ring_buffer_read_page`.
-    pub fn read_page(&mut self, dst: &mut Page, full: bool) -> Option<ReadPage> {
+    /// as Linux's `ring_buffer_read_page`. `dst` takes the buffer's
+    /// sub-buffer size first if it has another.
+    pub fn read_page(&mut self, dst: &mut Box<Page>, full: bool) -> Option<ReadPage> {
         let (head, off, end) = self.reader_position()?;
         let is_tail = head == self.tail;
         if full && (is_tail || off != 0) {
@@ -880,6 +941,10 @@ impl CpuBuffer {
         }
         let base_ts = self.read_base();
         let write_stamp = self.write_stamp;
+        let data_size = self.data_size();
+        if dst.len() != self.subbuf {
+            *dst = new_subbuf(self.subbuf);
+        }
         let slot = self.slots.get_mut(head)?;
         let src = slot.data().get(off..end)?;
         let size = src.len();
@@ -897,7 +962,7 @@ impl CpuBuffer {
         let mut commit = size as u64;
         let mut used = size;
         if missed > 0 {
-            if BUF_PAGE_SIZE - size >= 8 {
+            if data_size - size >= 8 {
                 wr64(data, size, missed);
                 used += 8;
                 commit |= RB_MISSED_STORED;
@@ -916,10 +981,14 @@ impl CpuBuffer {
     /// Growing takes the pages it needs from `spare`; shrinking gives the
     /// pages it frees back in `spare` (so the caller allocates and frees
     /// them outside its lock) and counts the unread events of data pages it
-    /// had to free as overrun, as Linux's `rb_remove_pages`.
+    /// had to free as overrun, as Linux's `rb_remove_pages`. Spare pages
+    /// must have the buffer's sub-buffer size.
     pub fn resize(&mut self, nr_pages: usize, spare: &mut Vec<Box<Page>>) -> Result<(), ResizeError> {
         if nr_pages < MIN_PAGES {
             return Err(ResizeError::TooSmall);
+        }
+        if spare.iter().any(|p| p.len() != self.subbuf) {
+            return Err(ResizeError::BadSubbufSize);
         }
         let n = self.slots.len();
         if nr_pages > n && spare.len() < nr_pages - n {

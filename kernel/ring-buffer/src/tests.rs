@@ -435,3 +435,57 @@ proptest! {
         prop_assert!(n <= PAGE_SIZE / 4);
     }
 }
+
+#[test]
+fn larger_subbufs_hold_larger_events_and_hand_out_whole_subbufs() {
+    let size = 4 * PAGE_SIZE;
+    let mut b = CpuBuffer::new((0..3).map(|_| new_subbuf(size)).collect()).unwrap();
+    assert_eq!(b.subbuf_size(), size);
+    assert_eq!(b.data_size(), size - BUF_PAGE_HDR_SIZE);
+    assert_eq!(b.size_bytes(), 3 * (size - BUF_PAGE_HDR_SIZE));
+    // Linux's BUF_MAX_DATA_SIZE for a 16 KiB sub-buffer, and one byte more.
+    let max = size - BUF_PAGE_HDR_SIZE - 8;
+    assert!(max > BUF_MAX_DATA_SIZE);
+    b.write(1, &payload(1, max)).unwrap();
+    assert_eq!(b.write(2, &payload(2, max + 1)), Err(WriteError::TooBig));
+    b.write(3, &payload(3, 100)).unwrap();
+    // A reader with a default page is given one of the buffer's size.
+    let mut dst = new_page();
+    let r = b.read_page(&mut dst, false).unwrap();
+    assert_eq!(dst.len(), size);
+    assert_eq!(r.events, 1);
+    let got: StdVec<u64> = PageEvents::new(&dst).map(|e| id(e.unwrap().data)).collect();
+    assert_eq!(got, [1]);
+    let mut copy = new_page();
+    let c = b.copy_page(None, &mut copy).unwrap();
+    assert_eq!(copy.len(), size);
+    let got: StdVec<u64> = PageEvents::from_copy(&copy, &c).map(|e| id(e.unwrap().data)).collect();
+    assert_eq!(got, [3]);
+}
+
+#[test]
+fn subbuf_sizes_are_power_of_two_pages_up_to_128() {
+    for (size, ok) in [
+        (PAGE_SIZE, true),
+        (2 * PAGE_SIZE, true),
+        (3 * PAGE_SIZE, false),
+        (128 * PAGE_SIZE, true),
+        (256 * PAGE_SIZE, false),
+        (PAGE_SIZE / 2, false),
+        (0, false),
+    ] {
+        assert_eq!(valid_subbuf_size(size), ok, "{size}");
+    }
+    let mixed = vec![new_subbuf(PAGE_SIZE), new_subbuf(2 * PAGE_SIZE)];
+    assert!(matches!(CpuBuffer::new(mixed), Err(ResizeError::BadSubbufSize)));
+    let mut b = CpuBuffer::with_pages(2).unwrap();
+    let mut spare = vec![new_subbuf(2 * PAGE_SIZE)];
+    assert_eq!(b.resize(3, &mut spare), Err(ResizeError::BadSubbufSize));
+    assert_eq!(b.nr_pages(), 2);
+}
+
+#[test]
+fn header_page_reports_the_data_size_of_the_subbuf() {
+    assert_eq!(header_page(PAGE_SIZE), HEADER_PAGE);
+    assert!(header_page(2 * PAGE_SIZE).ends_with("\tfield: char data;\toffset:16;\tsize:8176;\tsigned:0;\n"));
+}

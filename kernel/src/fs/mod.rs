@@ -193,7 +193,13 @@ pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSys
         b"proc" => vfs::procfs::ProcFs::new(Arc::new(proc::Provider), clock),
         b"devtmpfs" => vfs::devfs::devfs(clock)?,
         b"debugfs" => debugfs(),
-        b"tracefs" => crate::trace::tracefs::tracefs(),
+        b"tracefs" => {
+            // One tracefs: a new mount applies its options to it, as
+            // Linux's get_tree_single reconfigures the one superblock.
+            let fs = crate::trace::tracefs::tracefs();
+            vfs::FileSystem::reconfigure(&*fs, opts)?;
+            fs
+        }
         b"tmpfs" => vfs::ramfs::RamFs::with_pages(
             clock,
             "tmpfs",

@@ -164,8 +164,9 @@ fn mounts() -> Vec<u8> {
             None => b"/".to_vec(),
         };
         s.push_str(&format!(
-            "{fs_type} {} {fs_type} rw,relatime 0 0\n",
-            String::from_utf8_lossy(&at)
+            "{fs_type} {} {fs_type} rw,relatime{} 0 0\n",
+            String::from_utf8_lossy(&at),
+            m.fs().show_options()
         ));
     }
     s.into_bytes()

@@ -22,7 +22,7 @@ use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::any::Any;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use uapi::Errno;
 use vfs::file::{FileOps, OpenFile};
 use vfs::wait::WaitQueueHead;
@@ -60,11 +60,143 @@ enum Content {
     Ops(OpenFn),
 }
 
+/// The owner and group a filesystem's mount options give its files
+/// (tracefs's `uid=`, `gid=`, `mode=`), and what `/proc/mounts` shows.
+/// A remount that gives `uid=` (or `gid=`) gives it to every file, even
+/// those changed by chown since, as Linux's `tracefs_apply_options`: each
+/// option has a generation, and a file's own owner counts only while it
+/// was set in the current one.
+pub struct MountOwner {
+    uid: AtomicU32,
+    gid: AtomicU32,
+    uid_gen: AtomicU32,
+    gid_gen: AtomicU32,
+    /// Permission bits of the root directory (`mode=`).
+    root_mode: AtomicU32,
+    /// The options of the last mount, for `/proc/mounts`.
+    shown: spin::Mutex<(u32, u32, u32)>,
+    default_mode: u32,
+}
+
+impl MountOwner {
+    fn new(root_mode: u32) -> MountOwner {
+        MountOwner {
+            uid: AtomicU32::new(0),
+            gid: AtomicU32::new(0),
+            uid_gen: AtomicU32::new(0),
+            gid_gen: AtomicU32::new(0),
+            root_mode: AtomicU32::new(root_mode),
+            shown: spin::Mutex::new((0, 0, root_mode)),
+            default_mode: root_mode,
+        }
+    }
+
+    fn node(&self) -> spin::Mutex<NodeOwner> {
+        spin::Mutex::new(NodeOwner {
+            uid: self.uid.load(Ordering::Acquire),
+            gid: self.gid.load(Ordering::Acquire),
+            uid_gen: self.uid_gen.load(Ordering::Acquire),
+            gid_gen: self.gid_gen.load(Ordering::Acquire),
+        })
+    }
+
+    /// The owner and group of a file whose own setting is `own`.
+    fn effective(&self, own: &spin::Mutex<NodeOwner>) -> (u32, u32) {
+        let o = own.lock();
+        let uid = if o.uid_gen == self.uid_gen.load(Ordering::Acquire) {
+            o.uid
+        } else {
+            self.uid.load(Ordering::Acquire)
+        };
+        let gid = if o.gid_gen == self.gid_gen.load(Ordering::Acquire) {
+            o.gid
+        } else {
+            self.gid.load(Ordering::Acquire)
+        };
+        (uid, gid)
+    }
+
+    fn chown(&self, own: &spin::Mutex<NodeOwner>, uid: Option<u32>, gid: Option<u32>) {
+        let (cur_uid, cur_gid) = self.effective(own);
+        let mut o = own.lock();
+        o.uid = uid.unwrap_or(cur_uid);
+        o.gid = gid.unwrap_or(cur_gid);
+        o.uid_gen = self.uid_gen.load(Ordering::Acquire);
+        o.gid_gen = self.gid_gen.load(Ordering::Acquire);
+    }
+
+    /// Applies mount(2)'s data string (`uid=N,gid=N,mode=OCT`, Linux's
+    /// `tracefs_parse_param` and `tracefs_apply_options`): the options
+    /// given take effect on every file; `/proc/mounts` shows this mount's
+    /// options. EINVAL, with nothing changed, for anything else.
+    pub fn apply_options(&self, data: &[u8]) -> Result<(), Errno> {
+        let text = core::str::from_utf8(data).map_err(|_| Errno::EINVAL)?;
+        let text = text.trim_end_matches('\0');
+        let (mut uid, mut gid, mut mode) = (None, None, None);
+        for opt in text.split(',').filter(|o| !o.is_empty()) {
+            // Superblock flags the VFS takes from the string before the
+            // filesystem sees it (Linux's vfs_parse_sb_flag).
+            if matches!(opt, "dirsync" | "lazytime" | "mand" | "posixacl" | "ro" | "rw" | "sync") {
+                continue;
+            }
+            let (key, val) = opt.split_once('=').ok_or(Errno::EINVAL)?;
+            let dec = || val.parse::<u32>().map_err(|_| Errno::EINVAL);
+            match key {
+                "uid" => uid = Some(dec()?),
+                "gid" => gid = Some(dec()?),
+                "mode" => mode = Some(u32::from_str_radix(val, 8).map_err(|_| Errno::EINVAL)? & 0o7777),
+                _ => return Err(Errno::EINVAL),
+            }
+        }
+        if let Some(u) = uid {
+            self.uid.store(u, Ordering::Release);
+            self.uid_gen.fetch_add(1, Ordering::AcqRel);
+        }
+        if let Some(g) = gid {
+            self.gid.store(g, Ordering::Release);
+            self.gid_gen.fetch_add(1, Ordering::AcqRel);
+        }
+        if let Some(m) = mode {
+            self.root_mode.store(m, Ordering::Release);
+        }
+        *self.shown.lock() = (uid.unwrap_or(0), gid.unwrap_or(0), mode.unwrap_or(self.default_mode));
+        Ok(())
+    }
+
+    /// What `/proc/mounts` shows after `rw,relatime` (Linux's
+    /// `tracefs_show_options`).
+    pub fn show_options(&self) -> alloc::string::String {
+        let (uid, gid, mode) = *self.shown.lock();
+        let mut s = alloc::string::String::new();
+        if uid != 0 {
+            s.push_str(&alloc::format!(",uid={uid}"));
+        }
+        if gid != 0 {
+            s.push_str(&alloc::format!(",gid={gid}"));
+        }
+        if mode != self.default_mode {
+            s.push_str(&alloc::format!(",mode={mode:o}"));
+        }
+        s
+    }
+}
+
+/// A file's own owner and group, and the option generations they were
+/// set in.
+struct NodeOwner {
+    uid: u32,
+    gid: u32,
+    uid_gen: u32,
+    gid_gen: u32,
+}
+
 /// A generated file.
 pub struct PseudoFile {
     ino: u64,
     dev: u64,
     mode: u32,
+    owner: Arc<MountOwner>,
+    own: spin::Mutex<NodeOwner>,
     content: Content,
     /// Set when removed from its directory: open files then get EIO.
     removed: AtomicBool,
@@ -113,17 +245,24 @@ pub struct PseudoDir {
     ino: u64,
     dev: u64,
     mode: u32,
+    owner: Arc<MountOwner>,
+    own: spin::Mutex<NodeOwner>,
+    /// The filesystem's root, whose permission bits `mode=` sets.
+    is_root: bool,
     state: spin::RwLock<DirState>,
     parent: spin::RwLock<Weak<PseudoDir>>,
     ops: spin::Once<DirOps>,
 }
 
 impl PseudoDir {
-    fn new(dev: u64) -> Arc<PseudoDir> {
+    fn new(dev: u64, owner: Arc<MountOwner>) -> Arc<PseudoDir> {
         Arc::new(PseudoDir {
             ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
             dev,
             mode: 0o040755,
+            own: owner.node(),
+            owner,
+            is_root: false,
             state: spin::RwLock::new(DirState {
                 entries: BTreeMap::new(),
                 next_cookie: FIRST_COOKIE,
@@ -163,7 +302,7 @@ impl PseudoDir {
             Ok(d) => d,
             Err(_) => match self.state.read().find(name.as_bytes()) {
                 Some((_, Node::Dir(d))) => d.clone(),
-                _ => PseudoDir::new(self.dev),
+                _ => PseudoDir::new(self.dev, self.owner.clone()),
             },
         }
     }
@@ -180,7 +319,7 @@ impl PseudoDir {
     /// `options/` and `per_cpu/` are 0750 as Linux's); an existing one is
     /// returned as it is.
     pub fn dir_mode(self: &Arc<Self>, name: &str, perm: u32) -> Arc<PseudoDir> {
-        let mut d = PseudoDir::new(self.dev);
+        let mut d = PseudoDir::new(self.dev, self.owner.clone());
         if let Some(dm) = Arc::get_mut(&mut d) {
             dm.mode = 0o040000 | (perm & 0o7777);
         }
@@ -199,7 +338,7 @@ impl PseudoDir {
         name: &str,
         fill: &dyn Fn(&Arc<PseudoDir>),
     ) -> Result<Arc<PseudoDir>, Errno> {
-        let d = PseudoDir::new(self.dev);
+        let d = PseudoDir::new(self.dev, self.owner.clone());
         *d.parent.write() = Arc::downgrade(self);
         fill(&d);
         self.add(name, Node::Dir(d.clone()))?;
@@ -209,7 +348,7 @@ impl PseudoDir {
     /// Adds a subdirectory at run time: EEXIST if the name is taken,
     /// ENOENT if this directory was removed.
     pub fn try_dir(self: &Arc<Self>, name: &str) -> Result<Arc<PseudoDir>, Errno> {
-        let d = PseudoDir::new(self.dev);
+        let d = PseudoDir::new(self.dev, self.owner.clone());
         *d.parent.write() = Arc::downgrade(self);
         self.add(name, Node::Dir(d.clone()))?;
         Ok(d)
@@ -220,6 +359,8 @@ impl PseudoDir {
             ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
             dev: self.dev,
             mode: 0o100000 | perm,
+            own: self.owner.node(),
+            owner: self.owner.clone(),
             content,
             removed: AtomicBool::new(false),
             opens: AtomicUsize::new(0),
@@ -312,12 +453,14 @@ fn kill(node: Node) {
     }
 }
 
-fn meta(dev: u64, ino: u64, mode: u32, nlink: u32) -> Metadata {
+fn meta(dev: u64, ino: u64, mode: u32, nlink: u32, (uid, gid): (u32, u32)) -> Metadata {
     Metadata {
         dev,
         ino,
         mode,
         nlink,
+        uid,
+        gid,
         blksize: 4096,
         ..Default::default()
     }
@@ -326,7 +469,16 @@ fn meta(dev: u64, ino: u64, mode: u32, nlink: u32) -> Metadata {
 impl Inode for PseudoDir {
     fn metadata(&self) -> Metadata {
         let nlink = if self.state.read().dead { 0 } else { 2 };
-        meta(self.dev, self.ino, self.mode, nlink)
+        let mode = if self.is_root {
+            0o040000 | self.owner.root_mode.load(Ordering::Acquire)
+        } else {
+            self.mode
+        };
+        meta(self.dev, self.ino, mode, nlink, self.owner.effective(&self.own))
+    }
+    fn chown(&self, uid: Option<u32>, gid: Option<u32>) -> vfs::Result<()> {
+        self.owner.chown(&self.own, uid, gid);
+        Ok(())
     }
     fn ino(&self) -> u64 {
         self.ino
@@ -412,7 +564,11 @@ impl PseudoFile {
 impl Inode for PseudoFile {
     fn metadata(&self) -> Metadata {
         let nlink = if self.removed.load(Ordering::Acquire) { 0 } else { 1 };
-        meta(self.dev, self.ino, self.mode, nlink)
+        meta(self.dev, self.ino, self.mode, nlink, self.owner.effective(&self.own))
+    }
+    fn chown(&self, uid: Option<u32>, gid: Option<u32>) -> vfs::Result<()> {
+        self.owner.chown(&self.own, uid, gid);
+        Ok(())
     }
     fn ino(&self) -> u64 {
         self.ino
@@ -570,6 +726,7 @@ impl FileOps for Counted {
 /// A pseudo filesystem.
 pub struct PseudoFs {
     root: Arc<PseudoDir>,
+    owner: Arc<MountOwner>,
     fs_type: &'static str,
     dev: u64,
 }
@@ -577,12 +734,29 @@ pub struct PseudoFs {
 impl PseudoFs {
     /// An empty one of type `fs_type`.
     pub fn new(fs_type: &'static str) -> Arc<PseudoFs> {
+        PseudoFs::with_root_mode(fs_type, 0o755)
+    }
+
+    /// An empty one whose root has permission bits `root_mode` (tracefs's
+    /// is 0700, `TRACEFS_DEFAULT_MODE`), which `mode=` changes.
+    pub fn with_root_mode(fs_type: &'static str, root_mode: u32) -> Arc<PseudoFs> {
         let dev = vfs::inode::alloc_anon_dev();
+        let owner = Arc::new(MountOwner::new(root_mode));
+        let mut root = PseudoDir::new(dev, owner.clone());
+        if let Some(r) = Arc::get_mut(&mut root) {
+            r.is_root = true;
+        }
         Arc::new(PseudoFs {
-            root: PseudoDir::new(dev),
+            root,
+            owner,
             fs_type,
             dev,
         })
+    }
+
+    /// Its mount options (tracefs's `uid=`, `gid=`, `mode=`).
+    pub fn mount_owner(&self) -> &MountOwner {
+        &self.owner
     }
 
     /// Its root directory.
@@ -606,6 +780,20 @@ impl FileSystem for PseudoFs {
             "debugfs" => 0x6462_6720,
             "tracefs" => 0x7472_6163,
             _ => 0,
+        }
+    }
+    /// tracefs takes `uid=`, `gid=` and `mode=`; the others keep ignoring
+    /// their options.
+    fn reconfigure(&self, data: &[u8]) -> vfs::Result<()> {
+        match self.fs_type {
+            "tracefs" => self.owner.apply_options(data),
+            _ => Ok(()),
+        }
+    }
+    fn show_options(&self) -> alloc::string::String {
+        match self.fs_type {
+            "tracefs" => self.owner.show_options(),
+            _ => alloc::string::String::new(),
         }
     }
 }

@@ -471,7 +471,6 @@ pub fn vfork_release(task: &Task) {
 pub extern "C" fn do_exit(code: i64) -> ! {
     crate::ptrace::ptrace_event_exit(code as i32);
     crate::trace::tracepoint::sched::trace_sched_process_exit(&sched::current());
-    crate::trace::events::event_pids_exit(sched::current().tid());
     crate::trace::ftrace_function::ftrace_pids_exit(sched::current().tid());
     exit_thread(code as i32);
     // No reference may live in this frame: it is never returned to.

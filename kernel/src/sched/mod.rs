@@ -230,6 +230,7 @@ fn finish_task_switch() {
             // kprobe_flush_task, also called here).
             prev.ret_stack.flush();
             crate::trace::tracepoint::sched::trace_sched_process_free(&prev);
+            crate::trace::events::event_pids_exit(prev.tid());
             task::release_dead(prev);
         }
     }

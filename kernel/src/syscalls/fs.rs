@@ -515,8 +515,9 @@ impl vfs::WaitHook for PollWaker {
 
 const MS_REMOUNT: u64 = 32;
 const MS_BIND: u64 = 4096;
-/// Flags accepted and not acted on (no read-only or no-exec mounts here).
-const MS_IGNORED: u64 = 1 | 2 | 4 | 8 | 16 | 1024 | 2048 | (1 << 14) | (1 << 21) | (1 << 24);
+/// Flags accepted and not acted on (no read-only or no-exec mounts here;
+/// MS_SILENT, which busybox always passes, only quiets kernel messages).
+const MS_IGNORED: u64 = 1 | 2 | 4 | 8 | 16 | 1024 | 2048 | (1 << 14) | (1 << 15) | (1 << 21) | (1 << 24);
 
 // mount(source, target, fstype, flags, data)
 syscall!(__arm64_sys_mount, r, {
@@ -529,6 +530,12 @@ syscall!(__arm64_sys_mount, r, {
         return Err(Errno::ENOTDIR);
     }
     if flags & MS_REMOUNT != 0 {
+        // Options for the filesystem mounted there (tracefs's gid=).
+        let data = match r.regs[4] {
+            0 => Vec::new(),
+            data => strndup_user(data, 4096, Errno::EINVAL)?,
+        };
+        at.mnt.fs().reconfigure(&data)?;
         return Ok(0);
     }
     if flags & MS_BIND != 0 {

@@ -654,7 +654,7 @@ pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
     events.file(
         "header_page",
         0o440,
-        Box::new(|| ring_buffer::HEADER_PAGE.as_bytes().to_vec()),
+        Box::new(|| ring_buffer::header_page(super::global_trace().subbuf_size()).into_bytes()),
         None,
     );
     events.file(
@@ -711,82 +711,140 @@ pub fn disable_all_events() {
     let _ = set_events(|_| true, false);
 }
 
+/// A list of pids for event filtering (Linux's `trace_pid_list`), sorted,
+/// with a flag readable from probe context without the lock.
+pub struct EventPidList {
+    pids: IrqSpinLock<Vec<u32>>,
+    on: AtomicBool,
+}
+
+impl EventPidList {
+    const fn new() -> EventPidList {
+        EventPidList {
+            pids: IrqSpinLock::new(Vec::new()),
+            on: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether `pid` is listed; None when the list is empty or being
+    /// changed (probe context must not spin on it).
+    fn try_contains(&self, pid: u32) -> Option<bool> {
+        if !self.on.load(Ordering::Acquire) {
+            return None;
+        }
+        self.pids.try_lock().map(|l| l.binary_search(&pid).is_ok())
+    }
+
+    /// Lists `child` if `parent` is listed (Linux's
+    /// `trace_filter_add_remove_task` for a fork).
+    fn fork(&self, parent: u32, child: u32) {
+        if !self.on.load(Ordering::Acquire) {
+            return;
+        }
+        let mut l = self.pids.lock();
+        if l.binary_search(&parent).is_ok() {
+            if let Err(at) = l.binary_search(&child) {
+                l.insert(at, child);
+            }
+        }
+    }
+
+    /// Unlists `pid` (its task exited).
+    fn exit(&self, pid: u32) {
+        if !self.on.load(Ordering::Acquire) {
+            return;
+        }
+        let mut l = self.pids.lock();
+        if let Ok(at) = l.binary_search(&pid) {
+            l.remove(at);
+        }
+    }
+
+    /// The file's text: one pid a line.
+    pub fn show(&self) -> Vec<u8> {
+        let mut s = String::new();
+        for p in self.pids.lock().iter() {
+            s.push_str(&format!("{p}\n"));
+        }
+        s.into_bytes()
+    }
+
+    /// Adds the pids of a write (EINVAL on a non-number, nothing added).
+    pub fn write(&self, buf: &[u8]) -> Result<usize, Errno> {
+        let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
+        let mut add = Vec::new();
+        for tok in text.split_whitespace() {
+            add.push(tok.parse::<u32>().map_err(|_| Errno::EINVAL)?);
+        }
+        let mut l = self.pids.lock();
+        for p in add {
+            if !l.contains(&p) {
+                l.push(p);
+            }
+        }
+        l.sort_unstable();
+        self.on.store(!l.is_empty(), Ordering::Release);
+        Ok(buf.len())
+    }
+
+    /// Empties it (the file opened with O_TRUNC).
+    pub fn clear(&self) {
+        self.pids.lock().clear();
+        self.on.store(false, Ordering::Release);
+    }
+}
+
 /// `set_event_pid`: the pids whose events are recorded (all when empty).
-static EVENT_PIDS: IrqSpinLock<Vec<u32>> = IrqSpinLock::new(Vec::new());
-static PID_FILTER_ON: AtomicBool = AtomicBool::new(false);
+pub static EVENT_PIDS: EventPidList = EventPidList::new();
+/// `set_event_notrace_pid`: the pids whose events are not recorded.
+pub static EVENT_NOTRACE_PIDS: EventPidList = EventPidList::new();
 
 /// Whether the current task's events are filtered out by `set_event_pid`
-/// (Linux's `trace_event_ignore_this_pid`). From probe context: when the
-/// list is being changed the event is let through.
+/// or `set_event_notrace_pid` (Linux's `trace_ignore_this_task`): not in
+/// the first when it has pids, or in the second. From probe context: a
+/// list being changed lets the event through.
 pub fn trace_ignore_this_task() -> bool {
-    if !PID_FILTER_ON.load(Ordering::Acquire) {
+    if !EVENT_PIDS.on.load(Ordering::Acquire) && !EVENT_NOTRACE_PIDS.on.load(Ordering::Acquire) {
         return false;
     }
     let pid = match crate::sched::try_current() {
         Some(t) if !t.is_idle() => t.tid(),
         _ => 0,
     };
-    match EVENT_PIDS.try_lock() {
-        Some(l) => !l.contains(&pid),
-        None => false,
-    }
+    EVENT_PIDS.try_contains(pid) == Some(false) || EVENT_NOTRACE_PIDS.try_contains(pid) == Some(true)
 }
 
 /// A task forked (Linux's `event_filter_pid_sched_process_fork`): with
-/// `options/event-fork`, a child of a listed task is listed too.
+/// `options/event-fork`, a child of a listed task is listed too, in each
+/// list.
 pub fn event_pids_fork(parent: u32, child: u32) {
-    if !PID_FILTER_ON.load(Ordering::Acquire) || !super::options::is_set(super::options::EVENT_FORK) {
+    if !super::options::is_set(super::options::EVENT_FORK) {
         return;
     }
-    let mut l = EVENT_PIDS.lock();
-    if l.binary_search(&parent).is_ok() {
-        if let Err(at) = l.binary_search(&child) {
-            l.insert(at, child);
-        }
-    }
+    EVENT_PIDS.fork(parent, child);
+    EVENT_NOTRACE_PIDS.fork(parent, child);
 }
 
-/// A task exited (Linux's `event_filter_pid_sched_process_exit`): its pid
-/// leaves the list, so that a new task given the pid is not traced.
+/// A task is freed (Linux's `event_filter_pid_sched_process_exit`, on
+/// `sched_process_free`): its pid leaves both lists, so that a new task
+/// given the pid is not affected. Not at exit: the task's last events
+/// (the SIGCHLD it sends) still belong to it.
 pub fn event_pids_exit(pid: u32) {
-    if !PID_FILTER_ON.load(Ordering::Acquire) {
-        return;
-    }
-    let mut l = EVENT_PIDS.lock();
-    if let Ok(at) = l.binary_search(&pid) {
-        l.remove(at);
-    }
+    EVENT_PIDS.exit(pid);
+    EVENT_NOTRACE_PIDS.exit(pid);
 }
 
 /// `set_event_pid`'s text: one pid a line.
 pub fn event_pids_show() -> Vec<u8> {
-    let mut s = String::new();
-    for p in EVENT_PIDS.lock().iter() {
-        s.push_str(&format!("{p}\n"));
-    }
-    s.into_bytes()
+    EVENT_PIDS.show()
 }
 
 /// Adds the pids of a `set_event_pid` write (EINVAL on a non-number).
 pub fn event_pids_write(buf: &[u8]) -> Result<usize, Errno> {
-    let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
-    let mut add = Vec::new();
-    for tok in text.split_whitespace() {
-        add.push(tok.parse::<u32>().map_err(|_| Errno::EINVAL)?);
-    }
-    let mut l = EVENT_PIDS.lock();
-    for p in add {
-        if !l.contains(&p) {
-            l.push(p);
-        }
-    }
-    l.sort_unstable();
-    PID_FILTER_ON.store(!l.is_empty(), Ordering::Release);
-    Ok(buf.len())
+    EVENT_PIDS.write(buf)
 }
 
 /// `set_event_pid` opened with O_TRUNC: the list emptied.
 pub fn event_pids_clear() {
-    EVENT_PIDS.lock().clear();
-    PID_FILTER_ON.store(false, Ordering::Release);
+    EVENT_PIDS.clear();
 }

@@ -30,6 +30,8 @@ pub mod rethook;
 pub mod trace_dynevent;
 pub mod trace_eprobe;
 pub mod trace_events_synth;
+pub mod snapshot;
+pub mod subbuf;
 pub mod trace_kprobe;
 pub mod trace_stack;
 pub mod tracefs;
@@ -65,7 +67,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_SIZE, MIN_PAGES};
+use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_HDR_SIZE, BUF_PAGE_SIZE, MIN_PAGES, PAGE_SIZE};
 use uapi::Errno;
 use vfs::WaitQueueHead;
 
@@ -85,9 +87,17 @@ pub const TRACE_FLAG_HARDIRQ: u8 = 0x08;
 /// buffers take when tracing is first used.
 pub const TRACE_BUF_SIZE_DEFAULT: usize = 1_441_792;
 
-/// Pages for a per-CPU size of `bytes`, as `ring_buffer_resize` rounds.
+/// Pages for a per-CPU size of `bytes`, as `ring_buffer_resize` rounds
+/// (default sub-buffers).
 pub fn pages_for(bytes: usize) -> usize {
-    bytes.div_ceil(BUF_PAGE_SIZE).max(MIN_PAGES)
+    pages_for_subbuf(bytes, PAGE_SIZE)
+}
+
+/// Sub-buffers of `subbuf` bytes for a per-CPU size of `bytes`.
+pub fn pages_for_subbuf(bytes: usize, subbuf: usize) -> usize {
+    bytes
+        .div_ceil(subbuf.saturating_sub(BUF_PAGE_HDR_SIZE).max(1))
+        .max(MIN_PAGES)
 }
 
 /// One trace array (Linux's `trace_array`): the global one, and later one
@@ -96,6 +106,11 @@ pub struct TraceArray {
     buffers: [IrqSpinLock<Option<CpuBuffer>>; NR_CPUS],
     /// Pages of each CPU's buffer, readable without its lock.
     nr_pages: [AtomicUsize; NR_CPUS],
+    /// Bytes of each page (`buffer_subbuf_size_kb`).
+    subbuf: AtomicUsize,
+    /// The size `buffer_size_kb` shows per CPU, set by resizes (Linux's
+    /// `trace_array_cpu.entries`; a sub-buffer size change keeps it).
+    entries: [AtomicUsize; NR_CPUS],
     /// Whether the buffers have their full size yet (Linux keeps them
     /// minimal until tracing is first used: `ring_buffer_expanded`).
     expanded: AtomicBool,
@@ -115,6 +130,8 @@ pub struct TraceArray {
     waker: &'static IrqWork,
     /// Serialises resizes, resets and clock changes.
     resize_lock: spin::Mutex<()>,
+    /// The snapshot buffer (`snapshot`).
+    pub snapshot: snapshot::Snapshot,
 }
 
 static GLOBAL: spin::Once<TraceArray> = spin::Once::new();
@@ -141,6 +158,8 @@ impl TraceArray {
         let tr = TraceArray {
             buffers: [const { IrqSpinLock::new(None) }; NR_CPUS],
             nr_pages: [const { AtomicUsize::new(0) }; NR_CPUS],
+            subbuf: AtomicUsize::new(PAGE_SIZE),
+            entries: [const { AtomicUsize::new(0) }; NR_CPUS],
             expanded: AtomicBool::new(false),
             expand_to: AtomicUsize::new(TRACE_BUF_SIZE_DEFAULT),
             tracing_on: AtomicBool::new(true),
@@ -150,11 +169,13 @@ impl TraceArray {
             waker: IrqWork::waker(wq.clone()),
             wq,
             resize_lock: spin::Mutex::new(()),
+            snapshot: snapshot::Snapshot::new(),
         };
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
                 *tr.buffers[cpu].lock() = Some(b);
                 tr.nr_pages[cpu].store(MIN_PAGES, Ordering::Release);
+                tr.entries[cpu].store(MIN_PAGES * BUF_PAGE_SIZE, Ordering::Release);
             }
         }
         tr
@@ -238,7 +259,23 @@ impl TraceArray {
 
     /// Size of CPU `cpu`'s buffer in bytes, as `buffer_size_kb` counts.
     pub fn size_bytes(&self, cpu: usize) -> usize {
-        self.nr_pages.get(cpu).map_or(0, |n| n.load(Ordering::Acquire)) * BUF_PAGE_SIZE
+        self.entries.get(cpu).map_or(0, |n| n.load(Ordering::Acquire))
+    }
+
+    /// Bytes of each buffer page (`buffer_subbuf_size_kb`).
+    pub fn subbuf_size(&self) -> usize {
+        self.subbuf.load(Ordering::Acquire)
+    }
+
+    /// Bytes of events one page holds.
+    pub fn data_size(&self) -> usize {
+        self.subbuf_size() - BUF_PAGE_HDR_SIZE
+    }
+
+    /// Largest payload one event may carry (`BUF_MAX_DATA_SIZE` of the
+    /// sub-buffer size).
+    pub fn max_data_size(&self) -> usize {
+        self.data_size() - 8
     }
 
     /// Whether the buffers have their full size (see `expanded`).
@@ -264,7 +301,8 @@ impl TraceArray {
     /// keeping the newest events. ENOMEM if the pages cannot be had.
     pub fn resize(&self, cpu: Option<usize>, bytes: usize) -> Result<(), Errno> {
         let _g = self.resize_lock.lock();
-        let want = pages_for(bytes);
+        let subbuf = self.subbuf_size();
+        let want = pages_for_subbuf(bytes, subbuf);
         let cpus: Vec<usize> = match cpu {
             Some(c) => alloc::vec![c],
             None => tracing_cpus().collect(),
@@ -277,12 +315,13 @@ impl TraceArray {
                 // Leave the rest of the system memory to work with, as
                 // Linux refuses sizes beyond what is available.
                 let free = crate::mm::frame::stats().free;
-                if need + need / 8 + 1024 > free {
+                let frames = need * (subbuf / PAGE_SIZE);
+                if frames + frames / 8 + 1024 > free {
                     return Err(Errno::ENOMEM);
                 }
                 spare.try_reserve_exact(need).map_err(|_| Errno::ENOMEM)?;
                 for _ in 0..need {
-                    spare.push(ring_buffer::try_new_page().ok_or(Errno::ENOMEM)?);
+                    spare.push(ring_buffer::try_new_subbuf(subbuf).ok_or(Errno::ENOMEM)?);
                 }
             } else {
                 spare.try_reserve_exact(have - want).map_err(|_| Errno::ENOMEM)?;
@@ -291,13 +330,15 @@ impl TraceArray {
                 .ok_or(Errno::EINVAL)?
                 .map_err(|_| Errno::EINVAL)?;
             self.nr_pages[c].store(want, Ordering::Release);
+            self.entries[c].store(want * (subbuf - BUF_PAGE_HDR_SIZE), Ordering::Release);
             // The freed pages go back here, outside the buffer's lock.
             drop(spare);
         }
         if cpu.is_none() {
             self.expanded.store(true, Ordering::Release);
         }
-        Ok(())
+        drop(_g);
+        snapshot::resize_snapshot(self, cpu, bytes)
     }
 
     /// Empties CPU `cpu`'s buffer (all for None), zeroing its counters
@@ -319,10 +360,12 @@ impl TraceArray {
     /// Frees every CPU's buffer (a removed instance): nothing is recorded
     /// into it any more.
     pub fn free_buffers(&self) {
+        snapshot::free_snapshot(self);
         let _g = self.resize_lock.lock();
-        for (b, n) in self.buffers.iter().zip(&self.nr_pages) {
+        for ((b, n), e) in self.buffers.iter().zip(&self.nr_pages).zip(&self.entries) {
             let old = b.lock().take();
             n.store(0, Ordering::Release);
+            e.store(0, Ordering::Release);
             drop(old);
         }
     }
@@ -447,8 +490,11 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
     // sized as Linux sizes it (room for "<faulted>" at least), within the
     // largest event.
     const FAULTED_SIZE: usize = 9;
-    let max_text = ring_buffer::BUF_MAX_DATA_SIZE - TRACE_ENTRY_SIZE - 8 - 2;
-    let cnt = text.len().min(max_text);
+    let max_text = tr.max_data_size() - TRACE_ENTRY_SIZE - 8 - 2;
+    // Linux's TRACE_MARKER_MAX_SIZE: one event takes at most 4096 bytes
+    // of a write, whatever the sub-buffer size; the writer writes again.
+    const TRACE_MARKER_MAX_SIZE: usize = 4096;
+    let cnt = text.len().min(max_text).min(TRACE_MARKER_MAX_SIZE);
     let text = &text[..cnt];
     let nl = !text.ends_with(b"\n");
     let len = 8 + cnt.max(FAULTED_SIZE) + 2;

@@ -13,8 +13,14 @@ use core::fmt::Write;
 /// The header of `trace`: `# tracer: nop`, the entry counts and the
 /// column lines (those of irq-info when it is set).
 pub fn trace_header(tr: &TraceArray) -> String {
+    trace_header_for(tr, super::ftrace_function::current_tracer(tr))
+}
+
+/// [`trace_header`] of `tr`'s buffers under the name of `tracer` (a
+/// snapshot buffer shows its trace array's tracer).
+pub fn trace_header_for(tr: &TraceArray, tracer: &str) -> String {
     let flags = options::trace_flags();
-    let mut s = format!("# tracer: {}\n#\n", super::ftrace_function::current_tracer(tr));
+    let mut s = format!("# tracer: {tracer}\n#\n");
     if super::function_graph::is_current(tr) {
         super::function_graph::print_header(&mut s);
         return s;

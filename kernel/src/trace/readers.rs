@@ -70,12 +70,15 @@ struct TraceWalk {
     graph: Option<GraphIter>,
 }
 
-/// One open of `trace` or `per_cpu/cpuN/trace`.
+/// One open of `trace` or `per_cpu/cpuN/trace`, or of a `snapshot` file.
 pub struct TraceFile {
     tr: &'static TraceArray,
     cpu: Option<usize>,
     walk: spin::Mutex<Option<TraceWalk>>,
     paused: bool,
+    /// For a `snapshot` file, the trace array whose snapshot buffer `tr`
+    /// is: it names the tracer and takes the writes.
+    snapshot_of: Option<&'static TraceArray>,
 }
 
 impl TraceFile {
@@ -93,7 +96,41 @@ impl TraceFile {
             cpu,
             walk: spin::Mutex::new(None),
             paused,
+            snapshot_of: None,
         })
+    }
+
+    /// Opens `snapshot` or `per_cpu/cpuN/snapshot` of `live`: its snapshot
+    /// buffer read as `trace` reads (without pausing tracing or emptying
+    /// on O_TRUNC, as Linux's `tracing_snapshot_open`), writes going to
+    /// [`super::snapshot::tracing_snapshot_write`].
+    pub fn open_snapshot(live: &'static TraceArray, cpu: Option<usize>) -> Arc<dyn FileOps> {
+        Arc::new(TraceFile {
+            tr: super::snapshot::max_or_make(live),
+            cpu,
+            walk: spin::Mutex::new(None),
+            paused: false,
+            snapshot_of: Some(live),
+        })
+    }
+
+    /// The header: for an empty snapshot, the tracer and Linux's help.
+    fn header(&self) -> String {
+        let Some(live) = self.snapshot_of else {
+            return output::trace_header(self.tr);
+        };
+        let tracer = super::ftrace_function::current_tracer(live);
+        let empty = match self.cpu {
+            Some(c) => self.tr.with_buffer(c, |b| b.is_empty()).unwrap_or(true),
+            None => tracing_cpus().all(|c| self.tr.with_buffer(c, |b| b.is_empty()).unwrap_or(true)),
+        };
+        if empty {
+            let mut s = alloc::format!("# tracer: {tracer}\n#\n");
+            s.push_str(&super::snapshot::snapshot_help(live, self.cpu));
+            s
+        } else {
+            output::trace_header_for(self.tr, tracer)
+        }
     }
 
     fn new_walk(&self) -> TraceWalk {
@@ -127,7 +164,7 @@ impl TraceFile {
         let mut s = String::new();
         if !w.header_done {
             w.header_done = true;
-            s.push_str(&output::trace_header(self.tr));
+            s.push_str(&self.header());
         }
         while s.len() < CHUNK {
             let mut best: Option<(usize, u64)> = None;
@@ -203,9 +240,13 @@ impl FileOps for TraceFile {
         Ok(n)
     }
 
-    /// Writes are accepted and ignored (`echo > trace` clears by O_TRUNC).
+    /// Writes to `trace` are accepted and ignored (`echo > trace` clears
+    /// by O_TRUNC); those to `snapshot` are its commands.
     fn write(&self, _: &OpenFile, buf: &[u8], _: &mut u64) -> vfs::Result<usize> {
-        Ok(buf.len())
+        match self.snapshot_of {
+            Some(live) => super::snapshot::tracing_snapshot_write(live, self.cpu, buf),
+            None => Ok(buf.len()),
+        }
     }
 
     fn llseek(&self, _: &OpenFile, pos: u64, offset: i64, whence: u32, _: u64) -> vfs::Result<u64> {
@@ -355,6 +396,7 @@ impl TracePipeRaw {
         Arc::new(TracePipeRaw {
             tr,
             cpu,
+            // Read to its end: the first read takes a page.
             page: spin::Mutex::new((ring_buffer::new_page(), PAGE_SIZE)),
         })
     }
@@ -367,13 +409,13 @@ impl FileOps for TracePipeRaw {
         }
         let mut g = self.page.lock();
         let (page, off) = &mut *g;
-        if *off >= PAGE_SIZE {
+        if *off >= page.len() {
             match self.tr.with_buffer(self.cpu, |b| b.read_page(page, false)).flatten() {
                 Some(_) => *off = 0,
                 None => return Err(Errno::EAGAIN),
             }
         }
-        let n = buf.len().min(PAGE_SIZE - *off);
+        let n = buf.len().min(page.len() - *off);
         buf[..n].copy_from_slice(&page[*off..*off + n]);
         *off += n;
         Ok(n)
@@ -385,7 +427,10 @@ impl FileOps for TracePipeRaw {
         Err(Errno::ESPIPE)
     }
     fn poll(&self, _: &OpenFile) -> u16 {
-        let partly_read = self.page.lock().1 < PAGE_SIZE;
+        let partly_read = {
+            let g = self.page.lock();
+            g.1 < g.0.len()
+        };
         if partly_read || self.tr.with_buffer(self.cpu, |b| !b.is_empty()).unwrap_or(false) {
             POLLIN | POLLRDNORM
         } else {

@@ -247,3 +247,35 @@ fn event_fork_adds_children_of_listed_pids_and_exit_removes_them() {
     write("set_event_pid", "").unwrap();
     assert_eq!(read_all("set_event_pid"), "");
 }
+
+#[kernel_test]
+fn set_event_notrace_pid_ignores_listed_tasks_and_their_forks() {
+    use super::options::{set_flag, EVENT_FORK};
+    const CHILD: u32 = 70_102;
+    let me = crate::sched::current().tid();
+    write("set_event_pid", "").unwrap();
+    write("set_event_notrace_pid", "").unwrap();
+    assert!(!events::trace_ignore_this_task());
+    assert_eq!(write("set_event_notrace_pid", "12x"), Err(uapi::Errno::EINVAL));
+    write("set_event_notrace_pid", &alloc::format!("{me}")).unwrap();
+    assert!(events::trace_ignore_this_task(), "a listed task is not traced");
+    assert_eq!(read_all("set_event_notrace_pid"), alloc::format!("{me}\n"));
+    // Both lists: notrace wins for a task in both (Linux's
+    // trace_ignore_this_task checks it second).
+    write("set_event_pid", &alloc::format!("{me}")).unwrap();
+    assert!(events::trace_ignore_this_task());
+    write("set_event_notrace_pid", "").unwrap();
+    assert!(!events::trace_ignore_this_task());
+    write("set_event_pid", "").unwrap();
+    // event-fork: the child of a notrace task is notrace too.
+    write("set_event_notrace_pid", &alloc::format!("{me}")).unwrap();
+    events::event_pids_fork(me, CHILD);
+    assert_eq!(read_all("set_event_notrace_pid"), alloc::format!("{me}\n"));
+    set_flag(EVENT_FORK, true);
+    events::event_pids_fork(me, CHILD);
+    assert_eq!(read_all("set_event_notrace_pid"), alloc::format!("{me}\n{CHILD}\n"));
+    events::event_pids_exit(CHILD);
+    set_flag(EVENT_FORK, false);
+    write("set_event_notrace_pid", "").unwrap();
+    assert_eq!(read_all("set_event_notrace_pid"), "");
+}

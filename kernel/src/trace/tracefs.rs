@@ -23,7 +23,8 @@ static EVENTS_DIR: spin::Once<Arc<PseudoDir>> = spin::Once::new();
 pub fn tracefs() -> Arc<PseudoFs> {
     TRACEFS
         .call_once(|| {
-            let fs = PseudoFs::new("tracefs");
+            // Linux's TRACEFS_DEFAULT_MODE: the root is 0700.
+            let fs = PseudoFs::with_root_mode("tracefs", 0o700);
             global_trace();
             cmdlines::init();
             create(fs.root_dir());
@@ -92,6 +93,10 @@ fn readme_extra(s: &mut String, section: ReadmeSection) {
 fn readme() -> Vec<u8> {
     let mut s = String::from(
         "tracing mini-HOWTO:\n\n\
+         By default tracefs removes all OTH file permission bits.\n\
+         When mounting tracefs an optional group id can be specified\n\
+         which adds the group to every directory and file in tracefs:\n\n\
+         \t e.g. mount -t tracefs [-o [gid=<gid>]] nodev /sys/kernel/tracing\n\n\
          # echo 0 > tracing_on : quick way to disable tracing\n\
          # echo 1 > tracing_on : quick way to re-enable tracing\n\n \
          Important files:\n  \
@@ -251,6 +256,13 @@ fn create(root: &Arc<PseudoDir>) {
         Some(Box::new(events::event_pids_write)),
         Some(Box::new(events::event_pids_clear)),
     );
+    let _ = root.file_trunc(
+        "set_event_notrace_pid",
+        0o640,
+        Box::new(|| events::EVENT_NOTRACE_PIDS.show()),
+        Some(Box::new(|buf| events::EVENT_NOTRACE_PIDS.write(buf))),
+        Some(Box::new(|| events::EVENT_NOTRACE_PIDS.clear())),
+    );
     root.file(
         "trace_clock",
         0o640,
@@ -270,6 +282,7 @@ fn create(root: &Arc<PseudoDir>) {
         })),
     );
     create_array_files(root, tr);
+    readme_add(ReadmeSection::Files, super::snapshot::README_SNAPSHOT);
     let instances = root.dir("instances");
     let (mk, rm) = (instances.clone(), instances.clone());
     instances.set_dir_ops(
@@ -293,6 +306,12 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         0o640,
         Box::new(move || buffer_size_show(tr, None)),
         Some(Box::new(move |buf| buffer_size_write(tr, None, buf))),
+    );
+    dir.file(
+        "buffer_subbuf_size_kb",
+        0o640,
+        Box::new(move || super::subbuf::buffer_subbuf_size_show(tr)),
+        Some(Box::new(move |buf| super::subbuf::buffer_subbuf_size_write(tr, buf))),
     );
     dir.file(
         "buffer_total_size_kb",
@@ -335,7 +354,14 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         let _ = d.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, Some(cpu), flags)));
         let _ = d.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, Some(cpu))));
         let _ = d.file_ops("trace_pipe_raw", 0o440, ops(move |_| TracePipeRaw::open(tr, cpu)));
+        let _ = d.file_ops("snapshot", 0o640, ops(move |_| TraceFile::open_snapshot(tr, Some(cpu))));
+        let _ = d.file_ops(
+            "snapshot_raw",
+            0o440,
+            ops(move |_| TracePipeRaw::open(super::snapshot::max_or_make(tr), cpu)),
+        );
     }
+    let _ = dir.file_ops("snapshot", 0o640, ops(move |_| TraceFile::open_snapshot(tr, None)));
     let _ = dir.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, None, flags)));
     dir.file(
         "trace_marker",
@@ -414,7 +440,7 @@ fn instance_mkdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
     events.file(
         "header_page",
         0o440,
-        Box::new(|| ring_buffer::HEADER_PAGE.as_bytes().to_vec()),
+        Box::new(move || ring_buffer::header_page(tr.subbuf_size()).into_bytes()),
         None,
     );
     events.file(

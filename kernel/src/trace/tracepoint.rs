@@ -18,6 +18,7 @@
 
 pub mod irq;
 pub mod kmem;
+pub mod printk;
 pub mod sched;
 pub mod signal;
 pub mod syscalls;
@@ -220,7 +221,8 @@ type RegisterFn = fn() -> Result<(), Errno>;
 
 /// Registers every tracepoint's event (at tracefs's creation, at boot).
 pub fn register_tracepoints() {
-    let all: [(&str, RegisterFn); 7] = [
+    let all: [(&str, RegisterFn); 8] = [
+        ("printk", printk::register),
         ("timer", timer::register),
         ("irq", irq::register),
         ("kmem", kmem::register),

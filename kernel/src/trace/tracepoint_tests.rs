@@ -183,3 +183,33 @@ fn kmalloc_and_kfree_name_the_allocating_function_without_recursing() {
     );
     write("trace", "").unwrap();
 }
+
+#[kernel_test]
+fn printk_console_event_records_each_log_line_without_its_newline() {
+    super::tracefs::tracefs();
+    let fmt = read_all("events/printk/console/format");
+    assert!(fmt.starts_with("name: console\nID: "), "{fmt}");
+    assert!(
+        fmt.ends_with(
+            "\tfield:__data_loc char[] msg;\toffset:8;\tsize:4;\tsigned:0;\n\n\
+             print fmt: \"%s\", __get_str(msg)\n"
+        ),
+        "{fmt}"
+    );
+    write("trace", "").unwrap();
+    // Off: nothing recorded.
+    crate::pr_info!("ktest console line before enabling");
+    write("events/printk/console/enable", "1").unwrap();
+    crate::pr_info!("ktest console line {}\n", 42);
+    crate::printk::printk_level(crate::printk::level::WARNING, format_args!("ktest warning line"));
+    write("events/printk/console/enable", "0").unwrap();
+    crate::pr_info!("ktest console line after disabling");
+    let trace = read_all("trace");
+    let lines: alloc::vec::Vec<&str> = trace
+        .lines()
+        .filter_map(|l| l.split_once(": console: ").map(|(_, m)| m))
+        .filter(|m| m.starts_with("ktest "))
+        .collect();
+    assert_eq!(lines, ["ktest console line 42", "ktest warning line"], "{trace}");
+    write("trace", "").unwrap();
+}

@@ -36,6 +36,7 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 \t            enable_event:<system>:<event>\n\
 \t            disable_event:<system>:<event>\n\
 \t\t    stacktrace\n\
+\t\t    snapshot\n\
 \t\t    hist (see below)\n\
 \t   example: echo traceoff > events/block/block_unplug/trigger\n\
 \t            echo traceoff:3 > events/block/block_unplug/trigger\n\
@@ -93,6 +94,11 @@ fn run(t: &trace_filter::trigger::Trigger, triggers: &Triggers, tr: &TraceArray)
         TriggerCmd::Stacktrace => {
             if t.fire(false) {
                 trace_kernel_stack(tr);
+            }
+        }
+        TriggerCmd::Snapshot => {
+            if t.fire(false) {
+                super::snapshot::tracing_snapshot_instance(tr);
             }
         }
         TriggerCmd::EnableEvent | TriggerCmd::DisableEvent => {
@@ -430,6 +436,11 @@ pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>) {
 /// Takes the references a new trigger needs (target first, as Linux's
 /// `event_enable_trigger_parse`, then the event's own soft mode).
 fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), Errno> {
+    if cmd == TriggerCmd::Snapshot {
+        // Linux's register_snapshot_trigger: the buffer exists before the
+        // trigger can fire.
+        super::snapshot::tracing_alloc_snapshot(super::global_trace())?;
+    }
     let mut target = None;
     if matches!(cmd, TriggerCmd::EnableEvent | TriggerCmd::DisableEvent) {
         let name = {

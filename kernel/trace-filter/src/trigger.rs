@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! traceon[:N] [if FILTER]          traceoff[:N] [if FILTER]
-//! stacktrace[:N] [if FILTER]
+//! stacktrace[:N] [if FILTER]       snapshot[:N] [if FILTER]
 //! enable_event:SYS:EVENT[:N] [if FILTER]
 //! disable_event:SYS:EVENT[:N] [if FILTER]
 //! !CMD...                          removes the trigger of that kind
@@ -14,7 +14,7 @@
 //! one of them), and so are `enable_event` and `disable_event` for one
 //! target event; adding a second of a kind is `EEXIST`; removing one that
 //! is not there succeeds silently. Commands this kernel does not offer
-//! (`snapshot`, `hist`, `enable_hist`, ...) are `EINVAL`, Linux's answer
+//! (`hist`, `enable_hist`, ...) are `EINVAL`, Linux's answer
 //! for an unknown command.
 
 use alloc::string::String;
@@ -31,7 +31,7 @@ use crate::kstrto::kstrtoul;
 /// What the `trigger` file reads when the event has no trigger: Linux's
 /// header with the commands this kernel registers, in Linux's order.
 pub const AVAILABLE_TRIGGERS: &str =
-    "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n";
+    "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event\n";
 
 /// A `count` of this value means no limit (Linux's `-1`).
 pub const UNLIMITED: u64 = u64::MAX;
@@ -45,6 +45,9 @@ pub enum TriggerCmd {
     TraceOff,
     /// `stacktrace`: record a kernel stack trace (after the event).
     Stacktrace,
+    /// `snapshot`: swap the trace buffer with the snapshot buffer (before
+    /// the event is recorded).
+    Snapshot,
     /// `enable_event:SYS:EVENT`: soft-enable another event.
     EnableEvent,
     /// `disable_event:SYS:EVENT`: soft-disable another event.
@@ -58,6 +61,7 @@ impl TriggerCmd {
             TriggerCmd::TraceOn => "traceon",
             TriggerCmd::TraceOff => "traceoff",
             TriggerCmd::Stacktrace => "stacktrace",
+            TriggerCmd::Snapshot => "snapshot",
             TriggerCmd::EnableEvent => "enable_event",
             TriggerCmd::DisableEvent => "disable_event",
         }
@@ -68,6 +72,7 @@ impl TriggerCmd {
             TriggerCmd::TraceOn,
             TriggerCmd::TraceOff,
             TriggerCmd::Stacktrace,
+            TriggerCmd::Snapshot,
             TriggerCmd::EnableEvent,
             TriggerCmd::DisableEvent,
         ]
@@ -82,6 +87,7 @@ impl TriggerCmd {
             TriggerCmd::TraceOn | TriggerCmd::TraceOff => 0,
             TriggerCmd::Stacktrace => 1,
             TriggerCmd::EnableEvent | TriggerCmd::DisableEvent => 2,
+            TriggerCmd::Snapshot => 3,
         }
     }
 
@@ -134,10 +140,10 @@ impl Trigger {
     /// `already_done` says whether its effect already holds (tracing
     /// already on for `traceon`, off for `traceoff`, the target already
     /// enabled for `enable_event`, disabled for `disable_event`; always
-    /// `false` for `stacktrace`): Linux's `count_func`s then neither act
-    /// nor count. Safe to call from several CPUs at once.
+    /// `false` for `stacktrace` and `snapshot`): Linux's `count_func`s then
+    /// neither act nor count. Safe to call from several CPUs at once.
     pub fn fire(&self, already_done: bool) -> bool {
-        if already_done && self.cmd != TriggerCmd::Stacktrace {
+        if already_done && !matches!(self.cmd, TriggerCmd::Stacktrace | TriggerCmd::Snapshot) {
             return false;
         }
         if !self.counted {

@@ -48,15 +48,38 @@ fn write(l: &mut TriggerList, s: &str) -> Result<(), Errno> {
 
 #[test]
 fn empty_file_lists_the_commands_this_kernel_has() {
-    // Linux with snapshot and hist prints
+    // Linux with hist prints
     // "# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist";
-    // without them, the same order minus those.
+    // without it, the same order minus those.
     let l = TriggerList::new();
     assert_eq!(l.file_text(), AVAILABLE_TRIGGERS);
     assert_eq!(
         AVAILABLE_TRIGGERS,
-        "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n"
+        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event\n"
     );
+}
+
+#[test]
+fn snapshot_trigger_is_its_own_kind_and_counts_every_fire() {
+    // trigger-snapshot.tc: a second snapshot is EEXIST, "snapshot+1" is
+    // no command; snapshot:2 fires twice whatever the buffers hold.
+    let mut l = TriggerList::new();
+    assert_eq!(write(&mut l, "snapshot+1"), Err(Errno::EINVAL));
+    assert_eq!(write(&mut l, "snapshot:2 if prev_pid == 1"), Ok(()));
+    assert_eq!(write(&mut l, "snapshot"), Err(Errno::EEXIST));
+    write(&mut l, "traceoff").unwrap();
+    write(&mut l, "stacktrace").unwrap();
+    assert_eq!(
+        l.file_text(),
+        "stacktrace:unlimited\ntraceoff:unlimited\nsnapshot:count=2 if prev_pid == 1\n"
+    );
+    let t = l.iter().find(|t| t.cmd() == TriggerCmd::Snapshot).unwrap();
+    assert!(!t.cmd().is_post_trigger(), "Linux swaps before the event is written");
+    assert!(t.fire(true));
+    assert!(t.fire(false));
+    assert!(!t.fire(false));
+    assert_eq!(write(&mut l, "!snapshot"), Ok(()));
+    assert!(l.iter().all(|t| t.cmd() != TriggerCmd::Snapshot));
 }
 
 #[test]
@@ -150,7 +173,6 @@ fn bad_commands_get_linux_errno() {
         ("", Errno::EINVAL),
         ("  ", Errno::EINVAL),
         // Commands Linux has and this kernel does not: unknown, EINVAL.
-        ("snapshot", Errno::EINVAL),
         ("hist:keys=prev_pid", Errno::EINVAL),
         ("enable_hist:sched:sched_waking", Errno::EINVAL),
     ] {

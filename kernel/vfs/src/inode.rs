@@ -383,6 +383,17 @@ pub trait FileSystem: Send + Sync {
     fn magic(&self) -> u64 {
         0
     }
+    /// Applies mount(2)'s data string on a remount, or on a new mount of a
+    /// filesystem that has one instance (Linux's `reconfigure`); by
+    /// default the options are accepted and ignored.
+    fn reconfigure(&self, _data: &[u8]) -> Result<()> {
+        Ok(())
+    }
+    /// What `/proc/mounts` shows after `rw,relatime` (Linux's
+    /// `show_options`, e.g. `,gid=7`); empty by default.
+    fn show_options(&self) -> alloc::string::String {
+        alloc::string::String::new()
+    }
 }
 
 /// What statfs(2) reports about a filesystem (block counts in units of
