@@ -159,6 +159,9 @@ struct MmInner {
     /// The program's file name, for /proc/<pid>/exe (Linux's
     /// `mm->exe_file`).
     exe: alloc::vec::Vec<u8>,
+    /// The auxiliary vector exec gave the program, `AT_NULL` last, as
+    /// /proc/<pid>/auxv shows it (Linux's `mm->saved_auxv`).
+    saved_auxv: alloc::vec::Vec<(u64, u64)>,
 }
 
 /// A user address space.
@@ -231,6 +234,7 @@ impl Mm {
                 args: (0, 0),
                 vdso: None,
                 exe: alloc::vec::Vec::new(),
+                saved_auxv: alloc::vec::Vec::new(),
             }),
             asid,
         }))
@@ -269,6 +273,21 @@ impl Mm {
     /// The program's file name; empty before exec.
     pub fn exe_file(&self) -> alloc::vec::Vec<u8> {
         self.inner.lock().exe.clone()
+    }
+
+    /// Records the auxiliary vector exec built (/proc/<pid>/auxv).
+    pub fn set_saved_auxv(&self, auxv: &[(u64, u64)]) {
+        self.inner.lock().saved_auxv = auxv.to_vec();
+    }
+
+    /// The auxiliary vector as /proc/<pid>/auxv reads: each entry's type
+    /// and value as two native-endian words; empty before exec.
+    pub fn saved_auxv(&self) -> alloc::vec::Vec<u8> {
+        let m = self.inner.lock();
+        m.saved_auxv
+            .iter()
+            .flat_map(|&(t, v)| t.to_ne_bytes().into_iter().chain(v.to_ne_bytes()))
+            .collect()
     }
 
     /// Records where argv's strings are.
@@ -418,6 +437,7 @@ impl Mm {
             c.args = m.args;
             c.vdso = m.vdso;
             c.exe = m.exe.clone();
+            c.saved_auxv = m.saved_auxv.clone();
             // MAP_SHARED regions: both spaces keep writing the same pages.
             let shared_ranges: alloc::vec::Vec<(u64, u64)> = m
                 .vmas

@@ -196,6 +196,9 @@ pub struct Task {
     pub ptrace: crate::ptrace::TaskPtrace,
     /// Single-step and hardware breakpoints (Linux's `thread.debug`).
     pub debug: crate::debug::hw_breakpoint::DebugInfo,
+    /// personality(2)'s execution domain and flags (`ADDR_NO_RANDOMIZE`
+    /// ...), inherited by clone and kept by exec.
+    pub personality: AtomicU32,
 }
 
 impl Task {
@@ -237,6 +240,7 @@ impl Task {
             restart_block: IrqSpinLock::new(crate::time::RestartBlock::None),
             ptrace: crate::ptrace::TaskPtrace::new(),
             debug: crate::debug::hw_breakpoint::DebugInfo::new(),
+            personality: AtomicU32::new(0),
         }
     }
 
