@@ -1065,6 +1065,35 @@ impl Mm {
         Ok(())
     }
 
+    /// The frame behind user address `addr`, pinned for a read on another
+    /// process's behalf (Linux's get_user_pages of one page, without
+    /// FOLL_FORCE): a reference is taken, which the caller drops with
+    /// `frame::page_ref_dec` once it has copied, so that the owner's unmap
+    /// cannot free the frame meanwhile and the copy needs no lock. A file
+    /// page not yet touched is brought in as the owner's read fault would;
+    /// `None` for an untouched anonymous page (it reads as zeros); EFAULT
+    /// where the space has no readable mapping.
+    pub fn get_user_page_for_read(&self, addr: u64) -> Result<Option<u64>, Errno> {
+        let page = addr & !(PAGE - 1);
+        let mut m = self.inner.lock();
+        let (start, v) = match find(&m.vmas, addr) {
+            Some((start, v)) if v.kind != VmaKind::Vvar && v.prot.read => (start, v),
+            _ => return Err(Errno::EFAULT),
+        };
+        if let Some(pte) = m.pt.get(page) {
+            frame::page_ref_inc(pte.pa);
+            return Ok(Some(pte.pa));
+        }
+        let Some((f, foff)) = &v.file else { return Ok(None) };
+        let pte = file_fault(f, foff + (page - start), v.prot, v.shared, false).map_err(|_| Errno::EFAULT)?;
+        if m.pt.map(page, pte).is_err() {
+            frame::page_ref_dec(pte.pa);
+            return Err(Errno::ENOMEM);
+        }
+        frame::page_ref_inc(pte.pa);
+        Ok(Some(pte.pa))
+    }
+
     /// Pages mapped now (resident set).
     pub fn resident_pages(&self) -> usize {
         let mut n = 0;
