@@ -83,6 +83,7 @@ pub static ALL: &[Check] = checks![
     proc_task_mem_is_the_thread_address_space,
     singlestep_runs_one_instruction_and_reports_trap_trace,
     singlestep_over_svc_stops_after_the_call_with_si_user,
+    singlestep_into_a_restarted_svc_stops_after_the_restarted_call,
     singlestep_into_a_signal_handler_stops_at_its_entry,
     singlestep_through_a_loop_stops_at_every_instruction,
     detach_after_singlestep_lets_the_tracee_run_freely,
