@@ -601,11 +601,12 @@ pub fn do_signal(regs: &mut PtRegs) {
         }
         // A handler runs: the call it interrupted returns EINTR unless it
         // restarts anyway (still rewound) or the tracer moved the pc.
-        if restart != 0 && regs.pc == restart_addr {
-            if signal_core::restart_decision(restart, Some(action.flags)) == Restart::Eintr {
-                regs.regs[0] = Errno::EINTR.as_neg() as u64;
-                regs.pc = continue_addr;
-            }
+        if restart != 0
+            && regs.pc == restart_addr
+            && signal_core::restart_decision(restart, Some(action.flags)) == Restart::Eintr
+        {
+            regs.regs[0] = Errno::EINTR.as_neg() as u64;
+            regs.pc = continue_addr;
         }
         restart = 0;
         if frame::setup_rt_frame(&me, &p, sig, &info, &action, regs).is_err() {
