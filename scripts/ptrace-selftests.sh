@@ -5,10 +5,10 @@
 # and arm64/abi/ptrace), unmodified, built with `aarch64-linux-gnu-gcc
 # -static` and the flags of their Makefiles, run in the guest and on
 # ../shared/reflinux.  step_after_suspend_test runs with `-n` (no suspend:
-# the single-step on every CPU only).  (ptrace/get_set_sud needs 6.12's
-# include/uapi/linux/ptrace.h, which the fetched partial tree lacks: not
-# built; both kernels answer its requests EINVAL, arm64 having no syscall
-# user dispatch.)
+# the single-step on every CPU only).  ptrace/get_set_sud is built with
+# 6.12's include/uapi/linux/ptrace.h (newer than the cross libc's); it
+# fails on both kernels alike: arm64 has no syscall user dispatch, whose
+# requests answer EINVAL.
 #
 #   scripts/ptrace-selftests.sh build      build (once) and print the tar
 #   scripts/ptrace-selftests.sh run here   run them on this kernel (virt,
@@ -28,7 +28,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/.cache/ptrace-selftests/linux-6.12.117"
 # Named for its program list: a new list is a new tar (the cache is shared).
-tarball="$out/ptracesel-6.tar"
+tarball="$out/ptracesel-7.tar"
 cc=aarch64-linux-gnu-gcc
 
 note() { echo "ptrace-selftests: $*" >&2; }
@@ -69,7 +69,10 @@ build() {
     : >"$log"
     note "building with $cc (warnings in ${log#"$repo"/})"
     mkdir -p "$tmp/ptracesel"
-    for t in get_syscall_info peeksiginfo vmaccess; do
+    # get_set_sud's PTRACE_*_SYSCALL_USER_DISPATCH_CONFIG: 6.12's header.
+    mkdir -p "$khdr/linux"
+    cp "$src/include/uapi/linux/ptrace.h" "$khdr/linux/"
+    for t in get_syscall_info peeksiginfo vmaccess get_set_sud; do
         (cd "$st/ptrace" &&
             $cc -static -std=c99 -pthread -Wall -isystem "$khdr" -I"$st" "$t.c" -o "$tmp/ptracesel/$t") \
             2>>"$log" || die "could not build ptrace/$t (see $log)"

@@ -21,9 +21,10 @@ pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64,
     if flags != 0 {
         return Err(Errno::EINVAL);
     }
-    let as_pairs = |v: Vec<uapi::uio::IoVec>| v.into_iter().map(|io| (io.base, io.len as usize)).collect::<Vec<_>>();
-    let local = as_pairs(uaccess::import_iovec(lvec, liovcnt)?);
-    let remote = as_pairs(uaccess::import_iovec(rvec, riovcnt)?);
+    let (mut lfast, mut rfast) = ([(0, 0); FAST_IOV], [(0, 0); FAST_IOV]);
+    let local = import_iovecs(lvec, liovcnt, &mut lfast)?;
+    let remote = import_iovecs(rvec, riovcnt, &mut rfast)?;
+    let (local, remote) = (local.as_slice(&lfast), remote.as_slice(&rfast));
     if local.iter().all(|&(_, l)| l == 0) || remote.iter().all(|&(_, l)| l == 0) {
         return Ok(0);
     }
@@ -32,7 +33,7 @@ pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64,
     let mm = task.mm.lock().clone().ok_or(Errno::ESRCH)?;
     let (mut li, mut loff) = (0usize, 0usize);
     let mut moved = 0usize;
-    'remote: for &(rbase, rlen) in &remote {
+    'remote: for &(rbase, rlen) in remote {
         let mut roff = 0usize;
         while roff < rlen {
             while li < local.len() && loff == local[li].1 {
@@ -67,6 +68,47 @@ pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64,
         }
     }
     Ok(moved as u64)
+}
+
+/// Iovec arrays this short are read onto the stack (Linux's UIO_FASTIOV):
+/// the common one-iovec call allocates nothing.
+const FAST_IOV: usize = 8;
+
+/// Where `import_iovecs` put an array: the first `n` slots of the caller's
+/// stack array, or the heap.
+enum Iovecs {
+    Fast(usize),
+    Heap(Vec<(u64, usize)>),
+}
+
+impl Iovecs {
+    fn as_slice<'a>(&'a self, fast: &'a [(u64, usize); FAST_IOV]) -> &'a [(u64, usize)] {
+        match self {
+            Iovecs::Fast(n) => &fast[..*n],
+            Iovecs::Heap(v) => v,
+        }
+    }
+}
+
+/// A user iovec array as (base, length) pairs, checked as Linux's
+/// import_iovec: EINVAL for too many entries or lengths past
+/// `isize::MAX`, EFAULT when it cannot be read.
+fn import_iovecs(p: u64, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Result<Iovecs, Errno> {
+    let count = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
+    if count > FAST_IOV {
+        let v = uaccess::import_iovec(p, n)?;
+        return Ok(Iovecs::Heap(
+            v.into_iter().map(|io| (io.base, io.len as usize)).collect(),
+        ));
+    }
+    let mut raw = [0u8; FAST_IOV * uapi::uio::IoVec::SIZE];
+    let raw = &mut raw[..count * uapi::uio::IoVec::SIZE];
+    uaccess::copy_from_user(raw, p)?;
+    let iovs = uapi::uio::IoVecs::parse(raw).ok_or(Errno::EINVAL)?;
+    for (slot, io) in fast.iter_mut().zip(iovs.iter()) {
+        *slot = (io.base, io.len as usize);
+    }
+    Ok(Iovecs::Fast(count))
 }
 
 /// Copies `n` bytes at `raddr` of `mm` to the caller's `laddr`, a page at a

@@ -1172,6 +1172,45 @@ fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
         "readv of two local halves"
     );
     check_eq!(u64::from_le_bytes(got), 0x0102_0304_0506_0708, "the word read");
+    // Nine local iovecs (past the eight read onto the stack), one empty.
+    let mut bytes = [0u8; 8];
+    let base = bytes.as_mut_ptr() as usize;
+    let mut nine = [(base, 0); 9];
+    for (i, slot) in nine.iter_mut().enumerate().skip(1) {
+        *slot = (base + i - 1, 1);
+    }
+    check_eq!(
+        process_vm(false, pid, &nine, &[(addr, 8)], 0),
+        Ok(8),
+        "readv into nine local iovecs"
+    );
+    check_eq!(
+        u64::from_le_bytes(bytes),
+        0x0102_0304_0506_0708,
+        "the word read bytewise"
+    );
+    // An unmapped local iovec array (EFAULT) and a count past UIO_MAXIOV
+    // (EINVAL).
+    let bad = |lvec: usize, lcnt: usize| {
+        // SAFETY: the kernel refuses both before writing through them.
+        rt::syscall::check(unsafe {
+            rt::syscall::syscall6(
+                rt::syscall::nr::PROCESS_VM_READV,
+                pid as usize,
+                lvec,
+                lcnt,
+                [(addr, 8usize)].as_ptr() as usize,
+                1,
+                0,
+            )
+        })
+    };
+    check_eq!(bad(16, 1), Err(Errno::EFAULT), "an unmapped local iovec array");
+    check_eq!(
+        bad(local.as_ptr() as usize, 1025),
+        Err(Errno::EINVAL),
+        "1025 local iovecs"
+    );
     check_eq!(
         process_vm(false, pid, &local, &[(addr, 4), (16, 4)], 0),
         Ok(4),
