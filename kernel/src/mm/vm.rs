@@ -1075,8 +1075,11 @@ impl Mm {
     /// where the space has no readable mapping.
     pub fn get_user_page_for_read(&self, addr: u64) -> Result<Option<u64>, Errno> {
         let page = addr & !(PAGE - 1);
-        let mut m = self.inner.lock();
-        let (start, v) = match find(&m.vmas, addr) {
+        let mut guard = self.inner.lock();
+        let m = &mut *guard;
+        // Borrowed, not cloned: the common case (a mapped page) needs the
+        // region only to check it.
+        let (start, v) = match vma::find(&m.vmas, addr) {
             Some((start, v)) if v.kind != VmaKind::Vvar && v.prot.read => (start, v),
             _ => return Err(Errno::EFAULT),
         };
@@ -1084,8 +1087,11 @@ impl Mm {
             frame::page_ref_inc(pte.pa);
             return Ok(Some(pte.pa));
         }
-        let Some((f, foff)) = &v.file else { return Ok(None) };
-        let pte = file_fault(f, foff + (page - start), v.prot, v.shared, false).map_err(|_| Errno::EFAULT)?;
+        let Some((f, foff)) = v.file.clone() else {
+            return Ok(None);
+        };
+        let (prot, shared) = (v.prot, v.shared);
+        let pte = file_fault(&f, foff + (page - start), prot, shared, false).map_err(|_| Errno::EFAULT)?;
         if m.pt.map(page, pte).is_err() {
             frame::page_ref_dec(pte.pa);
             return Err(Errno::ENOMEM);
