@@ -14,7 +14,8 @@
 # --arm64 takes, from the same package, tools/testing/selftests/arm64 (and
 # breakpoints/ and ptrace/ for scripts/ptrace-selftests.sh), the
 # kselftest*.h headers beside it and what their build includes
-# (tools/include, arch/arm64/include/uapi), keeping the tree's layout, into
+# (tools/include, arch/arm64/include/uapi, and include/uapi/linux/ptrace.h
+# for ptrace/get_set_sud), keeping the tree's layout, into
 # .cache/ftracetest/linux-<version>/arm64-src/; scripts/arm64-selftests.sh
 # builds them.  LINUX_SOURCE_TARXZ=/path/linux-source-6.12.tar.xz uses an
 # already downloaded source tarball instead of the package.
@@ -122,6 +123,7 @@ arm64_paths=(
     tools/testing/selftests/kselftest_harness.h
     tools/include
     arch/arm64/include/uapi
+    include/uapi/linux/ptrace.h
 )
 
 fetch_arm64() {
@@ -154,11 +156,13 @@ fetch_arm64() {
 }
 
 if [ $want_arm64 = 1 ]; then
-    if [ ! -f "$arm64_dir/.complete" ] || [ ! -d "$arm64_dir/tools/testing/selftests/ptrace" ]; then
+    # Each path's presence: a tree fetched with a shorter list is fetched again.
+    complete() { [ -f "$arm64_dir/.complete" ] && [ -f "$arm64_dir/include/uapi/linux/ptrace.h" ]; }
+    if ! complete; then
         mkdir -p "$cache"
         exec 8>"$cache/lock"
         flock 8 || die "could not lock $cache/lock"
-        [ -f "$arm64_dir/.complete" ] && [ -d "$arm64_dir/tools/testing/selftests/ptrace" ] || fetch_arm64
+        complete || fetch_arm64
     fi
     echo "$arm64_dir"
     exit 0

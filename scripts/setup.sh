@@ -12,6 +12,9 @@
 #   scripts/setup.sh --print-debian
 #                                 ensure only the Debian programs archive
 #                                 (6. below) and print its path on stdout
+#   scripts/setup.sh --print-gdbserver
+#                                 ensure only the gdbserver archive (8.
+#                                 below) and print its path on stdout
 #
 # 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
 #    components (rustup does not install it by itself when
@@ -35,6 +38,9 @@
 # 7. Debian's arm64 cross compiler (gcc-aarch64-linux-gnu,
 #    libc6-dev-arm64-cross) and, built with it, Linux 6.12.117's arm64 ABI
 #    selftests (scripts/arm64-selftests.sh build).
+# 8. Debian's arm64 gdbserver for tests/gdbserver.rs, with the C++ runtime
+#    it links (libstdc++6, libgcc-s1), packed like 6. into
+#    .cache/gdbserver/gdbserver.tar (unpacked over 6.'s archive).
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
@@ -72,6 +78,7 @@ case "${1:-}" in
     --print-dtb) mode=dtb ;;
     --print-busybox) mode=busybox ;;
     --print-debian) mode=debian ;;
+    --print-gdbserver) mode=gdbserver ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
 esac
@@ -409,6 +416,47 @@ ensure_debian() {
     note "wrote ${debian_tar#"$repo"/}"
 }
 
+# ----------------------------------------------------------- gdbserver
+gdbserver_dir="$cache/gdbserver"
+gdbserver_tar="$gdbserver_dir/gdbserver.tar"
+gdbserver_pkgs="gdbserver libstdc++6 libgcc-s1"
+
+ensure_gdbserver() {
+    [ -s "$gdbserver_tar" ] && [ "$(cat "$gdbserver_dir/contents" 2>/dev/null)" = "$gdbserver_pkgs" ] && return 0
+    need_apt "Debian's arm64 gdbserver is needed for tests/gdbserver.rs"
+    ensure_arm64_arch
+    local tmp deb pkg
+    tmp=$(mktemp -d "$cache/setup.XXXXXX")
+    tmpdirs+=("$tmp")
+    if ! apt-cache show gdbserver:arm64 >/dev/null 2>&1; then
+        apt_update
+    fi
+    note "downloading $gdbserver_pkgs (arm64)"
+    # shellcheck disable=SC2086 # one word per package
+    (cd "$tmp" && quietly apt-get -o APT::Sandbox::User=root download $(printf '%s:arm64 ' $gdbserver_pkgs)) ||
+        die "could not download $gdbserver_pkgs for arm64"
+    : >"$tmp/source"
+    for pkg in $gdbserver_pkgs; do
+        deb=$(newest_file "$tmp/${pkg}_*_arm64.deb")
+        [ -n "$deb" ] || die "apt-get download of $pkg:arm64 left no .deb"
+        dpkg-deb -x "$deb" "$tmp/x" || die "could not unpack $(basename "$deb")"
+        # shellcheck disable=SC2016 # dpkg's own ${...} fields
+        dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb" >>"$tmp/source"
+    done
+    mkdir -p "$tmp/root/usr/bin"
+    (cd "$tmp/x" && cp -a usr/bin/gdbserver "$tmp/root/usr/bin/" &&
+        find lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu -maxdepth 1 -name '*.so*' \
+            -exec cp -a --parents {} "$tmp/root/" \;) ||
+        die "the packages lack gdbserver or its libraries"
+    mkdir -p "$gdbserver_dir"
+    tar -C "$tmp/root" --owner=0 --group=0 -cf "$gdbserver_tar.tmp" lib usr ||
+        die "could not pack $gdbserver_tar"
+    mv "$tmp/source" "$gdbserver_dir/source"
+    mv "$gdbserver_tar.tmp" "$gdbserver_tar"
+    echo "$gdbserver_pkgs" >"$gdbserver_dir/contents"
+    note "wrote ${gdbserver_tar#"$repo"/}"
+}
+
 # ------------------------------------------------------------------- main
 mkdir -p "$cache"
 # Scratch directories the steps make, removed however the script ends.
@@ -423,6 +471,7 @@ case $mode in
     dtb) ensure_dtb; echo "$dtb"; exit 0 ;;
     busybox) ensure_busybox; echo "$busybox"; exit 0 ;;
     debian) ensure_debian; echo "$debian_tar"; exit 0 ;;
+    gdbserver) ensure_gdbserver; echo "$gdbserver_tar"; exit 0 ;;
 esac
 ensure_toolchain
 ensure_qemu
@@ -430,5 +479,6 @@ ensure_cross_gcc
 ensure_dtb
 ensure_busybox
 ensure_debian
+ensure_gdbserver
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
 "$repo/scripts/arm64-selftests.sh" build >/dev/null || die "could not build Linux's arm64 selftests"

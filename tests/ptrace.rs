@@ -69,7 +69,13 @@ fn linux_ptrace_selftests_pass_as_on_linux() {
         .expect("run scripts/ptrace-selftests.sh");
     let table = String::from_utf8_lossy(&out.stdout);
     eprintln!("{table}");
-    for name in ["breakpoint_test_arm64", "peeksiginfo", "get_syscall_info"] {
+    for name in [
+        "breakpoint_test_arm64",
+        "step_after_suspend_test",
+        "ptrace",
+        "peeksiginfo",
+        "get_syscall_info",
+    ] {
         let row = table
             .lines()
             .find(|l| l.split_whitespace().next() == Some(name))

@@ -158,6 +158,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let stack = exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| e.errno())?;
     mm.write_bytes(stack.sp, &stack.bytes)?;
     mm.set_arg_range(stack.arg_start, stack.arg_end);
+    mm.set_saved_auxv(&stack.auxv);
     let base = path_bytes.rsplit(|&b| b == b'/').next().unwrap_or(&path_bytes).to_vec();
     Ok(Image {
         mm,

@@ -153,9 +153,10 @@ pub fn user_disable_single_step(t: &Task) {
     t.debug.single_step.store(false, Ordering::Release);
 }
 
-/// Linux's user_rewind_single_step: after a step is reported, the next
-/// return to EL0 steps one more instruction if the step stays armed.
-fn user_rewind_single_step(t: &Task, regs: &mut PtRegs) {
+/// Linux's user_rewind_single_step: after a step is reported, or a system
+/// call is restarted, the next return to EL0 steps one more instruction if
+/// the step stays armed.
+pub fn user_rewind_single_step(t: &Task, regs: &mut PtRegs) {
     if t.debug.single_step() {
         set_regs_spsr_ss(regs);
     }

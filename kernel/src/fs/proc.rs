@@ -30,10 +30,13 @@ fn state_char(p: &Process) -> char {
     }
 }
 
-/// `/proc/<pid>/stat`: Linux's 52 fields (those the kernel does not track
-/// are 0).
-fn stat(p: &Arc<Process>) -> Vec<u8> {
-    let comm = p.main_thread().map(|t| t.comm_string()).unwrap_or_default();
+/// `/proc/<pid>/stat` (of the process, through its first thread) and
+/// `/proc/<pid>/task/<tid>/stat` (of thread `t`): Linux's 52 fields, those
+/// the kernel does not track 0. Debuggers read `processor` (field 39), the
+/// CPU the thread last ran on.
+fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
+    let t = t.or_else(|| p.main_thread());
+    let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
     let threads = p.threads.lock().len().max(1);
     let (vsize, rss) = p
         .main_thread()
@@ -41,7 +44,7 @@ fn stat(p: &Arc<Process>) -> Vec<u8> {
         .map_or((0, 0), |mm| (mm.resident_pages() * 4096, mm.resident_pages()));
     let mut s = format!(
         "{} ({}) {} {} {} {} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 {} 0 0 {} {}",
-        p.pid,
+        t.as_ref().map_or(p.pid, |t| t.tid()),
         comm,
         state_char(p),
         p.ppid.load(Ordering::Relaxed),
@@ -51,9 +54,15 @@ fn stat(p: &Arc<Process>) -> Vec<u8> {
         vsize,
         rss
     );
-    // rsslim .. exit_code: 29 more fields.
+    // rsslim (25), then startcode .. nswap, cnswap (26-37).
     s.push_str(" 18446744073709551615");
-    for _ in 0..28 {
+    for _ in 26..=37 {
+        s.push_str(" 0");
+    }
+    let cpu = t.as_ref().map_or(0, |t| t.last_cpu.load(Ordering::Relaxed));
+    s.push_str(&format!(" {} {}", p.exit_signal, if cpu == u32::MAX { 0 } else { cpu }));
+    // rt_priority .. exit_code (40-52).
+    for _ in 40..=52 {
         s.push_str(" 0");
     }
     s.push('\n');
@@ -379,8 +388,12 @@ impl ProcProvider for Provider {
             }
             (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => {
                 return match task_path(pid, rel) {
-                    // Of a thread's entries, the one debuggers use.
-                    Some((_, b"")) => Ok(alloc::vec![ProcEntry::file(b"mem", 0o600)]),
+                    // Of a thread's entries, those debuggers use.
+                    Some((_, b"")) => Ok(alloc::vec![
+                        ProcEntry::file(b"stat", 0o444),
+                        ProcEntry::file(b"comm", 0o644),
+                        ProcEntry::file(b"mem", 0o600)
+                    ]),
                     _ => Err(uapi::Errno::ENOENT),
                 };
             }
@@ -402,6 +415,7 @@ impl ProcProvider for Provider {
                 alloc::vec![
                     ProcEntry::file(b"stat", 0o444),
                     ProcEntry::file(b"status", 0o444),
+                    ProcEntry::file(b"auxv", 0o400),
                     ProcEntry::file(b"cmdline", 0o444),
                     ProcEntry::file(b"comm", 0o644),
                     ProcEntry::file(b"maps", 0o444),
@@ -452,7 +466,22 @@ impl ProcProvider for Provider {
                 let ns = crate::time::ktime_get_ns();
                 Ok(format!("{}.{:02} 0.00\n", ns / 1_000_000_000, ns / 10_000_000 % 100).into_bytes())
             }
-            (ProcScope::Pid(pid), b"stat") => process::find_process(pid).map(|p| stat(&p)).ok_or(uapi::Errno::ESRCH),
+            (ProcScope::Pid(pid), b"stat") => process::find_process(pid)
+                .map(|p| stat(&p, None))
+                .ok_or(uapi::Errno::ESRCH),
+            (ProcScope::Pid(pid), b"auxv") => Ok(process::find_process(pid)
+                .ok_or(uapi::Errno::ESRCH)?
+                .main_thread()
+                .and_then(|t| t.mm.lock().clone())
+                .map(|mm| mm.saved_auxv())
+                .unwrap_or_default()),
+            (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => match task_path(pid, rel) {
+                Some((t, b"stat")) => process::find_process(pid)
+                    .map(|p| stat(&p, Some(t)))
+                    .ok_or(uapi::Errno::ESRCH),
+                Some((t, b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
+                _ => Err(uapi::Errno::ENOENT),
+            },
             (ProcScope::Pid(pid), b"cmdline") => Ok(process::find_process(pid)
                 .ok_or(uapi::Errno::ESRCH)?
                 .main_thread()

@@ -408,6 +408,17 @@ pub fn with_frame_bytes<R>(pa: u64, offset: usize, len: usize, f: impl FnOnce(&[
     f(unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) })
 }
 
+/// Copies `len` bytes of the allocated frame `pa` at `offset` to user
+/// address `dst`: one copy, with no bounce buffer (process_vm_readv from a
+/// pinned frame). EFAULT if the user range cannot be written whole.
+pub fn copy_frame_to_user(pa: u64, offset: usize, len: usize, dst: u64) -> Result<(), crate::errno::Errno> {
+    assert!(offset + len <= PAGE_SIZE, "copy_frame_to_user past the frame");
+    // SAFETY: inside one allocated frame (checked above), which the caller
+    // keeps allocated by holding a reference to it while this runs.
+    let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };
+    crate::uaccess::copy_to_user(dst, src)
+}
+
 /// Makes instructions written into frame `pa` at `[offset, offset + len)`
 /// visible to instruction fetch (a tracer's breakpoint in a tracee's text).
 pub fn sync_icache_frame(pa: u64, offset: usize, len: usize) {

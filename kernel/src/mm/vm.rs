@@ -159,6 +159,9 @@ struct MmInner {
     /// The program's file name, for /proc/<pid>/exe (Linux's
     /// `mm->exe_file`).
     exe: alloc::vec::Vec<u8>,
+    /// The auxiliary vector exec gave the program, `AT_NULL` last, as
+    /// /proc/<pid>/auxv shows it (Linux's `mm->saved_auxv`).
+    saved_auxv: alloc::vec::Vec<(u64, u64)>,
 }
 
 /// A user address space.
@@ -233,6 +236,7 @@ impl Mm {
                 args: (0, 0),
                 vdso: None,
                 exe: alloc::vec::Vec::new(),
+                saved_auxv: alloc::vec::Vec::new(),
             }),
             asid,
             mm_cid: Default::default(),
@@ -272,6 +276,21 @@ impl Mm {
     /// The program's file name; empty before exec.
     pub fn exe_file(&self) -> alloc::vec::Vec<u8> {
         self.inner.lock().exe.clone()
+    }
+
+    /// Records the auxiliary vector exec built (/proc/<pid>/auxv).
+    pub fn set_saved_auxv(&self, auxv: &[(u64, u64)]) {
+        self.inner.lock().saved_auxv = auxv.to_vec();
+    }
+
+    /// The auxiliary vector as /proc/<pid>/auxv reads: each entry's type
+    /// and value as two native-endian words; empty before exec.
+    pub fn saved_auxv(&self) -> alloc::vec::Vec<u8> {
+        let m = self.inner.lock();
+        m.saved_auxv
+            .iter()
+            .flat_map(|&(t, v)| t.to_ne_bytes().into_iter().chain(v.to_ne_bytes()))
+            .collect()
     }
 
     /// Records where argv's strings are.
@@ -421,6 +440,7 @@ impl Mm {
             c.args = m.args;
             c.vdso = m.vdso;
             c.exe = m.exe.clone();
+            c.saved_auxv = m.saved_auxv.clone();
             // MAP_SHARED regions: both spaces keep writing the same pages.
             let shared_ranges: alloc::vec::Vec<(u64, u64)> = m
                 .vmas
@@ -1046,6 +1066,41 @@ impl Mm {
             done += n;
         }
         Ok(())
+    }
+
+    /// The frame behind user address `addr`, pinned for a read on another
+    /// process's behalf (Linux's get_user_pages of one page, without
+    /// FOLL_FORCE): a reference is taken, which the caller drops with
+    /// `frame::page_ref_dec` once it has copied, so that the owner's unmap
+    /// cannot free the frame meanwhile and the copy needs no lock. A file
+    /// page not yet touched is brought in as the owner's read fault would;
+    /// `None` for an untouched anonymous page (it reads as zeros); EFAULT
+    /// where the space has no readable mapping.
+    pub fn get_user_page_for_read(&self, addr: u64) -> Result<Option<u64>, Errno> {
+        let page = addr & !(PAGE - 1);
+        let mut guard = self.inner.lock();
+        let m = &mut *guard;
+        // Borrowed, not cloned: the common case (a mapped page) needs the
+        // region only to check it.
+        let (start, v) = match vma::find(&m.vmas, addr) {
+            Some((start, v)) if v.kind != VmaKind::Vvar && v.prot.read => (start, v),
+            _ => return Err(Errno::EFAULT),
+        };
+        if let Some(pte) = m.pt.get(page) {
+            frame::page_ref_inc(pte.pa);
+            return Ok(Some(pte.pa));
+        }
+        let Some((f, foff)) = v.file.clone() else {
+            return Ok(None);
+        };
+        let (prot, shared) = (v.prot, v.shared);
+        let pte = file_fault(&f, foff + (page - start), prot, shared, false).map_err(|_| Errno::EFAULT)?;
+        if m.pt.map(page, pte).is_err() {
+            frame::page_ref_dec(pte.pa);
+            return Err(Errno::ENOMEM);
+        }
+        frame::page_ref_inc(pte.pa);
+        Ok(Some(pte.pa))
     }
 
     /// Pages mapped now (resident set).

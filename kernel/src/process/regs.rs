@@ -45,7 +45,11 @@ pub fn start_thread(pc: u64, sp: u64) -> PtRegs {
         regs: [0; 31],
         sp,
         pc,
-        pstate: 0,
+        // PSTATE.SSBS set, as Linux's spectre_v4_enable_task_mitigation()
+        // leaves a new program when no Spectre-v4 mitigation is in force
+        // (none is here); a tracer sees it at the exec stop, and a CPU
+        // without FEAT_SSBS drops it at the first return.
+        pstate: arch::ptrace::PSR::SSBS::SET.value,
         orig_x0: 0,
         syscallno: arch::ptrace::NO_SYSCALL,
         stackframe: [0, 0],

@@ -151,6 +151,9 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, data),
         PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, data),
         PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, addr, data),
+        // Syscall user dispatch needs the generic entry code, which arm64
+        // Linux 6.12 does not use: its stubs answer EINVAL (as here).
+        PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG | PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG => Err(Errno::EINVAL),
         // arm64 answers neither USER-area request (Linux's ptrace_request
         // default).
         _ => Err(Errno::EIO),

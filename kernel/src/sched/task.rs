@@ -198,6 +198,9 @@ pub struct Task {
     pub debug: crate::debug::hw_breakpoint::DebugInfo,
     /// Restartable sequences: the registered area and pending events.
     pub rseq: crate::rseq::TaskRseq,
+    /// personality(2)'s execution domain and flags (`ADDR_NO_RANDOMIZE`
+    /// ...), inherited by clone and kept by exec.
+    pub personality: AtomicU32,
 }
 
 impl Task {
@@ -240,6 +243,7 @@ impl Task {
             ptrace: crate::ptrace::TaskPtrace::new(),
             debug: crate::debug::hw_breakpoint::DebugInfo::new(),
             rseq: Default::default(),
+            personality: AtomicU32::new(0),
         }
     }
 

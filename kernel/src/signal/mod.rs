@@ -536,31 +536,24 @@ pub const ERESTARTNOHAND: i64 = Errno::ERESTARTNOHAND as i64;
 /// Restart through restart_syscall when no handler runs, else EINTR.
 pub const ERESTART_RESTARTBLOCK: i64 = Errno::ERESTART_RESTARTBLOCK as i64;
 
-/// Applies `signal_core::restart_decision` to the registers.
-fn settle_syscall(regs: &mut PtRegs, ret: i64, handler_flags: Option<u64>) {
-    match signal_core::restart_decision(ret, handler_flags) {
-        Restart::Keep => {}
-        Restart::Again => {
-            regs.regs[0] = regs.orig_x0;
-            regs.pc -= 4;
-        }
-        Restart::Eintr => regs.regs[0] = Errno::EINTR.as_neg() as u64,
-        Restart::RestartBlock => {
-            regs.regs[8] = signal_core::NR_RESTART_SYSCALL;
-            regs.pc -= 4;
-        }
-    }
-}
-
 /// Delivers pending signals before returning to user mode (Linux's
 /// `do_signal`): default actions, or a handler frame on the user stack.
 pub fn do_signal(regs: &mut PtRegs) {
     let me = sched::current();
     let Some(p) = me.process.get().cloned() else { return };
-    // A system call interrupted with a restart code.
+    // A system call interrupted with a restart code is rewound to its svc
+    // before any signal is looked at, as arm64's do_signal: a tracer's
+    // signal stop shows the call ready to run again, and a tracer that
+    // moves the pc elsewhere cancels the restart.
     let mut restart = if regs.syscallno >= 0 { regs.regs[0] as i64 } else { 0 };
     if !signal_core::is_restart_code(restart) {
         restart = 0;
+    }
+    let continue_addr = regs.pc;
+    let restart_addr = continue_addr.wrapping_sub(4);
+    if restart != 0 {
+        regs.regs[0] = regs.orig_x0;
+        regs.pc = restart_addr;
     }
     loop {
         // A pending SIGKILL or group exit wins over everything queued, even
@@ -606,11 +599,16 @@ pub fn do_signal(regs: &mut PtRegs) {
                 }
             }
         }
-        // A handler runs: settle the interrupted system call first.
-        if restart != 0 {
-            settle_syscall(regs, restart, Some(action.flags));
-            restart = 0;
+        // A handler runs: the call it interrupted returns EINTR unless it
+        // restarts anyway (still rewound) or the tracer moved the pc.
+        if restart != 0
+            && regs.pc == restart_addr
+            && signal_core::restart_decision(restart, Some(action.flags)) == Restart::Eintr
+        {
+            regs.regs[0] = Errno::EINTR.as_neg() as u64;
+            regs.pc = continue_addr;
         }
+        restart = 0;
         crate::rseq::rseq_signal_deliver(sig, regs);
         if frame::setup_rt_frame(&me, &p, sig, &info, &action, regs).is_err() {
             force_sigsegv(sig);
@@ -634,9 +632,14 @@ pub fn do_signal(regs: &mut PtRegs) {
         me.sig_blocked
             .store(me.saved_sigmask.load(Ordering::Acquire), Ordering::Release);
     }
-    // No handler ran: restart the call transparently.
-    if restart != 0 {
-        settle_syscall(regs, restart, None);
+    // No handler ran: the rewound call runs again (through restart_syscall
+    // for a restart block), and a step in progress steps the svc again
+    // instead of trapping before it (Linux's user_rewind_single_step).
+    if restart != 0 && regs.pc == restart_addr {
+        if restart == ERESTART_RESTARTBLOCK {
+            regs.regs[8] = signal_core::NR_RESTART_SYSCALL;
+        }
+        crate::debug::hw_breakpoint::user_rewind_single_step(&me, regs);
     }
 }
 

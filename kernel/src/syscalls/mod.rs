@@ -226,6 +226,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::PTRACE => __arm64_sys_ptrace,
         nr::PROCESS_VM_READV => __arm64_sys_process_vm_readv,
         nr::PROCESS_VM_WRITEV => __arm64_sys_process_vm_writev,
+        nr::PERSONALITY => __arm64_sys_personality,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)

@@ -215,6 +215,20 @@ syscall!(__arm64_sys_process_vm_writev, r, {
     )
 });
 
+// personality(0xffffffff) only asks; any other value is taken as is, as
+// Linux's sys_personality (gdbserver sets ADDR_NO_RANDOMIZE, which changes
+// nothing here: this kernel does not randomise a layout).
+syscall!(__arm64_sys_personality, r, {
+    let persona = r.regs[0] as u32;
+    let me = crate::sched::current();
+    let old = if persona == u32::MAX {
+        me.personality.load(Ordering::Relaxed)
+    } else {
+        me.personality.swap(persona, Ordering::Relaxed)
+    };
+    Ok(u64::from(old))
+});
+
 syscall!(__arm64_sys_ptrace, r, {
     crate::ptrace::sys_ptrace(r.regs[0] as i64, r.regs[1] as i64, r.regs[2], r.regs[3])
 });

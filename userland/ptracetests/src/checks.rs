@@ -83,6 +83,7 @@ pub static ALL: &[Check] = checks![
     proc_task_mem_is_the_thread_address_space,
     singlestep_runs_one_instruction_and_reports_trap_trace,
     singlestep_over_svc_stops_after_the_call_with_si_user,
+    singlestep_into_a_restarted_svc_stops_after_the_restarted_call,
     singlestep_into_a_signal_handler_stops_at_its_entry,
     singlestep_through_a_loop_stops_at_every_instruction,
     detach_after_singlestep_lets_the_tracee_run_freely,
@@ -1171,6 +1172,45 @@ fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
         "readv of two local halves"
     );
     check_eq!(u64::from_le_bytes(got), 0x0102_0304_0506_0708, "the word read");
+    // Nine local iovecs (past the eight read onto the stack), one empty.
+    let mut bytes = [0u8; 8];
+    let base = bytes.as_mut_ptr() as usize;
+    let mut nine = [(base, 0); 9];
+    for (i, slot) in nine.iter_mut().enumerate().skip(1) {
+        *slot = (base + i - 1, 1);
+    }
+    check_eq!(
+        process_vm(false, pid, &nine, &[(addr, 8)], 0),
+        Ok(8),
+        "readv into nine local iovecs"
+    );
+    check_eq!(
+        u64::from_le_bytes(bytes),
+        0x0102_0304_0506_0708,
+        "the word read bytewise"
+    );
+    // An unmapped local iovec array (EFAULT) and a count past UIO_MAXIOV
+    // (EINVAL).
+    let bad = |lvec: usize, lcnt: usize| {
+        // SAFETY: the kernel refuses both before writing through them.
+        rt::syscall::check(unsafe {
+            rt::syscall::syscall6(
+                rt::syscall::nr::PROCESS_VM_READV,
+                pid as usize,
+                lvec,
+                lcnt,
+                [(addr, 8usize)].as_ptr() as usize,
+                1,
+                0,
+            )
+        })
+    };
+    check_eq!(bad(16, 1), Err(Errno::EFAULT), "an unmapped local iovec array");
+    check_eq!(
+        bad(local.as_ptr() as usize, 1025),
+        Err(Errno::EINVAL),
+        "1025 local iovecs"
+    );
     check_eq!(
         process_vm(false, pid, &local, &[(addr, 4), (16, 4)], 0),
         Ok(4),

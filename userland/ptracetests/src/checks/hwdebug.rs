@@ -24,6 +24,14 @@ core::arch::global_asm!(
     "svc #0",
     "mov x1, x0",
     "ret",
+    ".global ptt_read_step",
+    ".p2align 3",
+    // read(x0, x1, x2), its result copied to x1.
+    "ptt_read_step:",
+    "mov x8, #63",
+    "svc #0",
+    "mov x1, x0",
+    "ret",
     ".global ptt_countdown",
     ".p2align 3",
     // Counts x0 down to zero: subs and b.ne per round.
@@ -47,6 +55,7 @@ core::arch::global_asm!(
 unsafe extern "C" {
     fn ptt_count3() -> u64;
     fn ptt_getpid_step() -> u64;
+    fn ptt_read_step() -> u64;
     fn ptt_countdown();
     fn ptt_sig_handler();
     fn ptt_sig_restorer();
@@ -133,6 +142,55 @@ pub(super) fn singlestep_over_svc_stops_after_the_call_with_si_user() -> Outcome
     let r = regs(pid)?;
     check_eq!(r.pc, getpid_step_addr() + 12, "step after svc: pc");
     check_eq!(r.regs[1], pid as u64, "step after svc: x1");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// A blocking read stepped into, interrupted by a signal the tracer then
+/// suppresses. The interrupted call's exit reports the step (SIGTRAP,
+/// SI_USER), then the signal stops; both stops show the call rewound (pc
+/// at the svc, x0 its first argument again: arm64's do_signal rewinds
+/// before get_signal). With no handler to run, the call restarts under a
+/// step armed again (Linux's user_rewind_single_step): the next stop is
+/// after the restarted read, which returned, not a pending step at the svc.
+pub(super) fn singlestep_into_a_restarted_svc_stops_after_the_restarted_call() -> Outcome {
+    let [rd, wr] = rt::fs::pipe2(0).ctx("pipe")?;
+    let pid = spawn_traced(|| 0)?;
+    let read_step = ptt_read_step as *const () as u64;
+    call_in_tracee(pid, read_step)?;
+    let mut r = regs(pid)?;
+    r.regs[0] = rd as u64;
+    r.regs[1] = (r.sp - 64) & !15;
+    r.regs[2] = 1;
+    set_regs(pid, &r)?;
+    singlestep(pid)?;
+    check_eq!(regs(pid)?.pc, read_step + 4, "at the svc");
+    // Into the svc: the read blocks on the empty pipe until SIGUSR1.
+    ptrace(PTRACE_SINGLESTEP, pid, 0, 0).ctx("PTRACE_SINGLESTEP into read")?;
+    sys::sleep_ms(50);
+    check_eq!(wait(pid, sys::WNOHANG), Ok((0, 0)), "read blocks");
+    rt::process::kill(pid, SIGUSR1).ctx("kill SIGUSR1")?;
+    expect_wait(pid, stopped(SIGTRAP), "the interrupted call's step report")?;
+    check_eq!(siginfo(pid)?.code, SI_USER, "step report: si_code");
+    let r = regs(pid)?;
+    check_eq!(
+        (r.pc, r.regs[0]),
+        (read_step + 4, rd as u64),
+        "step report: pc and x0 rewound to the svc"
+    );
+    ptrace(PTRACE_SINGLESTEP, pid, 0, 0).ctx("PTRACE_SINGLESTEP from the report")?;
+    expect_wait(pid, stopped(SIGUSR1), "signal-delivery stop")?;
+    check_eq!(regs(pid)?.pc, read_step + 4, "signal stop: pc");
+    rt::fs::write(wr, b"x").ctx("write the byte")?;
+    // SIGUSR1 suppressed: no handler, the read restarts.
+    singlestep(pid)?;
+    let r = regs(pid)?;
+    check_eq!(
+        (r.pc, r.regs[0]),
+        (read_step + 8, 1),
+        "step after the restarted read: pc and read's result"
+    );
+    let _ = (rt::fs::close(rd), rt::fs::close(wr));
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
