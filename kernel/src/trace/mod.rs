@@ -167,12 +167,12 @@ impl TraceArray {
     }
 
     /// Writes `tracing_on` (Linux's `tracer_tracing_on/off`): takes effect
-    /// for the next event on every CPU.
+    /// for the next event on every CPU. Readers are woken either way:
+    /// switching off ends the waits of `trace_pipe_raw` splices, as
+    /// Linux's `rb_simple_write` does.
     pub fn set_tracing_on(&self, on: bool) {
         self.tracing_on.store(on, Ordering::Release);
-        if on {
-            self.wake_readers();
-        }
+        self.wake_readers();
     }
 
     /// Pauses recording (Linux's `tracing_stop`), nesting.
