@@ -536,7 +536,11 @@ syscall!(__arm64_sys_pselect6, r, {
     }
     let start = crate::time::ktime_get_ns();
     with_sigmask(mask, || do_poll(&mut raw, timeout_ns))?;
-    let mut out = [alloc::vec![0u64; words], alloc::vec![0u64; words], alloc::vec![0u64; words]];
+    let mut out = [
+        alloc::vec![0u64; words],
+        alloc::vec![0u64; words],
+        alloc::vec![0u64; words],
+    ];
     let mut ready = 0u64;
     for (c, &fd) in raw.chunks_exact(PollFd::SIZE).zip(&fds) {
         let revents = PollFd::from_bytes(c.try_into().expect("chunks of 8")).revents;

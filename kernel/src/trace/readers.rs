@@ -340,7 +340,11 @@ impl TracePipeRaw {
         let mut page = ring_buffer::new_page();
         let mut done = 0;
         for chunk in buf.chunks_exact_mut(PAGE_SIZE) {
-            match self.tr.with_buffer(self.cpu, |b| b.read_page(&mut page, true)).flatten() {
+            match self
+                .tr
+                .with_buffer(self.cpu, |b| b.read_page(&mut page, true))
+                .flatten()
+            {
                 Some(_) => {
                     chunk.copy_from_slice(&page[..]);
                     done += PAGE_SIZE;

@@ -1,0 +1,191 @@
+//! Debian's trace-cmd (dynamically linked, with libtracefs and
+//! libtraceevent; `scripts/setup.sh --print-trace-cmd` packs it) records a
+//! static workload (tests/trace_cmd/tcmdload.c: five getpid calls, each
+//! followed by a short sleep) three ways and reports each recording:
+//! `record -e sched_switch -e syscalls:sys_enter_getpid`, `record -p
+//! function -l __arm64_sys_getpid`, `record -e kprobes` with a `p:` probe
+//! on `__arm64_sys_getpid` (tests/trace_cmd/record.sh). That exercises
+//! what trace-cmd needs of tracefs: `trace_pipe_raw` pages spliced and
+//! read, `events/header_page`, event `format` files, `saved_cmdlines`,
+//! `tracing_on`, `set_ftrace_filter`, `kprobe_events`, the sysctls it
+//! sets, select(2) and splice(2).
+//!
+//! The reports, masked (pids, CPUs, times, addresses; of the other tasks'
+//! lines only their shape is checked, and of the workload's sched_switch
+//! events only its exit, as the others depend on timing), must equal
+//! tests/trace_cmd/report.golden, which is what real Linux prints; when
+//! ../shared/reflinux is there, Linux's own run is checked against it too.
+
+use e2e::{root, run_commands, setup_path};
+use std::path::PathBuf;
+use std::process::Command;
+
+const GOLDEN: &str = include_str!("trace_cmd/report.golden");
+const COMMANDS: &str = "busybox sh /bin/record.sh";
+/// The workload's name, as reports print it.
+const WORKLOAD: &str = "tcmdload";
+
+/// tests/trace_cmd/tcmdload.c built with `aarch64-linux-gnu-gcc -static`
+/// (scripts/setup.sh installs the compiler) into target/trace-cmd-tests.
+fn workload() -> PathBuf {
+    let dir = root().join("target/trace-cmd-tests");
+    std::fs::create_dir_all(&dir).expect("create target/trace-cmd-tests");
+    let out = dir.join(WORKLOAD);
+    let st = Command::new("aarch64-linux-gnu-gcc")
+        .args(["-static", "-O2", "-Wall", "-o"])
+        .arg(&out)
+        .arg(root().join("tests/trace_cmd/tcmdload.c"))
+        .status()
+        .expect("run aarch64-linux-gnu-gcc (scripts/setup.sh installs it)");
+    assert!(st.success(), "building tests/trace_cmd/tcmdload.c failed");
+    out
+}
+
+/// One event line of `trace-cmd report`: `COMM-PID [CPU] TS: EVENT: BODY`.
+struct ReportLine<'a> {
+    comm: &'a str,
+    event: &'a str,
+    body: &'a str,
+}
+
+/// Splits an event line of a report; None for any other line.
+fn parse_line(line: &str) -> Option<ReportLine<'_>> {
+    let (task, rest) = line.trim_start().split_once(" [")?;
+    let (comm, pid) = task.trim_end().rsplit_once('-')?;
+    pid.parse::<u32>().ok()?;
+    let (cpu, rest) = rest.split_once("] ")?;
+    cpu.parse::<u32>().ok()?;
+    let (ts, rest) = rest.trim_start().split_once(": ")?;
+    let (secs, usecs) = ts.split_once('.')?;
+    if !secs.bytes().chain(usecs.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (event, body) = rest.split_once(':')?;
+    Some(ReportLine {
+        comm,
+        event,
+        body: body.trim(),
+    })
+}
+
+/// `comm:pid` in a sched_switch body becomes `comm:PID`; what follows
+/// `==>` (the next task, which depends on timing) becomes `NEXT`;
+/// `(hex)` addresses become `(ADDR)`.
+fn mask_body(body: &str) -> String {
+    let body = match body.split_once(" ==> ") {
+        Some((prev, _)) => format!("{prev} ==> NEXT"),
+        None => body.to_string(),
+    };
+    body.split(' ')
+        .map(|w| {
+            if let Some((name, pid)) = w.rsplit_once(':') {
+                if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
+                    return format!("{name}:PID");
+                }
+            }
+            let inner = w.strip_prefix('(').and_then(|w| w.strip_suffix(')'));
+            if inner.is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit())) {
+                return "(ADDR)".to_string();
+            }
+            w.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The comparable part of record.sh's output: its own lines as they are,
+/// the workload's events masked, other tasks' event lines dropped (each
+/// must parse as one). The workload's sched_switch events are kept only
+/// for its exit (`X`): when it sleeps or is preempted depends on timing.
+fn mask_report(out: &str) -> String {
+    let mut kept = Vec::new();
+    for line in out.lines() {
+        let Some(l) = parse_line(line) else {
+            assert!(
+                !line.contains("] ") || line.starts_with("==="),
+                "a report line that does not parse: {line:?}"
+            );
+            kept.push(line.trim_end().to_string());
+            continue;
+        };
+        if l.comm != WORKLOAD || (l.event == "sched_switch" && !l.body.contains(" X ==> ")) {
+            continue;
+        }
+        kept.push(
+            format!("{}-PID [CPU] TS: {}: {}", l.comm, l.event, mask_body(l.body))
+                .trim_end()
+                .to_string(),
+        );
+    }
+    kept.join("\n") + "\n"
+}
+
+fn files() -> Vec<PathBuf> {
+    vec![
+        setup_path("--print-busybox"),
+        setup_path("--print-debian"),
+        setup_path("--print-trace-cmd"),
+        workload(),
+        root().join("tests/trace_cmd/record.sh"),
+    ]
+}
+
+#[test]
+fn debian_trace_cmd_records_events_functions_and_kprobes_as_on_linux() {
+    let files = files();
+    let (out, code) = run_commands(&["--smp", "2"], &files, COMMANDS, 180);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        mask_report(&out),
+        GOLDEN,
+        "this kernel differs from the golden file; raw:\n{out}"
+    );
+    let Some(reflinux) = e2e::reflinux() else { return };
+    let linux = Command::new(reflinux)
+        .args(["--smp", "2", "--timeout", "240", "--tracefs"])
+        .args(&files)
+        .args(["--", COMMANDS])
+        .output()
+        .expect("reflinux");
+    assert!(
+        linux.status.success(),
+        "reflinux: {}",
+        String::from_utf8_lossy(&linux.stderr)
+    );
+    let linux = String::from_utf8_lossy(&linux.stdout);
+    assert_eq!(
+        mask_report(&linux),
+        GOLDEN,
+        "real Linux differs from the golden file; raw:\n{linux}"
+    );
+}
+
+#[test]
+fn mask_report_keeps_the_workloads_events_and_masks_numbers() {
+    let raw = "=== events\nrecord status 0\ncpus=2\n\
+       trace-cmd-157   [001]    14.859159: sched_switch:         trace-cmd:157 [120] R ==> trace-cmd:156 [120]\n\
+        tcmdload-158   [000]    14.907428: sched_switch:         tcmdload:158 [120] R ==> kworker/0:1:12 [120]\n\
+        tcmdload-158   [000]    14.992535: sys_enter_getpid:     \n\
+        tcmdload-158   [000]    15.034856: sched_switch:         tcmdload:158 [120] X ==> swapper/0:0 [120]\n\
+        tcmdload-168   [001]    63.732098: tcmd_getpid:          (ffff8000800c9898)\n\
+report status 0\n";
+    assert_eq!(
+        mask_report(raw),
+        "=== events\nrecord status 0\ncpus=2\n\
+tcmdload-PID [CPU] TS: sys_enter_getpid:\n\
+tcmdload-PID [CPU] TS: sched_switch: tcmdload:PID [120] X ==> NEXT\n\
+tcmdload-PID [CPU] TS: tcmd_getpid: (ADDR)\n\
+report status 0\n"
+    );
+}
+
+/// Prints the masked form of a raw record.sh output (the file named by
+/// TRACE_CMD_RAW), to make report.golden from a run on real Linux:
+/// `TRACE_CMD_RAW=linux.txt cargo test -p e2e --test trace_cmd -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_masked_report_of_a_raw_run() {
+    let path = std::env::var("TRACE_CMD_RAW").expect("TRACE_CMD_RAW names a raw output");
+    let raw = std::fs::read_to_string(path).expect("read TRACE_CMD_RAW");
+    print!("{}", mask_report(&raw));
+}
