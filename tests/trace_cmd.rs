@@ -41,21 +41,29 @@ fn workload() -> PathBuf {
     out
 }
 
-/// One event line of `trace-cmd report`: `COMM-PID [CPU] TS: EVENT: BODY`.
+/// One event line of `trace-cmd report` (`COMM-PID [CPU] TS: EVENT:
+/// BODY`) or of tracefs's `trace` (the same with the flags column after
+/// the CPU, as perf-tools prints it).
 struct ReportLine<'a> {
     comm: &'a str,
+    flags: Option<&'a str>,
     event: &'a str,
     body: &'a str,
 }
 
-/// Splits an event line of a report; None for any other line.
+/// Splits an event line; None for any other line.
 fn parse_line(line: &str) -> Option<ReportLine<'_>> {
     let (task, rest) = line.trim_start().split_once(" [")?;
     let (comm, pid) = task.trim_end().rsplit_once('-')?;
     pid.parse::<u32>().ok()?;
     let (cpu, rest) = rest.split_once("] ")?;
     cpu.parse::<u32>().ok()?;
-    let (ts, rest) = rest.trim_start().split_once(": ")?;
+    let rest = rest.trim_start();
+    let (flags, rest) = match rest.split_once(' ') {
+        Some((f, r)) if !f.starts_with(|c: char| c.is_ascii_digit()) => (Some(f), r.trim_start()),
+        _ => (None, rest),
+    };
+    let (ts, rest) = rest.split_once(": ")?;
     let (secs, usecs) = ts.split_once('.')?;
     if !secs.bytes().chain(usecs.bytes()).all(|b| b.is_ascii_digit()) {
         return None;
@@ -63,6 +71,7 @@ fn parse_line(line: &str) -> Option<ReportLine<'_>> {
     let (event, body) = rest.split_once(':')?;
     Some(ReportLine {
         comm,
+        flags,
         event,
         body: body.trim(),
     })
@@ -70,7 +79,8 @@ fn parse_line(line: &str) -> Option<ReportLine<'_>> {
 
 /// `comm:pid` in a sched_switch body becomes `comm:PID`; what follows
 /// `==>` (the next task, which depends on timing) becomes `NEXT`;
-/// `(hex)` addresses become `(ADDR)`.
+/// `(hex)` addresses become `(ADDR)`, and the size in `(sym+off/size)`
+/// becomes `SIZE` (function sizes differ between kernels).
 fn mask_body(body: &str) -> String {
     let body = match body.split_once(" ==> ") {
         Some((prev, _)) => format!("{prev} ==> NEXT"),
@@ -86,6 +96,11 @@ fn mask_body(body: &str) -> String {
             let inner = w.strip_prefix('(').and_then(|w| w.strip_suffix(')'));
             if inner.is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit())) {
                 return "(ADDR)".to_string();
+            }
+            if let Some((sym_off, size)) = inner.and_then(|i| i.rsplit_once('/')) {
+                if size.starts_with("0x") && sym_off.contains("+0x") {
+                    return format!("({sym_off}/SIZE)");
+                }
             }
             w.to_string()
         })
@@ -111,11 +126,9 @@ fn mask_report(out: &str) -> String {
         if l.comm != WORKLOAD || (l.event == "sched_switch" && !l.body.contains(" X ==> ")) {
             continue;
         }
-        kept.push(
-            format!("{}-PID [CPU] TS: {}: {}", l.comm, l.event, mask_body(l.body))
-                .trim_end()
-                .to_string(),
-        );
+        let flags = l.flags.map(|f| format!("{f} ")).unwrap_or_default();
+        let line = format!("{}-PID [CPU] {flags}TS: {}: {}", l.comm, l.event, mask_body(l.body));
+        kept.push(line.trim_end().to_string());
     }
     kept.join("\n") + "\n"
 }
@@ -168,14 +181,17 @@ fn mask_report_keeps_the_workloads_events_and_masks_numbers() {
         tcmdload-158   [000]    14.992535: sys_enter_getpid:     \n\
         tcmdload-158   [000]    15.034856: sched_switch:         tcmdload:158 [120] X ==> swapper/0:0 [120]\n\
         tcmdload-168   [001]    63.732098: tcmd_getpid:          (ffff8000800c9898)\n\
-report status 0\n";
+report status 0\n\
+            bash-157     [001] d....    21.252470: tcmd: (__arm64_sys_getpid+0x0/0x40)\n\
+        tcmdload-12      [000] d....     3.167388: tcmd: (__arm64_sys_getpid+0x0/0x50)\n";
     assert_eq!(
         mask_report(raw),
         "=== events\nrecord status 0\ncpus=2\n\
 tcmdload-PID [CPU] TS: sys_enter_getpid:\n\
 tcmdload-PID [CPU] TS: sched_switch: tcmdload:PID [120] X ==> NEXT\n\
 tcmdload-PID [CPU] TS: tcmd_getpid: (ADDR)\n\
-report status 0\n"
+report status 0\n\
+tcmdload-PID [CPU] d.... TS: tcmd: (__arm64_sys_getpid+0x0/SIZE)\n"
     );
 }
 
