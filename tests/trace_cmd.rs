@@ -11,8 +11,8 @@
 //! sets, select(2) and splice(2).
 //!
 //! The reports, masked (pids, CPUs, times, addresses; of the other tasks'
-//! lines only their shape is checked, and of the workload's sched_switch
-//! events only its exit, as the others depend on timing), must equal
+//! lines and of sched_switch events, which depend on timing, only their
+//! shape is checked), must equal
 //! tests/trace_cmd/report.golden, which is what real Linux prints; when
 //! ../shared/reflinux is there, Linux's own run is checked against it too.
 
@@ -47,6 +47,7 @@ fn workload() -> PathBuf {
 struct ReportLine<'a> {
     comm: &'a str,
     flags: Option<&'a str>,
+    ts: &'a str,
     event: &'a str,
     body: &'a str,
 }
@@ -72,6 +73,7 @@ fn parse_line(line: &str) -> Option<ReportLine<'_>> {
     Some(ReportLine {
         comm,
         flags,
+        ts,
         event,
         body: body.trim(),
     })
@@ -110,8 +112,9 @@ fn mask_body(body: &str) -> String {
 
 /// The comparable part of record.sh's output: its own lines as they are,
 /// the workload's events masked, other tasks' event lines dropped (each
-/// must parse as one). The workload's sched_switch events are kept only
-/// for its exit (`X`): when it sleeps or is preempted depends on timing.
+/// must parse as one). The workload's sched_switch events are dropped too:
+/// when it sleeps, is preempted or is seen exiting depends on timing
+/// ([`assert_sleeps_seen`] checks them).
 fn mask_report(out: &str) -> String {
     let mut kept = Vec::new();
     for line in out.lines() {
@@ -123,7 +126,7 @@ fn mask_report(out: &str) -> String {
             kept.push(line.trim_end().to_string());
             continue;
         };
-        if l.comm != WORKLOAD || (l.event == "sched_switch" && !l.body.contains(" X ==> ")) {
+        if l.comm != WORKLOAD || l.event == "sched_switch" {
             continue;
         }
         let flags = l.flags.map(|f| format!("{f} ")).unwrap_or_default();
@@ -131,6 +134,57 @@ fn mask_report(out: &str) -> String {
         kept.push(line.trim_end().to_string());
     }
     kept.join("\n") + "\n"
+}
+
+/// The times (µs) of the workload's `EVENT` lines in record.sh's part
+/// `=== PART`.
+fn event_times(out: &str, part: &str, event: &str) -> Vec<u64> {
+    out.lines()
+        .skip_while(|l| *l != format!("=== {part}"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("=== "))
+        .filter_map(parse_line)
+        .filter(|l| l.comm == WORKLOAD && l.event == event)
+        .map(|l| {
+            let (s, us) = l.ts.split_once('.').expect("parse_line checked the time");
+            s.parse::<u64>().unwrap_or(0) * 1_000_000 + us.parse::<u64>().unwrap_or(0)
+        })
+        .collect()
+}
+
+/// The workload sleeps 2 ms after each getpid but 200 ms after the third:
+/// the times trace-cmd decoded from the raw pages (time deltas and, for
+/// the long gap, a time extend) must show that.
+fn assert_getpid_gaps(out: &str, part: &str, event: &str) {
+    let t = event_times(out, part, event);
+    assert_eq!(t.len(), 5, "{event} times in {part}: {t:?}");
+    for (i, w) in t.windows(2).enumerate() {
+        let gap = w[1].saturating_sub(w[0]);
+        let (lo, hi) = if i == 2 { (200_000, 1_000_000) } else { (2_000, 150_000) };
+        assert!(
+            w[1] >= w[0] && (lo..hi).contains(&gap),
+            "{part}: gap {i} of {event} is {gap} us, not in {lo}..{hi}: {t:?}"
+        );
+    }
+}
+
+/// The workload went to sleep at least four times (of its five sleeps, a
+/// short one may end before the task switches): sched_switch events with
+/// it as `prev` in state `S`, decoded from its fields by libtraceevent.
+fn assert_sleeps_seen(out: &str) {
+    let sleeps = out
+        .lines()
+        .skip_while(|l| *l != "=== events")
+        .take_while(|l| *l != "=== function")
+        .filter_map(parse_line)
+        .filter(|l| {
+            l.event == "sched_switch" && l.body.starts_with(&format!("{WORKLOAD}:")) && l.body.contains("] S ==> ")
+        })
+        .count();
+    assert!(
+        sleeps >= 4,
+        "{sleeps} sched_switch events of {WORKLOAD} sleeping:\n{out}"
+    );
 }
 
 fn files() -> Vec<PathBuf> {
@@ -153,6 +207,10 @@ fn debian_trace_cmd_records_events_functions_and_kprobes_as_on_linux() {
         GOLDEN,
         "this kernel differs from the golden file; raw:\n{out}"
     );
+    assert_getpid_gaps(&out, "events", "sys_enter_getpid");
+    assert_sleeps_seen(&out);
+    assert_getpid_gaps(&out, "function", "function");
+    assert_getpid_gaps(&out, "kprobe", "tcmd_getpid");
     let Some(reflinux) = e2e::reflinux() else { return };
     let linux = Command::new(reflinux)
         .args(["--smp", "2", "--timeout", "240", "--tracefs"])
@@ -171,6 +229,8 @@ fn debian_trace_cmd_records_events_functions_and_kprobes_as_on_linux() {
         GOLDEN,
         "real Linux differs from the golden file; raw:\n{linux}"
     );
+    assert_getpid_gaps(&linux, "events", "sys_enter_getpid");
+    assert_sleeps_seen(&linux);
 }
 
 #[test]
@@ -188,7 +248,6 @@ report status 0\n\
         mask_report(raw),
         "=== events\nrecord status 0\ncpus=2\n\
 tcmdload-PID [CPU] TS: sys_enter_getpid:\n\
-tcmdload-PID [CPU] TS: sched_switch: tcmdload:PID [120] X ==> NEXT\n\
 tcmdload-PID [CPU] TS: tcmd_getpid: (ADDR)\n\
 report status 0\n\
 tcmdload-PID [CPU] d.... TS: tcmd: (__arm64_sys_getpid+0x0/SIZE)\n"
