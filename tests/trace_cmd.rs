@@ -8,7 +8,10 @@
 //! what trace-cmd needs of tracefs: `trace_pipe_raw` pages spliced and
 //! read, `events/header_page`, event `format` files, `saved_cmdlines`,
 //! `tracing_on`, `set_ftrace_filter`, `kprobe_events`, the sysctls it
-//! sets, select(2) and splice(2).
+//! sets, select(2) and splice(2) (whose wakeups `buffer_percent` sets; the
+//! script checks that file first). Then perf-tools' `kprobe` script
+//! (Debian's bash) traces the workload, and its `funccount` is refused as
+//! on Debian's Linux, which has no function profiler.
 //!
 //! The reports, masked (pids, CPUs, times, addresses; of the other tasks'
 //! lines and of sched_switch events, which depend on timing, only their

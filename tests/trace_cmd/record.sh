@@ -22,6 +22,15 @@ part() {
     echo "report status $?"
 }
 
+# buffer_percent, which decides when trace-cmd's splices of
+# trace_pipe_raw wake: its mode, default and range.
+echo "=== buffer_percent"
+busybox ls -l $T/buffer_percent | busybox cut -c1-10
+busybox cat $T/buffer_percent
+echo 101 2>/dev/null >$T/buffer_percent || echo "101 refused"
+echo 0 >$T/buffer_percent && busybox cat $T/buffer_percent
+echo 50 >$T/buffer_percent
+
 part events -e sched_switch -e syscalls:sys_enter_getpid
 part function -p function -l __arm64_sys_getpid
 echo 'p:tcmd_getpid __arm64_sys_getpid' >>$T/kprobe_events || echo "kprobe_events: $?"

@@ -100,7 +100,13 @@ pub struct TraceArray {
     waker: &'static IrqWork,
     /// Serialises resizes, resets and clock changes.
     resize_lock: spin::Mutex<()>,
+    /// `buffer_percent`: how full a CPU's buffer must be before a blocked
+    /// `trace_pipe_raw` splice or poll wakes (0: at any data).
+    buffer_percent: AtomicUsize,
 }
+
+/// Linux's default `buffer_percent`.
+pub const BUFFER_PERCENT_DEFAULT: usize = 50;
 
 static GLOBAL: spin::Once<TraceArray> = spin::Once::new();
 
@@ -135,6 +141,7 @@ impl TraceArray {
             waker: IrqWork::waker(wq.clone()),
             wq,
             resize_lock: spin::Mutex::new(()),
+            buffer_percent: AtomicUsize::new(BUFFER_PERCENT_DEFAULT),
         };
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
@@ -185,6 +192,19 @@ impl TraceArray {
         let _ = self
             .stopped
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// `buffer_percent`.
+    pub fn buffer_percent(&self) -> usize {
+        self.buffer_percent.load(Ordering::Acquire)
+    }
+
+    /// Writes `buffer_percent` (Linux's `buffer_percent_write`): 0..=100,
+    /// EINVAL above.
+    pub fn set_buffer_percent(&self, val: u64) -> Result<(), Errno> {
+        let val = usize::try_from(val).ok().filter(|v| *v <= 100).ok_or(Errno::EINVAL)?;
+        self.buffer_percent.store(val, Ordering::Release);
+        Ok(())
     }
 
     /// The queue readers of `trace_pipe` and `trace_pipe_raw` sleep on.

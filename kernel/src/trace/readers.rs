@@ -297,10 +297,6 @@ impl FileOps for TracePipe {
     }
 }
 
-/// Linux's default `buffer_percent`: a blocking splice of, and poll on,
-/// `trace_pipe_raw` wait until this share of the CPU's buffer is filled.
-pub const BUFFER_PERCENT: usize = 50;
-
 /// One open of `per_cpu/cpuN/trace_pipe_raw`: consumed pages, handed out
 /// whole across as many reads as the reader needs, or spliced whole.
 pub struct TracePipeRaw {
@@ -325,12 +321,17 @@ impl TracePipeRaw {
     }
 
     /// Whether the buffer is filled to `buffer_percent` (Linux's
-    /// `full_hit`; the page being written counts as filled).
+    /// `full_hit`; the page being written counts as filled). With 0, any
+    /// data will do.
     fn full_hit(&self) -> bool {
+        let percent = self.tr.buffer_percent();
         self.tr
             .with_buffer(self.cpu, |b| {
                 let nr_pages = b.nr_pages();
-                nr_pages == 0 || (b.dirty_pages() + 1) * 100 >= BUFFER_PERCENT * nr_pages
+                if percent == 0 {
+                    return !b.is_empty();
+                }
+                nr_pages == 0 || (b.dirty_pages() + 1) * 100 >= percent * nr_pages
             })
             .unwrap_or(true)
     }
