@@ -15,6 +15,9 @@
 #   scripts/setup.sh --print-gdbserver
 #                                 ensure only the gdbserver archive (8.
 #                                 below) and print its path on stdout
+#   scripts/setup.sh --print-trace-cmd
+#                                 ensure only the trace-cmd archive (9.
+#                                 below) and print its path on stdout
 #
 # 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
 #    components (rustup does not install it by itself when
@@ -41,6 +44,10 @@
 # 8. Debian's arm64 gdbserver for tests/gdbserver.rs, with the C++ runtime
 #    it links (libstdc++6, libgcc-s1), packed like 6. into
 #    .cache/gdbserver/gdbserver.tar (unpacked over 6.'s archive).
+# 9. Debian's trace-cmd for tests/trace_cmd.rs, fetched like 6. with its
+#    libraries (libtraceevent1 and its plugins, libtracefs1, libzstd1) and
+#    perf-tools-unstable's ftrace scripts, packed into
+#    .cache/trace-cmd/trace-cmd.tar to unpack over the archive of 6.
 #
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
@@ -79,6 +86,7 @@ case "${1:-}" in
     --print-busybox) mode=busybox ;;
     --print-debian) mode=debian ;;
     --print-gdbserver) mode=gdbserver ;;
+    --print-trace-cmd) mode=trace_cmd ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
 esac
@@ -457,6 +465,49 @@ ensure_gdbserver() {
     note "wrote ${gdbserver_tar#"$repo"/}"
 }
 
+# ------------------------------------------------------- Debian's trace-cmd
+trace_cmd_dir="$cache/trace-cmd"
+trace_cmd_tar="$trace_cmd_dir/trace-cmd.tar"
+trace_cmd_pkgs="trace-cmd libtraceevent1 libtraceevent1-plugin libtracefs1 libzstd1"
+# Architecture-independent: shell scripts run by Debian's bash.
+perf_tools_pkg="perf-tools-unstable"
+trace_cmd_stamp="$trace_cmd_pkgs $perf_tools_pkg"
+
+ensure_trace_cmd() {
+    [ -s "$trace_cmd_tar" ] && [ "$(cat "$trace_cmd_dir/contents" 2>/dev/null)" = "$trace_cmd_stamp" ] && return 0
+    need_apt "Debian's arm64 trace-cmd is needed for tests/trace_cmd.rs"
+    ensure_arm64_arch
+    local tmp deb pkg
+    tmp=$(mktemp -d "$cache/setup.XXXXXX")
+    tmpdirs+=("$tmp")
+    if ! apt-cache show trace-cmd:arm64 >/dev/null 2>&1; then
+        apt_update
+    fi
+    note "downloading $trace_cmd_pkgs (arm64) and $perf_tools_pkg"
+    # shellcheck disable=SC2086 # one word per package
+    (cd "$tmp" && quietly apt-get -o APT::Sandbox::User=root download \
+        $(printf '%s:arm64 ' $trace_cmd_pkgs) "$perf_tools_pkg") ||
+        die "could not download $trace_cmd_pkgs for arm64"
+    : >"$tmp/source"
+    for pkg in $trace_cmd_pkgs $perf_tools_pkg; do
+        deb=$(newest_file "$tmp/${pkg}_*.deb")
+        [ -n "$deb" ] || die "apt-get download of $pkg left no .deb"
+        dpkg-deb -x "$deb" "$tmp/x" || die "could not unpack $(basename "$deb")"
+        # shellcheck disable=SC2016 # dpkg's own ${...} fields
+        dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb" >>"$tmp/source"
+    done
+    mkdir -p "$tmp/root"
+    (cd "$tmp/x" && cp -a --parents usr/bin/trace-cmd usr/lib/aarch64-linux-gnu usr/sbin "$tmp/root/") ||
+        die "the packages lack trace-cmd, its libraries or perf-tools' scripts"
+    mkdir -p "$trace_cmd_dir"
+    tar -C "$tmp/root" --owner=0 --group=0 -cf "$trace_cmd_tar.tmp" usr ||
+        die "could not pack $trace_cmd_tar"
+    mv "$tmp/source" "$trace_cmd_dir/source"
+    mv "$trace_cmd_tar.tmp" "$trace_cmd_tar"
+    echo "$trace_cmd_stamp" >"$trace_cmd_dir/contents"
+    note "wrote ${trace_cmd_tar#"$repo"/}"
+}
+
 # ------------------------------------------------------------------- main
 mkdir -p "$cache"
 # Scratch directories the steps make, removed however the script ends.
@@ -472,6 +523,7 @@ case $mode in
     busybox) ensure_busybox; echo "$busybox"; exit 0 ;;
     debian) ensure_debian; echo "$debian_tar"; exit 0 ;;
     gdbserver) ensure_gdbserver; echo "$gdbserver_tar"; exit 0 ;;
+    trace_cmd) ensure_trace_cmd; echo "$trace_cmd_tar"; exit 0 ;;
 esac
 ensure_toolchain
 ensure_qemu
@@ -480,5 +532,6 @@ ensure_dtb
 ensure_busybox
 ensure_debian
 ensure_gdbserver
+ensure_trace_cmd
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
 "$repo/scripts/arm64-selftests.sh" build >/dev/null || die "could not build Linux's arm64 selftests"

@@ -662,6 +662,21 @@ impl CpuBuffer {
         self.stats().entries == 0
     }
 
+    /// Pages the writer filled and left that still hold unread events: the
+    /// head page up to (not counting) the page being written, as Linux's
+    /// `ring_buffer_nr_dirty_pages`, which `buffer_percent` waits on.
+    pub fn dirty_pages(&self) -> usize {
+        if self.is_empty() || self.head == self.tail {
+            return 0;
+        }
+        let n = self.slots.len();
+        let pages = (self.tail + n - self.head) % n;
+        // A head page read to its end is left for the next read to step
+        // off.
+        let head_done = self.slots.get(self.head).is_some_and(|h| self.read >= h.commit());
+        pages - usize::from(head_done)
+    }
+
     /// Time stamp of the oldest unread event.
     pub fn oldest_event_ts(&self) -> Option<u64> {
         self.iter().next().and_then(Result::ok).map(|e| e.ts)

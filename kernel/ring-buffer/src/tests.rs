@@ -217,6 +217,26 @@ fn read_page_hands_out_whole_pages_then_the_partial_tail() {
 }
 
 #[test]
+fn dirty_pages_counts_filled_unread_pages_before_the_writer() {
+    let mut b = CpuBuffer::with_pages(8).unwrap();
+    assert_eq!(b.dirty_pages(), 0);
+    // 44-byte payloads make 48-byte events: 85 fill a 4080-byte page.
+    for i in 0..85u64 {
+        b.write(i, &payload(i, 44)).unwrap();
+    }
+    assert_eq!(b.dirty_pages(), 0, "the writer is still on its first page");
+    for i in 85..(85 * 3 + 1) {
+        b.write(i, &payload(i, 44)).unwrap();
+    }
+    assert_eq!(b.dirty_pages(), 3);
+    let mut page = new_page();
+    b.read_page(&mut page, true).unwrap();
+    assert_eq!(b.dirty_pages(), 2, "a page read is no longer dirty");
+    while b.read_page(&mut page, false).is_some() {}
+    assert_eq!(b.dirty_pages(), 0);
+}
+
+#[test]
 fn read_page_flags_and_stores_missed_events() {
     let mut b = CpuBuffer::with_pages(2).unwrap();
     for i in 0..400u64 {

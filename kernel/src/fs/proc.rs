@@ -182,10 +182,17 @@ fn mounts() -> Vec<u8> {
 }
 
 /// `/proc/kallsyms`: `address type name`, text symbols as `T`.
+/// `/proc/sys/kernel/kptr_restrict`: 0 and 1 show kernel addresses to
+/// root (every task here has CAP_SYSLOG), 2 hides them from everyone, as
+/// Linux's kallsyms_show_value().
+static KPTR_RESTRICT: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
 fn kallsyms() -> Vec<u8> {
+    let hide = KPTR_RESTRICT.load(Ordering::Relaxed) >= 2;
     let mut out = Vec::new();
     for sym in crate::kallsyms::table().iter() {
-        out.extend_from_slice(format!("{:016x} T {}\n", sym.addr, sym.name).as_bytes());
+        let addr = if hide { 0 } else { sym.addr };
+        out.extend_from_slice(format!("{:016x} T {}\n", addr, sym.name).as_bytes());
     }
     // Data objects follow (CONFIG_KALLSYMS_ALL), typed by section as nm
     // types them: read-only data, data, bss.
@@ -202,6 +209,13 @@ fn kallsyms() -> Vec<u8> {
         out.extend_from_slice(format!("{:016x} {kind} {}\n", sym.addr, sym.name).as_bytes());
     }
     out
+}
+
+/// The integer a sysctl write holds, parsed as Linux's proc_dointvec does
+/// (surrounding white space allowed); EINVAL for anything else.
+fn sysctl_int(data: &[u8]) -> vfs::Result<i64> {
+    let text = core::str::from_utf8(data).map_err(|_| uapi::Errno::EINVAL)?;
+    text.trim().parse::<i64>().map_err(|_| uapi::Errno::EINVAL)
 }
 
 /// The descriptor table of process `pid` (ESRCH if it is gone).
@@ -442,7 +456,9 @@ impl ProcProvider for Provider {
             // The sysctls tracing users read: Linux's defaults (kallsyms
             // shows addresses to root; kprobes are always on).
             (ProcScope::Root, b"sys/kernel/ftrace_enabled") => Ok(b"1\n".to_vec()),
-            (ProcScope::Root, b"sys/kernel/kptr_restrict") => Ok(b"0\n".to_vec()),
+            (ProcScope::Root, b"sys/kernel/kptr_restrict") => {
+                Ok(format!("{}\n", KPTR_RESTRICT.load(Ordering::Relaxed)).into_bytes())
+            }
             (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
                 Ok(format!("{}\n", u8::from(crate::trace::trace_stack::stack_tracer_enabled())).into_bytes())
             }
@@ -505,11 +521,27 @@ impl ProcProvider for Provider {
         }
     }
 
-    /// The writable sysctls: `stack_tracer_enabled`.
+    /// The writable sysctls: `stack_tracer_enabled`, and those trace-cmd
+    /// sets while it records. `ftrace_enabled`: keeping it on succeeds,
+    /// while 0 (switching the function tracer off system-wide) is not
+    /// supported here and is refused with EINVAL. `kptr_restrict`: 0..=2 as
+    /// Linux's proc_dointvec_minmax, EINVAL outside.
     fn write(&self, scope: ProcScope, rel: &[u8], data: &[u8]) -> vfs::Result<usize> {
         match (scope, rel) {
             (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
                 crate::trace::trace_stack::stack_trace_sysctl(data)
+            }
+            (ProcScope::Root, b"sys/kernel/ftrace_enabled") => match sysctl_int(data)? {
+                0 => Err(uapi::Errno::EINVAL),
+                _ => Ok(data.len()),
+            },
+            (ProcScope::Root, b"sys/kernel/kptr_restrict") => {
+                let v = u8::try_from(sysctl_int(data)?)
+                    .ok()
+                    .filter(|v| *v <= 2)
+                    .ok_or(uapi::Errno::EINVAL)?;
+                KPTR_RESTRICT.store(v, Ordering::Relaxed);
+                Ok(data.len())
             }
             _ => Err(uapi::Errno::EACCES),
         }

@@ -504,6 +504,12 @@ impl Inode for PseudoDir {
         _uid: u32,
         _gid: u32,
     ) -> vfs::Result<Arc<dyn Inode>> {
+        // No file is ever created here: EACCES for a regular file (Linux's
+        // vfs_create without ->create, what `echo 1 > missing_file`
+        // meets), EPERM for the other kinds (vfs_mknod, vfs_symlink).
+        if matches!(kind, vfs::NodeKind::Regular) {
+            return Err(Errno::EACCES);
+        }
         let ops = self.ops.get().ok_or(Errno::EPERM)?;
         if !matches!(kind, vfs::NodeKind::Directory) {
             return Err(Errno::EPERM);

@@ -424,20 +424,34 @@ syscall!(__arm64_sys_ppoll, r, {
     } else {
         None
     };
-    let me = crate::sched::current();
-    let saved = if sigmask != 0 {
+    let mask = if sigmask != 0 {
         if sigsetsize != 8 {
             return Err(Errno::EINVAL);
         }
-        let m = crate::uaccess::get_user_u64(sigmask)? & !crate::signal::unblockable();
-        Some(me.sig_blocked.swap(m, core::sync::atomic::Ordering::AcqRel))
+        Some(crate::uaccess::get_user_u64(sigmask)?)
     } else {
         None
     };
-    let res = poll_loop(ufds, nfds, timeout_ns);
+    with_sigmask(mask, || {
+        let mut raw = crate::uaccess::copy_from_user_vec(ufds, nfds * PollFd::SIZE)?;
+        let ready = do_poll(&mut raw, timeout_ns)?;
+        copy_to_user(ufds, &raw)?;
+        Ok(ready)
+    })
+});
+
+/// Runs `wait` with the signal mask `mask` (when given) in place of the
+/// task's, as ppoll and pselect6 do; if a signal ends the wait, the old
+/// mask comes back only after its handler ran, as with sigsuspend.
+fn with_sigmask(mask: Option<u64>, wait: impl FnOnce() -> Result<u64, Errno>) -> Result<u64, Errno> {
+    let me = crate::sched::current();
+    let saved = mask.map(|m| {
+        me.sig_blocked
+            .swap(m & !crate::signal::unblockable(), core::sync::atomic::Ordering::AcqRel)
+    });
+    let res = wait();
     if let Some(old) = saved {
         if res == Err(Errno::ERESTARTNOHAND) {
-            // Restored after the handler runs, as sigsuspend does.
             me.saved_sigmask.store(old, core::sync::atomic::Ordering::Release);
             me.restore_sigmask.store(true, core::sync::atomic::Ordering::Release);
         } else {
@@ -445,10 +459,121 @@ syscall!(__arm64_sys_ppoll, r, {
         }
     }
     res
+}
+
+/// What select's three sets wait for, in poll bits (Linux's POLLIN_SET,
+/// POLLOUT_SET and POLLEX_SET).
+const POLLIN_SET: u16 = 0x0001 | 0x0040 | 0x0080 | 0x0010 | 0x0008;
+const POLLOUT_SET: u16 = 0x0004 | 0x0100 | 0x0200 | 0x0008;
+const POLLEX_SET: u16 = 0x0002;
+
+// pselect6(n, inp, outp, exp, tsp, sig): select's fd_set bitmaps turned
+// into poll entries and back, as Linux's do_select.
+syscall!(__arm64_sys_pselect6, r, {
+    let (n, tsp, sig) = (r.regs[0] as i32, r.regs[4], r.regs[5]);
+    if n < 0 {
+        return Err(Errno::EINVAL);
+    }
+    // Linux clips n to the size of the descriptor table.
+    let n = (n as usize).min(1024);
+    let words = n.div_ceil(64);
+    let sets: [u64; 3] = [r.regs[1], r.regs[2], r.regs[3]];
+    let mut bits = [Vec::new(), Vec::new(), Vec::new()];
+    for (set, ptr) in bits.iter_mut().zip(sets) {
+        *set = alloc::vec![0u64; words];
+        if ptr != 0 {
+            let raw = crate::uaccess::copy_from_user_vec(ptr, words * 8)?;
+            for (w, b) in set.iter_mut().zip(raw.chunks_exact(8)) {
+                *w = u64::from_le_bytes(b.try_into().expect("chunks of 8"));
+            }
+        }
+    }
+    let timeout_ns = if tsp != 0 {
+        Some(super::time::get_timespec(tsp)?)
+    } else {
+        None
+    };
+    let mask = if sig != 0 {
+        // struct { const sigset_t *ss; size_t ss_len; }
+        let mut b = [0u8; 16];
+        crate::uaccess::copy_from_user(&mut b, sig)?;
+        let (ss, len) = (
+            u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+        );
+        if ss == 0 {
+            None
+        } else if len != 8 {
+            return Err(Errno::EINVAL);
+        } else {
+            Some(crate::uaccess::get_user_u64(ss)?)
+        }
+    } else {
+        None
+    };
+    let wanted = |fd: usize| {
+        let (w, b) = (fd / 64, 1u64 << (fd % 64));
+        let mut ev = 0;
+        if bits[0][w] & b != 0 {
+            ev |= POLLIN_SET;
+        }
+        if bits[1][w] & b != 0 {
+            ev |= POLLOUT_SET;
+        }
+        if bits[2][w] & b != 0 {
+            ev |= POLLEX_SET;
+        }
+        ev
+    };
+    let fds: Vec<usize> = (0..n).filter(|&fd| wanted(fd) != 0).collect();
+    let files = current_files();
+    if fds.iter().any(|&fd| files.get(fd as i32).is_err()) {
+        return Err(Errno::EBADF);
+    }
+    let mut raw = Vec::with_capacity(fds.len() * PollFd::SIZE);
+    for &fd in &fds {
+        let pfd = PollFd {
+            fd: fd as i32,
+            events: wanted(fd),
+            revents: 0,
+        };
+        raw.extend_from_slice(&pfd.to_bytes());
+    }
+    let start = crate::time::ktime_get_ns();
+    with_sigmask(mask, || do_poll(&mut raw, timeout_ns))?;
+    let mut out = [
+        alloc::vec![0u64; words],
+        alloc::vec![0u64; words],
+        alloc::vec![0u64; words],
+    ];
+    let mut ready = 0u64;
+    for (c, &fd) in raw.chunks_exact(PollFd::SIZE).zip(&fds) {
+        let revents = PollFd::from_bytes(c.try_into().expect("chunks of 8")).revents;
+        let (w, b) = (fd / 64, 1u64 << (fd % 64));
+        for (k, set) in [POLLIN_SET, POLLOUT_SET, POLLEX_SET].into_iter().enumerate() {
+            if bits[k][w] & b != 0 && revents & set != 0 {
+                out[k][w] |= b;
+                ready += 1;
+            }
+        }
+    }
+    for (set, ptr) in out.iter().zip(sets) {
+        if ptr != 0 {
+            let bytes: Vec<u8> = set.iter().flat_map(|w| w.to_le_bytes()).collect();
+            copy_to_user(ptr, &bytes)?;
+        }
+    }
+    // The time left, as Linux's poll_select_finish reports it.
+    if let Some(t) = timeout_ns {
+        let left = t.saturating_sub(crate::time::ktime_get_ns().saturating_sub(start));
+        copy_to_user(tsp, &uapi::time::Timespec::from_ns(left).to_bytes())?;
+    }
+    Ok(ready)
 });
 
-fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Errno> {
-    let mut raw = crate::uaccess::copy_from_user_vec(ufds, nfds * 8)?;
+/// Waits until an entry of `raw` (an array of `struct pollfd`) is ready or
+/// `timeout_ns` passes, and fills in their `revents`; the number ready.
+fn do_poll(raw: &mut [u8], timeout_ns: Option<u64>) -> Result<u64, Errno> {
     let files = current_files();
     let deadline = timeout_ns.map(|t| crate::time::ktime_get_ns().saturating_add(t));
     let me = crate::sched::current();
@@ -481,7 +606,6 @@ fn poll_loop(ufds: u64, nfds: usize, timeout_ns: Option<u64>) -> Result<u64, Err
             }
         }
         if ready > 0 || deadline.is_some_and(|d| crate::time::ktime_get_ns() >= d) {
-            copy_to_user(ufds, &raw)?;
             return Ok(ready);
         }
         if me.signal_pending() {

@@ -147,3 +147,138 @@ syscall!(__arm64_sys_copy_file_range, r, {
     }
     Ok(n)
 });
+
+/// splice(2) flags (Linux's SPLICE_F_*): MOVE, NONBLOCK, MORE, GIFT.
+const SPLICE_F_NONBLOCK: u32 = 2;
+const SPLICE_F_ALL: u32 = 1 | 2 | 4 | 8;
+
+fn is_pipe(f: &OpenFile) -> bool {
+    f.metadata().mode & uapi::stat::S_IFMT == uapi::stat::S_IFIFO
+}
+
+/// An `loff_t *` argument of splice: None for NULL, EINVAL if negative.
+fn splice_offset(p: u64) -> Result<Option<i64>, Errno> {
+    if p == 0 {
+        return Ok(None);
+    }
+    let off = get_user_u64(p)? as i64;
+    if off < 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(Some(off))
+}
+
+/// Runs `op` once when `nonblock`, else waits on `file` while it says
+/// EAGAIN (unless the file itself is non-blocking).
+fn maybe_blocking<T>(file: &OpenFile, nonblock: bool, op: impl FnMut() -> vfs::Result<T>) -> Result<T, Errno> {
+    let mut op = op;
+    if nonblock {
+        op()
+    } else {
+        blocking(file, op)
+    }
+}
+
+/// Writes all of `buf` to `dst` (at `*pos` when given), waiting for room.
+fn write_all(dst: &OpenFile, mut pos: Option<&mut i64>, buf: &[u8]) -> Result<usize, Errno> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = match pos.as_deref_mut() {
+            Some(p) => {
+                let n = dst.pwrite(&buf[done..], *p)?;
+                *p += n as i64;
+                n
+            }
+            None => blocking(dst, || dst.write(&buf[done..]))?,
+        };
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    Ok(done)
+}
+
+// splice(fd_in, off_in, fd_out, off_out, len, flags), as Linux's
+// fs/splice.c: one side must be a pipe. Data moves through a kernel
+// buffer; a file with a splice of its own (`trace_pipe_raw`: whole pages
+// only) provides it through FileOps::splice_read, and a file into a pipe
+// moves at most what the pipe has room for, so nothing read is lost.
+syscall!(__arm64_sys_splice, r, {
+    let (fd_in, off_in, fd_out, off_out, len, flags) = (
+        r.regs[0] as i32,
+        r.regs[1],
+        r.regs[2] as i32,
+        r.regs[3],
+        r.regs[4],
+        r.regs[5] as u32,
+    );
+    if flags & !SPLICE_F_ALL != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let files = current_files();
+    let src = files.get(fd_in)?;
+    let dst = files.get(fd_out)?;
+    if !src.readable() || !dst.writable() {
+        return Err(Errno::EBADF);
+    }
+    let (src_pipe, dst_pipe) = (is_pipe(&src), is_pipe(&dst));
+    if !src_pipe && !dst_pipe {
+        return Err(Errno::EINVAL);
+    }
+    if (src_pipe && off_in != 0) || (dst_pipe && off_out != 0) {
+        return Err(Errno::ESPIPE);
+    }
+    if src_pipe && dst_pipe {
+        let (a, b) = (src.metadata(), dst.metadata());
+        if a.ino == b.ino && a.dev == b.dev {
+            return Err(Errno::EINVAL);
+        }
+    }
+    if !dst_pipe && dst.flags() & uapi::fcntl::O_APPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if len == 0 {
+        return Ok(0);
+    }
+    let flag_nonblock = flags & SPLICE_F_NONBLOCK != 0;
+    let mut pin = splice_offset(off_in)?;
+    let mut pout = splice_offset(off_out)?;
+    let mut want = len.min(MAX_RW) as usize;
+    if dst_pipe {
+        // Wait for room in the pipe, then take no more than fits.
+        let room = maybe_blocking(&dst, flag_nonblock, || {
+            let held = dst.ioctl(uapi::termios::FIONREAD, 0)? as usize;
+            match vfs::pipe::PIPE_SIZE.saturating_sub(held) {
+                0 => Err(Errno::EAGAIN),
+                n => Ok(n),
+            }
+        })?;
+        want = want.min(room);
+    } else {
+        want = want.min(vfs::pipe::PIPE_SIZE);
+    }
+    let mut buf = crate::uaccess::zeroed_buf(want)?;
+    let src_nonblock = flag_nonblock || src.is_nonblocking();
+    let got = match src.splice_read(&mut buf, src_nonblock) {
+        Some(res) => res?,
+        None => match pin.as_mut() {
+            Some(p) => {
+                let n = src.pread(&mut buf, *p)?;
+                *p += n as i64;
+                n
+            }
+            // A pipe honours SPLICE_F_NONBLOCK, another file its own flag.
+            None if src_pipe => maybe_blocking(&src, flag_nonblock, || src.read(&mut buf))?,
+            None => blocking(&src, || src.read(&mut buf))?,
+        },
+    };
+    let put = write_all(&dst, pout.as_mut(), &buf[..got])?;
+    if let (Some(p), true) = (pin, off_in != 0) {
+        put_user_u64(off_in, p as u64)?;
+    }
+    if let (Some(p), true) = (pout, off_out != 0) {
+        put_user_u64(off_out, p as u64)?;
+    }
+    Ok(put as u64)
+});

@@ -132,7 +132,13 @@ pub struct TraceArray {
     resize_lock: spin::Mutex<()>,
     /// The snapshot buffer (`snapshot`).
     pub snapshot: snapshot::Snapshot,
+    /// `buffer_percent`: how full a CPU's buffer must be before a blocked
+    /// `trace_pipe_raw` splice or poll wakes (0: at any data).
+    buffer_percent: AtomicUsize,
 }
+
+/// Linux's default `buffer_percent`.
+pub const BUFFER_PERCENT_DEFAULT: usize = 50;
 
 static GLOBAL: spin::Once<TraceArray> = spin::Once::new();
 
@@ -170,6 +176,7 @@ impl TraceArray {
             wq,
             resize_lock: spin::Mutex::new(()),
             snapshot: snapshot::Snapshot::new(),
+            buffer_percent: AtomicUsize::new(BUFFER_PERCENT_DEFAULT),
         };
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
@@ -203,12 +210,12 @@ impl TraceArray {
     }
 
     /// Writes `tracing_on` (Linux's `tracer_tracing_on/off`): takes effect
-    /// for the next event on every CPU.
+    /// for the next event on every CPU. Readers are woken either way:
+    /// switching off ends the waits of `trace_pipe_raw` splices, as
+    /// Linux's `rb_simple_write` does.
     pub fn set_tracing_on(&self, on: bool) {
         self.tracing_on.store(on, Ordering::Release);
-        if on {
-            self.wake_readers();
-        }
+        self.wake_readers();
     }
 
     /// Pauses recording (Linux's `tracing_stop`), nesting.
@@ -221,6 +228,19 @@ impl TraceArray {
         let _ = self
             .stopped
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// `buffer_percent`.
+    pub fn buffer_percent(&self) -> usize {
+        self.buffer_percent.load(Ordering::Acquire)
+    }
+
+    /// Writes `buffer_percent` (Linux's `buffer_percent_write`): 0..=100,
+    /// EINVAL above.
+    pub fn set_buffer_percent(&self, val: u64) -> Result<(), Errno> {
+        let val = usize::try_from(val).ok().filter(|v| *v <= 100).ok_or(Errno::EINVAL)?;
+        self.buffer_percent.store(val, Ordering::Release);
+        Ok(())
     }
 
     /// The queue readers of `trace_pipe` and `trace_pipe_raw` sleep on.

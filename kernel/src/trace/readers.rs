@@ -382,12 +382,15 @@ impl FileOps for TracePipe {
 }
 
 /// One open of `per_cpu/cpuN/trace_pipe_raw`: consumed pages, handed out
-/// whole across as many reads as the reader needs.
+/// whole across as many reads as the reader needs, or spliced whole.
 pub struct TracePipeRaw {
     tr: &'static TraceArray,
     cpu: usize,
     /// The page being read and how far.
     page: spin::Mutex<(Box<Page>, usize)>,
+    /// Bumped by `ioctl(fd, 0)` to end the waits of blocked splices
+    /// (Linux's `wait_index`).
+    wait_index: core::sync::atomic::AtomicU64,
 }
 
 impl TracePipeRaw {
@@ -398,7 +401,73 @@ impl TracePipeRaw {
             cpu,
             // Read to its end: the first read takes a page.
             page: spin::Mutex::new((ring_buffer::new_page(), PAGE_SIZE)),
+            wait_index: core::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// Whether the buffer is filled to `buffer_percent` (Linux's
+    /// `full_hit`; the page being written counts as filled). With 0, any
+    /// data will do.
+    fn full_hit(&self) -> bool {
+        let percent = self.tr.buffer_percent();
+        self.tr
+            .with_buffer(self.cpu, |b| {
+                let nr_pages = b.nr_pages();
+                if percent == 0 {
+                    return !b.is_empty();
+                }
+                nr_pages == 0 || (b.dirty_pages() + 1) * 100 >= percent * nr_pages
+            })
+            .unwrap_or(true)
+    }
+
+    /// Moves whole pages the writer has left into `buf`, as many as fit.
+    fn take_full_pages(&self, buf: &mut [u8]) -> usize {
+        let mut page = ring_buffer::new_page();
+        let mut done = 0;
+        for chunk in buf.chunks_exact_mut(PAGE_SIZE) {
+            match self
+                .tr
+                .with_buffer(self.cpu, |b| b.read_page(&mut page, true))
+                .flatten()
+            {
+                Some(_) => {
+                    chunk.copy_from_slice(&page[..]);
+                    done += PAGE_SIZE;
+                }
+                None => break,
+            }
+        }
+        done
+    }
+
+    /// Sleeps until `cond` holds; ERESTARTSYS if a signal comes first.
+    fn wait_until(&self, cond: impl Fn() -> bool) -> vfs::Result<()> {
+        let wq = self.tr.wait_queue();
+        let me = crate::sched::current();
+        let id = crate::fs::add_wait_hook(&wq, Arc::new(RawWaker(me.clone())));
+        let res = loop {
+            me.set_state(crate::sched::TaskState::Interruptible);
+            if cond() {
+                break Ok(());
+            }
+            if me.signal_pending() {
+                break Err(Errno::ERESTARTSYS);
+            }
+            crate::sched::schedule();
+        };
+        me.set_state(crate::sched::TaskState::Running);
+        crate::fs::remove_wait_hook(&wq, id);
+        res
+    }
+}
+
+/// Wakes a task sleeping in a `trace_pipe_raw` splice.
+struct RawWaker(Arc<crate::sched::Task>);
+
+impl vfs::WaitHook for RawWaker {
+    fn wake(&self) {
+        crate::sched::wake_up(&self.0);
     }
 }
 
@@ -420,18 +489,65 @@ impl FileOps for TracePipeRaw {
         *off += n;
         Ok(n)
     }
+
+    /// Linux's `tracing_buffers_splice_read`: whole pages the writer has
+    /// left, as many as `buf` holds (EINVAL if not even one); with none,
+    /// EAGAIN when non-blocking, else a wait until the buffer is filled to
+    /// `buffer_percent`, `ioctl(fd, 0)` is called or tracing is switched
+    /// off, then one more look (0 if still nothing).
+    fn splice_read(&self, _: &OpenFile, buf: &mut [u8], nonblock: bool) -> Option<vfs::Result<usize>> {
+        if buf.len() < PAGE_SIZE {
+            return Some(Err(Errno::EINVAL));
+        }
+        let n = self.take_full_pages(buf);
+        if n > 0 {
+            return Some(Ok(n));
+        }
+        if nonblock {
+            return Some(Err(Errno::EAGAIN));
+        }
+        let index = self.wait_index.load(core::sync::atomic::Ordering::Acquire);
+        let woken = self.wait_until(|| {
+            self.wait_index.load(core::sync::atomic::Ordering::Acquire) != index
+                || !self.tr.tracing_on()
+                || self.full_hit()
+        });
+        if let Err(e) = woken {
+            return Some(Err(e));
+        }
+        if !self.tr.tracing_on() {
+            return Some(Ok(0));
+        }
+        Some(Ok(self.take_full_pages(buf)))
+    }
+
+    /// `ioctl(fd, 0)` wakes the file's blocked splices (Linux's
+    /// `tracing_buffers_ioctl`); the mmap reader request is not offered
+    /// (no mmap of the buffer here) and, like any other, is ENOTTY.
+    fn ioctl(&self, _: &OpenFile, cmd: u32, _: u64) -> vfs::Result<i64> {
+        if cmd != 0 {
+            return Err(Errno::ENOTTY);
+        }
+        self.wait_index.fetch_add(1, core::sync::atomic::Ordering::AcqRel);
+        self.tr.wait_queue().wake_up();
+        Ok(0)
+    }
+
     fn positional(&self) -> bool {
         false
     }
     fn llseek(&self, _: &OpenFile, _: u64, _: i64, _: u32, _: u64) -> vfs::Result<u64> {
         Err(Errno::ESPIPE)
     }
+    /// Readable once the buffer is filled to `buffer_percent` (or a page
+    /// is partly read), as Linux's `ring_buffer_poll_wait` with `full`.
     fn poll(&self, _: &OpenFile) -> u16 {
         let partly_read = {
             let g = self.page.lock();
             g.1 < g.0.len()
         };
-        if partly_read || self.tr.with_buffer(self.cpu, |b| !b.is_empty()).unwrap_or(false) {
+        let has_data = self.tr.with_buffer(self.cpu, |b| !b.is_empty()).unwrap_or(false);
+        if partly_read || (has_data && self.full_hit()) {
             POLLIN | POLLRDNORM
         } else {
             0

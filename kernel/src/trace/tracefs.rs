@@ -314,6 +314,14 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         Some(Box::new(move |buf| super::subbuf::buffer_subbuf_size_write(tr, buf))),
     );
     dir.file(
+        "buffer_percent",
+        0o640,
+        Box::new(move || format!("{}\n", tr.buffer_percent()).into_bytes()),
+        Some(Box::new(move |buf| {
+            tr.set_buffer_percent(parse_ulong(buf)?).map(|()| buf.len())
+        })),
+    );
+    dir.file(
         "buffer_total_size_kb",
         0o440,
         Box::new(move || {

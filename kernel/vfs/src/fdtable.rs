@@ -178,7 +178,7 @@ impl FdTable {
     }
 
     /// The descriptor-table commands of fcntl(2): F_DUPFD,
-    /// F_DUPFD_CLOEXEC, F_GETFD, F_SETFD, F_GETFL, F_SETFL. EBADF for a
+    /// F_DUPFD_CLOEXEC, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETPIPE_SZ. EBADF for a
     /// closed `fd`, EINVAL for an F_DUPFD minimum at or above the limit and
     /// for commands this table does not handle (locks, owners and leases
     /// are the kernel's).
@@ -201,6 +201,15 @@ impl FdTable {
             F_SETFL => {
                 file.set_status_flags(arg as u32);
                 Ok(0)
+            }
+            // A pipe's capacity (fixed here: F_SETPIPE_SZ is not offered);
+            // EBADF for anything else, as Linux's pipe_fcntl.
+            F_GETPIPE_SZ => {
+                if file.metadata().mode & uapi::stat::S_IFMT == uapi::stat::S_IFIFO {
+                    Ok(crate::pipe::PIPE_SIZE as i64)
+                } else {
+                    Err(Errno::EBADF)
+                }
             }
             _ => Err(Errno::EINVAL),
         }

@@ -83,6 +83,16 @@ pub trait FileOps: Send + Sync {
     fn ioctl(&self, _file: &OpenFile, _cmd: u32, _arg: u64) -> Result<i64> {
         Err(Errno::ENOTTY)
     }
+
+    /// splice(2) out of this file into a pipe that has room for `buf`,
+    /// for files whose splice differs from a read (Linux's `splice_read`,
+    /// e.g. `trace_pipe_raw`, which hands out whole pages only). `None`
+    /// (the default): splice reads the file as read(2) does. `nonblock`
+    /// is SPLICE_F_NONBLOCK or the file's O_NONBLOCK; an implementation
+    /// that blocks waits itself.
+    fn splice_read(&self, _file: &OpenFile, _buf: &mut [u8], _nonblock: bool) -> Option<Result<usize>> {
+        None
+    }
 }
 
 /// Linux's `generic_file_llseek_size` for SEEK_SET/CUR/END/DATA/HOLE.
@@ -464,6 +474,15 @@ impl OpenFile {
             Backend::Ops(ops) => ops.ioctl(self, cmd, arg),
             Backend::PathOnly => Err(Errno::EBADF),
             Backend::Inode => Err(Errno::ENOTTY),
+        }
+    }
+
+    /// The file's own splice into a pipe (see [`FileOps::splice_read`]);
+    /// `None` if a read does for it.
+    pub fn splice_read(&self, buf: &mut [u8], nonblock: bool) -> Option<Result<usize>> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.splice_read(self, buf, nonblock),
+            _ => None,
         }
     }
 

@@ -310,6 +310,18 @@ impl Inode for ProcInode {
         self
     }
 
+    /// O_TRUNC on a proc file (`echo 1 > /proc/sys/...` opens so): the
+    /// size change is accepted and changes nothing, as Linux's
+    /// proc_setattr and proc_sys_setattr.
+    fn truncate(&self, _size: u64) -> Result<()> {
+        match &self.node {
+            Node::Entry {
+                kind: ProcKind::File, ..
+            } => Ok(()),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
     fn lookup(&self, name: &[u8]) -> Result<Arc<dyn Inode>> {
         match &self.node {
             Node::Root => {

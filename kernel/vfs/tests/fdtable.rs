@@ -119,6 +119,19 @@ fn fcntl_commands() {
 }
 
 #[test]
+fn f_getpipe_sz_gives_a_pipes_capacity_and_ebadf_for_other_files() {
+    let w = world();
+    w.write("/f", b"");
+    let t = FdTable::new();
+    let (r, wr) = vfs::pipe::pipe2(0, 0, 0, vfs::Timespec::default()).unwrap();
+    let (rfd, wfd) = (t.install(r, false).unwrap(), t.install(wr, false).unwrap());
+    let file = t.install(w.open("/f", O_RDONLY).unwrap(), false).unwrap();
+    assert_eq!(t.fcntl(rfd, F_GETPIPE_SZ, 0).unwrap(), 65536);
+    assert_eq!(t.fcntl(wfd, F_GETPIPE_SZ, 0).unwrap(), 65536);
+    assert_eq!(t.fcntl(file, F_GETPIPE_SZ, 0), Err(Errno::EBADF));
+}
+
+#[test]
 fn exec_closes_cloexec_descriptors_and_fork_copies_the_table() {
     let w = world();
     w.write("/f", b"xyz");
