@@ -46,6 +46,7 @@ mod ftrace_function_tests;
 mod ftrace_tests;
 #[cfg(feature = "ktest")]
 pub mod function_graph_tests;
+#[cfg(feature = "ktest")]
 mod hist_tests;
 #[cfg(feature = "ktest")]
 mod instance_tests;

@@ -454,17 +454,6 @@ impl Inode for ProcInode {
         }
     }
 
-    /// `echo 1 > /proc/sys/...` opens with O_TRUNC: proc files have no
-    /// size to cut, and Linux ignores it for them.
-    fn truncate(&self, _size: u64) -> Result<()> {
-        match &self.node {
-            Node::Entry {
-                kind: ProcKind::File, ..
-            } => Ok(()),
-            _ => Err(Errno::EINVAL),
-        }
-    }
-
     fn open(&self, flags: u32) -> Result<Option<Arc<dyn FileOps>>> {
         match &self.node {
             Node::Entry {
