@@ -25,9 +25,41 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 syscall!(__arm64_sys_symlinkat, r, {
     let (target, dirfd, path) = (path_arg(r.regs[0])?, r.regs[1], path_arg(r.regs[2])?);
     let start = at(dirfd, &path, 0)?;
-    vfs().symlinkat(&cred(), &target, &start, &path)?;
-    Ok(0)
+    // The target as a C string in kernel memory, as Linux passes it on.
+    let mut oldname = Vec::new();
+    oldname.try_reserve_exact(target.len() + 1).map_err(|_| Errno::ENOMEM)?;
+    oldname.extend_from_slice(&target);
+    oldname.push(0);
+    let link = NewLink { start, name: path };
+    super::from_ret(vfs_symlink(&NOP_MNT_IDMAP, &link, &link.name, oldname.as_ptr()).into())
 });
+
+/// Where a new link goes: the lookup's start and the name under it.
+struct NewLink {
+    start: Path,
+    name: Vec<u8>,
+}
+
+/// The one id mapping (Linux's `nop_mnt_idmap`).
+static NOP_MNT_IDMAP: u64 = 0;
+
+/// Makes the symbolic link (Linux's `vfs_symlink(idmap, dir, dentry,
+/// oldname)`, with its arguments in the same registers, each a kernel
+/// pointer: `$arg4` is the target, a NUL-terminated string in kernel
+/// memory). Returns 0 or -errno.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[allow(improper_ctypes_definitions)] // thin pointers, one register each; only Rust calls it
+#[no_mangle]
+#[inline(never)]
+extern "C" fn vfs_symlink(_idmap: &u64, dir: &NewLink, name: &Vec<u8>, oldname: *const u8) -> i32 {
+    // SAFETY: `oldname` is the NUL-terminated copy the caller made and
+    // keeps alive for the call.
+    let target = unsafe { core::ffi::CStr::from_ptr(oldname.cast()) };
+    match vfs().symlinkat(&cred(), target.to_bytes(), &dir.start, name) {
+        Ok(_) => 0,
+        Err(e) => -e.as_i32(),
+    }
+}
 
 syscall!(__arm64_sys_linkat, r, {
     let (olddfd, old, newdfd, new, flags) = (

@@ -503,10 +503,20 @@ pub const TRACE_PRINT: u16 = 5;
 ///
 /// Where `trace_marker` writes are said to come from: `ftrace/print`
 /// records this function's address, which prints as `tracing_mark_write`.
+/// Traceable and probeable, as in Linux (a probe on it records into the
+/// buffer before the marker does); the recording itself is
+/// [`trace_marker_record`], notrace with the rest of the tracer.
 #[allow(unsafe_code)] // exported under Linux's name, which the output prints
 #[no_mangle]
 #[inline(never)]
 pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> {
+    trace_marker_record(tr, text, tracing_mark_write as *const () as u64)
+}
+
+/// The body of [`tracing_mark_write`]: the marker event (with `ip` as its
+/// origin), its triggers, and Linux's errors.
+#[inline(never)]
+fn trace_marker_record(tr: &TraceArray, text: &[u8], ip: u64) -> Result<usize, Errno> {
     // ip, then the text with a newline (added when missing) and a NUL,
     // sized as Linux sizes it (room for "<faulted>" at least), within the
     // largest event.
@@ -519,7 +529,6 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
     let text = &text[..cnt];
     let nl = !text.ends_with(b"\n");
     let len = 8 + cnt.max(FAULTED_SIZE) + 2;
-    let ip = tracing_mark_write as *const () as u64;
     let post = trigger::trace_marker_triggers_call(tr, ip, text);
     let recorded = trace_event_write(tr, TRACE_PRINT, len, |f| {
         f[..8].copy_from_slice(&ip.to_le_bytes());
@@ -538,4 +547,3 @@ pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> 
         Err(Errno::EBADF)
     }
 }
-crate::nokprobe_symbol!(tracing_mark_write);
