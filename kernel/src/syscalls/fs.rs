@@ -41,7 +41,11 @@ fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64,
     // copied to the buffer directly (a fault part way makes the read
     // short). A file that cannot give data back (a pipe) checks the
     // buffer before it is read (see `FileOps::read_iter`).
-    let mut to = crate::uaccess::UserIter::new(crate::uaccess::user_range(ubuf, len)?, len);
+    // At most 1 MiB per call (a short read), as through the bounce buffer
+    // before: the kernel is not preempted, and the copy holds the file's
+    // offset lock.
+    let start = crate::uaccess::user_range(ubuf, len)?;
+    let mut to = crate::uaccess::UserIter::new(start, len.min(vfs::inode::BOUNCE_MAX));
     let n = match pos {
         Some(off) => blocking(f, || f.pread_iter(&mut to, off))?,
         None => blocking(f, || f.read_iter(&mut to))?,
