@@ -21,6 +21,7 @@ pub mod procfd;
 pub mod signal;
 pub mod sigrobust;
 pub mod sigwait;
+pub mod splice;
 pub mod system;
 pub mod thread;
 pub mod time;
@@ -50,6 +51,7 @@ pub static ALL: &[&[Check]] = &[
     system::CHECKS,
     sigwait::CHECKS,
     procfd::CHECKS,
+    splice::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
