@@ -213,21 +213,26 @@ syscall!(__arm64_sys_splice, r, {
         r.regs[4],
         r.regs[5] as u32,
     );
+    // In Linux's order: a zero length before anything, then the flags,
+    // the descriptors, offsets on pipes, the access modes.
+    if len == 0 {
+        return Ok(0);
+    }
     if flags & !SPLICE_F_ALL != 0 {
         return Err(Errno::EINVAL);
     }
     let files = current_files();
     let src = files.get(fd_in)?;
     let dst = files.get(fd_out)?;
+    let (src_pipe, dst_pipe) = (is_pipe(&src), is_pipe(&dst));
+    if (src_pipe && off_in != 0) || (dst_pipe && off_out != 0) {
+        return Err(Errno::ESPIPE);
+    }
     if !src.readable() || !dst.writable() {
         return Err(Errno::EBADF);
     }
-    let (src_pipe, dst_pipe) = (is_pipe(&src), is_pipe(&dst));
     if !src_pipe && !dst_pipe {
         return Err(Errno::EINVAL);
-    }
-    if (src_pipe && off_in != 0) || (dst_pipe && off_out != 0) {
-        return Err(Errno::ESPIPE);
     }
     if src_pipe && dst_pipe {
         let (a, b) = (src.metadata(), dst.metadata());
@@ -237,9 +242,6 @@ syscall!(__arm64_sys_splice, r, {
     }
     if !dst_pipe && dst.flags() & uapi::fcntl::O_APPEND != 0 {
         return Err(Errno::EINVAL);
-    }
-    if len == 0 {
-        return Ok(0);
     }
     let flag_nonblock = flags & SPLICE_F_NONBLOCK != 0;
     let mut pin = splice_offset(off_in)?;

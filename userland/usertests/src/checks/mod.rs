@@ -22,6 +22,7 @@ pub mod rseq;
 pub mod signal;
 pub mod sigrobust;
 pub mod sigwait;
+pub mod splice;
 pub mod system;
 pub mod thread;
 pub mod time;
@@ -52,6 +53,7 @@ pub static ALL: &[&[Check]] = &[
     sigwait::CHECKS,
     procfd::CHECKS,
     rseq::CHECKS,
+    splice::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.
