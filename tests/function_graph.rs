@@ -100,3 +100,24 @@ fn mask_hides_durations_times_cpus_and_pids_only() {
     );
     assert_eq!(mask("  fgraph_test_leaf();"), "  fgraph_test_leaf();");
 }
+
+/// `FGRAPH_STRESS=1`: `function_graph/stress.sh` under Debian's busybox
+/// on 4 CPUs (about a minute): tracers switched between function_graph,
+/// function and nop, on every function, while three shells run programs;
+/// every hooked call must return to its caller, and no site stays enabled.
+#[test]
+fn switching_function_graph_on_every_function_under_load_keeps_returns() {
+    if std::env::var_os("FGRAPH_STRESS").is_none() {
+        eprintln!("function_graph stress: skipped (set FGRAPH_STRESS=1)");
+        return;
+    }
+    let script = e2e::root().join("tests/function_graph/stress.sh");
+    let (out, code) = e2e::run_commands(
+        &["--smp", "4"],
+        &[e2e::busybox(), script],
+        "busybox sh /bin/stress.sh",
+        600,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.ends_with("0\nstress-done\n"), "{out}");
+}

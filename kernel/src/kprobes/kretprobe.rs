@@ -239,6 +239,12 @@ fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
         return;
     };
+    // A full return stack (deep recursion) misses the call before the
+    // entry handler runs, as an empty pool does.
+    if task.ret_stack.is_full() {
+        rp.nmissed.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let Some(mut ri) = rp.free.lock().pop() else {
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
         return;
@@ -258,8 +264,8 @@ fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
         calltime: 0,
         owner: RethookOwner::Kretprobe(ri),
     };
-    // A full return stack (deep recursion) misses the call, as an empty
-    // pool does.
+    // Only this task pushes, and not before this handler returns: the
+    // room checked above is still there; a failure would only be counted.
     if let Err(frame) = task.ret_stack.push(frame) {
         if let RethookOwner::Kretprobe(ri) = frame.owner {
             recycle(ri);

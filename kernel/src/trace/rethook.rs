@@ -164,15 +164,23 @@ impl RetStack {
         self.inner.lock().frames.len()
     }
 
+    /// Whether a push would be refused.
+    pub fn is_full(&self) -> bool {
+        let st = self.inner.lock();
+        st.frames.len() >= RETHOOK_DEPTH.min(st.frames.capacity())
+    }
+
     /// Whether no call is hooked.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The frame `idx` from the top (0 = most recent): its real return
-    /// address and whether it returns through `return_to_handler`.
+    /// address and whether it returns through `return_to_handler`. For
+    /// unwinders, which may run in an oops taken with the lock held: then
+    /// `None`, never a deadlock.
     pub fn peek(&self, idx: usize) -> Option<(usize, bool)> {
-        let st = self.inner.lock();
+        let st = self.inner.try_lock()?;
         let n = st.frames.len();
         let f = st.frames.get(n.checked_sub(idx + 1)?)?;
         Some((f.ret, f.uses_return_to_handler()))
