@@ -138,6 +138,10 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
         };
         match me.child_wait.wait_event(true, ready) {
             Ok(()) => continue,
+            // A child's exit queues SIGCHLD before it wakes its parent: as
+            // Linux's do_wait, what the children have to report is looked
+            // at again before the signal ends the wait.
+            Err(WaitError::Interrupted) if ready() => continue,
             Err(WaitError::Interrupted) => return Err(Errno::ERESTARTSYS),
         }
     }
