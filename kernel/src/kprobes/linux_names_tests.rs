@@ -118,7 +118,6 @@ static SCHEDULE: Seen = Seen::new();
 static KFREE: Seen = Seen::new();
 static DPUT: Seen = Seen::new();
 static NANOSLEEP: Seen = Seen::new();
-static SYS_OPEN: Seen = Seen::new();
 static WAKE: Seen = Seen::new();
 static EXIT_CODES: [AtomicI64; 2] = [AtomicI64::new(-1), AtomicI64::new(-1)];
 
@@ -136,7 +135,7 @@ type Check = fn(&PtRegs) -> bool;
 
 /// Linux's probe definitions, as a user copies them, and what each must
 /// see in its registers.
-fn probes() -> [(&'static str, &'static Seen, Check); 12] {
+fn probes() -> [(&'static str, &'static Seen, Check); 11] {
     [
         // p vfs_read count=%x2 buf=%x1
         ("vfs_read", &VFS_READ, |r| {
@@ -152,14 +151,6 @@ fn probes() -> [(&'static str, &'static Seen, Check); 12] {
                 && r.regs[0] as i32 == AT_FDCWD as i32
                 && user_bytes_are(r.regs[1], PATH)
                 && kernel_u64(r.regs[2]) == Some(flags)
-        }),
-        // p do_sys_open dfd=%x0:s32 filename=+0($arg2):ustring flags=%x2:x32
-        ("do_sys_open", &SYS_OPEN, |r| {
-            let flags = u64::from(uapi::fcntl::O_RDWR);
-            ours()
-                && r.regs[0] as i32 == AT_FDCWD as i32
-                && user_bytes_are(r.regs[1], PATH)
-                && r.regs[2] as u32 as u64 & flags == flags
         }),
         ("vfs_open", &VFS_OPEN, |r| ours() && r.regs[0] != 0),
         // p __arm64_sys_openat nr=+64(%x0):u64
@@ -295,7 +286,6 @@ fn linux_named_paths_see_a_user_programs_system_calls_in_linuxs_registers() {
     assert_eq!(VFS_READ.matched.load(Ordering::Relaxed), 1);
     assert_eq!(VFS_WRITE.matched.load(Ordering::Relaxed), 1);
     assert_eq!(OPENAT2.matched.load(Ordering::Relaxed), 1);
-    assert_eq!(SYS_OPEN.matched.load(Ordering::Relaxed), 1);
     let mut codes: Vec<i64> = EXIT_CODES.iter().map(|c| c.load(Ordering::Acquire)).collect();
     codes.sort_unstable();
     // do_exit's x0 is the wait status, `exit(n)` giving `n << 8`.

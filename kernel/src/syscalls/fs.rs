@@ -258,23 +258,11 @@ pub extern "C" fn do_sys_openat2(dfd: i32, filename: u64, how: &OpenHow) -> i64 
     })())
 }
 
-/// `openat(2)`'s body (Linux's `do_sys_open(dfd, filename, flags, mode)`,
-/// in its registers, so that `+0($arg2):ustring` is the path): the flags
-/// and mode made into an `open_how` for [`do_sys_openat2`].
-#[allow(unsafe_code)] // exported under Linux's name, for probes
-#[no_mangle]
-#[inline(never)]
-pub extern "C" fn do_sys_open(dfd: i32, filename: u64, flags: i32, mode: u32) -> i64 {
-    do_sys_openat2(dfd, filename, &OpenHow::from_open(flags as u32, mode))
-}
-
 syscall!(__arm64_sys_openat, r, {
-    from_ret(do_sys_open(
-        r.regs[0] as i32,
-        r.regs[1],
-        r.regs[2] as i32,
-        r.regs[3] as u32,
-    ))
+    // Linux's openat inlines do_sys_open: do_sys_openat2's caller is the
+    // system call itself, as the function tracer shows it.
+    let how = OpenHow::from_open(r.regs[2] as u32, r.regs[3] as u32);
+    from_ret(do_sys_openat2(r.regs[0] as i32, r.regs[1], &how))
 });
 
 syscall!(__arm64_sys_close, r, {
