@@ -166,8 +166,11 @@ fn probes() -> [(&'static str, &'static Seen, Check); 11] {
         ("schedule", &SCHEDULE, |_| ours()),
         ("kfree", &KFREE, |r| ours() && r.regs[0] != 0),
         ("dput", &DPUT, |r| ours() && r.regs[0] != 0),
+        // x0 is the 1 ms sleep's deadline in ns: within a second of now
+        // (a slow machine may pass a 1 ms deadline before the probe hits).
         ("do_nanosleep", &NANOSLEEP, |r| {
-            ours() && r.regs[0] > crate::time::ktime_get_ns()
+            let now = crate::time::ktime_get_ns();
+            ours() && r.regs[0].abs_diff(now) < 1_000_000_000
         }),
         // The child's exit wakes its parent, sleeping in wait4: x0 points
         // at the parent's `Arc<Task>`, whose pointer leads to `ArcInner`
