@@ -556,18 +556,26 @@ fn exit_process(p: &Arc<Process>, status: i32) {
     }
     let parent = find_process(p.ppid.load(Ordering::Acquire));
     let autoreap = parent.as_ref().is_some_and(|pp| signal::ignores_children(pp));
-    *p.exit_status.lock() = Some(status);
-    // A tracer hears first; the parent's SIGCHLD waits for its wait.
-    let held = p.ptrace_hold.load(Ordering::Acquire) != 0;
     if let Some(pp) = parent {
+        {
+            // Under the parent's `children` lock, as release_traced_zombie:
+            // exactly one of the two sends SIGCHLD.
+            let mut children = pp.children.lock();
+            *p.exit_status.lock() = Some(status);
+            // A tracer hears first; the parent's SIGCHLD waits for its wait.
+            let held = p.ptrace_hold.load(Ordering::Acquire) != 0;
+            if autoreap {
+                children.retain(|c| !Arc::ptr_eq(c, p));
+            } else if p.exit_signal != 0 && !held {
+                signal::send_child_signal(&pp, p, status);
+            }
+        }
         if autoreap {
-            pp.children.lock().retain(|c| !Arc::ptr_eq(c, p));
             PROCESSES.lock().remove(&p.pid);
-        } else if p.exit_signal != 0 && !held {
-            signal::send_child_signal(&pp, p, status);
         }
         pp.child_wait.wake_up_all();
     } else {
+        *p.exit_status.lock() = Some(status);
         PROCESSES.lock().remove(&p.pid);
     }
     if p.pid == 1 {
@@ -579,16 +587,31 @@ fn exit_process(p: &Arc<Process>, status: i32) {
     }
 }
 
-/// The tracer of `p`'s last thread has collected its exit: the real parent
-/// gets its SIGCHLD and may reap it now.
+/// A tracer of `p` has collected its exit: one ptrace hold is dropped, and
+/// with the last one the real parent gets its SIGCHLD and may reap it.
+/// Both happen under the parent's `children` lock, which its wait holds
+/// to look, so a waiting parent sees both or neither (Linux does both
+/// under tasklist_lock): the signal queued before the hold was dropped
+/// made the parent's wait4 end with ERESTARTSYS where Linux's returns the
+/// child, and the hold dropped first let the parent reap the child and
+/// exit before the signal came.
 pub fn release_traced_zombie(p: &Process) {
-    let Some(status) = *p.exit_status.lock() else { return };
-    if let Some(pp) = find_process(p.ppid.load(Ordering::Acquire)) {
-        if p.exit_signal != 0 && pp.children.lock().iter().any(|c| c.pid == p.pid) {
+    let Some(pp) = find_process(p.ppid.load(Ordering::Acquire)) else {
+        p.ptrace_hold.fetch_sub(1, Ordering::AcqRel);
+        return;
+    };
+    {
+        let children = pp.children.lock();
+        if p.ptrace_hold.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        // Not yet a zombie: exit_process sends the signal itself.
+        let Some(status) = *p.exit_status.lock() else { return };
+        if p.exit_signal != 0 && children.iter().any(|c| c.pid == p.pid) {
             signal::send_child_signal(&pp, p, status);
         }
-        pp.child_wait.wake_up_all();
     }
+    pp.child_wait.wake_up_all();
 }
 
 /// Removes a zombie its parent has claimed (taken off its `children`

@@ -752,22 +752,7 @@ fn release_dead_tracee(t: &Arc<Task>) {
     if !held {
         return;
     }
-    // The last hold: the real parent's SIGCHLD is queued while the zombie
-    // is still unreapable, as Linux's do_notify_parent does before a wait
-    // can see it; dropping the hold first let the parent reap it and exit
-    // before the signal came, which was then lost.
-    let last = p.ptrace_hold.load(Ordering::Acquire) == 1;
-    if last {
-        crate::process::release_traced_zombie(p);
-    }
-    if p.ptrace_hold.fetch_sub(1, Ordering::AcqRel) == 1 {
-        if !last {
-            crate::process::release_traced_zombie(p);
-        } else if let Some(pp) = crate::process::find_process(p.ppid.load(Ordering::Acquire)) {
-            // Reapable only now: a parent that looked in between looks again.
-            pp.child_wait.wake_up_all();
-        }
-    }
+    crate::process::release_traced_zombie(p);
 }
 
 /// The tracing thread `me` exits (Linux's exit_ptrace): every tracee is
