@@ -21,7 +21,7 @@ const MORE_EVENTS: &str = "sched/sched_wakeup sched/sched_process_exec sched/sch
     syscalls/sys_enter_clone syscalls/sys_enter_getpid signal/signal_deliver task/task_rename kmem/kmalloc \
     kmem/kfree kmem/kmem_cache_alloc kmem/kmem_cache_free kmem/mm_page_alloc kmem/mm_page_free \
     irq/irq_handler_entry irq/irq_handler_exit ipi/ipi_raise ipi/ipi_entry ipi/ipi_exit timer/hrtimer_start \
-    timer/hrtimer_expire_entry timer/hrtimer_expire_exit timer/hrtimer_cancel";
+    timer/hrtimer_expire_entry timer/hrtimer_expire_exit timer/hrtimer_cancel rseq/rseq_update rseq/rseq_ip_fixup";
 
 fn script(name: &str) -> PathBuf {
     root().join("tests/tracepoints").join(name)
@@ -200,6 +200,38 @@ fn every_sched_event_on_four_busy_cpus_gives_well_formed_lines() {
         assert!(seen.contains(e), "no {e} in {seen:?}");
     }
     assert_eq!(cpus.len(), 4, "lines from {cpus:?}");
+}
+
+/// Debian's static busybox registers an rseq area (glibc does at start):
+/// `rseq_update` fires on its returns to user after a switch, with a CPU
+/// the guest has and `node_id=0`, here as on Linux.
+#[test]
+fn rseq_update_fires_for_a_glibc_program_with_its_cpu() {
+    let cmds = "cd /sys/kernel/tracing && echo 1 > events/rseq/rseq_update/enable && \
+        busybox sh -c 'busybox true; busybox true' && echo 0 > events/rseq/rseq_update/enable && \
+        busybox grep -o 'rseq_update: .*' trace | busybox sort -u";
+    let check = |who: &str, out: &str| {
+        let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("rseq_update: ")).collect();
+        assert!(!lines.is_empty(), "{who}: no rseq_update in:\n{out}");
+        for l in lines {
+            let f: Vec<&str> = l["rseq_update: ".len()..].split(' ').collect();
+            assert!(
+                f.len() == 3
+                    && ["cpu_id=0", "cpu_id=1"].contains(&f[0])
+                    && f[1] == "node_id=0"
+                    && f[2]
+                        .strip_prefix("mm_cid=")
+                        .is_some_and(|v| v.parse::<u32>().is_ok_and(|c| c < 2)),
+                "{who}: {l:?}"
+            );
+        }
+    };
+    let (out, code) = run_commands(&["--smp", "2"], &[busybox()], cmds, 60);
+    assert_eq!(code, 0, "{out}");
+    check("ours", &out);
+    if let Some(linux) = reflinux_stdout("2", 120, &[busybox()], cmds) {
+        check("Linux", &linux);
+    }
 }
 
 #[test]

@@ -199,6 +199,7 @@ fn rseq_ip_fixup(me: &Task, reg: &Registration, regs: &mut PtRegs) -> Result<(),
         return Ok(());
     }
     put_user_u64(reg.addr + offset::RSEQ_CS, 0)?;
+    crate::trace::tracepoint::rseq::trace_rseq_ip_fixup(regs.pc, cs.start_ip, cs.post_commit_offset, cs.abort_ip);
     regs.pc = cs.abort_ip;
     Ok(())
 }
@@ -229,7 +230,9 @@ fn rseq_update_cpu_node_id(me: &Task, reg: &Registration) -> Result<(), Errno> {
     }
     .to_bytes();
     copy_to_user(reg.addr + offset::CPU_ID_START, &ids)?;
-    copy_to_user(reg.addr + offset::NODE_ID, &node_cid)
+    copy_to_user(reg.addr + offset::NODE_ID, &node_cid)?;
+    crate::trace::tracepoint::rseq::trace_rseq_update(cpu_id, 0, mm_cid);
+    Ok(())
 }
 
 crate::syscalls::syscall!(__arm64_sys_rseq, r, {

@@ -19,6 +19,7 @@
 pub mod irq;
 pub mod kmem;
 pub mod printk;
+pub mod rseq;
 pub mod sched;
 pub mod signal;
 pub mod syscalls;
@@ -221,8 +222,9 @@ type RegisterFn = fn() -> Result<(), Errno>;
 
 /// Registers every tracepoint's event (at tracefs's creation, at boot).
 pub fn register_tracepoints() {
-    let all: [(&str, RegisterFn); 8] = [
+    let all: [(&str, RegisterFn); 9] = [
         ("printk", printk::register),
+        ("rseq", rseq::register),
         ("timer", timer::register),
         ("irq", irq::register),
         ("kmem", kmem::register),
