@@ -70,6 +70,51 @@ impl vfs::IovIter for UserIter {
     }
 }
 
+/// User memory as the source of a write (Linux's `ITER_UBUF` on the write
+/// side): its bytes are copied once, into a buffer of the source's, only
+/// when the file takes them.
+pub struct UserSource {
+    addr: UserVirtAddr,
+    left: usize,
+}
+
+impl UserSource {
+    /// `len` bytes at user address `addr` (see [`user_range`]).
+    pub fn new(addr: UserVirtAddr, len: usize) -> Self {
+        UserSource { addr, left: len }
+    }
+}
+
+/// Writes of at most this many bytes are copied to the stack rather than
+/// to the heap.
+const SMALL_WRITE: usize = 256;
+
+impl vfs::IovSource for UserSource {
+    fn count(&self) -> usize {
+        self.left
+    }
+
+    fn consume(&mut self, len: usize, take: &mut dyn FnMut(&[u8]) -> Result<usize, Errno>) -> Result<usize, Errno> {
+        let len = len.min(self.left);
+        // Never zeroed: the copy fills it whole, or the write fails.
+        let mut small = [core::mem::MaybeUninit::<u8>::uninit(); SMALL_WRITE];
+        let mut heap = Vec::new();
+        let room = if len <= SMALL_WRITE {
+            small.get_mut(..len)
+        } else {
+            heap.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
+            heap.spare_capacity_mut().get_mut(..len)
+        };
+        let room = room.ok_or(Errno::EFAULT)?;
+        let data = arch::uaccess::copy_from_user_uninit(room, self.addr).map_err(|_| Errno::EFAULT)?;
+        let n = take(data)?.min(len);
+        // Within the range `user_range` checked.
+        self.addr = self.addr.checked_add(n as u64).unwrap_or(self.addr);
+        self.left -= n;
+        Ok(n)
+    }
+}
+
 /// Fills `dst` from user address `src`.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_from_user(dst, src)?)

@@ -29,10 +29,6 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
     current_files().path_at(dirfd as i32, &current_cwd(), path, empty)
 }
 
-/// Writes of at most this many bytes go through a buffer on the stack
-/// rather than the heap.
-const SMALL_WRITE: usize = 256;
-
 fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     // Linux checks only that the range is user space, then faults on the
@@ -55,31 +51,20 @@ fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64,
 
 fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
-    // The bounce buffer is never zeroed: the copy from user memory fills
-    // it whole, or the write fails.
-    let mut small = [core::mem::MaybeUninit::<u8>::uninit(); SMALL_WRITE];
-    let mut heap = Vec::<u8>::new();
-    if len > SMALL_WRITE {
-        heap.try_reserve_exact(len.min(1 << 20)).map_err(|_| Errno::ENOMEM)?;
-    }
+    // As Linux: the range must be user space; its bytes are read only by a
+    // file that uses them (a write to /dev/null reads nothing), at most
+    // 1 MiB per call to the file, and a fault after some bytes were
+    // written ends the write short.
+    let start = crate::uaccess::user_range(ubuf, len)?;
     let mut done = 0usize;
     while done < len {
-        let chunk = (len - done).min(1 << 20);
-        let room = match len > SMALL_WRITE {
-            true => heap.spare_capacity_mut(),
-            false => &mut small[..],
-        };
-        let Some(room) = room.get_mut(..chunk) else { break };
-        // A fault after some bytes were written ends the write short.
-        let src = arch::addr::UserVirtAddr::new(ubuf + done as u64);
-        let data = match src.map(|src| arch::uaccess::copy_from_user_uninit(room, src)) {
-            Some(Ok(d)) => &*d,
-            _ if done > 0 => break,
-            _ => return Err(Errno::EFAULT),
-        };
+        let chunk = (len - done).min(vfs::inode::BOUNCE_MAX);
+        let at = start.checked_add(done as u64).ok_or(Errno::EFAULT)?;
         let r = match pos {
-            Some(off) => blocking(f, || f.pwrite(data, off + done as i64)),
-            None => blocking(f, || f.write(data)),
+            Some(off) => blocking(f, || {
+                f.pwrite_iter(&mut crate::uaccess::UserSource::new(at, chunk), off + done as i64)
+            }),
+            None => blocking(f, || f.write_iter(&mut crate::uaccess::UserSource::new(at, chunk))),
         };
         match r {
             Ok(n) => {

@@ -8,7 +8,7 @@ use spin::RwLock;
 use uapi::Errno;
 
 use crate::file::{FileOps, OpenFile};
-use crate::iov_iter::{iov_iter_zero, IovIter};
+use crate::iov_iter::{iov_iter_zero, IovIter, IovSource};
 use crate::Result;
 
 /// A character (or block) device driver: the operations of every open file
@@ -94,6 +94,12 @@ impl FileOps for NullDevice {
         Ok(buf.len())
     }
 
+    /// The bytes are dropped unread: a write of any buffer succeeds, as
+    /// Linux's `write_iter_null` (which checks only that it is user space).
+    fn write_iter(&self, _: &OpenFile, from: &mut dyn IovSource, _: &mut u64) -> Result<usize> {
+        Ok(from.count())
+    }
+
     fn llseek(&self, _: &OpenFile, _: u64, _: i64, _: u32, _: u64) -> Result<u64> {
         Ok(0)
     }
@@ -119,6 +125,12 @@ impl FileOps for ZeroDevice {
 
     fn write(&self, _: &OpenFile, buf: &[u8], _: &mut u64) -> Result<usize> {
         Ok(buf.len())
+    }
+
+    /// The bytes are dropped unread: a write of any buffer succeeds, as
+    /// Linux's `write_iter_null` (which checks only that it is user space).
+    fn write_iter(&self, _: &OpenFile, from: &mut dyn IovSource, _: &mut u64) -> Result<usize> {
+        Ok(from.count())
     }
 
     fn llseek(&self, _: &OpenFile, pos: u64, _: i64, _: u32, _: u64) -> Result<u64> {

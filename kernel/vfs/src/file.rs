@@ -12,7 +12,7 @@ use uapi::stat::{dirent64_reclen, write_dirent64};
 use uapi::Errno;
 
 use crate::inode::{bounce_buf, copied_or_efault, Inode, Metadata};
-use crate::iov_iter::IovIter;
+use crate::iov_iter::{IovIter, IovSource};
 use crate::mount::Path;
 use crate::wait::WaitQueueHead;
 use crate::Result;
@@ -53,6 +53,15 @@ pub trait FileOps: Send + Sync {
 
     fn write(&self, _file: &OpenFile, _buf: &[u8], _pos: &mut u64) -> Result<usize> {
         Err(Errno::EINVAL)
+    }
+
+    /// `write` from `from` (Linux's `write_iter`). The default hands the
+    /// source's bytes (at most [`BOUNCE_MAX`](crate::inode::BOUNCE_MAX))
+    /// to [`write`](Self::write); a file that discards them overrides it
+    /// and reads nothing.
+    fn write_iter(&self, file: &OpenFile, from: &mut dyn IovSource, pos: &mut u64) -> Result<usize> {
+        let len = from.count().min(crate::inode::BOUNCE_MAX);
+        from.consume(len, &mut |data| self.write(file, data, pos))
     }
 
     /// The new offset for lseek; ESPIPE for unseekable files.
@@ -328,6 +337,43 @@ impl OpenFile {
         let n = self.do_write(buf, &mut p, self.flags() & O_APPEND != 0)?;
         *pos = p;
         Ok(n)
+    }
+
+    /// write(2) from `from`: as [`write`](Self::write), with the bytes
+    /// taken from the source only by a file that uses them.
+    pub fn write_iter(&self, from: &mut dyn IovSource) -> Result<usize> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        let mut pos = self.pos.lock();
+        let mut p = *pos;
+        let n = self.do_write_iter(from, &mut p, self.flags() & O_APPEND != 0)?;
+        *pos = p;
+        Ok(n)
+    }
+
+    /// pwrite64(2) from `from`: as [`pwrite`](Self::pwrite).
+    pub fn pwrite_iter(&self, from: &mut dyn IovSource, offset: i64) -> Result<usize> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        if !self.positional() {
+            return Err(Errno::ESPIPE);
+        }
+        if offset < 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.do_write_iter(from, &mut (offset as u64), self.flags() & O_APPEND != 0)
+    }
+
+    fn do_write_iter(&self, from: &mut dyn IovSource, pos: &mut u64, append: bool) -> Result<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.write_iter(self, from, pos),
+            Backend::Inode | Backend::PathOnly => {
+                let len = from.count().min(crate::inode::BOUNCE_MAX);
+                from.consume(len, &mut |data| self.do_write(data, pos, append))
+            }
+        }
     }
 
     /// pwrite64(2). As on Linux, O_APPEND makes it append anyway.

@@ -1,7 +1,10 @@
 //! The destination of a read (Linux's `struct iov_iter` on the read side):
 //! a filesystem copies its data straight into it, so that a read of the
 //! page cache needs no kernel bounce buffer. The kernel supplies the
-//! user-memory kind; [`KernelIter`] is a kernel buffer.
+//! user-memory kind; [`KernelIter`] is a kernel buffer. [`IovSource`] is
+//! the write side.
+
+use crate::Result;
 
 /// Where a read delivers its bytes.
 pub trait IovIter {
@@ -19,6 +22,45 @@ pub trait IovIter {
     /// `fault_in_iov_iter_writeable`. `false` when part of it cannot.
     fn fault_in_writeable(&mut self, _len: usize) -> bool {
         true
+    }
+}
+
+/// Where a write takes its bytes from (Linux's `struct iov_iter` on the
+/// write side). The source hands its bytes over as one slice, so that a
+/// file that discards them (`/dev/null`) never reads them, and user memory
+/// is copied once, into a buffer the source owns.
+pub trait IovSource {
+    /// Bytes the source still holds.
+    fn count(&self) -> usize;
+
+    /// Hands the next `min(len, count())` bytes to `take` as one slice;
+    /// `take` returns how many it used, and the source advances by that.
+    /// EFAULT (with `take` not called) when those bytes cannot be read.
+    fn consume(&mut self, len: usize, take: &mut dyn FnMut(&[u8]) -> Result<usize>) -> Result<usize>;
+}
+
+/// A kernel buffer as the source of a write.
+pub struct KernelSource<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> KernelSource<'a> {
+    /// A source of `buf.len()` bytes.
+    pub fn new(buf: &'a [u8]) -> Self {
+        KernelSource { buf }
+    }
+}
+
+impl IovSource for KernelSource<'_> {
+    fn count(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn consume(&mut self, len: usize, take: &mut dyn FnMut(&[u8]) -> Result<usize>) -> Result<usize> {
+        let data = self.buf.get(..len.min(self.buf.len())).unwrap_or_default();
+        let n = take(data)?.min(data.len());
+        self.buf = self.buf.get(n..).unwrap_or_default();
+        Ok(n)
     }
 }
 
@@ -78,6 +120,54 @@ impl IovIter for KernelIter<'_> {
 mod tests {
     use super::*;
     use uapi::Errno;
+
+    /// A source whose bytes cannot be read: only a file that never reads
+    /// them takes a write from it.
+    struct Unreadable(usize);
+
+    impl IovSource for Unreadable {
+        fn count(&self) -> usize {
+            self.0
+        }
+        fn consume(&mut self, _: usize, _: &mut dyn FnMut(&[u8]) -> Result<usize>) -> Result<usize> {
+            Err(Errno::EFAULT)
+        }
+    }
+
+    #[test]
+    fn kernel_source_advances_by_what_the_file_took() {
+        let mut src = KernelSource::new(b"abcdef");
+        let mut seen = alloc::vec::Vec::new();
+        let n = src.consume(4, &mut |d| {
+            seen.extend_from_slice(d);
+            Ok(3)
+        });
+        assert_eq!((n, seen.as_slice(), src.count()), (Ok(3), &b"abcd"[..], 3));
+        assert_eq!(src.consume(10, &mut |d| Ok(d.len())), Ok(3));
+        assert_eq!(src.consume(10, &mut |_| Err(Errno::EAGAIN)), Err(Errno::EAGAIN));
+    }
+
+    #[test]
+    fn dev_null_and_zero_take_a_write_without_reading_it_but_a_file_faults() {
+        use crate::device::{NullDevice, ZeroDevice};
+        use crate::file::FileOps;
+        use crate::inode::FileSystem;
+        let fs = crate::ramfs::RamFs::new(alloc::sync::Arc::new(crate::inode::EpochClock));
+        let inode = fs
+            .root()
+            .create(b"f", crate::inode::NodeKind::Regular, 0o644, 0, 0)
+            .unwrap();
+        let f = crate::file::OpenFile::new_inode(None, inode, uapi::fcntl::O_RDWR);
+        for dev in [&NullDevice as &dyn FileOps, &ZeroDevice] {
+            assert_eq!(dev.write_iter(&f, &mut Unreadable(4096), &mut 0), Ok(4096));
+        }
+        assert_eq!(f.write_iter(&mut Unreadable(4096)), Err(Errno::EFAULT));
+        assert_eq!(f.write_iter(&mut KernelSource::new(b"hello")), Ok(5));
+        assert_eq!(f.pwrite_iter(&mut KernelSource::new(b"J"), 0), Ok(1));
+        let mut buf = [0u8; 5];
+        assert_eq!(f.pread(&mut buf, 0), Ok(5));
+        assert_eq!(&buf, b"Jello");
+    }
 
     #[test]
     fn kernel_iter_takes_what_fits_and_advances() {

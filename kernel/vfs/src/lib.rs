@@ -55,7 +55,7 @@ pub use file::{FileOps, OpenFile};
 pub use inode::{
     alloc_anon_dev, Clock, DirEntry, EpochClock, FileSystem, FileType, Inode, Metadata, NodeKind, Timespec,
 };
-pub use iov_iter::{IovIter, KernelIter};
+pub use iov_iter::{IovIter, IovSource, KernelIter, KernelSource};
 pub use mount::{Mount, Path, Vfs};
 pub use uapi::Errno;
 pub use wait::{WaitHook, WaitQueueHead, WaiterId};
