@@ -14,8 +14,9 @@
 #       log of each test that neither passed nor was unsupported) goes to
 #       stderr as it comes.  Default: this kernel (built unless --kernel)
 #       on virt -smp 4; --linux: reflinux with -smp 2.  TARGETs are
-#       ftracetest's arguments, default the six target directories
-#       test.d/{00basic,dynevent,event,filter,instances,kprobe}.  Exit
+#       ftracetest's arguments, default the ten target directories
+#       test.d/{00basic,dynevent,event,filter,ftrace,instances,kprobe,
+#       preemptirq,tracer,trigger}.  Exit
 #       status 0 when ftracetest ran its tests to the end, whatever their
 #       results; 1 when it did not finish or ran none.
 #
@@ -30,14 +31,15 @@
 #       status 0 when the target is met.
 #
 # Each run boots once; under TCG the target directories take reflinux
-# (-smp 2) 3 minutes on a quiet host, 5 to 8 on a busy one.
+# (-smp 2) 7 minutes on a quiet host, 10 to 15 on a busy one.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 baseline="$repo/tests/ftracetest/linux-6.12.117.txt"
 reflinux="$repo/../shared/reflinux/run.sh"
 targets_default=(test.d/00basic test.d/dynevent test.d/event test.d/filter
-    test.d/instances test.d/kprobe)
+    test.d/ftrace test.d/instances test.d/kprobe test.d/preemptirq test.d/tracer
+    test.d/trigger)
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 die() { echo "ftracetest: error: $*" >&2; exit 2; }

@@ -12,25 +12,27 @@
 //! in a fixed table, claimed once, and a pending word naming the CPU it
 //! waits for; queueing an already pending item does nothing (as
 //! `irq_work_queue` returns false then).
+//!
+//! Those items are the kernel's static ones. A waker for a queue that may
+//! come and go (a trace instance's readers) is an [`IrqWaker`]: a flag of
+//! its own, set lock-free, and one static item that wakes every flagged
+//! waker; registering and unregistering it take a lock in task context,
+//! so that no number of instances made and removed exhausts the table.
 
-use alloc::boxed::Box;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use vfs::WaitQueueHead;
 
 use crate::percpu::{smp_processor_id, NR_CPUS};
+use crate::sync::IrqSpinLock;
 
 /// The most work items the kernel may ever create.
 const MAX_WORKS: usize = 64;
 
-enum Action {
-    Call(fn()),
-    Wake(Arc<WaitQueueHead>),
-}
-
 /// A piece of work that may be queued from interrupt or probe context.
 pub struct IrqWork {
-    action: Action,
+    func: fn(),
     /// 0 when idle, else 1 + the CPU whose tick will run it.
     pending: AtomicUsize,
     /// Whether it has a slot in [`WORKS`].
@@ -46,22 +48,10 @@ impl IrqWork {
     /// Work that calls `func` (from the tick, with interrupts masked).
     pub const fn new(func: fn()) -> IrqWork {
         IrqWork {
-            action: Action::Call(func),
+            func,
             pending: AtomicUsize::new(0),
             listed: AtomicBool::new(false),
         }
-    }
-
-    /// Work that wakes the sleepers of `wq` (a blocked reader of a trace
-    /// file, say). Made once per queue and kept for the kernel's life.
-    /// Task-context code must touch `wq`'s hooks with interrupts masked
-    /// (as [`crate::fs::add_wait_hook`] does), since the tick wakes it.
-    pub fn waker(wq: Arc<WaitQueueHead>) -> &'static IrqWork {
-        Box::leak(Box::new(IrqWork {
-            action: Action::Wake(wq),
-            pending: AtomicUsize::new(0),
-            listed: AtomicBool::new(false),
-        }))
     }
 
     /// Whether it is queued and has not run yet.
@@ -70,10 +60,84 @@ impl IrqWork {
     }
 
     fn run(&self) {
-        match &self.action {
-            Action::Call(f) => f(),
-            Action::Wake(wq) => wq.wake_up(),
+        (self.func)()
+    }
+}
+
+/// Wakes the sleepers of a wait queue from the next tick (a blocked reader
+/// of a trace file, say), queued from any context. Task-context code must
+/// touch the queue's hooks with interrupts masked (as
+/// [`crate::fs::add_wait_hook`] does), since the tick wakes it.
+pub struct IrqWaker {
+    wq: Arc<WaitQueueHead>,
+    /// Set by [`IrqWaker::queue`], cleared by the tick that wakes `wq`.
+    pending: AtomicBool,
+}
+
+/// Every registered waker. The tick walks it with the lock held (and
+/// interrupts masked); registration and unregistration, in task context,
+/// take it with interrupts masked too, so a tick never waits on its own
+/// CPU. The list holds the strong references, so a waker is only ever
+/// freed by [`IrqWakerHandle`]'s drop, in task context, never by a tick.
+static WAKERS: IrqSpinLock<Vec<Arc<IrqWaker>>> = IrqSpinLock::new(Vec::new());
+
+/// The one work item that runs every pending waker.
+static WAKE_WORK: IrqWork = IrqWork::new(run_wakers);
+
+fn run_wakers() {
+    for w in WAKERS.lock().iter() {
+        if w.pending.swap(false, Ordering::AcqRel) {
+            w.wq.wake_up();
         }
+    }
+}
+
+impl IrqWaker {
+    /// A waker for `wq`, registered until the handle is dropped.
+    pub fn register(wq: Arc<WaitQueueHead>) -> Result<IrqWakerHandle, uapi::Errno> {
+        let w = Arc::new(IrqWaker {
+            wq,
+            pending: AtomicBool::new(false),
+        });
+        let mut list = WAKERS.lock();
+        list.try_reserve(1).map_err(|_| uapi::Errno::ENOMEM)?;
+        list.push(w.clone());
+        Ok(IrqWakerHandle(w))
+    }
+
+    /// Queues the wake-up for the next tick: false if one was already
+    /// pending. Lock-free, from any context.
+    pub fn queue(&self) -> bool {
+        if self.pending.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        irq_work_queue(&WAKE_WORK);
+        true
+    }
+
+    /// Whether a wake-up is queued and has not run yet.
+    pub fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+}
+
+/// A registered [`IrqWaker`]; dropping it (in task context) unregisters
+/// it, after which no tick wakes its queue.
+pub struct IrqWakerHandle(Arc<IrqWaker>);
+
+impl core::ops::Deref for IrqWakerHandle {
+    type Target = IrqWaker;
+
+    fn deref(&self) -> &IrqWaker {
+        &self.0
+    }
+}
+
+impl Drop for IrqWakerHandle {
+    fn drop(&mut self) {
+        // Out of the list under the lock, so no tick is using it; the last
+        // reference then goes here, in task context.
+        WAKERS.lock().retain(|w| !Arc::ptr_eq(w, &self.0));
     }
 }
 
@@ -160,12 +224,12 @@ mod tests {
         let wq = Arc::new(WaitQueueHead::new());
         let flag = Arc::new(Flag(AtomicBool::new(false)));
         let id = wq.add(flag.clone());
-        let work = IrqWork::waker(wq.clone());
+        let work = IrqWaker::register(wq.clone()).unwrap();
         let gen = wq.generation();
         let irq = arch::cpu::local_irq_save();
-        assert!(irq_work_queue(work));
+        assert!(work.queue());
         // A second queueing before it ran is merged into the first.
-        assert!(!irq_work_queue(work));
+        assert!(!work.queue());
         // Deferred: nothing ran inside the masked section.
         assert!(work.is_pending());
         assert!(!flag.0.load(Ordering::Acquire));
@@ -174,6 +238,19 @@ mod tests {
         assert_eq!(wq.generation(), gen + 1);
         assert!(!work.is_pending());
         wq.remove(id);
+    }
+
+    /// Trace instances come and go: wakers made and dropped without end
+    /// neither exhaust the work table nor stay registered.
+    #[kernel_test]
+    fn irq_wakers_registered_and_dropped_without_limit() {
+        let before = WAKERS.lock().len();
+        for _ in 0..1000 {
+            let w = IrqWaker::register(Arc::new(WaitQueueHead::new())).unwrap();
+            w.queue();
+        }
+        assert_eq!(WAKERS.lock().len(), before);
+        assert!(NR_WORKS.load(Ordering::Acquire) <= MAX_WORKS);
     }
 
     #[kernel_test]

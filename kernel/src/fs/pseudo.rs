@@ -807,7 +807,6 @@ impl FileSystem for PseudoFs {
 #[cfg(feature = "ktest")]
 mod tests {
     use super::*;
-    use crate::irq_work::{irq_work_queue, IrqWork};
     use alloc::format;
     use ktest_macros::kernel_test;
     use uapi::fcntl::{O_RDONLY, O_RDWR, O_TRUNC, SEEK_END, SEEK_SET};
@@ -922,7 +921,7 @@ mod tests {
 
     /// Events counted by a "probe" without locks; the reader takes them.
     static EVENTS: AtomicUsize = AtomicUsize::new(0);
-    static PIPE_WAKER: spin::Once<&'static IrqWork> = spin::Once::new();
+    static PIPE_WAKER: spin::Once<crate::irq_work::IrqWakerHandle> = spin::Once::new();
 
     /// One open of `pipe`: reads block until events arrive.
     struct PipeOps(Arc<WaitQueueHead>);
@@ -960,7 +959,7 @@ mod tests {
         crate::time::udelay(20_000);
         let irq = arch::cpu::local_irq_save();
         EVENTS.fetch_add(1, Ordering::AcqRel);
-        irq_work_queue(PIPE_WAKER.get().expect("set before the thread starts"));
+        PIPE_WAKER.get().expect("set before the thread starts").queue();
         arch::cpu::local_irq_restore(irq);
     }
 
@@ -969,7 +968,7 @@ mod tests {
         let fs = PseudoFs::new("pseudotest");
         let root = fs.root_dir();
         let wq = Arc::new(WaitQueueHead::new());
-        PIPE_WAKER.call_once(|| IrqWork::waker(wq.clone()));
+        PIPE_WAKER.call_once(|| crate::irq_work::IrqWaker::register(wq.clone()).unwrap());
         let wq_open = wq.clone();
         root.file_ops(
             "pipe",

@@ -61,7 +61,7 @@ mod tests;
 #[cfg(feature = "ktest")]
 mod tracepoint_tests;
 
-use crate::irq_work::{irq_work_queue, IrqWork};
+use crate::irq_work::{IrqWaker, IrqWakerHandle};
 use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
@@ -128,7 +128,7 @@ pub struct TraceArray {
     writing: PerCpu<AtomicBool>,
     /// Woken (through `waker`) when events arrive.
     wq: Arc<WaitQueueHead>,
-    waker: &'static IrqWork,
+    waker: Option<IrqWakerHandle>,
     /// Serialises resizes, resets and clock changes.
     resize_lock: spin::Mutex<()>,
     /// The snapshot buffer (`snapshot`).
@@ -173,7 +173,8 @@ impl TraceArray {
             cpumask: AtomicU64::new(u64::MAX),
             stopped: AtomicUsize::new(0),
             writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
-            waker: IrqWork::waker(wq.clone()),
+            // Without it (no memory) readers wake at their next poll only.
+            waker: IrqWaker::register(wq.clone()).ok(),
             wq,
             resize_lock: spin::Mutex::new(()),
             snapshot: snapshot::Snapshot::new(),
@@ -251,7 +252,9 @@ impl TraceArray {
 
     /// Wakes sleeping readers (from the next tick).
     pub fn wake_readers(&self) {
-        irq_work_queue(self.waker);
+        if let Some(w) = &self.waker {
+            w.queue();
+        }
     }
 
     /// Runs `f` on CPU `cpu`'s buffer under its lock (readers: keep it
