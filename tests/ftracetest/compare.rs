@@ -23,6 +23,16 @@ pub const NOT_OFFERED: &[(&str, &str)] = &[
     ("dynevent/generic_clear_event.tc", "synthetic events"),
     ("kprobe/kprobe_args_vfs.tc", "%pd/%pD (may be left out)"),
     ("kprobe/uprobe_syntax_errors.tc", "uprobe events"),
+    (
+        "kprobe/kprobe_eventname.tc",
+        "GCC's .isra. clones: the test looks only for those, and LLVM makes none",
+    ),
+    (
+        "kprobe/kprobe_non_uniq_symbol.tc",
+        "non-unique symbols: kallsyms gives a duplicate name a .N suffix, so no two name_show",
+    ),
+    ("kprobe/kretprobe_maxactive.tc", "TCP sockets (the test probes inet_csk_accept)"),
+    ("ftrace/func_hotplug.tc", "CPU hotplug (/sys/devices/system/cpu/cpuN/online)"),
 ];
 
 /// One test's result in one run.
