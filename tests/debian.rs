@@ -123,10 +123,16 @@ fn mask_strace(out: &str) -> String {
             .strip_prefix("[pid ")
             .and_then(|l| l.split_once("] "))
             .map_or(line, |(_, rest)| rest);
-        let returns_pid = pid_returning.iter().any(|c| call.starts_with(c));
+        // The call's name, also where its result comes after another
+        // thread's line (`<... clone resumed>`).
+        let name = call
+            .strip_prefix("<... ")
+            .and_then(|c| c.split_once(" resumed>"))
+            .map_or_else(|| call.split('(').next().unwrap_or(""), |(n, _)| n);
+        let returns_pid = pid_returning.iter().any(|c| c.strip_suffix('(') == Some(name));
         // pthread_join's futex waits on the thread's tid; tgkill's second
         // argument is a tid.
-        let futex = call.starts_with("futex(") || call.starts_with("tgkill(");
+        let futex = name == "futex" || name == "tgkill";
         let flush = |word: &mut String, l: &mut String| {
             let pid_place = PID_CONTEXTS.iter().any(|c| l.ends_with(c))
                 || (returns_pid && l.ends_with("= "))
@@ -157,9 +163,13 @@ fn mask_strace(out: &str) -> String {
             }
         }
         flush(&mut word, &mut l);
-        if l.starts_with("getrandom(\"") {
+        if let Some(at) = l.find("getrandom(\"").filter(|&at| at == 0 || l.starts_with("[pid ")) {
             // The bytes end at the last `", ` (a quote inside is `\"`).
-            l = "getrandom(#".to_string() + &l[l.rfind("\", ").map_or(l.len(), |i| i + 1)..];
+            l = format!(
+                "{}getrandom(#{}",
+                &l[..at],
+                &l[l.rfind("\", ").map_or(l.len(), |i| i + 1)..]
+            );
         }
         if let Some(i) = l.find("si_utime=") {
             l = format!("{}si_utime=#, si_stime=#}} ---", &l[..i]);
