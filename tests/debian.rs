@@ -3,9 +3,10 @@
 //! --print-debian` packs), unpacked into the guest's root and run by a bash
 //! script (`tests/debian/script.sh`) on `virt -smp 4` and, when
 //! ../shared/reflinux is there, on real Linux: the outputs must be equal.
-//! Debian's strace too (`strace -f` of a static program that forks,
-//! writes, opens a missing file and exits 3): see
-//! [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
+//! Debian's strace too (`strace -f -ff` of a static program that forks,
+//! writes, opens a missing file and exits 3; `-f` and `-ff` of a threaded
+//! one; `-e inject=` with an error and a return value, and `-e signal=`):
+//! see [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
 
 use e2e::{root, run_commands, setup_path};
 use std::path::PathBuf;
@@ -230,10 +231,11 @@ fn group_interleaved(lines: &[String]) -> Vec<String> {
 }
 
 /// Runs tests/debian/strace.sh (Debian's `strace -f -ff` of
-/// tests/debian/straced.c) on this kernel and, when ../shared/reflinux is
-/// there, on Linux: the two traces are compared whole (every system call,
-/// argument and result, the signal and the exits), pids and addresses
-/// masked.
+/// tests/debian/straced.c, `-f -ff` and `-f` of stracethr.c, `-e inject=`
+/// and `-e signal=` of straceinj.c) on this kernel and, when
+/// ../shared/reflinux is there, on Linux: the traces are compared whole
+/// (every system call, argument and result, the signals and the exits),
+/// pids and addresses masked, `-f`'s interleaving undone.
 #[test]
 fn debian_strace_traces_fork_write_open_exit_as_on_linux() {
     let mut files = files();
