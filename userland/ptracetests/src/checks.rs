@@ -100,6 +100,7 @@ pub static ALL: &[Check] = checks![
     group_stop_stops_every_thread_before_the_parent_hears_and_sigcont_resumes_them,
     group_stop_of_traced_threads_is_reported_by_each_and_ends_as_each_resumes,
     group_stop_of_seized_threads_traps_each_and_interrupt_and_sigcont_retrap_them,
+    threads_detached_in_a_group_stop_stay_stopped_until_sigcont,
     get_rseq_configuration_reports_the_registered_area,
 ];
 

@@ -172,6 +172,30 @@ pub(super) fn group_stop_of_seized_threads_traps_each_and_interrupt_and_sigcont_
     Ok(())
 }
 
+pub(super) fn threads_detached_in_a_group_stop_stay_stopped_until_sigcont() -> Outcome {
+    let rd = writer_pipe()?;
+    let pid = spawn_traced(|| writer_body(0))?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACECLONE as usize).ctx("SETOPTIONS")?;
+    cont(pid, 0)?;
+    expect_wait(pid, event_stop(PTRACE_EVENT_CLONE), "clone event")?;
+    let tid = eventmsg(pid)? as i32;
+    expect_wait(tid, stopped(SIGSTOP), "the thread's first stop")?;
+    cont(tid, 0)?;
+    cont(pid, 0)?;
+    sys::tgkill(pid, pid, SIGSTOP).ctx("tgkill SIGSTOP")?;
+    expect_wait(pid, stopped(SIGSTOP), "the leader's signal-delivery stop")?;
+    cont(pid, SIGSTOP)?;
+    expect_both(pid, tid, stopped(SIGSTOP), "each thread's group stop")?;
+    for t in [tid, pid] {
+        ptrace(PTRACE_DETACH, t, 0, 0).ctx("DETACH")?;
+    }
+    check_eq!(thread_runs(rd), false, "the detached thread runs in the group stop");
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    check_eq!(thread_runs(rd), true, "the thread runs after SIGCONT");
+    kill_and_reap(pid);
+    Ok(())
+}
+
 /// The rseq area a tracee registers (rseq(2) wants 32 bytes, aligned).
 #[repr(C, align(32))]
 struct RseqArea([u8; 32]);
