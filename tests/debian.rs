@@ -3,9 +3,10 @@
 //! --print-debian` packs), unpacked into the guest's root and run by a bash
 //! script (`tests/debian/script.sh`) on `virt -smp 4` and, when
 //! ../shared/reflinux is there, on real Linux: the outputs must be equal.
-//! Debian's strace too (`strace -f` of a static program that forks,
-//! writes, opens a missing file and exits 3): see
-//! [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
+//! Debian's strace too (`strace -f -ff` of a static program that forks,
+//! writes, opens a missing file and exits 3; `-f` and `-ff` of a threaded
+//! one; `-e inject=` with an error and a return value, and `-e signal=`):
+//! see [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
 
 use e2e::{root, run_commands, setup_path};
 use std::path::PathBuf;
@@ -86,6 +87,7 @@ const PID_CONTEXTS: &[&str] = &[
     "kill(",
     "tgkill(",
     "[pid ",
+    "parent_tid=[",
 ];
 
 /// Makes two strace runs comparable: each traced pid becomes `PID1`,
@@ -117,9 +119,25 @@ fn mask_strace(out: &str) -> String {
             "getppid(",
             "wait4(",
         ];
-        let returns_pid = pid_returning.iter().any(|c| line.starts_with(c));
+        // A line of `strace -f`'s interleaved trace starts with its pid.
+        let call = line
+            .strip_prefix("[pid ")
+            .and_then(|l| l.split_once("] "))
+            .map_or(line, |(_, rest)| rest);
+        // The call's name, also where its result comes after another
+        // thread's line (`<... clone resumed>`).
+        let name = call
+            .strip_prefix("<... ")
+            .and_then(|c| c.split_once(" resumed>"))
+            .map_or_else(|| call.split('(').next().unwrap_or(""), |(n, _)| n);
+        let returns_pid = pid_returning.iter().any(|c| c.strip_suffix('(') == Some(name));
+        // pthread_join's futex waits on the thread's tid; tgkill's second
+        // argument is a tid.
+        let futex = name == "futex" || name == "tgkill";
         let flush = |word: &mut String, l: &mut String| {
-            let pid_place = PID_CONTEXTS.iter().any(|c| l.ends_with(c)) || (returns_pid && l.ends_with("= "));
+            let pid_place = PID_CONTEXTS.iter().any(|c| l.ends_with(c))
+                || (returns_pid && l.ends_with("= "))
+                || (futex && l.ends_with(", "));
             if let Some(i) = pids.iter().position(|p| p == word).filter(|_| pid_place) {
                 l.push_str(&format!("PID{}", i + 1));
             } else {
@@ -146,27 +164,84 @@ fn mask_strace(out: &str) -> String {
             }
         }
         flush(&mut word, &mut l);
-        if l.starts_with("getrandom(\"") {
+        if let Some(at) = l.find("getrandom(\"").filter(|&at| at == 0 || l.starts_with("[pid ")) {
             // The bytes end at the last `", ` (a quote inside is `\"`).
-            l = "getrandom(#".to_string() + &l[l.rfind("\", ").map_or(l.len(), |i| i + 1)..];
+            l = format!(
+                "{}getrandom(#{}",
+                &l[..at],
+                &l[l.rfind("\", ").map_or(l.len(), |i| i + 1)..]
+            );
         }
         if let Some(i) = l.find("si_utime=") {
             l = format!("{}si_utime=#, si_stime=#}} ---", &l[..i]);
         }
         masked.push(collapse_result_padding(&l));
     }
-    masked.join("\n") + "\n"
+    group_interleaved(&masked).join("\n") + "\n"
+}
+
+/// `strace -f`'s interleaved trace (the lines after `--- interleaved
+/// trace`, up to the next `=== ` section) depends on how the threads ran
+/// against each other: each thread's lines are put together (in the order
+/// the threads first appear), a call cut by another thread's
+/// (`... <unfinished ...>`) joined with its `<... NAME resumed>` rest.
+fn group_interleaved(lines: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        out.push(lines[i].clone());
+        i += 1;
+        if lines[i - 1] != "--- interleaved trace" {
+            continue;
+        }
+        let end = lines[i..]
+            .iter()
+            .position(|l| l.starts_with("=== "))
+            .map_or(lines.len(), |n| i + n);
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for line in &lines[i..end] {
+            let (pid, call) = line
+                .strip_prefix("[pid ")
+                .and_then(|l| l.split_once("] "))
+                .unwrap_or(("", line.as_str()));
+            let at = match groups.iter().position(|(p, _)| p == pid) {
+                Some(at) => at,
+                None => {
+                    groups.push((pid.to_string(), Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let calls = &mut groups[at].1;
+            let resumed = call.strip_prefix("<... ").and_then(|c| c.split_once(" resumed>"));
+            match (calls.last_mut(), resumed) {
+                (Some(last), Some((_, rest))) if last.ends_with(" <unfinished ...>") => {
+                    last.truncate(last.len() - " <unfinished ...>".len());
+                    last.push_str(rest);
+                    *last = collapse_result_padding(last);
+                }
+                _ => calls.push(call.to_string()),
+            }
+        }
+        for (pid, calls) in groups {
+            out.extend(calls.into_iter().map(|c| format!("[pid {pid}] {c}")));
+        }
+        i = end;
+    }
+    out
 }
 
 /// Runs tests/debian/strace.sh (Debian's `strace -f -ff` of
-/// tests/debian/straced.c) on this kernel and, when ../shared/reflinux is
-/// there, on Linux: the two traces are compared whole (every system call,
-/// argument and result, the signal and the exits), pids and addresses
-/// masked.
+/// tests/debian/straced.c, `-f -ff` and `-f` of stracethr.c, `-e inject=`
+/// and `-e signal=` of straceinj.c) on this kernel and, when
+/// ../shared/reflinux is there, on Linux: the traces are compared whole
+/// (every system call, argument and result, the signals and the exits),
+/// pids and addresses masked, `-f`'s interleaving undone.
 #[test]
 fn debian_strace_traces_fork_write_open_exit_as_on_linux() {
     let mut files = files();
     files.push(cross_compile("straced"));
+    files.push(cross_compile("stracethr"));
+    files.push(cross_compile("straceinj"));
     files.push(root().join("tests/debian/strace.sh"));
     const COMMANDS: &str = "busybox sh /bin/strace.sh";
     let (out, code) = run_commands(&["--smp", "4"], &files, COMMANDS, 120);
@@ -183,9 +258,26 @@ fn debian_strace_traces_fork_write_open_exit_as_on_linux() {
         "+++ exited with 3 +++\n--- trace of PID2\n",
         "write(1, \"child\\n\", 6) = 6\n",
         "+++ exited with 0 +++\n",
+        // -ff of a threaded program: the thread's own file
+        "futex(0xADDR, FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME, PID4, NULL, FUTEX_BITSET_MATCH_ANY) = 0\n",
+        "--- trace of PID4\nrseq(0xADDR, 0xADDR, 0, 0xADDR) = 0\n",
+        "write(1, \"thread\\n\", 7) = 7\n",
+        "exit(0) = ?\n+++ exited with 0 +++\n",
+        // -f: the same thread's lines, joined
+        "[pid PID5] futex(0xADDR, FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME, PID6, NULL, FUTEX_BITSET_MATCH_ANY) = 0\n",
+        "[pid PID6] write(1, \"thread\\n\", 7) = 7\n",
+        // inject= and signal=
+        "open 3 -1 errno 2 getpid 42 caught 22\n",
+        "openat(AT_FDCWD, \"/\", O_RDONLY) = -1 ENOENT (No such file or directory) (INJECTED)\n",
+        "getpid() = 42 (INJECTED)\n",
+        "tgkill(PID7, PID7, SIGUSR1) = 0\n--- SIGUSR1 {si_signo=SIGUSR1, si_code=SI_TKILL, si_pid=PID7, si_uid=0} ---\n",
     ] {
         assert!(ours.contains(want), "no {want:?} in:\n{ours}");
     }
+    assert!(
+        !ours.contains("--- SIGUSR2"),
+        "-e signal=SIGUSR1 showed SIGUSR2:\n{ours}"
+    );
     let Some(reflinux) = e2e::reflinux() else { return };
     let linux = Command::new(reflinux)
         .args(["--smp", "2", "--timeout", "120"])
@@ -256,5 +348,34 @@ fn mask_strace_numbers_pids_and_hides_addresses() {
          --- SIGCHLD {si_signo=SIGCHLD, si_pid=PID2, si_uid=0, si_status=0, si_utime=#, si_stime=#} ---\n\
          --- trace of PID2\n\
          write(1, \"child 1567\\n\", 157) = 157\n"
+    );
+}
+
+#[test]
+fn group_interleaved_puts_each_threads_lines_together_and_joins_cut_calls() {
+    let lines: Vec<String> = [
+        "--- interleaved trace",
+        "[pid PID1] clone(flags=CLONE_VM) = PID2",
+        "[pid PID2] rseq(0xADDR <unfinished ...>",
+        "[pid PID1] rt_sigprocmask(SIG_SETMASK, [],  <unfinished ...>",
+        "[pid PID2] <... rseq resumed>) = 0",
+        "[pid PID1] <... rt_sigprocmask resumed>NULL, 8) = 0",
+        "[pid PID2] +++ exited with 0 +++",
+        "=== next",
+        "write(1) = 1",
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_eq!(
+        group_interleaved(&lines),
+        [
+            "--- interleaved trace",
+            "[pid PID1] clone(flags=CLONE_VM) = PID2",
+            "[pid PID1] rt_sigprocmask(SIG_SETMASK, [], NULL, 8) = 0",
+            "[pid PID2] rseq(0xADDR) = 0",
+            "[pid PID2] +++ exited with 0 +++",
+            "=== next",
+            "write(1) = 1",
+        ]
     );
 }

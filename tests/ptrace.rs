@@ -6,7 +6,7 @@ use e2e::{proof_binary, run_commands};
 use std::process::Command;
 
 /// Checks at least this many ran.
-const CHECKS: usize = 62;
+const CHECKS: usize = 68;
 
 /// Every check passed, and at least [`CHECKS`] of them ran.
 fn passes(out: &str, code: i32) {

@@ -100,6 +100,11 @@ impl TaskRseq {
         self.put_cid();
     }
 
+    /// The registered area's address, length and signature (PTRACE_GET_RSEQ_CONFIGURATION), `None` when unregistered.
+    pub fn registration(&self) -> Option<(u64, u32, u32)> {
+        (*self.reg.lock()).map(|r| (r.addr, r.len, r.sig))
+    }
+
     fn put_cid(&self) {
         if let Some((ids, id)) = self.cid.lock().take() {
             ids.put(id);

@@ -59,8 +59,11 @@ pub struct Process {
     pub group_exit: AtomicI32,
     /// Whether a group exit was started.
     pub exiting: AtomicBool,
-    /// Stopped by a stop signal (group stop).
+    /// A group stop is complete (Linux's SIGNAL_STOP_STOPPED).
     pub stopped: AtomicBool,
+    /// Threads yet to stop in the group stop in progress (Linux's
+    /// `group_stop_count`), changed under `threads`.
+    pub group_stop_count: AtomicU32,
     /// Signal actions (shared with CLONE_SIGHAND).
     pub sighand: Arc<SigHand>,
     /// Signals sent to the process as a whole (`signal->shared_pending.signal`).
@@ -131,6 +134,7 @@ impl Process {
             group_exit: AtomicI32::new(0),
             exiting: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
+            group_stop_count: AtomicU32::new(0),
             sighand,
             shared_pending: AtomicU64::new(0),
             shared_sigqueue: signal::SigQueue::new(),

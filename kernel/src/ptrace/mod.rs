@@ -228,6 +228,10 @@ fn unlink(child: &Arc<Task>) {
     if let Some(tracer) = tracer {
         tracer.ptrace.ptraced.lock().retain(|t| !Arc::ptr_eq(t, child));
     }
+    // Not dying: back into the group stop in effect, if any.
+    if !child.ptrace.state.lock().exiting {
+        signal::rejoin_group_stop(child);
+    }
     sched::wake_up(child);
 }
 
@@ -329,7 +333,7 @@ fn ptrace_stop(
             // signal: report what is true as the notification is cleared
             // (both under this lock), or the tracer would listen for a
             // change it was never told of.
-            let group_stopped = me.process.get().is_some_and(|p| p.stopped.load(Ordering::Acquire));
+            let group_stopped = me.process.get().is_some_and(|p| signal::group_stop_in_effect(p));
             if !group_stopped && i.signo != SIGTRAP {
                 i.signo = SIGTRAP;
                 exit_code = SIGTRAP | (PTRACE_EVENT_STOP << 8);
@@ -353,6 +357,20 @@ fn ptrace_stop(
         me.set_state(TaskState::Stopped);
         tracer
     };
+    // Trapping for a group stop: this thread's part in it. Whoever
+    // completes the stop tells the real parent too, unless that is the
+    // tracer, told below (Linux's gstop_done and ptrace_reparented).
+    if why == code::CLD_STOPPED && signal::group_stop_pending(&me) {
+        if let Some(p) = me.process.get() {
+            if signal::task_participate_group_stop(&me, p) {
+                let reparented = tracer
+                    .process
+                    .get()
+                    .is_none_or(|tp| tp.pid != p.ppid.load(Ordering::Acquire));
+                signal::group_stop_done(p, signal::group_stop_signal(&me), reparented);
+            }
+        }
+    }
     notify_tracer(&tracer, &me, why, exit_code);
     drop(tracer);
     loop {
@@ -364,8 +382,8 @@ fn ptrace_stop(
             if st.listening && me.ptrace.trap_notify.swap(false, Ordering::AcqRel) {
                 // PTRACE_LISTEN: the group stop changed; report again.
                 st.listening = false;
-                let stopped = me.process.get().is_some_and(|p| p.stopped.load(Ordering::Acquire));
-                let sig = if stopped { SIGSTOP } else { SIGTRAP };
+                let stopped = me.process.get().is_some_and(|p| signal::group_stop_in_effect(p));
+                let sig = if stopped { stop_signal(&me) } else { SIGTRAP };
                 let code = sig | (PTRACE_EVENT_STOP << 8);
                 st.exit_code = code;
                 st.last_siginfo = Some(SigInfo {
@@ -577,8 +595,8 @@ pub fn do_jobctl_trap(regs: &mut PtRegs) {
     if !me.ptrace.is_traced() {
         return;
     }
-    let stopped = me.process.get().is_some_and(|p| p.stopped.load(Ordering::Acquire));
-    let sig = if stopped { SIGSTOP } else { SIGTRAP };
+    let stopped = me.process.get().is_some_and(|p| signal::group_stop_in_effect(p));
+    let sig = if stopped { stop_signal(&me) } else { SIGTRAP };
     let seized = me.ptrace.state.lock().seized;
     drop(me);
     if seized {
@@ -602,29 +620,47 @@ pub fn ptrace_group_stop(sig: u32) {
     }
 }
 
-/// A group stop began in `p`, or `p` got SIGCONT (Linux's
-/// ptrace_trap_notify for each seized thread): a seized tracee traps with
-/// PTRACE_EVENT_STOP to tell its tracer, at once if it listens, else at
-/// its next return to user mode (an interruptible sleep ends for it, and
-/// a tracee in another stop keeps the notification until resumed).
+/// The stop signal a group-stop trap of `t` reports: the one recorded
+/// for its group stop (SIGSTOP if none was).
+fn stop_signal(t: &Task) -> u32 {
+    match signal::group_stop_signal(t) {
+        0 => SIGSTOP,
+        s => s,
+    }
+}
+
+/// Whether `t` is traced through PTRACE_SEIZE (Linux's PT_SEIZED).
+pub fn is_seized(t: &Task) -> bool {
+    t.ptrace.is_traced() && t.ptrace.state.lock().seized
+}
+
+/// Linux's ptrace_trap_notify: the group stop of a seized tracee changed
+/// (it began, or SIGCONT came); it traps with PTRACE_EVENT_STOP to tell
+/// its tracer, at once if it listens, else at its next return to user
+/// mode (an interruptible sleep ends for it, and a tracee in another stop
+/// keeps the notification until resumed).
+pub fn ptrace_trap_notify(t: &Arc<Task>) {
+    let st = t.ptrace.state.lock();
+    if !st.seized {
+        return;
+    }
+    t.ptrace.trap_notify.store(true, Ordering::Release);
+    let wake = if st.stopped {
+        st.listening
+    } else {
+        t.state() == TaskState::Interruptible
+    };
+    drop(st);
+    if wake {
+        sched::wake_up(t);
+    }
+}
+
+/// `p` got SIGCONT: each seized tracee among its threads is notified.
 pub fn group_stop_changed(p: &Process) {
     for t in p.threads.lock().iter() {
-        if !t.ptrace.is_traced() {
-            continue;
-        }
-        let st = t.ptrace.state.lock();
-        if !st.seized {
-            continue;
-        }
-        t.ptrace.trap_notify.store(true, Ordering::Release);
-        let wake = if st.stopped {
-            st.listening
-        } else {
-            t.state() == TaskState::Interruptible
-        };
-        drop(st);
-        if wake {
-            sched::wake_up(t);
+        if t.ptrace.is_traced() {
+            ptrace_trap_notify(t);
         }
     }
 }

@@ -151,6 +151,21 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, data),
         PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, data),
         PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, addr, data),
+        PTRACE_GET_RSEQ_CONFIGURATION => {
+            // Linux's ptrace_get_rseq_configuration: `addr` is the size the
+            // caller reads; the whole size is returned whatever it was.
+            let (ptr, len, sig) = child.rseq.registration().unwrap_or((0, 0, 0));
+            let conf = PtraceRseqConfiguration {
+                rseq_abi_pointer: ptr,
+                rseq_abi_size: len,
+                signature: sig,
+                flags: 0,
+            }
+            .to_bytes();
+            let n = usize::try_from(addr).map_or(conf.len(), |a| a.min(conf.len()));
+            uaccess::copy_to_user(data, &conf[..n])?;
+            Ok(conf.len() as u64)
+        }
         // Syscall user dispatch needs the generic entry code, which arm64
         // Linux 6.12 does not use: its stubs answer EINVAL (as here).
         PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG | PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG => Err(Errno::EINVAL),
@@ -243,13 +258,15 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
     // A task already in a group stop moves to a ptrace stop, and is in it
     // when the attach returns (Linux waits for JOBCTL_TRAPPING to clear):
     // what the tracer does next, a SIGCONT say, comes after the trap.
-    if child.state() == TaskState::Stopped && cp.stopped.load(Ordering::Acquire) {
+    let group_stopped =
+        child.jobctl.fetch_and(!signal::jobctl::STOPPED, Ordering::AcqRel) & signal::jobctl::STOPPED != 0;
+    if group_stopped {
         if seize {
             child.ptrace.trap_pending.store(true, Ordering::Release);
         }
         sched::wake_up(child);
         while !child.ptrace.state.lock().stopped
-            && cp.stopped.load(Ordering::Acquire)
+            && signal::group_stop_in_effect(cp)
             && !signal::fatal_pending(child)
             && !matches!(child.state(), TaskState::Dead | TaskState::Zombie)
         {

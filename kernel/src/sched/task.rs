@@ -179,6 +179,8 @@ pub struct Task {
     pub saved_sigmask: AtomicU64,
     /// See `saved_sigmask`.
     pub restore_sigmask: AtomicBool,
+    /// Group-stop state (Linux's `jobctl`; the bits are `signal::jobctl`'s).
+    pub jobctl: AtomicU32,
     /// The ID of the `time::Timeout` armed for the wait in progress, 0 if
     /// none: the timer queue wakes the task only while it matches.
     pub timeout_id: AtomicU64,
@@ -235,6 +237,7 @@ impl Task {
             clear_child_tid: AtomicU64::new(0),
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),
+            jobctl: AtomicU32::new(0),
             timeout_id: AtomicU64::new(0),
             vfork_done: IrqSpinLock::new(None),
             ret_stack: crate::trace::rethook::RetStack::new(),

@@ -26,6 +26,84 @@ pub use signal_core::sigmask;
 
 const UNBLOCKABLE: u64 = signal_core::UNBLOCKABLE;
 
+/// A thread's group-stop bits (Linux's `task->jobctl`), in `Task::jobctl`.
+pub mod jobctl {
+    /// The stop signal of the group stop the thread takes part in, kept
+    /// after it stopped so that later traps report it.
+    pub const STOP_SIGMASK: u32 = 0xffff;
+    /// The thread must stop for a group stop (JOBCTL_STOP_PENDING).
+    pub const STOP_PENDING: u32 = 1 << 17;
+    /// Its stop counts toward `group_stop_count` (JOBCTL_STOP_CONSUME).
+    pub const STOP_CONSUME: u32 = 1 << 18;
+    /// In an untraced group stop, until SIGCONT (JOBCTL_STOPPED).
+    pub const STOPPED: u32 = 1 << 26;
+}
+
+/// Whether a group stop is in effect in `p`: complete, or some thread has
+/// still to stop (Linux's `SIGNAL_STOP_STOPPED || group_stop_count`).
+pub fn group_stop_in_effect(p: &Process) -> bool {
+    p.stopped.load(Ordering::Acquire) || p.group_stop_count.load(Ordering::Acquire) != 0
+}
+
+/// The stop signal recorded in `t` (0 if none yet).
+pub fn group_stop_signal(t: &Task) -> u32 {
+    t.jobctl.load(Ordering::Acquire) & jobctl::STOP_SIGMASK
+}
+
+/// Whether `t` must still stop for a group stop.
+pub fn group_stop_pending(t: &Task) -> bool {
+    t.jobctl.load(Ordering::Acquire) & jobctl::STOP_PENDING != 0
+}
+
+/// Linux's task_participate_group_stop, under `p.threads`: `t` has
+/// stopped; whether that completed a fresh group stop (the parent is then
+/// told).
+fn participate_locked(t: &Task, p: &Process) -> bool {
+    let old = t
+        .jobctl
+        .fetch_and(!(jobctl::STOP_PENDING | jobctl::STOP_CONSUME), Ordering::AcqRel);
+    if old & jobctl::STOP_PENDING == 0 || old & jobctl::STOP_CONSUME == 0 {
+        return false;
+    }
+    let left = p.group_stop_count.load(Ordering::Acquire);
+    if left == 0 {
+        return false;
+    }
+    p.group_stop_count.store(left - 1, Ordering::Release);
+    left == 1 && !p.stopped.swap(true, Ordering::AcqRel)
+}
+
+/// `t`'s part in a group stop as it enters a ptrace stop for it (Linux's
+/// ptrace_stop with CLD_STOPPED): whether it completed the group stop.
+pub fn task_participate_group_stop(t: &Task, p: &Process) -> bool {
+    let _threads = p.threads.lock();
+    participate_locked(t, p)
+}
+
+/// The group stop of `p` is complete: its parent's wait reports it, and
+/// the parent hears of it unless its tracer (who was told) is the parent.
+pub fn group_stop_done(p: &Process, sig: u32, notify: bool) {
+    *p.wait_event.lock() = Some(ChildEvent::Stopped(sig));
+    if notify {
+        notify_parent_cldstop(p, code::CLD_STOPPED, sig);
+    } else if let Some(pp) = crate::process::find_process(p.ppid.load(Ordering::Acquire)) {
+        pp.child_wait.wake_up_all();
+    }
+}
+
+/// A detached thread goes back into the group stop in effect (Linux's
+/// __ptrace_unlink): it stops at its next return to user mode.
+pub fn rejoin_group_stop(t: &Task) {
+    let Some(p) = t.process.get() else { return };
+    let _threads = p.threads.lock();
+    if group_stop_in_effect(p) {
+        let _ = t.jobctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |j| {
+            let sig = if j & jobctl::STOP_SIGMASK == 0 { SIGSTOP } else { 0 };
+            Some(j | jobctl::STOP_PENDING | sig)
+        });
+    }
+}
+
 /// What a signal does by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultAction {
@@ -209,6 +287,11 @@ pub fn flush_process_signals(p: &Process, mask: u64) {
 /// `__exit_signal`), and with the last thread the process's shared ones.
 pub fn exit_signals(t: &Task, p: &Process, last: bool) {
     flush_sigqueue_mask(&t.sig_pending, &t.sigqueue, u64::MAX);
+    // A thread counted in a group stop that exits instead of stopping
+    // still counts: the last one to go completes the stop.
+    if group_stop_pending(t) && task_participate_group_stop(t, p) {
+        group_stop_done(p, group_stop_signal(t), true);
+    }
     if last {
         flush_sigqueue_mask(&p.shared_pending, &p.shared_sigqueue, u64::MAX);
     }
@@ -249,7 +332,9 @@ fn is_ignored(p: &Process, sig: u32) -> bool {
 pub fn has_pending(t: &Task) -> bool {
     let shared = t.process.get().map_or(0, |p| p.shared_pending.load(Ordering::Acquire));
     let pending = t.sig_pending.load(Ordering::Acquire) | shared;
-    pending & (!t.sig_blocked.load(Ordering::Acquire) | UNBLOCKABLE) != 0 || t.ptrace.trap_pending()
+    pending & (!t.sig_blocked.load(Ordering::Acquire) | UNBLOCKABLE) != 0
+        || t.ptrace.trap_pending()
+        || group_stop_pending(t)
 }
 
 /// Whether a thread of `p` is traced: a tracer hears even of ignored
@@ -320,22 +405,41 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) {
     let stop_mask = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
     if sig == SIGCONT || sig == SIGKILL {
         flush_process_signals(p, stop_mask);
-        let was_stopped = p.stopped.swap(false, Ordering::AcqRel);
+        // Every thread leaves the group stop, stopped or still to stop
+        // (under `threads`, as the stop's bookkeeping).
+        let (was_stopped, was_stopping, woken) = {
+            let threads = p.threads.lock();
+            let mut woken = Vec::new();
+            for t in threads.iter() {
+                let old = t.jobctl.fetch_and(
+                    !(jobctl::STOP_PENDING | jobctl::STOP_CONSUME | jobctl::STOPPED),
+                    Ordering::AcqRel,
+                );
+                if old & jobctl::STOPPED != 0 {
+                    woken.push(t.clone());
+                }
+            }
+            let stopping = p.group_stop_count.swap(0, Ordering::AcqRel) != 0;
+            (p.stopped.swap(false, Ordering::AcqRel), stopping, woken)
+        };
         if sig == SIGCONT {
             // Seized tracees hear of every SIGCONT, stopped or not; after
             // the group stop ended, so that a trap reporting it sees that.
             crate::ptrace::group_stop_changed(p);
-        }
-        if was_stopped {
-            if sig == SIGCONT {
+            // A stop cut short is reported as completed, then continued
+            // (SIGCHLD does not queue: the parent hears CLD_STOPPED).
+            if was_stopped || was_stopping {
                 *p.wait_event.lock() = Some(ChildEvent::Continued);
-                notify_parent_cldstop(p, code::CLD_CONTINUED, SIGCONT);
+                let why = if was_stopped {
+                    code::CLD_CONTINUED
+                } else {
+                    code::CLD_STOPPED
+                };
+                notify_parent_cldstop(p, why, if was_stopped { SIGCONT } else { 0 });
             }
-            for t in p.threads.lock().iter() {
-                if t.state() == TaskState::Stopped {
-                    sched::wake_up(t);
-                }
-            }
+        }
+        for t in woken.iter().filter(|t| t.state() == TaskState::Stopped) {
+            sched::wake_up(t);
         }
     } else if stop_mask & sigmask(sig) != 0 {
         flush_process_signals(p, sigmask(SIGCONT));
@@ -566,6 +670,18 @@ pub fn do_signal(regs: &mut PtRegs) {
             drop((me, p));
             crate::process::do_group_exit(SIGKILL as i32);
         }
+        // A group stop another thread started (or one this thread
+        // rejoins after its tracer detached).
+        if group_stop_pending(&me) {
+            if let Some(sig) = do_signal_stop(&me, &p, 0) {
+                crate::ptrace::ptrace_group_stop(sig);
+                // No tracer to stop for after all: stopped all the same.
+                if group_stop_pending(&me) && me.ptrace.is_traced() && task_participate_group_stop(&me, &p) {
+                    group_stop_done(&p, sig, true);
+                }
+            }
+            continue;
+        }
         // A trap a tracer asked for (PTRACE_INTERRUPT, a seized child).
         if me.ptrace.trap_pending() {
             crate::ptrace::do_jobctl_trap(regs);
@@ -590,7 +706,9 @@ pub fn do_signal(regs: &mut PtRegs) {
             match default_action(sig) {
                 DefaultAction::Ignore | DefaultAction::Cont => continue,
                 DefaultAction::Stop => {
-                    do_group_stop(&me, &p, sig);
+                    if let Some(sig) = do_signal_stop(&me, &p, sig) {
+                        crate::ptrace::ptrace_group_stop(sig);
+                    }
                     continue;
                 }
                 DefaultAction::Term | DefaultAction::Core => {
@@ -643,50 +761,69 @@ pub fn do_signal(regs: &mut PtRegs) {
     }
 }
 
-fn do_group_stop(me: &Arc<Task>, p: &Arc<Process>, sig: u32) {
-    // In the stop before the parent hears of it (as Linux's
-    // do_signal_stop): a tracer that attaches once its wait saw the stop
-    // finds the task stopped and moves it into a ptrace stop.
-    if !me.ptrace.is_traced() {
-        me.set_state(TaskState::Stopped);
-    }
-    if !p.stopped.swap(true, Ordering::AcqRel) {
-        *p.wait_event.lock() = Some(ChildEvent::Stopped(sig));
-        notify_parent_cldstop(p, code::CLD_STOPPED, sig);
-        crate::ptrace::group_stop_changed(p);
-        for t in p.threads.lock().iter().filter(|t| !Arc::ptr_eq(t, me)) {
-            t.sig_pending.fetch_or(0, Ordering::AcqRel);
-            if t.state() == TaskState::Interruptible {
+/// Linux's do_signal_stop: `signr`, just dequeued, starts a group stop of
+/// `p` unless one is in progress (0: this thread joins the one in
+/// progress); every other thread not already stopped is asked to stop
+/// (an interruptible sleep ends, a seized tracee is notified). An untraced
+/// thread then stops until SIGCONT or SIGKILL, the last one to stop telling
+/// the parent; a traced one returns the signal its tracer must hear of in
+/// a group-stop trap, where it takes its part in the stop.
+fn do_signal_stop(me: &Arc<Task>, p: &Arc<Process>, signr: u32) -> Option<u32> {
+    let threads = p.threads.lock();
+    if !group_stop_pending(me) {
+        if signr == 0 || p.exiting.load(Ordering::Acquire) {
+            return None;
+        }
+        let gstop = signr | jobctl::STOP_PENDING | jobctl::STOP_CONSUME;
+        let mut count = 0;
+        for t in threads.iter() {
+            let mine = Arc::ptr_eq(t, me);
+            // Linux's task_is_stopped: already in an untraced group stop.
+            if !mine && t.jobctl.load(Ordering::Acquire) & jobctl::STOPPED != 0 {
+                continue;
+            }
+            let _ = t.jobctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |j| {
+                Some((j & !jobctl::STOP_SIGMASK) | gstop)
+            });
+            count += 1;
+            if mine {
+                continue;
+            }
+            if crate::ptrace::is_seized(t) {
+                crate::ptrace::ptrace_trap_notify(t);
+            } else if t.state() == TaskState::Interruptible {
                 sched::wake_up(t);
             }
         }
+        p.group_stop_count.store(count, Ordering::Release);
     }
-    // A traced task reports the group stop to its tracer and runs again
-    // when resumed (Linux's do_jobctl_trap); detached meanwhile, it stays
-    // in the group stop.
+    let sig = group_stop_signal(me);
     if me.ptrace.is_traced() {
-        me.set_state(TaskState::Running);
-        crate::ptrace::ptrace_group_stop(sig);
-        if me.ptrace.is_traced() {
-            return;
-        }
+        return Some(sig);
     }
-    while p.stopped.load(Ordering::Acquire)
-        && me.sig_pending.load(Ordering::Acquire) & sigmask(SIGKILL) == 0
-        && !me.ptrace.is_traced()
-    {
+    let done = participate_locked(me, p);
+    me.jobctl.fetch_or(jobctl::STOPPED, Ordering::AcqRel);
+    // In the stop before the parent hears of it: a tracer that attaches
+    // once its wait saw the stop finds the task stopped.
+    me.set_state(TaskState::Stopped);
+    drop(threads);
+    if done {
+        group_stop_done(p, sig, true);
+    }
+    loop {
         me.set_state(TaskState::Stopped);
-        if !p.stopped.load(Ordering::Acquire) || me.ptrace.is_traced() {
-            me.set_state(TaskState::Running);
+        if me.jobctl.load(Ordering::Acquire) & jobctl::STOPPED == 0 || fatal_pending(me) || me.ptrace.is_traced() {
             break;
         }
         sched::schedule();
     }
     me.set_state(TaskState::Running);
+    me.jobctl.fetch_and(!jobctl::STOPPED, Ordering::AcqRel);
     // Attached while in the group stop: report it to the new tracer.
-    if me.ptrace.is_traced() && p.stopped.load(Ordering::Acquire) && !fatal_pending(me) {
-        crate::ptrace::ptrace_group_stop(sig);
+    if me.ptrace.is_traced() && group_stop_in_effect(p) && !fatal_pending(me) {
+        return Some(sig);
     }
+    None
 }
 
 /// `kill(pid, sig)` semantics for the pid forms.

@@ -344,6 +344,36 @@ impl PtraceSyscallInfo {
     }
 }
 
+/// `struct ptrace_rseq_configuration` (PTRACE_GET_RSEQ_CONFIGURATION):
+/// the tracee's registered `struct rseq`, all zero when none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PtraceRseqConfiguration {
+    /// `rseq_abi_pointer`: the user address of the area.
+    pub rseq_abi_pointer: u64,
+    /// `rseq_abi_size`: the length it was registered with.
+    pub rseq_abi_size: u32,
+    /// `signature`: the abort signature.
+    pub signature: u32,
+    /// `flags`: always 0 in Linux 6.12.
+    pub flags: u32,
+}
+
+impl PtraceRseqConfiguration {
+    /// The size of the structure (with its trailing `pad`), which the
+    /// request returns whatever size the caller passed.
+    pub const SIZE: usize = 24;
+
+    /// The little-endian image.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[0..8].copy_from_slice(&self.rseq_abi_pointer.to_le_bytes());
+        b[8..12].copy_from_slice(&self.rseq_abi_size.to_le_bytes());
+        b[12..16].copy_from_slice(&self.signature.to_le_bytes());
+        b[16..20].copy_from_slice(&self.flags.to_le_bytes());
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,6 +388,20 @@ mod tests {
         assert_eq!((PTRACE_EVENT_EXIT, PTRACE_EVENT_STOP), (6, 128));
         assert_eq!((NT_PRSTATUS, NT_PRFPREG, NT_ARM_SYSTEM_CALL), (1, 2, 0x404));
         assert_eq!(AUDIT_ARCH_AARCH64, 0xc000_00b7);
+    }
+
+    #[test]
+    fn rseq_configuration_layout_matches_linux() {
+        let b = PtraceRseqConfiguration {
+            rseq_abi_pointer: 0x0102_0304_0506_0708,
+            rseq_abi_size: 32,
+            signature: 0xd428_bc00,
+            flags: 0,
+        }
+        .to_bytes();
+        assert_eq!(PTRACE_GET_RSEQ_CONFIGURATION, 0x420f);
+        assert_eq!((b[0], b[7], b[8], b[12], b[15]), (8, 1, 32, 0, 0xd4));
+        assert_eq!(&b[16..24], &[0; 8]);
     }
 
     #[test]

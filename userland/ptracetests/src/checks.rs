@@ -22,8 +22,10 @@ const SI_USER: i32 = 0;
 const SI_KERNEL: i32 = 0x80;
 const CLD_TRAPPED: i32 = 4;
 
+mod groupstop;
 mod hwdebug;
 mod peeksiginfo;
+use groupstop::*;
 use hwdebug::*;
 use peeksiginfo::*;
 
@@ -94,6 +96,12 @@ pub static ALL: &[Check] = checks![
     hw_breakpoint_disabled_at_its_hit_lets_a_step_run_the_instruction,
     hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled,
     peeksiginfo_reads_private_and_shared_queues_in_order,
+    // multi-threaded group stops, rseq
+    group_stop_stops_every_thread_before_the_parent_hears_and_sigcont_resumes_them,
+    group_stop_of_traced_threads_is_reported_by_each_and_ends_as_each_resumes,
+    group_stop_of_seized_threads_traps_each_and_interrupt_and_sigcont_retrap_them,
+    threads_detached_in_a_group_stop_stay_stopped_until_sigcont,
+    get_rseq_configuration_reports_the_registered_area,
 ];
 
 // ------------------------------------------------------------- helpers

@@ -303,3 +303,64 @@ pub fn pwrite(fd: i32, buf: &[u8], pos: usize) -> Result<usize, Errno> {
     // SAFETY: buf is readable for its length.
     check(unsafe { syscall4(nr::PWRITE64, fd as usize, buf.as_ptr() as usize, buf.len(), pos) })
 }
+
+/// `tgkill(tgid, tid, sig)`: a signal for one thread.
+pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> Result<usize, Errno> {
+    // SAFETY: no pointers.
+    check(unsafe { syscall3(nr::TGKILL, tgid as usize, tid as usize, sig as usize) })
+}
+
+/// A stack for [`thread_writer`]'s thread.
+static mut WRITER_STACK: [u128; 256] = [0; 256];
+/// What it writes, and how long it sleeps in between (10 ms).
+static WRITER_BYTE: u8 = b'w';
+static WRITER_NAP: [u64; 2] = [0, 10_000_000];
+
+/// Starts a thread (flags as [`thread_exit`]'s) that writes a byte to
+/// `fd` every 10 ms until the process ends: while it is stopped, nothing
+/// arrives. Its tid.
+pub fn thread_writer(fd: i32) -> isize {
+    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    let top = core::ptr::addr_of_mut!(WRITER_STACK) as usize + 256 * 16;
+    let ret: isize;
+    // SAFETY: the thread runs only the loop below, on a stack of its own
+    // that nothing else uses, reading two statics and keeping its inputs
+    // in registers the system calls preserve.
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            "cbnz x0, 2f",
+            "1:",
+            "mov x0, x10",
+            "mov x1, x11",
+            "mov x2, #1",
+            "mov x8, #64",
+            "svc #0",
+            "mov x0, x12",
+            "mov x1, #0",
+            "mov x8, #101",
+            "svc #0",
+            "b 1b",
+            "2:",
+            in("x8") nr::CLONE,
+            inlateout("x0") FLAGS => ret,
+            in("x1") top,
+            in("x2") 0,
+            in("x3") 0,
+            in("x4") 0,
+            in("x10") fd as usize,
+            in("x11") core::ptr::addr_of!(WRITER_BYTE) as usize,
+            in("x12") core::ptr::addr_of!(WRITER_NAP) as usize,
+            options(nostack)
+        )
+    };
+    ret
+}
+
+/// `rseq(area, len, 0, sig)`: registers the thread's rseq area, which the
+/// kernel then writes at every return to user mode.
+pub fn rseq_register(area: usize, len: usize, sig: u32) -> isize {
+    // SAFETY: the caller passes a static area of `len` writable bytes that
+    // lives as long as the process.
+    unsafe { syscall4(nr::RSEQ, area, len, 0, sig as usize) }
+}
