@@ -196,15 +196,16 @@ fn __sigqueue_alloc(info: SigInfo) -> Option<SlabBox<SigInfo>> {
     SlabBox::try_new(&SIGQUEUE_CACHEP, info, GFP_ATOMIC as u32).ok()
 }
 
-/// Frees a dequeued or flushed entry (Linux's `__sigqueue_free`).
+/// Frees a dequeued or flushed entry and uncounts it from
+/// `RLIMIT_SIGPENDING` (Linux's `__sigqueue_free`).
 #[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
 #[no_mangle]
 #[inline(never)]
 fn __sigqueue_free(q: SlabBox<SigInfo>) {
     drop(q);
-    // Not a tail call: this function stays on the stack, the free's
-    // call_site.
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    // After the free, so that the call above is not a tail call and this
+    // function is the free's call_site.
+    QUEUED.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// Drops the entries of signals in `mask` from `list`.
@@ -219,7 +220,6 @@ fn sigqueue_remove(list: &mut Vec<SlabBox<SigInfo>>, mask: u64) {
             kept += 1;
         }
     }
-    QUEUED.fetch_sub((list.len() - kept) as u64, Ordering::AcqRel);
     for q in list.drain(kept..) {
         __sigqueue_free(q);
     }
@@ -503,7 +503,6 @@ fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
         let info = match list.iter().position(|i| i.signo == sig) {
             Some(at) => {
                 let q = list.remove(at);
-                QUEUED.fetch_sub(1, Ordering::AcqRel);
                 let info = *q;
                 __sigqueue_free(q);
                 info
