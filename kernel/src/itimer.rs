@@ -76,8 +76,11 @@ pub fn run() {
     let now = crate::time::ktime_get_ns();
     let due: alloc::vec::Vec<(u32, u64, u64)> = {
         let mut t = TIMERS.lock();
-        let due: alloc::vec::Vec<(u32, u64, u64)> =
-            t.iter().filter(|(_, &(d, _))| d <= now).map(|(&p, &(d, i))| (p, d, i)).collect();
+        let due: alloc::vec::Vec<(u32, u64, u64)> = t
+            .iter()
+            .filter(|(_, &(d, _))| d <= now)
+            .map(|(&p, &(d, i))| (p, d, i))
+            .collect();
         for (p, _, i) in &due {
             if *i == 0 {
                 t.remove(p);

@@ -110,7 +110,10 @@ impl MountOwner {
 
     /// The owner and group of a file (see the type's documentation).
     fn effective(&self, own: &Ownership) -> (u32, u32) {
-        let (uid_gen, gid_gen) = (self.uid_gen.load(Ordering::Acquire), self.gid_gen.load(Ordering::Acquire));
+        let (uid_gen, gid_gen) = (
+            self.uid_gen.load(Ordering::Acquire),
+            self.gid_gen.load(Ordering::Acquire),
+        );
         let (mut uid, mut gid) = (self.uid.load(Ordering::Acquire), self.gid.load(Ordering::Acquire));
         for o in own.inherit.iter().chain(core::iter::once(&own.own)) {
             let o = o.lock();

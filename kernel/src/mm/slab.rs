@@ -344,7 +344,13 @@ pub fn kmem_cache_alloc(s: &KmemCache, gfpflags: u32) -> *mut u8 {
     let Some(obj) = s.alloc_object() else {
         return null_mut();
     };
-    kmem::trace_kmem_cache_alloc(obj.as_ptr(), s.object_size as u64, s.size as u64, gfpflags.into(), s.accounted);
+    kmem::trace_kmem_cache_alloc(
+        obj.as_ptr(),
+        s.object_size as u64,
+        s.size as u64,
+        gfpflags.into(),
+        s.accounted,
+    );
     obj.as_ptr()
 }
 
@@ -515,7 +521,9 @@ mod tests {
         let s = slabinfo();
         let mut lines = s.lines();
         assert_eq!(lines.next(), Some("slabinfo - version: 2.1"));
-        assert!(lines.next().is_some_and(|l| l.starts_with("# name            <active_objs>")));
+        assert!(lines
+            .next()
+            .is_some_and(|l| l.starts_with("# name            <active_objs>")));
         let names: Vec<&str> = lines.filter_map(|l| l.split_whitespace().next()).collect();
         assert_eq!(names, ["sigqueue", "names_cache"]);
     }

@@ -6,9 +6,9 @@ pub mod frame;
 mod tests;
 
 use crate::errno::Errno;
+use crate::mm::slab::{KmemCache, SlabBox};
 use crate::process::{current_process, ChildEvent, Process};
 use crate::sched::{self, Task, TaskState};
-use crate::mm::slab::{KmemCache, SlabBox};
 use crate::sync::IrqSpinLock;
 use crate::trace::tracepoint::kmem::GFP_ATOMIC;
 use alloc::sync::Arc;

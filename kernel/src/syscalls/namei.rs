@@ -30,7 +30,10 @@ syscall!(__arm64_sys_symlinkat, r, {
     oldname.try_reserve_exact(target.len() + 1).map_err(|_| Errno::ENOMEM)?;
     oldname.extend_from_slice(&target);
     oldname.push(0);
-    let link = NewLink { start, name: path.to_vec() };
+    let link = NewLink {
+        start,
+        name: path.to_vec(),
+    };
     super::from_ret(vfs_symlink(&NOP_MNT_IDMAP, &link, &link.name, oldname.as_ptr()).into())
 });
 

@@ -158,7 +158,12 @@ struct TimerFlags(u32);
 
 impl core::fmt::Display for TimerFlags {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let names = [(0x0004_0000, "M"), (0x0008_0000, "D"), (0x0010_0000, "P"), (0x0020_0000, "I")];
+        let names = [
+            (0x0004_0000, "M"),
+            (0x0008_0000, "D"),
+            (0x0010_0000, "P"),
+            (0x0020_0000, "I"),
+        ];
         let mut sep = "";
         for (bit, name) in names {
             if self.0 & bit != 0 {
