@@ -95,7 +95,8 @@ pub fn run() {
             let timer = timer_of(&p);
             // As Linux's expire_timers: off the wheel, then the callback.
             trace_timer_cancel(timer);
-            trace_timer_expire_entry(timer, crate::time::ns_to_jiffies(deadline));
+            // The wheel's clock when it expired: never after now.
+            trace_timer_expire_entry(timer, crate::time::ns_to_jiffies_floor(deadline));
             it_real_fn(&p);
             trace_timer_expire_exit(timer);
             if interval != 0 {

@@ -288,9 +288,15 @@ pub fn jiffies() -> u64 {
     INITIAL_JIFFIES.wrapping_add(ktime_get_ns() / (1_000_000_000 / HZ))
 }
 
-/// The first jiffy at or after `ns` since boot.
+/// The first jiffy at or after `ns` since boot (when a timer due then
+/// expires).
 pub fn ns_to_jiffies(ns: u64) -> u64 {
     INITIAL_JIFFIES.wrapping_add(ns.div_ceil(1_000_000_000 / HZ))
+}
+
+/// The jiffy `ns` since boot falls in.
+pub fn ns_to_jiffies_floor(ns: u64) -> u64 {
+    INITIAL_JIFFIES.wrapping_add(ns / (1_000_000_000 / HZ))
 }
 
 /// Nanoseconds since kernel entry.
