@@ -4,8 +4,10 @@
 //! captured from reflinux, IDs masked), a
 //! known workload (fork, exec, a fatal signal, exit, reaping) leaves
 //! Linux's trace lines (`tracepoints/workload.golden`, pids and the context
-//! columns masked), and every `sched` event on four busy CPUs gives
-//! well-formed lines. When ../shared/reflinux is there, real Linux must
+//! columns masked), the slab caches' `/proc/slabinfo` and
+//! `kmem_cache_alloc`/`kmem_cache_free` lines for path names and queued
+//! signals are Linux's (`tracepoints/slab.golden`), and every `sched`
+//! event on four busy CPUs gives well-formed lines. When ../shared/reflinux is there, real Linux must
 //! print the same.
 
 use e2e::{busybox, reflinux_stdout, root, run_commands};
@@ -14,6 +16,7 @@ use std::path::PathBuf;
 const FORMATS: &str = include_str!("tracepoints/formats.golden");
 const WORKLOAD: &str = include_str!("tracepoints/workload.golden");
 const MORE_FORMATS: &str = include_str!("tracepoints/more_formats.golden");
+const SLAB: &str = include_str!("tracepoints/slab.golden");
 
 /// The other events whose `format` files `more_formats.golden` holds.
 const MORE_EVENTS: &str = "sched/sched_wakeup sched/sched_process_exec sched/sched_process_exit \
@@ -21,7 +24,8 @@ const MORE_EVENTS: &str = "sched/sched_wakeup sched/sched_process_exec sched/sch
     syscalls/sys_enter_clone syscalls/sys_enter_getpid signal/signal_deliver task/task_rename kmem/kmalloc \
     kmem/kfree kmem/kmem_cache_alloc kmem/kmem_cache_free kmem/mm_page_alloc kmem/mm_page_free \
     irq/irq_handler_entry irq/irq_handler_exit ipi/ipi_raise ipi/ipi_entry ipi/ipi_exit timer/hrtimer_start \
-    timer/hrtimer_expire_entry timer/hrtimer_expire_exit timer/hrtimer_cancel rseq/rseq_update rseq/rseq_ip_fixup";
+    timer/hrtimer_expire_entry timer/hrtimer_expire_exit timer/hrtimer_cancel timer/timer_start \
+    timer/timer_expire_entry timer/timer_expire_exit timer/timer_cancel rseq/rseq_update rseq/rseq_ip_fixup";
 
 fn script(name: &str) -> PathBuf {
     root().join("tests/tracepoints").join(name)
@@ -50,6 +54,18 @@ fn kmem_irq_ipi_timer_and_other_core_format_files_are_linuxs() {
         return;
     };
     assert_eq!(linux, MORE_FORMATS, "real Linux differs");
+}
+
+#[test]
+fn slab_caches_show_in_slabinfo_and_their_events_name_cache_and_caller() {
+    let files = [busybox(), script("slab.sh")];
+    let (out, code) = run_commands(&["--smp", "2"], &files, "busybox sh /bin/slab.sh", 60);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, SLAB);
+    let Some(linux) = reflinux_stdout("2", 120, &files, "busybox sh /bin/slab.sh") else {
+        return;
+    };
+    assert_eq!(linux, SLAB, "real Linux differs");
 }
 
 /// The event text of a `trace` line (what follows `TIMESTAMP: `), or None

@@ -279,6 +279,26 @@ pub fn ticks(cpu: usize) -> u64 {
     TICKS.on(cpu).load(Ordering::Relaxed)
 }
 
+/// `jiffies` at boot: Linux starts the count five minutes before it wraps
+/// a 32-bit value (`INITIAL_JIFFIES`), as 64-bit kernels show it.
+pub const INITIAL_JIFFIES: u64 = (-300i32 * HZ as i32) as u32 as u64;
+
+/// Ticks since boot, counted from `INITIAL_JIFFIES` (Linux's `jiffies`).
+pub fn jiffies() -> u64 {
+    INITIAL_JIFFIES.wrapping_add(ktime_get_ns() / (1_000_000_000 / HZ))
+}
+
+/// The first jiffy at or after `ns` since boot (when a timer due then
+/// expires).
+pub fn ns_to_jiffies(ns: u64) -> u64 {
+    INITIAL_JIFFIES.wrapping_add(ns.div_ceil(1_000_000_000 / HZ))
+}
+
+/// The jiffy `ns` since boot falls in.
+pub fn ns_to_jiffies_floor(ns: u64) -> u64 {
+    INITIAL_JIFFIES.wrapping_add(ns / (1_000_000_000 / HZ))
+}
+
 /// Nanoseconds since kernel entry.
 pub fn ktime_get_ns() -> u64 {
     crate::printk::uptime_ns()

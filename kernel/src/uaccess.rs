@@ -2,6 +2,8 @@
 //! plus strings and string arrays with Linux's limits.
 
 use crate::errno::Errno;
+use crate::mm::slab::{KmemCache, SlabBox};
+use crate::trace::tracepoint::kmem::GFP_KERNEL;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -183,10 +185,64 @@ pub fn strndup_user(src: u64, max: usize, too_long: Errno) -> Result<Vec<u8>, Er
     }
 }
 
-/// A path argument: EFAULT, ENAMETOOLONG, or ENOENT for "".
+/// A path argument as a `String`: EFAULT, ENAMETOOLONG, EINVAL when it is
+/// not UTF-8.
 pub fn user_path(src: u64) -> Result<String, Errno> {
-    let bytes = strndup_user(src, PATH_MAX, Errno::ENAMETOOLONG)?;
-    String::from_utf8(bytes).map_err(|_| Errno::EINVAL)
+    let name = getname(src)?;
+    let mut s = String::new();
+    s.try_reserve_exact(name.len()).map_err(|_| Errno::ENOMEM)?;
+    s.push_str(core::str::from_utf8(&name).map_err(|_| Errno::EINVAL)?);
+    Ok(s)
+}
+
+/// `names_cache`: the kernel's copies of the path names system calls are
+/// given, one `PATH_MAX` object each (Linux's `names_cachep`).
+pub static NAMES_CACHEP: KmemCache = KmemCache::new("names_cache", PATH_MAX, 8, false);
+
+/// A path name copied from user memory into a `names_cache` object
+/// (Linux's `struct filename`); dropping it frees the object through
+/// [`putname`]. It reads as the name's bytes, without the NUL.
+pub struct Filename {
+    buf: Option<SlabBox<[u8; PATH_MAX]>>,
+    len: usize,
+}
+
+impl core::ops::Deref for Filename {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.buf.as_ref().map_or(&[], |b| &b[..self.len])
+    }
+}
+
+impl Drop for Filename {
+    fn drop(&mut self) {
+        if let Some(b) = self.buf.take() {
+            putname(b);
+        }
+    }
+}
+
+/// Copies the path name at user address `src` into a `names_cache`
+/// object (Linux's `getname`): EFAULT, ENAMETOOLONG for one of
+/// `PATH_MAX` bytes or more, ENOMEM. Exported under Linux's name, so that
+/// it is the `call_site` of the cache's allocations.
+#[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
+#[no_mangle]
+#[inline(never)]
+pub fn getname(src: u64) -> Result<Filename, Errno> {
+    let mut buf = SlabBox::try_new(&NAMES_CACHEP, [0u8; PATH_MAX], GFP_KERNEL as u32).map_err(|_| Errno::ENOMEM)?;
+    let len = arch::uaccess::strncpy_from_user(&mut buf[..], src)?.ok_or(Errno::ENAMETOOLONG)?;
+    Ok(Filename { buf: Some(buf), len })
+}
+
+/// Frees a name `getname` copied (Linux's `putname`).
+#[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
+#[no_mangle]
+#[inline(never)]
+pub fn putname(name: SlabBox<[u8; PATH_MAX]>) {
+    drop(name);
+    // Not a tail call: putname stays on the stack, the free's call_site.
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 /// A NULL-terminated array of user string pointers (argv, envp).

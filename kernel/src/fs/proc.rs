@@ -218,6 +218,28 @@ fn sysctl_int(data: &[u8]) -> vfs::Result<i64> {
     text.trim().parse::<i64>().map_err(|_| uapi::Errno::EINVAL)
 }
 
+/// `sched_rt_period_us` and `sched_rt_runtime_us` (Linux's real-time
+/// bandwidth: real-time tasks may run `runtime` of every `period` µs, -1
+/// for no limit). This kernel has no real-time scheduling class, so the
+/// limit always holds; the pair keeps Linux's defaults and checks, so that
+/// tools that save, change and restore it (ftracetest sets the runtime to
+/// -1 while it runs) behave as on Linux.
+static SCHED_RT: crate::sync::IrqSpinLock<(i32, i32)> = crate::sync::IrqSpinLock::new((1_000_000, 950_000));
+
+/// Writes the period (`period`) or the runtime: EINVAL for a period
+/// below 1, a runtime below -1, or a runtime above the period (Linux's
+/// `sched_rt_handler` and `sched_rt_global_validate`).
+fn sched_rt_write(period: bool, data: &[u8]) -> vfs::Result<usize> {
+    let v = i32::try_from(sysctl_int(data)?).map_err(|_| uapi::Errno::EINVAL)?;
+    let mut rt = SCHED_RT.lock();
+    let (p, r) = if period { (v, rt.1) } else { (rt.0, v) };
+    if p < 1 || r < -1 || (r != -1 && r > p) {
+        return Err(uapi::Errno::EINVAL);
+    }
+    *rt = (p, r);
+    Ok(data.len())
+}
+
 /// The descriptor table of process `pid` (ESRCH if it is gone).
 fn files_of(pid: u32) -> vfs::Result<Arc<vfs::fdtable::FdTable>> {
     Ok(process::find_process(pid)
@@ -373,6 +395,8 @@ impl ProcProvider for Provider {
                 return Ok(alloc::vec![
                     ProcEntry::file(b"ftrace_enabled", 0o644),
                     ProcEntry::file(b"kptr_restrict", 0o644),
+                    ProcEntry::file(b"sched_rt_period_us", 0o644),
+                    ProcEntry::file(b"sched_rt_runtime_us", 0o644),
                     ProcEntry::file(b"stack_tracer_enabled", 0o644)
                 ])
             }
@@ -420,6 +444,8 @@ impl ProcProvider for Provider {
                 ProcEntry::file(b"interrupts", 0o444),
                 ProcEntry::file(b"kallsyms", 0o444),
                 ProcEntry::file(b"mounts", 0o444),
+                // Root only, as Linux's SLABINFO_RIGHTS.
+                ProcEntry::file(b"slabinfo", 0o400),
                 ProcEntry::dir(b"sys"),
                 ProcEntry::file(b"version", 0o444),
                 ProcEntry::file(b"meminfo", 0o444),
@@ -462,6 +488,9 @@ impl ProcProvider for Provider {
             (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
                 Ok(format!("{}\n", u8::from(crate::trace::trace_stack::stack_tracer_enabled())).into_bytes())
             }
+            (ProcScope::Root, b"sys/kernel/sched_rt_period_us") => Ok(format!("{}\n", SCHED_RT.lock().0).into_bytes()),
+            (ProcScope::Root, b"sys/kernel/sched_rt_runtime_us") => Ok(format!("{}\n", SCHED_RT.lock().1).into_bytes()),
+            (ProcScope::Root, b"slabinfo") => Ok(crate::mm::slab::slabinfo().into_bytes()),
             (ProcScope::Root, b"version") => Ok(crate::version::proc_version().into_bytes()),
             (ProcScope::Root, b"cpuinfo") => Ok(cpuinfo()),
             (ProcScope::Root, b"interrupts") => Ok(interrupts()),
@@ -531,6 +560,8 @@ impl ProcProvider for Provider {
             (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
                 crate::trace::trace_stack::stack_trace_sysctl(data)
             }
+            (ProcScope::Root, b"sys/kernel/sched_rt_period_us") => sched_rt_write(true, data),
+            (ProcScope::Root, b"sys/kernel/sched_rt_runtime_us") => sched_rt_write(false, data),
             (ProcScope::Root, b"sys/kernel/ftrace_enabled") => match sysctl_int(data)? {
                 0 => Err(uapi::Errno::EINVAL),
                 _ => Ok(data.len()),

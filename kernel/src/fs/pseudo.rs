@@ -65,7 +65,10 @@ enum Content {
 /// A remount that gives `uid=` (or `gid=`) gives it to every file, even
 /// those changed by chown since, as Linux's `tracefs_apply_options`: each
 /// option has a generation, and a file's own owner counts only while it
-/// was set in the current one.
+/// was set in the current one. A file never changed takes the owner of
+/// its instance directory (the directory users make instances in, such as
+/// tracefs's `instances`) if chown set it, else the mount's, as Linux's
+/// `set_tracefs_inode_owner`.
 pub struct MountOwner {
     uid: AtomicU32,
     gid: AtomicU32,
@@ -91,38 +94,51 @@ impl MountOwner {
         }
     }
 
-    fn node(&self) -> spin::Mutex<NodeOwner> {
-        spin::Mutex::new(NodeOwner {
-            uid: self.uid.load(Ordering::Acquire),
-            gid: self.gid.load(Ordering::Acquire),
-            uid_gen: self.uid_gen.load(Ordering::Acquire),
-            gid_gen: self.gid_gen.load(Ordering::Acquire),
-        })
+    /// The ownership of a new file under an instance directory whose own
+    /// setting is `inherit` (None outside one): nothing of its own yet.
+    fn node(&self, inherit: Option<Arc<spin::Mutex<NodeOwner>>>) -> Ownership {
+        Ownership {
+            own: Arc::new(spin::Mutex::new(NodeOwner {
+                uid: 0,
+                gid: 0,
+                uid_gen: UNSET_GEN,
+                gid_gen: UNSET_GEN,
+            })),
+            inherit,
+        }
     }
 
-    /// The owner and group of a file whose own setting is `own`.
-    fn effective(&self, own: &spin::Mutex<NodeOwner>) -> (u32, u32) {
-        let o = own.lock();
-        let uid = if o.uid_gen == self.uid_gen.load(Ordering::Acquire) {
-            o.uid
-        } else {
-            self.uid.load(Ordering::Acquire)
-        };
-        let gid = if o.gid_gen == self.gid_gen.load(Ordering::Acquire) {
-            o.gid
-        } else {
-            self.gid.load(Ordering::Acquire)
-        };
+    /// The owner and group of a file (see the type's documentation).
+    fn effective(&self, own: &Ownership) -> (u32, u32) {
+        let (uid_gen, gid_gen) = (
+            self.uid_gen.load(Ordering::Acquire),
+            self.gid_gen.load(Ordering::Acquire),
+        );
+        let (mut uid, mut gid) = (self.uid.load(Ordering::Acquire), self.gid.load(Ordering::Acquire));
+        for o in own.inherit.iter().chain(core::iter::once(&own.own)) {
+            let o = o.lock();
+            if o.uid_gen == uid_gen {
+                uid = o.uid;
+            }
+            if o.gid_gen == gid_gen {
+                gid = o.gid;
+            }
+        }
         (uid, gid)
     }
 
-    fn chown(&self, own: &spin::Mutex<NodeOwner>, uid: Option<u32>, gid: Option<u32>) {
-        let (cur_uid, cur_gid) = self.effective(own);
-        let mut o = own.lock();
-        o.uid = uid.unwrap_or(cur_uid);
-        o.gid = gid.unwrap_or(cur_gid);
-        o.uid_gen = self.uid_gen.load(Ordering::Acquire);
-        o.gid_gen = self.gid_gen.load(Ordering::Acquire);
+    /// chown(2): sets the owner, the group or both (Linux's
+    /// `TRACEFS_UID_PERM_SET` and `TRACEFS_GID_PERM_SET`).
+    fn chown(&self, own: &Ownership, uid: Option<u32>, gid: Option<u32>) {
+        let mut o = own.own.lock();
+        if let Some(u) = uid {
+            o.uid = u;
+            o.uid_gen = self.uid_gen.load(Ordering::Acquire);
+        }
+        if let Some(g) = gid {
+            o.gid = g;
+            o.gid_gen = self.gid_gen.load(Ordering::Acquire);
+        }
     }
 
     /// Applies mount(2)'s data string (`uid=N,gid=N,mode=OCT`, Linux's
@@ -181,6 +197,10 @@ impl MountOwner {
     }
 }
 
+/// The generation of an owner or group never set (generations count
+/// mounts from 0).
+const UNSET_GEN: u32 = u32::MAX;
+
 /// A file's own owner and group, and the option generations they were
 /// set in.
 struct NodeOwner {
@@ -190,13 +210,20 @@ struct NodeOwner {
     gid_gen: u32,
 }
 
+/// A file's ownership: its own setting, and that of the instance
+/// directory it lies under (see [`MountOwner`]).
+struct Ownership {
+    own: Arc<spin::Mutex<NodeOwner>>,
+    inherit: Option<Arc<spin::Mutex<NodeOwner>>>,
+}
+
 /// A generated file.
 pub struct PseudoFile {
     ino: u64,
     dev: u64,
     mode: u32,
     owner: Arc<MountOwner>,
-    own: spin::Mutex<NodeOwner>,
+    own: Ownership,
     content: Content,
     /// Set when removed from its directory: open files then get EIO.
     removed: AtomicBool,
@@ -246,7 +273,7 @@ pub struct PseudoDir {
     dev: u64,
     mode: u32,
     owner: Arc<MountOwner>,
-    own: spin::Mutex<NodeOwner>,
+    own: Ownership,
     /// The filesystem's root, whose permission bits `mode=` sets.
     is_root: bool,
     state: spin::RwLock<DirState>,
@@ -255,12 +282,12 @@ pub struct PseudoDir {
 }
 
 impl PseudoDir {
-    fn new(dev: u64, owner: Arc<MountOwner>) -> Arc<PseudoDir> {
+    fn new(dev: u64, owner: Arc<MountOwner>, inherit: Option<Arc<spin::Mutex<NodeOwner>>>) -> Arc<PseudoDir> {
         Arc::new(PseudoDir {
             ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
             dev,
             mode: 0o040755,
-            own: owner.node(),
+            own: owner.node(inherit),
             owner,
             is_root: false,
             state: spin::RwLock::new(DirState {
@@ -275,8 +302,20 @@ impl PseudoDir {
 
     /// Lets users make and remove subdirectories here with mkdir(2) and
     /// rmdir(2), which call `mkdir` and `rmdir` with the name (once).
+    /// This makes it an instance directory (Linux's
+    /// `TRACEFS_INSTANCE_INODE`), whose owner what is made under it
+    /// inherits.
     pub fn set_dir_ops(&self, mkdir: DirOpFn, rmdir: DirOpFn) {
         self.ops.call_once(|| DirOps { mkdir, rmdir });
+    }
+
+    /// The ownership a new child takes after (see [`MountOwner`]).
+    fn child_inherit(&self) -> Option<Arc<spin::Mutex<NodeOwner>>> {
+        if self.ops.is_completed() {
+            Some(self.own.own.clone())
+        } else {
+            self.own.inherit.clone()
+        }
     }
 
     /// Adds `node` as `name`: EEXIST if taken, ENOENT if this directory
@@ -302,7 +341,7 @@ impl PseudoDir {
             Ok(d) => d,
             Err(_) => match self.state.read().find(name.as_bytes()) {
                 Some((_, Node::Dir(d))) => d.clone(),
-                _ => PseudoDir::new(self.dev, self.owner.clone()),
+                _ => PseudoDir::new(self.dev, self.owner.clone(), self.child_inherit()),
             },
         }
     }
@@ -319,7 +358,7 @@ impl PseudoDir {
     /// `options/` and `per_cpu/` are 0750 as Linux's); an existing one is
     /// returned as it is.
     pub fn dir_mode(self: &Arc<Self>, name: &str, perm: u32) -> Arc<PseudoDir> {
-        let mut d = PseudoDir::new(self.dev, self.owner.clone());
+        let mut d = PseudoDir::new(self.dev, self.owner.clone(), self.child_inherit());
         if let Some(dm) = Arc::get_mut(&mut d) {
             dm.mode = 0o040000 | (perm & 0o7777);
         }
@@ -338,7 +377,7 @@ impl PseudoDir {
         name: &str,
         fill: &dyn Fn(&Arc<PseudoDir>),
     ) -> Result<Arc<PseudoDir>, Errno> {
-        let d = PseudoDir::new(self.dev, self.owner.clone());
+        let d = PseudoDir::new(self.dev, self.owner.clone(), self.child_inherit());
         *d.parent.write() = Arc::downgrade(self);
         fill(&d);
         self.add(name, Node::Dir(d.clone()))?;
@@ -348,7 +387,7 @@ impl PseudoDir {
     /// Adds a subdirectory at run time: EEXIST if the name is taken,
     /// ENOENT if this directory was removed.
     pub fn try_dir(self: &Arc<Self>, name: &str) -> Result<Arc<PseudoDir>, Errno> {
-        let d = PseudoDir::new(self.dev, self.owner.clone());
+        let d = PseudoDir::new(self.dev, self.owner.clone(), self.child_inherit());
         *d.parent.write() = Arc::downgrade(self);
         self.add(name, Node::Dir(d.clone()))?;
         Ok(d)
@@ -359,7 +398,7 @@ impl PseudoDir {
             ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
             dev: self.dev,
             mode: 0o100000 | perm,
-            own: self.owner.node(),
+            own: self.owner.node(self.child_inherit()),
             owner: self.owner.clone(),
             content,
             removed: AtomicBool::new(false),
@@ -748,7 +787,7 @@ impl PseudoFs {
     pub fn with_root_mode(fs_type: &'static str, root_mode: u32) -> Arc<PseudoFs> {
         let dev = vfs::inode::alloc_anon_dev();
         let owner = Arc::new(MountOwner::new(root_mode));
-        let mut root = PseudoDir::new(dev, owner.clone());
+        let mut root = PseudoDir::new(dev, owner.clone(), None);
         if let Some(r) = Arc::get_mut(&mut root) {
             r.is_root = true;
         }
@@ -832,6 +871,31 @@ mod tests {
                 n => out.extend_from_slice(&buf[..n]),
             }
         }
+    }
+
+    #[kernel_test]
+    fn files_made_in_an_instance_take_the_instance_directorys_chowned_group() {
+        let fs = PseudoFs::with_root_mode("tracefs", 0o700);
+        let root = fs.root_dir();
+        let top = root.dir("events");
+        let instances = root.dir("instances");
+        instances.set_dir_ops(Box::new(|_| Ok(())), Box::new(|_| Ok(())));
+        let gid = |d: &Arc<PseudoDir>| d.metadata().gid;
+        fs.owner.apply_options(b"gid=5").unwrap();
+        instances.chown(None, Some(7)).unwrap();
+        let inst = instances.try_dir_filled("foo", &|d| drop(d.dir("events"))).unwrap();
+        let events = inst.lookup_dir("events").unwrap();
+        assert_eq!((gid(&top), gid(&instances), gid(&inst), gid(&events)), (5, 7, 7, 7));
+        assert_eq!(instances.metadata().uid, 0, "chgrp changed the owner");
+        // A file's own group wins; a remount with gid= resets every one.
+        events.chown(None, Some(9)).unwrap();
+        assert_eq!((gid(&inst), gid(&events)), (7, 9));
+        fs.owner.apply_options(b"gid=3").unwrap();
+        assert_eq!((gid(&top), gid(&instances), gid(&inst), gid(&events)), (3, 3, 3, 3));
+        // uid= alone keeps the groups set since.
+        instances.chown(None, Some(8)).unwrap();
+        fs.owner.apply_options(b"uid=4").unwrap();
+        assert_eq!((gid(&inst), inst.metadata().uid), (8, 4));
     }
 
     static GENERATION: AtomicUsize = AtomicUsize::new(0);

@@ -1,6 +1,7 @@
-//! Memory: physical frames and the kernel heap.
+//! Memory: physical frames, the kernel heap and slab caches.
 pub mod frame;
 pub mod heap;
+pub mod slab;
 pub mod vm;
 
 pub use arch::memory::{PAGE_SHIFT, PAGE_SIZE};

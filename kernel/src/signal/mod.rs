@@ -6,9 +6,11 @@ pub mod frame;
 mod tests;
 
 use crate::errno::Errno;
+use crate::mm::slab::{KmemCache, SlabBox};
 use crate::process::{current_process, ChildEvent, Process};
 use crate::sched::{self, Task, TaskState};
 use crate::sync::IrqSpinLock;
+use crate::trace::tracepoint::kmem::GFP_ATOMIC;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use arch::ptrace::PtRegs;
@@ -204,8 +206,17 @@ pub fn sigpending_limit() -> u64 {
 /// `RLIMIT_SIGPENDING` until dequeued, flushed or dropped with their task or
 /// process.
 pub struct SigQueue {
-    list: IrqSpinLock<Vec<SigInfo>>,
+    list: IrqSpinLock<Vec<SlabBox<SigInfo>>>,
 }
+
+/// `sigqueue`: the entries of queued signals (Linux's `sigqueue_cachep`,
+/// charged to the sender's memory cgroup there).
+pub static SIGQUEUE_CACHEP: KmemCache = KmemCache::new(
+    "sigqueue",
+    core::mem::size_of::<SigInfo>(),
+    core::mem::align_of::<SigInfo>(),
+    true,
+);
 
 impl Default for SigQueue {
     fn default() -> Self {
@@ -233,27 +244,63 @@ impl SigQueue {
 
     /// The `n`th entry in queue order (PTRACE_PEEKSIGINFO).
     pub fn nth(&self, n: usize) -> Option<SigInfo> {
-        self.list.lock().get(n).copied()
+        self.list.lock().get(n).map(|q| **q)
     }
 }
 
 /// Linux's `__sigqueue_alloc` and `list_add_tail`: false when over the
 /// limit (unless `override_rlimit`) or out of memory; never panics.
-fn sigqueue_add(list: &mut Vec<SigInfo>, info: SigInfo, override_rlimit: bool) -> bool {
+fn sigqueue_add(list: &mut Vec<SlabBox<SigInfo>>, info: SigInfo, override_rlimit: bool) -> bool {
     let n = QUEUED.fetch_add(1, Ordering::AcqRel) + 1;
-    if (!override_rlimit && n > sigpending_limit()) || list.try_reserve(1).is_err() {
+    let entry = if !override_rlimit && n > sigpending_limit() || list.try_reserve(1).is_err() {
+        None
+    } else {
+        __sigqueue_alloc(info)
+    };
+    let Some(entry) = entry else {
         QUEUED.fetch_sub(1, Ordering::AcqRel);
         return false;
-    }
-    list.push(info);
+    };
+    list.push(entry);
     true
 }
 
+/// A `sigqueue` entry holding `info` (Linux's `__sigqueue_alloc`, the
+/// `call_site` of the cache's allocations); None without memory.
+#[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
+#[no_mangle]
+#[inline(never)]
+fn __sigqueue_alloc(info: SigInfo) -> Option<SlabBox<SigInfo>> {
+    SlabBox::try_new(&SIGQUEUE_CACHEP, info, GFP_ATOMIC as u32).ok()
+}
+
+/// Frees a dequeued or flushed entry and uncounts it from
+/// `RLIMIT_SIGPENDING` (Linux's `__sigqueue_free`).
+#[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
+#[no_mangle]
+#[inline(never)]
+fn __sigqueue_free(q: SlabBox<SigInfo>) {
+    drop(q);
+    // After the free, so that the call above is not a tail call and this
+    // function is the free's call_site.
+    QUEUED.fetch_sub(1, Ordering::AcqRel);
+}
+
 /// Drops the entries of signals in `mask` from `list`.
-fn sigqueue_remove(list: &mut Vec<SigInfo>, mask: u64) {
-    let before = list.len();
-    list.retain(|i| mask & sigmask(i.signo) == 0);
-    QUEUED.fetch_sub((before - list.len()) as u64, Ordering::AcqRel);
+fn sigqueue_remove(list: &mut Vec<SlabBox<SigInfo>>, mask: u64) {
+    // The entries kept move to the front in their order, those removed
+    // gather behind them and are freed one by one through
+    // `__sigqueue_free`.
+    let mut kept = 0;
+    for i in 0..list.len() {
+        if mask & sigmask(list[i].signo) == 0 {
+            list.swap(kept, i);
+            kept += 1;
+        }
+    }
+    for q in list.drain(kept..) {
+        __sigqueue_free(q);
+    }
     if list.is_empty() {
         // Give a flood's memory back, not just its entries.
         *list = Vec::new();
@@ -559,8 +606,9 @@ fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
         // was lost to the limit): an SI_USER siginfo with no sender.
         let info = match list.iter().position(|i| i.signo == sig) {
             Some(at) => {
-                let info = list.remove(at);
-                QUEUED.fetch_sub(1, Ordering::AcqRel);
+                let q = list.remove(at);
+                let info = *q;
+                __sigqueue_free(q);
                 info
             }
             None => SigInfo {

@@ -4,7 +4,7 @@
 use super::{from_ret, syscall};
 use crate::errno::Errno;
 use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
-use crate::uaccess::{copy_to_user, strndup_user, PATH_MAX};
+use crate::uaccess::{copy_to_user, strndup_user, Filename};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
@@ -15,8 +15,8 @@ use vfs::mount::Path;
 /// Largest single read or write (Linux's MAX_RW_COUNT, rounded).
 const MAX_RW: usize = 0x7fff_f000;
 
-fn path_arg(p: u64) -> Result<Vec<u8>, Errno> {
-    strndup_user(p, PATH_MAX, Errno::ENAMETOOLONG)
+fn path_arg(p: u64) -> Result<Filename, Errno> {
+    crate::uaccess::getname(p)
 }
 
 fn file(fd: u64) -> Result<Arc<OpenFile>, Errno> {

@@ -6,14 +6,14 @@
 use super::syscall;
 use crate::errno::Errno;
 use crate::fs::{cred, current_cwd, current_files, vfs};
-use crate::uaccess::{copy_from_user, strndup_user, PATH_MAX};
+use crate::uaccess::{copy_from_user, Filename};
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, UTIME_NOW, UTIME_OMIT};
 use vfs::mount::Path;
 use vfs::open::TimeSpec;
 
-fn path_arg(p: u64) -> Result<Vec<u8>, Errno> {
-    strndup_user(p, PATH_MAX, Errno::ENAMETOOLONG)
+fn path_arg(p: u64) -> Result<Filename, Errno> {
+    crate::uaccess::getname(p)
 }
 
 /// The start of a `*at` lookup.
@@ -30,7 +30,10 @@ syscall!(__arm64_sys_symlinkat, r, {
     oldname.try_reserve_exact(target.len() + 1).map_err(|_| Errno::ENOMEM)?;
     oldname.extend_from_slice(&target);
     oldname.push(0);
-    let link = NewLink { start, name: path };
+    let link = NewLink {
+        start,
+        name: path.to_vec(),
+    };
     super::from_ret(vfs_symlink(&NOP_MNT_IDMAP, &link, &link.name, oldname.as_ptr()).into())
 });
 

@@ -13,7 +13,6 @@
 
 use super::tracefs;
 use crate::fs::pseudo::PseudoDir;
-use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -712,18 +711,29 @@ pub fn disable_all_events() {
 }
 
 /// A list of pids for event filtering (Linux's `trace_pid_list`), sorted,
-/// with a flag readable from probe context without the lock.
+/// with a flag readable from probe context without the lock. Events on
+/// several CPUs read it at once (Linux reads it under RCU): readers share
+/// the lock, and only a change under way makes one give up.
 pub struct EventPidList {
-    pids: IrqSpinLock<Vec<u32>>,
+    pids: spin::RwLock<Vec<u32>>,
     on: AtomicBool,
 }
 
 impl EventPidList {
     const fn new() -> EventPidList {
         EventPidList {
-            pids: IrqSpinLock::new(Vec::new()),
+            pids: spin::RwLock::new(Vec::new()),
             on: AtomicBool::new(false),
         }
+    }
+
+    /// Runs `f` on the list with interrupts masked, so that no event on
+    /// this CPU waits for it and no task switch leaves it held.
+    fn locked<R>(&self, f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
+        let irq = arch::cpu::local_irq_save();
+        let r = f(&mut self.pids.write());
+        arch::cpu::local_irq_restore(irq);
+        r
     }
 
     /// Whether `pid` is listed; None when the list is empty or being
@@ -732,7 +742,7 @@ impl EventPidList {
         if !self.on.load(Ordering::Acquire) {
             return None;
         }
-        self.pids.try_lock().map(|l| l.binary_search(&pid).is_ok())
+        self.pids.try_read().map(|l| l.binary_search(&pid).is_ok())
     }
 
     /// Lists `child` if `parent` is listed (Linux's
@@ -741,12 +751,13 @@ impl EventPidList {
         if !self.on.load(Ordering::Acquire) {
             return;
         }
-        let mut l = self.pids.lock();
-        if l.binary_search(&parent).is_ok() {
-            if let Err(at) = l.binary_search(&child) {
-                l.insert(at, child);
+        self.locked(|l| {
+            if l.binary_search(&parent).is_ok() {
+                if let Err(at) = l.binary_search(&child) {
+                    l.insert(at, child);
+                }
             }
-        }
+        });
     }
 
     /// Unlists `pid` (its task exited).
@@ -754,16 +765,17 @@ impl EventPidList {
         if !self.on.load(Ordering::Acquire) {
             return;
         }
-        let mut l = self.pids.lock();
-        if let Ok(at) = l.binary_search(&pid) {
-            l.remove(at);
-        }
+        self.locked(|l| {
+            if let Ok(at) = l.binary_search(&pid) {
+                l.remove(at);
+            }
+        });
     }
 
     /// The file's text: one pid a line.
     pub fn show(&self) -> Vec<u8> {
         let mut s = String::new();
-        for p in self.pids.lock().iter() {
+        for p in self.locked(|l| l.clone()) {
             s.push_str(&format!("{p}\n"));
         }
         s.into_bytes()
@@ -776,21 +788,24 @@ impl EventPidList {
         for tok in text.split_whitespace() {
             add.push(tok.parse::<u32>().map_err(|_| Errno::EINVAL)?);
         }
-        let mut l = self.pids.lock();
-        for p in add {
-            if !l.contains(&p) {
-                l.push(p);
+        self.locked(|l| {
+            for p in add {
+                if !l.contains(&p) {
+                    l.push(p);
+                }
             }
-        }
-        l.sort_unstable();
-        self.on.store(!l.is_empty(), Ordering::Release);
+            l.sort_unstable();
+            self.on.store(!l.is_empty(), Ordering::Release);
+        });
         Ok(buf.len())
     }
 
     /// Empties it (the file opened with O_TRUNC).
     pub fn clear(&self) {
-        self.pids.lock().clear();
-        self.on.store(false, Ordering::Release);
+        self.locked(|l| {
+            l.clear();
+            self.on.store(false, Ordering::Release);
+        });
     }
 }
 

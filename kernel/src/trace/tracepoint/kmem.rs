@@ -1,8 +1,7 @@
 //! `kmem` events (Linux's `include/trace/events/kmem.h`): the kernel heap
-//! (`kmalloc`, `kfree`) and the frame allocator (`mm_page_alloc`,
-//! `mm_page_free`). `kmem_cache_alloc` and `kmem_cache_free` are Linux's
-//! slab-cache events; this kernel has one heap and no caches, so they are
-//! registered (tools and tests look for them) but nothing records them.
+//! (`kmalloc`, `kfree`), the slab caches (`kmem_cache_alloc`,
+//! `kmem_cache_free`, [`crate::mm::slab`]) and the frame allocator
+//! (`mm_page_alloc`, `mm_page_free`).
 //!
 //! Recording must not recurse: the hooks run after the allocator has
 //! dropped its lock, and a per-CPU flag drops any event the recording
@@ -33,6 +32,9 @@ macro_rules! page_fmt {
 /// `GFP_KERNEL`: how every allocation of this kernel may behave (it may
 /// sleep for memory, do I/O and use filesystems).
 pub const GFP_KERNEL: u64 = 0xcc0;
+/// `GFP_ATOMIC`: an allocation that must not sleep (high priority, may
+/// wake kswapd).
+pub const GFP_ATOMIC: u64 = 0x820;
 /// `__GFP_ACCOUNT`: charged to a memory cgroup.
 const GFP_ACCOUNT: u64 = 1 << 22;
 /// `__GFP_ZERO`.
@@ -170,10 +172,9 @@ define_trace_event! {
 }
 
 define_trace_event! {
-    /// An object of a slab cache is allocated (no caches here: never
-    /// recorded).
+    /// An object of a slab cache is allocated at `ptr`.
     kmem / kmem_cache_alloc,
-    fn trace_kmem_cache_alloc(call_site: u64, ptr: u64, bytes_req: u64, bytes_alloc: u64, gfp_flags: u64),
+    fn trace_kmem_cache_alloc_raw(call_site: u64, ptr: u64, bytes_req: u64, bytes_alloc: u64, gfp_flags: u64, accounted: bool),
     fields {
         call_site: u64 as "unsigned long" = call_site,
         ptr: u64 as "const void *" = ptr,
@@ -181,7 +182,7 @@ define_trace_event! {
         bytes_alloc: u64 as "size_t" = bytes_alloc,
         gfp_flags: u64 as "unsigned long" = gfp_flags,
         node: i32 as "int" = NUMA_NO_NODE,
-        accounted: u8 as "bool" = u8::from(gfp_flags & GFP_ACCOUNT != 0),
+        accounted: u8 as "bool" = u8::from(accounted || gfp_flags & GFP_ACCOUNT != 0),
     },
     printk concat!("\"call_site=%pS ptr=%p bytes_req=%zu bytes_alloc=%zu gfp_flags=%s node=%d accounted=%s\", (void *)REC->call_site, REC->ptr, REC->bytes_req, REC->bytes_alloc, ", gfp_fmt!(), ", REC->node, REC->accounted ? \"true\" : \"false\""),
     print(out, e) {
@@ -191,10 +192,9 @@ define_trace_event! {
 }
 
 define_trace_event! {
-    /// An object of the slab cache `name` is freed (no caches here: never
-    /// recorded).
+    /// The object at `ptr` of the slab cache `name` is freed.
     kmem / kmem_cache_free,
-    fn trace_kmem_cache_free(call_site: u64, ptr: u64, name: &[u8]),
+    fn trace_kmem_cache_free_raw(call_site: u64, ptr: u64, name: &[u8]),
     fields {
         call_site: u64 as "unsigned long" = call_site,
         ptr: u64 as "const void *" = ptr,
@@ -267,6 +267,10 @@ fn call_site() -> u64 {
                 || s.name.starts_with("__rdl")
                 || s.name.starts_with("alloc__")
                 || s.name == "kfree"
+                || s.name.starts_with("kernel__mm__slab__")
+                || s.name.starts_with("kmem_cache_")
+                // The drop glue that runs a slab object's destructor.
+                || s.name.starts_with("core__ptr__drop")
         });
         if inside {
             return true;
@@ -298,6 +302,31 @@ fn kmalloc_slow(ptr: u64, size: u64, zeroed: bool) {
 pub fn trace_kfree(ptr: *mut u8) {
     if crate::static_branch_unlikely!(kfree::KEY) {
         guarded(|| kfree::record(call_site(), ptr as u64));
+    }
+}
+
+/// The slab cache object at `ptr` was allocated (from
+/// `kmem_cache_alloc`, the cache's lock dropped): `bytes_req` as asked,
+/// `bytes_alloc` taken.
+#[inline(always)]
+pub fn trace_kmem_cache_alloc(ptr: *mut u8, bytes_req: u64, bytes_alloc: u64, gfp: u64, accounted: bool) {
+    if crate::static_branch_unlikely!(kmem_cache_alloc::KEY) {
+        kmem_cache_alloc_slow(ptr as u64, bytes_req, bytes_alloc, gfp, accounted);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn kmem_cache_alloc_slow(ptr: u64, bytes_req: u64, bytes_alloc: u64, gfp: u64, accounted: bool) {
+    guarded(|| kmem_cache_alloc::record(call_site(), ptr, bytes_req, bytes_alloc, gfp, accounted));
+}
+
+/// The object at `ptr` of the slab cache `name` is about to be freed
+/// (from `kmem_cache_free`).
+#[inline(always)]
+pub fn trace_kmem_cache_free(ptr: *mut u8, name: &str) {
+    if crate::static_branch_unlikely!(kmem_cache_free::KEY) {
+        guarded(|| kmem_cache_free::record(call_site(), ptr as u64, name.as_bytes()));
     }
 }
 

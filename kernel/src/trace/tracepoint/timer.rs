@@ -1,10 +1,20 @@
-//! `timer` events of the kernel's one kind of timer, the task wake-up at a
-//! deadline ([`crate::time::Timeout`], Linux's `hrtimer_sleeper`):
-//! `hrtimer_start`, `hrtimer_expire_entry`, `hrtimer_expire_exit` and
-//! `hrtimer_cancel` (Linux's `include/trace/events/timer.h`). A task has at
-//! most one such timer, so the timer's address is that of the task's
-//! `timeout_id`; its function is `wake_up_process`. This kernel has no
-//! `timer_list` wheel, hence no `timer_*` events.
+//! `timer` events (Linux's `include/trace/events/timer.h`) of the kernel's
+//! two kinds of timer:
+//! - the task wake-up at a deadline ([`crate::time::Timeout`], Linux's
+//!   `hrtimer_sleeper`): `hrtimer_start`, `hrtimer_expire_entry`,
+//!   `hrtimer_expire_exit` and `hrtimer_cancel`. A task has at most one
+//!   such timer, so the timer's address is that of the task's
+//!   `timeout_id`; its function is `wake_up_process`;
+//! - the per-process `ITIMER_REAL` ([`crate::itimer`]), which the tick
+//!   runs at jiffy granularity as Linux's timer wheel runs a `timer_list`:
+//!   `timer_start`, `timer_expire_entry`, `timer_expire_exit` and
+//!   `timer_cancel` (fired, as on Linux, both when the timer is stopped
+//!   and when it is taken off the wheel to expire). Its address is that of
+//!   the process (Linux's timer lives in the process's `signal_struct`),
+//!   its function `it_real_fn`. There is one wheel, run by CPU 0's tick,
+//!   with one level, so `cpu` and `idx` are 0 and `bucket_expiry` is
+//!   `expires`. Nothing here calls Linux's `timer_init`, so that event is
+//!   not offered.
 
 use crate::define_trace_event;
 use crate::sched::Task;
@@ -113,8 +123,106 @@ define_trace_event! {
     }
 }
 
+/// The `ITIMER_REAL` callback's address, for `function=%ps`.
+fn it_real_fn() -> u64 {
+    crate::itimer::it_real_fn as *const () as u64
+}
+
+define_trace_event! {
+    /// The timer at `timer` is armed to expire at jiffy `expires`.
+    timer / timer_start,
+    fn trace_timer_start(timer: u64, expires: u64),
+    fields {
+        timer: u64 as "void *" = timer,
+        function: u64 as "void *" = it_real_fn(),
+        expires: u64 as "unsigned long" = expires,
+        bucket_expiry: u64 as "unsigned long" = expires,
+        now: u64 as "unsigned long" = crate::time::jiffies(),
+        flags: u32 as "unsigned int" = 0,
+    },
+    printk "\"timer=%p function=%ps expires=%lu [timeout=%ld] bucket_expiry=%lu cpu=%u idx=%u flags=%s\", REC->timer, REC->function, REC->expires, (long)REC->expires - REC->now, REC->bucket_expiry, REC->flags & 0x0003FFFF, REC->flags >> 22, __print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000 | 0x00200000), \"|\", { 0x00040000, \"M\" }, { 0x00080000, \"D\" }, { 0x00100000, \"P\" }, { 0x00200000, \"I\" })",
+    print(out, e) {
+        write!(out, "timer={:016x} function={} expires={} [timeout={}] bucket_expiry={} cpu={} idx={} flags={}",
+            e.timer, FuncName(e.function), e.expires, e.expires.wrapping_sub(e.now) as i64, e.bucket_expiry,
+            e.flags & TIMER_CPUMASK, e.flags >> TIMER_ARRAYSHIFT, TimerFlags(e.flags))
+    }
+}
+
+/// `TIMER_CPUMASK`: the CPU of the wheel a timer is on.
+const TIMER_CPUMASK: u32 = 0x0003_ffff;
+/// `TIMER_ARRAYSHIFT`: where the wheel index sits in `flags`.
+const TIMER_ARRAYSHIFT: u32 = 22;
+
+/// `decode_timer_flags`: `M|D|P|I`, or nothing.
+struct TimerFlags(u32);
+
+impl core::fmt::Display for TimerFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let names = [
+            (0x0004_0000, "M"),
+            (0x0008_0000, "D"),
+            (0x0010_0000, "P"),
+            (0x0020_0000, "I"),
+        ];
+        let mut sep = "";
+        for (bit, name) in names {
+            if self.0 & bit != 0 {
+                write!(f, "{sep}{name}")?;
+                sep = "|";
+            }
+        }
+        Ok(())
+    }
+}
+
+define_trace_event! {
+    /// The timer at `timer` expires and its function runs.
+    timer / timer_expire_entry,
+    fn trace_timer_expire_entry(timer: u64, baseclk: u64),
+    fields {
+        timer: u64 as "void *" = timer,
+        now: u64 as "unsigned long" = crate::time::jiffies(),
+        function: u64 as "void *" = it_real_fn(),
+        baseclk: u64 as "unsigned long" = baseclk,
+    },
+    printk "\"timer=%p function=%ps now=%lu baseclk=%lu\", REC->timer, REC->function, REC->now, REC->baseclk",
+    print(out, e) {
+        write!(out, "timer={:016x} function={} now={} baseclk={}", e.timer, FuncName(e.function), e.now, e.baseclk)
+    }
+}
+
+define_trace_event! {
+    /// The function of the timer at `timer` returned.
+    timer / timer_expire_exit,
+    fn trace_timer_expire_exit(timer: u64),
+    fields {
+        timer: u64 as "void *" = timer,
+    },
+    printk "\"timer=%p\", REC->timer",
+    print(out, e) {
+        write!(out, "timer={:016x}", e.timer)
+    }
+}
+
+define_trace_event! {
+    /// The timer at `timer` leaves the wheel: stopped, or about to expire.
+    timer / timer_cancel,
+    fn trace_timer_cancel(timer: u64),
+    fields {
+        timer: u64 as "void *" = timer,
+    },
+    printk "\"timer=%p\", REC->timer",
+    print(out, e) {
+        write!(out, "timer={:016x}", e.timer)
+    }
+}
+
 /// Registers the `timer` events.
 pub fn register() -> Result<(), uapi::Errno> {
+    timer_cancel::register()?;
+    timer_expire_exit::register()?;
+    timer_expire_entry::register()?;
+    timer_start::register()?;
     hrtimer_cancel::register()?;
     hrtimer_expire_exit::register()?;
     hrtimer_expire_entry::register()?;

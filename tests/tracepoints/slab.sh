@@ -1,0 +1,33 @@
+# Slab caches seen from a shell: /proc/slabinfo's header, and the
+# kmem_cache_alloc/kmem_cache_free lines of path names (names_cache) and
+# queued signals (sigqueue) for a small workload.
+cd /sys/kernel/tracing || exit 1
+head -2 /proc/slabinfo
+grep -q '^names_cache ' /proc/slabinfo && echo "slabinfo has names_cache"
+grep -q '^sigqueue ' /proc/slabinfo && echo "slabinfo has sigqueue"
+echo 0 > tracing_on
+echo > trace
+echo 1 > events/kmem/kmem_cache_alloc/enable
+echo 1 > events/kmem/kmem_cache_free/enable
+echo 1 > tracing_on
+ls / > /dev/null
+busybox sleep 5 &
+kill -USR1 $!
+wait
+echo 0 > tracing_on
+echo 0 > events/kmem/enable
+hex='[0-9a-f]*'
+site="[A-Za-z0-9_.]*+0x$hex/0x$hex"
+grep -q "kmem_cache_alloc: call_site=$site ptr=$hex bytes_req=4096 bytes_alloc=4096 gfp_flags=GFP_KERNEL node=-1 accounted=false" trace &&
+    echo "names_cache object allocated"
+grep -q "kmem_cache_free: call_site=putname+0x$hex/0x$hex ptr=$hex name=names_cache" trace &&
+    echo "names_cache object freed by putname"
+grep -q "kmem_cache_alloc: call_site=__sigqueue_alloc+0x$hex/0x$hex ptr=$hex bytes_req=[0-9]* bytes_alloc=[0-9]* gfp_flags=GFP_ATOMIC node=-1 accounted=true" trace &&
+    echo "sigqueue entry allocated by __sigqueue_alloc"
+grep -q "kmem_cache_free: call_site=$site ptr=$hex name=sigqueue" trace &&
+    echo "sigqueue entry freed"
+# Every names_cache object freed in the window was allocated in it.
+grep -o "kmem_cache_free: .* ptr=$hex name=names_cache" trace | sed 's/.* ptr=\([0-9a-f]*\) .*/\1/' | sort -u > /tmp/freed
+grep -o "kmem_cache_alloc: .* ptr=$hex bytes_req=4096 " trace | sed 's/.* ptr=\([0-9a-f]*\) .*/\1/' | sort -u > /tmp/allocated
+[ -s /tmp/freed ] && ! grep -qvxF -f /tmp/allocated /tmp/freed && echo "freed names were allocated"
+exit 0
