@@ -145,6 +145,12 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
     }
 }
 
+/// Whether `set_ftrace_pid` or `set_ftrace_notrace_pid` has pids (Linux's
+/// `ftrace_pids_enabled`).
+pub(super) fn ftrace_pids_enabled() -> bool {
+    PID_FILTER.load(Ordering::Relaxed) || NOTRACE_PID_FILTER.load(Ordering::Relaxed)
+}
+
 /// Whether the function tracer skips task `pid` (Linux's
 /// `ftrace_ignore_pid`): not in a non-empty `set_ftrace_pid`, or in
 /// `set_ftrace_notrace_pid`. From the hit path: a list being changed
@@ -435,12 +441,15 @@ impl Drop for FtraceRegexFile {
             HashKind::Filter => h.filter = set,
             HashKind::Notrace => h.notrace = set,
         }
-        // function_graph follows the function tracer's filter files.
+        // function_graph and the profiler follow the function tracer's
+        // filter files.
         let graph = core::ptr::eq(self.ops, &GLOBAL_OPS).then(|| h.clone());
-        let r = self
-            .ops
-            .set_hash(h)
-            .and_then(|()| graph.map_or(Ok(()), super::function_graph::update_filter));
+        let r = self.ops.set_hash(h).and_then(|()| {
+            graph.map_or(Ok(()), |g| {
+                super::function_graph::update_filter(g.clone())?;
+                super::ftrace_profile::update_filter(g)
+            })
+        });
         if let Err(e) = r {
             crate::pr_err!("ftrace: cannot apply the filter of {}: {}", self.ops.name(), e);
         }
@@ -593,4 +602,5 @@ pub fn init(root: &Arc<PseudoDir>) {
         );
     }
     super::trace_stack::init(root);
+    super::ftrace_profile::init(root);
 }
