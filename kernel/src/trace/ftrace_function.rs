@@ -270,10 +270,67 @@ fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
             s.push('\n');
         }
     }
+    if core::ptr::eq(ops, &GLOBAL_OPS) {
+        for (func, module) in mod_list(kind).lock().iter() {
+            let _ = writeln!(s, "{func}:mod:{module}");
+        }
+    }
     if probes {
         super::ftrace_probe::probes_show(&mut s);
     }
     s.into_bytes()
+}
+
+/// `:mod:` words whose module is not loaded, kept for when it is (Linux's
+/// `tr->mod_trace` and `tr->mod_notrace`): (function glob, module), the
+/// most recent first. This kernel has no loadable modules, so they are
+/// only listed, and dropped with `!` or by truncating the file.
+static MOD_TRACE: spin::Mutex<Vec<(String, String)>> = spin::Mutex::new(Vec::new());
+static MOD_NOTRACE: spin::Mutex<Vec<(String, String)>> = spin::Mutex::new(Vec::new());
+
+fn mod_list(kind: HashKind) -> &'static spin::Mutex<Vec<(String, String)>> {
+    match kind {
+        HashKind::Filter => &MOD_TRACE,
+        HashKind::Notrace => &MOD_NOTRACE,
+    }
+}
+
+/// `func:mod:module` (Linux's `ftrace_mod_callback`). Every traceable
+/// function here is built in, and Linux gives built-in code no module: a
+/// module glob matches none of them, and an excluded one (`:mod:!glob`)
+/// all, which the function glob (empty: every function; a leading `!`
+/// removes) then filters. A word that selects nothing is kept in the
+/// module list for a module that is not loaded (Linux's `cache_mod`);
+/// with a leading `!` it drops the kept words of that module instead
+/// (all of them for `!*`), EINVAL if there is none.
+fn mod_command(set: &mut BTreeSet<u32>, kind: HashKind, func: &str, module: &str) -> Result<(), Errno> {
+    let (remove, pat) = match func.strip_prefix('!') {
+        Some(p) => (true, p),
+        None => (false, func),
+    };
+    if module.starts_with('!') {
+        let pat = if pat.is_empty() { "*" } else { pat };
+        let word = if remove {
+            alloc::format!("!{pat}")
+        } else {
+            pat.to_string()
+        };
+        if match_records(set, &word).is_ok() {
+            return Ok(());
+        }
+    }
+    let mut list = mod_list(kind).lock();
+    if remove {
+        let before = list.len();
+        list.retain(|(f, m)| !(m == module && (pat == "*" || f == pat)));
+        return if list.len() < before {
+            Ok(())
+        } else {
+            Err(Errno::EINVAL)
+        };
+    }
+    list.insert(0, (func.to_string(), module.to_string()));
+    Ok(())
 }
 
 /// Longest word a filter file takes (Linux's `FTRACE_BUFF_MAX`).
@@ -308,6 +365,9 @@ impl FtraceRegexFile {
         let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
         let edit = write.then(|| {
             let set = if flags & uapi::fcntl::O_TRUNC != 0 {
+                if commands {
+                    mod_list(kind).lock().clear();
+                }
                 BTreeSet::new()
             } else {
                 let h = ops.hash();
@@ -344,6 +404,9 @@ impl FtraceRegexFile {
                     Some((c, p)) => (c, Some(p)),
                     None => (rest, None),
                 };
+                if cmd == "mod" {
+                    return mod_command(set, self.kind, glob, param.ok_or(Errno::EINVAL)?);
+                }
                 super::ftrace_probe::func_command(glob, cmd, param, self.kind == HashKind::Filter)
             }
         }
@@ -435,6 +498,14 @@ impl Drop for FtraceRegexFile {
         let RegexEdit { mut set, partial } = edit.into_inner();
         if !partial.is_empty() {
             let _ = self.process_word(&mut set, &partial);
+        }
+        // Kept `:mod:` words make the filter select nothing until their
+        // module loads (Linux's FTRACE_HASH_FL_MOD).
+        if self.commands && self.kind == HashKind::Filter {
+            set.remove(&ftrace::FTRACE_HASH_MOD);
+            if !MOD_TRACE.lock().is_empty() {
+                set.insert(ftrace::FTRACE_HASH_MOD);
+            }
         }
         let mut h: FtraceHash = self.ops.hash();
         match self.kind {
