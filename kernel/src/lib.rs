@@ -27,6 +27,7 @@ pub mod itimer;
 pub mod jump_label;
 pub mod kallsyms;
 pub mod kprobes;
+pub mod locking;
 pub mod mm;
 pub mod notrace;
 pub mod oops;

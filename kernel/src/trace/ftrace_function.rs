@@ -34,8 +34,8 @@ const TRACERS: &[&str] = &["function_graph", "function", "nop"];
 
 /// Whether `function` is the current tracer.
 static FUNCTION_ON: AtomicBool = AtomicBool::new(false);
-/// Serialises tracer switches.
-static TRACER_LOCK: spin::Mutex<()> = spin::Mutex::new(());
+/// Serialises tracer switches (Linux's `trace_types_lock`).
+static TRACER_LOCK: crate::locking::Mutex<()> = crate::locking::Mutex::new(());
 /// `set_ftrace_pid`: empty for every task.
 static FTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
 /// Whether `set_ftrace_pid` has pids (read on the hit path).
@@ -285,10 +285,10 @@ fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
 /// `tr->mod_trace` and `tr->mod_notrace`): (function glob, module), the
 /// most recent first. This kernel has no loadable modules, so they are
 /// only listed, and dropped with `!` or by truncating the file.
-static MOD_TRACE: spin::Mutex<Vec<(String, String)>> = spin::Mutex::new(Vec::new());
-static MOD_NOTRACE: spin::Mutex<Vec<(String, String)>> = spin::Mutex::new(Vec::new());
+static MOD_TRACE: crate::locking::Mutex<Vec<(String, String)>> = crate::locking::Mutex::new(Vec::new());
+static MOD_NOTRACE: crate::locking::Mutex<Vec<(String, String)>> = crate::locking::Mutex::new(Vec::new());
 
-fn mod_list(kind: HashKind) -> &'static spin::Mutex<Vec<(String, String)>> {
+fn mod_list(kind: HashKind) -> &'static crate::locking::Mutex<Vec<(String, String)>> {
     match kind {
         HashKind::Filter => &MOD_TRACE,
         HashKind::Notrace => &MOD_NOTRACE,

@@ -41,7 +41,7 @@ pub static PROFILE_OPS: FtraceOps = FtraceOps::new("fprofiler_ops", profile_grap
 static PROFILE_ENABLED: AtomicBool = AtomicBool::new(false);
 /// Serialises enabling, disabling and reading (Linux's
 /// `ftrace_profile_lock`).
-static PROFILE_LOCK: spin::Mutex<()> = spin::Mutex::new(());
+static PROFILE_LOCK: crate::locking::Mutex<()> = crate::locking::Mutex::new(());
 /// Calls whose time was not measured because the task's return stack
 /// was full.
 static NMISSED: AtomicU64 = AtomicU64::new(0);
