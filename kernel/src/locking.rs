@@ -1,7 +1,8 @@
 //! Linux's sleeping mutex (kernel/locking/mutex.c) and its out-of-line,
 //! traceable entry points: `mutex_lock`, `mutex_trylock`, `mutex_unlock`,
 //! and the spin lock that guards a mutex's waiters, `_raw_spin_lock` and
-//! `_raw_spin_unlock` (kernel/locking/spinlock.c).
+//! `_raw_spin_unlock` (kernel/locking/spinlock.c); and the console lock's
+//! `console_lock` and `console_unlock` (kernel/printk/printk.c).
 //!
 //! Unlike `crate::sync::IrqSpinLock` and `spin::Mutex`, which the tracing,
 //! probing and exception machinery use and which are inlined and notrace,
@@ -14,6 +15,7 @@
 //! handler takes it, so it leaves interrupts as they are.
 
 use crate::sched::{self, Task, TaskState};
+use crate::sync::{IrqSpinLock, IrqSpinLockGuard};
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -62,6 +64,24 @@ pub fn raw_spin_lock(lock: &RawSpinLock) {
 #[inline(never)]
 pub fn raw_spin_unlock(lock: &RawSpinLock) {
     lock.locked.store(false, Ordering::Release);
+}
+
+/// Takes the console lock, which serialises console output (Linux's
+/// `console_lock`); `printk` passes its lock. Outside the notrace printk
+/// code so that it can be traced under Linux's name; an oops bypasses it.
+#[allow(unsafe_code)] // export_name
+#[export_name = "console_lock"]
+#[inline(never)]
+pub fn console_lock(lock: &'static IrqSpinLock<()>) -> IrqSpinLockGuard<'static, ()> {
+    lock.lock()
+}
+
+/// Releases the console lock (Linux's `console_unlock`).
+#[allow(unsafe_code)] // export_name
+#[export_name = "console_unlock"]
+#[inline(never)]
+pub fn console_unlock(guard: IrqSpinLockGuard<'static, ()>) {
+    drop(guard);
 }
 
 /// The lock word and waiters of a [`Mutex`] (Linux's `struct mutex`
