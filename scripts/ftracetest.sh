@@ -14,8 +14,8 @@
 #       log of each test that neither passed nor was unsupported) goes to
 #       stderr as it comes.  Default: this kernel (built unless --kernel)
 #       on virt -smp 4; --linux: reflinux with -smp 2.  TARGETs are
-#       ftracetest's arguments, default the six target directories
-#       test.d/{00basic,dynevent,event,filter,instances,kprobe}.  Exit
+#       ftracetest's arguments, default the seven target directories
+#       test.d/{00basic,dynevent,event,filter,ftrace,instances,kprobe}.  Exit
 #       status 0 when ftracetest ran its tests to the end, whatever their
 #       results; 1 when it did not finish or ran none.
 #
@@ -37,7 +37,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 baseline="$repo/tests/ftracetest/linux-6.12.117.txt"
 reflinux="$repo/../shared/reflinux/run.sh"
 targets_default=(test.d/00basic test.d/dynevent test.d/event test.d/filter
-    test.d/instances test.d/kprobe)
+    test.d/ftrace test.d/instances test.d/kprobe)
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 die() { echo "ftracetest: error: $*" >&2; exit 2; }

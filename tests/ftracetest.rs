@@ -2,7 +2,7 @@
 //! unmodified, fetched by scripts/ftracetest-fetch.sh) in the guest under
 //! Debian's static busybox on `virt -smp 4`, held to issue 9's target
 //! against Linux's results in `tests/ftracetest/linux-6.12.117.txt`: every
-//! test of test.d/{00basic,dynevent,event,filter,instances,kprobe} that
+//! test of test.d/{00basic,dynevent,event,filter,ftrace,instances,kprobe} that
 //! passes on Linux passes here, except those that need loadable modules or
 //! a feature this kernel does not offer (`compare::NOT_OFFERED`), which
 //! must be UNSUPPORTED or UNRESOLVED; nothing FAILs here that passes there.
@@ -45,7 +45,7 @@ const QUICK: &[&str] = &[
     "test.d/00basic/trace_pipe.tc",
 ];
 
-/// `FTRACETEST=1` runs the six target directories, `FTRACETEST=quick` the
+/// `FTRACETEST=1` runs the seven target directories, `FTRACETEST=quick` the
 /// [`QUICK`] subset; `FTRACETEST='test.d/kprobe test.d/00basic/basic1.tc'`
 /// runs (and compares) only those.
 #[test]
@@ -143,6 +143,21 @@ fn modules_and_features_not_offered_may_be_unsupported_but_never_fail() {
             ok
         );
     }
+}
+
+#[test]
+fn function_tracer_in_instances_is_exempt_only_for_the_instance_pass() {
+    let t = "ftrace/func-filter-pid.tc";
+    let linux = [entry(t, "top", "PASS", ""), entry(t, "instance", "PASS", "")];
+    let ours = [
+        entry(t, "top", "UNSUPPORTED", ""),
+        entry(t, "instance", "UNSUPPORTED", ""),
+    ];
+    let v = verdicts(&linux, &ours);
+    assert!(matches!(v[0], Verdict::NotMet(_)), "{v:?}");
+    assert!(matches!(v[1], Verdict::Exempt(_)), "{v:?}");
+    let ours = [entry(t, "top", "PASS", ""), entry(t, "instance", "FAIL", "")];
+    assert!(!target_met(&compare(&linux, &ours)));
 }
 
 #[test]
