@@ -42,6 +42,15 @@ pub extern "C" fn ktest_fprof_parent(ns: u64) -> u64 {
     ktest_fprof_slow(black_box(ns)) + 1
 }
 
+/// Sleeps for `ns` nanoseconds (a call whose task is switched out).
+#[inline(never)]
+#[no_mangle]
+#[allow(unsafe_code)]
+pub extern "C" fn ktest_fprof_sleeper(ns: u64) -> u64 {
+    crate::sched::wait::sleep_ns(black_box(ns)).expect("sleep");
+    ns
+}
+
 /// Puts the profiler and the filters back to their defaults.
 fn reset() {
     write("function_profile_enabled", "0").expect("disable");
@@ -271,4 +280,36 @@ fn funcgraph_irqs_off_hides_the_timer_interrupt() {
     let text = trace_ticks("0");
     assert!(!text.contains("sched_tick"), "{text}");
     reset();
+}
+
+/// The sleeper's total time over all CPUs, from a run where the CPU that
+/// counted the call also timed its return (a task may wake elsewhere).
+fn sleeper_time(sleep_time: &str) -> u64 {
+    const SLEEP: u64 = 20_000_000;
+    for _ in 0..5 {
+        reset();
+        write("options/sleep-time", sleep_time).expect("sleep-time");
+        write("set_ftrace_filter", "ktest_fprof_sleeper").expect("filter");
+        write("function_profile_enabled", "1").expect("enable");
+        ktest_fprof_sleeper(SLEEP);
+        write("function_profile_enabled", "0").expect("disable");
+        let f = ktest_fprof_sleeper as *const () as usize;
+        let time: u64 = crate::smp::online_cpus()
+            .filter_map(|c| stat_of(c, f))
+            .map(|s| s.time)
+            .sum();
+        if time != 0 {
+            reset();
+            return time;
+        }
+    }
+    panic!("the sleeper's return was never timed");
+}
+
+#[kernel_test]
+fn sleep_time_off_leaves_the_time_switched_out_out_of_a_call() {
+    let with = sleeper_time("1");
+    assert!(with >= 20_000_000, "sleep-time: {with} ns");
+    let without = sleeper_time("0");
+    assert!(without < 10_000_000, "no sleep-time: {without} ns");
 }
