@@ -11,6 +11,7 @@ use super::function_graph;
 use super::test_files::{read_all, write};
 use alloc::string::String;
 use core::hint::black_box;
+use core::sync::atomic::{AtomicBool, Ordering};
 use ktest_macros::kernel_test;
 
 /// A leaf the tests count calls of.
@@ -282,6 +283,13 @@ fn funcgraph_irqs_off_hides_the_timer_interrupt() {
     reset();
 }
 
+static SLEEPER_DONE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn sleeper_thread(ns: usize) {
+    ktest_fprof_sleeper(ns as u64);
+    SLEEPER_DONE.store(true, Ordering::SeqCst);
+}
+
 /// The sleeper's total time over all CPUs, from a run where the CPU that
 /// counted the call also timed its return (a task may wake elsewhere).
 fn sleeper_time(sleep_time: &str) -> u64 {
@@ -291,7 +299,16 @@ fn sleeper_time(sleep_time: &str) -> u64 {
         write("options/sleep-time", sleep_time).expect("sleep-time");
         write("set_ftrace_filter", "ktest_fprof_sleeper").expect("filter");
         write("function_profile_enabled", "1").expect("enable");
-        ktest_fprof_sleeper(SLEEP);
+        // In a kernel thread: the tests' own task may be a CPU's idle
+        // task, which is never switched out.
+        SLEEPER_DONE.store(false, Ordering::SeqCst);
+        let t = crate::sched::Task::new_kthread(sleeper_thread, SLEEP as usize, "fprof/sleep").expect("kthread");
+        crate::sched::wake_up(&t);
+        let deadline = crate::time::ktime_get_ns() + 2_000_000_000;
+        while !SLEEPER_DONE.load(Ordering::SeqCst) {
+            assert!(crate::time::ktime_get_ns() < deadline, "the sleeper did not finish");
+            crate::sched::wait::sleep_ns(1_000_000).expect("sleep");
+        }
         write("function_profile_enabled", "0").expect("disable");
         let f = ktest_fprof_sleeper as *const () as usize;
         let time: u64 = crate::smp::online_cpus()
