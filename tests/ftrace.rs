@@ -9,13 +9,16 @@
 //! for its `vfs_read <-ksys_read` lines (busybox's `cat` reads through
 //! them there; here its sendfile does not, and there is no `ksys_read`).
 //! `ftrace/commands.sh` does the same for function commands, pid lists,
-//! options and the stack tracer.
+//! options and the stack tracer, `ftrace/mod.sh` for the `:mod:` command;
+//! `ftrace/profile.sh` checks the function profiler here only.
 
 use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
 
 const GOLDEN: &str = include_str!("ftrace/function.golden");
 const COMMANDS_GOLDEN: &str = include_str!("ftrace/commands.golden");
+const PROFILE_GOLDEN: &str = include_str!("ftrace/profile.golden");
+const MOD_GOLDEN: &str = include_str!("ftrace/mod.golden");
 
 fn script() -> PathBuf {
     root().join("tests/ftrace/function.sh")
@@ -57,4 +60,36 @@ fn function_commands_pid_lists_and_stack_tracer_match_linux() {
         return;
     };
     assert_eq!(linux, COMMANDS_GOLDEN, "real Linux differs");
+}
+
+/// `ftrace/profile.sh`: the function profiler's files, the
+/// `trace_stat/functionN` header and columns, and the hits of a function
+/// called three times print `ftrace/profile.golden`. Real Linux's arm64
+/// build (Debian's, the reference) has no `CONFIG_FUNCTION_PROFILER`, so
+/// the golden follows Linux's source (kernel/trace/ftrace.c,
+/// `function_stat_headers` and `function_stat_show`).
+#[test]
+fn function_profiler_prints_linux_trace_stat_columns() {
+    let script = root().join("tests/ftrace/profile.sh");
+    let files = [busybox(), script];
+    let (out, code) = run_commands(&["--smp", "2"], &files, "busybox sh /bin/profile.sh", 180);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, PROFILE_GOLDEN);
+}
+
+/// `ftrace/mod.sh`: the `:mod:` command (words for modules that are not
+/// loaded kept, listed and removed; excluded modules selecting the
+/// built-in functions; Linux's errnos) prints `ftrace/mod.golden`, as
+/// real Linux does.
+#[test]
+fn mod_command_keeps_words_for_absent_modules_as_linux() {
+    let script = root().join("tests/ftrace/mod.sh");
+    let files = [busybox(), script];
+    let (out, code) = run_commands(&["--smp", "2"], &files, "busybox sh /bin/mod.sh", 180);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, MOD_GOLDEN);
+    let Some(linux) = reflinux_stdout("2", 180, &files, "busybox sh /bin/mod.sh") else {
+        return;
+    };
+    assert_eq!(linux, MOD_GOLDEN, "real Linux differs");
 }

@@ -7,7 +7,7 @@ use crate::errno::Errno;
 use crate::percpu::{PerCpu, NR_CPUS};
 use arch::gic::{self, NR_IRQS, SPURIOUS};
 use arch::ptrace::PtRegs;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// An interrupt handler; gets the interrupt ID.
 pub type IrqHandler = fn(irq: u32);
@@ -102,12 +102,24 @@ fn handle_arch_irq() {
     }
 }
 
+/// Interrupt handlers running on each CPU (the hardirq part of Linux's
+/// `preempt_count`, kept between `irq_enter` and `irq_exit`).
+static HARDIRQ_COUNT: PerCpu<AtomicU32> = PerCpu::new([const { AtomicU32::new(0) }; NR_CPUS]);
+
+/// Whether this CPU is running an interrupt handler (Linux's
+/// `in_hardirq`).
+pub fn in_hardirq() -> bool {
+    HARDIRQ_COUNT.this().load(Ordering::Relaxed) != 0
+}
+
 /// IRQ taken at EL1.
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
     crate::cputime::irq_enter_from(false);
+    HARDIRQ_COUNT.this().fetch_add(1, Ordering::Relaxed);
     handle_arch_irq();
+    HARDIRQ_COUNT.this().fetch_sub(1, Ordering::Relaxed);
 }
 
 /// IRQ taken at EL0.
@@ -115,7 +127,9 @@ pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
 #[no_mangle]
 pub extern "C" fn el0t_64_irq_handler(_regs: &mut PtRegs) {
     crate::cputime::irq_enter_from(true);
+    HARDIRQ_COUNT.this().fetch_add(1, Ordering::Relaxed);
     handle_arch_irq();
+    HARDIRQ_COUNT.this().fetch_sub(1, Ordering::Relaxed);
 }
 
 crate::nokprobe_symbol!(el1h_64_irq_handler);

@@ -28,6 +28,7 @@ pub mod jump_label;
 pub mod kallsyms;
 pub mod kprobes;
 pub mod ksymtab;
+pub mod locking;
 pub mod mm;
 pub mod notrace;
 pub mod oops;

@@ -74,12 +74,38 @@ pub fn console_write(args: fmt::Arguments) {
     let _ = Uart(uart).write_fmt(args);
 }
 
-fn lock_console() -> Option<crate::sync::IrqSpinLockGuard<'static, ()>> {
+/// The console lock, held: released through Linux's traceable
+/// `console_unlock` unless an oops took it.
+struct ConsoleGuard {
+    guard: Option<crate::sync::IrqSpinLockGuard<'static, ()>>,
+    oops: bool,
+}
+
+impl Drop for ConsoleGuard {
+    fn drop(&mut self) {
+        if let Some(g) = self.guard.take() {
+            if !self.oops {
+                crate::locking::console_unlock(g);
+            }
+        }
+    }
+}
+
+fn lock_console() -> Option<ConsoleGuard> {
     if OOPS_IN_PROGRESS.load(Ordering::Relaxed) {
-        // Give a CPU in the middle of a line a moment, then go ahead.
-        (0..100_000).find_map(|_| CONSOLE_LOCK.try_lock())
+        // Give a CPU in the middle of a line a moment, then go ahead,
+        // without the traceable console_lock/console_unlock.
+        (0..100_000)
+            .find_map(|_| CONSOLE_LOCK.try_lock())
+            .map(|g| ConsoleGuard {
+                guard: Some(g),
+                oops: true,
+            })
     } else {
-        Some(CONSOLE_LOCK.lock())
+        Some(ConsoleGuard {
+            guard: Some(crate::locking::console_lock(&CONSOLE_LOCK)),
+            oops: false,
+        })
     }
 }
 

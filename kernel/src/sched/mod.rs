@@ -197,6 +197,7 @@ pub extern "C" fn schedule() {
     next.on_cpu.store(true, Ordering::Release);
     crate::trace::tracepoint::sched::set_task_cpu(&next, arch::cpu::cpu_id());
     crate::trace::tracepoint::sched::trace_sched_switch(&prev, &next);
+    crate::trace::function_graph::graph_sched_switch(&prev, &next);
     crate::rseq::rseq_preempt(&prev);
     prev.switch_out();
     next.switch_in();

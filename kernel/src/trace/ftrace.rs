@@ -58,6 +58,12 @@ pub struct FtraceOps {
     own_recursion: bool,
 }
 
+/// A filter entry that names no site (Linux's `FTRACE_HASH_FL_MOD`): a
+/// filter holding only it is not empty, so it selects no function, as a
+/// `set_ftrace_filter` whose only words are `:mod:` words kept for
+/// modules not loaded.
+pub const FTRACE_HASH_MOD: u32 = u32::MAX;
+
 /// The functions an ops traces, by site index.
 #[derive(Clone, Default)]
 pub struct FtraceHash {

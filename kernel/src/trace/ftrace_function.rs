@@ -34,8 +34,8 @@ const TRACERS: &[&str] = &["function_graph", "function", "nop"];
 
 /// Whether `function` is the current tracer.
 static FUNCTION_ON: AtomicBool = AtomicBool::new(false);
-/// Serialises tracer switches.
-static TRACER_LOCK: spin::Mutex<()> = spin::Mutex::new(());
+/// Serialises tracer switches (Linux's `trace_types_lock`).
+static TRACER_LOCK: crate::locking::Mutex<()> = crate::locking::Mutex::new(());
 /// `set_ftrace_pid`: empty for every task.
 static FTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
 /// Whether `set_ftrace_pid` has pids (read on the hit path).
@@ -143,6 +143,12 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
     if done && super::options::is_set(super::options::FUNC_STACK_TRACE) {
         super::trigger::trace_function_stack(global_trace());
     }
+}
+
+/// Whether `set_ftrace_pid` or `set_ftrace_notrace_pid` has pids (Linux's
+/// `ftrace_pids_enabled`).
+pub(super) fn ftrace_pids_enabled() -> bool {
+    PID_FILTER.load(Ordering::Relaxed) || NOTRACE_PID_FILTER.load(Ordering::Relaxed)
 }
 
 /// Whether the function tracer skips task `pid` (Linux's
@@ -264,10 +270,67 @@ fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
             s.push('\n');
         }
     }
+    if core::ptr::eq(ops, &GLOBAL_OPS) {
+        for (func, module) in mod_list(kind).lock().iter() {
+            let _ = writeln!(s, "{func}:mod:{module}");
+        }
+    }
     if probes {
         super::ftrace_probe::probes_show(&mut s);
     }
     s.into_bytes()
+}
+
+/// `:mod:` words whose module is not loaded, kept for when it is (Linux's
+/// `tr->mod_trace` and `tr->mod_notrace`): (function glob, module), the
+/// most recent first. This kernel has no loadable modules, so they are
+/// only listed, and dropped with `!` or by truncating the file.
+static MOD_TRACE: crate::locking::Mutex<Vec<(String, String)>> = crate::locking::Mutex::new(Vec::new());
+static MOD_NOTRACE: crate::locking::Mutex<Vec<(String, String)>> = crate::locking::Mutex::new(Vec::new());
+
+fn mod_list(kind: HashKind) -> &'static crate::locking::Mutex<Vec<(String, String)>> {
+    match kind {
+        HashKind::Filter => &MOD_TRACE,
+        HashKind::Notrace => &MOD_NOTRACE,
+    }
+}
+
+/// `func:mod:module` (Linux's `ftrace_mod_callback`). Every traceable
+/// function here is built in, and Linux gives built-in code no module: a
+/// module glob matches none of them, and an excluded one (`:mod:!glob`)
+/// all, which the function glob (empty: every function; a leading `!`
+/// removes) then filters. A word that selects nothing is kept in the
+/// module list for a module that is not loaded (Linux's `cache_mod`);
+/// with a leading `!` it drops the kept words of that module instead
+/// (all of them for `!*`), EINVAL if there is none.
+fn mod_command(set: &mut BTreeSet<u32>, kind: HashKind, func: &str, module: &str) -> Result<(), Errno> {
+    let (remove, pat) = match func.strip_prefix('!') {
+        Some(p) => (true, p),
+        None => (false, func),
+    };
+    if module.starts_with('!') {
+        let pat = if pat.is_empty() { "*" } else { pat };
+        let word = if remove {
+            alloc::format!("!{pat}")
+        } else {
+            pat.to_string()
+        };
+        if match_records(set, &word).is_ok() {
+            return Ok(());
+        }
+    }
+    let mut list = mod_list(kind).lock();
+    if remove {
+        let before = list.len();
+        list.retain(|(f, m)| !(m == module && (pat == "*" || f == pat)));
+        return if list.len() < before {
+            Ok(())
+        } else {
+            Err(Errno::EINVAL)
+        };
+    }
+    list.insert(0, (func.to_string(), module.to_string()));
+    Ok(())
 }
 
 /// Longest word a filter file takes (Linux's `FTRACE_BUFF_MAX`).
@@ -302,6 +365,9 @@ impl FtraceRegexFile {
         let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
         let edit = write.then(|| {
             let set = if flags & uapi::fcntl::O_TRUNC != 0 {
+                if commands {
+                    mod_list(kind).lock().clear();
+                }
                 BTreeSet::new()
             } else {
                 let h = ops.hash();
@@ -338,6 +404,9 @@ impl FtraceRegexFile {
                     Some((c, p)) => (c, Some(p)),
                     None => (rest, None),
                 };
+                if cmd == "mod" {
+                    return mod_command(set, self.kind, glob, param.ok_or(Errno::EINVAL)?);
+                }
                 super::ftrace_probe::func_command(glob, cmd, param, self.kind == HashKind::Filter)
             }
         }
@@ -430,17 +499,28 @@ impl Drop for FtraceRegexFile {
         if !partial.is_empty() {
             let _ = self.process_word(&mut set, &partial);
         }
+        // Kept `:mod:` words make the filter select nothing until their
+        // module loads (Linux's FTRACE_HASH_FL_MOD).
+        if self.commands && self.kind == HashKind::Filter {
+            set.remove(&ftrace::FTRACE_HASH_MOD);
+            if !MOD_TRACE.lock().is_empty() {
+                set.insert(ftrace::FTRACE_HASH_MOD);
+            }
+        }
         let mut h: FtraceHash = self.ops.hash();
         match self.kind {
             HashKind::Filter => h.filter = set,
             HashKind::Notrace => h.notrace = set,
         }
-        // function_graph follows the function tracer's filter files.
+        // function_graph and the profiler follow the function tracer's
+        // filter files.
         let graph = core::ptr::eq(self.ops, &GLOBAL_OPS).then(|| h.clone());
-        let r = self
-            .ops
-            .set_hash(h)
-            .and_then(|()| graph.map_or(Ok(()), super::function_graph::update_filter));
+        let r = self.ops.set_hash(h).and_then(|()| {
+            graph.map_or(Ok(()), |g| {
+                super::function_graph::update_filter(g.clone())?;
+                super::ftrace_profile::update_filter(g)
+            })
+        });
         if let Err(e) = r {
             crate::pr_err!("ftrace: cannot apply the filter of {}: {}", self.ops.name(), e);
         }
@@ -593,4 +673,5 @@ pub fn init(root: &Arc<PseudoDir>) {
         );
     }
     super::trace_stack::init(root);
+    super::ftrace_profile::init(root);
 }

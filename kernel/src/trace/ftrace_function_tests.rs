@@ -93,7 +93,6 @@ fn function_commands_are_listed_counted_and_removed_like_linux() {
     // Linux's errors.
     for bad in [
         "ktest_fopts_target:nosuch",
-        "*:mod:foo",
         "no_such_function_xyz:traceoff",
         "ktest_fopts_target:traceoff:x",
         "ktest_fopts_target:enable_event:nosys:noevent",
@@ -101,6 +100,13 @@ fn function_commands_are_listed_counted_and_removed_like_linux() {
     ] {
         assert_eq!(append("set_ftrace_filter", bad), Err(Errno::EINVAL), "{bad}");
     }
+    // A module that is not loaded: the word is kept and listed, and the
+    // filter then selects nothing until truncation drops it (as Linux).
+    append("set_ftrace_filter", "*:mod:foo").expect("kept");
+    assert!(read_all("set_ftrace_filter").contains("*:mod:foo\n"));
+    assert!(!read_all("set_ftrace_filter").contains("#### all functions enabled ####"));
+    write("set_ftrace_filter", "").expect("truncate");
+    assert!(!read_all("set_ftrace_filter").contains(":mod:"));
     assert_eq!(
         append(
             "set_ftrace_notrace",

@@ -61,15 +61,21 @@ pub mod flags {
     pub const DURATION: u32 = 1 << 4;
     /// `funcgraph-abstime`: the TIME column.
     pub const ABS_TIME: u32 = 1 << 5;
-    /// `funcgraph-irqs`: calls in interrupt context are traced (always
-    /// here: the kernel does not count hardirq nesting yet).
+    /// `funcgraph-irqs`: calls in interrupt handlers are traced (off:
+    /// not, unless a `set_graph_function` function is hit there).
     pub const IRQS: u32 = 1 << 6;
     /// `funcgraph-tail`: every `}` names its function.
     pub const TAIL: u32 = 1 << 7;
+    /// `sleep-time`: a call's duration includes the time its task was
+    /// switched out (off: see [`super::graph_sched_switch`]).
+    pub const SLEEP_TIME: u32 = 1 << 8;
+    /// `graph-time`: the function profiler's times include the time spent
+    /// in profiled callees.
+    pub const GRAPH_TIME: u32 = 1 << 9;
 }
 
 /// The options in `options/`, with their bits.
-const GRAPH_OPTIONS: [(&str, u32); 8] = [
+const GRAPH_OPTIONS: [(&str, u32); 10] = [
     ("funcgraph-overrun", flags::OVERRUN),
     ("funcgraph-cpu", flags::CPU),
     ("funcgraph-overhead", flags::OVERHEAD),
@@ -78,9 +84,15 @@ const GRAPH_OPTIONS: [(&str, u32); 8] = [
     ("funcgraph-abstime", flags::ABS_TIME),
     ("funcgraph-irqs", flags::IRQS),
     ("funcgraph-tail", flags::TAIL),
+    ("sleep-time", flags::SLEEP_TIME),
+    ("graph-time", flags::GRAPH_TIME),
 ];
 
-static GRAPH_FLAGS: AtomicU32 = AtomicU32::new(flags::CPU | flags::OVERHEAD | flags::DURATION | flags::IRQS);
+/// The options' defaults (Linux's `tracer_flags.val`).
+pub const DEFAULT_FLAGS: u32 =
+    flags::CPU | flags::OVERHEAD | flags::DURATION | flags::IRQS | flags::SLEEP_TIME | flags::GRAPH_TIME;
+
+static GRAPH_FLAGS: AtomicU32 = AtomicU32::new(DEFAULT_FLAGS);
 
 /// Whether function_graph is the current tracer (of the top-level array).
 static GRAPH_ON: AtomicBool = AtomicBool::new(false);
@@ -180,12 +192,30 @@ fn ftrace_graph_func(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut 
         // notrace region.
         g.notrace = true;
     } else {
+        // set_ftrace_pid and set_ftrace_notrace_pid (Linux's
+        // ftrace_trace_task).
+        if super::ftrace_function::ftrace_pids_enabled() {
+            let pid = if task.is_idle() { 0 } else { task.tid() };
+            if super::ftrace_function::ftrace_ignore_pid(pid) {
+                return;
+            }
+        }
         if GRAPH_HASH_SET.load(Ordering::Relaxed) {
             if hash_contains(&GRAPH_HASH, func) {
                 g.graph_start = !started;
             } else if !started {
                 return;
             }
+        }
+        // funcgraph-irqs off (Linux's ftrace_graph_ignore_irqs): nothing
+        // run by an interrupt handler, except below a set_graph_function
+        // function.
+        if GRAPH_FLAGS.load(Ordering::Relaxed) & flags::IRQS == 0
+            && !g.graph_start
+            && !started
+            && crate::irq::in_hardirq()
+        {
+            return;
         }
         let max = MAX_GRAPH_DEPTH.load(Ordering::Relaxed);
         if max != 0 && depth >= max as i32 {
@@ -749,6 +779,25 @@ pub fn set_graph_notrace(globs: &[&str]) -> Result<(), Errno> {
 /// Sets `max_graph_depth` (0: no limit).
 pub fn set_max_graph_depth(depth: u32) {
     MAX_GRAPH_DEPTH.store(depth, Ordering::Release);
+}
+
+/// `tracing_thresh` in ns (0: off).
+pub fn tracing_thresh_ns() -> u64 {
+    TRACING_THRESH.load(Ordering::Relaxed)
+}
+
+/// A context switch from `prev` to `next` (called by `schedule` with
+/// interrupts masked, Linux's `ftrace_graph_probe_sched_switch`): with
+/// `options/sleep-time` off, the calls in flight of a task leave out the
+/// time it was switched out, for function_graph's durations and the
+/// profiler's times alike.
+pub fn graph_sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
+    if GRAPH_FLAGS.load(Ordering::Relaxed) & flags::SLEEP_TIME != 0 {
+        return;
+    }
+    let now = super::clock::trace_clock_now();
+    prev.ret_stack.sched_out(now);
+    next.ret_stack.sched_in(now);
 }
 
 /// Sets `tracing_thresh`, in µs (0: off).

@@ -124,13 +124,7 @@ fn reset_graph() {
     write("max_graph_depth", "0").expect("max_graph_depth");
     write("tracing_thresh", "0").expect("tracing_thresh");
     function_graph::set_graph_flags(u32::MAX, false);
-    function_graph::set_graph_flags(
-        function_graph::flags::CPU
-            | function_graph::flags::OVERHEAD
-            | function_graph::flags::DURATION
-            | function_graph::flags::IRQS,
-        true,
-    );
+    function_graph::set_graph_flags(function_graph::DEFAULT_FLAGS, true);
     write("tracing_on", "1").expect("tracing_on");
 }
 

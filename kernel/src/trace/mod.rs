@@ -21,6 +21,7 @@ pub mod events;
 pub mod ftrace;
 pub mod ftrace_function;
 pub mod ftrace_probe;
+pub mod ftrace_profile;
 pub mod function_graph;
 pub mod hist;
 pub mod options;
@@ -42,6 +43,8 @@ pub mod trigger;
 mod event_filter_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_function_tests;
+#[cfg(feature = "ktest")]
+mod ftrace_profile_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_tests;
 #[cfg(feature = "ktest")]

@@ -97,6 +97,9 @@ struct RetStackInner {
     graph_notrace: u32,
     /// Graph frames of `set_graph_function` functions on the stack.
     graph_started: u32,
+    /// When the task was last switched out with `options/sleep-time` off
+    /// (Linux's `ftrace_timestamp`), 0 if not.
+    sched_out_at: u64,
 }
 
 /// A task's return stack.
@@ -119,6 +122,7 @@ impl RetStack {
                 graph_depth: 0,
                 graph_notrace: 0,
                 graph_started: 0,
+                sched_out_at: 0,
             }),
         }
     }
@@ -157,6 +161,41 @@ impl RetStack {
     pub fn graph_state(&self) -> (i32, bool, bool) {
         let st = self.inner.lock();
         (st.graph_depth, st.graph_notrace > 0, st.graph_started > 0)
+    }
+
+    /// Adds `v` to the word of the most recent frame hooked by `handler`
+    /// (the function profiler's time spent in callees, Linux's `subtime`).
+    pub fn add_to_handler_data(&self, handler: RethookHandler, v: usize) {
+        let mut st = self.inner.lock();
+        for f in st.frames.iter_mut().rev() {
+            if let RethookOwner::Handler(h, data) = &mut f.owner {
+                if *h as usize == handler as usize {
+                    *data = data.wrapping_add(v);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The task is switched out at `now` while sleep time is not to be
+    /// counted (Linux's `ftrace_graph_probe_sched_switch` for `prev`).
+    pub fn sched_out(&self, now: u64) {
+        self.inner.lock().sched_out_at = now;
+    }
+
+    /// The task is switched in at `now`: if it was switched out while
+    /// sleep time was not to be counted, its calls in flight are moved
+    /// later by the time it was out, so their durations leave it out.
+    pub fn sched_in(&self, now: u64) {
+        let mut st = self.inner.lock();
+        let out = core::mem::take(&mut st.sched_out_at);
+        if out == 0 {
+            return;
+        }
+        let slept = now.saturating_sub(out);
+        for f in st.frames.iter_mut() {
+            f.calltime = f.calltime.saturating_add(slept);
+        }
     }
 
     /// How many calls are hooked.
