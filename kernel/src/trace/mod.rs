@@ -20,6 +20,7 @@ pub mod event_filter;
 pub mod events;
 pub mod ftrace;
 pub mod ftrace_function;
+pub mod fprobe;
 pub mod ftrace_probe;
 pub mod function_graph;
 pub mod hist;
@@ -40,6 +41,8 @@ pub mod trigger;
 
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
+#[cfg(feature = "ktest")]
+mod fprobe_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_function_tests;
 #[cfg(feature = "ktest")]

@@ -44,6 +44,8 @@ pub enum RethookOwner {
     /// A kretprobe and its instance (returns through
     /// `kretprobe_trampoline`).
     Kretprobe(Box<KretprobeInstance>),
+    /// An fprobe with an exit handler and its instance.
+    Fprobe(Box<super::fprobe::FprobeInstance>),
     /// Another user of `return_to_handler`: its handler and a word of data.
     Handler(RethookHandler, usize),
 }
@@ -191,8 +193,10 @@ impl RetStack {
     /// instances go back to their pools.
     pub fn flush(&self) {
         while let Some(frame) = self.pop() {
-            if let RethookOwner::Kretprobe(ri) = frame.owner {
-                crate::kprobes::kretprobe::recycle(ri);
+            match frame.owner {
+                RethookOwner::Kretprobe(ri) => crate::kprobes::kretprobe::recycle(ri),
+                RethookOwner::Fprobe(ri) => super::fprobe::recycle(ri),
+                _ => {}
             }
         }
     }
@@ -256,6 +260,7 @@ extern "C" fn ftrace_return_to_handler(regs: &mut FtraceRetRegs) -> usize {
         RethookOwner::Handler(h, _) => {
             super::ftrace::ftrace_test_recursion(|| h(&mut frame, regs));
         }
+        RethookOwner::Fprobe(ri) => super::fprobe::fprobe_exit_handler(ri, ret, regs),
         RethookOwner::Kretprobe(_) => {}
     }
     ret
