@@ -4,6 +4,7 @@
 extern crate std;
 
 mod eprobe_tests;
+mod fprobe_tests;
 mod fetch_tests;
 mod grammar_tests;
 mod proptests;
