@@ -33,6 +33,7 @@ pub mod subbuf;
 pub mod trace_dynevent;
 pub mod trace_eprobe;
 pub mod trace_events_synth;
+pub mod trace_fprobe;
 pub mod trace_kprobe;
 pub mod trace_stack;
 pub mod tracefs;
