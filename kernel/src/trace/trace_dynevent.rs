@@ -1,6 +1,6 @@
 //! The generic half of `dynamic_events` (Linux's `trace_dynevent.c`) for
-//! the event types besides kprobes: fprobe events (`f:`), synthetic events
-//! (`s:`) and event probes (`e:`). `trace_kprobe` owns the file and hands these commands,
+//! the event types besides kprobes: fprobe and tracepoint probe events
+//! (`f:`, `t:`), synthetic events (`s:`) and event probes (`e:`). `trace_kprobe` owns the file and hands these commands,
 //! removals (`-:`/`!`), the listing and O_TRUNC here.
 
 use super::tracefs::{readme_add, ReadmeSection};
@@ -43,7 +43,7 @@ pub(super) fn next_seq() -> u64 {
 /// Whether `raw` is a command for one of these types.
 pub(super) fn is_ours(raw: &str) -> bool {
     let t = raw.trim_start();
-    t.starts_with('s') || t.starts_with('e') || t.starts_with('f')
+    t.starts_with('s') || t.starts_with('e') || t.starts_with('f') || t.starts_with('t')
 }
 
 /// Runs a definition (Linux's `create_dyn_event`): EINVAL when no type
@@ -108,6 +108,7 @@ pub(super) fn release_all() -> Result<(), Errno> {
 
 /// Linux's README lines for `s:` and `e:` in the `Format:` list.
 pub(super) const README_FORMATS: &str = "\t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]\n\
+\t           t[:[<group>/][<event>]] <tracepoint> [<args>]\n\
 \t           s:[synthetic/]<event> <field> [<field>]\n\
 \t           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>] [if <filter>]\n";
 

@@ -5,6 +5,11 @@
 //! default group is `fprobes` and the default name `FUNC__entry` or
 //! `FUNC__exit`.
 //!
+//! `t[:[GRP/][EVENT]] TRACEPOINT [ARGS]` (group `tracepoints`, default
+//! name the tracepoint's) is an fprobe on the tracepoint's probe function
+//! `__probestub_<name>`, which the tracepoint calls while a probe is
+//! attached: `$argN` and BTF names are the tracepoint's arguments.
+//!
 //! The grammar, the fetch-argument compiler and interpreter, the record
 //! layout and the text are the kprobe events' (the `trace-probe` crate,
 //! with Linux's fprobe rules: no registers); a hit turns the ftrace
@@ -70,6 +75,8 @@ struct TraceFprobe {
     def: Arc<ProbeDef>,
     pe: Arc<FprobeEvent>,
     fp: Arc<Fprobe>,
+    /// The tracepoint of a `t` probe, whose probe function it holds on.
+    tracepoint: Option<String>,
     seq: u64,
 }
 
@@ -142,7 +149,16 @@ fn make_fprobe(def: &ProbeDef, hit: &Arc<Hit>, armed: bool) -> Fprobe {
 
 /// Registers `fp` on the function of `def` (Linux's
 /// `__register_trace_fprobe`): `ENOENT` when it is no traceable function.
+/// A tracepoint probe first makes the tracepoint call its probe function.
 fn register(def: &ProbeDef, fp: &Arc<Fprobe>) -> Result<(), Errno> {
+    if let ProbeKind::Tprobe { tracepoint } = &def.kind {
+        let stub = super::tracepoint::tracepoint_probe_register(tracepoint)?;
+        let r = fprobe::register_fprobe_ips(fp, &[stub]);
+        if r.is_err() {
+            super::tracepoint::tracepoint_probe_unregister(tracepoint);
+        }
+        return r;
+    }
     let name = match &def.location {
         trace_probe::ProbeLocation::Symbol { name, .. } => name.as_str(),
         trace_probe::ProbeLocation::Address(_) => return Err(Errno::EINVAL),
@@ -186,6 +202,7 @@ fn define(def: ProbeDef) -> Result<(), CmdError> {
         st.1.push(fp.clone());
         drop(st);
         list.push(Arc::new(TraceFprobe {
+            tracepoint: tracepoint_of(&def),
             def,
             pe,
             fp,
@@ -218,6 +235,7 @@ fn define(def: ProbeDef) -> Result<(), CmdError> {
     }
     pe.arm.lock().1.push(fp.clone());
     list.push(Arc::new(TraceFprobe {
+        tracepoint: tracepoint_of(&def),
         def,
         pe,
         fp,
@@ -226,17 +244,18 @@ fn define(def: ProbeDef) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// Runs an `f` command, logging Linux's `error_log` entry when it fails.
-fn create(raw: &str) -> Result<(), Errno> {
-    let t = raw.trim_start();
-    // `t` (tracepoint probes) is refused as Linux refuses an unknown type
-    // until tracepoints have probe functions to attach to.
-    if !t.starts_with('f') {
-        return Err(Errno::ECANCELED);
+fn tracepoint_of(def: &ProbeDef) -> Option<String> {
+    match &def.kind {
+        ProbeKind::Tprobe { tracepoint } => Some(tracepoint.clone()),
+        _ => None,
     }
+}
+
+/// Runs an `f` or `t` command, logging Linux's `error_log` entry when it
+/// fails.
+fn create(raw: &str) -> Result<(), Errno> {
     let r = match parse_fprobe_command(raw, &KernelProbeContext) {
-        Ok(def) if matches!(def.kind, ProbeKind::Fprobe) => define(def),
-        Ok(_) => return Err(Errno::ECANCELED),
+        Ok(def) => define(def),
         Err(e) if e.errno == Errno::ECANCELED => return Err(Errno::ECANCELED),
         Err(e) => Err(e),
     };
@@ -285,7 +304,11 @@ fn free(list: &mut Vec<Arc<TraceFprobe>>, i: usize) -> Result<bool, Errno> {
         clear = t.pe.was_enabled.load(Ordering::Acquire);
     }
     t.pe.arm.lock().1.retain(|f| !Arc::ptr_eq(f, &t.fp));
-    let _ = fprobe::unregister_fprobe(&t.fp);
+    if fprobe::unregister_fprobe(&t.fp).is_ok() {
+        if let Some(tp) = &t.tracepoint {
+            super::tracepoint::tracepoint_probe_unregister(tp);
+        }
+    }
     list.remove(i);
     Ok(clear)
 }

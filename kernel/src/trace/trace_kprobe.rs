@@ -65,6 +65,11 @@ impl ProbeContext for KernelProbeContext {
     fn func_proto(&self, name: &str) -> Option<&FuncProto> {
         crate::btf::func_proto(name)
     }
+
+    fn tracepoint_probe(&self, name: &str) -> Option<String> {
+        super::tracepoint::tracepoint_probestub(name)?;
+        Some(format!("__probestub_{name}"))
+    }
 }
 
 /// kallsyms for printing (`%pS`, `symbol` arguments, the probe address).

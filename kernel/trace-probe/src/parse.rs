@@ -207,9 +207,15 @@ impl<'a> Ctx<'a> {
     }
 
     fn nr_params(&self) -> usize {
+        self.params().len()
+    }
+
+    /// The parameters `$argN` and names refer to: a tracepoint probe
+    /// function's data pointer comes first and is no argument.
+    fn params(&self) -> &'a [(String, CType)] {
         match self.proto {
-            Some(Some(p)) => p.params.len(),
-            _ => 0,
+            Some(Some(p)) => tracepoint_args(p, self.flags),
+            _ => &[],
         }
     }
 
@@ -223,6 +229,17 @@ impl<'a> Ctx<'a> {
             }
         };
         (i * 8) as i32
+    }
+}
+
+/// A prototype's parameters as arguments: without a tracepoint probe
+/// function's first (data) parameter (Linux's `query_btf_context` for
+/// `TPARG_FL_TPOINT`).
+fn tracepoint_args(p: &FuncProto, flags: u32) -> &[(String, CType)] {
+    if flags & FL_TPOINT != 0 {
+        p.params.get(1..).unwrap_or(&[])
+    } else {
+        &p.params
     }
 }
 
@@ -695,8 +712,8 @@ fn expand_meta_args(argv: Vec<String>, ctx: &mut Ctx, log: &mut Log) -> Result<V
         return Ok(argv);
     }
     let proto = ctx.query();
-    let params = match proto {
-        Some(p) if !p.params.is_empty() => &p.params,
+    let params = match proto.map(|p| tracepoint_args(p, ctx.flags)) {
+        Some(p) if !p.is_empty() => p,
         _ => {
             if args_idx.is_some() {
                 return Err(log.err(0, TpErr::NosupBtfarg, Errno::EOPNOTSUPP));
@@ -1209,10 +1226,11 @@ fn parse_btf_arg(varname: &str, code: &mut Code, pcode: &mut usize, ctx: &mut Ct
                 return Err(log.err(ctx.offset, TpErr::NoBtfEntry, Errno::ENOENT));
             }
         }
-        let Some(Some(proto)) = ctx.proto else {
+        let Some(Some(_)) = ctx.proto else {
             return Err(log.err(ctx.offset, TpErr::NoBtfEntry, Errno::ENOENT));
         };
-        let Some(i) = proto.params.iter().position(|(n, _)| n == var) else {
+        let params = ctx.params();
+        let Some(i) = params.iter().position(|(n, _)| n == var) else {
             return Err(log.err(ctx.offset, TpErr::NoBtfarg, Errno::ENOENT));
         };
         if is_function_entry(ctx.flags) {
@@ -1224,7 +1242,7 @@ fn parse_btf_arg(varname: &str, code: &mut Code, pcode: &mut usize, ctx: &mut Ct
             code.insn[c].op = Op::Edata;
             code.insn[c].offset = off;
         }
-        ty = proto.params[i].1.clone();
+        ty = params[i].1.clone();
     }
     ctx.last_type = Some(ty.clone());
     ctx.last_bitoffs = 0;

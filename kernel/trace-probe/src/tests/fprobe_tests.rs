@@ -10,7 +10,8 @@ use crate::*;
 use uapi::Errno;
 
 /// The mock kernel with a `kfree` tracepoint whose probe function is
-/// `__probestub_kfree(void *__data, unsigned long call_site, const void *ptr)`.
+/// `__probestub_kfree(void *__data, unsigned long call_site, const void *ptr)`,
+/// as BTF describes it.
 struct TpKernel(MockKernel);
 
 impl TpKernel {
@@ -22,6 +23,7 @@ impl TpKernel {
             FuncProto {
                 ret: CType::Void,
                 params: vec![
+                    ("__data".to_string(), CType::Ptr(Pointee::Other)),
                     ("call_site".to_string(), CType::Int { bytes: 8, signed: false }),
                     ("ptr".to_string(), CType::Ptr(Pointee::Other)),
                 ],
