@@ -417,7 +417,9 @@ macro_rules! define_trace_event {
             #[export_name = concat!("__probestub_", stringify!($name))]
             #[inline(never)]
             pub extern "C" fn probestub(__data: *mut (), $($arg: $argty),*) {
-                core::hint::black_box((__data, $(&$arg),*));
+                // Its own static keeps the linker from folding stubs of the
+                // same signature into one.
+                core::hint::black_box((&PROBES, __data, $(&$arg),*));
             }
 
             /// Records one entry (the key is on).
