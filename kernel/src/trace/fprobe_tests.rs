@@ -177,7 +177,10 @@ fn fprobe_exit_handler_sees_the_return_value_and_the_callers_get_it() {
         seen.entry_val.load(Ordering::SeqCst) + DIV_FACTOR
     );
     unregister_fprobe(&fp).unwrap();
-    assert_eq!((seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst)), (2, 2));
+    assert_eq!(
+        (seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst)),
+        (2, 2)
+    );
     assert_eq!(seen.bad.load(Ordering::SeqCst), 0);
     // Every instance came back.
     assert_eq!(fp.nfree(), 2 * 2 * crate::smp::num_online_cpus());
@@ -196,7 +199,11 @@ fn fprobe_registered_by_symbols_probes_exactly_those() {
     unregister_fprobe(&fp).unwrap();
     // The nest target is not probed; its inner call is.
     assert_eq!(
-        (seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst), fp.nmissed()),
+        (
+            seen.entries.load(Ordering::SeqCst),
+            seen.exits.load(Ordering::SeqCst),
+            fp.nmissed()
+        ),
         (3, 3, 0)
     );
     assert_eq!(seen.bad.load(Ordering::SeqCst), 0);
@@ -211,7 +218,10 @@ fn fprobe_entry_data_passes_from_entry_to_exit() {
     assert_eq!(target(r), r / DIV_FACTOR);
     assert_eq!(target(r), r / DIV_FACTOR);
     unregister_fprobe(&fp).unwrap();
-    assert_eq!((seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst)), (2, 2));
+    assert_eq!(
+        (seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst)),
+        (2, 2)
+    );
     assert_eq!(seen.bad.load(Ordering::SeqCst), 0);
 }
 
@@ -234,7 +244,10 @@ fn fprobe_with_one_instance_misses_the_nested_call() {
     );
     register_fprobe_syms(&fp, &["fprobe_selftest_target", "fprobe_selftest_nest_target"]).unwrap();
     let r = rand1();
-    assert_eq!(fprobe_selftest_nest_target(r, fprobe_selftest_target), (r + 2) / DIV_FACTOR);
+    assert_eq!(
+        fprobe_selftest_nest_target(r, fprobe_selftest_target),
+        (r + 2) / DIV_FACTOR
+    );
     assert_eq!(fp.nmissed(), 1);
     unregister_fprobe(&fp).unwrap();
     assert_eq!(exits.load(Ordering::SeqCst), 1);
@@ -302,7 +315,10 @@ fn disabled_fprobe_runs_nothing_and_counts_nothing() {
     assert_eq!(seen.entries.load(Ordering::SeqCst), 0);
     enable_fprobe(&fp);
     target(30);
-    assert_eq!((seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst)), (1, 1));
+    assert_eq!(
+        (seen.entries.load(Ordering::SeqCst), seen.exits.load(Ordering::SeqCst)),
+        (1, 1)
+    );
     disable_fprobe(&fp);
     assert!(fprobe_disabled(&fp));
     target(30);
@@ -314,21 +330,30 @@ fn disabled_fprobe_runs_nothing_and_counts_nothing() {
 #[kernel_test]
 fn fprobe_registration_errors_are_linuxs() {
     let fp = Arc::new(Fprobe::new().entry_handler(|_, _, _, _, _| 0));
-    assert_eq!(register_fprobe(&fp, "no_such_function_anywhere*", None), Err(Errno::EINVAL));
+    assert_eq!(
+        register_fprobe(&fp, "no_such_function_anywhere*", None),
+        Err(Errno::EINVAL)
+    );
     assert_eq!(register_fprobe(&fp, "", None), Err(Errno::EINVAL));
     assert_eq!(
         register_fprobe(&fp, "fprobe_selftest_target", Some("fprobe_selftest_target")),
         Err(Errno::EINVAL),
         "nothing left after the notrace glob"
     );
-    assert_eq!(register_fprobe_syms(&fp, &["no_such_function_anywhere"]), Err(Errno::ENOENT));
+    assert_eq!(
+        register_fprobe_syms(&fp, &["no_such_function_anywhere"]),
+        Err(Errno::ENOENT)
+    );
     assert_eq!(register_fprobe_syms(&fp, &[]), Err(Errno::EINVAL));
     // Inside a function, not its entry or site.
     let inside = fprobe_selftest_target as *const () as usize + 3 * 4;
     assert_eq!(register_fprobe_ips(&fp, &[inside]), Err(Errno::EINVAL));
     register_fprobe(&fp, "fprobe_selftest_target*", Some("fprobe_selftest_target2")).unwrap();
     assert_eq!(fp.functions(), [fprobe_selftest_target as *const () as usize]);
-    assert_eq!(register_fprobe_syms(&fp, &["fprobe_selftest_target2"]), Err(Errno::EINVAL));
+    assert_eq!(
+        register_fprobe_syms(&fp, &["fprobe_selftest_target2"]),
+        Err(Errno::EINVAL)
+    );
     unregister_fprobe(&fp).unwrap();
     assert_eq!(unregister_fprobe(&fp), Err(Errno::EINVAL));
     // It may be registered again.
@@ -431,5 +456,9 @@ fn unregistering_fprobes_while_other_cpus_call_the_function() {
     assert!(!FPROBE_OPS.is_registered());
     let f = fprobe_selftest_target as *const () as usize;
     let bl = insn::encode::bl((f + FTRACE_BL_OFFSET) as u64, arch::ftrace::ftrace_caller_addr() as u64).unwrap();
-    assert_ne!(crate::patching::read_insn(f + FTRACE_BL_OFFSET), Some(bl), "site left patched");
+    assert_ne!(
+        crate::patching::read_insn(f + FTRACE_BL_OFFSET),
+        Some(bl),
+        "site left patched"
+    );
 }

@@ -24,7 +24,13 @@ impl TpKernel {
                 ret: CType::Void,
                 params: vec![
                     ("__data".to_string(), CType::Ptr(Pointee::Other)),
-                    ("call_site".to_string(), CType::Int { bytes: 8, signed: false }),
+                    (
+                        "call_site".to_string(),
+                        CType::Int {
+                            bytes: 8,
+                            signed: false,
+                        },
+                    ),
                     ("ptr".to_string(), CType::Ptr(Pointee::Other)),
                 ],
             },
@@ -80,9 +86,15 @@ fn fprobe_syntax_errors_point_where_linux_does() {
             "f:^12345678901234567890123456789012345678901234567890123456789012345/bar vfs_read",
             "Group name is too long",
         ),
-        ("f:^foo.1/bar vfs_read", "Group name must follow the same rules as C identifiers"),
+        (
+            "f:^foo.1/bar vfs_read",
+            "Group name must follow the same rules as C identifiers",
+        ),
         ("f:^ vfs_read", "Event name is not specified"),
-        ("f:foo/^bar.1 vfs_read", "Event name must follow the same rules as C identifiers"),
+        (
+            "f:foo/^bar.1 vfs_read",
+            "Event name must follow the same rules as C identifiers",
+        ),
         ("f vfs_read ^$stack10000", "Invalid stack number"),
         ("f vfs_read ^$none_var", "Invalid $-variable specified"),
         ("f vfs_read ^@12345678abcde", "Invalid memory address"),
@@ -95,7 +107,10 @@ fn fprobe_syntax_errors_point_where_linux_does() {
         ("f vfs_read var1=@11 ^var1=@12", "This argument name is already used"),
         ("f vfs_read arg1=^", "No argument expression"),
         ("f vfs_read^%hoge", "Invalid probed address suffix"),
-        ("f vfs_read $arg* ^$arg*", "$arg* can be used only once in the parameters"),
+        (
+            "f vfs_read $arg* ^$arg*",
+            "$arg* can be used only once in the parameters",
+        ),
         ("f vfs_read ^hoge", "This variable is not found at this probe point"),
         ("f kfree ^$arg10", "This variable is not found at this probe point"),
         ("f kfree%return ^$retval", "This function returns 'void' type"),
@@ -109,7 +124,10 @@ fn fprobe_syntax_errors_point_where_linux_does() {
 #[test]
 fn tprobe_syntax_errors_point_where_linux_does() {
     check_error("t^100 kfree", "Maxactive is only for function exit");
-    check_error("t:foo/^bar.1 kfree", "Event name must follow the same rules as C identifiers");
+    check_error(
+        "t:foo/^bar.1 kfree",
+        "Event name must follow the same rules as C identifiers",
+    );
     check_error("t kfree ^$retval", "$retval is not available on probe");
     check_error("t kfree ^$stack10000", "Invalid stack number");
     check_error("t kfree ^@+10", "File offset is not available with kprobe");
@@ -122,7 +140,10 @@ fn tprobe_syntax_errors_point_where_linux_does() {
 #[test]
 fn fprobe_names_groups_and_listing_follow_linux() {
     let d = parse("f vfs_read").unwrap();
-    assert_eq!((d.group.as_str(), d.event.as_str(), d.is_return), ("fprobes", "vfs_read__entry", false));
+    assert_eq!(
+        (d.group.as_str(), d.event.as_str(), d.is_return),
+        ("fprobes", "vfs_read__entry", false)
+    );
     assert_eq!(d.render(), "f:fprobes/vfs_read__entry vfs_read");
     let d = parse("f vfs_read%return").unwrap();
     assert_eq!(d.event, "vfs_read__exit");
@@ -149,12 +170,13 @@ fn fprobe_arguments_are_btf_names_and_tracepoint_args_skip_the_data() {
     // At exit, arguments are saved at entry.
     let d = parse("f vfs_read%return count $retval").unwrap();
     assert_eq!(d.entry_args, [2]);
-    assert_eq!(d.fields().iter().map(|f| f.name.as_str()).collect::<alloc::vec::Vec<_>>(), [
-        "__probe_func",
-        "__probe_ret_ip",
-        "count",
-        "arg2"
-    ]);
+    assert_eq!(
+        d.fields()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<alloc::vec::Vec<_>>(),
+        ["__probe_func", "__probe_ret_ip", "count", "arg2"]
+    );
     let d = parse("t kfree $arg*").unwrap();
     let names: alloc::vec::Vec<&str> = d.args.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["call_site", "ptr"]);
@@ -166,7 +188,10 @@ fn an_fprobe_cannot_join_a_tprobe_event() {
     let t = parse("t:tracepoint/testevent kfree").unwrap();
     let f = parse("f:tracepoint/testevent kfree").unwrap();
     let e = f.check_append(&[&t]).unwrap_err();
-    assert_eq!((e.errno, e.msg), (Errno::EEXIST, "Probe type is different from existing probe"));
+    assert_eq!(
+        (e.errno, e.msg),
+        (Errno::EEXIST, "Probe type is different from existing probe")
+    );
     let t2 = parse("t:tracepoint/testevent kfree").unwrap();
     assert_eq!(
         t2.check_append(&[&t]).unwrap_err().msg,
