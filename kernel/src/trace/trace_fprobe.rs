@@ -148,8 +148,7 @@ fn make_fprobe(def: &ProbeDef, hit: &Arc<Hit>, armed: bool) -> Fprobe {
 }
 
 /// Registers `fp` on the function of `def` (Linux's
-/// `__register_trace_fprobe`): `ENOENT` when it is no traceable function.
-/// A tracepoint probe first makes the tracepoint call its probe function.
+/// `__register_trace_fprobe`). A tracepoint probe first makes the tracepoint call its probe function.
 fn register(def: &ProbeDef, fp: &Arc<Fprobe>) -> Result<(), Errno> {
     if let ProbeKind::Tprobe { tracepoint } = &def.kind {
         let stub = super::tracepoint::tracepoint_probe_register(tracepoint)?;
@@ -163,11 +162,9 @@ fn register(def: &ProbeDef, fp: &Arc<Fprobe>) -> Result<(), Errno> {
         trace_probe::ProbeLocation::Symbol { name, .. } => name.as_str(),
         trace_probe::ProbeLocation::Address(_) => return Err(Errno::EINVAL),
     };
-    match fprobe::register_fprobe_syms(fp, &[name]) {
-        // Linux's ftrace_lookup_symbols: not a traceable function.
-        Err(Errno::EINVAL) => Err(Errno::ENOENT),
-        r => r,
-    }
+    // As Linux, the symbol is a filter glob: a name matching no traceable
+    // function is EINVAL ("Failed to register probe event").
+    fprobe::register_fprobe(fp, name, None)
 }
 
 fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &FprobeEvent) -> Arc<Hit> {
