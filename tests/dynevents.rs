@@ -13,6 +13,7 @@ use std::path::PathBuf;
 const SYNTH: &str = include_str!("dynevents/synth.golden");
 const EPROBE: &str = include_str!("dynevents/eprobe.golden");
 const MIXED: &str = include_str!("dynevents/mixed.golden");
+const FPROBE: &str = include_str!("dynevents/fprobe.golden");
 
 fn script(name: &str) -> PathBuf {
     root().join("tests/dynevents").join(name)
@@ -43,4 +44,15 @@ fn event_probe_definitions_formats_errors_and_recorded_lines_are_linuxs() {
 #[test]
 fn dynamic_events_lists_every_type_in_creation_order_and_each_file_truncates_its_own() {
     check("mixed.sh", MIXED);
+}
+
+/// fprobe and tracepoint probe events (`f:`, `t:`). Debian's Linux has no
+/// `CONFIG_FPROBE_EVENTS`, so the golden file is this kernel's, checked
+/// against Linux's trace_fprobe.c and fprobetrace.rst, and not run there.
+#[test]
+fn fprobe_and_tracepoint_probe_events_define_record_and_remove_as_linuxs_trace_fprobe() {
+    let files = [busybox(), script("fprobe.sh")];
+    let (out, code) = run_commands(&["--smp", "2"], &files, "busybox sh /bin/fprobe.sh", 60);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, FPROBE);
 }

@@ -99,11 +99,10 @@ pub fn unregister_user_step_hook(h: StepHook) {
 /// (Linux registers these as static break hooks; a lean hit path is worth
 /// more here than one mechanism for all).
 fn kernel_brk_fixed(comment: u16) -> Option<fn(&mut PtRegs, u64) -> HookResult> {
-    use arch::debug_monitors::{BUG_BRK_IMM, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, KRETPROBES_BRK_IMM};
+    use arch::debug_monitors::{BUG_BRK_IMM, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM};
     Some(match comment {
         KPROBES_BRK_IMM => crate::kprobes::kprobe_breakpoint_handler,
         KPROBES_BRK_SS_IMM => crate::kprobes::kprobe_breakpoint_ss_handler,
-        KRETPROBES_BRK_IMM => crate::kprobes::kretprobe::trampoline_probe_handler,
         BUG_BRK_IMM => bug::bug_handler,
         _ => return None,
     })
@@ -261,8 +260,8 @@ mod tests {
 
     #[kernel_test]
     fn the_kernels_own_brk_immediates_bypass_the_hook_lists() {
-        use arch::debug_monitors::{BUG_BRK_IMM, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, KRETPROBES_BRK_IMM};
-        for imm in [KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, KRETPROBES_BRK_IMM, BUG_BRK_IMM] {
+        use arch::debug_monitors::{BUG_BRK_IMM, KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM};
+        for imm in [KPROBES_BRK_IMM, KPROBES_BRK_SS_IMM, BUG_BRK_IMM] {
             assert!(kernel_brk_fixed(imm).is_some(), "BRK #{imm:#x} not dispatched directly");
             assert!(
                 !KERNEL_BREAK_HOOKS.read().iter().any(|h| imm & !h.mask == h.imm),

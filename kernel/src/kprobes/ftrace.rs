@@ -17,7 +17,7 @@ use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Sta
 use crate::errno::Errno;
 use crate::trace::ftrace::{self, FtraceHash, FtraceOps};
 use alloc::collections::BTreeMap;
-use arch::ftrace::{FtraceRegs, FTRACE_BL_OFFSET};
+use arch::ftrace::{FtraceRegs, FtraceRetRegs, FTRACE_BL_OFFSET};
 use arch::ptrace::{PtRegs, NO_SYSCALL, PSR};
 use core::sync::atomic::Ordering;
 
@@ -107,7 +107,7 @@ pub(super) fn disarm(addr: usize) -> Result<(), Errno> {
 /// arguments, the callee-saved registers, fp, lr, sp, pc and the interrupt
 /// masks. x9..x18 read as 0: at a function's entry they hold nothing the
 /// function may use.
-fn pt_regs(fregs: &FtraceRegs, pc: usize) -> PtRegs {
+pub(crate) fn pt_regs(fregs: &FtraceRegs, pc: usize) -> PtRegs {
     let mut regs = [0u64; 31];
     regs[..9].copy_from_slice(&fregs.regs);
     regs[19..29].copy_from_slice(&fregs.callee_saved);
@@ -119,6 +119,25 @@ fn pt_regs(fregs: &FtraceRegs, pc: usize) -> PtRegs {
         pc: pc as u64,
         pstate: (fregs.daif & arch::ptrace::PSR_DAIF_MASK) | PSR::M::EL1h.value,
         orig_x0: fregs.regs[0],
+        syscallno: NO_SYSCALL,
+        stackframe: [0; 2],
+    }
+}
+
+/// The registers a return handler sees, made from what
+/// `return_to_handler` saved: the result registers, fp and sp; `pc` is
+/// where the function returns to. The others read as 0.
+pub(crate) fn ret_pt_regs(rregs: &FtraceRetRegs, pc: usize) -> PtRegs {
+    let mut regs = [0u64; 31];
+    regs[..9].copy_from_slice(&rregs.regs);
+    regs[29] = rregs.fp;
+    regs[30] = pc as u64;
+    PtRegs {
+        regs,
+        sp: rregs.sp,
+        pc: pc as u64,
+        pstate: (rregs.daif & arch::ptrace::PSR_DAIF_MASK) | PSR::M::EL1h.value,
+        orig_x0: rregs.regs[0],
         syscallno: NO_SYSCALL,
         stackframe: [0; 2],
     }

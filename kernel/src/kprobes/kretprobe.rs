@@ -1,7 +1,9 @@
 //! kretprobes: at function entry, the return address in x30 is replaced
-//! by `kretprobe_trampoline`; when the function returns there, the
-//! handler runs with the return value in `regs` and execution resumes at
-//! the real return address. Instances are pre-allocated (`maxactive`) per
+//! by `return_to_handler`, the return hook function_graph and fprobe exit
+//! handlers use too (Linux's `rethook`); when the function returns there,
+//! the handler runs with the return value in `regs` and execution resumes
+//! at the real return address: no `BRK`, no exception on the way back.
+//! Instances are pre-allocated (`maxactive`) per
 //! kretprobe; an instance in use rides in a frame of its task's return
 //! stack (`crate::trace::rethook`, shared with function_graph), so
 //! recursion, sleeping and migration between CPUs work, and a task that
@@ -10,7 +12,6 @@
 //! stack and never allocates.
 
 use super::{register_kprobe, unregister_kprobe, Kprobe};
-use crate::debug::HookResult;
 use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
 use crate::trace::rethook::{RetFrame, RethookOwner};
@@ -18,6 +19,7 @@ use alloc::boxed::Box;
 use alloc::sync::{Arc, Weak};
 use alloc::vec;
 use alloc::vec::Vec;
+use arch::ftrace::FtraceRetRegs;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -276,51 +278,39 @@ fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
     regs.regs[30] = trampoline_addr() as u64;
 }
 
-/// The address of `kretprobe_trampoline`.
+/// Where a kretprobed function returns to: `return_to_handler`.
 pub fn trampoline_addr() -> usize {
-    arch::probes::kretprobe_trampoline_addr()
+    arch::ftrace::return_to_handler_addr()
 }
 
-/// BRK #KRETPROBES_BRK_IMM: a kretprobed function returned.
-pub(crate) fn trampoline_probe_handler(regs: &mut PtRegs, _esr: u64) -> HookResult {
-    if regs.pc as usize != trampoline_addr() {
-        return HookResult::NotHandled;
-    }
-    let popped = crate::sched::try_current().and_then(|t| t.ret_stack.pop());
-    let mut ri = match popped {
-        Some(RetFrame {
-            owner: RethookOwner::Kretprobe(ri),
-            ..
-        }) => ri,
-        // The top frame is not a kretprobe's: the return stack no longer
-        // matches the calls, and the real return address is unknown.
-        _ => {
-            crate::pr_err!("kretprobe: no instance for the returning task");
-            crate::oops::die("Oops - kretprobe", regs, 0)
-        }
-    };
-    let ret_addr = ri.ret_addr;
-    // The function's caller sees its real return address in x30 too.
-    regs.regs[30] = ret_addr;
+/// A kretprobed call of `func` returned (Linux's
+/// `kretprobe_rethook_handler`), from `ftrace_return_to_handler` with
+/// interrupts masked and the frame already popped: runs the return handler
+/// (while the kretprobe is registered) on `pt_regs` whose `pc` and `lr` are
+/// the real return address, hands what it changed in x0..x8 back to the
+/// caller, and gives the instance back to its pool.
+pub(crate) fn kretprobe_rethook_handler(mut ri: Box<KretprobeInstance>, regs: &mut FtraceRetRegs) {
     if let Some(rp) = ri.rp.upgrade() {
         if rp.registered.load(Ordering::Acquire) {
             if let Some(h) = &rp.handler {
-                h(&mut ri, regs);
+                let mut pt = super::ftrace::ret_pt_regs(regs, ri.ret_addr as usize);
+                // Traced functions the handler calls are not traced, as
+                // under a BRK; inside an ftrace callback it runs anyway.
+                let mut run = || {
+                    h(&mut ri, &mut pt);
+                };
+                if crate::trace::ftrace::ftrace_test_recursion(&mut run).is_none() {
+                    run();
+                }
+                regs.regs.copy_from_slice(&pt.regs[..9]);
             }
         }
     }
-    regs.pc = ret_addr;
     recycle(ri);
-    HookResult::Handled
 }
 
 /// The real return address of the `n`-th (0 = most recent) kretprobed
 /// call in flight in the current task.
 pub fn real_return_address(n: usize) -> Option<usize> {
-    let task = crate::sched::try_current()?;
-    (0..)
-        .map_while(|i| task.ret_stack.peek(i))
-        .filter(|&(_, rth)| !rth)
-        .nth(n)
-        .map(|(ret, _)| ret)
+    crate::sched::try_current()?.ret_stack.kretprobe_return_address(n)
 }

@@ -14,7 +14,7 @@ mod asm_tests;
 pub mod bench;
 pub mod blacklist;
 pub mod debugfs;
-mod ftrace;
+pub(crate) mod ftrace;
 #[cfg(feature = "ktest")]
 mod ftrace_tests;
 #[cfg(feature = "ktest")]

@@ -411,3 +411,44 @@ fn kretprobe_instances_of_dead_tasks_return_to_the_pool_and_never_reach_new_task
     assert_eq!(entries.load(Ordering::SeqCst), 3 * MAXACTIVE);
     unregister_kretprobe(&rp);
 }
+
+/// What [`ktest_kretprobe_saved_lr`] found as its own return address.
+static SAVED_LR: AtomicUsize = AtomicUsize::new(0);
+
+/// A kretprobe target that reads its return address from its frame record.
+#[inline(never)]
+#[allow(unsafe_code)]
+#[no_mangle]
+pub extern "C" fn ktest_kretprobe_saved_lr(x: u64) -> u64 {
+    let fp = arch::cpu::frame_pointer();
+    let lr = arch::nofault::read_u64_nofault(fp + 8).unwrap_or(0);
+    SAVED_LR.store(lr as usize, Ordering::SeqCst);
+    core::hint::black_box(x * 2)
+}
+
+#[kernel_test]
+fn kretprobe_returns_through_return_to_handler_and_may_change_the_result() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let rp = Arc::new(Kretprobe::symbol("ktest_kretprobe_saved_lr").handler(move |ri, regs| {
+        // The handler sees the real return address, not the hook.
+        s.store(regs.regs[0] as usize, Ordering::SeqCst);
+        assert_eq!(regs.pc, ri.ret_addr);
+        assert_eq!(regs.regs[30], ri.ret_addr);
+        regs.regs[0] += 1;
+        0
+    }));
+    register_kretprobe(&rp).unwrap();
+    let r = ktest_kretprobe_saved_lr(core::hint::black_box(20));
+    unregister_kretprobe(&rp);
+    assert_eq!(
+        SAVED_LR.load(Ordering::SeqCst),
+        arch::ftrace::return_to_handler_addr(),
+        "the hooked return address is not return_to_handler"
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 40, "the handler saw the return value");
+    assert_eq!(r, 41, "the caller got what the handler set");
+    // Unregistered: the function returns to its caller directly.
+    assert_eq!(ktest_kretprobe_saved_lr(5), 10);
+    assert_ne!(SAVED_LR.load(Ordering::SeqCst), arch::ftrace::return_to_handler_addr());
+}

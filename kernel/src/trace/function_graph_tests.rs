@@ -207,7 +207,7 @@ fn ret_stack_pops_frames_in_reverse_order_and_refuses_the_one_past_its_depth() {
     assert_eq!(st.graph_state().0, RETHOOK_DEPTH as i32);
     let refused = st.push(graph_frame(0xdead, 0)).expect_err("the stack is full");
     assert_eq!(refused.ret, 0xdead);
-    assert_eq!(st.peek(0), Some((0x1000 + RETHOOK_DEPTH - 1, true)));
+    assert_eq!(st.peek(0), Some(0x1000 + RETHOOK_DEPTH - 1));
     for i in (0..RETHOOK_DEPTH).rev() {
         assert_eq!(st.pop().map(|f| f.ret), Some(0x1000 + i));
     }

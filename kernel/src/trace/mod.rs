@@ -18,6 +18,7 @@ pub mod cmdlines;
 pub mod error_log;
 pub mod event_filter;
 pub mod events;
+pub mod fprobe;
 pub mod ftrace;
 pub mod ftrace_function;
 pub mod ftrace_probe;
@@ -33,6 +34,7 @@ pub mod subbuf;
 pub mod trace_dynevent;
 pub mod trace_eprobe;
 pub mod trace_events_synth;
+pub mod trace_fprobe;
 pub mod trace_kprobe;
 pub mod trace_stack;
 pub mod tracefs;
@@ -41,6 +43,8 @@ pub mod trigger;
 
 #[cfg(feature = "ktest")]
 mod event_filter_tests;
+#[cfg(feature = "ktest")]
+mod fprobe_tests;
 #[cfg(feature = "ktest")]
 mod ftrace_function_tests;
 #[cfg(feature = "ktest")]

@@ -1,8 +1,8 @@
 //! The per-task return stack (Linux's fgraph shadow stack, `ret_stack`,
 //! and `rethook`): one stack of hooked calls per task, shared by every user
-//! that replaces a function's return address: the function_graph tracer
-//! and fprobe exit handlers (through `return_to_handler`) and kretprobes
-//! (through `kretprobe_trampoline`).
+//! that replaces a function's return address (Linux's fgraph and
+//! `rethook` in one): the function_graph tracer, fprobe exit handlers and
+//! kretprobes, all returning through `return_to_handler`.
 //!
 //! A user hooks a call at its entry by pushing a [`RetFrame`] holding the
 //! real return address and putting its trampoline in `lr`; the trampoline
@@ -41,9 +41,10 @@ pub type RethookHandler = fn(&mut RetFrame, &mut FtraceRetRegs);
 pub enum RethookOwner {
     /// The function_graph tracer (returns through `return_to_handler`).
     Graph(GraphFrame),
-    /// A kretprobe and its instance (returns through
-    /// `kretprobe_trampoline`).
+    /// A kretprobe and its instance.
     Kretprobe(Box<KretprobeInstance>),
+    /// An fprobe with an exit handler and its instance.
+    Fprobe(Box<super::fprobe::FprobeInstance>),
     /// Another user of `return_to_handler`: its handler and a word of data.
     Handler(RethookHandler, usize),
 }
@@ -76,17 +77,9 @@ pub struct RetFrame {
     pub owner: RethookOwner,
 }
 
-impl RetFrame {
-    /// Whether the frame returns through `return_to_handler` (else through
-    /// `kretprobe_trampoline`).
-    pub fn uses_return_to_handler(&self) -> bool {
-        !matches!(self.owner, RethookOwner::Kretprobe(_))
-    }
-}
-
-/// Whether `addr` is one of the return trampolines.
+/// Whether `addr` is the return trampoline, `return_to_handler`.
 pub fn is_trampoline(addr: usize) -> bool {
-    addr == arch::ftrace::return_to_handler_addr() || addr == arch::probes::kretprobe_trampoline_addr()
+    addr == arch::ftrace::return_to_handler_addr()
 }
 
 struct RetStackInner {
@@ -214,15 +207,25 @@ impl RetStack {
         self.len() == 0
     }
 
-    /// The frame `idx` from the top (0 = most recent): its real return
-    /// address and whether it returns through `return_to_handler`. For
-    /// unwinders, which may run in an oops taken with the lock held: then
-    /// `None`, never a deadlock.
-    pub fn peek(&self, idx: usize) -> Option<(usize, bool)> {
+    /// The real return address of frame `idx` from the top (0 = most
+    /// recent). For unwinders, which may run in an oops taken with the lock
+    /// held: then `None`, never a deadlock.
+    pub fn peek(&self, idx: usize) -> Option<usize> {
         let st = self.inner.try_lock()?;
         let n = st.frames.len();
-        let f = st.frames.get(n.checked_sub(idx + 1)?)?;
-        Some((f.ret, f.uses_return_to_handler()))
+        st.frames.get(n.checked_sub(idx + 1)?).map(|f| f.ret)
+    }
+
+    /// The real return address of the `n`-th (0 = most recent) kretprobe
+    /// frame (`None` also when the lock is held, as for [`Self::peek`]).
+    pub fn kretprobe_return_address(&self, n: usize) -> Option<usize> {
+        let st = self.inner.try_lock()?;
+        st.frames
+            .iter()
+            .rev()
+            .filter(|f| matches!(f.owner, RethookOwner::Kretprobe(_)))
+            .nth(n)
+            .map(|f| f.ret)
     }
 
     /// Drops every frame: the task is dead and its calls will never return
@@ -230,8 +233,10 @@ impl RetStack {
     /// instances go back to their pools.
     pub fn flush(&self) {
         while let Some(frame) = self.pop() {
-            if let RethookOwner::Kretprobe(ri) = frame.owner {
-                crate::kprobes::kretprobe::recycle(ri);
+            match frame.owner {
+                RethookOwner::Kretprobe(ri) => crate::kprobes::kretprobe::recycle(ri),
+                RethookOwner::Fprobe(ri) => super::fprobe::recycle(ri),
+                _ => {}
             }
         }
     }
@@ -260,7 +265,7 @@ pub fn find_ret_addr(idx: &mut usize, ret: usize) -> usize {
     let Some(task) = crate::sched::try_current() else {
         return ret;
     };
-    while let Some((real, _)) = task.ret_stack.peek(*idx) {
+    while let Some(real) = task.ret_stack.peek(*idx) {
         *idx += 1;
         if !is_trampoline(real) {
             return real;
@@ -283,7 +288,7 @@ extern "C" fn ftrace_return_to_handler(regs: &mut FtraceRetRegs) -> usize {
     let Some(mut frame) = frame else {
         panic!("return_to_handler: no hooked call in flight");
     };
-    if !frame.uses_return_to_handler() || frame.sp != regs.sp as usize {
+    if frame.sp != regs.sp as usize {
         panic!(
             "return_to_handler: frame of {:#x} (sp {:#x}) does not match the return (sp {:#x})",
             frame.func, frame.sp, regs.sp
@@ -295,7 +300,8 @@ extern "C" fn ftrace_return_to_handler(regs: &mut FtraceRetRegs) -> usize {
         RethookOwner::Handler(h, _) => {
             super::ftrace::ftrace_test_recursion(|| h(&mut frame, regs));
         }
-        RethookOwner::Kretprobe(_) => {}
+        RethookOwner::Fprobe(ri) => super::fprobe::fprobe_exit_handler(ri, ret, regs),
+        RethookOwner::Kretprobe(ri) => crate::kprobes::kretprobe::kretprobe_rethook_handler(ri, regs),
     }
     ret
 }

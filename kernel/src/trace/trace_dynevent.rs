@@ -1,10 +1,10 @@
 //! The generic half of `dynamic_events` (Linux's `trace_dynevent.c`) for
-//! the event types besides kprobes: synthetic events (`s:`) and event
-//! probes (`e:`). `trace_kprobe` owns the file and hands these commands,
+//! the event types besides kprobes: fprobe and tracepoint probe events
+//! (`f:`, `t:`), synthetic events (`s:`) and event probes (`e:`). `trace_kprobe` owns the file and hands these commands,
 //! removals (`-:`/`!`), the listing and O_TRUNC here.
 
 use super::tracefs::{readme_add, ReadmeSection};
-use super::{trace_eprobe, trace_events_synth};
+use super::{trace_eprobe, trace_events_synth, trace_fprobe};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -25,8 +25,12 @@ pub(super) trait DynEventOps: Sync {
 }
 
 /// The types, in Linux's registration order.
-fn ops() -> [&'static dyn DynEventOps; 2] {
-    [&trace_events_synth::SYNTH_OPS, &trace_eprobe::EPROBE_OPS]
+fn ops() -> [&'static dyn DynEventOps; 3] {
+    [
+        &trace_fprobe::FPROBE_EVENT_OPS,
+        &trace_events_synth::SYNTH_OPS,
+        &trace_eprobe::EPROBE_OPS,
+    ]
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(1);
@@ -39,7 +43,7 @@ pub(super) fn next_seq() -> u64 {
 /// Whether `raw` is a command for one of these types.
 pub(super) fn is_ours(raw: &str) -> bool {
     let t = raw.trim_start();
-    t.starts_with('s') || t.starts_with('e')
+    t.starts_with('s') || t.starts_with('e') || t.starts_with('f') || t.starts_with('t')
 }
 
 /// Runs a definition (Linux's `create_dyn_event`): EINVAL when no type
@@ -98,11 +102,14 @@ pub(super) fn any_busy() -> bool {
 /// events).
 pub(super) fn release_all() -> Result<(), Errno> {
     trace_eprobe::EPROBE_OPS.release_all()?;
+    trace_fprobe::FPROBE_EVENT_OPS.release_all()?;
     trace_events_synth::SYNTH_OPS.release_all()
 }
 
 /// Linux's README lines for `s:` and `e:` in the `Format:` list.
-pub(super) const README_FORMATS: &str = "\t           s:[synthetic/]<event> <field> [<field>]\n\
+pub(super) const README_FORMATS: &str = "\t           f[:[<group>/][<event>]] <func-name>[%return] [<args>]\n\
+\t           t[:[<group>/][<event>]] <tracepoint> [<args>]\n\
+\t           s:[synthetic/]<event> <field> [<field>]\n\
 \t           e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>] [if <filter>]\n";
 
 /// Linux's README lines after the fetch-argument types.

@@ -65,10 +65,15 @@ impl ProbeContext for KernelProbeContext {
     fn func_proto(&self, name: &str) -> Option<&FuncProto> {
         crate::btf::func_proto(name)
     }
+
+    fn tracepoint_probe(&self, name: &str) -> Option<String> {
+        super::tracepoint::tracepoint_probestub(name)?;
+        Some(format!("__probestub_{name}"))
+    }
 }
 
 /// kallsyms for printing (`%pS`, `symbol` arguments, the probe address).
-struct KallsymsSymbolizer;
+pub(super) struct KallsymsSymbolizer;
 
 impl Symbolizer for KallsymsSymbolizer {
     fn lookup(&self, addr: u64) -> Option<(&str, u64, u64)> {
@@ -76,8 +81,9 @@ impl Symbolizer for KallsymsSymbolizer {
     }
 }
 
-/// What a hit sees: the trapped registers and the current task.
-struct RegsEnv<'a> {
+/// What a hit sees: the trapped registers and the current task (for
+/// fprobes too, through the `pt_regs` their ftrace registers make).
+pub(super) struct RegsEnv<'a> {
     regs: &'a PtRegs,
     comm: [u8; 16],
     /// The current task's kernel stack, `[low, high)`.
@@ -85,7 +91,7 @@ struct RegsEnv<'a> {
 }
 
 impl<'a> RegsEnv<'a> {
-    fn new(regs: &'a PtRegs) -> RegsEnv<'a> {
+    pub(super) fn new(regs: &'a PtRegs) -> RegsEnv<'a> {
         let mut comm = [0u8; 16];
         let mut stack = None;
         if let Some(t) = crate::sched::try_current() {
@@ -246,16 +252,16 @@ impl Probe {
     }
 }
 
-/// What a hit needs.
-struct Hit {
-    def: Arc<ProbeDef>,
-    ev: Arc<TraceEvent>,
+/// What a hit needs (of a kprobe, or of an fprobe event).
+pub(super) struct Hit {
+    pub(super) def: Arc<ProbeDef>,
+    pub(super) ev: Arc<TraceEvent>,
     /// Its event's [`ProbeEvent::tracing`].
-    tracing: Arc<AtomicBool>,
-    nhit: AtomicU64,
+    pub(super) tracing: Arc<AtomicBool>,
+    pub(super) nhit: AtomicU64,
     /// The probed address (`__probe_func` of return records), known once
     /// the probe is registered.
-    func: AtomicU64,
+    pub(super) func: AtomicU64,
 }
 
 /// One definition (Linux's `trace_kprobe`).
@@ -287,7 +293,7 @@ fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
 /// `kprobe_profile` counts is either in the buffer or counted lost there,
 /// even for a hit racing the event's disabling (or a return probe's
 /// instance returning after it); Linux counts those too, then drops them.
-fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
+pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
     if !hit.tracing.load(Ordering::Acquire) {
         return;
     }
@@ -332,6 +338,19 @@ fn kretprobe_dispatcher(hit: &Hit, func: usize, ri: &KretprobeInstance, regs: &P
 /// The trace event for a new probe event: its fields, `print fmt`, text,
 /// and enabling that arms its probes.
 fn event_def(def: &Arc<ProbeDef>, pe: &Arc<ProbeEvent>) -> TraceEventDef {
+    let weak: Weak<ProbeEvent> = Arc::downgrade(pe);
+    probe_event_def(
+        def,
+        Box::new(move |on| match weak.upgrade() {
+            Some(pe) => pe.set_armed(on),
+            None => Err(Errno::ENOENT),
+        }),
+    )
+}
+
+/// The trace event of a probe definition (kprobe or fprobe): its fields,
+/// `print fmt` and text; `reg` arms and disarms its probes.
+pub(super) fn probe_event_def(def: &Arc<ProbeDef>, reg: super::events::RegFn) -> TraceEventDef {
     let fields = def
         .fields()
         .into_iter()
@@ -348,7 +367,6 @@ fn event_def(def: &Arc<ProbeDef>, pe: &Arc<ProbeEvent>) -> TraceEventDef {
         })
         .collect();
     let pdef = def.clone();
-    let weak: Weak<ProbeEvent> = Arc::downgrade(pe);
     TraceEventDef {
         system: def.group.clone(),
         name: def.event.clone(),
@@ -362,10 +380,7 @@ fn event_def(def: &Arc<ProbeDef>, pe: &Arc<ProbeEvent>) -> TraceEventDef {
             out.push_str(&String::from_utf8_lossy(&text));
             out.push('\n');
         }),
-        reg: Some(Box::new(move |on| match weak.upgrade() {
-            Some(pe) => pe.set_armed(on),
-            None => Err(Errno::ENOENT),
-        })),
+        reg: Some(reg),
         ignore_enable: false,
     }
 }

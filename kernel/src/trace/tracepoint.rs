@@ -197,6 +197,62 @@ pub fn register_tracepoint(def: TraceEventDef, slot: &'static spin::Once<Arc<Tra
     Ok(())
 }
 
+/// What a tracepoint probe (`t:` event) needs of a tracepoint: its key,
+/// its count of probes and its probe function (Linux's `struct
+/// tracepoint` with its `probestub`).
+#[derive(Clone, Copy)]
+pub struct TracepointProbe {
+    /// The tracepoint's (and its event's) name.
+    pub name: &'static str,
+    /// On while its event is enabled or a probe is attached.
+    pub key: &'static crate::jump_label::StaticKey,
+    /// Probes attached.
+    pub probes: &'static core::sync::atomic::AtomicUsize,
+    /// The address of `__probestub_<name>`.
+    pub stub: usize,
+}
+
+/// Every tracepoint, as its event registers.
+static TRACEPOINTS: spin::Mutex<alloc::vec::Vec<TracepointProbe>> = spin::Mutex::new(alloc::vec::Vec::new());
+
+/// Records a tracepoint for [`tracepoint_probe_register`].
+pub fn register_tracepoint_probe(tp: TracepointProbe) {
+    let mut all = TRACEPOINTS.lock();
+    if !all.iter().any(|t| t.name == tp.name) {
+        all.push(tp);
+    }
+}
+
+/// The probe function of the tracepoint `name` (Linux's
+/// `find_tracepoint` then `tpoint->probestub`).
+pub fn tracepoint_probestub(name: &str) -> Option<usize> {
+    TRACEPOINTS.lock().iter().find(|t| t.name == name).map(|t| t.stub)
+}
+
+/// Makes the tracepoint `name` call its probe function on every hit
+/// (Linux's `tracepoint_probe_register_prio_may_exist` of the stub):
+/// turns its key on. `ENOENT` for an unknown tracepoint.
+pub fn tracepoint_probe_register(name: &str) -> Result<usize, Errno> {
+    let tp = find_tracepoint(name).ok_or(Errno::ENOENT)?;
+    tp.probes.fetch_add(1, core::sync::atomic::Ordering::AcqRel);
+    crate::jump_label::static_key_slow_inc(tp.key);
+    Ok(tp.stub)
+}
+
+/// Undoes one [`tracepoint_probe_register`].
+pub fn tracepoint_probe_unregister(name: &str) {
+    if let Some(tp) = find_tracepoint(name) {
+        crate::jump_label::static_key_slow_dec(tp.key);
+        tp.probes.fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// A copy of the tracepoint `name`'s handles (the lock is not held while
+/// its key is switched, which takes a `stop_machine`).
+fn find_tracepoint(name: &str) -> Option<TracepointProbe> {
+    TRACEPOINTS.lock().iter().find(|t| t.name == name).copied()
+}
+
 /// A task's name for a `char comm[16]` field, without waiting on a lock
 /// its owner may hold on this CPU (empty then).
 pub fn task_comm(t: &crate::sched::Task) -> [u8; 16] {
@@ -330,21 +386,54 @@ macro_rules! define_trace_event {
                     }),
                     reg: Some(alloc::boxed::Box::new(|on| {
                         if on {
+                            RECORDING.store(true, core::sync::atomic::Ordering::Release);
                             $crate::jump_label::static_key_slow_inc(&KEY);
                         } else {
                             $crate::jump_label::static_key_slow_dec(&KEY);
+                            RECORDING.store(false, core::sync::atomic::Ordering::Release);
                         }
                         Ok(())
                     })),
                     ignore_enable: false,
                 };
+                $crate::trace::tracepoint::register_tracepoint_probe($crate::trace::tracepoint::TracepointProbe {
+                    name: stringify!($name),
+                    key: &KEY,
+                    probes: &PROBES,
+                    stub: probestub as *const () as usize,
+                });
                 $crate::trace::tracepoint::register_tracepoint(def, &EVENT)
+            }
+
+            /// Tracepoint probes attached (`t:` events): while there are
+            /// some, the key is on and every hit calls [`probestub`].
+            pub static PROBES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+            /// The event is enabled (the key may be on for probes only).
+            pub static RECORDING: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+            /// The tracepoint's probe function (Linux's
+            /// `__probestub_<name>`): does nothing; a `t:` event is an fprobe
+            /// on it, and its prototype (a data pointer, then the
+            /// tracepoint's arguments) names what `$argN` reads.
+            #[allow(unsafe_code, improper_ctypes_definitions, clippy::unused_unit)]
+            #[export_name = concat!("__probestub_", stringify!($name))]
+            #[inline(never)]
+            pub extern "C" fn probestub(__data: *mut (), $($arg: $argty),*) {
+                // Its own static keeps the linker from folding stubs of the
+                // same signature into one.
+                core::hint::black_box((&PROBES, __data, $(&$arg),*));
             }
 
             /// Records one entry (the key is on).
             #[cold]
             #[inline(never)]
             pub fn record($($arg: $argty),*) {
+                if PROBES.load(core::sync::atomic::Ordering::Acquire) != 0 {
+                    probestub(core::ptr::null_mut(), $($arg),*);
+                }
+                if !RECORDING.load(core::sync::atomic::Ordering::Acquire) {
+                    return;
+                }
                 let Some(ev) = EVENT.get() else { return };
                 // All at once: a field named as an argument must not hide it
                 // from the fields after it.

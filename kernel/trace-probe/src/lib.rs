@@ -48,7 +48,7 @@ pub use errors::TpErr;
 pub use fetch::{FetchEnv, FetchError, ProbeSite};
 pub use insn::Reg;
 pub use output::{sprint_symbol, Field, Symbolizer};
-pub use parse::{argv_split, command_text, parse_command, Command};
+pub use parse::{argv_split, command_text, parse_command, parse_fprobe_command, Command};
 pub use proto::{CType, FuncProto, Member, Pointee, StructType};
 pub use tevent::{parse_eprobe, EventLookup, StrKind, TeventField, EPROBE_EVENT_SYSTEM};
 pub use types::FetchType;
@@ -76,6 +76,10 @@ pub const MAX_PROBE_EVENT_SIZE: usize = 3072;
 pub const MAX_EVENT_NAME_LEN: usize = 64;
 /// The group of a probe defined without one.
 pub const KPROBE_EVENT_SYSTEM: &str = "kprobes";
+/// The group of an `f` probe defined without one.
+pub const FPROBE_EVENT_SYSTEM: &str = "fprobes";
+/// The group of a `t` probe defined without one.
+pub const TRACEPOINT_EVENT_SYSTEM: &str = "tracepoints";
 /// Largest MAXACTIVE of `rN:`.
 pub const KRETPROBE_MAXACTIVE_MAX: u32 = 4096;
 /// Largest N of `$stackN`/`$argN` (THREAD_SIZE / 8 on arm64).
@@ -101,6 +105,13 @@ pub trait ProbeContext {
     /// Offsets that `%pd`/`%pD` need; `None` (the default) leaves them
     /// unsupported, and Linux's "Unknown type is specified" rejects them.
     fn dentry_layout(&self) -> Option<DentryLayout> {
+        None
+    }
+    /// The probe function of the tracepoint `name` (Linux's
+    /// `__probestub_<name>`), whose prototype names the tracepoint's
+    /// arguments after a first `void *` data argument; `None` (the
+    /// default) when there is no such tracepoint.
+    fn tracepoint_probe(&self, _name: &str) -> Option<String> {
         None
     }
 }
@@ -170,6 +181,9 @@ impl ProbeArg {
 pub enum ProbeKind {
     /// `p`/`r`: a kprobe or kretprobe (see [`ProbeDef::is_return`]).
     Kprobe,
+    /// `f`: an fprobe at a function's entry or exit (Linux's
+    /// `trace_fprobe`); its location is the function's symbol.
+    Fprobe,
     /// `e`: an event probe on another event's records (Linux's
     /// `trace_eprobe`); its records have no probe fields.
     Eprobe {
@@ -245,7 +259,8 @@ impl ProbeDef {
     /// event's probes. `existing` lists the probes of that event.
     pub fn check_append(&self, existing: &[&ProbeDef]) -> Result<(), CmdError> {
         let Some(first) = existing.first() else { return Ok(()) };
-        if first.is_return != self.is_return {
+        let tracepoint = |d: &ProbeDef| matches!(d.kind, ProbeKind::Tprobe { .. });
+        if first.is_return != self.is_return || tracepoint(first) != tracepoint(self) {
             return Err(CmdError::new(uapi::Errno::EEXIST, TpErr::DiffProbeType.msg(), 0));
         }
         let a = &self.args;

@@ -189,6 +189,18 @@ impl ProbeDef {
                 }
                 return s;
             }
+            crate::ProbeKind::Fprobe => {
+                s.push('f');
+                if self.is_return && self.maxactive != 0 {
+                    let _ = write!(s, "{}", self.maxactive);
+                }
+                let ret = if self.is_return { "%return" } else { "" };
+                let _ = write!(s, ":{}/{} {}{ret}", self.group, self.event, self.location_text());
+                for a in &self.args {
+                    let _ = write!(s, " {}={}", a.name, a.comm);
+                }
+                return s;
+            }
             crate::ProbeKind::Kprobe => {}
         }
         s.push(if self.is_return { 'r' } else { 'p' });

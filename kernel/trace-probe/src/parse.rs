@@ -207,9 +207,15 @@ impl<'a> Ctx<'a> {
     }
 
     fn nr_params(&self) -> usize {
+        self.params().len()
+    }
+
+    /// The parameters `$argN` and names refer to: a tracepoint probe
+    /// function's data pointer comes first and is no argument.
+    fn params(&self) -> &'a [(String, CType)] {
         match self.proto {
-            Some(Some(p)) => p.params.len(),
-            _ => 0,
+            Some(Some(p)) => tracepoint_args(p, self.flags),
+            _ => &[],
         }
     }
 
@@ -223,6 +229,17 @@ impl<'a> Ctx<'a> {
             }
         };
         (i * 8) as i32
+    }
+}
+
+/// A prototype's parameters as arguments: without a tracepoint probe
+/// function's first (data) parameter (Linux's `query_btf_context` for
+/// `TPARG_FL_TPOINT`).
+fn tracepoint_args(p: &FuncProto, flags: u32) -> &[(String, CType)] {
+    if flags & FL_TPOINT != 0 {
+        p.params.get(1..).unwrap_or(&[])
+    } else {
+        &p.params
     }
 }
 
@@ -420,6 +437,190 @@ fn create(argv: &[&str], pctx: &dyn ProbeContext) -> Result<ProbeDef, CmdError> 
     Ok(def)
 }
 
+/// Parses one `f`/`t` definition (Linux's `__trace_fprobe_create`):
+/// `f[MAXACTIVE][:[GRP/][EVENT]] SYM[%return] [ARGS]` or
+/// `t[:[GRP/][EVENT]] TRACEPOINT [ARGS]`. `ECANCELED` (no log) when the
+/// command is neither. The symbol is not looked up here: registration
+/// reports an unknown function (see [`ProbeDef::register_error`]); an
+/// unknown tracepoint is `NO_TRACEPOINT` (this kernel has no modules that
+/// could bring it later).
+pub fn parse_fprobe_command(raw: &str, pctx: &dyn ProbeContext) -> Result<ProbeDef, CmdError> {
+    let argv = argv_split(raw);
+    let Some(head) = argv.first().copied() else {
+        return Err(silent(Errno::ECANCELED));
+    };
+    let is_tracepoint = match head.as_bytes()[0] {
+        b't' => true,
+        b'f' => false,
+        _ => return Err(silent(Errno::ECANCELED)),
+    };
+    if argv.len() < 2 {
+        return Err(silent(Errno::ECANCELED));
+    }
+    let mut log = Log { argv: &argv, index: 0 };
+    let einval = |log: &Log, off: i64, e: TpErr| log.err(off, e, Errno::EINVAL);
+    let mut group = if is_tracepoint {
+        crate::TRACEPOINT_EVENT_SYSTEM
+    } else {
+        crate::FPROBE_EVENT_SYSTEM
+    }
+    .to_string();
+    let event_at = head[1..].find(':').map(|i| i + 2);
+    let mut maxactive = 0u32;
+    if head.as_bytes().get(1).is_some_and(|b| b.is_ascii_digit()) {
+        let digits = match event_at {
+            Some(e) => &head[1..e - 1],
+            None => &head[1..],
+        };
+        if digits.len() > MAX_EVENT_NAME_LEN - 1 {
+            return Err(einval(&log, 1, TpErr::BadMaxact));
+        }
+        match kstrtouint(digits, 0) {
+            Ok(n) if n != 0 => maxactive = n,
+            _ => return Err(einval(&log, 1, TpErr::BadMaxact)),
+        }
+        if maxactive > KRETPROBE_MAXACTIVE_MAX {
+            return Err(einval(&log, 1, TpErr::MaxactTooBig));
+        }
+    }
+
+    // parse_symbol_and_return
+    log.index = 1;
+    let a1 = argv[1];
+    let mut is_return = false;
+    let symbol = match a1.find('%') {
+        Some(pct) => {
+            if !is_tracepoint && &a1[pct..] == "%return" {
+                is_return = true;
+            } else {
+                return Err(einval(&log, pct as i64, TpErr::BadAddrSuffix));
+            }
+            &a1[..pct]
+        }
+        None => a1,
+    };
+    if !is_return {
+        if is_tracepoint {
+            if let Some(bad) = symbol.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_')) {
+                return Err(einval(&log, bad as i64, TpErr::BadTpName));
+            }
+        }
+        // A `$retval` argument makes an exit probe.
+        for (i, a) in argv.iter().enumerate().skip(2) {
+            let Some(at) = a.find("$retval") else { continue };
+            let next = a.as_bytes().get(at + 7).copied().unwrap_or(0);
+            if next.is_ascii_alphanumeric() || next == b'_' {
+                continue;
+            }
+            if is_tracepoint {
+                log.index = i;
+                return Err(einval(&log, at as i64, TpErr::RetvalOnProbe));
+            }
+            is_return = true;
+            break;
+        }
+    }
+    if !is_return && maxactive != 0 {
+        log.index = 0;
+        return Err(einval(&log, 1, TpErr::BadMaxactType));
+    }
+
+    log.index = 0;
+    let mut event: Option<String> = None;
+    if let Some(at) = event_at {
+        let (g, e) = parse_event_name(&head[at..], at as i64, &log)?;
+        if let Some(g) = g {
+            group = g;
+        }
+        event = e;
+    }
+    let event = match event {
+        Some(e) => e,
+        None => {
+            let mut name = if is_tracepoint {
+                let us = if symbol.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                    "_"
+                } else {
+                    ""
+                };
+                format!("{us}{symbol}")
+            } else {
+                format!("{symbol}__{}", if is_return { "exit" } else { "entry" })
+            };
+            truncate_bytes(&mut name, MAX_EVENT_NAME_LEN - 1);
+            sanitize_event_name(&name)
+        }
+    };
+
+    let mut flags = FL_KERNEL | FL_FPROBE | if is_return { FL_RETURN } else { FL_FENTRY };
+    let funcname: String = if is_tracepoint {
+        flags |= FL_TPOINT;
+        match pctx.tracepoint_probe(symbol) {
+            Some(f) => f,
+            None => {
+                log.index = 1;
+                return Err(einval(&log, 0, TpErr::NoTracepoint));
+            }
+        }
+    } else {
+        symbol.to_string()
+    };
+    let mut ctx = Ctx::new(flags, Some(&funcname), pctx);
+    let args_in: Vec<String> = argv[2..].iter().map(|s| s.to_string()).collect();
+    let args_in = expand_meta_args(args_in, &mut ctx, &mut log)?;
+    if args_in.len() > MAX_TRACE_ARGS {
+        return Err(silent(Errno::E2BIG));
+    }
+    let args_in = expand_dentry_args(args_in, pctx)?;
+
+    let kind = if is_tracepoint {
+        crate::ProbeKind::Tprobe {
+            tracepoint: symbol.to_string(),
+        }
+    } else {
+        crate::ProbeKind::Fprobe
+    };
+    let mut def = ProbeDef {
+        kind,
+        group,
+        event,
+        is_return,
+        maxactive,
+        location: ProbeLocation::Symbol {
+            name: symbol.to_string(),
+            offset: 0,
+        },
+        args: Vec::new(),
+        entry_args: Vec::new(),
+        size: 0,
+        pending: false,
+        command: argv.join(" "),
+        arg_starts: Vec::new(),
+    };
+    let mut pos = 0;
+    for a in &argv {
+        def.arg_starts.push(pos);
+        pos += a.len() + 1;
+    }
+    for (i, a) in args_in.iter().enumerate() {
+        log.index = i + 2;
+        ctx.offset = 0;
+        let arg = parse_probe_arg_named(&def.args, i, a, &mut def.size, &mut ctx, &log)?;
+        def.args.push(arg);
+    }
+    def.entry_args = core::mem::take(&mut ctx.entry_args);
+    // traceprobe_update_arg at registration: `@SYM` must resolve.
+    log.index = 1;
+    for arg in &mut def.args {
+        match arg.update(pctx) {
+            Ok(()) => {}
+            Err(Errno::ENOENT) => return Err(log.err(0, TpErr::BadProbeAddr, Errno::ENOENT)),
+            Err(e) => return Err(log.err(0, TpErr::FailRegProbe, e)),
+        }
+    }
+    Ok(def)
+}
+
 pub(crate) fn truncate_bytes(s: &mut String, max: usize) {
     if s.len() > max {
         let mut n = max;
@@ -511,8 +712,8 @@ fn expand_meta_args(argv: Vec<String>, ctx: &mut Ctx, log: &mut Log) -> Result<V
         return Ok(argv);
     }
     let proto = ctx.query();
-    let params = match proto {
-        Some(p) if !p.params.is_empty() => &p.params,
+    let params = match proto.map(|p| tracepoint_args(p, ctx.flags)) {
+        Some(p) if !p.is_empty() => p,
         _ => {
             if args_idx.is_some() {
                 return Err(log.err(0, TpErr::NosupBtfarg, Errno::EOPNOTSUPP));
@@ -1025,21 +1226,23 @@ fn parse_btf_arg(varname: &str, code: &mut Code, pcode: &mut usize, ctx: &mut Ct
                 return Err(log.err(ctx.offset, TpErr::NoBtfEntry, Errno::ENOENT));
             }
         }
-        let Some(Some(proto)) = ctx.proto else {
+        let Some(Some(_)) = ctx.proto else {
             return Err(log.err(ctx.offset, TpErr::NoBtfEntry, Errno::ENOENT));
         };
-        let Some(i) = proto.params.iter().position(|(n, _)| n == var) else {
+        let params = ctx.params();
+        let Some(i) = params.iter().position(|(n, _)| n == var) else {
             return Err(log.err(ctx.offset, TpErr::NoBtfarg, Errno::ENOENT));
         };
         if is_function_entry(ctx.flags) {
             code.insn[c].op = Op::Arg;
-            code.insn[c].param = i as u32;
+            // A tracepoint's probe function takes its data first.
+            code.insn[c].param = i as u32 + u32::from(ctx.flags & FL_TPOINT != 0);
         } else if is_function_return(ctx.flags) {
             let off = ctx.store_entry_arg(i as u32);
             code.insn[c].op = Op::Edata;
             code.insn[c].offset = off;
         }
-        ty = proto.params[i].1.clone();
+        ty = params[i].1.clone();
     }
     ctx.last_type = Some(ty.clone());
     ctx.last_bitoffs = 0;

@@ -5,6 +5,7 @@ extern crate std;
 
 mod eprobe_tests;
 mod fetch_tests;
+mod fprobe_tests;
 mod grammar_tests;
 mod proptests;
 mod synth_tests;
