@@ -30,6 +30,7 @@
 //! impl HistContext for Ctx {
 //!     fn timestamp_ns(&self) -> u64 { 0 }
 //!     fn save_stack(&mut self, _out: &mut [u64]) -> usize { 0 }
+//!     fn snapshot(&mut self) {}
 //! }
 //!
 //! // raw_syscalls/sys_enter's `id`, after the common fields.
@@ -72,10 +73,12 @@
 
 extern crate alloc;
 
+pub mod action;
 pub mod field;
 pub mod hist;
 pub mod map;
 pub mod show;
+pub mod vars;
 
 use uapi::error::CmdError;
 use uapi::Errno;
