@@ -55,7 +55,7 @@ fn empty_file_lists_the_commands_this_kernel_has() {
     assert_eq!(l.file_text(), AVAILABLE_TRIGGERS);
     assert_eq!(
         AVAILABLE_TRIGGERS,
-        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event\n"
+        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist\n"
     );
 }
 

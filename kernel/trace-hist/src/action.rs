@@ -21,8 +21,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64};
 use trace_probe::synth::{SynthField, STR_VAR_LEN_MAX, SYNTH_FIELDS_MAX};
 use uapi::Errno;
 
-use crate::field::{parse_expr, ParseEnv, Role};
 use crate::field::HistField;
+use crate::field::{parse_expr, ParseEnv, Role};
 use crate::vars::{create_var_ref, find_event_var, var_meta, RefMeta, SynthTarget};
 use crate::{HistErr, HistError};
 
@@ -216,20 +216,18 @@ pub(crate) fn parse_action(env: &ParseEnv<'_>, s: &str) -> Result<ActionSpec, Hi
 }
 
 /// Linux's `check_synth_field`: may this value fill that field?
-fn check_synth_field(f: &SynthField, meta: RefMeta, is_stack: bool) -> bool {
-    if meta.is_string && f.is_string && f.is_dynamic {
+fn check_synth_field(f: &SynthField, meta: &RefMeta) -> bool {
+    // A dynamic string takes any string.
+    if meta.type_name.contains("char[") && f.is_string && f.is_dynamic {
         return true;
     }
-    if is_stack != f.is_stack {
+    if meta.is_stack != f.is_stack {
         return false;
     }
     if f.is_stack {
         return true;
     }
-    if meta.is_string != f.is_string {
-        return false;
-    }
-    meta.size as usize == f.size && (f.is_string || f.is_signed == meta.is_signed)
+    f.type_name == meta.type_name || (meta.size as usize == f.size && (f.is_string || f.is_signed == meta.is_signed))
 }
 
 /// What [`create_action`] needs of the trigger being made.
@@ -245,10 +243,7 @@ pub(crate) struct ActionEnv<'a> {
 }
 
 fn own_var(aenv: &ActionEnv<'_>, name: &str) -> Option<(usize, RefMeta)> {
-    let i = aenv
-        .vars
-        .iter()
-        .position(|v| v.var_name.as_deref() == Some(name))?;
+    let i = aenv.vars.iter().position(|v| v.var_name.as_deref() == Some(name))?;
     let v = aenv.vars.get(i)?;
     Some((
         i,
@@ -257,6 +252,8 @@ fn own_var(aenv: &ActionEnv<'_>, name: &str) -> Option<(usize, RefMeta)> {
             is_signed: v.is_signed,
             usecs: v.usecs,
             is_string: v.is_string,
+            is_stack: matches!(v.src, crate::field::Source::Stacktrace),
+            type_name: v.type_name.clone(),
         },
     ))
 }
@@ -289,12 +286,16 @@ fn create_field_var(env: &mut ParseEnv<'_>, qual: Option<(&str, &str)>, name: &s
     parse_expr(env, name, Role::Var, None, &mut n).ok()
 }
 
+/// A field variable's shape: Linux's `create_var` keeps the field's size
+/// and type but not its signedness.
 fn field_meta(f: &HistField) -> RefMeta {
     RefMeta {
         size: f.size,
-        is_signed: f.is_signed,
+        is_signed: false,
         usecs: f.usecs,
         is_string: f.is_string,
+        is_stack: matches!(f.src, crate::field::Source::Stacktrace),
+        type_name: f.type_name.clone(),
     }
 }
 
@@ -320,7 +321,7 @@ fn trace_action_create(
         };
         let (arg, meta) = if let Some(var) = param.strip_prefix('$') {
             if let Some((idx, meta)) = find_target_event_var(env, aenv, qual, var) {
-                let r = create_var_ref(env, None, idx, meta).ok_or(Errno::ENOMEM)?;
+                let r = create_var_ref(env, None, idx, meta.clone()).ok_or(Errno::ENOMEM)?;
                 (ActionArg::Ref(r), meta)
             } else {
                 let q = match (&qual, &spec.handler) {
@@ -333,7 +334,7 @@ fn trace_action_create(
                     return Err(env.err(Errno::EINVAL, HistErr::ParamNotFound, var));
                 };
                 let meta = var_meta(&core, idx);
-                let r = create_var_ref(env, Some(core), idx, meta).ok_or(Errno::ENOMEM)?;
+                let r = create_var_ref(env, Some(core), idx, meta.clone()).ok_or(Errno::ENOMEM)?;
                 (ActionArg::Ref(r), meta)
             }
         } else {
@@ -352,9 +353,7 @@ fn trace_action_create(
             // String variables are not carried between events here.
             return Err(env.err(Errno::EINVAL, HistErr::FieldVarCreateFail, param));
         }
-        let ok = fields
-            .get(args.len())
-            .is_some_and(|f| check_synth_field(f, meta, false));
+        let ok = fields.get(args.len()).is_some_and(|f| check_synth_field(f, &meta));
         if !ok {
             return Err(env.err(Errno::EINVAL, HistErr::SynthTypeMismatch, param));
         }
@@ -441,7 +440,11 @@ impl ActionSpec {
                 let _ = write!(out, ":onmatch({system}.{event}).{}(", self.action_name);
             }
             Handler::OnMax | Handler::OnChange => {
-                let h = if self.handler == Handler::OnMax { "onmax" } else { "onchange" };
+                let h = if self.handler == Handler::OnMax {
+                    "onmax"
+                } else {
+                    "onchange"
+                };
                 let _ = write!(out, ":{h}({}).{}(", self.var_str, self.action_name);
             }
         }

@@ -178,11 +178,21 @@ pub struct HistField {
     pub is_signed: bool,
     /// A string (a string field; never an operand).
     pub is_string: bool,
+    /// Its C type, as Linux's `hist_field->type` (compared with a
+    /// synthetic event field's).
+    pub type_name: String,
 }
 
 impl HistField {
     fn new(src: Source, size: u32, is_signed: bool) -> HistField {
+        let type_name = String::from(match &src {
+            Source::Cpu => "unsigned int",
+            Source::Stacktrace => "unsigned long[]",
+            Source::Field { .. } | Source::Expr { .. } | Source::VarRef { .. } => default_type(size, is_signed),
+            _ => "u64",
+        });
         HistField {
+            type_name,
             src,
             modifier: Modifier::None,
             var_name: None,
@@ -247,7 +257,9 @@ impl HistField {
             Source::Const(c) => {
                 let _ = write!(out, "{c}");
             }
-            Source::VarRef { qualified: None, name, .. } => {
+            Source::VarRef {
+                qualified: None, name, ..
+            } => {
                 let _ = write!(out, "${name}");
             }
             _ => out.push_str(&self.full_name()),
@@ -344,6 +356,30 @@ impl HistField {
             _ => v,
         }
     }
+}
+
+/// A C type for a number of `size` bytes, when the event does not say.
+fn default_type(size: u32, signed: bool) -> &'static str {
+    match (size, signed) {
+        (1, false) => "u8",
+        (1, true) => "s8",
+        (2, false) => "u16",
+        (2, true) => "s16",
+        (4, false) => "u32",
+        (4, true) => "s32",
+        (_, true) => "s64",
+        _ => "u64",
+    }
+}
+
+/// The C types of the common fields (Linux's `trace_define_common_fields`).
+fn common_field_type(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "common_type" => "unsigned short",
+        "common_flags" | "common_preempt_count" => "unsigned char",
+        "common_pid" => "int",
+        _ => return None,
+    })
 }
 
 /// Linux's `hist_field_div` for a divisor known only at run time.
@@ -518,6 +554,7 @@ pub(crate) fn parse_expr(
     }
     let usecs = a.usecs;
     let (size, is_signed) = (a.size, a.is_signed);
+    let a_type = a.type_name.clone();
     let mut text = String::new();
     a.expr_operand_str(&mut text);
     text.push(match op {
@@ -553,6 +590,9 @@ pub(crate) fn parse_expr(
             is_signed,
         )
     };
+    if matches!(f.src, Source::Expr { .. }) {
+        f.type_name = a_type;
+    }
     f.usecs = usecs;
     f.var_name = var_name.map(String::from);
     Ok(f)
@@ -636,7 +676,7 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
             if let Some(name) = ref_var.strip_prefix('$').filter(|n| !n.is_empty()) {
                 match crate::vars::parse_var_ref(env, ref_system.zip(ref_event), name) {
                     Some(idx) => {
-                        let r = env.refs.get(idx).map(|r| r.meta);
+                        let r = env.refs.get(idx).map(|r| r.meta.clone());
                         let meta = r.unwrap_or_default();
                         let mut f = HistField::new(
                             Source::VarRef {
@@ -649,6 +689,7 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
                         );
                         f.usecs = meta.usecs;
                         f.is_string = meta.is_string;
+                        f.type_name = meta.type_name;
                         f.var_name = var_name.map(String::from);
                         return Ok(f);
                     }
@@ -656,11 +697,8 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
                         // Linux logs the unknown variable, then fails to
                         // find a field named `$name`.
                         let mut e = env.err(Errno::EINVAL, HistErr::FieldNotFound, &s);
-                        let mut first = uapi::error::CmdError::new(
-                            Errno::EINVAL,
-                            HistErr::VarNotFound.text(),
-                            env.errpos(name),
-                        );
+                        let mut first =
+                            uapi::error::CmdError::new(Errno::EINVAL, HistErr::VarNotFound.text(), env.errpos(name));
                         if let Some(nu) = env.not_unique.take() {
                             first = nu;
                         }
@@ -678,12 +716,7 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
 
 /// Linux's `local_field_var_ref`: `$name` of a variable of this trigger
 /// defined as a plain field reads that field.
-fn local_field_var_ref(
-    env: &ParseEnv<'_>,
-    system: Option<&str>,
-    event: Option<&str>,
-    var: &str,
-) -> Option<String> {
+fn local_field_var_ref(env: &ParseEnv<'_>, system: Option<&str>, event: Option<&str>, var: &str) -> Option<String> {
     if let (Some(sys), Some(ev)) = (system, event) {
         if sys != env.links.system || ev != env.links.event {
             return None;
@@ -770,6 +803,9 @@ fn parse_field(env: &mut ParseEnv<'_>, s: &str, role: Role) -> Result<HistField,
                     ef.is_signed,
                 );
                 f.is_string = is_string;
+                if let Some(t) = (env.links.field_type)(name).or_else(|| common_field_type(name).map(String::from)) {
+                    f.type_name = t;
+                }
                 f
             }
             Some(Found::Cpu) => HistField::new(Source::Cpu, 4, false),

@@ -23,10 +23,12 @@ use trace_filter::kstrto::kstrtoul;
 use trace_filter::{EventField, EventFilter, FieldKind, FilterEnv, FilterFailure};
 use uapi::Errno;
 
-use crate::action::{create_action, parse_action, Action, ActionArg, ActionEnv, ActionKind, ActionSpec, Handler, SaveField};
+use crate::action::{
+    create_action, parse_action, Action, ActionArg, ActionEnv, ActionKind, ActionSpec, Handler, SaveField,
+};
 use crate::field::{parse_expr, HistContext, HistField, Modifier, ParseEnv, Role, Source};
-use crate::vars::{HistLinks, RefTarget, SynthArg, VarRef};
 use crate::map::{MapLayout, TracingMap};
+use crate::vars::{HistLinks, RefTarget, SynthArg, VarRef};
 use crate::{
     HistErr, HistError, HIST_KEY_SIZE_MAX, HIST_STACKTRACE_DEPTH, TRACING_MAP_BITS_DEFAULT, TRACING_MAP_BITS_MAX,
     TRACING_MAP_BITS_MIN, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
@@ -412,6 +414,11 @@ impl HistSpec {
         !remove && !self.pause && !self.cont && !self.clear
     }
 
+    /// Does an action take snapshots (the snapshot buffer must exist)?
+    pub fn takes_snapshots(&self) -> bool {
+        self.actions.iter().any(|a| a.spec.kind == ActionKind::Snapshot)
+    }
+
     /// Allocates the table now, so that [`HistList::apply`], which runs
     /// under the lock hits take, allocates nothing.
     pub fn prealloc_map(&mut self) -> Result<(), Errno> {
@@ -681,10 +688,7 @@ pub struct HistCore {
 impl HistCore {
     /// The index of variable `name`.
     pub fn var_index(&self, name: &str) -> Option<usize> {
-        self.data
-            .vars
-            .iter()
-            .position(|v| v.var_name.as_deref() == Some(name))
+        self.data.vars.iter().position(|v| v.var_name.as_deref() == Some(name))
     }
 
     /// Do other triggers read its variables (Linux's `check_var_refs`)?
@@ -785,6 +789,11 @@ impl HistTrigger {
     /// The `if` filter.
     pub fn filter(&self) -> Option<&EventFilter> {
         self.filter.as_ref().map(|(_, f)| f)
+    }
+
+    /// Pauses or continues it (`enable_hist`/`disable_hist`).
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Relaxed);
     }
 
     /// Paused (`:pause`)?
@@ -1082,6 +1091,11 @@ impl HistList {
             let Some(i) = self.hists.iter().position(|t| t.matches(&spec, false)) else {
                 return Ok(HistChange::Updated);
             };
+            // Linux's hist_trigger_check_refs: another trigger reads its
+            // variables.
+            if self.hists.get(i).is_some_and(|t| t.core.is_referenced()) {
+                return Err(Errno::EBUSY.into());
+            }
             return Ok(HistChange::Removed(self.hists.remove(i)));
         }
         if spec.pause || spec.cont || spec.clear {

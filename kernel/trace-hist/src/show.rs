@@ -348,7 +348,11 @@ fn track_data_snapshot_print(out: &mut String, t: &HistTrigger, sym: &dyn HistSy
         if !track.updated.load(AtomicOrdering::Acquire) {
             continue;
         }
-        let h = if a.spec.handler == Handler::OnMax { "onmax" } else { "onchange" };
+        let h = if a.spec.handler == Handler::OnMax {
+            "onmax"
+        } else {
+            "onchange"
+        };
         out.push_str("\nSnapshot taken (see tracing/snapshot).  Details:\n");
         let _ = write!(
             out,

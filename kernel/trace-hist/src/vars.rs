@@ -51,6 +51,8 @@ pub struct HistLinks<'a> {
     pub event_exists: &'a dyn Fn(&str, &str) -> bool,
     /// The synthetic event of that name.
     pub find_synth: &'a dyn Fn(&str) -> Option<Arc<dyn SynthTarget>>,
+    /// The C type of this event's field of that name.
+    pub field_type: &'a dyn Fn(&str) -> Option<String>,
 }
 
 fn no_event(_: &str, _: &str) -> bool {
@@ -58,6 +60,10 @@ fn no_event(_: &str, _: &str) -> bool {
 }
 
 fn no_synth(_: &str) -> Option<Arc<dyn SynthTarget>> {
+    None
+}
+
+fn no_type(_: &str) -> Option<String> {
     None
 }
 
@@ -74,6 +80,7 @@ impl HistLinks<'static> {
             vars: &EMPTY,
             event_exists: &no_event,
             find_synth: &no_synth,
+            field_type: &no_type,
         }
     }
 }
@@ -95,7 +102,11 @@ impl HistVarRegistry {
     /// A trigger's histogram was added to `system/event`.
     pub fn register(&mut self, system: &str, event: &str, core: &Arc<HistCore>) {
         self.entries.retain(|(_, _, w)| w.strong_count() > 0);
-        if !self.entries.iter().any(|(_, _, w)| Weak::ptr_eq(w, &Arc::downgrade(core))) {
+        if !self
+            .entries
+            .iter()
+            .any(|(_, _, w)| Weak::ptr_eq(w, &Arc::downgrade(core)))
+        {
             self.entries
                 .push((String::from(system), String::from(event), Arc::downgrade(core)));
         }
@@ -144,7 +155,7 @@ impl HistVarRegistry {
 }
 
 /// What a reference reads: the variable's shape.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RefMeta {
     /// Bytes.
     pub size: u32,
@@ -154,6 +165,10 @@ pub struct RefMeta {
     pub usecs: bool,
     /// A string (its value cannot be carried).
     pub is_string: bool,
+    /// A stack trace.
+    pub is_stack: bool,
+    /// Its C type.
+    pub type_name: String,
 }
 
 /// Which trigger's table a reference reads.
@@ -285,6 +300,8 @@ pub(crate) fn var_meta(core: &HistCore, idx: usize) -> RefMeta {
         is_signed: v.is_signed,
         usecs: v.usecs,
         is_string: v.is_string,
+        is_stack: matches!(v.src, crate::field::Source::Stacktrace),
+        type_name: v.type_name.clone(),
     })
 }
 
