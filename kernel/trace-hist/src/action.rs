@@ -473,3 +473,6 @@ impl ActionSpec {
         out.push(')');
     }
 }
+
+#[cfg(test)]
+mod tests;
