@@ -160,6 +160,7 @@ impl SynthTarget for SynthHold {
             *o = match *v {
                 SynthArg::Num(n) => SynthVal::Num(n),
                 SynthArg::Str(s) => SynthVal::Str(s),
+                SynthArg::Stack(s) => SynthVal::Stack(s),
             };
         }
         let _ = super::trace_events_synth::synth_event_trace(&self.0, out.get(..vals.len()).unwrap_or(&[]));

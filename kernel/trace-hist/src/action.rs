@@ -252,7 +252,7 @@ fn own_var(aenv: &ActionEnv<'_>, name: &str) -> Option<(usize, RefMeta)> {
             is_signed: v.is_signed,
             usecs: v.usecs,
             is_string: v.is_string,
-            is_stack: matches!(v.src, crate::field::Source::Stacktrace),
+            is_stack: v.is_stack,
             type_name: v.type_name.clone(),
         },
     ))
@@ -294,7 +294,7 @@ fn field_meta(f: &HistField) -> RefMeta {
         is_signed: false,
         usecs: f.usecs,
         is_string: f.is_string,
-        is_stack: matches!(f.src, crate::field::Source::Stacktrace),
+        is_stack: f.is_stack,
         type_name: f.type_name.clone(),
     }
 }

@@ -181,6 +181,8 @@ pub struct HistField {
     /// Its C type, as Linux's `hist_field->type` (compared with a
     /// synthetic event field's).
     pub type_name: String,
+    /// A stack trace (`common_stacktrace`, or a reference to one).
+    pub is_stack: bool,
 }
 
 impl HistField {
@@ -192,6 +194,7 @@ impl HistField {
             _ => "u64",
         });
         HistField {
+            is_stack: matches!(src, Source::Stacktrace),
             type_name,
             src,
             modifier: Modifier::None,
@@ -690,6 +693,7 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
                         f.usecs = meta.usecs;
                         f.is_string = meta.is_string;
                         f.type_name = meta.type_name;
+                        f.is_stack = meta.is_stack;
                         f.var_name = var_name.map(String::from);
                         return Ok(f);
                     }

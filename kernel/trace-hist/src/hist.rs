@@ -119,6 +119,8 @@ pub struct HistData {
     pub save_names: Vec<String>,
     /// Scratch words each element has for the actions.
     pub extra_words: usize,
+    /// For each variable holding a stack trace, its first scratch word.
+    pub var_stack_slots: Vec<Option<usize>>,
 }
 
 impl HistData {
@@ -336,9 +338,21 @@ impl HistSpec {
             vars.push(f);
         }
         let (keys, key_size) = create_key_fields(&mut penv, keys_str)?;
+        // A stack variable keeps its stack in the element (Linux's
+        // field_var_str); its value is the element's index.
+        let mut extra = 0usize;
+        let var_stack_slots: Vec<Option<usize>> = vars
+            .iter()
+            .map(|v| {
+                matches!(v.src, Source::Stacktrace).then(|| {
+                    extra += HIST_STACKTRACE_DEPTH;
+                    extra - HIST_STACKTRACE_DEPTH
+                })
+            })
+            .collect();
         let mut aenv = ActionEnv {
             vars: &vars,
-            extra_words: 0,
+            extra_words: extra,
             key_words: key_size as usize / 8,
             save: Vec::new(),
         };
@@ -362,6 +376,7 @@ impl HistSpec {
             actions: action_specs,
             save_names: save.iter().map(|f| String::from(f.field.name())).collect(),
             extra_words,
+            var_stack_slots,
         };
         data.sort_keys = create_sort_keys(&penv, &data, attrs.sort)?;
         if data.enable_timestamps && !HIST_CLOCKS.contains(&data.clock.as_str()) {
@@ -880,6 +895,15 @@ impl HistTrigger {
             elt.add_sum(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
         }
         for (i, v) in d.vars.iter().enumerate() {
+            if let Some(Some(slot)) = d.var_stack_slots.get(i) {
+                let mut st = [0u64; HIST_STACKTRACE_DEPTH];
+                let n = ctx.save_stack(&mut st).min(HIST_STACKTRACE_DEPTH);
+                for (j, a) in st.iter().enumerate() {
+                    elt.set_extra(slot + j, if j < n { *a } else { 0 });
+                }
+                elt.set_var(i, elt.index() as u64);
+                continue;
+            }
             elt.set_var(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
         }
         if self.core.actions.is_empty() || !self.resolve_var_refs(&key, &mut refs, true) {
@@ -966,9 +990,36 @@ impl HistTrigger {
             return;
         };
         let d = &self.core.data;
+        // Stacks are copied out of the elements holding them first.
+        let mut stacks = [[0u64; HIST_STACKTRACE_DEPTH]; SYNTH_STACKS_MAX];
+        let mut stack_of_arg = [usize::MAX; trace_probe::synth::SYNTH_FIELDS_MAX];
+        let mut n_stacks = 0;
+        for (k, arg) in a.args.iter().enumerate() {
+            let ActionArg::Ref(i) = arg else {
+                continue;
+            };
+            let Some(r) = self.core.refs.get(*i).filter(|r| r.meta.is_stack) else {
+                continue;
+            };
+            let (Some(out), Some(mark)) = (stacks.get_mut(n_stacks), stack_of_arg.get_mut(k)) else {
+                continue;
+            };
+            let target = match &r.target {
+                RefTarget::Own => &self.core,
+                RefTarget::Other(h) => h.core(),
+            };
+            if stack_of(target, r.var_idx, refs.get(*i).copied().unwrap_or(0), out, 0) {
+                *mark = n_stacks;
+                n_stacks += 1;
+            }
+        }
         let mut vals = [SynthArg::Num(0); trace_probe::synth::SYNTH_FIELDS_MAX];
-        for (slot, arg) in vals.iter_mut().zip(&a.args) {
+        for (k, (slot, arg)) in vals.iter_mut().zip(&a.args).enumerate() {
             *slot = match arg {
+                ActionArg::Ref(_) if stack_of_arg.get(k).is_some_and(|m| *m != usize::MAX) => {
+                    let m = stack_of_arg.get(k).copied().unwrap_or(0);
+                    SynthArg::Stack(stacks.get(m).map_or(&[][..], |s| &s[..]))
+                }
                 ActionArg::Ref(i) => SynthArg::Num(refs.get(*i).copied().unwrap_or(0)),
                 ActionArg::Field(f) if f.is_string => SynthArg::Str(string_bytes(f, rec)),
                 ActionArg::Field(f) => SynthArg::Num(f.value(rec, ctx, d.ts_in_usecs, refs)),
@@ -976,6 +1027,38 @@ impl HistTrigger {
         }
         synth.trace(vals.get(..a.args.len()).unwrap_or(&[]));
     }
+}
+
+/// Most stack traces one synthetic event carries.
+const SYNTH_STACKS_MAX: usize = 4;
+
+/// Copies the stack that variable `var_idx` of `core` holds, `value`
+/// being the variable's value (the index of the element holding it),
+/// following aliases (`s=$st`) to the variable itself.
+fn stack_of(core: &HistCore, var_idx: usize, value: u64, out: &mut [u64; HIST_STACKTRACE_DEPTH], depth: u32) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    if let Some(Some(slot)) = core.data.var_stack_slots.get(var_idx) {
+        let Some(elt) = usize::try_from(value).ok().and_then(|i| core.map.elt_at(i)) else {
+            return false;
+        };
+        for (j, w) in out.iter_mut().enumerate() {
+            *w = elt.extra(slot + j);
+        }
+        return true;
+    }
+    let Some(Source::VarRef { idx, .. }) = core.data.vars.get(var_idx).map(|v| &v.src) else {
+        return false;
+    };
+    let Some(r) = core.refs.get(*idx) else {
+        return false;
+    };
+    let target = match &r.target {
+        RefTarget::Own => core,
+        RefTarget::Other(h) => h.core(),
+    };
+    stack_of(target, r.var_idx, value, out, depth + 1)
 }
 
 /// The bytes of a string field of the record.

@@ -257,6 +257,11 @@ impl TracingMap {
         })
     }
 
+    /// The element of index `idx`, if it was made.
+    pub fn elt_at(&self, idx: usize) -> Option<Elt<'_>> {
+        (idx < self.next_elt.load(Ordering::Acquire).min(1 << self.map_bits)).then_some(Elt { map: self, idx })
+    }
+
     /// Empties the map and zeroes its counts (`tracing_map_clear`). The
     /// caller keeps hits away meanwhile.
     pub fn clear(&self) {

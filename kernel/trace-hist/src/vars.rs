@@ -24,6 +24,8 @@ pub enum SynthArg<'a> {
     Num(u64),
     /// A string's bytes (up to a NUL or the slice's end).
     Str(&'a [u8]),
+    /// A stack trace's return addresses (up to a 0).
+    Stack(&'a [u64]),
 }
 
 /// A synthetic event an action generates (`onmatch(...).trace(NAME,...)`).
@@ -300,7 +302,7 @@ pub(crate) fn var_meta(core: &HistCore, idx: usize) -> RefMeta {
         is_signed: v.is_signed,
         usecs: v.usecs,
         is_string: v.is_string,
-        is_stack: matches!(v.src, crate::field::Source::Stacktrace),
+        is_stack: v.is_stack,
         type_name: v.type_name.clone(),
     })
 }

@@ -98,6 +98,7 @@ impl SynthTarget for Synth {
             .map(|v| match v {
                 SynthArg::Num(n) => format!("{n}"),
                 SynthArg::Str(s) => String::from_utf8_lossy(s).trim_end_matches('\0').into(),
+                SynthArg::Stack(st) => format!("{:x?}", st.iter().take_while(|a| **a != 0).collect::<Vec<_>>()),
             })
             .collect();
         self.got.lock().unwrap().push(text.join(" "));
