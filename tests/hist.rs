@@ -117,3 +117,15 @@ fn onmatch_latency_histogram_counts_each_nanosleep_of_a_known_workload() {
         check_latency_histogram(&linux, "real Linux");
     }
 }
+
+#[test]
+fn enable_hist_and_disable_hist_continue_and_pause_another_events_hist() {
+    let files = [busybox(), root().join("tests/hist/enable_hist.sh"), proof_binary("sleeplat")];
+    let cmd = "busybox sh /bin/enable_hist.sh";
+    let (out, code) = run_commands(&["--smp", "2"], &files, cmd, 120);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, include_str!("hist/enable_hist.golden"));
+    if let Some(linux) = reflinux_stdout("2", 120, &files, cmd) {
+        assert_eq!(linux, include_str!("hist/enable_hist.golden"), "real Linux differs");
+    }
+}
