@@ -120,7 +120,11 @@ fn onmatch_latency_histogram_counts_each_nanosleep_of_a_known_workload() {
 
 #[test]
 fn enable_hist_and_disable_hist_continue_and_pause_another_events_hist() {
-    let files = [busybox(), root().join("tests/hist/enable_hist.sh"), proof_binary("sleeplat")];
+    let files = [
+        busybox(),
+        root().join("tests/hist/enable_hist.sh"),
+        proof_binary("sleeplat"),
+    ];
     let cmd = "busybox sh /bin/enable_hist.sh";
     let (out, code) = run_commands(&["--smp", "2"], &files, cmd, 120);
     assert_eq!(code, 0, "{out}");

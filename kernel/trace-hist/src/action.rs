@@ -349,10 +349,6 @@ fn trace_action_create(
                 None => return Err(env.err(Errno::EINVAL, HistErr::FieldVarCreateFail, param)),
             }
         };
-        if meta.is_string && matches!(arg, ActionArg::Ref(_)) {
-            // String variables are not carried between events here.
-            return Err(env.err(Errno::EINVAL, HistErr::FieldVarCreateFail, param));
-        }
         let ok = fields.get(args.len()).is_some_and(|f| check_synth_field(f, &meta));
         if !ok {
             return Err(env.err(Errno::EINVAL, HistErr::SynthTypeMismatch, param));

@@ -119,8 +119,9 @@ pub struct HistData {
     pub save_names: Vec<String>,
     /// Scratch words each element has for the actions.
     pub extra_words: usize,
-    /// For each variable holding a stack trace, its first scratch word.
-    pub var_stack_slots: Vec<Option<usize>>,
+    /// For each variable holding a stack trace or a string, its first
+    /// scratch word and how many it takes.
+    pub var_stack_slots: Vec<Option<(usize, usize)>>,
 }
 
 impl HistData {
@@ -338,16 +339,21 @@ impl HistSpec {
             vars.push(f);
         }
         let (keys, key_size) = create_key_fields(&mut penv, keys_str)?;
-        // A stack variable keeps its stack in the element (Linux's
-        // field_var_str); its value is the element's index.
+        // A stack or string variable keeps its bytes in the element
+        // (Linux's field_var_str); its value is the element's index.
         let mut extra = 0usize;
-        let var_stack_slots: Vec<Option<usize>> = vars
+        let var_stack_slots: Vec<Option<(usize, usize)>> = vars
             .iter()
             .map(|v| {
-                matches!(v.src, Source::Stacktrace).then(|| {
-                    extra += HIST_STACKTRACE_DEPTH;
-                    extra - HIST_STACKTRACE_DEPTH
-                })
+                let words = if matches!(v.src, Source::Stacktrace) {
+                    HIST_STACKTRACE_DEPTH
+                } else if v.is_string && v.string_field().is_some() {
+                    (v.size as usize).min(STORED_WORDS_MAX * 8) / 8
+                } else {
+                    return None;
+                };
+                extra += words;
+                Some((extra - words, words))
             })
             .collect();
         let mut aenv = ActionEnv {
@@ -895,11 +901,15 @@ impl HistTrigger {
             elt.add_sum(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
         }
         for (i, v) in d.vars.iter().enumerate() {
-            if let Some(Some(slot)) = d.var_stack_slots.get(i) {
-                let mut st = [0u64; HIST_STACKTRACE_DEPTH];
-                let n = ctx.save_stack(&mut st).min(HIST_STACKTRACE_DEPTH);
-                for (j, a) in st.iter().enumerate() {
-                    elt.set_extra(slot + j, if j < n { *a } else { 0 });
+            if let Some(Some((slot, words))) = d.var_stack_slots.get(i) {
+                if v.is_string {
+                    store_string(&elt, *slot, *words, string_bytes(v, rec));
+                } else {
+                    let mut st = [0u64; HIST_STACKTRACE_DEPTH];
+                    let n = ctx.save_stack(&mut st).min(HIST_STACKTRACE_DEPTH);
+                    for (j, a) in st.iter().enumerate() {
+                        elt.set_extra(slot + j, if j < n { *a } else { 0 });
+                    }
                 }
                 elt.set_var(i, elt.index() as u64);
                 continue;
@@ -990,15 +1000,17 @@ impl HistTrigger {
             return;
         };
         let d = &self.core.data;
-        // Stacks are copied out of the elements holding them first.
-        let mut stacks = [[0u64; HIST_STACKTRACE_DEPTH]; SYNTH_STACKS_MAX];
+        // Stacks and strings are copied out of the elements holding them
+        // first.
+        let mut stacks = [[0u64; STORED_WORDS_MAX]; SYNTH_STACKS_MAX];
+        let mut strs = [[0u8; STORED_WORDS_MAX * 8]; SYNTH_STACKS_MAX];
         let mut stack_of_arg = [usize::MAX; trace_probe::synth::SYNTH_FIELDS_MAX];
         let mut n_stacks = 0;
         for (k, arg) in a.args.iter().enumerate() {
             let ActionArg::Ref(i) = arg else {
                 continue;
             };
-            let Some(r) = self.core.refs.get(*i).filter(|r| r.meta.is_stack) else {
+            let Some(r) = self.core.refs.get(*i).filter(|r| r.meta.is_stack || r.meta.is_string) else {
                 continue;
             };
             let (Some(out), Some(mark)) = (stacks.get_mut(n_stacks), stack_of_arg.get_mut(k)) else {
@@ -1009,6 +1021,11 @@ impl HistTrigger {
                 RefTarget::Other(h) => h.core(),
             };
             if stack_of(target, r.var_idx, refs.get(*i).copied().unwrap_or(0), out, 0) {
+                if let Some(s) = strs.get_mut(n_stacks) {
+                    for (b, w) in s.chunks_exact_mut(8).zip(out.iter()) {
+                        b.copy_from_slice(&w.to_le_bytes());
+                    }
+                }
                 *mark = n_stacks;
                 n_stacks += 1;
             }
@@ -1016,9 +1033,17 @@ impl HistTrigger {
         let mut vals = [SynthArg::Num(0); trace_probe::synth::SYNTH_FIELDS_MAX];
         for (k, (slot, arg)) in vals.iter_mut().zip(&a.args).enumerate() {
             *slot = match arg {
-                ActionArg::Ref(_) if stack_of_arg.get(k).is_some_and(|m| *m != usize::MAX) => {
+                ActionArg::Ref(i) if stack_of_arg.get(k).is_some_and(|m| *m != usize::MAX) => {
                     let m = stack_of_arg.get(k).copied().unwrap_or(0);
-                    SynthArg::Stack(stacks.get(m).map_or(&[][..], |s| &s[..]))
+                    if self.core.refs.get(*i).is_some_and(|r| r.meta.is_string) {
+                        SynthArg::Str(strs.get(m).map_or(&[][..], |s| &s[..]))
+                    } else {
+                        SynthArg::Stack(
+                            stacks
+                                .get(m)
+                                .map_or(&[][..], |s| s.get(..HIST_STACKTRACE_DEPTH).unwrap_or(&[])),
+                        )
+                    }
                 }
                 ActionArg::Ref(i) => SynthArg::Num(refs.get(*i).copied().unwrap_or(0)),
                 ActionArg::Field(f) if f.is_string => SynthArg::Str(string_bytes(f, rec)),
@@ -1029,22 +1054,45 @@ impl HistTrigger {
     }
 }
 
-/// Most stack traces one synthetic event carries.
+/// Most stack traces and string variables one synthetic event carries.
 const SYNTH_STACKS_MAX: usize = 4;
+
+/// The words of a stored string variable at most (Linux's
+/// `STR_VAR_LEN_MAX`, 256 bytes).
+const STORED_WORDS_MAX: usize = 32;
+
+/// Stores a string variable's bytes in the element, NUL-terminated
+/// within `words` words (strscpy).
+fn store_string(elt: &crate::map::Elt<'_>, slot: usize, words: usize, s: &[u8]) {
+    let n = s
+        .iter()
+        .position(|c| *c == 0)
+        .unwrap_or(s.len())
+        .min((words * 8).saturating_sub(1));
+    for w in 0..words {
+        let mut b = [0u8; 8];
+        for (j, c) in b.iter_mut().enumerate() {
+            if w * 8 + j < n {
+                *c = s.get(w * 8 + j).copied().unwrap_or(0);
+            }
+        }
+        elt.set_extra(slot + w, u64::from_le_bytes(b));
+    }
+}
 
 /// Copies the stack that variable `var_idx` of `core` holds, `value`
 /// being the variable's value (the index of the element holding it),
 /// following aliases (`s=$st`) to the variable itself.
-fn stack_of(core: &HistCore, var_idx: usize, value: u64, out: &mut [u64; HIST_STACKTRACE_DEPTH], depth: u32) -> bool {
+fn stack_of(core: &HistCore, var_idx: usize, value: u64, out: &mut [u64; STORED_WORDS_MAX], depth: u32) -> bool {
     if depth > 4 {
         return false;
     }
-    if let Some(Some(slot)) = core.data.var_stack_slots.get(var_idx) {
+    if let Some(Some((slot, words))) = core.data.var_stack_slots.get(var_idx) {
         let Some(elt) = usize::try_from(value).ok().and_then(|i| core.map.elt_at(i)) else {
             return false;
         };
         for (j, w) in out.iter_mut().enumerate() {
-            *w = elt.extra(slot + j);
+            *w = if j < *words { elt.extra(slot + j) } else { 0 };
         }
         return true;
     }
