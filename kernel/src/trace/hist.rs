@@ -281,7 +281,9 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
     let field_type = |name: &str| fields.iter().find(|(n, _, _)| n == name).map(|(_, t, _)| t.clone());
-    let vars = HIST_VARS.lock();
+    // A snapshot: parsing may add a trigger to another event (for a field
+    // variable there), which takes the registry itself.
+    let vars = HIST_VARS.lock().clone();
     let links = HistLinks {
         system: ev.system(),
         event: ev.name(),
@@ -289,6 +291,7 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
         event_exists: &event_exists,
         find_synth: &find_synth,
         field_type: &field_type,
+        create_hist: &create_field_var_hist,
     };
     let parsed = HistSpec::parse_with(param, &schema, &env, &links);
     drop(vars);
@@ -327,7 +330,9 @@ pub(super) fn hist_apply(
         Ok(HistChange::Added) => {
             let t = triggers.hists.iter().last().cloned();
             if let Some(t) = &t {
-                HIST_VARS.lock().register(ev.system(), ev.name(), t.core());
+                HIST_VARS
+                    .lock()
+                    .register(ev.system(), ev.name(), t.core(), t.filter_text());
             }
             Ok(t)
         }
@@ -345,8 +350,47 @@ pub(super) fn hist_apply(
 /// Linux's `hist_register_trigger`; a removed one is freed here. (The
 /// clock's name was checked when parsed, and this kernel has them all.)
 pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
+    if !added {
+        if let Some(t) = t {
+            remove_field_var_hists(t);
+        }
+        return;
+    }
     if let Some(t) = t.filter(|t| added && t.data().enable_timestamps) {
         let _ = super::clock::set(&t.data().clock);
+    }
+}
+
+/// Adds a hist trigger to another event for a field variable there
+/// (Linux's `create_field_var_hist`). That event's command lock is only
+/// tried, so that two writers making such triggers on each other's
+/// events cannot deadlock: a busy one fails the write with EBUSY.
+fn create_field_var_hist(system: &str, event: &str, cmd: &str) -> Result<Arc<trace_hist::hist::HistCore>, Errno> {
+    let ev = super::events::find_event(system, event).ok_or(Errno::EINVAL)?;
+    let _w = ev.file.write_lock.try_lock().ok_or(Errno::EBUSY)?;
+    super::trigger::hist_write(&ev, false, cmd)?;
+    let core = ev.file.triggers.lock().hists.iter().last().map(|t| t.core().clone());
+    core.ok_or(Errno::ENOENT)
+}
+
+/// Frees a removed trigger, then removes the triggers it made for field
+/// variables (Linux's `unregister_field_var_hists`), once nothing else
+/// shares its histogram: freed first, its references to their variables
+/// are gone.
+fn remove_field_var_hists(t: Arc<HistTrigger>) {
+    let made = match Arc::try_unwrap(t) {
+        Ok(t) if Arc::strong_count(t.core()) == 1 => t.core().field_var_hists.clone(),
+        _ => return,
+    };
+    for (system, event, cmd) in &made {
+        let Some(ev) = super::events::find_event(system, event) else {
+            continue;
+        };
+        let locked = ev.file.write_lock.try_lock();
+        if locked.is_some() {
+            let _ = super::trigger::hist_write(&ev, true, cmd);
+        }
+        drop(locked);
     }
 }
 

@@ -369,7 +369,7 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
 /// A `hist` command: the trigger is added or removed under the lock the
 /// record path takes; the event's soft mode follows its first and last
 /// trigger.
-fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
+pub(super) fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
     let spec = super::hist::hist_parse(ev, remove, param)?;
     let mut g = ev.file.triggers.lock();
     let was_empty = g.list.is_empty() && g.hists.is_empty();

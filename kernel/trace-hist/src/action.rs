@@ -240,6 +240,11 @@ pub(crate) struct ActionEnv<'a> {
     pub key_words: usize,
     /// Save fields made so far (Linux allows one `save()`).
     pub save: Vec<SaveField>,
+    /// The trigger's keys.
+    pub keys: &'a [crate::hist::KeyField],
+    /// Triggers made on other events for their fields (system, event,
+    /// command), removed with this one.
+    pub field_var_hists: Vec<(String, String, String)>,
 }
 
 fn own_var(aenv: &ActionEnv<'_>, name: &str) -> Option<(usize, RefMeta)> {
@@ -299,6 +304,61 @@ fn field_meta(f: &HistField) -> RefMeta {
     }
 }
 
+/// Linux's `create_field_var_hist`: a variable `synthetic_FIELD` for
+/// `field` of `system/event`, in a trigger made there with the keys and
+/// filter of its first histogram whose keys match this trigger's.
+fn create_field_var_hist(
+    env: &mut ParseEnv<'_>,
+    aenv: &mut ActionEnv<'_>,
+    system: &str,
+    event: &str,
+    field: &str,
+) -> Result<(Arc<crate::hist::HistCore>, usize), HistError> {
+    if !(env.links.event_exists)(system, event) {
+        return Err(env.err(Errno::EINVAL, HistErr::EventFileNotFound, field));
+    }
+    let compatible = |c: &crate::hist::HistCore| {
+        c.data.keys.len() == aenv.keys.len()
+            && c.data.keys.iter().zip(aenv.keys).all(|(a, b)| {
+                a.field.type_name == b.field.type_name
+                    && a.field.size == b.field.size
+                    && a.field.is_signed == b.field.is_signed
+            })
+    };
+    let Some((hist, filter)) = env
+        .links
+        .vars
+        .event_hists(system, event)
+        .into_iter()
+        .find(|(c, _)| compatible(c))
+    else {
+        return Err(env.err(Errno::EINVAL, HistErr::HistNotFound, field));
+    };
+    let var = alloc::format!("synthetic_{field}");
+    if let Some(found) = find_event_var(env, Some((system, event)), &var) {
+        return Ok(found);
+    }
+    let mut cmd = String::from("keys=");
+    for (i, k) in hist.data.keys.iter().enumerate() {
+        if i > 0 {
+            cmd.push(',');
+        }
+        k.field.expr_operand_str(&mut cmd);
+    }
+    let _ = write!(cmd, ":{var}={field}");
+    if let Some(f) = filter {
+        let _ = write!(cmd, " if {f}");
+    }
+    let core = (env.links.create_hist)(system, event, &cmd)
+        .map_err(|_| env.err(Errno::EINVAL, HistErr::HistCreateFail, field))?;
+    aenv.field_var_hists
+        .push((String::from(system), String::from(event), cmd));
+    match core.var_index(&var) {
+        Some(i) => Ok((core, i)),
+        None => Err(env.err(Errno::EINVAL, HistErr::SynthVarNotFound, field)),
+    }
+}
+
 /// Linux's `trace_action_create`.
 fn trace_action_create(
     env: &mut ParseEnv<'_>,
@@ -343,10 +403,23 @@ fn trace_action_create(
                     let meta = field_meta(&f);
                     (ActionArg::Field(f), meta)
                 }
-                // A field of the matched event needs a hidden trigger
-                // there (Linux's create_field_var_hist), which this
-                // kernel does not make.
-                None => return Err(env.err(Errno::EINVAL, HistErr::FieldVarCreateFail, param)),
+                // A field of another event (the matched one unless
+                // qualified): a trigger there gets a variable for it.
+                None => {
+                    let target = match (&qual, &spec.handler) {
+                        (Some((s, e)), _) => Some((String::from(*s), String::from(*e))),
+                        (None, Handler::OnMatch { system, event }) => Some((system.clone(), event.clone())),
+                        _ => None,
+                    };
+                    let own = |(s, e): &(String, String)| s == env.links.system && e == env.links.event;
+                    let Some(target) = target.filter(|t| !own(t)) else {
+                        return Err(env.err(Errno::EINVAL, HistErr::FieldVarCreateFail, param));
+                    };
+                    let (core, idx) = create_field_var_hist(env, aenv, &target.0, &target.1, param)?;
+                    let meta = var_meta(&core, idx);
+                    let r = create_var_ref(env, Some(core), idx, meta.clone()).ok_or(Errno::ENOMEM)?;
+                    (ActionArg::Ref(r), meta)
+                }
             }
         };
         let ok = fields.get(args.len()).is_some_and(|f| check_synth_field(f, &meta));

@@ -279,7 +279,7 @@ impl HistField {
     }
 
     /// Linux's `expr_field_str`: an operand inside an expression's text.
-    fn expr_operand_str(&self, out: &mut String) {
+    pub(crate) fn expr_operand_str(&self, out: &mut String) {
         match self.src {
             Source::Const(c) => {
                 let _ = write!(out, "{c}");

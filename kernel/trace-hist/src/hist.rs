@@ -241,6 +241,8 @@ pub struct HistSpec {
     actions: Vec<Action>,
     /// The fields `save()` keeps.
     save: Vec<SaveField>,
+    /// Triggers made on other events for their fields.
+    field_var_hists: Vec<(String, String, String)>,
 }
 
 /// Linux's `parse_map_size`.
@@ -361,12 +363,14 @@ impl HistSpec {
             extra_words: extra,
             key_words: key_size as usize / 8,
             save: Vec::new(),
+            keys: &keys,
+            field_var_hists: Vec::new(),
         };
         let mut actions = Vec::new();
         for spec in action_specs.iter().cloned() {
             actions.push(create_action(&mut penv, &mut aenv, spec)?);
         }
-        let (extra_words, save) = (aenv.extra_words, aenv.save);
+        let (extra_words, save, field_var_hists) = (aenv.extra_words, aenv.save, aenv.field_var_hists);
         let mut data = HistData {
             vals,
             vars,
@@ -415,6 +419,7 @@ impl HistSpec {
             refs: core::mem::take(&mut penv.refs),
             actions,
             save,
+            field_var_hists,
         })
     }
 }
@@ -704,6 +709,9 @@ pub struct HistCore {
     pub save: Vec<SaveField>,
     /// How many references other triggers hold on its variables.
     pub referenced: AtomicU32,
+    /// Triggers it made on other events for their fields (system, event,
+    /// command): removed with it (Linux's `field_var_hists`).
+    pub field_var_hists: Vec<(String, String, String)>,
 }
 
 impl HistCore {
@@ -749,6 +757,7 @@ impl HistTrigger {
                 actions: spec.actions,
                 save: spec.save,
                 referenced: AtomicU32::new(0),
+                field_var_hists: spec.field_var_hists,
             }),
             filter: spec.filter,
             paused: AtomicBool::new(spec.pause),
@@ -810,6 +819,11 @@ impl HistTrigger {
     /// The `if` filter.
     pub fn filter(&self) -> Option<&EventFilter> {
         self.filter.as_ref().map(|(_, f)| f)
+    }
+
+    /// The `if` filter as written.
+    pub fn filter_text(&self) -> Option<&str> {
+        self.filter.as_ref().map(|(t, _)| t.as_str())
     }
 
     /// Pauses or continues it (`enable_hist`/`disable_hist`).

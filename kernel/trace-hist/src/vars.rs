@@ -55,6 +55,10 @@ pub struct HistLinks<'a> {
     pub find_synth: &'a dyn Fn(&str) -> Option<Arc<dyn SynthTarget>>,
     /// The C type of this event's field of that name.
     pub field_type: &'a dyn Fn(&str) -> Option<String>,
+    /// Adds hist trigger `cmd` (what follows `hist:`) to `system/event`
+    /// and hands back its histogram (Linux's `create_field_var_hist`
+    /// making a trigger for a field of another event).
+    pub create_hist: &'a dyn Fn(&str, &str, &str) -> Result<Arc<HistCore>, Errno>,
 }
 
 fn no_event(_: &str, _: &str) -> bool {
@@ -67,6 +71,10 @@ fn no_synth(_: &str) -> Option<Arc<dyn SynthTarget>> {
 
 fn no_type(_: &str) -> Option<String> {
     None
+}
+
+fn no_create(_: &str, _: &str, _: &str) -> Result<Arc<HistCore>, Errno> {
+    Err(Errno::ENOENT)
 }
 
 /// An empty registry for [`HistLinks::standalone`].
@@ -83,6 +91,7 @@ impl HistLinks<'static> {
             event_exists: &no_event,
             find_synth: &no_synth,
             field_type: &no_type,
+            create_hist: &no_create,
         }
     }
 }
@@ -90,9 +99,9 @@ impl HistLinks<'static> {
 /// The hist triggers of all events, in the order they were added, for
 /// finding variables by name (Linux's `find_var_file` and
 /// `find_file_var`).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct HistVarRegistry {
-    entries: Vec<(String, String, Weak<HistCore>)>,
+    entries: Vec<(String, String, Weak<HistCore>, Option<String>)>,
 }
 
 impl HistVarRegistry {
@@ -101,24 +110,39 @@ impl HistVarRegistry {
         HistVarRegistry { entries: Vec::new() }
     }
 
-    /// A trigger's histogram was added to `system/event`.
-    pub fn register(&mut self, system: &str, event: &str, core: &Arc<HistCore>) {
-        self.entries.retain(|(_, _, w)| w.strong_count() > 0);
+    /// A trigger's histogram was added to `system/event`, with its `if`
+    /// filter.
+    pub fn register(&mut self, system: &str, event: &str, core: &Arc<HistCore>, filter: Option<&str>) {
+        self.entries.retain(|(_, _, w, _)| w.strong_count() > 0);
         if !self
             .entries
             .iter()
-            .any(|(_, _, w)| Weak::ptr_eq(w, &Arc::downgrade(core)))
+            .any(|(_, _, w, _)| Weak::ptr_eq(w, &Arc::downgrade(core)))
         {
-            self.entries
-                .push((String::from(system), String::from(event), Arc::downgrade(core)));
+            self.entries.push((
+                String::from(system),
+                String::from(event),
+                Arc::downgrade(core),
+                filter.map(String::from),
+            ));
         }
+    }
+
+    /// The histograms of `system/event`, oldest first, with their
+    /// filters.
+    pub(crate) fn event_hists(&self, system: &str, event: &str) -> Vec<(Arc<HistCore>, Option<String>)> {
+        self.entries
+            .iter()
+            .filter(|(s, e, _, _)| s == system && e == event)
+            .filter_map(|(_, _, w, f)| Some((w.upgrade()?, f.clone())))
+            .collect()
     }
 
     /// A histogram's trigger went away.
     pub fn unregister(&mut self, core: &Arc<HistCore>) {
         let w = Arc::downgrade(core);
         self.entries
-            .retain(|(_, _, x)| x.strong_count() > 0 && !Weak::ptr_eq(x, &w));
+            .retain(|(_, _, x, _)| x.strong_count() > 0 && !Weak::ptr_eq(x, &w));
     }
 
     /// Linux's `find_var_file`: the event holding `name`, given or the
@@ -128,7 +152,7 @@ impl HistVarRegistry {
             return Ok(Some((String::from(s), String::from(e))));
         }
         let mut found: Option<(String, String)> = None;
-        for (s, e, w) in &self.entries {
+        for (s, e, w, _) in &self.entries {
             if found.as_ref().is_some_and(|(fs, fe)| fs == s && fe == e) {
                 continue;
             }
@@ -150,8 +174,8 @@ impl HistVarRegistry {
     pub fn find_file_var(&self, system: &str, event: &str, name: &str) -> Option<(Arc<HistCore>, usize)> {
         self.entries
             .iter()
-            .filter(|(s, e, _)| s == system && e == event)
-            .filter_map(|(_, _, w)| w.upgrade())
+            .filter(|(s, e, _, _)| s == system && e == event)
+            .filter_map(|(_, _, w, _)| w.upgrade())
             .find_map(|c| c.var_index(name).map(|i| (c, i)))
     }
 }

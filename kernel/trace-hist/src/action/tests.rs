@@ -178,6 +178,7 @@ impl World {
             event_exists: &exists,
             find_synth: &find_synth,
             field_type: &field_type,
+            create_hist: &|_, _, _| Err(Errno::ENOENT),
         };
         if event == "sched_wakeup" {
             HistSpec::parse_with(cmd, &WAKEUP, &ENV, &links)
@@ -195,7 +196,7 @@ impl World {
         };
         list.apply(spec, false, &mut self.named)?;
         let t: &Arc<HistTrigger> = list.iter().last().unwrap();
-        self.vars.register("sched", event, t.core());
+        self.vars.register("sched", event, t.core(), t.filter_text());
         Ok(())
     }
 
