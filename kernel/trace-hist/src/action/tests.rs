@@ -154,6 +154,8 @@ struct World {
     wakeup: HistList,
     switch: HistList,
     named: NamedHists,
+    /// Commands the parser asked to add to other events.
+    created: Mutex<Vec<String>>,
 }
 
 impl World {
@@ -164,6 +166,7 @@ impl World {
             wakeup: HistList::new(),
             switch: HistList::new(),
             named: NamedHists::new(),
+            created: Mutex::new(Vec::new()),
         }
     }
 
@@ -178,7 +181,10 @@ impl World {
             event_exists: &exists,
             find_synth: &find_synth,
             field_type: &field_type,
-            create_hist: &|_, _, _| Err(Errno::ENOENT),
+            create_hist: &|s: &str, e: &str, cmd: &str| {
+                self.created.lock().unwrap().push(format!("{s}/{e}: {cmd}"));
+                Err(Errno::ENOMEM)
+            },
         };
         if event == "sched_wakeup" {
             HistSpec::parse_with(cmd, &WAKEUP, &ENV, &links)
@@ -485,4 +491,32 @@ proptest::proptest! {
         let second = w.switch.iter().nth(1).unwrap();
         proptest::prop_assert_eq!(second.map().hits(), 0);
     }
+}
+
+#[test]
+fn a_field_of_the_matched_event_asks_for_a_trigger_there_with_matching_keys() {
+    let mut w = World::new();
+    w.add("sched_wakeup", "keys=pid:ts0=common_timestamp.usecs if prio < 100").unwrap();
+    let lat = "lat=common_timestamp.usecs-$ts0";
+    // next_pid is a pid_t as pid is: that histogram's keys and filter.
+    let e = w
+        .parse(
+            "sched_switch",
+            &format!("keys=next_pid:{lat}:onmatch(sched.sched_wakeup).wakeup_latency($lat,next_pid,prio)"),
+        )
+        .unwrap_err();
+    assert_eq!(
+        *w.created.lock().unwrap(),
+        ["sched/sched_wakeup: keys=pid:synthetic_prio=prio if prio < 100"]
+    );
+    assert_eq!(e.log.map(|l| l.msg), Some("Couldn't create histogram for field"));
+    // A string key matches no pid_t key.
+    let e = w
+        .parse(
+            "sched_switch",
+            &format!("keys=next_comm:{lat}:onmatch(sched.sched_wakeup).wakeup_latency($lat,next_pid,prio)"),
+        )
+        .unwrap_err();
+    assert_eq!(e.log.map(|l| l.msg), Some("Matching event histogram not found"));
+    assert_eq!(w.created.lock().unwrap().len(), 1);
 }
