@@ -268,7 +268,7 @@ fn log_failure(ev: &TraceEvent, param: &str, e: &HistError) {
     if let Some(f) = &e.filter_failure {
         super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
     }
-    for log in [&e.first, &e.log].into_iter().flatten() {
+    for log in e.first.iter().chain(&e.log) {
         super::error_log::tracing_log_err(&loc, &cmd, log);
     }
 }

@@ -480,8 +480,20 @@ pub(crate) fn create_action(
                 return Err(HistError::logged(Errno::EEXIST, HistErr::TooManySaveActions, 0));
             }
             for p in &action.spec.params {
-                let Some(field) = create_field_var(env, None, p) else {
-                    return Err(env.err(Errno::EINVAL, HistErr::FieldVarCreateFail, p));
+                let mut n = 0;
+                let field = match parse_expr(env, p, Role::Var, None, &mut n) {
+                    Ok(f) => f,
+                    Err(mut e) => {
+                        // Linux logs the field's own error, that the field
+                        // variable could not be parsed, then created.
+                        e.first.extend(e.log.take());
+                        let pos = env.errpos(p);
+                        for err in [HistErr::FieldVarParseFail, HistErr::FieldVarCreateFail] {
+                            e.first.push(uapi::error::CmdError::new(Errno::EINVAL, err.text(), pos));
+                        }
+                        e.log = e.first.pop();
+                        return Err(e);
+                    }
                 };
                 let words = if field.is_string {
                     (field.size as usize).min(STR_VAR_LEN_MAX).div_ceil(8)

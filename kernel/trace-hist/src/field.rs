@@ -706,7 +706,7 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
                         if let Some(nu) = env.not_unique.take() {
                             first = nu;
                         }
-                        e.first = Some(first);
+                        e.first.push(first);
                         return Err(e);
                     }
                 }

@@ -227,9 +227,10 @@ pub struct HistError {
     pub errno: Errno,
     /// The logged error, if Linux logs one.
     pub log: Option<CmdError>,
-    /// An error Linux logs before [`HistError::log`] on the way to it
-    /// (an unknown `$var` is logged as such, then as an unknown field).
-    pub first: Option<CmdError>,
+    /// Errors Linux logs before [`HistError::log`] on the way to it, in
+    /// order (an unknown `$var` is logged as such, then as an unknown
+    /// field).
+    pub first: alloc::vec::Vec<CmdError>,
     /// A bad `if` filter: the event-filter `error_log` entry Linux adds.
     pub filter_failure: Option<alloc::boxed::Box<trace_filter::FilterFailure>>,
 }
@@ -240,7 +241,7 @@ impl HistError {
         HistError {
             errno,
             log: None,
-            first: None,
+            first: alloc::vec::Vec::new(),
             filter_failure: None,
         }
     }
@@ -250,7 +251,7 @@ impl HistError {
         HistError {
             errno,
             log: Some(CmdError::new(errno, err.text(), pos)),
-            first: None,
+            first: alloc::vec::Vec::new(),
             filter_failure: None,
         }
     }

@@ -496,7 +496,8 @@ proptest::proptest! {
 #[test]
 fn a_field_of_the_matched_event_asks_for_a_trigger_there_with_matching_keys() {
     let mut w = World::new();
-    w.add("sched_wakeup", "keys=pid:ts0=common_timestamp.usecs if prio < 100").unwrap();
+    w.add("sched_wakeup", "keys=pid:ts0=common_timestamp.usecs if prio < 100")
+        .unwrap();
     let lat = "lat=common_timestamp.usecs-$ts0";
     // next_pid is a pid_t as pid is: that histogram's keys and filter.
     let e = w
@@ -519,4 +520,23 @@ fn a_field_of_the_matched_event_asks_for_a_trigger_there_with_matching_keys() {
         .unwrap_err();
     assert_eq!(e.log.map(|l| l.msg), Some("Matching event histogram not found"));
     assert_eq!(w.created.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_bad_saved_field_logs_linux_three_errors() {
+    let mut w = World::new();
+    w.add("sched_wakeup", TS0).unwrap();
+    let cmd = "keys=next_pid:lat=common_timestamp.usecs-$ts0:onmax($lat).save(nosuch)";
+    let e = w.parse("sched_switch", cmd).unwrap_err();
+    let pos = format!("hist:{cmd}").find("nosuch").unwrap();
+    let logged: Vec<(&str, usize)> = e.first.iter().chain(&e.log).map(|l| (l.msg, l.pos)).collect();
+    assert_eq!(
+        logged,
+        [
+            ("Couldn't find field", pos),
+            ("Couldn't parse field variable", pos),
+            ("Couldn't create field variable", pos)
+        ]
+    );
+    assert_eq!(e.errno, Errno::EINVAL);
 }
