@@ -58,11 +58,11 @@ pub struct HistLinks<'a> {
     /// Adds hist trigger `cmd` (what follows `hist:`) to `system/event`
     /// and hands back its histogram (Linux's `create_field_var_hist`
     /// making a trigger for a field of another event).
-    pub create_hist: &'a CreateHist,
+    pub create_hist: &'a CreateHist<'a>,
 }
 
 /// `(system, event, command)` to the new trigger's histogram.
-pub type CreateHist = dyn Fn(&str, &str, &str) -> Result<Arc<HistCore>, Errno>;
+pub type CreateHist<'a> = dyn Fn(&str, &str, &str) -> Result<Arc<HistCore>, Errno> + 'a;
 
 fn no_event(_: &str, _: &str) -> bool {
     false
