@@ -14,7 +14,13 @@
 //! - [`map`]: [`map::TracingMap`], a table preallocated when the trigger is
 //!   created, filled from probe context without locks or allocation;
 //!   what does not fit is counted as dropped.
-//! - [`show`]: the `hist` file's text.
+//! - [`show`]: the `hist` file's text, with `onmax`/`onchange` lines.
+//! - [`vars`]: what links triggers: variables one trigger defines and
+//!   others read (`$ts0`, `sched.sched_wakeup.$ts0`), the registry of
+//!   every event's triggers, and the synthetic events actions feed.
+//! - [`action`]: `onmatch(system.event)`, `onmax($var)` and
+//!   `onchange($var)` with `trace()`/`<synth>()`, `save()` and
+//!   `snapshot()`, and field variables made on the matched event.
 //!
 //! ```
 //! use trace_filter::{EventField, FieldKind, FilterContext, FilterEnv, NoSymbols, SimpleContext};
