@@ -6,8 +6,8 @@
 //! onchange($var).save(field[,...])  .snapshot()  .trace(synth,...)
 //! ```
 //!
-//! [`parse_action`] is Linux's `onmatch_parse`/`track_data_parse` (the
-//! grammar, checked before the trigger's fields), [`create_action`] its
+//! `parse_action` is Linux's `onmatch_parse`/`track_data_parse` (the
+//! grammar, checked before the trigger's fields), `create_action` its
 //! `action_create`/`track_data_create` (variables, synthetic event,
 //! parameter types, saved fields). The hit path runs them from
 //! [`crate::hist::HistTrigger::event_hit`].
