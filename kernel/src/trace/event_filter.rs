@@ -222,6 +222,20 @@ impl<T> CpuOwnedLock<T> {
         }
     }
 
+    /// Takes the lock from probe context if it is free: None if this or
+    /// another CPU holds it.
+    pub fn try_lock_from_probe(&self) -> Option<CpuOwnedGuard<'_, T>> {
+        if self.owner.load(Ordering::Acquire) == arch::cpu::cpu_id() {
+            return None;
+        }
+        let guard = self.lock.try_lock()?;
+        self.owner.store(arch::cpu::cpu_id(), Ordering::Release);
+        Some(CpuOwnedGuard {
+            guard,
+            owner: &self.owner,
+        })
+    }
+
     /// Takes the lock from probe context (interrupts masked): None if this
     /// CPU already holds it.
     pub fn lock_from_probe(&self) -> Option<CpuOwnedGuard<'_, T>> {

@@ -153,7 +153,7 @@ fn traceoff_trigger_with_count_stops_tracing_after_its_event() {
     write("trace", "").unwrap();
     assert_eq!(
         read_all("events/ktestf/toff/trigger"),
-        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event hist\n"
+        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n"
     );
     write("events/ktestf/toff/enable", "1").unwrap();
     write("events/ktestf/toff/trigger", "traceoff:1 if value == 3").unwrap();

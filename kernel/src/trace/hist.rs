@@ -20,14 +20,14 @@ use trace_filter::FilterContext;
 use trace_hist::field::HistContext;
 use trace_hist::hist::{HistChange, HistSpec, HistTrigger, NamedHists, HIST_PREFIX};
 use trace_hist::show::HistSymbols;
+use trace_hist::vars::{HistLinks, HistVarRegistry, SynthArg, SynthTarget};
 use trace_hist::HistError;
 use trace_hist::HIST_STACKTRACE_DEPTH;
 use uapi::Errno;
 
 pub use trace_hist::hist::hist_command;
 
-/// Linux's `README` text for hist triggers, without the parts this
-/// kernel does not have (`enable_hist`/`disable_hist`, handlers).
+/// Linux's `README` text for hist triggers.
 pub(super) const README_HIST: &str = concat!(
     "      hist trigger\t- If set, event hits are aggregated into a hash table\n",
     "\t    Format: hist:keys=<field1[,field2,...]>\n",
@@ -38,6 +38,7 @@ pub(super) const README_HIST: &str = concat!(
     "\t            [:pause][:continue][:clear]\n",
     "\t            [:name=histname1]\n",
     "\t            [:nohitcount]\n",
+    "\t            [:<handler>.<action>]\n",
     "\t            [if <filter>]\n\n",
     "\t    Note, special fields can be used as well:\n",
     "\t            common_timestamp - to record current timestamp\n",
@@ -95,11 +96,85 @@ pub(super) const README_HIST: &str = concat!(
     "\t    unchanged.\n\n",
     "\t    The 'nohitcount' (or NOHC) parameter will suppress display of\n",
     "\t    raw hitcount in the histogram.\n\n",
+    "\t    The enable_hist and disable_hist triggers can be used to\n",
+    "\t    have one event conditionally start and stop another event's\n",
+    "\t    already-attached hist trigger.  The syntax is analogous to\n",
+    "\t    the enable_event and disable_event triggers.\n\n",
+    "\t    Hist trigger handlers and actions are executed whenever a\n",
+    "\t    a histogram entry is added or updated.  They take the form:\n\n",
+    "\t        <handler>.<action>\n\n",
+    "\t    The available handlers are:\n\n",
+    "\t        onmatch(matching.event)  - invoke on addition or update\n",
+    "\t        onmax(var)               - invoke if var exceeds current max\n",
+    "\t        onchange(var)            - invoke action if var changes\n\n",
+    "\t    The available actions are:\n\n",
+    "\t        trace(<synthetic_event>,param list)  - generate synthetic event\n",
+    "\t        save(field,...)                      - save current event fields\n",
+    "\t        snapshot()                           - snapshot the trace buffer\n\n",
 );
 
 /// Histograms with a `name=`, shared across events (Linux's named
 /// triggers list).
 static NAMED: spin::Mutex<NamedHists> = spin::Mutex::new(NamedHists::new());
+
+/// Every event's hist triggers, for variable references between them
+/// (Linux's `tr->hist_vars`).
+static HIST_VARS: spin::Mutex<HistVarRegistry> = spin::Mutex::new(HistVarRegistry::new());
+
+/// A synthetic event an action generates; holding it keeps the event
+/// from being removed (Linux's `synth_event->ref`).
+struct SynthHold(Arc<super::trace_events_synth::SynthEvent>);
+
+impl core::fmt::Debug for SynthHold {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "SynthHold({})", self.0.name())
+    }
+}
+
+impl SynthHold {
+    fn new(se: Arc<super::trace_events_synth::SynthEvent>) -> SynthHold {
+        se.get_ref();
+        SynthHold(se)
+    }
+}
+
+impl Drop for SynthHold {
+    fn drop(&mut self) {
+        self.0.put_ref();
+    }
+}
+
+impl SynthTarget for SynthHold {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn fields(&self) -> &[trace_probe::synth::SynthField] {
+        self.0.fields()
+    }
+
+    fn trace(&self, vals: &[SynthArg<'_>]) {
+        use super::trace_events_synth::SynthVal;
+        let mut out = [SynthVal::Num(0); trace_probe::synth::SYNTH_FIELDS_MAX];
+        for (o, v) in out.iter_mut().zip(vals) {
+            *o = match *v {
+                SynthArg::Num(n) => SynthVal::Num(n),
+                SynthArg::Str(s) => SynthVal::Str(s),
+                SynthArg::Stack(s) => SynthVal::Stack(s),
+            };
+        }
+        let _ = super::trace_events_synth::synth_event_trace(&self.0, out.get(..vals.len()).unwrap_or(&[]));
+    }
+}
+
+fn event_exists(system: &str, event: &str) -> bool {
+    super::events::find_event(system, event).is_some()
+}
+
+fn find_synth(name: &str) -> Option<Arc<dyn SynthTarget>> {
+    let se = super::trace_events_synth::find_synth_event(name)?;
+    Some(Arc::new(SynthHold::new(se)))
+}
 
 /// What a hist trigger sees of the event besides its record.
 struct HistCtx<'a> {
@@ -123,6 +198,10 @@ impl HistContext for HistCtx<'_> {
 
     fn save_stack(&mut self, out: &mut [u64]) -> usize {
         save_stack(out)
+    }
+
+    fn snapshot(&mut self) {
+        super::snapshot::tracing_snapshot_instance(super::global_trace());
     }
 }
 
@@ -168,6 +247,19 @@ pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut Pr
     }
 }
 
+/// `enable_hist`/`disable_hist` fired (Linux's `hist_enable_trigger`):
+/// continues or pauses `target`'s hist triggers. Its trigger list is only
+/// tried, so that two events whose triggers act on each other cannot
+/// deadlock: when another CPU holds it, this hit leaves them as they are.
+pub(super) fn hist_enable_trigger(target: &TraceEvent, enable: bool) {
+    let Some(g) = target.file.triggers.try_lock_from_probe() else {
+        return;
+    };
+    for t in g.hists.iter() {
+        t.set_paused(!enable);
+    }
+}
+
 /// Logs a failed hist command in `error_log` as Linux's `hist_err`
 /// (and a bad `if` filter as an event-filter error).
 fn log_failure(ev: &TraceEvent, param: &str, e: &HistError) {
@@ -176,7 +268,7 @@ fn log_failure(ev: &TraceEvent, param: &str, e: &HistError) {
     if let Some(f) = &e.filter_failure {
         super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
     }
-    for log in [&e.first, &e.log].into_iter().flatten() {
+    for log in e.first.iter().chain(&e.log) {
         super::error_log::tracing_log_err(&loc, &cmd, log);
     }
 }
@@ -188,12 +280,32 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
     let fields = event_filter::event_fields(ev);
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
-    let mut spec = HistSpec::parse(param, &schema, &env).map_err(|e| {
+    let field_type = |name: &str| fields.iter().find(|(n, _, _)| n == name).map(|(_, t, _)| t.clone());
+    // A snapshot: parsing may add a trigger to another event (for a field
+    // variable there), which takes the registry itself.
+    let vars = HIST_VARS.lock().clone();
+    let links = HistLinks {
+        system: ev.system(),
+        event: ev.name(),
+        vars: &vars,
+        event_exists: &event_exists,
+        find_synth: &find_synth,
+        field_type: &field_type,
+        create_hist: &create_field_var_hist,
+    };
+    let parsed = HistSpec::parse_with(param, &schema, &env, &links);
+    drop(vars);
+    let mut spec = parsed.map_err(|e| {
         log_failure(ev, param, &e);
         e.errno
     })?;
     if spec.creates(remove) {
         spec.prealloc_map()?;
+        if spec.takes_snapshots() {
+            // Linux's tracing_snapshot_cond_enable: the buffer exists
+            // before the action can fire.
+            super::snapshot::tracing_alloc_snapshot(super::global_trace())?;
+        }
     }
     Ok(spec)
 }
@@ -211,8 +323,19 @@ pub(super) fn hist_apply(
 ) -> Result<Option<Arc<HistTrigger>>, Errno> {
     let mut named = NAMED.lock();
     match triggers.hists.apply(spec, remove, &mut named) {
-        Ok(HistChange::Removed(t)) => Ok(Some(t)),
-        Ok(HistChange::Added) => Ok(triggers.hists.iter().last().cloned()),
+        Ok(HistChange::Removed(t)) => {
+            HIST_VARS.lock().unregister(t.core());
+            Ok(Some(t))
+        }
+        Ok(HistChange::Added) => {
+            let t = triggers.hists.iter().last().cloned();
+            if let Some(t) = &t {
+                HIST_VARS
+                    .lock()
+                    .register(ev.system(), ev.name(), t.core(), t.filter_text());
+            }
+            Ok(t)
+        }
         Ok(HistChange::Updated) => Ok(None),
         Err(e) => {
             drop(named);
@@ -227,8 +350,47 @@ pub(super) fn hist_apply(
 /// Linux's `hist_register_trigger`; a removed one is freed here. (The
 /// clock's name was checked when parsed, and this kernel has them all.)
 pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
+    if !added {
+        if let Some(t) = t {
+            remove_field_var_hists(t);
+        }
+        return;
+    }
     if let Some(t) = t.filter(|t| added && t.data().enable_timestamps) {
         let _ = super::clock::set(&t.data().clock);
+    }
+}
+
+/// Adds a hist trigger to another event for a field variable there
+/// (Linux's `create_field_var_hist`). That event's command lock is only
+/// tried, so that two writers making such triggers on each other's
+/// events cannot deadlock: a busy one fails the write with EBUSY.
+fn create_field_var_hist(system: &str, event: &str, cmd: &str) -> Result<Arc<trace_hist::hist::HistCore>, Errno> {
+    let ev = super::events::find_event(system, event).ok_or(Errno::EINVAL)?;
+    let _w = ev.file.write_lock.try_lock().ok_or(Errno::EBUSY)?;
+    super::trigger::hist_write(&ev, false, cmd)?;
+    let core = ev.file.triggers.lock().hists.iter().last().map(|t| t.core().clone());
+    core.ok_or(Errno::ENOENT)
+}
+
+/// Frees a removed trigger, then removes the triggers it made for field
+/// variables (Linux's `unregister_field_var_hists`), once nothing else
+/// shares its histogram: freed first, its references to their variables
+/// are gone.
+fn remove_field_var_hists(t: Arc<HistTrigger>) {
+    let made = match Arc::try_unwrap(t) {
+        Ok(t) if Arc::strong_count(t.core()) == 1 => t.core().field_var_hists.clone(),
+        _ => return,
+    };
+    for (system, event, cmd) in &made {
+        let Some(ev) = super::events::find_event(system, event) else {
+            continue;
+        };
+        let locked = ev.file.write_lock.try_lock();
+        if locked.is_some() {
+            let _ = super::trigger::hist_write(&ev, true, cmd);
+        }
+        drop(locked);
     }
 }
 

@@ -35,6 +35,8 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 \t   trigger: traceon, traceoff\n\
 \t            enable_event:<system>:<event>\n\
 \t            disable_event:<system>:<event>\n\
+\t            enable_hist:<system>:<event>\n\
+\t            disable_hist:<system>:<event>\n\
 \t\t    stacktrace\n\
 \t\t    snapshot\n\
 \t\t    hist (see below)\n\
@@ -109,6 +111,14 @@ fn run(t: &trace_filter::trigger::Trigger, triggers: &Triggers, tr: &TraceArray)
             let already = target.file.soft_disabled() != enable;
             if t.fire(already) {
                 target.file.set_soft_disabled(!enable);
+            }
+        }
+        TriggerCmd::EnableHist | TriggerCmd::DisableHist => {
+            let Some(target) = t.target().and_then(|(s, e)| triggers.target(s, e)) else {
+                return;
+            };
+            if t.fire(false) {
+                super::hist::hist_enable_trigger(target, t.cmd() == TriggerCmd::EnableHist);
             }
         }
     }
@@ -273,7 +283,7 @@ fn print_kernel_stack(out: &mut String, rec: &EventRecord<'_>) {
 pub(super) fn trigger_show(ev: &TraceEvent) -> String {
     let g = ev.file.triggers.lock();
     if g.hists.is_empty() {
-        return g.list.file_text().replace("disable_event\n", "disable_event hist\n");
+        return g.list.file_text().replace("disable_hist\n", "disable_hist hist\n");
     }
     let mut s = if g.list.is_empty() {
         String::new()
@@ -359,7 +369,7 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
 /// A `hist` command: the trigger is added or removed under the lock the
 /// record path takes; the event's soft mode follows its first and last
 /// trigger.
-fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
+pub(super) fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
     let spec = super::hist::hist_parse(ev, remove, param)?;
     let mut g = ev.file.triggers.lock();
     let was_empty = g.list.is_empty() && g.hists.is_empty();
@@ -442,7 +452,10 @@ fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), E
         super::snapshot::tracing_alloc_snapshot(super::global_trace())?;
     }
     let mut target = None;
-    if matches!(cmd, TriggerCmd::EnableEvent | TriggerCmd::DisableEvent) {
+    if matches!(
+        cmd,
+        TriggerCmd::EnableEvent | TriggerCmd::DisableEvent | TriggerCmd::EnableHist | TriggerCmd::DisableHist
+    ) {
         let name = {
             let g = ev.file.triggers.lock();
             let name = g

@@ -31,7 +31,7 @@ use crate::kstrto::kstrtoul;
 /// What the `trigger` file reads when the event has no trigger: Linux's
 /// header with the commands this kernel registers, in Linux's order.
 pub const AVAILABLE_TRIGGERS: &str =
-    "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event\n";
+    "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist\n";
 
 /// A `count` of this value means no limit (Linux's `-1`).
 pub const UNLIMITED: u64 = u64::MAX;
@@ -52,6 +52,10 @@ pub enum TriggerCmd {
     EnableEvent,
     /// `disable_event:SYS:EVENT`: soft-disable another event.
     DisableEvent,
+    /// `enable_hist:SYS:EVENT`: continue another event's hist triggers.
+    EnableHist,
+    /// `disable_hist:SYS:EVENT`: pause another event's hist triggers.
+    DisableHist,
 }
 
 impl TriggerCmd {
@@ -64,6 +68,8 @@ impl TriggerCmd {
             TriggerCmd::Snapshot => "snapshot",
             TriggerCmd::EnableEvent => "enable_event",
             TriggerCmd::DisableEvent => "disable_event",
+            TriggerCmd::EnableHist => "enable_hist",
+            TriggerCmd::DisableHist => "disable_hist",
         }
     }
 
@@ -75,6 +81,8 @@ impl TriggerCmd {
             TriggerCmd::Snapshot,
             TriggerCmd::EnableEvent,
             TriggerCmd::DisableEvent,
+            TriggerCmd::EnableHist,
+            TriggerCmd::DisableHist,
         ]
         .into_iter()
         .find(|c| c.name() == name)
@@ -88,6 +96,7 @@ impl TriggerCmd {
             TriggerCmd::Stacktrace => 1,
             TriggerCmd::EnableEvent | TriggerCmd::DisableEvent => 2,
             TriggerCmd::Snapshot => 3,
+            TriggerCmd::EnableHist | TriggerCmd::DisableHist => 4,
         }
     }
 
@@ -143,7 +152,14 @@ impl Trigger {
     /// `false` for `stacktrace` and `snapshot`): Linux's `count_func`s then
     /// neither act nor count. Safe to call from several CPUs at once.
     pub fn fire(&self, already_done: bool) -> bool {
-        if already_done && !matches!(self.cmd, TriggerCmd::Stacktrace | TriggerCmd::Snapshot) {
+        // enable_hist/disable_hist count every hit (Linux's
+        // event_trigger_count), the others only those that change state.
+        if already_done
+            && !matches!(
+                self.cmd,
+                TriggerCmd::Stacktrace | TriggerCmd::Snapshot | TriggerCmd::EnableHist | TriggerCmd::DisableHist
+            )
+        {
             return false;
         }
         if !self.counted {
@@ -266,7 +282,7 @@ impl TriggerList {
         let name = glob.strip_prefix('!').unwrap_or(glob);
         let cmd = TriggerCmd::from_name(name).ok_or(Errno::EINVAL)?;
         match cmd {
-            TriggerCmd::EnableEvent | TriggerCmd::DisableEvent => {
+            TriggerCmd::EnableEvent | TriggerCmd::DisableEvent | TriggerCmd::EnableHist | TriggerCmd::DisableHist => {
                 self.parse_enable(cmd, remove, next, fields, env, event_exists)
             }
             _ => self.parse_simple(cmd, remove, next, fields, env),

@@ -55,7 +55,7 @@ fn empty_file_lists_the_commands_this_kernel_has() {
     assert_eq!(l.file_text(), AVAILABLE_TRIGGERS);
     assert_eq!(
         AVAILABLE_TRIGGERS,
-        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event\n"
+        "# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist\n"
     );
 }
 
@@ -172,9 +172,10 @@ fn bad_commands_get_linux_errno() {
         ("!", Errno::EINVAL),
         ("", Errno::EINVAL),
         ("  ", Errno::EINVAL),
-        // Commands Linux has and this kernel does not: unknown, EINVAL.
+        // hist is the trace_hist crate's: unknown here, EINVAL.
         ("hist:keys=prev_pid", Errno::EINVAL),
-        ("enable_hist:sched:sched_waking", Errno::EINVAL),
+        ("enable_hist:sched:nosuch", Errno::EINVAL),
+        ("disable_hist:sched", Errno::EINVAL),
     ] {
         assert_eq!(write(&mut l, cmd), Err(errno), "{cmd:?}");
         assert!(l.is_empty(), "{cmd:?} left a trigger");
@@ -316,4 +317,32 @@ fn set_event_writes_are_read_a_word_at_a_time() {
         next_word(format!("{}\n", "0".repeat(200)).as_bytes()),
         Err(Errno::EINVAL)
     );
+}
+
+#[test]
+fn enable_hist_is_its_own_kind_and_counts_every_hit() {
+    // Linux's trigger_hist_enable_cmd: ETT_HIST_ENABLE, one per target
+    // (enable_hist and disable_hist share it), event_trigger_count.
+    let mut l = TriggerList::new();
+    assert_eq!(write(&mut l, "enable_event:sched:sched_waking"), Ok(()));
+    assert_eq!(
+        write(&mut l, "enable_hist:sched:sched_waking:2 if prev_pid == 1"),
+        Ok(())
+    );
+    assert_eq!(write(&mut l, "disable_hist:sched:sched_waking"), Err(Errno::EEXIST));
+    assert_eq!(write(&mut l, "disable_hist:sched:sched_wakeup"), Ok(()));
+    assert_eq!(
+        l.file_text(),
+        "disable_hist:sched:sched_wakeup:unlimited\n\
+         enable_hist:sched:sched_waking:count=2 if prev_pid == 1\n\
+         enable_event:sched:sched_waking:unlimited\n"
+    );
+    let t = l.iter().find(|t| t.cmd() == TriggerCmd::EnableHist).unwrap();
+    assert_eq!(t.target(), Some(("sched", "sched_waking")));
+    assert!(t.fire(true), "counted even when the hists were already running");
+    assert!(t.fire(false));
+    assert!(!t.fire(false), "spent after 2");
+    assert_eq!(write(&mut l, "!enable_hist:sched:sched_waking"), Ok(()));
+    assert_eq!(write(&mut l, "!disable_hist:sched:sched_wakeup"), Ok(()));
+    assert_eq!(l.file_text(), "enable_event:sched:sched_waking:unlimited\n");
 }

@@ -5,6 +5,7 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt::Write as _;
 
 use trace_filter::kstrto::{kstrtoul, kstrtoull};
@@ -25,6 +26,9 @@ pub trait HistContext: FilterContext {
     /// Writes the kernel return addresses of the current stack (the
     /// event's caller first) into `out`; returns how many.
     fn save_stack(&mut self, out: &mut [u64]) -> usize;
+    /// Takes a snapshot of the trace buffer (an `onmax`/`onchange`
+    /// `snapshot()` action; Linux's `tracing_snapshot_cond`).
+    fn snapshot(&mut self);
 }
 
 /// A field's modifier (`.hex`, ...): Linux's `HIST_FIELD_FL_*` display
@@ -118,6 +122,17 @@ pub enum Source {
     Cpu,
     /// `common_stacktrace` (or `stacktrace`): the kernel stack as a key.
     Stacktrace,
+    /// A reference to a variable (`$name`, or `system.event.$name`):
+    /// its value is resolved per hit into the trigger's reference values
+    /// (Linux's `HIST_FIELD_FL_VAR_REF`).
+    VarRef {
+        /// Index in the trigger's references.
+        idx: usize,
+        /// The variable's name.
+        name: String,
+        /// `system.event` when the reference was written qualified.
+        qualified: Option<String>,
+    },
     /// An expression of other fields.
     Expr {
         /// The operator.
@@ -163,11 +178,24 @@ pub struct HistField {
     pub is_signed: bool,
     /// A string (a string field; never an operand).
     pub is_string: bool,
+    /// Its C type, as Linux's `hist_field->type` (compared with a
+    /// synthetic event field's).
+    pub type_name: String,
+    /// A stack trace (`common_stacktrace`, or a reference to one).
+    pub is_stack: bool,
 }
 
 impl HistField {
     fn new(src: Source, size: u32, is_signed: bool) -> HistField {
+        let type_name = String::from(match &src {
+            Source::Cpu => "unsigned int",
+            Source::Stacktrace => "unsigned long[]",
+            Source::Field { .. } | Source::Expr { .. } | Source::VarRef { .. } => default_type(size, is_signed),
+            _ => "u64",
+        });
         HistField {
+            is_stack: matches!(src, Source::Stacktrace),
+            type_name,
             src,
             modifier: Modifier::None,
             var_name: None,
@@ -199,7 +227,26 @@ impl HistField {
             Source::Stacktrace => "common_stacktrace",
             Source::Hitcount => "hitcount",
             Source::Const(_) => "",
+            Source::VarRef { name, .. } => name,
         }
+    }
+
+    /// The name with a qualified reference's `system.event.$` (Linux's
+    /// `hist_field_name` for a `VAR_REF` with a system).
+    fn full_name(&self) -> String {
+        match &self.src {
+            Source::VarRef {
+                name,
+                qualified: Some(q),
+                ..
+            } => alloc::format!("{q}.${name}"),
+            _ => String::from(self.name()),
+        }
+    }
+
+    /// Is it a variable reference?
+    pub fn is_var_ref(&self) -> bool {
+        matches!(self.src, Source::VarRef { .. })
     }
 
     /// Appends the field as the trigger's line shows it (Linux's
@@ -213,9 +260,14 @@ impl HistField {
             Source::Const(c) => {
                 let _ = write!(out, "{c}");
             }
-            _ => out.push_str(self.name()),
+            Source::VarRef {
+                qualified: None, name, ..
+            } => {
+                let _ = write!(out, "${name}");
+            }
+            _ => out.push_str(&self.full_name()),
         }
-        let is_expr = matches!(self.src, Source::Expr { .. });
+        let is_expr = matches!(self.src, Source::Expr { .. } | Source::VarRef { .. });
         if !is_expr && !matches!(self.src, Source::Stacktrace) && self.modifier != Modifier::Stacktrace {
             if let Some(m) = self.modifier.name() {
                 let _ = write!(out, ".{m}");
@@ -227,12 +279,16 @@ impl HistField {
     }
 
     /// Linux's `expr_field_str`: an operand inside an expression's text.
-    fn expr_operand_str(&self, out: &mut String) {
-        if let Source::Const(c) = self.src {
-            let _ = write!(out, "{c}");
+    pub(crate) fn expr_operand_str(&self, out: &mut String) {
+        match self.src {
+            Source::Const(c) => {
+                let _ = write!(out, "{c}");
+            }
+            Source::VarRef { qualified: None, .. } => out.push('$'),
+            _ => {}
         }
-        out.push_str(self.name());
-        if !matches!(self.src, Source::Expr { .. }) {
+        out.push_str(&self.full_name());
+        if !matches!(self.src, Source::Expr { .. } | Source::VarRef { .. }) {
             if let Some(m) = self.modifier.name() {
                 let _ = write!(out, ".{m}");
             }
@@ -249,9 +305,11 @@ impl HistField {
 
     /// The field's numeric value for this record (Linux's `hist_fn_call`).
     /// `ts_in_usecs` is the trigger's: any `common_timestamp.usecs` in it
-    /// makes every timestamp microseconds.
-    pub fn value<C: HistContext + ?Sized>(&self, rec: &[u8], ctx: &C, ts_in_usecs: bool) -> u64 {
+    /// makes every timestamp microseconds. `refs` are the values of the
+    /// trigger's variable references, resolved for this hit.
+    pub fn value<C: HistContext + ?Sized>(&self, rec: &[u8], ctx: &C, ts_in_usecs: bool, refs: &[u64]) -> u64 {
         let v = match &self.src {
+            Source::VarRef { idx, .. } => refs.get(*idx).copied().unwrap_or(0),
             Source::Hitcount => 1,
             Source::Const(c) => *c,
             Source::Field {
@@ -274,14 +332,14 @@ impl HistField {
             Source::Cpu => u64::from(ctx.cpu()),
             Source::Stacktrace => 0,
             Source::Expr { op, operands, div, .. } => {
-                let a = operands.0.value(rec, ctx, ts_in_usecs);
+                let a = operands.0.value(rec, ctx, ts_in_usecs, refs);
                 match (op, &operands.1) {
                     (Op::UnaryMinus, _) | (_, None) => a.wrapping_neg(),
-                    (Op::Plus, Some(b)) => a.wrapping_add(b.value(rec, ctx, ts_in_usecs)),
-                    (Op::Minus, Some(b)) => a.wrapping_sub(b.value(rec, ctx, ts_in_usecs)),
-                    (Op::Mult, Some(b)) => a.wrapping_mul(b.value(rec, ctx, ts_in_usecs)),
+                    (Op::Plus, Some(b)) => a.wrapping_add(b.value(rec, ctx, ts_in_usecs, refs)),
+                    (Op::Minus, Some(b)) => a.wrapping_sub(b.value(rec, ctx, ts_in_usecs, refs)),
+                    (Op::Mult, Some(b)) => a.wrapping_mul(b.value(rec, ctx, ts_in_usecs, refs)),
                     (Op::Div, Some(b)) => match *div {
-                        DivBy::Operand => divide(a, b.value(rec, ctx, ts_in_usecs)),
+                        DivBy::Operand => divide(a, b.value(rec, ctx, ts_in_usecs, refs)),
                         DivBy::Power2(shift) => a >> shift,
                         DivBy::Constant(d) => a / d.max(1),
                         DivBy::MultShift(d, mult) => {
@@ -301,6 +359,30 @@ impl HistField {
             _ => v,
         }
     }
+}
+
+/// A C type for a number of `size` bytes, when the event does not say.
+fn default_type(size: u32, signed: bool) -> &'static str {
+    match (size, signed) {
+        (1, false) => "u8",
+        (1, true) => "s8",
+        (2, false) => "u16",
+        (2, true) => "s16",
+        (4, false) => "u32",
+        (4, true) => "s32",
+        (_, true) => "s64",
+        _ => "u64",
+    }
+}
+
+/// The C types of the common fields (Linux's `trace_define_common_fields`).
+fn common_field_type(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "common_type" => "unsigned short",
+        "common_flags" | "common_preempt_count" => "unsigned char",
+        "common_pid" => "int",
+        _ => return None,
+    })
 }
 
 /// Linux's `hist_field_div` for a divisor known only at run time.
@@ -350,6 +432,14 @@ pub(crate) struct ParseEnv<'a> {
     pub fields: &'a [EventField<'a>],
     pub cmd: &'a str,
     pub var_defs: &'a [(String, String)],
+    /// The other triggers' variables, synthetic events and this event.
+    pub links: &'a crate::vars::HistLinks<'a>,
+    /// `onmatch(system.event)` events, where `$var` is looked for first.
+    pub match_events: Vec<(String, String)>,
+    /// The variable references made so far (Linux's `var_refs`).
+    pub refs: Vec<crate::vars::VarRef>,
+    /// A "not unique" error met while looking a variable up.
+    pub not_unique: Option<uapi::error::CmdError>,
     /// Set when `common_timestamp` is seen (Linux's `enable_timestamps`).
     pub timestamps: bool,
     /// Set when `common_timestamp.usecs` is seen (`ts_in_usecs`).
@@ -438,6 +528,14 @@ pub(crate) fn parse_expr(
     if b.is_string {
         return Err(env.err(Errno::EINVAL, HistErr::InvalidStrOperand, s2));
     }
+    // A variable read by an expression is consumed (Linux's read_once).
+    for operand in [&a, &b] {
+        if let Source::VarRef { idx, .. } = operand.src {
+            if let Some(r) = env.refs.get_mut(idx) {
+                r.read_once = true;
+            }
+        }
+    }
     // check_expr_operands: microseconds and nanoseconds do not mix.
     if a.usecs != b.usecs {
         return Err(HistError::logged(Errno::EINVAL, HistErr::TimestampMismatch, 0));
@@ -459,6 +557,7 @@ pub(crate) fn parse_expr(
     }
     let usecs = a.usecs;
     let (size, is_signed) = (a.size, a.is_signed);
+    let a_type = a.type_name.clone();
     let mut text = String::new();
     a.expr_operand_str(&mut text);
     text.push(match op {
@@ -480,7 +579,7 @@ pub(crate) fn parse_expr(
             8,
             false,
         );
-        let c = probe.value(&[], &NoContext, false);
+        let c = probe.value(&[], &NoContext, false, &[]);
         HistField::new(Source::Const(c), 8, false)
     } else {
         HistField::new(
@@ -494,6 +593,9 @@ pub(crate) fn parse_expr(
             is_signed,
         )
     };
+    if matches!(f.src, Source::Expr { .. }) {
+        f.type_name = a_type;
+    }
     f.usecs = usecs;
     f.var_name = var_name.map(String::from);
     Ok(f)
@@ -560,35 +662,78 @@ fn parse_atom(env: &mut ParseEnv<'_>, s: &str, role: Role, var_name: Option<&str
         f.var_name = var_name.map(String::from);
         return Ok(f);
     }
-    let mut s = String::from(s);
-    if let Some(name) = s.strip_prefix('$').filter(|n| !n.is_empty()) {
-        // local_field_var_ref: a variable of this trigger defined as a
-        // plain field reads that field.
-        let local = env
-            .var_defs
-            .iter()
-            .find(|(n, e)| n == name && !has_operator(e) && !e.starts_with('$'))
-            .map(|(_, e)| e.clone());
-        match local {
-            Some(expr) => s = expr,
-            // References to other triggers' variables are resolved when
-            // events are matched (inter-event), which this kernel does not
-            // do: Linux's answer when no trigger has the variable, then its
-            // answer for the field named `$name`.
-            None => {
-                let mut e = env.err(Errno::EINVAL, HistErr::FieldNotFound, &s);
-                e.first = Some(uapi::error::CmdError::new(
-                    Errno::EINVAL,
-                    HistErr::VarNotFound.text(),
-                    env.errpos(name),
-                ));
-                return Err(e);
+    // `system.event.$var`: a qualified reference.
+    let (mut ref_system, mut ref_event, mut ref_var) = (None, None, s);
+    if let Some((_, rest)) = s.split_once('.') {
+        if rest.contains('.') {
+            let mut it = s.splitn(3, '.');
+            ref_system = it.next();
+            ref_event = it.next();
+            ref_var = it.next().unwrap_or("");
+        }
+    }
+    let mut s = String::from(ref_var);
+    match local_field_var_ref(env, ref_system, ref_event, ref_var) {
+        Some(expr) => s = expr,
+        None => {
+            if let Some(name) = ref_var.strip_prefix('$').filter(|n| !n.is_empty()) {
+                match crate::vars::parse_var_ref(env, ref_system.zip(ref_event), name) {
+                    Some(idx) => {
+                        let r = env.refs.get(idx).map(|r| r.meta.clone());
+                        let meta = r.unwrap_or_default();
+                        let mut f = HistField::new(
+                            Source::VarRef {
+                                idx,
+                                name: String::from(name),
+                                qualified: ref_system.zip(ref_event).map(|(a, b)| alloc::format!("{a}.{b}")),
+                            },
+                            meta.size,
+                            meta.is_signed,
+                        );
+                        f.usecs = meta.usecs;
+                        f.is_string = meta.is_string;
+                        f.type_name = meta.type_name;
+                        f.is_stack = meta.is_stack;
+                        f.var_name = var_name.map(String::from);
+                        return Ok(f);
+                    }
+                    None => {
+                        // Linux logs the unknown variable, then fails to
+                        // find a field named `$name`.
+                        let mut e = env.err(Errno::EINVAL, HistErr::FieldNotFound, &s);
+                        let mut first =
+                            uapi::error::CmdError::new(Errno::EINVAL, HistErr::VarNotFound.text(), env.errpos(name));
+                        if let Some(nu) = env.not_unique.take() {
+                            first = nu;
+                        }
+                        e.first.push(first);
+                        return Err(e);
+                    }
+                }
             }
         }
     }
     let mut f = parse_field(env, &s, role)?;
     f.var_name = var_name.map(String::from);
     Ok(f)
+}
+
+/// Linux's `local_field_var_ref`: `$name` of a variable of this trigger
+/// defined as a plain field reads that field.
+fn local_field_var_ref(env: &ParseEnv<'_>, system: Option<&str>, event: Option<&str>, var: &str) -> Option<String> {
+    if let (Some(sys), Some(ev)) = (system, event) {
+        if sys != env.links.system || ev != env.links.event {
+            return None;
+        }
+    }
+    if system.is_some() != event.is_some() {
+        return None;
+    }
+    let name = var.strip_prefix('$').filter(|n| !n.is_empty())?;
+    env.var_defs
+        .iter()
+        .find(|(n, e)| n == name && !has_operator(e) && !e.starts_with('$'))
+        .map(|(_, e)| e.clone())
 }
 
 /// Linux's `parse_field`: `NAME[.MODIFIER]`.
@@ -662,6 +807,9 @@ fn parse_field(env: &mut ParseEnv<'_>, s: &str, role: Role) -> Result<HistField,
                     ef.is_signed,
                 );
                 f.is_string = is_string;
+                if let Some(t) = (env.links.field_type)(name).or_else(|| common_field_type(name).map(String::from)) {
+                    f.type_name = t;
+                }
                 f
             }
             Some(Found::Cpu) => HistField::new(Source::Cpu, 4, false),
@@ -722,6 +870,7 @@ impl HistContext for NoContext {
     fn save_stack(&mut self, _out: &mut [u64]) -> usize {
         0
     }
+    fn snapshot(&mut self) {}
 }
 
 #[cfg(test)]

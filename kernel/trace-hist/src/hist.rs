@@ -17,14 +17,18 @@ use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use trace_filter::kstrto::kstrtoul;
 use trace_filter::{EventField, EventFilter, FieldKind, FilterEnv, FilterFailure};
 use uapi::Errno;
 
+use crate::action::{
+    create_action, parse_action, Action, ActionArg, ActionEnv, ActionKind, ActionSpec, Handler, SaveField,
+};
 use crate::field::{parse_expr, HistContext, HistField, Modifier, ParseEnv, Role, Source};
 use crate::map::{MapLayout, TracingMap};
+use crate::vars::{HistLinks, RefTarget, SynthArg, VarRef};
 use crate::{
     HistErr, HistError, HIST_KEY_SIZE_MAX, HIST_STACKTRACE_DEPTH, TRACING_MAP_BITS_DEFAULT, TRACING_MAP_BITS_MAX,
     TRACING_MAP_BITS_MIN, TRACING_MAP_KEYS_MAX, TRACING_MAP_SORT_KEYS_MAX, TRACING_MAP_VALS_MAX, TRACING_MAP_VARS_MAX,
@@ -109,6 +113,15 @@ pub struct HistData {
     pub ts_in_usecs: bool,
     /// `nohitcount`.
     pub no_hitcount: bool,
+    /// The actions, as written.
+    pub actions: Vec<ActionSpec>,
+    /// The names of the fields `save()` keeps.
+    pub save_names: Vec<String>,
+    /// Scratch words each element has for the actions.
+    pub extra_words: usize,
+    /// For each variable holding a stack trace or a string, its first
+    /// scratch word and how many it takes.
+    pub var_stack_slots: Vec<Option<(usize, usize)>>,
 }
 
 impl HistData {
@@ -119,6 +132,7 @@ impl HistData {
             n_sums: self.vals.len(),
             n_vars: self.vars.len(),
             comm: self.keys.iter().any(|k| k.field.modifier == Modifier::Execname),
+            extra_words: self.extra_words,
         }
     }
 
@@ -129,7 +143,15 @@ impl HistData {
         let mut s = String::new();
         self.print_fields(&mut s);
         let _ = write!(s, ":{}", self.no_hitcount);
+        self.print_actions(&mut s);
         s
+    }
+
+    /// The actions as the trigger's line shows them.
+    fn print_actions(&self, m: &mut String) {
+        for a in &self.actions {
+            a.print_names(m, &self.save_names);
+        }
     }
 
     /// `keys=...:vals=...[:vars]:sort=...` as `event_hist_trigger_print`.
@@ -213,6 +235,14 @@ pub struct HistSpec {
     /// The table, if made ahead of [`HistList::apply`] (see
     /// [`HistSpec::prealloc_map`]).
     map: Option<TracingMap>,
+    /// Its variable references.
+    refs: Vec<VarRef>,
+    /// Its compiled actions.
+    actions: Vec<Action>,
+    /// The fields `save()` keeps.
+    save: Vec<SaveField>,
+    /// Triggers made on other events for their fields.
+    field_var_hists: Vec<(String, String, String)>,
 }
 
 /// Linux's `parse_map_size`.
@@ -243,6 +273,18 @@ impl HistSpec {
         fields: &[EventField<'_>],
         env: &FilterEnv<'_>,
     ) -> Result<HistSpec, HistError> {
+        HistSpec::parse_with(param_and_filter, fields, env, &HistLinks::standalone())
+    }
+
+    /// [`HistSpec::parse`] for a trigger of `links.system/links.event`,
+    /// whose variable references and actions may name other events'
+    /// triggers and synthetic events.
+    pub fn parse_with(
+        param_and_filter: &str,
+        fields: &[EventField<'_>],
+        env: &FilterEnv<'_>,
+        links: &HistLinks<'_>,
+    ) -> Result<HistSpec, HistError> {
         let mut cmd = String::from(HIST_PREFIX);
         cmd.push_str(param_and_filter);
         if param_and_filter
@@ -260,12 +302,23 @@ impl HistSpec {
             var_defs: &[],
             timestamps: false,
             ts_in_usecs: false,
+            links,
+            match_events: Vec::new(),
+            refs: Vec::new(),
+            not_unique: None,
         };
         let attrs = parse_attrs(&penv, &param)?;
         let Some(keys_str) = attrs.keys else {
             return Err(Errno::EINVAL.into());
         };
-        parse_actions(&penv, &attrs)?;
+        let mut action_specs = Vec::new();
+        for a in &attrs.actions {
+            let spec = parse_action(&penv, a)?;
+            if let Handler::OnMatch { system, event } = &spec.handler {
+                penv.match_events.push((system.clone(), event.clone()));
+            }
+            action_specs.push(spec);
+        }
         let var_defs = parse_var_defs(&penv, &attrs)?;
         penv.var_defs = &var_defs;
         let vals = create_val_fields(&mut penv, attrs.vals, attrs.no_hitcount)?;
@@ -288,6 +341,36 @@ impl HistSpec {
             vars.push(f);
         }
         let (keys, key_size) = create_key_fields(&mut penv, keys_str)?;
+        // A stack or string variable keeps its bytes in the element
+        // (Linux's field_var_str); its value is the element's index.
+        let mut extra = 0usize;
+        let var_stack_slots: Vec<Option<(usize, usize)>> = vars
+            .iter()
+            .map(|v| {
+                let words = if matches!(v.src, Source::Stacktrace) {
+                    HIST_STACKTRACE_DEPTH
+                } else if v.is_string && v.string_field().is_some() {
+                    (v.size as usize).min(STORED_WORDS_MAX * 8) / 8
+                } else {
+                    return None;
+                };
+                extra += words;
+                Some((extra - words, words))
+            })
+            .collect();
+        let mut aenv = ActionEnv {
+            vars: &vars,
+            extra_words: extra,
+            key_words: key_size as usize / 8,
+            save: Vec::new(),
+            keys: &keys,
+            field_var_hists: Vec::new(),
+        };
+        let mut actions = Vec::new();
+        for spec in action_specs.iter().cloned() {
+            actions.push(create_action(&mut penv, &mut aenv, spec)?);
+        }
+        let (extra_words, save, field_var_hists) = (aenv.extra_words, aenv.save, aenv.field_var_hists);
         let mut data = HistData {
             vals,
             vars,
@@ -300,6 +383,10 @@ impl HistSpec {
             enable_timestamps: penv.timestamps,
             ts_in_usecs: penv.ts_in_usecs,
             no_hitcount: attrs.no_hitcount,
+            actions: action_specs,
+            save_names: save.iter().map(|f| String::from(f.field.name())).collect(),
+            extra_words,
+            var_stack_slots,
         };
         data.sort_keys = create_sort_keys(&penv, &data, attrs.sort)?;
         if data.enable_timestamps && !HIST_CLOCKS.contains(&data.clock.as_str()) {
@@ -329,6 +416,10 @@ impl HistSpec {
             clear: attrs.clear,
             name_pos: attrs.name.map_or(0, |n| penv.errpos(n)),
             map: None,
+            refs: core::mem::take(&mut penv.refs),
+            actions,
+            save,
+            field_var_hists,
         })
     }
 }
@@ -347,6 +438,11 @@ impl HistSpec {
     /// clear or, with `!`, remove one)?
     pub fn creates(&self, remove: bool) -> bool {
         !remove && !self.pause && !self.cont && !self.clear
+    }
+
+    /// Does an action take snapshots (the snapshot buffer must exist)?
+    pub fn takes_snapshots(&self) -> bool {
+        self.actions.iter().any(|a| a.spec.kind == ActionKind::Snapshot)
     }
 
     /// Allocates the table now, so that [`HistList::apply`], which runs
@@ -436,40 +532,6 @@ fn parse_attrs<'a>(env: &ParseEnv<'_>, param: &'a str) -> Result<Attrs<'a>, Hist
         }
     }
     Ok(a)
-}
-
-/// `onmatch()`, `onmax()` and `onchange()` handlers feed synthetic
-/// events and other triggers' variables, which this kernel does not
-/// link to hist triggers: each is refused with the error Linux gives when
-/// what it names does not exist.
-fn parse_actions(env: &ParseEnv<'_>, attrs: &Attrs<'_>) -> Result<(), HistError> {
-    let Some(action) = attrs.actions.first() else {
-        return Ok(());
-    };
-    // The handler's closing paren, then `.action(params)`.
-    let Some(close) = action.find(')') else {
-        return Err(env.err(Errno::EINVAL, HistErr::NoClosingParen, action));
-    };
-    let rest = action.get(close + 1..).unwrap_or("");
-    let Some(act) = rest.strip_prefix('.') else {
-        return Err(env.err(Errno::EINVAL, HistErr::ActionNotFound, action));
-    };
-    if action.starts_with("onmatch(") {
-        let name = act.split('(').next().unwrap_or("");
-        let synth = if name == "trace" {
-            act.get(6..).and_then(|p| p.split([',', ')']).next()).unwrap_or("")
-        } else {
-            name
-        };
-        return Err(env.err(Errno::EINVAL, HistErr::SynthEventNotFound, synth));
-    }
-    // onmax(var)/onchange(var): the variable is another trigger's
-    // tracked value, which needs variable references.
-    let var = action
-        .split_once('(')
-        .map(|(_, v)| v.split(')').next().unwrap_or(""))
-        .unwrap_or("");
-    Err(env.err(Errno::EINVAL, HistErr::OnxVarNotFound, var))
 }
 
 /// Linux's `parse_var_defs`: `name=expr[,name=expr...]` assignments.
@@ -639,6 +701,29 @@ pub struct HistCore {
     pub data: HistData,
     /// The table.
     pub map: TracingMap,
+    /// Its references to variables.
+    pub refs: Vec<VarRef>,
+    /// Its actions.
+    pub actions: Vec<Action>,
+    /// The fields `save()` keeps.
+    pub save: Vec<SaveField>,
+    /// How many references other triggers hold on its variables.
+    pub referenced: AtomicU32,
+    /// Triggers it made on other events for their fields (system, event,
+    /// command): removed with it (Linux's `field_var_hists`).
+    pub field_var_hists: Vec<(String, String, String)>,
+}
+
+impl HistCore {
+    /// The index of variable `name`.
+    pub fn var_index(&self, name: &str) -> Option<usize> {
+        self.data.vars.iter().position(|v| v.var_name.as_deref() == Some(name))
+    }
+
+    /// Do other triggers read its variables (Linux's `check_var_refs`)?
+    pub fn is_referenced(&self) -> bool {
+        self.referenced.load(Ordering::Acquire) != 0
+    }
 }
 
 impl core::fmt::Debug for TracingMap {
@@ -665,10 +750,60 @@ impl HistTrigger {
             None => TracingMap::new(spec.data.map_bits, spec.data.layout())?,
         };
         Ok(HistTrigger {
-            core: Arc::new(HistCore { data: spec.data, map }),
+            core: Arc::new(HistCore {
+                data: spec.data,
+                map,
+                refs: spec.refs,
+                actions: spec.actions,
+                save: spec.save,
+                referenced: AtomicU32::new(0),
+                field_var_hists: spec.field_var_hists,
+            }),
             filter: spec.filter,
             paused: AtomicBool::new(spec.pause),
         })
+    }
+
+    /// The histogram (shared by the triggers of one `name=`).
+    pub fn core(&self) -> &Arc<HistCore> {
+        &self.core
+    }
+
+    /// The actions.
+    pub fn actions(&self) -> &[Action] {
+        &self.core.actions
+    }
+
+    /// The fields `save()` keeps.
+    pub fn save_fields(&self) -> &[SaveField] {
+        &self.core.save
+    }
+
+    /// Linux's `resolve_var_refs`: reads the variables the trigger
+    /// references, of other triggers (`own` false, before the update) or
+    /// its own (after). False if one is not set for this key.
+    fn resolve_var_refs(&self, key: &[u64], vals: &mut [u64], own: bool) -> bool {
+        for (i, r) in self.core.refs.iter().enumerate() {
+            let map = match (&r.target, own) {
+                (RefTarget::Own, true) => &self.core.map,
+                (RefTarget::Other(h), false) => &h.core().map,
+                _ => continue,
+            };
+            let words = map.layout().key_words;
+            let Some(elt) = key.get(..words).and_then(|k| map.lookup(k)) else {
+                return false;
+            };
+            let v = if r.read_once && !own {
+                elt.take_var(r.var_idx)
+            } else {
+                elt.var(r.var_idx)
+            };
+            match (v, vals.get_mut(i)) {
+                (Some(v), Some(slot)) => *slot = v,
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// The definition.
@@ -684,6 +819,16 @@ impl HistTrigger {
     /// The `if` filter.
     pub fn filter(&self) -> Option<&EventFilter> {
         self.filter.as_ref().map(|(_, f)| f)
+    }
+
+    /// The `if` filter as written.
+    pub fn filter_text(&self) -> Option<&str> {
+        self.filter.as_ref().map(|(t, _)| t.as_str())
+    }
+
+    /// Pauses or continues it (`enable_hist`/`disable_hist`).
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Relaxed);
     }
 
     /// Paused (`:pause`)?
@@ -707,6 +852,7 @@ impl HistTrigger {
         if d.no_hitcount {
             m.push_str(":nohitcount");
         }
+        d.print_actions(&mut m);
         if let Some((text, _)) = &self.filter {
             let _ = write!(m, " if {text}");
         }
@@ -748,12 +894,17 @@ impl HistTrigger {
                 _ if k.field.is_string => copy_string_key(&mut key, k, rec),
                 _ => {
                     if let Some(slot) = key.get_mut(w) {
-                        *slot = k.field.value(rec, ctx, d.ts_in_usecs);
+                        *slot = k.field.value(rec, ctx, d.ts_in_usecs, &[]);
                     }
                 }
             }
         }
         let words = (d.key_size as usize / 8).min(KEY_WORDS_MAX);
+        let mut refs = [0u64; TRACING_MAP_VARS_MAX];
+        let has_refs = !self.core.refs.is_empty();
+        if has_refs && !self.resolve_var_refs(&key, &mut refs, false) {
+            return;
+        }
         let Some((elt, new)) = self.core.map.insert(key.get(..words).unwrap_or(&[])) else {
             return;
         };
@@ -761,11 +912,232 @@ impl HistTrigger {
             elt.set_comm(ctx.comm());
         }
         for (i, v) in d.vals.iter().enumerate() {
-            elt.add_sum(i, v.value(rec, ctx, d.ts_in_usecs));
+            elt.add_sum(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
         }
         for (i, v) in d.vars.iter().enumerate() {
-            elt.set_var(i, v.value(rec, ctx, d.ts_in_usecs));
+            if let Some(Some((slot, words))) = d.var_stack_slots.get(i) {
+                if v.is_string {
+                    store_string(&elt, *slot, *words, string_bytes(v, rec));
+                } else {
+                    let mut st = [0u64; HIST_STACKTRACE_DEPTH];
+                    let n = ctx.save_stack(&mut st).min(HIST_STACKTRACE_DEPTH);
+                    for (j, a) in st.iter().enumerate() {
+                        elt.set_extra(slot + j, if j < n { *a } else { 0 });
+                    }
+                }
+                elt.set_var(i, elt.index() as u64);
+                continue;
+            }
+            elt.set_var(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
         }
+        if self.core.actions.is_empty() || !self.resolve_var_refs(&key, &mut refs, true) {
+            return;
+        }
+        for a in &self.core.actions {
+            self.run_action(a, &elt, key.get(..words).unwrap_or(&[]), rec, ctx, &refs);
+        }
+    }
+
+    /// Runs one action for a hit (Linux's `action_trace` and
+    /// `ontrack_action`).
+    fn run_action<C: HistContext + ?Sized>(
+        &self,
+        a: &Action,
+        elt: &crate::map::Elt<'_>,
+        key: &[u64],
+        rec: &[u8],
+        ctx: &mut C,
+        refs: &[u64],
+    ) {
+        let d = &self.core.data;
+        if let Handler::OnMatch { .. } = a.spec.handler {
+            self.trace_synth(a, rec, ctx, refs);
+            return;
+        }
+        let var_val = refs.get(a.track_ref).copied().unwrap_or(0);
+        let track = elt.extra(a.track_slot);
+        let onmax = a.spec.handler == Handler::OnMax;
+        let check = |old: u64, new: u64| if onmax { new > old } else { new != old };
+        if !check(track, var_val) {
+            return;
+        }
+        elt.set_extra(a.track_slot, var_val);
+        match a.spec.kind {
+            ActionKind::Save => {
+                for sv in &self.core.save {
+                    if sv.field.is_string {
+                        let b = string_bytes(&sv.field, rec);
+                        for w in 0..sv.words {
+                            let mut word = [0u8; 8];
+                            for (j, c) in word.iter_mut().enumerate() {
+                                let at = w * 8 + j;
+                                // Keep a NUL at the end (strscpy).
+                                if at + 1 < sv.words * 8 {
+                                    *c = b.get(at).copied().unwrap_or(0);
+                                }
+                            }
+                            let n = b.iter().position(|c| *c == 0).unwrap_or(b.len());
+                            for (j, c) in word.iter_mut().enumerate() {
+                                if w * 8 + j >= n {
+                                    *c = 0;
+                                }
+                            }
+                            elt.set_extra(sv.slot + w, u64::from_le_bytes(word));
+                        }
+                    } else {
+                        elt.set_extra(sv.slot, sv.field.value(rec, ctx, d.ts_in_usecs, refs));
+                    }
+                }
+            }
+            ActionKind::Snapshot => {
+                let Some(t) = &a.snapshot else {
+                    return;
+                };
+                // cond_snapshot_update: against the last snapshot's value.
+                if !check(t.track_val.load(Ordering::Relaxed), var_val) {
+                    return;
+                }
+                t.track_val.store(var_val, Ordering::Relaxed);
+                for (w, k) in t.key.iter().zip(key.iter().chain(core::iter::repeat(&0))) {
+                    w.store(*k, Ordering::Relaxed);
+                }
+                t.updated.store(true, Ordering::Release);
+                ctx.snapshot();
+            }
+            ActionKind::Trace => self.trace_synth(a, rec, ctx, refs),
+        }
+    }
+
+    /// Generates the action's synthetic event (Linux's `trace_synth`).
+    fn trace_synth<C: HistContext + ?Sized>(&self, a: &Action, rec: &[u8], ctx: &mut C, refs: &[u64]) {
+        let Some(synth) = &a.synth else {
+            return;
+        };
+        let d = &self.core.data;
+        // Stacks and strings are copied out of the elements holding them
+        // first.
+        let mut stacks = [[0u64; STORED_WORDS_MAX]; SYNTH_STACKS_MAX];
+        let mut strs = [[0u8; STORED_WORDS_MAX * 8]; SYNTH_STACKS_MAX];
+        let mut stack_of_arg = [usize::MAX; trace_probe::synth::SYNTH_FIELDS_MAX];
+        let mut n_stacks = 0;
+        for (k, arg) in a.args.iter().enumerate() {
+            let ActionArg::Ref(i) = arg else {
+                continue;
+            };
+            let Some(r) = self.core.refs.get(*i).filter(|r| r.meta.is_stack || r.meta.is_string) else {
+                continue;
+            };
+            let (Some(out), Some(mark)) = (stacks.get_mut(n_stacks), stack_of_arg.get_mut(k)) else {
+                continue;
+            };
+            let target = match &r.target {
+                RefTarget::Own => &self.core,
+                RefTarget::Other(h) => h.core(),
+            };
+            if stack_of(target, r.var_idx, refs.get(*i).copied().unwrap_or(0), out, 0) {
+                if let Some(s) = strs.get_mut(n_stacks) {
+                    for (b, w) in s.chunks_exact_mut(8).zip(out.iter()) {
+                        b.copy_from_slice(&w.to_le_bytes());
+                    }
+                }
+                *mark = n_stacks;
+                n_stacks += 1;
+            }
+        }
+        let mut vals = [SynthArg::Num(0); trace_probe::synth::SYNTH_FIELDS_MAX];
+        for (k, (slot, arg)) in vals.iter_mut().zip(&a.args).enumerate() {
+            *slot = match arg {
+                ActionArg::Ref(i) if stack_of_arg.get(k).is_some_and(|m| *m != usize::MAX) => {
+                    let m = stack_of_arg.get(k).copied().unwrap_or(0);
+                    if self.core.refs.get(*i).is_some_and(|r| r.meta.is_string) {
+                        SynthArg::Str(strs.get(m).map_or(&[][..], |s| &s[..]))
+                    } else {
+                        SynthArg::Stack(
+                            stacks
+                                .get(m)
+                                .map_or(&[][..], |s| s.get(..HIST_STACKTRACE_DEPTH).unwrap_or(&[])),
+                        )
+                    }
+                }
+                ActionArg::Ref(i) => SynthArg::Num(refs.get(*i).copied().unwrap_or(0)),
+                ActionArg::Field(f) if f.is_string => SynthArg::Str(string_bytes(f, rec)),
+                ActionArg::Field(f) => SynthArg::Num(f.value(rec, ctx, d.ts_in_usecs, refs)),
+            };
+        }
+        synth.trace(vals.get(..a.args.len()).unwrap_or(&[]));
+    }
+}
+
+/// Most stack traces and string variables one synthetic event carries.
+const SYNTH_STACKS_MAX: usize = 4;
+
+/// The words of a stored string variable at most (Linux's
+/// `STR_VAR_LEN_MAX`, 256 bytes).
+const STORED_WORDS_MAX: usize = 32;
+
+/// Stores a string variable's bytes in the element, NUL-terminated
+/// within `words` words (strscpy).
+fn store_string(elt: &crate::map::Elt<'_>, slot: usize, words: usize, s: &[u8]) {
+    let n = s
+        .iter()
+        .position(|c| *c == 0)
+        .unwrap_or(s.len())
+        .min((words * 8).saturating_sub(1));
+    for w in 0..words {
+        let mut b = [0u8; 8];
+        for (j, c) in b.iter_mut().enumerate() {
+            if w * 8 + j < n {
+                *c = s.get(w * 8 + j).copied().unwrap_or(0);
+            }
+        }
+        elt.set_extra(slot + w, u64::from_le_bytes(b));
+    }
+}
+
+/// Copies the stack that variable `var_idx` of `core` holds, `value`
+/// being the variable's value (the index of the element holding it),
+/// following aliases (`s=$st`) to the variable itself.
+fn stack_of(core: &HistCore, var_idx: usize, value: u64, out: &mut [u64; STORED_WORDS_MAX], depth: u32) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    if let Some(Some((slot, words))) = core.data.var_stack_slots.get(var_idx) {
+        let Some(elt) = usize::try_from(value).ok().and_then(|i| core.map.elt_at(i)) else {
+            return false;
+        };
+        for (j, w) in out.iter_mut().enumerate() {
+            *w = if j < *words { elt.extra(slot + j) } else { 0 };
+        }
+        return true;
+    }
+    let Some(Source::VarRef { idx, .. }) = core.data.vars.get(var_idx).map(|v| &v.src) else {
+        return false;
+    };
+    let Some(r) = core.refs.get(*idx) else {
+        return false;
+    };
+    let target = match &r.target {
+        RefTarget::Own => core,
+        RefTarget::Other(h) => h.core(),
+    };
+    stack_of(target, r.var_idx, value, out, depth + 1)
+}
+
+/// The bytes of a string field of the record.
+fn string_bytes<'r>(f: &HistField, rec: &'r [u8]) -> &'r [u8] {
+    let Some((offset, size, kind)) = f.string_field() else {
+        return &[];
+    };
+    let off = offset as usize;
+    match kind {
+        FieldKind::StaticString => rec.get(off..off + size as usize).unwrap_or(&[]),
+        FieldKind::DynString | FieldKind::RelDynString => {
+            let item = crate::field::read_num(rec, offset, 4, false) as usize;
+            let (loc, len) = (item & 0xffff, item >> 16);
+            let base = if kind == FieldKind::RelDynString { off + 4 } else { 0 };
+            rec.get(base + loc..base + loc + len).unwrap_or(&[])
+        }
+        _ => &[],
     }
 }
 
@@ -864,6 +1236,11 @@ impl HistList {
             let Some(i) = self.hists.iter().position(|t| t.matches(&spec, false)) else {
                 return Ok(HistChange::Updated);
             };
+            // Linux's hist_trigger_check_refs: another trigger reads its
+            // variables.
+            if self.hists.get(i).is_some_and(|t| t.core.is_referenced()) {
+                return Err(Errno::EBUSY.into());
+            }
             return Ok(HistChange::Removed(self.hists.remove(i)));
         }
         if spec.pause || spec.cont || spec.clear {

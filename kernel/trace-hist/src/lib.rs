@@ -14,7 +14,13 @@
 //! - [`map`]: [`map::TracingMap`], a table preallocated when the trigger is
 //!   created, filled from probe context without locks or allocation;
 //!   what does not fit is counted as dropped.
-//! - [`show`]: the `hist` file's text.
+//! - [`show`]: the `hist` file's text, with `onmax`/`onchange` lines.
+//! - [`vars`]: what links triggers: variables one trigger defines and
+//!   others read (`$ts0`, `sched.sched_wakeup.$ts0`), the registry of
+//!   every event's triggers, and the synthetic events actions feed.
+//! - [`action`]: `onmatch(system.event)`, `onmax($var)` and
+//!   `onchange($var)` with `trace()`/`<synth>()`, `save()` and
+//!   `snapshot()`, and field variables made on the matched event.
 //!
 //! ```
 //! use trace_filter::{EventField, FieldKind, FilterContext, FilterEnv, NoSymbols, SimpleContext};
@@ -30,6 +36,7 @@
 //! impl HistContext for Ctx {
 //!     fn timestamp_ns(&self) -> u64 { 0 }
 //!     fn save_stack(&mut self, _out: &mut [u64]) -> usize { 0 }
+//!     fn snapshot(&mut self) {}
 //! }
 //!
 //! // raw_syscalls/sys_enter's `id`, after the common fields.
@@ -72,10 +79,12 @@
 
 extern crate alloc;
 
+pub mod action;
 pub mod field;
 pub mod hist;
 pub mod map;
 pub mod show;
+pub mod vars;
 
 use uapi::error::CmdError;
 use uapi::Errno;
@@ -224,9 +233,10 @@ pub struct HistError {
     pub errno: Errno,
     /// The logged error, if Linux logs one.
     pub log: Option<CmdError>,
-    /// An error Linux logs before [`HistError::log`] on the way to it
-    /// (an unknown `$var` is logged as such, then as an unknown field).
-    pub first: Option<CmdError>,
+    /// Errors Linux logs before [`HistError::log`] on the way to it, in
+    /// order (an unknown `$var` is logged as such, then as an unknown
+    /// field).
+    pub first: alloc::vec::Vec<CmdError>,
     /// A bad `if` filter: the event-filter `error_log` entry Linux adds.
     pub filter_failure: Option<alloc::boxed::Box<trace_filter::FilterFailure>>,
 }
@@ -237,7 +247,7 @@ impl HistError {
         HistError {
             errno,
             log: None,
-            first: None,
+            first: alloc::vec::Vec::new(),
             filter_failure: None,
         }
     }
@@ -247,7 +257,7 @@ impl HistError {
         HistError {
             errno,
             log: Some(CmdError::new(errno, err.text(), pos)),
-            first: None,
+            first: alloc::vec::Vec::new(),
             filter_failure: None,
         }
     }

@@ -35,6 +35,8 @@ pub struct MapLayout {
     pub n_vars: usize,
     /// Whether each element keeps the `comm` of the task that created it.
     pub comm: bool,
+    /// Scratch words for actions: tracked values and saved fields.
+    pub extra_words: usize,
 }
 
 impl MapLayout {
@@ -44,6 +46,7 @@ impl MapLayout {
             + self.n_vars
             + usize::from(self.n_vars > 0)
             + if self.comm { COMM_WORDS } else { 0 }
+            + self.extra_words
     }
 }
 
@@ -254,6 +257,11 @@ impl TracingMap {
         })
     }
 
+    /// The element of index `idx`, if it was made.
+    pub fn elt_at(&self, idx: usize) -> Option<Elt<'_>> {
+        (idx < self.next_elt.load(Ordering::Acquire).min(1 << self.map_bits)).then_some(Elt { map: self, idx })
+    }
+
     /// Empties the map and zeroes its counts (`tracing_map_clear`). The
     /// caller keeps hits away meanwhile.
     pub fn clear(&self) {
@@ -379,6 +387,44 @@ impl<'a> Elt<'a> {
         }
     }
 
+    /// Variable `i` if it was set, unsetting it
+    /// (`tracing_map_read_var_once`).
+    pub fn take_var(&self, i: usize) -> Option<u64> {
+        let l = self.map.layout;
+        if i >= l.n_vars {
+            return None;
+        }
+        let set = self
+            .map
+            .word(self.idx, self.var_base() + l.n_vars)?
+            .fetch_and(!(1 << i), Ordering::AcqRel);
+        if set & (1 << i) == 0 {
+            return None;
+        }
+        Some(self.map.word(self.idx, self.var_base() + i)?.load(Ordering::Relaxed))
+    }
+
+    fn extra_word(&self, i: usize) -> Option<&'a AtomicU64> {
+        let l = self.map.layout;
+        if i >= l.extra_words {
+            return None;
+        }
+        let base = self.var_base() + l.n_vars + usize::from(l.n_vars > 0) + if l.comm { COMM_WORDS } else { 0 };
+        self.map.word(self.idx, base + i)
+    }
+
+    /// Scratch word `i` (0 until set).
+    pub fn extra(&self, i: usize) -> u64 {
+        self.extra_word(i).map_or(0, |w| w.load(Ordering::Relaxed))
+    }
+
+    /// Sets scratch word `i`.
+    pub fn set_extra(&self, i: usize, v: u64) {
+        if let Some(w) = self.extra_word(i) {
+            w.store(v, Ordering::Relaxed);
+        }
+    }
+
     /// Its index among the map's elements (creation order).
     pub fn index(&self) -> usize {
         self.idx
@@ -398,6 +444,7 @@ mod tests {
             n_sums: 2,
             n_vars: 1,
             comm: true,
+            extra_words: 2,
         }
     }
 
@@ -462,7 +509,7 @@ mod tests {
     proptest! {
         #[test]
         fn map_agrees_with_a_btreemap(keys in proptest::collection::vec((0u64..300, 0u64..1000), 0..600)) {
-            let m = TracingMap::new(7, MapLayout { key_words: 2, n_sums: 1, n_vars: 0, comm: false }).unwrap();
+            let m = TracingMap::new(7, MapLayout { key_words: 2, n_sums: 1, n_vars: 0, comm: false, extra_words: 0 }).unwrap();
             let mut model: BTreeMap<u64, u64> = BTreeMap::new();
             let mut drops = 0u64;
             for (k, v) in &keys {

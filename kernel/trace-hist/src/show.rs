@@ -7,7 +7,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::fmt::Write as _;
+use core::sync::atomic::Ordering as AtomicOrdering;
 
+use crate::action::{ActionKind, Handler};
 use crate::field::{HistField, Modifier, Source};
 use crate::hist::{HistTrigger, KeyField, SortField, SortKey};
 use crate::map::Elt;
@@ -62,22 +64,48 @@ fn pad_to(out: &mut String, from: usize, width: usize) {
     }
 }
 
+/// Where a printed key comes from: an element, or a key saved apart
+/// (a snapshot's).
+trait KeySource {
+    fn key_word(&self, i: usize) -> u64;
+    fn comm(&self, out: &mut Vec<u8>);
+}
+
+impl KeySource for Elt<'_> {
+    fn key_word(&self, i: usize) -> u64 {
+        Elt::key_word(self, i)
+    }
+    fn comm(&self, out: &mut Vec<u8>) {
+        Elt::comm(self, out);
+    }
+}
+
+impl KeySource for [u64] {
+    fn key_word(&self, i: usize) -> u64 {
+        self.get(i).copied().unwrap_or(0)
+    }
+    fn comm(&self, _out: &mut Vec<u8>) {}
+}
+
 /// The bytes of a string key, up to its NUL.
-fn key_string(elt: &Elt<'_>, k: &KeyField) -> Vec<u8> {
+fn key_string(elt: &(impl KeySource + ?Sized), k: &KeyField) -> Vec<u8> {
     let mut b = Vec::new();
-    elt.key_bytes(k.offset as usize, k.size as usize, &mut b);
+    for i in k.offset as usize..(k.offset + k.size) as usize {
+        let w = elt.key_word(i / 8);
+        b.push(w.to_le_bytes().get(i % 8).copied().unwrap_or(0));
+    }
     if let Some(n) = b.iter().position(|c| *c == 0) {
         b.truncate(n);
     }
     b
 }
 
-fn key_u64(elt: &Elt<'_>, k: &KeyField) -> u64 {
+fn key_u64(elt: &(impl KeySource + ?Sized), k: &KeyField) -> u64 {
     elt.key_word(k.offset as usize / 8)
 }
 
 /// Linux's `hist_trigger_print_key`.
-fn print_key(out: &mut String, t: &HistTrigger, elt: &Elt<'_>, sym: &dyn HistSymbols) {
+fn print_key(out: &mut String, t: &HistTrigger, elt: &(impl KeySource + ?Sized), sym: &dyn HistSymbols) {
     out.push_str("{ ");
     let mut multiline = false;
     for (i, k) in t.data().keys.iter().enumerate() {
@@ -266,8 +294,10 @@ fn hist_trigger_show(out: &mut String, t: &HistTrigger, sym: &dyn HistSymbols) {
             let (total, max) = (totals.get(i).copied().unwrap_or(0), maxes.get(i).copied().unwrap_or(0));
             print_val(out, v.name(), Some(v), e.sum(i), total, max);
         }
+        print_actions(out, t, e);
         out.push('\n');
     }
+    track_data_snapshot_print(out, t, sym);
     let _ = write!(
         out,
         "\nTotals:\n    Hits: {}\n    Entries: {}\n    Dropped: {}\n",
@@ -275,6 +305,67 @@ fn hist_trigger_show(out: &mut String, t: &HistTrigger, sym: &dyn HistSymbols) {
         elts.len(),
         t.map().drops()
     );
+}
+
+/// Linux's `print_actions` with `track_data_print`: an element's
+/// tracked maximum or last value, and the fields `save()` kept.
+fn print_actions(out: &mut String, t: &HistTrigger, e: &Elt<'_>) {
+    for a in t.actions() {
+        if a.spec.kind == ActionKind::Snapshot {
+            continue;
+        }
+        let label = match a.spec.handler {
+            Handler::OnMax => "max",
+            Handler::OnChange => "changed",
+            Handler::OnMatch { .. } => continue,
+        };
+        let _ = write!(out, "\n\t{label}: {:10}", e.extra(a.track_slot));
+        for sv in t.save_fields() {
+            let name = sv.field.name();
+            if sv.field.is_string {
+                let mut b = Vec::new();
+                for w in 0..sv.words {
+                    b.extend_from_slice(&e.extra(sv.slot + w).to_le_bytes());
+                }
+                if let Some(n) = b.iter().position(|c| *c == 0) {
+                    b.truncate(n);
+                }
+                let _ = write!(out, "  {name}: {:<32}", String::from_utf8_lossy(&b));
+            } else {
+                let _ = write!(out, "  {name}: {:10}", e.extra(sv.slot));
+            }
+        }
+    }
+}
+
+/// Linux's `track_data_snapshot_print`: what the last conditional
+/// snapshot was taken for.
+fn track_data_snapshot_print(out: &mut String, t: &HistTrigger, sym: &dyn HistSymbols) {
+    for a in t.actions() {
+        let Some(track) = &a.snapshot else {
+            continue;
+        };
+        if !track.updated.load(AtomicOrdering::Acquire) {
+            continue;
+        }
+        let h = if a.spec.handler == Handler::OnMax {
+            "onmax"
+        } else {
+            "onchange"
+        };
+        out.push_str("\nSnapshot taken (see tracing/snapshot).  Details:\n");
+        let _ = write!(
+            out,
+            "\ttriggering value {{ {h}({}) }}: {:10}",
+            a.spec.var_str,
+            track.track_val.load(AtomicOrdering::Relaxed)
+        );
+        out.push_str("\ttriggered by event with key: ");
+        let key: Vec<u64> = track.key.iter().map(|w| w.load(AtomicOrdering::Relaxed)).collect();
+        print_key(out, t, key.as_slice(), sym);
+        out.push('\n');
+        return;
+    }
 }
 
 /// The `hist` file of an event with these hist triggers (oldest first).

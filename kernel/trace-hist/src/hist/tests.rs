@@ -64,6 +64,7 @@ struct Ctx {
     cpu: u32,
     comm: &'static str,
     ts: u64,
+    snapshots: usize,
 }
 
 impl FilterContext for Ctx {
@@ -84,6 +85,9 @@ impl HistContext for Ctx {
         out[1] = 0x2010;
         2
     }
+    fn snapshot(&mut self) {
+        self.snapshots += 1;
+    }
 }
 
 fn ctx() -> Ctx {
@@ -91,6 +95,7 @@ fn ctx() -> Ctx {
         cpu: 1,
         comm: "cat",
         ts: 5_000_000,
+        snapshots: 0,
     }
 }
 
@@ -257,7 +262,7 @@ fn bad_commands_get_linux_errors_at_linux_positions() {
     );
     assert_eq!(
         err("keys=common_pid:onmatch(sched.sched_waking).wakeup_latency($lat)"),
-        (Errno::EINVAL, Some(("Couldn't find synthetic event", 49)))
+        (Errno::EINVAL, Some(("Invalid subsystem or event name", 35)))
     );
     assert_eq!(err("keys=common_pid:bogus"), (Errno::EINVAL, None));
     assert_eq!(err("keys=a,b,c,d"), (Errno::EINVAL, Some(("Couldn't find field", 10))));
