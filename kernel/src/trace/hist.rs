@@ -247,12 +247,12 @@ impl HistSymbols for Symbols {
     }
 }
 
-/// What the event's `hist` file reads (Linux's `hist_show`).
-pub(super) fn hist_show(ev: &TraceEvent) -> String {
+/// What an event file's `hist` file reads (Linux's `hist_show`).
+pub(super) fn hist_show(file: &super::event_filter::TraceEventFile) -> String {
     // The tables are read while hits go on, as Linux reads them: only
     // the list is taken under the lock hits take, not the sorting and
     // formatting.
-    let hists: Vec<Arc<HistTrigger>> = ev.file.triggers.lock().hists.iter().cloned().collect();
+    let hists: Vec<Arc<HistTrigger>> = file.triggers.lock().hists.iter().cloned().collect();
     let refs: Vec<&HistTrigger> = hists.iter().map(|t| &**t).collect();
     trace_hist::show::hist_show(&refs, &Symbols)
 }
