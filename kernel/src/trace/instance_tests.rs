@@ -217,13 +217,26 @@ fn record_tgid_adds_the_tgid_column_and_saved_tgids() {
     );
     assert!(text.contains("#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n"));
     assert!(text.contains("#              | |           |       |   |||||     |         |\n"));
+    // The tests run in the idle task (pid 0), whose group Linux does not
+    // save either: its column is dashes. A task's own is its process's.
     let me = crate::sched::current();
-    let tid = me.tid();
-    let tgid = me.process.get().map_or(tid, |p| p.pid);
+    let pid = if me.is_idle() { 0 } else { me.tid() };
     let line = text.lines().find(|l| l.contains("with tgid")).unwrap();
-    assert!(line.contains(&alloc::format!("-{tid:<7} ({tgid:7}) [")), "{line}");
-    let want = alloc::format!("{tid} {tgid}");
-    assert!(read_all("saved_tgids").lines().any(|l| l == want));
+    let column = match pid {
+        0 => String::from("(-------)"),
+        _ => alloc::format!("({:7})", me.process.get().map_or(pid, |p| p.pid)),
+    };
+    assert!(line.contains(&alloc::format!("-{pid:<7} {column} [")), "{line}");
+    // saved_tgids: `pid tgid` lines, by pid.
+    let saved: Vec<(u32, u32)> = read_all("saved_tgids")
+        .lines()
+        .map(|l| {
+            let (p, t) = l.split_once(' ').unwrap();
+            (p.parse().unwrap(), t.parse().unwrap())
+        })
+        .collect();
+    assert!(saved.windows(2).all(|w| w[0].0 < w[1].0), "{saved:?}");
+    assert!(saved.iter().all(|&(p, t)| p != 0 && t != 0));
     // Without irq-info: Linux's narrower header.
     write("instances/kg/options/irq-info", "0").unwrap();
     let text = read_all("instances/kg/trace");

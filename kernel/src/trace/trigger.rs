@@ -351,7 +351,7 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, file: &TraceEventFile, buf: &[
             if let Some((tev, tf)) = target {
                 let _ = events::soft_enable_disable_file(&tev, &tf, false);
             }
-            if now_empty {
+            if now_empty && ev.can_enable() {
                 let _ = events::soft_enable_disable_file(ev, file, false);
             }
             drop(t);
@@ -441,7 +441,7 @@ pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>, file: &TraceEventFile) {
     update_flags(file, &g);
     drop(g);
     drop(gone);
-    if now_empty {
+    if now_empty && ev.can_enable() {
         let _ = events::soft_enable_disable_file(ev, file, false);
     }
 }
@@ -472,7 +472,9 @@ fn added(ev: &Arc<TraceEvent>, file: &TraceEventFile, cmd: TriggerCmd, was_empty
         events::soft_enable_disable_file(&t, &tf, true)?;
         target = Some((t, tf));
     }
-    if was_empty {
+    // Events that cannot be enabled (ftrace/print) run their triggers
+    // without soft mode.
+    if was_empty && ev.can_enable() {
         if let Err(err) = events::soft_enable_disable_file(ev, file, true) {
             if let Some((t, tf)) = &target {
                 let _ = events::soft_enable_disable_file(t, tf, false);
