@@ -426,7 +426,10 @@ impl PseudoDir {
     /// Whether a file in the tree `name` is open (what makes
     /// [`PseudoDir::remove_tree`] EBUSY); false if there is no `name`.
     pub fn tree_busy(&self, name: &str) -> bool {
-        self.state.read().find(name.as_bytes()).is_some_and(|(_, n)| tree_busy(n))
+        self.state
+            .read()
+            .find(name.as_bytes())
+            .is_some_and(|(_, n)| tree_busy(n))
     }
 }
 

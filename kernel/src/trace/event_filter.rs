@@ -517,7 +517,9 @@ fn system_filter_write(tr: &TraceArray, system: &str, buf: &[u8]) -> Result<(), 
         file.install_filter(filter);
     }
     if up.result.is_ok() || !evs.is_empty() {
-        SYSTEM_FILTERS.lock().insert((tr_key(tr), system.into()), up.system_text);
+        SYSTEM_FILTERS
+            .lock()
+            .insert((tr_key(tr), system.into()), up.system_text);
     }
     up.result
 }

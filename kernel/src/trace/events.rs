@@ -150,7 +150,11 @@ impl TraceEvent {
         if core::ptr::eq(self.file.tr, tr) {
             return Some(self.file.clone());
         }
-        self.instance_files.read().iter().find(|f| core::ptr::eq(f.tr, tr)).cloned()
+        self.instance_files
+            .read()
+            .iter()
+            .find(|f| core::ptr::eq(f.tr, tr))
+            .cloned()
     }
 
     /// Records an entry of `len` bytes after the common fields into each
@@ -161,7 +165,9 @@ impl TraceEvent {
     /// `event_trigger_unlock_commit`); a soft-disabled event runs its
     /// triggers without being recorded. From probe context.
     pub fn record(&self, len: usize, mut fill: impl FnMut(&mut [u8]) -> bool) -> bool {
-        self.record_entry(super::TRACE_ENTRY_SIZE + len, |e| fill(&mut e[super::TRACE_ENTRY_SIZE..]))
+        self.record_entry(super::TRACE_ENTRY_SIZE + len, |e| {
+            fill(&mut e[super::TRACE_ENTRY_SIZE..])
+        })
     }
 
     /// Like [`TraceEvent::record`], for an entry of `len` bytes in all,

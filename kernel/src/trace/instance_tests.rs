@@ -17,7 +17,10 @@ use vfs::NodeKind;
 static ARMED: AtomicIsize = AtomicIsize::new(0);
 
 fn print_value(out: &mut String, rec: &EventRecord<'_>) {
-    let v = rec.entry.get(8..16).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let v = rec
+        .entry
+        .get(8..16)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
     let _ = writeln!(out, "inst_event: value={v}");
 }
 
@@ -187,11 +190,17 @@ fn an_instance_has_its_own_options_and_clock() {
     assert!(read_all("trace_clock").starts_with("[local]"));
     write("instances/ko/trace_marker", "counted").unwrap();
     let text = read_all("instances/ko/trace");
-    assert!(text.contains("#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"), "{text}");
+    assert!(
+        text.contains("#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"),
+        "{text}"
+    );
     let line = text.lines().find(|l| l.contains("counted")).unwrap();
     // `[cpu]` then the counter as a 12-wide number, no irq-info column.
     let after_cpu = line.split("] ").nth(1).unwrap();
-    assert!(after_cpu.trim_start().split(':').next().unwrap().parse::<u64>().is_ok(), "{line}");
+    assert!(
+        after_cpu.trim_start().split(':').next().unwrap().parse::<u64>().is_ok(),
+        "{line}"
+    );
     assert_eq!(write("instances/ko/trace_clock", "nosuch"), Err(Errno::EINVAL));
     // options/markers off refuses the instance's marker only.
     write("instances/ko/options/markers", "0").unwrap();
@@ -240,8 +249,14 @@ fn record_tgid_adds_the_tgid_column_and_saved_tgids() {
     // Without irq-info: Linux's narrower header.
     write("instances/kg/options/irq-info", "0").unwrap();
     let text = read_all("instances/kg/trace");
-    assert!(text.contains("#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"), "{text}");
-    assert!(text.contains("#              | |           |       |         |         |\n"), "{text}");
+    assert!(
+        text.contains("#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#              | |           |       |         |         |\n"),
+        "{text}"
+    );
     assert_eq!(read_all("options/record-tgid"), "0\n");
     instances.rmdir(b"kg").unwrap();
 }

@@ -139,8 +139,7 @@ fn listed(tr: &TraceArray, bit: u32) -> bool {
 
 /// The flags a trace array starts with: Linux's defaults for the top
 /// level; an instance copies the top level's, less [`ZEROED_TRACE_FLAGS`].
-pub const DEFAULT_FLAGS: u32 =
-    PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
+pub const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
 
 /// The top-level trace array's flags word (the options of everything that
 /// is not per instance: the function tracers, command-line recording).

@@ -9,8 +9,8 @@
 //! Stack traces are `ftrace/kernel_stack` entries (type 4, Linux's
 //! `TRACE_STACK`), printed as Linux's `<stack trace>` lines.
 
-use super::event_filter::{self, ProbeContext, FL_TRIGGER_COND, FL_TRIGGER_MODE};
 use super::event_filter::TraceEventFile;
+use super::event_filter::{self, ProbeContext, FL_TRIGGER_COND, FL_TRIGGER_MODE};
 use super::events::{self, EventRecord, FieldDesc, TraceEvent, TraceEventDef};
 use super::output::seq_print_ip_sym;
 use super::TraceArray;
