@@ -2,7 +2,8 @@
 //! libtraceevent; `scripts/setup.sh --print-trace-cmd` packs it) records a
 //! static workload (tests/trace_cmd/tcmdload.c: five getpid calls, each
 //! followed by a short sleep) three ways and reports each recording:
-//! `record -e sched_switch -e syscalls:sys_enter_getpid`, `record -p
+//! `record -e sched_switch -e syscalls:sys_enter_getpid`, `record -B
+//! tcmdinst -e syscalls:sys_enter_getpid` (into an instance), `record -p
 //! function -l __arm64_sys_getpid`, `record -e kprobes` with a `p:` probe
 //! on `__arm64_sys_getpid` (tests/trace_cmd/record.sh). That exercises
 //! what trace-cmd needs of tracefs: `trace_pipe_raw` pages spliced and
@@ -48,6 +49,9 @@ fn workload() -> PathBuf {
 /// BODY`) or of tracefs's `trace` (the same with the flags column after
 /// the CPU, as perf-tools prints it).
 struct ReportLine<'a> {
+    /// The instance an event of a `record -B` recording came from
+    /// (`NAME:` before the task).
+    buffer: Option<&'a str>,
     comm: &'a str,
     flags: Option<&'a str>,
     ts: &'a str,
@@ -58,6 +62,10 @@ struct ReportLine<'a> {
 /// Splits an event line; None for any other line.
 fn parse_line(line: &str) -> Option<ReportLine<'_>> {
     let (task, rest) = line.trim_start().split_once(" [")?;
+    let (buffer, task) = match task.split_once(": ") {
+        Some((b, t)) if !b.contains(' ') => (Some(b), t.trim_start()),
+        _ => (None, task),
+    };
     let (comm, pid) = task.trim_end().rsplit_once('-')?;
     pid.parse::<u32>().ok()?;
     let (cpu, rest) = rest.split_once("] ")?;
@@ -74,6 +82,7 @@ fn parse_line(line: &str) -> Option<ReportLine<'_>> {
     }
     let (event, body) = rest.split_once(':')?;
     Some(ReportLine {
+        buffer,
         comm,
         flags,
         ts,
@@ -133,7 +142,13 @@ fn mask_report(out: &str) -> String {
             continue;
         }
         let flags = l.flags.map(|f| format!("{f} ")).unwrap_or_default();
-        let line = format!("{}-PID [CPU] {flags}TS: {}: {}", l.comm, l.event, mask_body(l.body));
+        let buffer = l.buffer.map(|b| format!("{b}: ")).unwrap_or_default();
+        let line = format!(
+            "{buffer}{}-PID [CPU] {flags}TS: {}: {}",
+            l.comm,
+            l.event,
+            mask_body(l.body)
+        );
         kept.push(line.trim_end().to_string());
     }
     kept.join("\n") + "\n"
@@ -211,6 +226,7 @@ fn debian_trace_cmd_records_events_functions_and_kprobes_as_on_linux() {
         "this kernel differs from the golden file; raw:\n{out}"
     );
     assert_getpid_gaps(&out, "events", "sys_enter_getpid");
+    assert_getpid_gaps(&out, "instance", "sys_enter_getpid");
     assert_sleeps_seen(&out);
     assert_getpid_gaps(&out, "function", "function");
     assert_getpid_gaps(&out, "kprobe", "tcmd_getpid");

@@ -31,8 +31,14 @@ pub const NOT_OFFERED: &[(&str, &str)] = &[
         "kprobe/kprobe_non_uniq_symbol.tc",
         "non-unique symbols: kallsyms gives a duplicate name a .N suffix, so no two name_show",
     ),
-    ("kprobe/kretprobe_maxactive.tc", "TCP sockets (the test probes inet_csk_accept)"),
-    ("ftrace/func_hotplug.tc", "CPU hotplug (/sys/devices/system/cpu/cpuN/online)"),
+    (
+        "kprobe/kretprobe_maxactive.tc",
+        "TCP sockets (the test probes inet_csk_accept)",
+    ),
+    (
+        "ftrace/func_hotplug.tc",
+        "CPU hotplug (/sys/devices/system/cpu/cpuN/online)",
+    ),
     ("ftrace/fgraph-multi.tc", "function_graph in instances"),
 ];
 

@@ -1,6 +1,7 @@
 # tests/trace_cmd/record.sh - run by busybox sh in the guest (this kernel
-# and reflinux alike): Debian's trace-cmd records /bin/tcmdload three ways
-# (events, the function tracer on one function, a kprobe event) and
+# and reflinux alike): Debian's trace-cmd records /bin/tcmdload four ways
+# (events, an event in an instance, the function tracer on one function,
+# a kprobe event) and
 # reports each recording; then perf-tools' kprobe script (Debian's bash)
 # traces a probe while tcmdload runs, and its funccount script is tried.
 # Each part prints its status and output; tests/trace_cmd.rs masks and
@@ -32,6 +33,9 @@ echo 0 >$T/buffer_percent && busybox cat $T/buffer_percent
 echo 50 >$T/buffer_percent
 
 part events -e sched_switch -e syscalls:sys_enter_getpid
+# The same event recorded into an instance trace-cmd makes and removes.
+part instance -B tcmdinst -e syscalls:sys_enter_getpid
+busybox ls $T/instances
 part function -p function -l __arm64_sys_getpid
 echo 'p:tcmd_getpid __arm64_sys_getpid' >>$T/kprobe_events || echo "kprobe_events: $?"
 part kprobe -e kprobes

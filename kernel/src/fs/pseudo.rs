@@ -461,6 +461,15 @@ impl PseudoDir {
         kill(node);
         Ok(())
     }
+
+    /// Whether a file in the tree `name` is open (what makes
+    /// [`PseudoDir::remove_tree`] EBUSY); false if there is no `name`.
+    pub fn tree_busy(&self, name: &str) -> bool {
+        self.state
+            .read()
+            .find(name.as_bytes())
+            .is_some_and(|(_, n)| tree_busy(n))
+    }
 }
 
 /// Whether a file in `node`'s tree is open (an explicit stack: no

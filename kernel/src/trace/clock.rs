@@ -8,7 +8,8 @@
 //! as plain numbers, not seconds). Linux's `tai` needs a TAI offset this
 //! kernel does not keep and is not offered.
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use super::TraceArray;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// One trace clock: its name and whether it counts nanoseconds.
 pub struct TraceClock {
@@ -78,22 +79,29 @@ pub static TRACE_CLOCKS: [TraceClock; 8] = [
     },
 ];
 
-static CLOCK_ID: AtomicUsize = AtomicUsize::new(0);
-
-/// The selected clock's current value.
-pub fn trace_clock_now() -> u64 {
-    let id = CLOCK_ID.load(Ordering::Relaxed);
+/// The current value of clock `id` (an index into [`TRACE_CLOCKS`]).
+pub fn clock_now(id: usize) -> u64 {
     (TRACE_CLOCKS.get(id).map_or(ns as fn() -> u64, |c| c.read))()
 }
 
-/// The selected clock.
-pub fn current() -> &'static TraceClock {
-    &TRACE_CLOCKS[CLOCK_ID.load(Ordering::Acquire).min(TRACE_CLOCKS.len() - 1)]
+/// Clock `id`, the last one for an id out of range.
+pub fn clock_by_id(id: usize) -> &'static TraceClock {
+    &TRACE_CLOCKS[id.min(TRACE_CLOCKS.len() - 1)]
 }
 
-/// `trace_clock`'s text: every clock, the selected one in brackets.
-pub fn show() -> alloc::string::String {
-    let cur = CLOCK_ID.load(Ordering::Acquire);
+/// The top-level trace array's clock's current value.
+pub fn trace_clock_now() -> u64 {
+    super::global_trace().clock_now()
+}
+
+/// The top-level trace array's clock.
+pub fn current() -> &'static TraceClock {
+    super::global_trace().clock()
+}
+
+/// `trace_clock`'s text of `tr`: every clock, the selected one in brackets.
+pub fn show(tr: &TraceArray) -> alloc::string::String {
+    let cur = tr.clock_id();
     let mut s = alloc::string::String::new();
     for (i, c) in TRACE_CLOCKS.iter().enumerate() {
         if i > 0 {
@@ -111,16 +119,21 @@ pub fn show() -> alloc::string::String {
     s
 }
 
-/// Selects the clock called `name` (EINVAL if there is none); the buffers
-/// are emptied then, since old and new times do not compare (as Linux's
-/// `tracing_set_clock`).
+/// Selects the top level's clock called `name` (a hist trigger's `clock=`).
 pub fn set(name: &str) -> Result<(), uapi::Errno> {
+    tracing_set_clock(super::global_trace(), name)
+}
+
+/// Selects `tr`'s clock called `name` (EINVAL if there is none); its
+/// buffers are emptied then, since old and new times do not compare (as
+/// Linux's `tracing_set_clock`).
+pub fn tracing_set_clock(tr: &TraceArray, name: &str) -> Result<(), uapi::Errno> {
     let id = TRACE_CLOCKS
         .iter()
         .position(|c| c.name == name)
         .ok_or(uapi::Errno::EINVAL)?;
-    if CLOCK_ID.swap(id, Ordering::AcqRel) != id {
-        super::global_trace().reset(None);
+    if tr.set_clock_id(id) != id {
+        tr.reset(None);
     }
     Ok(())
 }

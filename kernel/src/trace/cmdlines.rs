@@ -6,6 +6,7 @@
 use crate::sync::IrqSpinLock;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
 use uapi::Errno;
 
 /// Linux 6.12's default number of entries (its table fills the pages it
@@ -129,4 +130,47 @@ pub fn resize(n: usize) -> Result<(), Errno> {
     };
     drop(old);
     Ok(())
+}
+
+/// Linux's `tgid_map`: the thread group of each pid below
+/// [`PID_MAX_DEFAULT`] seen by an event recorded with `record-tgid`
+/// (0: none), made when the option is first set and kept after, as
+/// Linux keeps it.
+static TGID_MAP: spin::Once<Vec<AtomicU32>> = spin::Once::new();
+
+/// Makes the thread-group table (setting `record-tgid`, task context).
+pub fn tgid_init() {
+    TGID_MAP.call_once(|| (0..PID_MAX_DEFAULT).map(|_| AtomicU32::new(0)).collect());
+}
+
+/// Saves `task`'s thread group (Linux's `trace_save_tgid`; from the write
+/// path: one atomic store, nothing if the table is not made yet).
+pub fn save_tgid(task: &crate::sched::Task) {
+    let Some(map) = TGID_MAP.get() else { return };
+    let pid = task.tid();
+    // A kernel thread is its own group, as in Linux.
+    let tgid = task.process.get().map_or(pid, |p| p.pid);
+    if let Some(slot) = map.get(pid as usize) {
+        slot.store(tgid, Ordering::Relaxed);
+    }
+}
+
+/// The thread group saved for `pid` (Linux's `trace_find_tgid`), 0 if none.
+pub fn find_tgid(pid: i32) -> u32 {
+    let (Some(map), Ok(pid)) = (TGID_MAP.get(), usize::try_from(pid)) else {
+        return 0;
+    };
+    map.get(pid).map_or(0, |t| t.load(Ordering::Relaxed))
+}
+
+/// `saved_tgids`: `pid tgid` lines, by pid.
+pub fn show_tgids() -> String {
+    let mut s = String::new();
+    for (pid, t) in TGID_MAP.get().into_iter().flatten().enumerate() {
+        let tgid = t.load(Ordering::Relaxed);
+        if tgid != 0 {
+            s.push_str(&alloc::format!("{pid} {tgid}\n"));
+        }
+    }
+    s
 }

@@ -38,7 +38,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use ring_buffer::BUF_MAX_DATA_SIZE;
 use trace_filter::filter::TASK_COMM_LEN;
 use trace_filter::filter::{filter_file_text, DEFAULT_SYS_FILTER_MESSAGE, FILTER_ERROR_LOC};
@@ -67,9 +67,14 @@ const FL_EPROBE: u32 = 1 << 5;
 /// Linux, which refuses `cnt >= PAGE_SIZE`).
 pub const MAX_WRITE: usize = 4096;
 
-/// The per-event state of filters, triggers and soft mode (the parts of
-/// Linux's `trace_event_file` besides `ENABLED`).
-pub struct EventFileState {
+/// An event in one trace array (Linux's `trace_event_file`): whether it
+/// is enabled there, its soft mode, filter and triggers.
+pub struct TraceEventFile {
+    /// The trace array it records into.
+    pub tr: &'static TraceArray,
+    /// Linux's `EVENT_FILE_FL_ENABLED`: recorded into `tr` (or, in soft
+    /// mode, its triggers run); changed under the event mutex.
+    enabled: AtomicBool,
     flags: AtomicU32,
     /// Soft-mode references (Linux's `sm_ref`); changed under the event
     /// mutex.
@@ -82,16 +87,13 @@ pub struct EventFileState {
     pub(super) write_lock: spin::Mutex<()>,
 }
 
-impl Default for EventFileState {
-    fn default() -> Self {
-        EventFileState::new()
-    }
-}
-
-impl EventFileState {
-    /// No filter, no trigger, not in soft mode.
-    pub fn new() -> EventFileState {
-        EventFileState {
+impl TraceEventFile {
+    /// The file of an event in `tr`: disabled, no filter, no trigger, not
+    /// in soft mode.
+    pub fn new(tr: &'static TraceArray) -> TraceEventFile {
+        TraceEventFile {
+            tr,
+            enabled: AtomicBool::new(false),
             flags: AtomicU32::new(0),
             sm_ref: AtomicU32::new(0),
             filter: IrqSpinLock::new(None),
@@ -105,6 +107,22 @@ impl EventFileState {
         self.flags.load(Ordering::Acquire)
     }
 
+    /// `EVENT_FILE_FL_ENABLED`.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    pub(super) fn set_enabled_flag(&self, on: bool) {
+        self.enabled.store(on, Ordering::Release);
+    }
+
+    /// Leaves soft mode whatever its references (the file's trace array
+    /// is going away with every trigger that held them).
+    pub(super) fn clear_soft_mode(&self) {
+        self.sm_ref.store(0, Ordering::Release);
+        self.set_flag(FL_SOFT_MODE | FL_SOFT_DISABLED, false);
+    }
+
     pub(super) fn set_flag(&self, bit: u32, on: bool) {
         if on {
             self.flags.fetch_or(bit, Ordering::AcqRel);
@@ -113,7 +131,7 @@ impl EventFileState {
         }
     }
 
-    /// Whether a hit must go through [`record_slow`].
+    /// Whether a hit must go through [`record_slow_entry`].
     pub fn needs_slow_path(&self) -> bool {
         self.flags() & (FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED | FL_EPROBE) != 0
     }
@@ -313,25 +331,19 @@ impl FilterContext for ProbeContext {
 }
 
 /// The hit path of an event with a filter, triggers or soft-disable (see
-/// the module's notes), for [`TraceEvent::record`]: `fill` writes the
-/// `len` bytes after the common fields. Returns whether an entry was
-/// recorded.
-pub(super) fn record_slow(ev: &TraceEvent, tr: &TraceArray, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
-    let mut fill = Some(fill);
-    record_slow_inner(ev, tr, TRACE_ENTRY_SIZE + len, &mut |e| {
-        fill.take().is_some_and(|g| g(&mut e[TRACE_ENTRY_SIZE..]))
-    })
-}
-
-/// [`record_slow`] for an entry of `len` bytes in all, which `fill` sees
-/// whole with its common fields written (events whose records hold
-/// offsets from the entry's start, as probe events' strings).
-pub fn record_slow_entry(ev: &TraceEvent, tr: &TraceArray, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+/// the module's notes) in file `f`'s trace array, for an entry of `len`
+/// bytes in all, which `fill` sees whole with its common fields written.
+/// Returns whether an entry was recorded.
+pub fn record_slow_entry(
+    ev: &TraceEvent,
+    f: &TraceEventFile,
+    len: usize,
+    fill: &mut impl FnMut(&mut [u8]) -> bool,
+) -> bool {
     if len < TRACE_ENTRY_SIZE {
         return false;
     }
-    let mut fill = Some(fill);
-    record_slow_inner(ev, tr, len, &mut |e| fill.take().is_some_and(|g| g(e)))
+    record_slow_inner(ev, f, len, fill)
 }
 
 /// The slow path without generics, so that stack traces can find where
@@ -341,16 +353,17 @@ pub fn record_slow_entry(ev: &TraceEvent, tr: &TraceArray, len: usize, fill: imp
 #[inline(never)]
 pub(super) fn record_slow_inner(
     ev: &TraceEvent,
-    tr: &TraceArray,
+    file: &TraceEventFile,
     total: usize,
     fill: &mut dyn FnMut(&mut [u8]) -> bool,
 ) -> bool {
-    let fl = ev.file.flags();
+    let tr = file.tr;
+    let fl = file.flags();
     // Linux's trace_trigger_soft_disabled: triggers that need no record
     // run before it is made; a soft-disabled event stops there.
     if fl & (FL_TRIGGER_MODE | FL_SOFT_DISABLED) != 0 && fl & (FL_TRIGGER_COND | FL_EPROBE) == 0 {
         if fl & FL_TRIGGER_MODE != 0 {
-            trigger::event_triggers_call(ev, tr, None);
+            trigger::event_triggers_call(file, None);
         }
         if fl & FL_SOFT_DISABLED != 0 {
             return false;
@@ -374,12 +387,12 @@ pub(super) fn record_slow_inner(
         super::fill_entry_header(entry, ev.id);
         if fill(entry) {
             let mut ctx = ProbeContext::current(cpu);
-            let fl = ev.file.flags();
+            let fl = file.flags();
             if fl & FL_TRIGGER_COND != 0 {
-                post = trigger::event_triggers_call(ev, tr, Some((&*entry, &mut ctx)));
+                post = trigger::event_triggers_call(file, Some((&*entry, &mut ctx)));
             }
             if fl & FL_EPROBE != 0 {
-                if let Some(hooks) = ev.file.eprobes.lock_from_probe() {
+                if let Some(hooks) = file.eprobes.lock_from_probe() {
                     for h in hooks.iter() {
                         h(entry);
                     }
@@ -388,7 +401,7 @@ pub(super) fn record_slow_inner(
             let keep = if fl & FL_SOFT_DISABLED != 0 {
                 false
             } else if fl & FL_FILTERED != 0 {
-                ev.file.filter().is_none_or(|f| f.matches(entry, &mut ctx))
+                file.filter().is_none_or(|f| f.matches(entry, &mut ctx))
             } else {
                 true
             };
@@ -402,7 +415,7 @@ pub(super) fn record_slow_inner(
         }
     }
     drop(scratch);
-    trigger::event_triggers_post_call(ev, tr, post);
+    trigger::event_triggers_post_call(file, post);
     arch::cpu::local_irq_restore(irq);
     committed
 }
@@ -467,9 +480,14 @@ pub(super) fn schema<'a>(fields: &'a [(String, String, &events::FieldDesc)]) -> 
         .collect()
 }
 
-/// The text of each system's `filter` file once written (Linux keeps it in
-/// the subsystem's `event_filter`).
-static SYSTEM_FILTERS: spin::Mutex<BTreeMap<String, String>> = spin::Mutex::new(BTreeMap::new());
+/// The text of each system's `filter` file once written, by trace array
+/// (its address) and system (Linux keeps it in the subsystem's
+/// `event_filter`).
+static SYSTEM_FILTERS: spin::Mutex<BTreeMap<(usize, String), String>> = spin::Mutex::new(BTreeMap::new());
+
+fn tr_key(tr: &TraceArray) -> usize {
+    tr as *const TraceArray as usize
+}
 
 /// Logs a failed filter in `error_log`.
 fn log_failure(f: &trace_filter::FilterFailure) {
@@ -477,38 +495,45 @@ fn log_failure(f: &trace_filter::FilterFailure) {
 }
 
 /// A write to an event's `filter` (Linux's `apply_event_filter`).
-fn event_filter_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno> {
+fn event_filter_write(ev: &TraceEvent, file: &TraceEventFile, buf: &[u8]) -> Result<(), Errno> {
     let fields = event_fields(ev);
     let schema = schema(&fields);
     let up = apply_event_filter(buf, &schema, &filter_env());
-    let _w = ev.file.write_lock.lock();
+    let _w = file.write_lock.lock();
     if let Some(f) = &up.failure {
         log_failure(f);
     }
     let res = up.result();
-    ev.file.install_filter(up.filter);
+    file.install_filter(up.filter);
     res
 }
 
-/// A write to a system's `filter` (Linux's `apply_subsystem_event_filter`).
-fn system_filter_write(system: &str, buf: &[u8]) -> Result<(), Errno> {
-    let evs: Vec<Arc<TraceEvent>> = events::all_events()
+/// A write to a system's `filter` of `tr` (Linux's
+/// `apply_subsystem_event_filter`).
+fn system_filter_write(tr: &TraceArray, system: &str, buf: &[u8]) -> Result<(), Errno> {
+    let evs: Vec<(Arc<TraceEvent>, Arc<TraceEventFile>)> = events::all_events()
         .into_iter()
         .filter(|e| e.system() == system && e.can_enable())
+        .filter_map(|e| {
+            let f = e.file_for(tr)?;
+            Some((e, f))
+        })
         .collect();
-    let fields: Vec<_> = evs.iter().map(|e| event_fields(e)).collect();
+    let fields: Vec<_> = evs.iter().map(|(e, _)| event_fields(e)).collect();
     let schemas: Vec<Vec<EventField<'_>>> = fields.iter().map(|f| schema(f)).collect();
     let refs: Vec<&[EventField<'_>]> = schemas.iter().map(Vec::as_slice).collect();
     let up = apply_subsystem_filter(buf, &refs, &filter_env());
     for f in &up.event_failures {
         log_failure(f);
     }
-    for (ev, filter) in evs.iter().zip(up.events) {
-        let _w = ev.file.write_lock.lock();
-        ev.file.install_filter(filter);
+    for ((_, file), filter) in evs.iter().zip(up.events) {
+        let _w = file.write_lock.lock();
+        file.install_filter(filter);
     }
     if up.result.is_ok() || !evs.is_empty() {
-        SYSTEM_FILTERS.lock().insert(system.into(), up.system_text);
+        SYSTEM_FILTERS
+            .lock()
+            .insert((tr_key(tr), system.into()), up.system_text);
     }
     up.result
 }
@@ -517,60 +542,68 @@ fn system_filter_write(system: &str, buf: &[u8]) -> Result<(), Errno> {
 struct Hooks;
 
 impl events::EventFileHooks for Hooks {
-    fn filter_show(&self, system: &str, ev: Option<&Arc<TraceEvent>>) -> String {
+    fn filter_show(&self, tr: &TraceArray, system: &str, ev: Option<(&Arc<TraceEvent>, &TraceEventFile)>) -> String {
         match ev {
-            Some(ev) => filter_file_text(ev.file.filter().as_deref()),
+            Some((_, f)) => filter_file_text(f.filter().as_deref()),
             None => SYSTEM_FILTERS
                 .lock()
-                .get(system)
+                .get(&(tr_key(tr), String::from(system)))
                 .cloned()
                 .unwrap_or_else(|| DEFAULT_SYS_FILTER_MESSAGE.into()),
         }
     }
 
-    fn filter_write(&self, system: &str, ev: Option<&Arc<TraceEvent>>, buf: &[u8]) -> Result<(), Errno> {
+    fn filter_write(
+        &self,
+        tr: &TraceArray,
+        system: &str,
+        ev: Option<(&Arc<TraceEvent>, &TraceEventFile)>,
+        buf: &[u8],
+    ) -> Result<(), Errno> {
         if buf.len() >= MAX_WRITE {
             return Err(Errno::EINVAL);
         }
         match ev {
-            Some(ev) => event_filter_write(ev, buf),
-            None => system_filter_write(system, buf),
+            Some((ev, f)) => event_filter_write(ev, f, buf),
+            None => system_filter_write(tr, system, buf),
         }
     }
 
-    fn trigger_show(&self, ev: &Arc<TraceEvent>) -> String {
-        trigger::trigger_show(ev)
+    fn trigger_show(&self, _ev: &Arc<TraceEvent>, f: &TraceEventFile) -> String {
+        trigger::trigger_show(f)
     }
 
-    fn trigger_write(&self, ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno> {
+    fn trigger_write(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile, buf: &[u8]) -> Result<(), Errno> {
         if buf.len() >= MAX_WRITE {
             return Err(Errno::EINVAL);
         }
-        trigger::trigger_write(ev, buf)
+        trigger::trigger_write(ev, f, buf)
     }
 
-    fn trigger_clear(&self, ev: &Arc<TraceEvent>) {
+    fn trigger_clear(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile) {
         // Opening `trigger` with O_TRUNC only clears hist triggers.
-        trigger::trigger_clear_hists(ev);
+        trigger::trigger_clear_hists(ev, f);
     }
 
-    fn hist_show(&self, ev: &Arc<TraceEvent>) -> String {
-        super::hist::hist_show(ev)
+    fn hist_show(&self, _ev: &Arc<TraceEvent>, f: &TraceEventFile) -> String {
+        super::hist::hist_show(f)
     }
 
-    fn event_removed(&self, ev: &Arc<TraceEvent>) {
-        let _w = ev.file.write_lock.lock();
-        ev.file.install_filter(None);
-        trigger::event_removed(ev);
-        let system_left = events::all_events().iter().any(|e| e.system() == ev.system());
-        if !system_left {
-            SYSTEM_FILTERS.lock().remove(ev.system());
+    fn file_removed(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile) {
+        let _w = f.write_lock.lock();
+        f.install_filter(None);
+        trigger::file_removed(f);
+        let mut filters = SYSTEM_FILTERS.lock();
+        let system_left = events::all_events()
+            .iter()
+            .any(|e| e.system() == ev.system() && !core::ptr::eq(&**e, &**ev));
+        if !system_left || !events::trace_arrays().iter().any(|t| core::ptr::eq(*t, f.tr)) {
+            filters.remove(&(tr_key(f.tr), String::from(ev.system())));
         }
     }
 }
 
 static HOOKS: Hooks = Hooks;
-
 /// Installs the filter and trigger files' implementation and their
 /// `README` lines (Linux's text for what works here).
 pub(super) fn init() {

@@ -11,7 +11,9 @@
 //! are installed, a filter other than `0` (clear) is EINVAL, as Linux
 //! answers a filter it cannot parse, and so is any trigger.
 
+use super::event_filter::TraceEventFile;
 use super::tracefs;
+use super::TraceArray;
 use crate::fs::pseudo::PseudoDir;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -98,11 +100,19 @@ pub struct TraceEvent {
     /// Its type id (`common_type`, the `id` file).
     pub id: u16,
     def: TraceEventDef,
-    /// Linux's `EVENT_FILE_FL_ENABLED`: the source is armed (by an enable
-    /// or by soft mode).
-    enabled: AtomicBool,
-    /// Filter, triggers and soft-mode state ([`super::event_filter`]).
-    pub(super) file: super::event_filter::EventFileState,
+    /// Its file in the top-level trace array (Linux's `trace_event_file`:
+    /// enable flag, soft mode, filter, triggers).
+    pub(super) file: Arc<TraceEventFile>,
+    /// Its files in the instances. A hit reads the list without waiting
+    /// (`try_read`): only while an instance is being made or removed can
+    /// a hit miss the other instances' buffers.
+    instance_files: spin::RwLock<Vec<Arc<TraceEventFile>>>,
+    /// How many of `instance_files` are enabled: hits skip the list at 0.
+    instances_enabled: AtomicUsize,
+    /// How many files (of any trace array) are enabled: the source is
+    /// armed (`reg`) while some are, as Linux's tracepoint keeps one probe
+    /// per file.
+    armed: AtomicUsize,
 }
 
 impl TraceEvent {
@@ -127,59 +137,70 @@ impl TraceEvent {
         &self.def.fields
     }
 
-    /// Whether its source is armed (internal events always are): enabled,
-    /// or in soft mode for triggers (then it may still be soft-disabled).
+    /// Whether its source is armed (internal events always are): enabled
+    /// in some trace array, or in soft mode for triggers there (then it
+    /// may still be soft-disabled).
     pub fn is_enabled(&self) -> bool {
-        self.def.ignore_enable || self.enabled.load(Ordering::Acquire)
+        self.def.ignore_enable || self.armed.load(Ordering::Acquire) > 0
     }
 
-    /// Records an entry of `len` bytes after the common fields if the
-    /// event is enabled and the task passes `set_event_pid`; `fill` writes
-    /// the fields and may reject the entry. The event's triggers run and
-    /// its filter decides (Linux's `trace_trigger_soft_disabled` and
+    /// Its file in trace array `tr` (None for an instance being removed).
+    pub fn file_for(&self, tr: &TraceArray) -> Option<Arc<TraceEventFile>> {
+        if core::ptr::eq(self.file.tr, tr) {
+            return Some(self.file.clone());
+        }
+        self.instance_files
+            .read()
+            .iter()
+            .find(|f| core::ptr::eq(f.tr, tr))
+            .cloned()
+    }
+
+    /// Records an entry of `len` bytes after the common fields into each
+    /// trace array the event is enabled in whose `set_event_pid` lets the
+    /// task through; `fill` writes the fields (once per array) and may
+    /// reject the entry. The event's triggers run and its filter decides
+    /// (Linux's `trace_trigger_soft_disabled` and
     /// `event_trigger_unlock_commit`); a soft-disabled event runs its
     /// triggers without being recorded. From probe context.
-    pub fn record(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
-        if !self.is_enabled() || trace_ignore_this_task() {
-            return false;
-        }
-        let Some(tr) = super::try_global_trace() else {
-            return false;
-        };
-        if self.file.needs_slow_path() {
-            return super::event_filter::record_slow(self, tr, len, fill);
-        }
-        super::trace_event_write(tr, self.id, len, fill)
-    }
-
-    /// The `enable` file's text: `1` when enabled and not soft-disabled,
-    /// then `*` in soft mode (Linux's `event_enable_read`).
-    fn enable_text(&self) -> Vec<u8> {
-        let on = self.enabled.load(Ordering::Acquire) && !self.file.soft_disabled();
-        let mut s = alloc::vec![if on { b'1' } else { b'0' }];
-        if self.file.soft_disabled() || self.file.soft_mode() {
-            s.push(b'*');
-        }
-        s.push(b'\n');
-        s
+    pub fn record(&self, len: usize, mut fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+        self.record_entry(super::TRACE_ENTRY_SIZE + len, |e| {
+            fill(&mut e[super::TRACE_ENTRY_SIZE..])
+        })
     }
 
     /// Like [`TraceEvent::record`], for an entry of `len` bytes in all,
     /// which `fill` sees whole, its common fields already written (probe
-    /// records whose string offsets count from the entry's start). The
-    /// caller has decided that the event is on: a probe event records
-    /// every hit of its armed probes, also while enabling completes.
-    pub fn record_entry(&self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
-        if trace_ignore_this_task() || len < super::TRACE_ENTRY_SIZE {
+    /// records whose string offsets count from the entry's start). A file
+    /// is marked enabled before its source is armed, so every hit of an
+    /// armed probe finds it.
+    pub fn record_entry(&self, len: usize, mut fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+        if len < super::TRACE_ENTRY_SIZE {
             return false;
         }
-        let Some(tr) = super::try_global_trace() else {
-            return false;
-        };
-        if self.file.needs_slow_path() {
-            return super::event_filter::record_slow_entry(self, tr, len, fill);
+        let mut done = false;
+        if self.def.ignore_enable || self.file.is_enabled() {
+            done |= self.file_record(&self.file, len, &mut fill);
         }
-        super::trace_event_write_entry(tr, self.id, len, fill)
+        if self.instances_enabled.load(Ordering::Relaxed) != 0 {
+            if let Some(files) = self.instance_files.try_read() {
+                for f in files.iter().filter(|f| f.is_enabled()) {
+                    done |= self.file_record(f, len, &mut fill);
+                }
+            }
+        }
+        done
+    }
+
+    /// One trace array's part of [`TraceEvent::record_entry`].
+    fn file_record(&self, f: &TraceEventFile, len: usize, fill: &mut impl FnMut(&mut [u8]) -> bool) -> bool {
+        if ignore_this_task(f.tr) {
+            return false;
+        }
+        if f.needs_slow_path() {
+            return super::event_filter::record_slow_entry(self, f, len, fill);
+        }
+        super::trace_event_write_entry(f.tr, self.id, len, fill)
     }
 
     /// Prints an entry of this event.
@@ -211,23 +232,22 @@ impl TraceEvent {
         s
     }
 
-    /// Enables or disables it (Linux's `ftrace_event_enable_disable`):
-    /// the buffers get their full size first, and `reg` arms the source.
-    /// In soft mode (triggers use it) disabling only soft-disables it.
-    /// Call with the event mutex held.
+    /// Enables or disables it in the top-level trace array (Linux's
+    /// `ftrace_event_enable_disable`). Call with the event mutex held.
     pub fn set_enabled(&self, on: bool) -> Result<(), Errno> {
-        self.enable_disable(on, false)
+        self.enable_disable(&self.file, on, false)
     }
 
-    /// Linux's `__ftrace_event_enable_disable`: `soft` takes or drops a
-    /// soft-mode reference (an event in soft mode is armed but, unless
-    /// enabled for real, soft-disabled: it runs its triggers, records
-    /// nothing). Call with the event mutex held.
-    fn enable_disable(&self, on: bool, soft: bool) -> Result<(), Errno> {
+    /// Linux's `__ftrace_event_enable_disable` on file `f` of this event:
+    /// the buffers of `f`'s array get their full size first, and the
+    /// source is armed by the first file enabled and disarmed by the last.
+    /// `soft` takes or drops a soft-mode reference (an event in soft mode
+    /// is armed but, unless enabled for real, soft-disabled: it runs its
+    /// triggers, records nothing). Call with the event mutex held.
+    fn enable_disable(&self, f: &TraceEventFile, on: bool, soft: bool) -> Result<(), Errno> {
         if self.def.ignore_enable {
             return Err(Errno::EINVAL);
         }
-        let f = &self.file;
         if !on {
             let disable = if soft {
                 if f.sm_ref_put() > 0 {
@@ -239,12 +259,8 @@ impl TraceEvent {
             } else {
                 !f.soft_mode()
             };
-            if disable && self.enabled.load(Ordering::Acquire) {
-                if let Some(reg) = &self.def.reg {
-                    reg(false)?;
-                }
-                self.enabled.store(false, Ordering::Release);
-                ENABLED_EVENTS.fetch_sub(1, Ordering::AcqRel);
+            if disable && f.is_enabled() {
+                self.file_disarm(f)?;
             }
             f.set_soft_disabled(f.soft_mode());
             return Ok(());
@@ -257,60 +273,114 @@ impl TraceEvent {
             }
             f.set_soft_mode(true);
         }
-        if !self.enabled.load(Ordering::Acquire) {
-            let armed = super::global_trace()
-                .update_buffers()
-                .and_then(|()| match &self.def.reg {
-                    Some(reg) => reg(true),
-                    None => Ok(()),
-                });
-            if let Err(e) = armed {
-                if soft {
-                    f.sm_ref_put();
-                    f.set_soft_mode(false);
-                }
-                return Err(e);
-            }
+        if !f.is_enabled() {
             // Keep the event disabled when it only goes to soft mode.
             if soft {
                 f.set_soft_disabled(true);
             }
-            self.enabled.store(true, Ordering::Release);
-            ENABLED_EVENTS.fetch_add(1, Ordering::AcqRel);
+            if let Err(e) = f.tr.update_buffers().and_then(|()| self.file_arm(f)) {
+                if soft {
+                    f.sm_ref_put();
+                    f.set_soft_mode(false);
+                    f.set_soft_disabled(false);
+                }
+                return Err(e);
+            }
         }
+        Ok(())
+    }
+
+    /// Marks `f` enabled, arming the source if it is the first.
+    fn file_arm(&self, f: &TraceEventFile) -> Result<(), Errno> {
+        f.set_enabled_flag(true);
+        if self.armed.fetch_add(1, Ordering::AcqRel) == 0 {
+            if let Some(reg) = &self.def.reg {
+                if let Err(e) = reg(true) {
+                    self.armed.fetch_sub(1, Ordering::AcqRel);
+                    f.set_enabled_flag(false);
+                    return Err(e);
+                }
+            }
+        }
+        if !core::ptr::eq(f, &*self.file) {
+            self.instances_enabled.fetch_add(1, Ordering::AcqRel);
+        }
+        ENABLED_EVENTS.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Marks `f` disabled, disarming the source if it was the last.
+    fn file_disarm(&self, f: &TraceEventFile) -> Result<(), Errno> {
+        if self.armed.load(Ordering::Acquire) == 1 {
+            if let Some(reg) = &self.def.reg {
+                reg(false)?;
+            }
+        }
+        f.set_enabled_flag(false);
+        self.armed.fetch_sub(1, Ordering::AcqRel);
+        if !core::ptr::eq(f, &*self.file) {
+            self.instances_enabled.fetch_sub(1, Ordering::AcqRel);
+        }
+        ENABLED_EVENTS.fetch_sub(1, Ordering::AcqRel);
         Ok(())
     }
 }
 
-/// Takes (`on`) or drops a soft-mode reference on `ev` (Linux's
-/// `trace_event_enable_disable(file, on, 1)`), under the event mutex.
+/// The `enable` file's text of `f`: `1` when enabled and not
+/// soft-disabled, then `*` in soft mode (Linux's `event_enable_read`).
+fn enable_text(f: &TraceEventFile) -> Vec<u8> {
+    let on = f.is_enabled() && !f.soft_disabled();
+    let mut s = alloc::vec![if on { b'1' } else { b'0' }];
+    if f.soft_disabled() || f.soft_mode() {
+        s.push(b'*');
+    }
+    s.push(b'\n');
+    s
+}
+
+/// Takes (`on`) or drops a soft-mode reference on `ev` in the top-level
+/// trace array (Linux's `trace_event_enable_disable(file, on, 1)`), under
+/// the event mutex.
 pub(super) fn soft_enable_disable(ev: &TraceEvent, on: bool) -> Result<(), Errno> {
     let _g = EVENT_MUTEX.lock();
-    ev.enable_disable(on, true)
+    ev.enable_disable(&ev.file, on, true)
+}
+
+/// [`soft_enable_disable`] on `ev`'s file `f` (of any trace array).
+pub(super) fn soft_enable_disable_file(ev: &TraceEvent, f: &TraceEventFile, on: bool) -> Result<(), Errno> {
+    let _g = EVENT_MUTEX.lock();
+    ev.enable_disable(f, on, true)
 }
 
 /// [`soft_enable_disable`] for a caller that holds the event mutex (an
 /// event probe's `reg`, which soft-enables the event it is attached to).
 pub(super) fn soft_enable_disable_locked(ev: &TraceEvent, on: bool) -> Result<(), Errno> {
-    ev.enable_disable(on, true)
+    ev.enable_disable(&ev.file, on, true)
 }
 
-/// Filters and triggers, installed by the code that parses them.
+/// Filters and triggers, installed by the code that parses them. Each
+/// call names the event's file of one trace array.
 pub trait EventFileHooks: Sync {
-    /// `filter` of `ev` (a system's filter file when `ev` is None).
-    fn filter_show(&self, system: &str, ev: Option<&Arc<TraceEvent>>) -> String;
+    /// `filter` of `ev` (a system's filter file of `tr` when `ev` is None).
+    fn filter_show(&self, tr: &TraceArray, system: &str, ev: Option<(&Arc<TraceEvent>, &TraceEventFile)>) -> String;
     /// A write to a `filter` file (the bytes as written).
-    fn filter_write(&self, system: &str, ev: Option<&Arc<TraceEvent>>, buf: &[u8]) -> Result<(), Errno>;
-    /// `trigger` of `ev`.
-    fn trigger_show(&self, ev: &Arc<TraceEvent>) -> String;
+    fn filter_write(
+        &self,
+        tr: &TraceArray,
+        system: &str,
+        ev: Option<(&Arc<TraceEvent>, &TraceEventFile)>,
+        buf: &[u8],
+    ) -> Result<(), Errno>;
+    /// `trigger` of `ev`'s file `f`.
+    fn trigger_show(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile) -> String;
     /// A write to a `trigger` file (the bytes as written).
-    fn trigger_write(&self, ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno>;
-    /// `trigger` opened with O_TRUNC: remove every trigger of `ev`.
-    fn trigger_clear(&self, ev: &Arc<TraceEvent>);
-    /// `ev` is going away.
-    fn event_removed(&self, ev: &Arc<TraceEvent>);
-    /// `hist` of `ev` (its hist triggers' tables).
-    fn hist_show(&self, _ev: &Arc<TraceEvent>) -> String {
+    fn trigger_write(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile, buf: &[u8]) -> Result<(), Errno>;
+    /// `trigger` opened with O_TRUNC: remove every hist trigger of `f`.
+    fn trigger_clear(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile);
+    /// `ev`'s file `f` is going away (the event, or its trace array).
+    fn file_removed(&self, ev: &Arc<TraceEvent>, f: &TraceEventFile);
+    /// `hist` of `f` (its hist triggers' tables).
+    fn hist_show(&self, _ev: &Arc<TraceEvent>, _f: &TraceEventFile) -> String {
         String::new()
     }
 }
@@ -394,29 +464,127 @@ fn register_with_id(def: TraceEventDef, fixed: Option<u16>) -> Result<Arc<TraceE
                 .ok_or(Errno::ENOSPC)?
         }
     };
+    let instances = INSTANCES.lock();
+    let mut inst_files = Vec::new();
+    inst_files
+        .try_reserve_exact(instances.len())
+        .map_err(|_| Errno::ENOMEM)?;
+    for (tr, _) in instances.iter() {
+        inst_files.push(Arc::new(TraceEventFile::new(tr)));
+    }
     let ev = Arc::new(TraceEvent {
         id,
         def,
-        enabled: AtomicBool::new(false),
-        file: super::event_filter::EventFileState::new(),
+        file: Arc::new(TraceEventFile::new(super::global_trace())),
+        instance_files: spin::RwLock::new(inst_files),
+        instances_enabled: AtomicUsize::new(0),
+        armed: AtomicUsize::new(0),
     });
+    create_event_dirs(&events_dir, super::global_trace(), &ev, &ev.file)?;
+    let files = ev.instance_files.read().clone();
+    for ((tr, dir), f) in instances.iter().zip(&files) {
+        if let Err(e) = create_event_dirs(dir, tr, &ev, f) {
+            crate::pr_err!("trace: no {}/{} in an instance: {}", ev.system(), ev.name(), e);
+        }
+    }
+    EVENTS.write().insert(id, ev.clone());
+    ORDER.lock().push(id);
+    Ok(ev)
+}
+
+/// Makes `ev`'s directory, for its file `f` of `tr`, under `events_dir`
+/// (and its system's directory if it is the system's first event).
+fn create_event_dirs(
+    events_dir: &Arc<PseudoDir>,
+    tr: &'static TraceArray,
+    ev: &Arc<TraceEvent>,
+    f: &Arc<TraceEventFile>,
+) -> Result<(), Errno> {
     let sys_dir = match events_dir.lookup_dir(ev.system()) {
         Some(d) => d,
         None => {
             let system = ev.system();
             let files = |d: &Arc<PseudoDir>| {
                 if !ev.def.ignore_enable {
-                    create_system_files(d, system);
+                    create_system_files(d, tr, system);
                 }
             };
-            crate::fs::tracefs::eventfs_create_dir(&crate::fs::tracefs::c_name(system)?, &events_dir, &files)?
+            crate::fs::tracefs::eventfs_create_dir(&crate::fs::tracefs::c_name(system)?, events_dir, &files)?
         }
     };
-    let files = |d: &Arc<PseudoDir>| create_event_files(d, &ev);
+    let files = |d: &Arc<PseudoDir>| create_event_files(d, ev, f);
     crate::fs::tracefs::eventfs_create_dir(&crate::fs::tracefs::c_name(ev.name())?, &sys_dir, &files)?;
-    EVENTS.write().insert(id, ev.clone());
-    ORDER.lock().push(id);
-    Ok(ev)
+    Ok(())
+}
+
+/// The instances' trace arrays and `events/` directories.
+static INSTANCES: spin::Mutex<Vec<(&'static TraceArray, Arc<PseudoDir>)>> = spin::Mutex::new(Vec::new());
+
+/// The trace arrays: the top level's, then the instances'.
+pub fn trace_arrays() -> Vec<&'static TraceArray> {
+    let mut v = alloc::vec![super::global_trace()];
+    v.extend(INSTANCES.lock().iter().map(|(tr, _)| *tr));
+    v
+}
+
+/// Gives the new instance `tr` its events (Linux's
+/// `event_trace_add_tracer`): a file of every event, all disabled, and
+/// `events_dir` filled as the top level's.
+pub(super) fn event_trace_add_tracer(tr: &'static TraceArray, events_dir: &Arc<PseudoDir>) -> Result<(), Errno> {
+    create_top_files(events_dir, tr);
+    let _g = EVENT_MUTEX.lock();
+    let evs = all_events();
+    let mut files = Vec::new();
+    files.try_reserve_exact(evs.len()).map_err(|_| Errno::ENOMEM)?;
+    for ev in &evs {
+        let f = Arc::new(TraceEventFile::new(tr));
+        create_event_dirs(events_dir, tr, ev, &f)?;
+        files.push(f);
+    }
+    for (ev, f) in evs.iter().zip(files) {
+        // Grown outside the lock hits read it under, then swapped in.
+        let mut list = ev.instance_files.read().clone();
+        list.push(f);
+        let old = core::mem::replace(&mut *ev.instance_files.write(), list);
+        drop(old);
+    }
+    INSTANCES.lock().push((tr, events_dir.clone()));
+    Ok(())
+}
+
+/// Takes the instance `tr`'s events away (Linux's
+/// `event_trace_del_tracer`): each is disabled (its source disarmed if no
+/// other array uses it), its filter and triggers dropped, its file
+/// removed. The instance's directory is already gone.
+pub(super) fn event_trace_del_tracer(tr: &'static TraceArray) {
+    let _g = EVENT_MUTEX.lock();
+    INSTANCES.lock().retain(|(t, _)| !core::ptr::eq(*t, tr));
+    let evs = all_events();
+    for ev in &evs {
+        let Some(f) = ev.file_for(tr) else { continue };
+        if let Some(h) = hooks() {
+            h.file_removed(ev, &f);
+        }
+    }
+    // Triggers are gone, so soft mode is only what is left of them.
+    for ev in &evs {
+        let Some(f) = ev.file_for(tr) else { continue };
+        f.clear_soft_mode();
+        if f.is_enabled() {
+            if let Err(e) = ev.file_disarm(&f) {
+                crate::pr_err!("trace: cannot disable {}/{}: {}", ev.system(), ev.name(), e);
+            }
+        }
+        let list: Vec<_> = ev
+            .instance_files
+            .read()
+            .iter()
+            .filter(|x| !core::ptr::eq(x.tr, tr))
+            .cloned()
+            .collect();
+        let old = core::mem::replace(&mut *ev.instance_files.write(), list);
+        drop(old);
+    }
 }
 
 /// Registers the internal events this kernel has (`ftrace/print`).
@@ -460,34 +628,50 @@ fn print_print(out: &mut String, rec: &EventRecord<'_>) {
     out.push_str(&String::from_utf8_lossy(&text[..n]));
 }
 
-/// Removes an event and its files: EBUSY if it is enabled or one of its
-/// files is open (Linux's `trace_remove_event_call`).
+/// Removes an event and its files, in every trace array: EBUSY if it is
+/// enabled in one or one of its files is open (Linux's
+/// `trace_remove_event_call`).
 pub fn unregister_trace_event(ev: &Arc<TraceEvent>) -> Result<(), Errno> {
     let events_dir = tracefs::events_dir();
     let _g = EVENT_MUTEX.lock();
-    if ev.enabled.load(Ordering::Acquire) {
+    if ev.armed.load(Ordering::Acquire) > 0 {
         return Err(Errno::EBUSY);
     }
-    let sys_dir = events_dir.lookup_dir(ev.system()).ok_or(Errno::ENOENT)?;
-    sys_dir.remove_tree(ev.name())?;
+    let instances = INSTANCES.lock();
+    let dirs: Vec<Arc<PseudoDir>> = core::iter::once(events_dir)
+        .chain(instances.iter().map(|(_, d)| d.clone()))
+        .collect();
+    drop(instances);
+    let sys_dirs: Vec<Arc<PseudoDir>> = dirs.iter().filter_map(|d| d.lookup_dir(ev.system())).collect();
+    if sys_dirs.iter().any(|d| d.tree_busy(ev.name())) {
+        return Err(Errno::EBUSY);
+    }
+    for d in &sys_dirs {
+        let _ = d.remove_tree(ev.name());
+    }
     EVENTS.write().remove(&ev.id);
     ORDER.lock().retain(|&i| i != ev.id);
     if let Some(h) = hooks() {
-        h.event_removed(ev);
+        h.file_removed(ev, &ev.file);
+        for f in ev.instance_files.read().iter() {
+            h.file_removed(ev, f);
+        }
     }
     // The last event of a system takes the system's directory with it.
     let others = EVENTS.read().values().any(|e| e.system() == ev.system());
     if !others {
-        let _ = events_dir.remove_tree(ev.system());
+        for d in &dirs {
+            let _ = d.remove_tree(ev.system());
+        }
     }
     Ok(())
 }
 
-/// `enable` of a set of events: `1`, `0`, or `X` for a mix.
-fn enable_state(evs: impl Iterator<Item = Arc<TraceEvent>>) -> &'static [u8] {
+/// `enable` of a set of event files: `1`, `0`, or `X` for a mix.
+fn enable_state(files: impl Iterator<Item = Arc<TraceEventFile>>) -> &'static [u8] {
     let (mut on, mut off) = (false, false);
-    for e in evs.filter(|e| !e.def.ignore_enable) {
-        if e.is_enabled() {
+    for f in files {
+        if f.is_enabled() {
             on = true;
         } else {
             off = true;
@@ -500,6 +684,19 @@ fn enable_state(evs: impl Iterator<Item = Arc<TraceEvent>>) -> &'static [u8] {
     }
 }
 
+/// The files in `tr` of the events `pick` selects (internal events left
+/// out).
+fn files_of(tr: &TraceArray, pick: impl Fn(&TraceEvent) -> bool) -> Vec<(Arc<TraceEvent>, Arc<TraceEventFile>)> {
+    all_events()
+        .into_iter()
+        .filter(|e| !e.def.ignore_enable && pick(e))
+        .filter_map(|e| {
+            let f = e.file_for(tr)?;
+            Some((e, f))
+        })
+        .collect()
+}
+
 /// Parses an `enable` write: 0 or 1 (Linux's kstrtoul, then anything
 /// else is EINVAL).
 fn parse_enable(buf: &[u8]) -> Result<bool, Errno> {
@@ -510,33 +707,33 @@ fn parse_enable(buf: &[u8]) -> Result<bool, Errno> {
     }
 }
 
-/// Sets every event `pick` selects; EINVAL if it selects none.
-fn set_events(pick: impl Fn(&TraceEvent) -> bool, on: bool) -> Result<(), Errno> {
+/// Sets every event `pick` selects in `tr` (Linux's
+/// `__ftrace_set_clr_event`); EINVAL if it selects none.
+fn set_events(tr: &TraceArray, pick: impl Fn(&TraceEvent) -> bool, on: bool) -> Result<(), Errno> {
     let _g = EVENT_MUTEX.lock();
-    let mut matched = false;
+    let files = files_of(tr, pick);
+    if files.is_empty() {
+        return Err(Errno::EINVAL);
+    }
     let mut result = Ok(());
-    for e in all_events().iter().filter(|e| !e.def.ignore_enable && pick(e)) {
-        matched = true;
-        if let Err(err) = e.set_enabled(on) {
+    for (e, f) in &files {
+        if let Err(err) = e.enable_disable(f, on, false) {
             result = Err(err);
         }
-    }
-    if !matched {
-        return Err(Errno::EINVAL);
     }
     result
 }
 
-fn create_system_files(dir: &Arc<PseudoDir>, system: &str) {
+fn create_system_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray, system: &str) {
     let sys = system.to_string();
     let sys_w = sys.clone();
     dir.file(
         "enable",
         0o640,
-        Box::new(move || enable_state(all_events().into_iter().filter(|e| e.system() == sys)).to_vec()),
+        Box::new(move || enable_state(files_of(tr, |e| e.system() == sys).into_iter().map(|(_, f)| f)).to_vec()),
         Some(Box::new(move |buf| {
             let on = parse_enable(buf)?;
-            set_events(|e| e.system() == sys_w, on)?;
+            set_events(tr, |e| e.system() == sys_w, on)?;
             Ok(buf.len())
         })),
     );
@@ -546,12 +743,12 @@ fn create_system_files(dir: &Arc<PseudoDir>, system: &str) {
         "filter",
         0o640,
         Box::new(move || match hooks() {
-            Some(h) => h.filter_show(&sys, None).into_bytes(),
+            Some(h) => h.filter_show(tr, &sys, None).into_bytes(),
             None => b"none\n".to_vec(),
         }),
         Some(Box::new(move |buf| {
             match hooks() {
-                Some(h) => h.filter_write(&sys_w, None, buf)?,
+                Some(h) => h.filter_write(tr, &sys_w, None, buf)?,
                 None if command_text(buf)? == "0" => {}
                 None => return Err(Errno::EINVAL),
             }
@@ -560,31 +757,33 @@ fn create_system_files(dir: &Arc<PseudoDir>, system: &str) {
     );
 }
 
-fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
+fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>, file: &Arc<TraceEventFile>) {
     if !ev.def.ignore_enable {
-        let (r, w) = (ev.clone(), ev.clone());
+        let r = file.clone();
+        let (w, wf) = (ev.clone(), file.clone());
         dir.file(
             "enable",
             0o640,
-            Box::new(move || r.enable_text()),
+            Box::new(move || enable_text(&r)),
             Some(Box::new(move |buf| {
                 let on = parse_enable(buf)?;
                 let _g = EVENT_MUTEX.lock();
-                w.set_enabled(on)?;
+                w.enable_disable(&wf, on, false)?;
                 Ok(buf.len())
             })),
         );
-        let (r, w) = (ev.clone(), ev.clone());
+        let (r, rf) = (ev.clone(), file.clone());
+        let (w, wf) = (ev.clone(), file.clone());
         dir.file(
             "filter",
             0o640,
             Box::new(move || match hooks() {
-                Some(h) => h.filter_show(r.system(), Some(&r)).into_bytes(),
+                Some(h) => h.filter_show(rf.tr, r.system(), Some((&r, &rf))).into_bytes(),
                 None => b"none\n".to_vec(),
             }),
             Some(Box::new(move |buf| {
                 match hooks() {
-                    Some(h) => h.filter_write(w.system(), Some(&w), buf)?,
+                    Some(h) => h.filter_write(wf.tr, w.system(), Some((&w, &wf)), buf)?,
                     None if command_text(buf)? == "0" => {}
                     None => return Err(Errno::EINVAL),
                 }
@@ -598,17 +797,19 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
     dir.file("id", 0o440, Box::new(move || format!("{id}\n").into_bytes()), None);
     // As Linux, `ftrace/print` (trace_marker) has triggers too.
     if !ev.def.ignore_enable || (ev.system() == "ftrace" && ev.name() == "print") {
-        let (r, w, t) = (ev.clone(), ev.clone(), ev.clone());
+        let (r, rf) = (ev.clone(), file.clone());
+        let (w, wf) = (ev.clone(), file.clone());
+        let (t, tf) = (ev.clone(), file.clone());
         let _ = dir.file_trunc(
             "trigger",
             0o640,
             Box::new(move || match hooks() {
-                Some(h) => h.trigger_show(&r).into_bytes(),
+                Some(h) => h.trigger_show(&r, &rf).into_bytes(),
                 None => b"# Available triggers:\n# \n".to_vec(),
             }),
             Some(Box::new(move |buf| {
                 match hooks() {
-                    Some(h) => h.trigger_write(&w, buf)?,
+                    Some(h) => h.trigger_write(&w, &wf, buf)?,
                     None if command_text(buf)?.is_empty() => {}
                     None => return Err(Errno::EINVAL),
                 }
@@ -616,15 +817,15 @@ fn create_event_files(dir: &Arc<PseudoDir>, ev: &Arc<TraceEvent>) {
             })),
             Some(Box::new(move || {
                 if let Some(h) = hooks() {
-                    h.trigger_clear(&t);
+                    h.trigger_clear(&t, &tf);
                 }
             })),
         );
-        let h = ev.clone();
+        let (h, hf) = (ev.clone(), file.clone());
         dir.file(
             "hist",
             0o440,
-            Box::new(move || hooks().map(|x| x.hist_show(&h)).unwrap_or_default().into_bytes()),
+            Box::new(move || hooks().map(|x| x.hist_show(&h, &hf)).unwrap_or_default().into_bytes()),
             None,
         );
     }
@@ -635,16 +836,16 @@ fn command_text(buf: &[u8]) -> Result<&str, Errno> {
     core::str::from_utf8(buf).map(str::trim).map_err(|_| Errno::EINVAL)
 }
 
-/// Creates `events/{enable,header_page,header_event}`.
-pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
+/// Creates `events/{enable,header_page,header_event}` of `tr`.
+pub(super) fn create_top_files(events: &Arc<PseudoDir>, tr: &'static TraceArray) {
     events.file(
         "enable",
         0o640,
-        Box::new(|| enable_state(all_events().into_iter()).to_vec()),
-        Some(Box::new(|buf| {
+        Box::new(move || enable_state(files_of(tr, |_| true).into_iter().map(|(_, f)| f)).to_vec()),
+        Some(Box::new(move |buf| {
             let on = parse_enable(buf)?;
             // With no event at all, Linux still accepts the write.
-            match set_events(|_| true, on) {
+            match set_events(tr, |_| true, on) {
                 Ok(()) | Err(Errno::EINVAL) => Ok(buf.len()),
                 Err(e) => Err(e),
             }
@@ -653,7 +854,7 @@ pub(super) fn create_top_files(events: &Arc<PseudoDir>) {
     events.file(
         "header_page",
         0o440,
-        Box::new(|| ring_buffer::header_page(super::global_trace().subbuf_size()).into_bytes()),
+        Box::new(move || ring_buffer::header_page(tr.subbuf_size()).into_bytes()),
         None,
     );
     events.file(
@@ -674,40 +875,36 @@ pub fn available_events() -> Vec<u8> {
     s.into_bytes()
 }
 
-/// `set_event`: the enabled events (soft mode included), newest first as
-/// Linux lists them.
-pub fn set_event_show() -> Vec<u8> {
+/// `set_event` of `tr`: its enabled events (soft mode included), newest
+/// first as Linux lists them.
+pub fn set_event_show(tr: &TraceArray) -> Vec<u8> {
     let mut s = String::new();
-    for e in all_events()
-        .iter()
-        .rev()
-        .filter(|e| !e.def.ignore_enable && e.is_enabled())
-    {
+    for (e, _) in files_of(tr, |_| true).iter().rev().filter(|(_, f)| f.is_enabled()) {
         s.push_str(&format!("{}:{}\n", e.system(), e.name()));
     }
     s.into_bytes()
 }
 
-/// A `set_event` write: words `[!][system:]event` (`system:` alone is
-/// every event of it; a bare word matches a system or an event name; no
-/// globs, as in Linux 6.12's `ftrace_set_clr_event`). EINVAL for a word
-/// that names no event.
-pub fn set_event_write(buf: &[u8]) -> Result<usize, Errno> {
+/// A `set_event` write to `tr`: words `[!][system:]event` (`system:` alone
+/// is every event of it; a bare word matches a system or an event name;
+/// no globs, as in Linux 6.12's `ftrace_set_clr_event`). EINVAL for a
+/// word that names no event.
+pub fn set_event_write(tr: &TraceArray, buf: &[u8]) -> Result<usize, Errno> {
     let mut rest = buf;
     while !rest.is_empty() {
         let (used, word) = trace_filter::set_event::next_word(rest)?;
         if let Some(word) = word {
             let cmd = trace_filter::set_event::SetEventCmd::parse(&word);
-            set_events(|e| cmd.matcher.matches(e.system(), e.name()), cmd.enable)?;
+            set_events(tr, |e| cmd.matcher.matches(e.system(), e.name()), cmd.enable)?;
         }
         rest = rest.get(used.max(1)..).unwrap_or(&[]);
     }
     Ok(buf.len())
 }
 
-/// `set_event` opened with O_TRUNC: every event off.
-pub fn disable_all_events() {
-    let _ = set_events(|_| true, false);
+/// `set_event` of `tr` opened with O_TRUNC: every event off.
+pub fn disable_all_events(tr: &TraceArray) {
+    let _ = set_events(tr, |_| true, false);
 }
 
 /// A list of pids for event filtering (Linux's `trace_pid_list`), sorted,
@@ -720,7 +917,7 @@ pub struct EventPidList {
 }
 
 impl EventPidList {
-    const fn new() -> EventPidList {
+    pub(super) const fn new() -> EventPidList {
         EventPidList {
             pids: spin::RwLock::new(Vec::new()),
             on: AtomicBool::new(false),
@@ -809,57 +1006,58 @@ impl EventPidList {
     }
 }
 
-/// `set_event_pid`: the pids whose events are recorded (all when empty).
-pub static EVENT_PIDS: EventPidList = EventPidList::new();
-/// `set_event_notrace_pid`: the pids whose events are not recorded.
-pub static EVENT_NOTRACE_PIDS: EventPidList = EventPidList::new();
-
-/// Whether the current task's events are filtered out by `set_event_pid`
-/// or `set_event_notrace_pid` (Linux's `trace_ignore_this_task`): not in
-/// the first when it has pids, or in the second. From probe context: a
-/// list being changed lets the event through.
-pub fn trace_ignore_this_task() -> bool {
-    if !EVENT_PIDS.on.load(Ordering::Acquire) && !EVENT_NOTRACE_PIDS.on.load(Ordering::Acquire) {
+/// Whether the current task's events are filtered out of `tr` by its
+/// `set_event_pid` or `set_event_notrace_pid` (Linux's
+/// `trace_ignore_this_task`): not in the first when it has pids, or in
+/// the second. From probe context: a list being changed lets the event
+/// through.
+pub fn ignore_this_task(tr: &TraceArray) -> bool {
+    let (pids, no_pids) = (&tr.event_pids, &tr.event_notrace_pids);
+    if !pids.on.load(Ordering::Acquire) && !no_pids.on.load(Ordering::Acquire) {
         return false;
     }
     let pid = match crate::sched::try_current() {
         Some(t) if !t.is_idle() => t.tid(),
         _ => 0,
     };
-    EVENT_PIDS.try_contains(pid) == Some(false) || EVENT_NOTRACE_PIDS.try_contains(pid) == Some(true)
+    pids.try_contains(pid) == Some(false) || no_pids.try_contains(pid) == Some(true)
 }
 
-/// A task forked (Linux's `event_filter_pid_sched_process_fork`): with
-/// `options/event-fork`, a child of a listed task is listed too, in each
-/// list.
+/// [`ignore_this_task`] of the top-level trace array.
+pub fn trace_ignore_this_task() -> bool {
+    ignore_this_task(super::global_trace())
+}
+
+/// A task forked (Linux's `event_filter_pid_sched_process_fork`): in each
+/// trace array with `options/event-fork`, a child of a listed task is
+/// listed too, in each list.
 pub fn event_pids_fork(parent: u32, child: u32) {
-    if !super::options::is_set(super::options::EVENT_FORK) {
-        return;
+    for tr in trace_arrays() {
+        if tr.is_set(super::options::EVENT_FORK) {
+            tr.event_pids.fork(parent, child);
+            tr.event_notrace_pids.fork(parent, child);
+        }
     }
-    EVENT_PIDS.fork(parent, child);
-    EVENT_NOTRACE_PIDS.fork(parent, child);
 }
 
 /// A task is freed (Linux's `event_filter_pid_sched_process_exit`, on
-/// `sched_process_free`): its pid leaves both lists, so that a new task
+/// `sched_process_free`): its pid leaves every list, so that a new task
 /// given the pid is not affected. Not at exit: the task's last events
 /// (the SIGCHLD it sends) still belong to it.
+///
+/// From the scheduler: nothing is allocated, and the instances are looked
+/// at only if their list is free right now.
 pub fn event_pids_exit(pid: u32) {
-    EVENT_PIDS.exit(pid);
-    EVENT_NOTRACE_PIDS.exit(pid);
-}
-
-/// `set_event_pid`'s text: one pid a line.
-pub fn event_pids_show() -> Vec<u8> {
-    EVENT_PIDS.show()
-}
-
-/// Adds the pids of a `set_event_pid` write (EINVAL on a non-number).
-pub fn event_pids_write(buf: &[u8]) -> Result<usize, Errno> {
-    EVENT_PIDS.write(buf)
-}
-
-/// `set_event_pid` opened with O_TRUNC: the list emptied.
-pub fn event_pids_clear() {
-    EVENT_PIDS.clear();
+    let exit = |tr: &TraceArray| {
+        tr.event_pids.exit(pid);
+        tr.event_notrace_pids.exit(pid);
+    };
+    if let Some(tr) = super::try_global_trace() {
+        exit(tr);
+    }
+    if let Some(instances) = INSTANCES.try_lock() {
+        for (tr, _) in instances.iter() {
+            exit(tr);
+        }
+    }
 }

@@ -522,7 +522,7 @@ impl GraphIter {
             }
             // Function and stack entries print as themselves.
             super::ftrace_function::TRACE_FN | super::trigger::TRACE_STACK => {
-                output::print_trace_line(s, cpu, ts, entry);
+                output::print_trace_line(super::global_trace(), s, cpu, ts, entry);
                 false
             }
             _ => {

@@ -251,8 +251,8 @@ pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut Pr
 /// continues or pauses `target`'s hist triggers. Its trigger list is only
 /// tried, so that two events whose triggers act on each other cannot
 /// deadlock: when another CPU holds it, this hit leaves them as they are.
-pub(super) fn hist_enable_trigger(target: &TraceEvent, enable: bool) {
-    let Some(g) = target.file.triggers.try_lock_from_probe() else {
+pub(super) fn hist_enable_trigger(target: &super::event_filter::TraceEventFile, enable: bool) {
+    let Some(g) = target.triggers.try_lock_from_probe() else {
         return;
     };
     for t in g.hists.iter() {
@@ -368,7 +368,7 @@ pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
 fn create_field_var_hist(system: &str, event: &str, cmd: &str) -> Result<Arc<trace_hist::hist::HistCore>, Errno> {
     let ev = super::events::find_event(system, event).ok_or(Errno::EINVAL)?;
     let _w = ev.file.write_lock.try_lock().ok_or(Errno::EBUSY)?;
-    super::trigger::hist_write(&ev, false, cmd)?;
+    super::trigger::hist_write(&ev, &ev.file, false, cmd)?;
     let core = ev.file.triggers.lock().hists.iter().last().map(|t| t.core().clone());
     core.ok_or(Errno::ENOENT)
 }
@@ -388,7 +388,7 @@ fn remove_field_var_hists(t: Arc<HistTrigger>) {
         };
         let locked = ev.file.write_lock.try_lock();
         if locked.is_some() {
-            let _ = super::trigger::hist_write(&ev, true, cmd);
+            let _ = super::trigger::hist_write(&ev, &ev.file, true, cmd);
         }
         drop(locked);
     }
@@ -409,12 +409,12 @@ impl HistSymbols for Symbols {
     }
 }
 
-/// What the event's `hist` file reads (Linux's `hist_show`).
-pub(super) fn hist_show(ev: &TraceEvent) -> String {
+/// What an event file's `hist` file reads (Linux's `hist_show`).
+pub(super) fn hist_show(file: &super::event_filter::TraceEventFile) -> String {
     // The tables are read while hits go on, as Linux reads them: only
     // the list is taken under the lock hits take, not the sorting and
     // formatting.
-    let hists: Vec<Arc<HistTrigger>> = ev.file.triggers.lock().hists.iter().cloned().collect();
+    let hists: Vec<Arc<HistTrigger>> = file.triggers.lock().hists.iter().cloned().collect();
     let refs: Vec<&HistTrigger> = hists.iter().map(|t| &**t).collect();
     trace_hist::show::hist_show(&refs, &Symbols)
 }

@@ -1,13 +1,62 @@
 //! In-kernel tests of `instances/`: mkdir makes a trace array with its own
-//! buffer and files, rmdir removes it (EBUSY while a file is open).
+//! buffer, files, options, clock and event files; rmdir removes it (EBUSY
+//! while a file is open, events enabled or not).
 
+use super::events::{self, EventRecord, FieldDesc, TraceEvent, TraceEventDef};
 use super::test_files::{lookup, open, read_all, write};
 use super::*;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicIsize, Ordering};
 use ktest_macros::kernel_test;
 use uapi::fcntl::O_RDONLY;
 use vfs::NodeKind;
+
+/// How many times the test event's source is armed now (its `reg`).
+static ARMED: AtomicIsize = AtomicIsize::new(0);
+
+fn print_value(out: &mut String, rec: &EventRecord<'_>) {
+    let v = rec
+        .entry
+        .get(8..16)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let _ = writeln!(out, "inst_event: value={v}");
+}
+
+/// Registers `ktest/inst_event` (one u64), counting arms in [`ARMED`].
+fn inst_event() -> alloc::sync::Arc<TraceEvent> {
+    let def = TraceEventDef {
+        system: "ktest".into(),
+        name: "inst_event".into(),
+        fields: alloc::vec![FieldDesc::new("u64", "value", 8, 8, false)],
+        print_fmt: "\"value=%llu\", REC->value".into(),
+        print: alloc::boxed::Box::new(print_value),
+        reg: Some(alloc::boxed::Box::new(|on| {
+            ARMED.fetch_add(if on { 1 } else { -1 }, Ordering::AcqRel);
+            Ok(())
+        })),
+        ignore_enable: false,
+    };
+    events::register_trace_event(def).unwrap()
+}
+
+/// Fires the test event with `v`, as its source would.
+fn hit(ev: &TraceEvent, v: u64) {
+    ev.record(8, |f| {
+        f.copy_from_slice(&v.to_le_bytes());
+        true
+    });
+}
+
+/// The values of the test event's lines in a `trace` file.
+fn values(path: &str) -> Vec<u64> {
+    read_all(path)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split("inst_event: value=").nth(1)?.parse().ok())
+        .collect()
+}
 
 fn markers(path: &str) -> Vec<String> {
     read_all(path)
@@ -41,7 +90,6 @@ fn instance_has_its_own_buffer_and_is_removed_only_when_unused() {
     assert_eq!(write("instances/kt/trace_marker", "dropped"), Err(Errno::EBADF));
     assert_eq!(read_all("tracing_on"), "1\n");
     assert_eq!(read_all("instances/kt/events/enable"), "0\n");
-    assert_eq!(write("instances/kt/events/enable", "1"), Err(Errno::EINVAL));
     assert!(read_all("instances/kt/events/ftrace/print/format").contains("field:char buf[];"));
     // An open file keeps it.
     let f = open("instances/kt/trace_pipe", O_RDONLY).unwrap();
@@ -51,4 +99,164 @@ fn instance_has_its_own_buffer_and_is_removed_only_when_unused() {
     assert_eq!(lookup("instances/kt").err(), Some(Errno::ENOENT));
     assert_eq!(instances.rmdir(b"kt"), Err(Errno::ENOENT));
     write("trace", "").unwrap();
+}
+
+#[kernel_test]
+fn an_event_enabled_in_an_instance_records_there_only_and_rmdir_disables_it() {
+    let ev = inst_event();
+    let instances = lookup("instances").unwrap();
+    instances.create(b"ka", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    instances.create(b"kb", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    write("trace", "").unwrap();
+    // Made before the instances, the event is in each of them.
+    assert_eq!(read_all("instances/ka/events/ktest/inst_event/enable"), "0\n");
+    write("instances/ka/events/ktest/inst_event/enable", "1").unwrap();
+    assert_eq!(ARMED.load(Ordering::Acquire), 1);
+    assert_eq!(read_all("instances/ka/set_event"), "ktest:inst_event\n");
+    assert_eq!(read_all("instances/ka/events/ktest/enable"), "1\n");
+    assert_eq!(read_all("set_event"), "");
+    assert_eq!(read_all("events/ktest/inst_event/enable"), "0\n");
+    hit(&ev, 1);
+    assert_eq!(values("instances/ka/trace"), [1]);
+    assert!(values("trace").is_empty());
+    assert!(values("instances/kb/trace").is_empty());
+    // Enabled at the top as well: each array records, the source stays
+    // armed once.
+    write("set_event", "ktest:inst_event").unwrap();
+    assert_eq!(ARMED.load(Ordering::Acquire), 1);
+    hit(&ev, 2);
+    assert_eq!(values("instances/ka/trace"), [1, 2]);
+    assert_eq!(values("trace"), [2]);
+    // A filter in one array leaves the other's events alone.
+    write("instances/ka/events/ktest/inst_event/filter", "value > 10").unwrap();
+    assert_eq!(read_all("events/ktest/inst_event/filter"), "none\n");
+    hit(&ev, 3);
+    hit(&ev, 11);
+    assert_eq!(values("instances/ka/trace"), [1, 2, 11]);
+    assert_eq!(values("trace"), [2, 3, 11]);
+    // A trigger acts on its own array: traceoff stops the instance only.
+    write("instances/ka/events/ktest/inst_event/trigger", "traceoff").unwrap();
+    assert!(read_all("events/ktest/inst_event/trigger").starts_with("# Available triggers:"));
+    hit(&ev, 12);
+    assert_eq!(read_all("instances/ka/tracing_on"), "0\n");
+    assert_eq!(read_all("tracing_on"), "1\n");
+    // set_event_pid of the instance: a pid that is not ours.
+    write("instances/ka/tracing_on", "1").unwrap();
+    write("instances/ka/events/ktest/inst_event/trigger", "!traceoff").unwrap();
+    write("instances/ka/set_event_pid", "99999").unwrap();
+    hit(&ev, 13);
+    assert_eq!(values("instances/ka/trace"), [1, 2, 11, 12]);
+    assert_eq!(values("trace"), [2, 3, 11, 12, 13]);
+    write("set_event", "").unwrap();
+    assert_eq!(ARMED.load(Ordering::Acquire), 1, "still enabled in ka");
+    // rmdir with the event enabled (and a filter): it is disabled.
+    instances.rmdir(b"ka").unwrap();
+    assert_eq!(ARMED.load(Ordering::Acquire), 0);
+    assert!(!ev.is_enabled());
+    // The event can go now, and leaves the other instance too.
+    events::unregister_trace_event(&ev).unwrap();
+    assert_eq!(lookup("instances/kb/events/ktest").err(), Some(Errno::ENOENT));
+    instances.rmdir(b"kb").unwrap();
+    // An instance made again starts clean.
+    let ev = inst_event();
+    instances.create(b"ka", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    assert_eq!(read_all("instances/ka/set_event_pid"), "");
+    assert_eq!(read_all("instances/ka/events/ktest/inst_event/filter"), "none\n");
+    assert_eq!(read_all("instances/ka/events/ktest/inst_event/enable"), "0\n");
+    instances.rmdir(b"ka").unwrap();
+    events::unregister_trace_event(&ev).unwrap();
+    write("trace", "").unwrap();
+}
+
+#[kernel_test]
+fn an_instance_has_its_own_options_and_clock() {
+    let instances = lookup("instances").unwrap();
+    instances.create(b"ko", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    // Only the top level has record-cmd in options/ (trace_options lists
+    // it everywhere, as Linux's).
+    assert_eq!(lookup("instances/ko/options/record-cmd").err(), Some(Errno::ENOENT));
+    assert!(lookup("options/record-cmd").is_ok());
+    assert!(read_all("instances/ko/trace_options").contains("\nrecord-cmd\n"));
+    write("instances/ko/options/sym-offset", "1").unwrap();
+    assert_eq!(read_all("instances/ko/options/sym-offset"), "1\n");
+    assert_eq!(read_all("options/sym-offset"), "0\n");
+    write("instances/ko/trace_options", "noirq-info").unwrap();
+    assert!(read_all("instances/ko/trace_options").contains("\nnoirq-info\n"));
+    assert!(read_all("trace_options").contains("\nirq-info\n"));
+    assert_eq!(write("instances/ko/trace_options", "nosuch"), Err(Errno::EINVAL));
+    // The marker is printed under the instance's options and clock.
+    write("instances/ko/trace_clock", "counter").unwrap();
+    assert!(read_all("instances/ko/trace_clock").contains("[counter]"));
+    assert!(read_all("trace_clock").starts_with("[local]"));
+    write("instances/ko/trace_marker", "counted").unwrap();
+    let text = read_all("instances/ko/trace");
+    assert!(
+        text.contains("#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"),
+        "{text}"
+    );
+    let line = text.lines().find(|l| l.contains("counted")).unwrap();
+    // `[cpu]` then the counter as a 12-wide number, no irq-info column.
+    let after_cpu = line.split("] ").nth(1).unwrap();
+    assert!(
+        after_cpu.trim_start().split(':').next().unwrap().parse::<u64>().is_ok(),
+        "{line}"
+    );
+    assert_eq!(write("instances/ko/trace_clock", "nosuch"), Err(Errno::EINVAL));
+    // options/markers off refuses the instance's marker only.
+    write("instances/ko/options/markers", "0").unwrap();
+    assert_eq!(write("instances/ko/trace_marker", "x"), Err(Errno::EINVAL));
+    write("trace_marker", "top still takes markers").unwrap();
+    instances.rmdir(b"ko").unwrap();
+    write("trace", "").unwrap();
+}
+
+#[kernel_test]
+fn record_tgid_adds_the_tgid_column_and_saved_tgids() {
+    let instances = lookup("instances").unwrap();
+    instances.create(b"kg", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    write("instances/kg/options/record-tgid", "1").unwrap();
+    write("instances/kg/trace_marker", "with tgid").unwrap();
+    let text = read_all("instances/kg/trace");
+    assert!(
+        text.contains(
+            "#                                          _-----=> irqs-off/BH-disabled\n\
+             #                                         / _----=> need-resched\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n"));
+    assert!(text.contains("#              | |           |       |   |||||     |         |\n"));
+    // The tests run in the idle task (pid 0), whose group Linux does not
+    // save either: its column is dashes. A task's own is its process's.
+    let me = crate::sched::current();
+    let pid = if me.is_idle() { 0 } else { me.tid() };
+    let line = text.lines().find(|l| l.contains("with tgid")).unwrap();
+    let column = match pid {
+        0 => String::from("(-------)"),
+        _ => alloc::format!("({:7})", me.process.get().map_or(pid, |p| p.pid)),
+    };
+    assert!(line.contains(&alloc::format!("-{pid:<7} {column} [")), "{line}");
+    // saved_tgids: `pid tgid` lines, by pid.
+    let saved: Vec<(u32, u32)> = read_all("saved_tgids")
+        .lines()
+        .map(|l| {
+            let (p, t) = l.split_once(' ').unwrap();
+            (p.parse().unwrap(), t.parse().unwrap())
+        })
+        .collect();
+    assert!(saved.windows(2).all(|w| w[0].0 < w[1].0), "{saved:?}");
+    assert!(saved.iter().all(|&(p, t)| p != 0 && t != 0));
+    // Without irq-info: Linux's narrower header.
+    write("instances/kg/options/irq-info", "0").unwrap();
+    let text = read_all("instances/kg/trace");
+    assert!(
+        text.contains("#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#              | |           |       |         |         |\n"),
+        "{text}"
+    );
+    assert_eq!(read_all("options/record-tgid"), "0\n");
+    instances.rmdir(b"kg").unwrap();
 }

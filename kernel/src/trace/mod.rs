@@ -7,7 +7,7 @@
 //! CPU it records for, with interrupts masked, it takes that CPU's buffer
 //! lock (held by readers on other CPUs only for one event or one page
 //! copy), reserves, fills and commits without allocating, and queues an
-//! [`IrqWork`] to wake readers. A recursive entry on the same CPU drops
+//! [`IrqWaker`] to wake readers. A recursive entry on the same CPU drops
 //! the event instead of spinning on its own lock. The whole module tree is
 //! notrace: nothing here can be probed.
 
@@ -74,7 +74,7 @@ use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use ring_buffer::{CpuBuffer, Page, Stats, BUF_PAGE_HDR_SIZE, BUF_PAGE_SIZE, MIN_PAGES, PAGE_SIZE};
 use uapi::Errno;
 use vfs::WaitQueueHead;
@@ -143,6 +143,14 @@ pub struct TraceArray {
     /// `buffer_percent`: how full a CPU's buffer must be before a blocked
     /// `trace_pipe_raw` splice or poll wakes (0: at any data).
     buffer_percent: AtomicUsize,
+    /// The trace options ([`options`]) of this array.
+    trace_flags: AtomicU32,
+    /// `trace_clock`: an index into [`clock::TRACE_CLOCKS`].
+    clock_id: AtomicUsize,
+    /// `set_event_pid`.
+    pub event_pids: events::EventPidList,
+    /// `set_event_notrace_pid`.
+    pub event_notrace_pids: events::EventPidList,
 }
 
 /// Linux's default `buffer_percent`.
@@ -156,6 +164,11 @@ pub fn global_trace() -> &'static TraceArray {
     GLOBAL.call_once(TraceArray::new)
 }
 
+/// Whether `tr` is the top-level trace array (not an instance).
+pub fn is_global(tr: &TraceArray) -> bool {
+    GLOBAL.get().is_some_and(|g| core::ptr::eq(g, tr))
+}
+
 /// The global trace array if it exists (the write path never makes it).
 pub fn try_global_trace() -> Option<&'static TraceArray> {
     GLOBAL.get()
@@ -167,8 +180,20 @@ pub fn tracing_cpus() -> impl Iterator<Item = usize> {
 }
 
 impl TraceArray {
+    /// A trace array with minimal buffers and Linux's default options.
     fn new() -> TraceArray {
         let wq = Arc::new(WaitQueueHead::new());
+        TraceArray::with_flags(options::DEFAULT_FLAGS, wq)
+    }
+
+    /// A trace array for an instance, with minimal buffers and the options
+    /// `flags`. It is never freed: [`instance_array`] recycles it after
+    /// its rmdir.
+    fn new_instance(flags: u32) -> TraceArray {
+        TraceArray::with_flags(flags, Arc::new(WaitQueueHead::new()))
+    }
+
+    fn with_flags(flags: u32, wq: Arc<WaitQueueHead>) -> TraceArray {
         let tr = TraceArray {
             buffers: [const { IrqSpinLock::new(None) }; NR_CPUS],
             nr_pages: [const { AtomicUsize::new(0) }; NR_CPUS],
@@ -186,6 +211,10 @@ impl TraceArray {
             resize_lock: spin::Mutex::new(()),
             snapshot: snapshot::Snapshot::new(),
             buffer_percent: AtomicUsize::new(BUFFER_PERCENT_DEFAULT),
+            trace_flags: AtomicU32::new(flags),
+            clock_id: AtomicUsize::new(0),
+            event_pids: events::EventPidList::new(),
+            event_notrace_pids: events::EventPidList::new(),
         };
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
@@ -200,6 +229,46 @@ impl TraceArray {
     /// Whether events are recorded (`tracing_on` and not paused).
     pub fn is_on(&self) -> bool {
         self.tracing_on.load(Ordering::Acquire) && self.stopped.load(Ordering::Acquire) == 0
+    }
+
+    /// Its trace options word.
+    pub fn trace_flags(&self) -> u32 {
+        self.trace_flags.load(Ordering::Acquire)
+    }
+
+    /// Whether its option `bit` is set.
+    pub fn is_set(&self, bit: u32) -> bool {
+        self.trace_flags() & bit != 0
+    }
+
+    /// Sets or clears option `bit` (see [`options::set_tracer_flag`] for
+    /// the effects).
+    pub(super) fn set_trace_flag(&self, bit: u32, on: bool) {
+        if on {
+            self.trace_flags.fetch_or(bit, Ordering::AcqRel);
+        } else {
+            self.trace_flags.fetch_and(!bit, Ordering::AcqRel);
+        }
+    }
+
+    /// Index of its clock in [`clock::TRACE_CLOCKS`].
+    pub fn clock_id(&self) -> usize {
+        self.clock_id.load(Ordering::Acquire)
+    }
+
+    /// Selects clock `id`, returning the previous one.
+    pub(super) fn set_clock_id(&self, id: usize) -> usize {
+        self.clock_id.swap(id, Ordering::AcqRel)
+    }
+
+    /// Its clock.
+    pub fn clock(&self) -> &'static clock::TraceClock {
+        clock::clock_by_id(self.clock_id())
+    }
+
+    /// Its clock's current value (what an event recorded now is stamped).
+    pub fn clock_now(&self) -> u64 {
+        clock::clock_now(self.clock_id.load(Ordering::Relaxed))
     }
 
     /// `tracing_cpumask`: the CPUs that record events.
@@ -401,11 +470,70 @@ impl TraceArray {
         }
     }
 
+    /// Makes a removed instance's array new again: minimal buffers, Linux's
+    /// initial settings, the options `flags`.
+    fn recycle(&self, flags: u32) {
+        {
+            let _g = self.resize_lock.lock();
+            for cpu in tracing_cpus() {
+                if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
+                    *self.buffers[cpu].lock() = Some(b);
+                    self.nr_pages[cpu].store(MIN_PAGES, Ordering::Release);
+                    self.entries[cpu].store(MIN_PAGES * BUF_PAGE_SIZE, Ordering::Release);
+                }
+            }
+            self.subbuf.store(PAGE_SIZE, Ordering::Release);
+            self.expanded.store(false, Ordering::Release);
+            self.expand_to.store(TRACE_BUF_SIZE_DEFAULT, Ordering::Release);
+        }
+        self.tracing_on.store(true, Ordering::Release);
+        self.cpumask.store(u64::MAX, Ordering::Release);
+        self.stopped.store(0, Ordering::Release);
+        self.buffer_percent.store(BUFFER_PERCENT_DEFAULT, Ordering::Release);
+        self.trace_flags.store(flags, Ordering::Release);
+        self.clock_id.store(0, Ordering::Release);
+        self.event_pids.clear();
+        self.event_notrace_pids.clear();
+    }
+
     /// Sets overwrite mode on every CPU (`options/overwrite`).
     pub fn set_overwrite(&self, on: bool) {
         for c in tracing_cpus() {
             self.with_buffer(c, |b| b.set_overwrite(on));
         }
+    }
+}
+
+/// Every instance trace array ever made, in use or free for the next
+/// mkdir (so that removing and making instances again and again costs no
+/// memory and no work items).
+static INSTANCE_ARRAYS: IrqSpinLock<Vec<(&'static TraceArray, bool)>> = IrqSpinLock::new(Vec::new());
+
+/// A trace array for a new instance with the options `flags` and minimal
+/// buffers: a free one of a removed instance, or a new one (Linux's
+/// `trace_array_create`).
+pub(super) fn instance_array(flags: u32) -> Result<&'static TraceArray, Errno> {
+    let mut all = INSTANCE_ARRAYS.lock();
+    if let Some(slot) = all.iter_mut().find(|(_, used)| !used) {
+        slot.1 = true;
+        let tr = slot.0;
+        drop(all);
+        tr.recycle(flags);
+        return Ok(tr);
+    }
+    drop(all);
+    let tr: &'static TraceArray = Box::leak(Box::new(TraceArray::new_instance(flags)));
+    let mut all = INSTANCE_ARRAYS.lock();
+    all.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+    all.push((tr, true));
+    Ok(tr)
+}
+
+/// Gives back the trace array of a removed instance (its buffers freed,
+/// no file of it open).
+pub(super) fn instance_array_free(tr: &'static TraceArray) {
+    if let Some(slot) = INSTANCE_ARRAYS.lock().iter_mut().find(|(t, _)| core::ptr::eq(*t, tr)) {
+        slot.1 = false;
     }
 }
 
@@ -479,7 +607,7 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
     if let Some(lock) = tr.buffers.get(cpu) {
         let mut b = lock.lock();
         if let Some(buf) = b.as_mut() {
-            let ts = clock::trace_clock_now();
+            let ts = tr.clock_now();
             if let Ok(mut r) = buf.reserve(ts, len) {
                 r[0..2].copy_from_slice(&ty.to_le_bytes());
                 r[2] = flags;
@@ -499,6 +627,9 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
         if let Some(t) = task {
             if events::cmdline_recording() {
                 cmdlines::save(&t);
+            }
+            if tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0 {
+                cmdlines::save_tgid(&t);
             }
         }
     }

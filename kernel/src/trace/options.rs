@@ -3,7 +3,7 @@
 //! work here are not listed (writing them is EINVAL, as for any unknown
 //! option).
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use super::TraceArray;
 
 /// One option: its name, its bit in the flags word, its default.
 pub struct TraceOption {
@@ -44,10 +44,20 @@ pub const FUNCTION_FORK: u32 = 1 << 11;
 /// `func_stack_trace` (the function tracer's own option): a stack trace
 /// after each function entry.
 pub const FUNC_STACK_TRACE: u32 = 1 << 12;
+/// `record-tgid`: enabled events save the thread group of their tasks
+/// (`saved_tgids`), and `trace` prints it in a `TGID` column.
+pub const RECORD_TGID: u32 = 1 << 13;
+
+/// Options only the top-level trace array has a file for in `options/`
+/// (Linux's `TOP_LEVEL_TRACE_FLAGS`, of those this kernel has).
+pub const TOP_LEVEL_TRACE_FLAGS: u32 = RECORD_CMD;
+/// Options an instance starts with off whatever the top level has (Linux's
+/// `ZEROED_TRACE_FLAGS`).
+pub const ZEROED_TRACE_FLAGS: u32 = EVENT_FORK | FUNCTION_FORK;
 
 /// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
 /// last.
-pub static TRACE_OPTIONS: [TraceOption; 13] = [
+pub static TRACE_OPTIONS: [TraceOption; 14] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -77,6 +87,11 @@ pub static TRACE_OPTIONS: [TraceOption; 13] = [
         name: "record-cmd",
         bit: RECORD_CMD,
         default: true,
+    },
+    TraceOption {
+        name: "record-tgid",
+        bit: RECORD_TGID,
+        default: false,
     },
     TraceOption {
         name: "overwrite",
@@ -115,57 +130,68 @@ pub static TRACE_OPTIONS: [TraceOption; 13] = [
     },
 ];
 
-/// Whether `trace_options` lists option `bit` and takes it by name:
-/// a tracer's own options only while it is the current tracer (Linux
-/// keeps their `options/` files all the time).
-fn listed(bit: u32) -> bool {
-    bit != FUNC_STACK_TRACE || super::ftrace_function::current_tracer(super::global_trace()) == "function"
+/// Whether `tr`'s `trace_options` lists option `bit` and takes it by
+/// name: a tracer's own options only while it is the current tracer
+/// (Linux keeps their `options/` files all the time).
+fn listed(tr: &TraceArray, bit: u32) -> bool {
+    bit != FUNC_STACK_TRACE || super::ftrace_function::current_tracer(tr) == "function"
 }
 
-const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
+/// The flags a trace array starts with: Linux's defaults for the top
+/// level; an instance copies the top level's, less [`ZEROED_TRACE_FLAGS`].
+pub const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
 
-static FLAGS: AtomicU32 = AtomicU32::new(DEFAULT_FLAGS);
-
-/// The flags word.
+/// The top-level trace array's flags word (the options of everything that
+/// is not per instance: the function tracers, command-line recording).
 pub fn trace_flags() -> u32 {
-    FLAGS.load(Ordering::Acquire)
+    super::global_trace().trace_flags()
 }
 
-/// Whether `bit` is set.
+/// Whether `bit` is set at the top level.
 pub fn is_set(bit: u32) -> bool {
     trace_flags() & bit != 0
 }
 
-/// Sets or clears `bit`, applying what it changes.
+/// Sets or clears `bit` at the top level, applying what it changes.
 pub fn set_flag(bit: u32, on: bool) {
-    if on {
-        FLAGS.fetch_or(bit, Ordering::AcqRel);
-    } else {
-        FLAGS.fetch_and(!bit, Ordering::AcqRel);
+    set_tracer_flag(super::global_trace(), bit, on)
+}
+
+/// Sets or clears `bit` of `tr` (Linux's `set_tracer_flag`), applying what
+/// it changes: `overwrite` reaches the buffers, `record-tgid` makes the
+/// thread-group table.
+pub fn set_tracer_flag(tr: &TraceArray, bit: u32, on: bool) {
+    if on && bit == RECORD_TGID {
+        super::cmdlines::tgid_init();
     }
+    tr.set_trace_flag(bit, on);
     if bit == OVERWRITE {
-        super::global_trace().set_overwrite(on);
+        tr.set_overwrite(on);
     }
 }
 
-/// `trace_options`' text: one option a line, `no` before those off.
-pub fn show() -> alloc::string::String {
+/// `trace_options`' text of `tr`: one option a line, `no` before those
+/// off (an instance lists the top-level-only ones too, as Linux does).
+pub fn show(tr: &TraceArray) -> alloc::string::String {
+    let flags = tr.trace_flags();
     let mut s = alloc::string::String::new();
-    for o in TRACE_OPTIONS.iter().filter(|o| listed(o.bit)) {
-        if !is_set(o.bit) {
+    for o in TRACE_OPTIONS.iter().filter(|o| listed(tr, o.bit)) {
+        if flags & o.bit == 0 {
             s.push_str("no");
         }
         s.push_str(o.name);
         s.push('\n');
     }
-    s.push_str(&super::function_graph::trace_options_show());
+    if super::is_global(tr) {
+        s.push_str(&super::function_graph::trace_options_show());
+    }
     s
 }
 
-/// Applies a `trace_options` write (`name` or `noname`): EINVAL if no such
-/// option.
-pub fn apply(cmd: &str) -> Result<(), uapi::Errno> {
-    if super::function_graph::trace_options_apply(cmd).is_some() {
+/// Applies a `trace_options` write (`name` or `noname`) to `tr`: EINVAL if
+/// no such option.
+pub fn apply(tr: &TraceArray, cmd: &str) -> Result<(), uapi::Errno> {
+    if super::is_global(tr) && super::function_graph::trace_options_apply(cmd).is_some() {
         return Ok(());
     }
     let (on, name) = match cmd.strip_prefix("no") {
@@ -174,8 +200,8 @@ pub fn apply(cmd: &str) -> Result<(), uapi::Errno> {
     };
     let o = TRACE_OPTIONS
         .iter()
-        .find(|o| o.name == name && listed(o.bit))
+        .find(|o| o.name == name && listed(tr, o.bit))
         .ok_or(uapi::Errno::EINVAL)?;
-    set_flag(o.bit, on);
+    set_tracer_flag(tr, o.bit, on);
     Ok(())
 }

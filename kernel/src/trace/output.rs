@@ -4,7 +4,7 @@
 //! `print_func_help_header_irq` print them.
 
 use super::events::{self, EventRecord};
-use super::options::{self, ANNOTATE, CONTEXT_INFO, IRQ_INFO, SYM_ADDR, SYM_OFFSET};
+use super::options::{ANNOTATE, CONTEXT_INFO, IRQ_INFO, RECORD_TGID, SYM_ADDR, SYM_OFFSET};
 use super::{TraceArray, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED};
 use alloc::format;
 use alloc::string::String;
@@ -13,13 +13,13 @@ use core::fmt::Write;
 /// The header of `trace`: `# tracer: nop`, the entry counts and the
 /// column lines (those of irq-info when it is set).
 pub fn trace_header(tr: &TraceArray) -> String {
-    trace_header_for(tr, super::ftrace_function::current_tracer(tr))
+    trace_header_for(tr, tr, super::ftrace_function::current_tracer(tr))
 }
 
-/// [`trace_header`] of `tr`'s buffers under the name of `tracer` (a
-/// snapshot buffer shows its trace array's tracer).
-pub fn trace_header_for(tr: &TraceArray, tracer: &str) -> String {
-    let flags = options::trace_flags();
+/// [`trace_header`] of `tr`'s buffers under the name of `tracer` and the
+/// options of `opts` (a snapshot buffer shows its trace array's).
+pub fn trace_header_for(tr: &TraceArray, opts: &TraceArray, tracer: &str) -> String {
+    let flags = opts.trace_flags();
     let mut s = format!("# tracer: {tracer}\n#\n");
     if super::function_graph::is_current(tr) {
         super::function_graph::print_header(&mut s);
@@ -35,22 +35,32 @@ pub fn trace_header_for(tr: &TraceArray, tracer: &str) -> String {
         crate::smp::num_online_cpus()
     );
     s.push_str("#\n");
+    let tgid = flags & RECORD_TGID != 0;
     if flags & IRQ_INFO != 0 {
-        s.push_str(
-            "#                                _-----=> irqs-off/BH-disabled\n\
-             #                               / _----=> need-resched\n\
-             #                              | / _---=> hardirq/softirq\n\
-             #                              || / _--=> preempt-depth\n\
-             #                              ||| / _-=> migrate-disable\n\
-             #                              |||| /     delay\n\
-             #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
-             #              | |         |   |||||     |         |\n",
-        );
+        // Linux's print_func_help_header_irq: the TGID column widens the
+        // indent by ten.
+        let pad = if tgid { "            " } else { "  " };
+        for tail in [
+            "  _-----=> irqs-off/BH-disabled",
+            " / _----=> need-resched",
+            "| / _---=> hardirq/softirq",
+            "|| / _--=> preempt-depth",
+            "||| / _-=> migrate-disable",
+            "|||| /     delay",
+        ] {
+            let _ = writeln!(s, "#                            {pad}{tail}");
+        }
+        let (name, bar) = if tgid {
+            ("     TGID   ", "       |    ")
+        } else {
+            ("  ", "  ")
+        };
+        let _ = writeln!(s, "#           TASK-PID  {name} CPU#  |||||  TIMESTAMP  FUNCTION");
+        let _ = writeln!(s, "#              | |    {bar}   |   |||||     |         |");
     } else {
-        s.push_str(
-            "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
-             #              | |         |         |         |\n",
-        );
+        let (name, bar) = if tgid { ("   TGID   ", "     |    ") } else { ("", "") };
+        let _ = writeln!(s, "#           TASK-PID    {name} CPU#     TIMESTAMP  FUNCTION");
+        let _ = writeln!(s, "#              | |      {bar}   |         |         |");
     }
     s
 }
@@ -76,8 +86,8 @@ fn lat_fmt(s: &mut String, flags: u8, preempt: u8) {
 
 /// A timestamp as Linux prints it: ` secs.usecs` for nanosecond clocks,
 /// a 12-wide count otherwise.
-fn print_time(s: &mut String, ts: u64) {
-    if super::clock::current().in_ns {
+fn print_time(tr: &TraceArray, s: &mut String, ts: u64) {
+    if tr.clock().in_ns {
         let us = ts / 1000;
         let _ = write!(s, " {:5}.{:06}", us / 1_000_000, us % 1_000_000);
     } else {
@@ -85,10 +95,10 @@ fn print_time(s: &mut String, ts: u64) {
     }
 }
 
-/// Formats one entry recorded on `cpu` at `ts` (all its bytes, common
-/// fields first) as a `trace` line.
-pub fn print_trace_line(s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
-    let flags = options::trace_flags();
+/// Formats one entry of `tr` recorded on `cpu` at `ts` (all its bytes,
+/// common fields first) as a `trace` line, under `tr`'s options.
+pub fn print_trace_line(tr: &TraceArray, s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
+    let flags = tr.trace_flags();
     let ty = entry.get(0..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
     let eflags = entry.get(2).copied().unwrap_or(0);
     let preempt = entry.get(3).copied().unwrap_or(0);
@@ -97,11 +107,20 @@ pub fn print_trace_line(s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
         .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     if flags & CONTEXT_INFO != 0 {
         let comm = super::cmdlines::find(pid);
-        let _ = write!(s, "{comm:>16}-{pid:<7} [{cpu:03}] ");
+        let _ = write!(s, "{comm:>16}-{pid:<7} ");
+        if flags & RECORD_TGID != 0 {
+            match super::cmdlines::find_tgid(pid) {
+                0 => s.push_str("(-------) "),
+                tgid => {
+                    let _ = write!(s, "({tgid:7}) ");
+                }
+            }
+        }
+        let _ = write!(s, "[{cpu:03}] ");
         if flags & IRQ_INFO != 0 {
             lat_fmt(s, eflags, preempt);
         }
-        print_time(s, ts);
+        print_time(tr, s, ts);
         s.push_str(": ");
     }
     match events::find_event_by_id(ty) {
@@ -120,8 +139,8 @@ pub fn print_trace_line(s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
 
 /// `##### CPU N buffer started ####`, which `trace` prints before the
 /// first entry of each CPU but the first, when events were lost.
-pub fn cpu_buffer_started(s: &mut String, cpu: usize) {
-    if options::is_set(ANNOTATE) {
+pub fn cpu_buffer_started(tr: &TraceArray, s: &mut String, cpu: usize) {
+    if tr.is_set(ANNOTATE) {
         let _ = writeln!(s, "##### CPU {cpu} buffer started ####");
     }
 }
@@ -167,12 +186,12 @@ pub fn seq_print_ip_sym(s: &mut String, addr: usize, trace_flags: u32) {
 pub fn cpu_stats(tr: &TraceArray, cpu: usize) -> String {
     let st = tr.stats(cpu);
     let oldest = tr.with_buffer(cpu, |b| b.oldest_event_ts()).flatten().unwrap_or(0);
-    let now = super::clock::trace_clock_now();
+    let now = tr.clock_now();
     let mut s = format!(
         "entries: {}\noverrun: {}\ncommit overrun: {}\nbytes: {}\n",
         st.entries, st.overrun, st.commit_overrun, st.bytes
     );
-    if super::clock::current().in_ns {
+    if tr.clock().in_ns {
         let (o, n) = (oldest / 1000, now / 1000);
         let _ = writeln!(s, "oldest event ts: {:5}.{:06}", o / 1_000_000, o % 1_000_000);
         let _ = writeln!(s, "now ts: {:5}.{:06}", n / 1_000_000, n % 1_000_000);

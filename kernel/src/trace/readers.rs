@@ -87,7 +87,7 @@ impl TraceFile {
         if flags & uapi::fcntl::O_TRUNC != 0 && flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY {
             tr.reset(cpu);
         }
-        let paused = super::options::is_set(super::options::PAUSE_ON_TRACE);
+        let paused = tr.is_set(super::options::PAUSE_ON_TRACE);
         if paused {
             tr.tracing_stop();
         }
@@ -129,7 +129,7 @@ impl TraceFile {
             s.push_str(&super::snapshot::snapshot_help(live, self.cpu));
             s
         } else {
-            output::trace_header_for(self.tr, tracer)
+            output::trace_header_for(self.tr, live, tracer)
         }
     }
 
@@ -184,12 +184,12 @@ impl TraceFile {
             if w.annotate && w.started & (1 << c.cpu) == 0 {
                 w.started |= 1 << c.cpu;
                 if w.entries > 0 {
-                    output::cpu_buffer_started(&mut s, c.cpu);
+                    output::cpu_buffer_started(self.snapshot_of.unwrap_or(self.tr), &mut s, c.cpu);
                 }
             }
             w.entries += 1;
             let Some(g) = w.graph.as_mut() else {
-                output::print_trace_line(&mut s, c.cpu, ev.ts, ev.data);
+                output::print_trace_line(self.snapshot_of.unwrap_or(self.tr), &mut s, c.cpu, ev.ts, ev.data);
                 continue;
             };
             if !GraphIter::wants_next(ev.data) {
@@ -318,7 +318,7 @@ impl TracePipe {
         }
         let mut graph = self.graph.lock();
         let Some(g) = graph.as_mut() else {
-            output::print_trace_line(s, cpu, ts, scratch);
+            output::print_trace_line(self.tr, s, cpu, ts, scratch);
             return true;
         };
         if !GraphIter::wants_next(scratch) {

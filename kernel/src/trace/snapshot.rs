@@ -118,7 +118,7 @@ pub fn tracing_alloc_snapshot(tr: &TraceArray) -> Result<(), Errno> {
     for cpu in tracing_cpus() {
         let pages = tr.nr_pages[cpu].load(Ordering::Acquire).max(ring_buffer::MIN_PAGES);
         let mut b = CpuBuffer::new(alloc_pages(pages, subbuf)?).map_err(|_| Errno::ENOMEM)?;
-        b.set_overwrite(super::options::is_set(super::options::OVERWRITE));
+        b.set_overwrite(tr.is_set(super::options::OVERWRITE));
         made.push((cpu, b));
     }
     let _g = snap.max_lock.lock();

@@ -193,36 +193,12 @@ fn create(root: &Arc<PseudoDir>) {
     );
     let events_dir = root.dir("events");
     EVENTS_DIR.call_once(|| events_dir.clone());
-    events::create_top_files(&events_dir);
+    events::create_top_files(&events_dir, tr);
     super::event_filter::init();
     events::register_internal_events();
     super::tracepoint::register_tracepoints();
     super::trace_kprobe::init(root);
     super::ftrace_function::init(root);
-
-    let opts = root.dir_mode("options", 0o750);
-    for o in &options::TRACE_OPTIONS {
-        let bit = o.bit;
-        opts.file(
-            o.name,
-            0o640,
-            Box::new(move || {
-                if options::is_set(bit) {
-                    b"1\n".to_vec()
-                } else {
-                    b"0\n".to_vec()
-                }
-            }),
-            Some(Box::new(move |buf| {
-                match parse_ulong(buf)? {
-                    0 => options::set_flag(bit, false),
-                    1 => options::set_flag(bit, true),
-                    _ => return Err(Errno::EINVAL),
-                }
-                Ok(buf.len())
-            })),
-        );
-    }
 
     super::function_graph::init(root);
     root.file("printk_formats", 0o440, Box::new(Vec::new), None);
@@ -242,44 +218,11 @@ fn create(root: &Arc<PseudoDir>) {
             Ok(buf.len())
         })),
     );
-    let _ = root.file_trunc(
-        "set_event",
-        0o640,
-        Box::new(events::set_event_show),
-        Some(Box::new(events::set_event_write)),
-        Some(Box::new(events::disable_all_events)),
-    );
-    let _ = root.file_trunc(
-        "set_event_pid",
-        0o640,
-        Box::new(events::event_pids_show),
-        Some(Box::new(events::event_pids_write)),
-        Some(Box::new(events::event_pids_clear)),
-    );
-    let _ = root.file_trunc(
-        "set_event_notrace_pid",
-        0o640,
-        Box::new(|| events::EVENT_NOTRACE_PIDS.show()),
-        Some(Box::new(|buf| events::EVENT_NOTRACE_PIDS.write(buf))),
-        Some(Box::new(|| events::EVENT_NOTRACE_PIDS.clear())),
-    );
     root.file(
-        "trace_clock",
-        0o640,
-        Box::new(|| clock::show().into_bytes()),
-        Some(Box::new(|buf| {
-            clock::set(cmd_str(buf)?)?;
-            Ok(buf.len())
-        })),
-    );
-    root.file(
-        "trace_options",
-        0o640,
-        Box::new(|| options::show().into_bytes()),
-        Some(Box::new(|buf| {
-            options::apply(cmd_str(buf)?)?;
-            Ok(buf.len())
-        })),
+        "saved_tgids",
+        0o440,
+        Box::new(|| cmdlines::show_tgids().into_bytes()),
+        None,
     );
     create_array_files(root, tr);
     readme_add(ReadmeSection::Files, super::snapshot::README_SNAPSHOT);
@@ -291,10 +234,83 @@ fn create(root: &Arc<PseudoDir>) {
     );
 }
 
+/// `options/` of `tr`: a file per option, but for an instance those only
+/// the top level has (Linux's `create_trace_options_dir`).
+fn create_options_dir(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
+    let top = super::is_global(tr);
+    let opts = dir.dir_mode("options", 0o750);
+    for o in options::TRACE_OPTIONS
+        .iter()
+        .filter(|o| top || o.bit & options::TOP_LEVEL_TRACE_FLAGS == 0)
+    {
+        let bit = o.bit;
+        opts.file(
+            o.name,
+            0o640,
+            Box::new(move || {
+                if tr.is_set(bit) {
+                    b"1\n".to_vec()
+                } else {
+                    b"0\n".to_vec()
+                }
+            }),
+            Some(Box::new(move |buf| {
+                match parse_ulong(buf)? {
+                    0 => options::set_tracer_flag(tr, bit, false),
+                    1 => options::set_tracer_flag(tr, bit, true),
+                    _ => return Err(Errno::EINVAL),
+                }
+                Ok(buf.len())
+            })),
+        );
+    }
+}
+
 /// The files each trace array has, the top one and every instance's: its
 /// buffers, their sizes, `trace`, `trace_pipe`, `trace_marker`,
-/// `tracing_on`, the (nop) tracer and `per_cpu/`.
+/// `tracing_on`, the (nop) tracer, `per_cpu/`, its options, clock and
+/// event pid lists.
 fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
+    create_options_dir(dir, tr);
+    let _ = dir.file_trunc(
+        "set_event",
+        0o640,
+        Box::new(move || events::set_event_show(tr)),
+        Some(Box::new(move |buf| events::set_event_write(tr, buf))),
+        Some(Box::new(move || events::disable_all_events(tr))),
+    );
+    let _ = dir.file_trunc(
+        "set_event_pid",
+        0o640,
+        Box::new(move || tr.event_pids.show()),
+        Some(Box::new(move |buf| tr.event_pids.write(buf))),
+        Some(Box::new(move || tr.event_pids.clear())),
+    );
+    let _ = dir.file_trunc(
+        "set_event_notrace_pid",
+        0o640,
+        Box::new(move || tr.event_notrace_pids.show()),
+        Some(Box::new(move |buf| tr.event_notrace_pids.write(buf))),
+        Some(Box::new(move || tr.event_notrace_pids.clear())),
+    );
+    dir.file(
+        "trace_clock",
+        0o640,
+        Box::new(move || clock::show(tr).into_bytes()),
+        Some(Box::new(move |buf| {
+            clock::tracing_set_clock(tr, cmd_str(buf)?)?;
+            Ok(buf.len())
+        })),
+    );
+    dir.file(
+        "trace_options",
+        0o640,
+        Box::new(move || options::show(tr).into_bytes()),
+        Some(Box::new(move |buf| {
+            options::apply(tr, cmd_str(buf)?)?;
+            Ok(buf.len())
+        })),
+    );
     dir.file(
         "available_tracers",
         0o440,
@@ -376,7 +392,7 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         0o220,
         Box::new(Vec::new),
         Some(Box::new(move |buf| {
-            if !options::is_set(options::MARKERS) {
+            if !tr.is_set(options::MARKERS) {
                 return Err(Errno::EINVAL);
             }
             super::tracing_mark_write(tr, buf)
@@ -422,68 +438,57 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
 /// The trace arrays of `instances/`, by name.
 static INSTANCES: spin::Mutex<BTreeMap<String, &'static TraceArray>> = spin::Mutex::new(BTreeMap::new());
 
-/// `mkdir instances/NAME`: a new trace array with its own buffers (Linux's
-/// `instance_mkdir`); EEXIST if the name is taken.
+/// `mkdir instances/NAME`: a new trace array with its own buffers, files,
+/// options and event files (Linux's `instance_mkdir`); EEXIST if the name
+/// is taken.
 fn instance_mkdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
     let mut all = INSTANCES.lock();
     if all.contains_key(name) {
         return Err(Errno::EEXIST);
     }
     let dir = crate::fs::tracefs::tracefs_create_dir(&crate::fs::tracefs::c_name(name)?, instances)?;
-    // The array outlives its directory only as a few words: rmdir frees
-    // its buffers, and open files of a removed directory fail with EIO.
-    let tr: &'static TraceArray = Box::leak(Box::new(TraceArray::new()));
-    // Instances start with full-size buffers, as Linux allocates them.
-    if let Err(e) = tr.update_buffers() {
-        tr.free_buffers();
+    // Its options start as the top level's, less those Linux zeroes.
+    let flags = global_trace().trace_flags() & !options::ZEROED_TRACE_FLAGS;
+    let made = super::instance_array(flags).and_then(|tr| {
+        // Instances start with full-size buffers, as Linux allocates them.
+        if let Err(e) = tr.update_buffers() {
+            tr.free_buffers();
+            super::instance_array_free(tr);
+            return Err(e);
+        }
+        Ok(tr)
+    });
+    let tr = match made {
+        Ok(tr) => tr,
+        Err(e) => {
+            let _ = instances.remove_tree(name);
+            return Err(e);
+        }
+    };
+    create_array_files(&dir, tr);
+    let events = dir.dir("events");
+    if let Err(e) = events::event_trace_add_tracer(tr, &events) {
+        events::event_trace_del_tracer(tr);
         let _ = instances.remove_tree(name);
+        tr.free_buffers();
+        super::instance_array_free(tr);
         return Err(e);
     }
-    create_array_files(&dir, tr);
-    // Events are not per instance here: an instance's events/ has the
-    // buffer's headers and the internal events (ftrace/print, written by
-    // its trace_marker), none that can be enabled, so its `enable` reads 0
-    // and only takes 0 (enabling is refused, not pretended).
-    let events = dir.dir("events");
-    events.file(
-        "header_page",
-        0o440,
-        Box::new(move || ring_buffer::header_page(tr.subbuf_size()).into_bytes()),
-        None,
-    );
-    events.file(
-        "header_event",
-        0o440,
-        Box::new(|| ring_buffer::HEADER_EVENT.as_bytes().to_vec()),
-        None,
-    );
-    for ev in events::all_events().into_iter().filter(|e| !e.can_enable()) {
-        let d = events.dir(ev.system()).dir(ev.name());
-        let id = ev.id;
-        d.file("format", 0o440, Box::new(move || ev.format().into_bytes()), None);
-        d.file("id", 0o440, Box::new(move || format!("{id}\n").into_bytes()), None);
-    }
-    events.file(
-        "enable",
-        0o640,
-        Box::new(|| b"0\n".to_vec()),
-        Some(Box::new(|buf| match parse_ulong(buf)? {
-            0 => Ok(buf.len()),
-            _ => Err(Errno::EINVAL),
-        })),
-    );
     all.insert(name.into(), tr);
     Ok(())
 }
 
-/// `rmdir instances/NAME`: EBUSY while one of its files is open.
+/// `rmdir instances/NAME`: EBUSY while one of its files is open; its
+/// events are disabled first (Linux's `instance_rmdir`).
 fn instance_rmdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
     let mut all = INSTANCES.lock();
     let tr = *all.get(name).ok_or(Errno::ENOENT)?;
     instances.remove_tree(name)?;
     all.remove(name);
     drop(all);
+    events::event_trace_del_tracer(tr);
     tr.set_tracing_on(false);
     tr.free_buffers();
+    super::instance_array_free(tr);
     Ok(())
 }

@@ -4,11 +4,12 @@
 //! are parsed by the `trace_filter` crate; this module keeps them per
 //! event, puts events with triggers in soft mode (armed, recorded only if
 //! enabled), and fires them from the record path
-//! ([`super::event_filter::record_slow`]).
+//! ([`super::event_filter::record_slow_entry`]).
 //!
 //! Stack traces are `ftrace/kernel_stack` entries (type 4, Linux's
 //! `TRACE_STACK`), printed as Linux's `<stack trace>` lines.
 
+use super::event_filter::TraceEventFile;
 use super::event_filter::{self, ProbeContext, FL_TRIGGER_COND, FL_TRIGGER_MODE};
 use super::events::{self, EventRecord, FieldDesc, TraceEvent, TraceEventDef};
 use super::output::seq_print_ip_sym;
@@ -56,19 +57,23 @@ pub const README_TRIGGER: &str = "      trigger\t\t- If set, a command to perfor
 \t     echo '!<trigger>:0 > <system>/<event>/trigger\n\
 \t   Filters can be ignored when removing a trigger.\n";
 
-/// An event's triggers and the events its `enable_event`/`disable_event`
-/// triggers act on (each holds a soft-mode reference on its target).
+/// An event file's triggers and the event files (of the same trace
+/// array) its `enable_event`/`disable_event` triggers act on (each holds a
+/// soft-mode reference on its target).
 #[derive(Default)]
 pub struct Triggers {
     list: TriggerList,
-    targets: Vec<Arc<TraceEvent>>,
+    targets: Vec<(Arc<TraceEvent>, Arc<TraceEventFile>)>,
     /// The hist triggers (Linux keeps them on the same list, at its tail).
     pub(super) hists: trace_hist::hist::HistList,
 }
 
 impl Triggers {
-    fn target(&self, sys: &str, name: &str) -> Option<&Arc<TraceEvent>> {
-        self.targets.iter().find(|e| e.system() == sys && e.name() == name)
+    fn target(&self, sys: &str, name: &str) -> Option<&TraceEventFile> {
+        self.targets
+            .iter()
+            .find(|(e, _)| e.system() == sys && e.name() == name)
+            .map(|(_, f)| &**f)
     }
 }
 
@@ -108,9 +113,9 @@ fn run(t: &trace_filter::trigger::Trigger, triggers: &Triggers, tr: &TraceArray)
                 return;
             };
             let enable = t.cmd() == TriggerCmd::EnableEvent;
-            let already = target.file.soft_disabled() != enable;
+            let already = target.soft_disabled() != enable;
             if t.fire(already) {
-                target.file.set_soft_disabled(!enable);
+                target.set_soft_disabled(!enable);
             }
         }
         TriggerCmd::EnableHist | TriggerCmd::DisableHist => {
@@ -124,16 +129,14 @@ fn run(t: &trace_filter::trigger::Trigger, triggers: &Triggers, tr: &TraceArray)
     }
 }
 
-/// Runs `ev`'s triggers (Linux's `event_triggers_call`). Without a record
-/// every trigger runs; with one, those whose filter rejects it are
-/// skipped and post triggers are returned for after the write.
-pub(super) fn event_triggers_call(
-    ev: &TraceEvent,
-    tr: &TraceArray,
-    rec: Option<(&[u8], &mut ProbeContext)>,
-) -> PostTriggers {
+/// Runs the triggers of event file `file` (Linux's `event_triggers_call`),
+/// acting on its trace array. Without a record every trigger runs; with
+/// one, those whose filter rejects it are skipped and post triggers are
+/// returned for after the write.
+pub(super) fn event_triggers_call(file: &TraceEventFile, rec: Option<(&[u8], &mut ProbeContext)>) -> PostTriggers {
+    let tr = file.tr;
     let mut post = PostTriggers::default();
-    let Some(triggers) = ev.file.triggers.lock_from_probe() else {
+    let Some(triggers) = file.triggers.lock_from_probe() else {
         return post;
     };
     match rec {
@@ -160,11 +163,12 @@ pub(super) fn event_triggers_call(
 }
 
 /// Runs the post triggers a record asked for.
-pub(super) fn event_triggers_post_call(ev: &TraceEvent, tr: &TraceArray, post: PostTriggers) {
+pub(super) fn event_triggers_post_call(file: &TraceEventFile, post: PostTriggers) {
     if !post.traceoff && !post.stacktrace {
         return;
     }
-    let Some(triggers) = ev.file.triggers.lock_from_probe() else {
+    let tr = file.tr;
+    let Some(triggers) = file.triggers.lock_from_probe() else {
         return;
     };
     for t in triggers.list.iter() {
@@ -280,8 +284,8 @@ fn print_kernel_stack(out: &mut String, rec: &EventRecord<'_>) {
 }
 
 /// What `trigger` reads.
-pub(super) fn trigger_show(ev: &TraceEvent) -> String {
-    let g = ev.file.triggers.lock();
+pub(super) fn trigger_show(file: &TraceEventFile) -> String {
+    let g = file.triggers.lock();
     if g.hists.is_empty() {
         return g.list.file_text().replace("disable_hist\n", "disable_hist hist\n");
     }
@@ -298,27 +302,27 @@ pub(super) fn trigger_show(ev: &TraceEvent) -> String {
 
 /// Recomputes `TRIGGER_MODE` and `TRIGGER_COND` (Linux's
 /// `update_cond_flag`).
-fn update_flags(ev: &TraceEvent, t: &Triggers) {
+fn update_flags(file: &TraceEventFile, t: &Triggers) {
     // Hist triggers need the record (EVENT_CMD_FL_NEEDS_REC).
     let cond = t.list.iter().any(|x| x.filter().is_some() || x.cmd().is_post_trigger()) || !t.hists.is_empty();
-    ev.file.set_flag(FL_TRIGGER_COND, cond);
-    ev.file
-        .set_flag(FL_TRIGGER_MODE, !t.list.is_empty() || !t.hists.is_empty());
+    file.set_flag(FL_TRIGGER_COND, cond);
+    file.set_flag(FL_TRIGGER_MODE, !t.list.is_empty() || !t.hists.is_empty());
 }
 
-/// A write to `trigger` (Linux's `event_trigger_regex_write`): adds or
-/// removes one trigger, taking or dropping the soft-mode references of
-/// the event (its first trigger) and of an `enable_event` target.
-pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errno> {
-    let _w = ev.file.write_lock.lock();
+/// A write to `trigger` of `ev`'s file `file` (Linux's
+/// `event_trigger_regex_write`): adds or removes one trigger, taking or
+/// dropping the soft-mode references of the file (its first trigger) and
+/// of an `enable_event` target in the same trace array.
+pub(super) fn trigger_write(ev: &Arc<TraceEvent>, file: &TraceEventFile, buf: &[u8]) -> Result<(), Errno> {
+    let _w = file.write_lock.lock();
     if let Some((remove, param)) = super::hist::hist_command(buf) {
-        return hist_write(ev, remove, &param);
+        return hist_write(ev, file, remove, &param);
     }
     let fields = event_filter::event_fields(ev);
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
     let exists = |s: &str, e: &str| events::find_event(s, e).is_some_and(|x| x.can_enable());
-    let mut guard = ev.file.triggers.lock();
+    let mut guard = file.triggers.lock();
     let was_empty = guard.list.is_empty() && guard.hists.is_empty();
     let change = guard.list.write(buf, &schema, &env, &exists);
     // Soft-enabling arms probes and may allocate: not under the lock.
@@ -335,30 +339,30 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
     match change {
         TriggerChange::None => Ok(()),
         TriggerChange::Added(cmd) => {
-            let res = added(ev, cmd, was_empty);
+            let res = added(ev, file, cmd, was_empty);
             if res.is_err() {
                 // Undo: the newest trigger is the list's first.
-                let mut g = ev.file.triggers.lock();
+                let mut g = file.triggers.lock();
                 let undo = alloc::format!("!{}", String::from_utf8_lossy(buf).trim());
                 let _ = g.list.write(undo.as_bytes(), &schema, &env, &exists);
-                update_flags(ev, &g);
+                update_flags(file, &g);
             }
             res
         }
         TriggerChange::Removed(t) => {
-            let mut g = ev.file.triggers.lock();
+            let mut g = file.triggers.lock();
             let target = t.target().and_then(|(s, e)| {
-                let i = g.targets.iter().position(|x| x.system() == s && x.name() == e)?;
+                let i = g.targets.iter().position(|(x, _)| x.system() == s && x.name() == e)?;
                 Some(g.targets.remove(i))
             });
             let now_empty = g.list.is_empty() && g.hists.is_empty();
-            update_flags(ev, &g);
+            update_flags(file, &g);
             drop(g);
-            if let Some(target) = target {
-                let _ = events::soft_enable_disable(&target, false);
+            if let Some((tev, tf)) = target {
+                let _ = events::soft_enable_disable_file(&tev, &tf, false);
             }
-            if now_empty {
-                let _ = events::soft_enable_disable(ev, false);
+            if now_empty && ev.can_enable() {
+                let _ = events::soft_enable_disable_file(ev, file, false);
             }
             drop(t);
             Ok(())
@@ -369,28 +373,28 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, buf: &[u8]) -> Result<(), Errn
 /// A `hist` command: the trigger is added or removed under the lock the
 /// record path takes; the event's soft mode follows its first and last
 /// trigger.
-pub(super) fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Result<(), Errno> {
+pub(super) fn hist_write(ev: &Arc<TraceEvent>, file: &TraceEventFile, remove: bool, param: &str) -> Result<(), Errno> {
     let spec = super::hist::hist_parse(ev, remove, param)?;
-    let mut g = ev.file.triggers.lock();
+    let mut g = file.triggers.lock();
     let was_empty = g.list.is_empty() && g.hists.is_empty();
     let res = super::hist::hist_apply(ev, &mut g, spec, remove, param);
     let now_empty = g.list.is_empty() && g.hists.is_empty();
-    update_flags(ev, &g);
+    update_flags(file, &g);
     drop(g);
     let res = res.map(|t| super::hist::hist_applied(t, !remove));
     // Events that cannot be enabled (ftrace/print) run their triggers
     // without soft mode.
     if was_empty && !now_empty && ev.can_enable() {
-        if let Err(e) = events::soft_enable_disable(ev, true) {
-            let mut g = ev.file.triggers.lock();
+        if let Err(e) = events::soft_enable_disable_file(ev, file, true) {
+            let mut g = file.triggers.lock();
             let gone = g.hists.clear();
-            update_flags(ev, &g);
+            update_flags(file, &g);
             drop(g);
             drop(gone);
             return Err(e);
         }
     } else if !was_empty && now_empty && ev.can_enable() {
-        let _ = events::soft_enable_disable(ev, false);
+        let _ = events::soft_enable_disable_file(ev, file, false);
     }
     res
 }
@@ -398,16 +402,22 @@ pub(super) fn hist_write(ev: &Arc<TraceEvent>, remove: bool, param: &str) -> Res
 /// `ftrace/print`, whose triggers run on `trace_marker` writes.
 static TRACE_MARKER_EVENT: spin::Once<Option<Arc<TraceEvent>>> = spin::Once::new();
 
-/// Runs `ftrace/print`'s triggers on a `trace_marker` write of `text`
-/// from `ip` (Linux's `tracing_mark_write` with `trace_marker_file`), on
-/// the entry as it will be recorded but without its added newline; call
-/// [`trace_marker_post_call`] with the result after the write.
-pub(super) fn trace_marker_triggers_call(tr: &TraceArray, ip: u64, text: &[u8]) -> PostTriggers {
+/// `ftrace/print`'s file in `tr`.
+fn trace_marker_file(tr: &TraceArray) -> Option<Arc<TraceEventFile>> {
     let ev = TRACE_MARKER_EVENT.call_once(|| events::find_event("ftrace", "print"));
-    let Some(ev) = ev else {
+    ev.as_ref()?.file_for(tr)
+}
+
+/// Runs `ftrace/print`'s triggers in `tr` on a `trace_marker` write of
+/// `text` from `ip` (Linux's `tracing_mark_write` with
+/// `trace_marker_file`), on the entry as it will be recorded but without
+/// its added newline; call [`trace_marker_post_call`] with the result
+/// after the write.
+pub(super) fn trace_marker_triggers_call(tr: &TraceArray, ip: u64, text: &[u8]) -> PostTriggers {
+    let Some(file) = trace_marker_file(tr) else {
         return PostTriggers::default();
     };
-    if ev.file.flags() & FL_TRIGGER_MODE == 0 {
+    if file.flags() & FL_TRIGGER_MODE == 0 {
         return PostTriggers::default();
     }
     let mut entry = alloc::vec![0u8; super::TRACE_ENTRY_SIZE + 8 + text.len() + 1];
@@ -415,41 +425,44 @@ pub(super) fn trace_marker_triggers_call(tr: &TraceArray, ip: u64, text: &[u8]) 
     entry[super::TRACE_ENTRY_SIZE..super::TRACE_ENTRY_SIZE + 8].copy_from_slice(&ip.to_le_bytes());
     entry[super::TRACE_ENTRY_SIZE + 8..super::TRACE_ENTRY_SIZE + 8 + text.len()].copy_from_slice(text);
     let mut ctx = ProbeContext::current(arch::cpu::cpu_id());
-    event_triggers_call(ev, tr, Some((&entry, &mut ctx)))
+    event_triggers_call(&file, Some((&entry, &mut ctx)))
 }
 
-/// The post triggers of a `trace_marker` write.
+/// The post triggers of a `trace_marker` write to `tr`.
 pub(super) fn trace_marker_post_call(tr: &TraceArray, post: PostTriggers) {
-    if let Some(Some(ev)) = TRACE_MARKER_EVENT.get() {
-        event_triggers_post_call(ev, tr, post);
+    if !post.traceoff && !post.stacktrace {
+        return;
+    }
+    if let Some(file) = trace_marker_file(tr) {
+        event_triggers_post_call(&file, post);
     }
 }
 
 /// `trigger` opened with O_TRUNC: Linux's `hist_unreg_all` (the other
 /// triggers stay).
-pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>) {
-    let _w = ev.file.write_lock.lock();
-    let mut g = ev.file.triggers.lock();
+pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>, file: &TraceEventFile) {
+    let _w = file.write_lock.lock();
+    let mut g = file.triggers.lock();
     if g.hists.is_empty() {
         return;
     }
     let gone = g.hists.clear();
     let now_empty = g.list.is_empty();
-    update_flags(ev, &g);
+    update_flags(file, &g);
     drop(g);
     drop(gone);
-    if now_empty {
-        let _ = events::soft_enable_disable(ev, false);
+    if now_empty && ev.can_enable() {
+        let _ = events::soft_enable_disable_file(ev, file, false);
     }
 }
 
 /// Takes the references a new trigger needs (target first, as Linux's
-/// `event_enable_trigger_parse`, then the event's own soft mode).
-fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), Errno> {
+/// `event_enable_trigger_parse`, then the file's own soft mode).
+fn added(ev: &Arc<TraceEvent>, file: &TraceEventFile, cmd: TriggerCmd, was_empty: bool) -> Result<(), Errno> {
     if cmd == TriggerCmd::Snapshot {
         // Linux's register_snapshot_trigger: the buffer exists before the
         // trigger can fire.
-        super::snapshot::tracing_alloc_snapshot(super::global_trace())?;
+        super::snapshot::tracing_alloc_snapshot(file.tr)?;
     }
     let mut target = None;
     if matches!(
@@ -457,7 +470,7 @@ fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), E
         TriggerCmd::EnableEvent | TriggerCmd::DisableEvent | TriggerCmd::EnableHist | TriggerCmd::DisableHist
     ) {
         let name = {
-            let g = ev.file.triggers.lock();
+            let g = file.triggers.lock();
             let name = g
                 .list
                 .iter()
@@ -468,35 +481,39 @@ fn added(ev: &Arc<TraceEvent>, cmd: TriggerCmd, was_empty: bool) -> Result<(), E
         };
         let (s, e) = name.ok_or(Errno::EINVAL)?;
         let t = events::find_event(&s, &e).ok_or(Errno::EINVAL)?;
-        events::soft_enable_disable(&t, true)?;
-        target = Some(t);
+        let tf = t.file_for(file.tr).ok_or(Errno::EINVAL)?;
+        events::soft_enable_disable_file(&t, &tf, true)?;
+        target = Some((t, tf));
     }
-    if was_empty {
-        if let Err(err) = events::soft_enable_disable(ev, true) {
-            if let Some(t) = &target {
-                let _ = events::soft_enable_disable(t, false);
+    // Events that cannot be enabled (ftrace/print) run their triggers
+    // without soft mode.
+    if was_empty && ev.can_enable() {
+        if let Err(err) = events::soft_enable_disable_file(ev, file, true) {
+            if let Some((t, tf)) = &target {
+                let _ = events::soft_enable_disable_file(t, tf, false);
             }
             return Err(err);
         }
     }
-    let mut g = ev.file.triggers.lock();
+    let mut g = file.triggers.lock();
     if let Some(t) = target {
         g.targets.push(t);
     }
-    update_flags(ev, &g);
+    update_flags(file, &g);
     Ok(())
 }
 
-/// `ev` is going away: its triggers go with it. (An event with triggers
-/// is in soft mode, hence enabled, and cannot be removed; nor can the
-/// target of another event's `enable_event`. So no soft-mode reference is
-/// left to drop here, which the caller's event mutex would forbid.)
-pub(super) fn event_removed(ev: &TraceEvent) {
-    let mut g = ev.file.triggers.lock();
+/// Event file `file` is going away (its event or its trace array): its
+/// triggers go with it. (A removed event with triggers would be in soft
+/// mode, hence enabled, and cannot be removed; nor can the target of
+/// another event's `enable_event`. A removed trace array takes all its
+/// files, soft-mode references and all, at once.)
+pub(super) fn file_removed(file: &TraceEventFile) {
+    let mut g = file.triggers.lock();
     let list = g.list.clear();
     let hists = g.hists.clear();
     let targets = core::mem::take(&mut g.targets);
-    update_flags(ev, &g);
+    update_flags(file, &g);
     drop(g);
     drop(list);
     drop(hists);
