@@ -303,6 +303,9 @@ fn sleeper_time(sleep_time: &str) -> u64 {
         // task, which is never switched out.
         SLEEPER_DONE.store(false, Ordering::SeqCst);
         let t = crate::sched::Task::new_kthread(sleeper_thread, SLEEP as usize, "fprof/sleep").expect("kthread");
+        // On one CPU: the CPU that counts the call must time its return.
+        let cpu = crate::smp::online_cpus().last().unwrap_or(0);
+        t.cpus_allowed.store(1 << cpu, Ordering::SeqCst);
         crate::sched::wake_up(&t);
         let deadline = crate::time::ktime_get_ns() + 2_000_000_000;
         while !SLEEPER_DONE.load(Ordering::SeqCst) {
