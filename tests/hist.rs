@@ -6,6 +6,11 @@
 //! `sys_enter_write` and `sys_enter_read`, and the `error_log` entries of
 //! bad commands. It must print `hist/hist.golden`, which real Linux prints
 //! too (checked when ../shared/reflinux is there).
+//!
+//! The others link events: `hist/latency.sh` (a nanosleep latency
+//! histogram through an `onmatch()` action and a synthetic event, checked
+//! against what the workload timed), `hist/enable_hist.sh` and
+//! `hist/field_vars.sh` (golden files from real Linux).
 
 use e2e::{busybox, proof_binary, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
@@ -131,5 +136,21 @@ fn enable_hist_and_disable_hist_continue_and_pause_another_events_hist() {
     assert_eq!(out, include_str!("hist/enable_hist.golden"));
     if let Some(linux) = reflinux_stdout("2", 120, &files, cmd) {
         assert_eq!(linux, include_str!("hist/enable_hist.golden"), "real Linux differs");
+    }
+}
+
+#[test]
+fn field_variables_of_the_matched_event_make_and_remove_a_trigger_there() {
+    let files = [
+        busybox(),
+        root().join("tests/hist/field_vars.sh"),
+        proof_binary("sleeplat"),
+    ];
+    let cmd = "busybox sh /bin/field_vars.sh";
+    let (out, code) = run_commands(&["--smp", "2"], &files, cmd, 120);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, include_str!("hist/field_vars.golden"));
+    if let Some(linux) = reflinux_stdout("2", 120, &files, cmd) {
+        assert_eq!(linux, include_str!("hist/field_vars.golden"), "real Linux differs");
     }
 }

@@ -443,14 +443,18 @@ pub(super) fn trace_marker_post_call(tr: &TraceArray, post: PostTriggers) {
 pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>, file: &TraceEventFile) {
     let _w = file.write_lock.lock();
     let mut g = file.triggers.lock();
-    if g.hists.is_empty() {
+    // hist_file_check_refs: none goes while another trigger reads one's
+    // variables.
+    if g.hists.is_empty() || g.hists.iter().any(|t| t.core().is_referenced()) {
         return;
     }
     let gone = g.hists.clear();
     let now_empty = g.list.is_empty();
     update_flags(file, &g);
     drop(g);
-    drop(gone);
+    for t in gone {
+        super::hist::hist_applied(Some(t), false);
+    }
     if now_empty && ev.can_enable() {
         let _ = events::soft_enable_disable_file(ev, file, false);
     }
