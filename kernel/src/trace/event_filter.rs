@@ -415,6 +415,11 @@ pub(super) fn record_slow_inner(
         }
     }
     drop(scratch);
+    // Linux's trace_buffer_unlock_commit_regs: the stack follows the
+    // event, before the post triggers run.
+    if committed && tr.is_set(super::options::STACKTRACE) {
+        trigger::trace_kernel_stack(tr);
+    }
     trigger::event_triggers_post_call(file, post);
     arch::cpu::local_irq_restore(irq);
     committed

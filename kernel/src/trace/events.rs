@@ -197,7 +197,7 @@ impl TraceEvent {
         if ignore_this_task(f.tr) {
             return false;
         }
-        if f.needs_slow_path() {
+        if f.needs_slow_path() || f.tr.is_set(super::options::STACKTRACE) {
             return super::event_filter::record_slow_entry(self, f, len, fill);
         }
         super::trace_event_write_entry(f.tr, self.id, len, fill)

@@ -47,6 +47,9 @@ pub const FUNC_STACK_TRACE: u32 = 1 << 12;
 /// `record-tgid`: enabled events save the thread group of their tasks
 /// (`saved_tgids`), and `trace` prints it in a `TGID` column.
 pub const RECORD_TGID: u32 = 1 << 13;
+/// `stacktrace`: a kernel stack trace after each event recorded
+/// (Linux's `TRACE_ITER_STACKTRACE`).
+pub const STACKTRACE: u32 = 1 << 14;
 
 /// Options only the top-level trace array has a file for in `options/`
 /// (Linux's `TOP_LEVEL_TRACE_FLAGS`, of those this kernel has).
@@ -57,7 +60,7 @@ pub const ZEROED_TRACE_FLAGS: u32 = EVENT_FORK | FUNCTION_FORK;
 
 /// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
 /// last.
-pub static TRACE_OPTIONS: [TraceOption; 14] = [
+pub static TRACE_OPTIONS: [TraceOption; 15] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -121,6 +124,11 @@ pub static TRACE_OPTIONS: [TraceOption; 14] = [
     TraceOption {
         name: "function-fork",
         bit: FUNCTION_FORK,
+        default: false,
+    },
+    TraceOption {
+        name: "stacktrace",
+        bit: STACKTRACE,
         default: false,
     },
     TraceOption {

@@ -186,7 +186,7 @@ pub(super) fn event_triggers_post_call(file: &TraceEventFile, post: PostTriggers
 /// Records the current kernel stack as an `ftrace/kernel_stack` entry
 /// (Linux's `__trace_stack`), starting at the frame that called the
 /// record path.
-fn trace_kernel_stack(tr: &TraceArray) {
+pub(super) fn trace_kernel_stack(tr: &TraceArray) {
     // Skip this path's own frames: up to the return address inside
     // record_slow_inner, whose caller is the event's record call.
     trace_kernel_stack_after(tr, event_filter::record_slow_inner as *const () as usize, 0);
