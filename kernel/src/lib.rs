@@ -33,6 +33,7 @@ pub mod oops;
 pub mod patching;
 pub mod percpu;
 pub mod power;
+pub mod preempt;
 pub mod printk;
 pub mod process;
 pub mod ptrace;

@@ -751,6 +751,11 @@ pub fn set_max_graph_depth(depth: u32) {
     MAX_GRAPH_DEPTH.store(depth, Ordering::Release);
 }
 
+/// `tracing_thresh` in ns (0: off); the latency tracers read it too.
+pub fn tracing_thresh_ns() -> u64 {
+    TRACING_THRESH.load(Ordering::Acquire)
+}
+
 /// Sets `tracing_thresh`, in µs (0: off).
 pub fn set_tracing_thresh_us(us: u64) {
     TRACING_THRESH.store(us.saturating_mul(1000), Ordering::Release);

@@ -45,9 +45,16 @@ pub const FUNCTION_FORK: u32 = 1 << 11;
 /// after each function entry.
 pub const FUNC_STACK_TRACE: u32 = 1 << 12;
 
+/// `latency-format`: `trace` shows the latency header and columns (the
+/// latency tracers set it while they run).
+pub const LATENCY_FMT: u32 = 1 << 13;
+/// `function-trace`: the latency tracers record the functions called
+/// inside the sections they time.
+pub const FUNCTION_TRACE: u32 = 1 << 14;
+
 /// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
 /// last.
-pub static TRACE_OPTIONS: [TraceOption; 13] = [
+pub static TRACE_OPTIONS: [TraceOption; 15] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -72,6 +79,11 @@ pub static TRACE_OPTIONS: [TraceOption; 13] = [
         name: "context-info",
         bit: CONTEXT_INFO,
         default: true,
+    },
+    TraceOption {
+        name: "latency-format",
+        bit: LATENCY_FMT,
+        default: false,
     },
     TraceOption {
         name: "record-cmd",
@@ -104,6 +116,11 @@ pub static TRACE_OPTIONS: [TraceOption; 13] = [
         default: false,
     },
     TraceOption {
+        name: "function-trace",
+        bit: FUNCTION_TRACE,
+        default: true,
+    },
+    TraceOption {
         name: "function-fork",
         bit: FUNCTION_FORK,
         default: false,
@@ -122,7 +139,8 @@ fn listed(bit: u32) -> bool {
     bit != FUNC_STACK_TRACE || super::ftrace_function::current_tracer(super::global_trace()) == "function"
 }
 
-const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
+const DEFAULT_FLAGS: u32 =
+    PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS | FUNCTION_TRACE;
 
 static FLAGS: AtomicU32 = AtomicU32::new(DEFAULT_FLAGS);
 
@@ -145,6 +163,9 @@ pub fn set_flag(bit: u32, on: bool) {
     }
     if bit == OVERWRITE {
         super::global_trace().set_overwrite(on);
+    }
+    if bit == FUNCTION_TRACE {
+        super::trace_irqsoff::function_trace_changed(on);
     }
 }
 
