@@ -589,23 +589,3 @@ pub fn init(root: &Arc<PseudoDir>) {
     );
 }
 
-/// DEBUG
-pub fn debug_state() -> String {
-    let d = DATA.this();
-    alloc::format!(
-        "cpu{} tracing_cpu={} disabled={} start={:x} enabled={} on={} type={} irqs_off={} pc={} max={} seq={}/{} {}",
-        arch::cpu::cpu_id(),
-        TRACING_CPU.this().load(Ordering::Relaxed),
-        d.disabled.load(Ordering::Relaxed),
-        d.critical_start.load(Ordering::Relaxed),
-        TRACER_ENABLED.load(Ordering::Relaxed),
-        super::global_trace().is_on(),
-        TRACE_TYPE.load(Ordering::Relaxed),
-        arch::cpu::irqs_disabled(),
-        crate::preempt::preempt_count(),
-        max_latency(),
-        d.critical_sequence.load(Ordering::Relaxed),
-        MAX_SEQUENCE.load(Ordering::Relaxed),
-        super::trace_preemptirq::debug_state(),
-    )
-}

@@ -158,12 +158,3 @@ pub fn trace_preempt_on() {
     in_hook(|| super::trace_irqsoff::tracer_preempt_on(a0, a1, irqs_off));
 }
 
-/// DEBUG
-pub fn debug_state() -> alloc::string::String {
-    alloc::format!(
-        "irq_cpu={} in_hook={} key={}",
-        TRACING_IRQ_CPU.this().load(Ordering::Relaxed),
-        IN_HOOK.this().load(Ordering::Relaxed),
-        trace_irqflags_key.count()
-    )
-}
