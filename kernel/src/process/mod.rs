@@ -416,7 +416,6 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
     crate::trace::events::event_pids_fork(me.tid(), task.tid());
     crate::trace::ftrace_function::ftrace_pids_fork(me.tid(), task.tid());
     crate::trace::tracepoint::sched::trace_sched_wakeup_new(&task);
-    crate::trace::trace_sched_wakeup::wakeup_hook(&task);
     sched::wake_up(&task);
     // Forking complete and the child started: tell the tracer.
     if let Some(event) = trace {

@@ -132,13 +132,15 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     }
     task.set_state(TaskState::Running);
     crate::trace::tracepoint::sched::trace_sched_waking(task);
+    // Before another CPU can pick the task (Linux's sched_wakeup fires
+    // under the run-queue lock).
+    crate::trace::trace_sched_wakeup::wakeup_hook(task);
     if !task.on_rq.swap(true, Ordering::AcqRel) {
         rq.push_back(task.clone());
         drop(rq);
         kick_idle_cpu(task);
     }
     crate::trace::tracepoint::sched::trace_sched_wakeup(task);
-    crate::trace::trace_sched_wakeup::wakeup_hook(task);
     true
 }
 
