@@ -177,7 +177,11 @@ pub fn task_prio(t: &Task) -> i32 {
 
 /// `(policy, rt_priority, nice)` of a task.
 pub fn task_sched_attr(t: &Task) -> (u32, u32, i32) {
-    (t.policy.load(Ordering::Relaxed), t.rt_priority.load(Ordering::Relaxed), 0)
+    (
+        t.policy.load(Ordering::Relaxed),
+        t.rt_priority.load(Ordering::Relaxed),
+        0,
+    )
 }
 
 /// Sets a task's policy and real-time priority (Linux's

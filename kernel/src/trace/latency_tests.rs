@@ -98,12 +98,24 @@ fn check_section(tracer: &str, preempt: bool, function_trace: bool) -> alloc::st
     let max: u64 = read_all("tracing_max_latency").trim().parse().expect("max");
     let text = read_all("trace");
     reset();
-    assert!(max >= SECTION_NS / 1000, "max latency {max} us below the section's length:\n{text}");
-    assert!(text.starts_with(&alloc::format!("# tracer: {tracer}\n#\n# {tracer} latency trace v1.1.5 on ")), "{text}");
+    assert!(
+        max >= SECTION_NS / 1000,
+        "max latency {max} us below the section's length:\n{text}"
+    );
+    assert!(
+        text.starts_with(&alloc::format!(
+            "# tracer: {tracer}\n#\n# {tracer} latency trace v1.1.5 on "
+        )),
+        "{text}"
+    );
     assert!(header_latency(&text) >= SECTION_NS / 1000, "{text}");
     assert!(text.contains("#  => started at: lat_test_section_caller\n"), "{text}");
     assert!(text.contains("#  => ended at:   lat_test_section_caller\n"), "{text}");
-    let off_fn = if preempt { "lat_test_preempt_off" } else { "lat_test_irqs_off" };
+    let off_fn = if preempt {
+        "lat_test_preempt_off"
+    } else {
+        "lat_test_irqs_off"
+    };
     assert!(
         text.contains(&alloc::format!(": {off_fn} <-lat_test_section_caller\n")),
         "no start line:\n{text}"
@@ -121,7 +133,11 @@ fn check_section(tracer: &str, preempt: bool, function_trace: bool) -> alloc::st
 fn irqsoff_reports_a_known_section_with_its_start_and_end() {
     let text = check_section("irqsoff", false, false);
     // The section's entries have interrupts masked.
-    assert!(text.lines().any(|l| l.contains("d..") && l.contains("lat_test_irqs_off")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("d..") && l.contains("lat_test_irqs_off")),
+        "{text}"
+    );
 }
 
 #[kernel_test]
@@ -196,10 +212,41 @@ fn wakeup_rt_times_a_real_time_task_from_wake_up_to_switch() {
     let text = read_all("trace");
     reset();
     let _ = max;
-    assert!(text.starts_with("# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1.1.5 on "), "{text}");
+    assert!(
+        text.starts_with("# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1.1.5 on "),
+        "{text}"
+    );
     assert!(text.contains("| task: lat_rt-"), "{text}");
     assert!(text.contains("policy:1 rt_prio:50)"), "{text}");
     // The wake-up (`+`) and the switch (`==>`) to prio 49 (99 - 50).
-    assert!(text.lines().any(|l| l.contains(": 49:") && l.ends_with(" lat_rt") && l.contains("  + [")), "{text}");
-    assert!(text.lines().any(|l| l.contains(":  49:R lat_rt") && l.contains("==> [")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains(": 49:") && l.ends_with(" lat_rt") && l.contains("  + [")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains(":  49:R lat_rt") && l.contains("==> [")),
+        "{text}"
+    );
+}
+
+/// `ktest=latency`: the known sections under `irqsoff` and `preemptoff`,
+/// each `trace` printed line by line after `latency-golden: `, for
+/// `tests/latency.rs` to compare with its golden file.
+pub fn golden() {
+    for (tracer, preempt) in [("irqsoff", false), ("preemptoff", true)] {
+        reset();
+        write("options/function-trace", "0").expect("function-trace");
+        write("current_tracer", tracer).expect("tracer");
+        write("tracing_max_latency", &alloc::format!("{}", SECTION_NS * 4 / 5000)).expect("max latency");
+        lat_test_section_caller(preempt, SECTION_NS);
+        let text = read_all("trace");
+        crate::pr_info!("latency-golden: == {tracer}");
+        for l in text.lines() {
+            crate::pr_info!("latency-golden: {l}");
+        }
+    }
+    reset();
+    crate::pr_info!("latency-golden: == end");
 }

@@ -85,7 +85,11 @@ pub fn latency_entries(tr: &TraceArray, time_start: u64) -> (u64, u64) {
             }
         }
         entries += count;
-        total += if skipped > 0 { count } else { count + tr.stats(cpu).overrun };
+        total += if skipped > 0 {
+            count
+        } else {
+            count + tr.stats(cpu).overrun
+        };
     }
     (entries, total)
 }

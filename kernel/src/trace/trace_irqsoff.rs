@@ -88,6 +88,14 @@ static DATA: PerCpu<CpuData> = PerCpu::new(
     }; NR_CPUS],
 );
 
+/// Whether the code that called the hook running on the CPU has
+/// interrupts masked (the entries of a section show its state).
+static CALLER_IRQS_OFF: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+
+fn caller_irqs_off() -> bool {
+    CALLER_IRQS_OFF.this().load(Ordering::Relaxed)
+}
+
 /// Linux's per-CPU `tracing_cpu`: a section is being timed here.
 static TRACING_CPU: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 
@@ -173,10 +181,17 @@ pub(super) fn set_max_latency(delta: u64) {
 }
 
 /// Records a function entry (`ip` called from `parent_ip`) into `tr`
-/// (Linux's `trace_function`), with the preemption depth of now.
-pub(super) fn trace_function(tr: &TraceArray, ip: usize, parent_ip: usize) {
+/// (Linux's `trace_function`), with the preemption depth of now and the
+/// interrupt state `irqs_off` of the code traced (the tracer's own may
+/// differ: its hooks mask interrupts).
+pub(super) fn trace_function(tr: &TraceArray, ip: usize, parent_ip: usize, irqs_off: bool) {
     let pc = crate::preempt::preempt_count().min(0xf) as u8;
     super::trace_event_write_entry(tr, TRACE_FN, TRACE_ENTRY_SIZE + 16, |e| {
+        e[2] = if irqs_off {
+            e[2] | super::TRACE_FLAG_IRQS_OFF
+        } else {
+            e[2] & !super::TRACE_FLAG_IRQS_OFF
+        };
         e[3] = pc;
         e[8..16].copy_from_slice(&(ip as u64).to_le_bytes());
         e[16..24].copy_from_slice(&(parent_ip as u64).to_le_bytes());
@@ -191,7 +206,7 @@ const STACK_DEPTH: usize = 32;
 /// `__trace_stack` with the tracer's own frames skipped): the first caller
 /// outside the tracing code is the first line.
 #[inline(never)]
-pub(super) fn trace_stack(tr: &TraceArray) {
+pub(super) fn trace_stack(tr: &TraceArray, irqs_off: bool) {
     let mut callers = [0usize; STACK_DEPTH];
     let mut n = 0usize;
     let mut skipping = true;
@@ -213,6 +228,11 @@ pub(super) fn trace_stack(tr: &TraceArray) {
     });
     let pc = crate::preempt::preempt_count().min(0xf) as u8;
     super::trace_event_write_entry(tr, TRACE_STACK, TRACE_ENTRY_SIZE + 8 + n * 8, |e| {
+        e[2] = if irqs_off {
+            e[2] | super::TRACE_FLAG_IRQS_OFF
+        } else {
+            e[2] & !super::TRACE_FLAG_IRQS_OFF
+        };
         e[3] = pc;
         e[8..12].copy_from_slice(&(n as i32).to_le_bytes());
         for (i, c) in callers[..n].iter().enumerate() {
@@ -229,6 +249,7 @@ fn is_tracer_frame(name: &str) -> bool {
         || name.starts_with("kernel__trace__trace_sched_wakeup")
         || name.starts_with("kernel__preempt__")
         || name.starts_with("trace_hardirqs_")
+        || name.starts_with("trace_preempt_")
         || name.starts_with("kernel__sync__IrqSpinLock")
 }
 
@@ -259,7 +280,11 @@ pub(super) fn update_max_tr(
             super::cmdlines::save(t);
         }
     } else {
-        data.comm = *b"swapper\0\0\0\0\0\0\0\0\0";
+        // The idle task of the CPU, as Linux names it.
+        let name = alloc::format!("swapper/{cpu}");
+        let n = name.len().min(15);
+        data.comm = [0; 16];
+        data.comm[..n].copy_from_slice(&name.as_bytes()[..n]);
     }
     *MAX_DATA.lock() = Some(data);
 }
@@ -284,6 +309,7 @@ fn preempt_trace(pc: u32) -> bool {
 
 /// Interrupts were masked (from the hook).
 pub(super) fn tracer_hardirqs_off(a0: usize, a1: usize) {
+    CALLER_IRQS_OFF.this().store(true, Ordering::Relaxed);
     if !preempt_trace(crate::preempt::preempt_count()) && irq_trace(true) {
         start_critical_timing(a0, a1);
     }
@@ -291,6 +317,7 @@ pub(super) fn tracer_hardirqs_off(a0: usize, a1: usize) {
 
 /// Interrupts are about to be unmasked (from the hook).
 pub(super) fn tracer_hardirqs_on(a0: usize, a1: usize) {
+    CALLER_IRQS_OFF.this().store(true, Ordering::Relaxed);
     if !preempt_trace(crate::preempt::preempt_count()) && irq_trace(true) {
         stop_critical_timing(a0, a1, super::trace_preemptirq::trace_hardirqs_on as *const () as usize);
     }
@@ -298,6 +325,7 @@ pub(super) fn tracer_hardirqs_on(a0: usize, a1: usize) {
 
 /// Preemption was disabled (from the hook).
 pub(super) fn tracer_preempt_off(a0: usize, a1: usize, irqs_off: bool) {
+    CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
     if preempt_trace(crate::preempt::preempt_count()) && !irq_trace(irqs_off) {
         start_critical_timing(a0, a1);
     }
@@ -305,6 +333,7 @@ pub(super) fn tracer_preempt_off(a0: usize, a1: usize, irqs_off: bool) {
 
 /// Preemption is about to be enabled (from the hook).
 pub(super) fn tracer_preempt_on(a0: usize, a1: usize, irqs_off: bool) {
+    CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
     if preempt_trace(crate::preempt::preempt_count()) && !irq_trace(irqs_off) {
         stop_critical_timing(a0, a1, super::trace_preemptirq::trace_preempt_on as *const () as usize);
     }
@@ -327,11 +356,13 @@ fn start_critical_timing(ip: usize, parent_ip: usize) {
         return;
     }
     data.disabled.fetch_add(1, Ordering::AcqRel);
-    data.critical_sequence.store(MAX_SEQUENCE.load(Ordering::Acquire), Ordering::Relaxed);
-    data.preempt_timestamp.store(super::clock::trace_clock_now(), Ordering::Relaxed);
+    data.critical_sequence
+        .store(MAX_SEQUENCE.load(Ordering::Acquire), Ordering::Relaxed);
+    data.preempt_timestamp
+        .store(super::clock::trace_clock_now(), Ordering::Relaxed);
     data.critical_start
         .store(if parent_ip != 0 { parent_ip } else { ip }, Ordering::Relaxed);
-    trace_function(tr, ip, parent_ip);
+    trace_function(tr, ip, parent_ip, caller_irqs_off());
     TRACING_CPU.this().store(true, Ordering::Relaxed);
     data.disabled.fetch_sub(1, Ordering::AcqRel);
 }
@@ -350,7 +381,7 @@ fn stop_critical_timing(ip: usize, parent_ip: usize, hook: usize) {
         return;
     }
     data.disabled.fetch_add(1, Ordering::AcqRel);
-    trace_function(tr, ip, parent_ip);
+    trace_function(tr, ip, parent_ip, caller_irqs_off());
     check_critical_timing(tr, data, if parent_ip != 0 { parent_ip } else { ip }, hook);
     data.critical_start.store(0, Ordering::Relaxed);
     data.disabled.fetch_sub(1, Ordering::AcqRel);
@@ -363,8 +394,8 @@ fn check_critical_timing(tr: &TraceArray, data: &CpuData, parent_ip: usize, hook
     if report_latency(delta) {
         let _g = MAX_TRACE_LOCK.lock();
         if report_latency(delta) {
-            trace_function(tr, hook, parent_ip);
-            trace_stack(tr);
+            trace_function(tr, hook, parent_ip, caller_irqs_off());
+            trace_stack(tr, caller_irqs_off());
             if data.critical_sequence.load(Ordering::Relaxed) == MAX_SEQUENCE.load(Ordering::Acquire) {
                 data.critical_end.store(parent_ip, Ordering::Relaxed);
                 if tr.is_on() {
@@ -382,9 +413,11 @@ fn check_critical_timing(tr: &TraceArray, data: &CpuData, parent_ip: usize, hook
             }
         }
     }
-    data.critical_sequence.store(MAX_SEQUENCE.load(Ordering::Acquire), Ordering::Relaxed);
-    data.preempt_timestamp.store(super::clock::trace_clock_now(), Ordering::Relaxed);
-    trace_function(tr, hook, parent_ip);
+    data.critical_sequence
+        .store(MAX_SEQUENCE.load(Ordering::Acquire), Ordering::Relaxed);
+    data.preempt_timestamp
+        .store(super::clock::trace_clock_now(), Ordering::Relaxed);
+    trace_function(tr, hook, parent_ip, caller_irqs_off());
 }
 
 /// The `function-trace` ops: functions called inside a section.
@@ -403,7 +436,7 @@ fn irqsoff_tracer_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
     }
     let data = DATA.this();
     if data.disabled.fetch_add(1, Ordering::AcqRel) == 0 {
-        trace_function(super::global_trace(), ip, parent_ip);
+        trace_function(super::global_trace(), ip, parent_ip, irqs_off);
     }
     data.disabled.fetch_sub(1, Ordering::AcqRel);
 }
@@ -588,4 +621,3 @@ pub fn init(root: &Arc<PseudoDir>) {
         })),
     );
 }
-

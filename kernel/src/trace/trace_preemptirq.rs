@@ -142,6 +142,8 @@ pub fn irqentry_exit(handler: usize, pc: usize, unmasks: bool) {
 }
 
 /// Preemption was just disabled (Linux's `trace_preempt_off`).
+#[allow(unsafe_code)] // exported under Linux's name, which the trace prints
+#[no_mangle]
 #[inline(never)]
 pub fn trace_preempt_off() {
     let (a0, a1) = caller_addrs(arch::cpu::frame_pointer());
@@ -151,10 +153,11 @@ pub fn trace_preempt_off() {
 }
 
 /// Preemption is about to be enabled (Linux's `trace_preempt_on`).
+#[allow(unsafe_code)] // exported under Linux's name, which the trace prints
+#[no_mangle]
 #[inline(never)]
 pub fn trace_preempt_on() {
     let (a0, a1) = caller_addrs(arch::cpu::frame_pointer());
     let irqs_off = arch::cpu::irqs_disabled();
     in_hook(|| super::trace_irqsoff::tracer_preempt_on(a0, a1, irqs_off));
 }
-

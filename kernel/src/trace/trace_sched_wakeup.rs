@@ -149,11 +149,11 @@ fn probe_wakeup(p: &Arc<Task>) {
             w.prio = prio as u32;
             w.timestamp = super::clock::trace_clock_now();
             trace_ctx_entry(tr, TRACE_WAKE, &cur, p);
-            trace_irqsoff::trace_stack(tr);
+            trace_irqsoff::trace_stack(tr, arch::cpu::irqs_disabled());
             // The waking function and its caller (Linux's CALLER_ADDR1/2
             // of the probe): wake_up_process's caller.
             let (ip, parent) = waker_addrs();
-            trace_irqsoff::trace_function(tr, ip, parent);
+            trace_irqsoff::trace_function(tr, ip, parent, arch::cpu::irqs_disabled());
         }
     }
     d.fetch_sub(1, Ordering::AcqRel);
@@ -195,9 +195,9 @@ fn probe_wakeup_sched_switch(prev: &Arc<Task>, next: &Arc<Task>) {
         if timed && TRACER_ENABLED.load(Ordering::Acquire) {
             let tr = super::global_trace();
             let (ip, parent) = caller_pair();
-            trace_irqsoff::trace_function(tr, ip, parent);
+            trace_irqsoff::trace_function(tr, ip, parent, arch::cpu::irqs_disabled());
             trace_ctx_entry(tr, TRACE_CTX, prev, next);
-            trace_irqsoff::trace_stack(tr);
+            trace_irqsoff::trace_stack(tr, arch::cpu::irqs_disabled());
             let delta = super::clock::trace_clock_now().saturating_sub(w.timestamp);
             if trace_irqsoff::report_latency(delta) && tr.is_on() {
                 trace_irqsoff::set_max_latency(delta);
@@ -255,7 +255,7 @@ fn wakeup_tracer_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, _regs: &mut
     }
     let d = DISABLED.this();
     if d.fetch_add(1, Ordering::AcqRel) == 0 {
-        trace_irqsoff::trace_function(super::global_trace(), ip, parent_ip);
+        trace_irqsoff::trace_function(super::global_trace(), ip, parent_ip, arch::cpu::irqs_disabled());
     }
     d.fetch_sub(1, Ordering::AcqRel);
 }
@@ -322,7 +322,10 @@ fn ctx_event_def(name: &str, arrow: &str, print: fn(&mut String, &EventRecord<'_
 /// Linux's `trace_ctxwake_print`.
 fn print_ctxwake(out: &mut String, rec: &EventRecord<'_>, delim: &str) {
     let e = rec.entry;
-    let word = |o: usize| e.get(o..o + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let word = |o: usize| {
+        e.get(o..o + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
     let byte = |o: usize| e.get(o).copied().unwrap_or(0);
     let state = |i: u8| b"RSDTtXZPI".get(usize::from(i)).map_or('?', |&c| char::from(c));
     let next_pid = word(12);
