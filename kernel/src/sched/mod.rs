@@ -282,12 +282,12 @@ pub extern "C" fn schedule() {
     // The slot's old reference is `prev`'s, which PREV now keeps instead.
     drop(set_current(next));
     *PREV.this().lock() = Some(prev);
+    // The preemption count is the task's: kept across the switch.
+    let preempt_count = crate::preempt::preempt_count();
     // SAFETY: `prev` (kept alive by PREV until the next task's
     // finish_task_switch) runs here and now; `next` (kept alive by CURRENT)
     // is marked on this CPU, and no other CPU can switch to it until it
     // clears `on_cpu`, which happens only after it is switched out again.
-    // The preemption count is the task's: kept across the switch.
-    let preempt_count = crate::preempt::preempt_count();
     #[allow(unsafe_code)]
     unsafe {
         arch::context::switch_to(&*prev_ctx, &*next_ctx)

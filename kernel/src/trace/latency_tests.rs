@@ -225,8 +225,7 @@ fn wakeup_rt_times_a_real_time_task_from_wake_up_to_switch() {
         "{text}"
     );
     assert!(
-        text.lines()
-            .any(|l| l.contains(":  49:R lat_rt") && l.contains("==> [")),
+        text.lines().any(|l| l.contains(": 49:R lat_rt") && l.contains("==> [")),
         "{text}"
     );
 }
