@@ -161,3 +161,10 @@ pub fn trace_preempt_on() {
     let irqs_off = arch::cpu::irqs_disabled();
     in_hook(|| super::trace_irqsoff::tracer_preempt_on(a0, a1, irqs_off));
 }
+
+// Exported names are outside this module's notrace path: marked here, as
+// Linux's NOKPROBE_SYMBOL (and kernel/trace's notrace build) keep them.
+crate::nokprobe_symbol!(trace_hardirqs_on);
+crate::nokprobe_symbol!(trace_hardirqs_off);
+crate::nokprobe_symbol!(trace_preempt_on);
+crate::nokprobe_symbol!(trace_preempt_off);
