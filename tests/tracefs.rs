@@ -48,7 +48,7 @@ fn tracefs_is_one_tree_at_three_paths_with_a_buffer_per_cpu() {
          cpu0\ncpu1\ncpu2\ncpu3\n\
          # entries-in-buffer/entries-written: 1/1   #P:4\n\
          smp\n\
-         function_graph function nop\n\
+         function_graph wakeup_rt wakeup preemptirqsoff preemptoff irqsoff function nop\n\
          [local] global counter uptime perf mono mono_raw boot\n\
          refused\n"
     );

@@ -115,17 +115,22 @@ pub fn in_hardirq() -> bool {
 /// IRQ taken at EL1.
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
-pub extern "C" fn el1h_64_irq_handler(_regs: &mut PtRegs) {
+pub extern "C" fn el1h_64_irq_handler(regs: &mut PtRegs) {
+    let me = el1h_64_irq_handler as *const () as usize;
+    crate::trace::trace_preemptirq::irqentry_enter(me, me);
     crate::cputime::irq_enter_from(false);
     HARDIRQ_COUNT.this().fetch_add(1, Ordering::Relaxed);
     handle_arch_irq();
     HARDIRQ_COUNT.this().fetch_sub(1, Ordering::Relaxed);
+    crate::trace::trace_preemptirq::irqentry_exit(me, me, !regs.irqs_masked());
 }
 
 /// IRQ taken at EL0.
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el0t_64_irq_handler(_regs: &mut PtRegs) {
+    let me = el0t_64_irq_handler as *const () as usize;
+    crate::trace::trace_preemptirq::irqentry_enter(me, me);
     crate::cputime::irq_enter_from(true);
     HARDIRQ_COUNT.this().fetch_add(1, Ordering::Relaxed);
     handle_arch_irq();

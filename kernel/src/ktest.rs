@@ -49,6 +49,10 @@ pub fn run_all() -> ! {
             crate::trace::function_graph_tests::golden();
             arch::semihosting::exit(0);
         }
+        Some("latency") => {
+            crate::trace::latency_tests::golden();
+            arch::semihosting::exit(0);
+        }
         Some("bug") => {
             crate::pr_info!("ktest: deliberate BUG()");
             crate::bug!();

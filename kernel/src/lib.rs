@@ -35,6 +35,7 @@ pub mod oops;
 pub mod patching;
 pub mod percpu;
 pub mod power;
+pub mod preempt;
 pub mod printk;
 pub mod process;
 pub mod ptrace;

@@ -12,7 +12,8 @@ pub struct IrqSpinLock<T> {
     inner: spin::Mutex<T>,
 }
 
-/// Holds an `IrqSpinLock`; unlocks, then restores the interrupt mask.
+/// Holds an `IrqSpinLock`; unlocks, enables preemption, then restores the
+/// interrupt mask.
 pub struct IrqSpinLockGuard<'a, T> {
     guard: Option<spin::MutexGuard<'a, T>>,
     flags: IrqFlags,
@@ -26,9 +27,12 @@ impl<T> IrqSpinLock<T> {
         }
     }
 
-    /// Masks interrupts and takes the lock.
+    /// Masks interrupts, disables preemption and takes the lock. The
+    /// tracer hooks of both run before the lock is taken (and, at unlock,
+    /// after it is released), so a tracer may take this lock itself.
     pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
         let flags = local_irq_save();
+        crate::preempt::preempt_disable();
         IrqSpinLockGuard {
             guard: Some(self.inner.lock()),
             flags,
@@ -38,9 +42,11 @@ impl<T> IrqSpinLock<T> {
     /// Takes the lock if it is free.
     pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T>> {
         let flags = local_irq_save();
+        crate::preempt::preempt_disable();
         match self.inner.try_lock() {
             Some(g) => Some(IrqSpinLockGuard { guard: Some(g), flags }),
             None => {
+                crate::preempt::preempt_enable();
                 local_irq_restore(flags);
                 None
             }
@@ -64,6 +70,7 @@ impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
 impl<T> Drop for IrqSpinLockGuard<'_, T> {
     fn drop(&mut self) {
         self.guard.take();
+        crate::preempt::preempt_enable();
         local_irq_restore(self.flags);
     }
 }

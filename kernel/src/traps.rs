@@ -19,6 +19,13 @@ fn read_esr_far() -> (u64, u64) {
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
 pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
+    let me = el1h_64_sync_handler as *const () as usize;
+    crate::trace::trace_preemptirq::irqentry_enter(me, me);
+    el1h_64_sync(regs);
+    crate::trace::trace_preemptirq::irqentry_exit(me, me, !regs.irqs_masked());
+}
+
+fn el1h_64_sync(regs: &mut PtRegs) {
     let (esr_val, far) = read_esr_far();
     match Ec::from_esr(esr_val) {
         Some(Ec::DabtCur | Ec::IabtCur) => crate::fault::do_mem_abort(far, esr_val, regs),
@@ -42,6 +49,8 @@ pub extern "C" fn el1h_64_sync_handler(regs: &mut PtRegs) {
 #[no_mangle]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGBUS};
+    let me = el0t_64_sync_handler as *const () as usize;
+    crate::trace::trace_preemptirq::irqentry_enter(me, me);
     let (esr_val, far) = read_esr_far();
     arch::cpu::local_irq_enable();
     match Ec::from_esr(esr_val) {
@@ -85,6 +94,14 @@ fn do_el0_undef(regs: &mut PtRegs) {
 #[allow(unsafe_code)] // exported for the entry code
 #[no_mangle]
 pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
+    // ret_to_user masked interrupts; the return to EL0 unmasks them.
+    let me = exit_to_user_mode as *const () as usize;
+    crate::trace::trace_preemptirq::irqentry_enter(me, me);
+    exit_to_user_mode_loop(regs);
+    crate::trace::trace_preemptirq::irqentry_exit(me, me, true);
+}
+
+fn exit_to_user_mode_loop(regs: &mut PtRegs) {
     loop {
         let resched = crate::sched::need_resched();
         let (sig, rseq) = crate::sched::try_current().map_or((false, false), |t| {

@@ -21,24 +21,108 @@ pub fn midr() -> u64 {
 #[derive(Clone, Copy, Debug)]
 pub struct IrqFlags(u64);
 
-/// Masks IRQs and FIQs on this CPU, returning the previous state.
+impl IrqFlags {
+    /// Whether these flags have IRQs masked (Linux's
+    /// `raw_irqs_disabled_flags`).
+    #[inline(always)]
+    pub fn irqs_disabled(self) -> bool {
+        self.0 & (1 << DAIF::I.shift) != 0
+    }
+}
+
+// The interrupt-mask hooks (Linux's CONFIG_TRACE_IRQFLAGS): the kernel
+// defines the key and the two functions; while the key is off, each
+// masking and unmasking below costs one NOP.
+extern "C" {
+    /// On while the kernel traces interrupt masking (its latency tracers
+    /// and `preemptirq` events): a `jump_label` static key.
+    static trace_irqflags_key: [u64; 1];
+}
+extern "Rust" {
+    fn trace_hardirqs_on();
+    fn trace_hardirqs_off();
+}
+
+/// Whether the kernel's interrupt-mask hooks are on.
 #[inline(always)]
-pub fn local_irq_save() -> IrqFlags {
+fn irqflags_hooked() -> bool {
+    crate::arch_static_branch!(trace_irqflags_key, default = false, branch = false)
+}
+
+/// Tells the kernel interrupts were just masked.
+#[inline(always)]
+fn hook_off() {
+    // SAFETY: the kernel defines it as a safe function, callable with
+    // interrupts masked from any context.
+    unsafe { trace_hardirqs_off() };
+}
+
+/// Tells the kernel interrupts are about to be unmasked.
+#[inline(always)]
+fn hook_on() {
+    // SAFETY: as for `trace_hardirqs_off`.
+    unsafe { trace_hardirqs_on() };
+}
+
+/// Masks IRQs and FIQs on this CPU, returning the previous state, without
+/// telling the tracers (Linux's `raw_local_irq_save`: for the tracers
+/// themselves and code that runs before them).
+#[inline(always)]
+pub fn raw_local_irq_save() -> IrqFlags {
     let flags = IrqFlags(DAIF.get());
     // SAFETY: masking interrupts is always sound.
     unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
     flags
 }
 
-/// Restores the state saved by `local_irq_save`.
+/// Restores the state saved by `raw_local_irq_save`, untraced.
+#[inline(always)]
+pub fn raw_local_irq_restore(flags: IrqFlags) {
+    DAIF.set(flags.0);
+}
+
+// The tracers hear of maskings that change the state only: code masking
+// interrupts outside these functions (ftrace_caller, the exception entry)
+// then cannot leave them believing interrupts are masked.
+
+/// Masks IRQs and FIQs on this CPU, returning the previous state.
+#[inline(always)]
+pub fn local_irq_save() -> IrqFlags {
+    let flags = raw_local_irq_save();
+    if irqflags_hooked() && !flags.irqs_disabled() {
+        hook_off();
+    }
+    flags
+}
+
+/// Restores the state saved by `local_irq_save` (the tracers hear of an
+/// unmasking before it happens, of a masking after, as in Linux).
 #[inline(always)]
 pub fn local_irq_restore(flags: IrqFlags) {
-    DAIF.set(flags.0);
+    if irqflags_hooked() {
+        let was_masked = irqs_disabled();
+        if flags.irqs_disabled() {
+            raw_local_irq_restore(flags);
+            if !was_masked {
+                hook_off();
+            }
+        } else {
+            if was_masked {
+                hook_on();
+            }
+            raw_local_irq_restore(flags);
+        }
+    } else {
+        raw_local_irq_restore(flags);
+    }
 }
 
 /// Unmasks IRQs on this CPU.
 #[inline(always)]
 pub fn local_irq_enable() {
+    if irqflags_hooked() && irqs_disabled() {
+        hook_on();
+    }
     // SAFETY: handlers are installed before any caller unmasks interrupts.
     unsafe { core::arch::asm!("msr daifclr, #3", options(nomem, nostack)) };
 }
@@ -46,6 +130,20 @@ pub fn local_irq_enable() {
 /// Masks IRQs on this CPU.
 #[inline(always)]
 pub fn local_irq_disable() {
+    if irqflags_hooked() {
+        let was_masked = irqs_disabled();
+        raw_local_irq_disable();
+        if !was_masked {
+            hook_off();
+        }
+    } else {
+        raw_local_irq_disable();
+    }
+}
+
+/// Masks IRQs on this CPU, untraced (Linux's `raw_local_irq_disable`).
+#[inline(always)]
+pub fn raw_local_irq_disable() {
     // SAFETY: masking interrupts is always sound.
     unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
 }
@@ -75,7 +173,7 @@ pub fn sev() {
 
 /// Stops this CPU for good: interrupts masked, waiting forever.
 pub fn halt() -> ! {
-    local_irq_disable();
+    raw_local_irq_disable();
     loop {
         asm::wfi();
     }

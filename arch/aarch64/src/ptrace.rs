@@ -120,6 +120,12 @@ impl PtRegs {
         self.psr().read(PSR::M) & 0b1111 == 0
     }
 
+    /// Whether the interrupted code ran with IRQs masked (Linux's
+    /// `!interrupts_enabled(regs)`).
+    pub fn irqs_masked(&self) -> bool {
+        self.psr().is_set(PSR::I)
+    }
+
     /// PSTATE with every field named.
     pub fn psr(&self) -> InMemoryRegister<u64, PSR::Register> {
         InMemoryRegister::new(self.pstate)

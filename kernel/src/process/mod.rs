@@ -311,6 +311,7 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
     let task = Task::new_user(tid, &child_regs, &comm[..name_len]).ok_or(Errno::ENOMEM)?;
     task.personality
         .store(me.personality.load(Ordering::Relaxed), Ordering::Relaxed);
+    crate::sched::sched_fork(&me, &task);
     task.cpus_allowed.store(
         me.cpus_allowed.load(core::sync::atomic::Ordering::Relaxed),
         core::sync::atomic::Ordering::Relaxed,

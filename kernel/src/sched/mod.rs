@@ -132,6 +132,9 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     }
     task.set_state(TaskState::Running);
     crate::trace::tracepoint::sched::trace_sched_waking(task);
+    // Before another CPU can pick the task (Linux's sched_wakeup fires
+    // under the run-queue lock).
+    crate::trace::trace_sched_wakeup::wakeup_hook(task);
     if !task.on_rq.swap(true, Ordering::AcqRel) {
         rq.push_back(task.clone());
         drop(rq);
@@ -139,6 +142,76 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     }
     crate::trace::tracepoint::sched::trace_sched_wakeup(task);
     true
+}
+
+/// `SCHED_NORMAL` (Linux's `SCHED_OTHER`).
+pub const SCHED_NORMAL: u32 = 0;
+/// `SCHED_FIFO`.
+pub const SCHED_FIFO: u32 = 1;
+/// `SCHED_RR`.
+pub const SCHED_RR: u32 = 2;
+/// `SCHED_BATCH`.
+pub const SCHED_BATCH: u32 = 3;
+/// `SCHED_IDLE`.
+pub const SCHED_IDLE: u32 = 5;
+/// `SCHED_DEADLINE` (not supported: this kernel has no deadline class).
+pub const SCHED_DEADLINE: u32 = 6;
+/// Highest real-time priority (`MAX_RT_PRIO - 1`).
+pub const MAX_USER_RT_PRIO: u32 = 99;
+
+/// Whether `policy` is a real-time one (Linux's `rt_policy`).
+pub fn rt_policy(policy: u32) -> bool {
+    policy == SCHED_FIFO || policy == SCHED_RR
+}
+
+/// A task's priority as Linux numbers it (`p->prio`): 0..=98 for
+/// real-time tasks (lower is higher), 120 for every other (nice is not
+/// kept: 0).
+pub fn task_prio(t: &Task) -> i32 {
+    if rt_policy(t.policy.load(Ordering::Relaxed)) {
+        MAX_USER_RT_PRIO as i32 - t.rt_priority.load(Ordering::Relaxed) as i32
+    } else {
+        120
+    }
+}
+
+/// `(policy, rt_priority, nice)` of a task.
+pub fn task_sched_attr(t: &Task) -> (u32, u32, i32) {
+    (
+        t.policy.load(Ordering::Relaxed),
+        t.rt_priority.load(Ordering::Relaxed),
+        0,
+    )
+}
+
+/// Sets a task's policy and real-time priority (Linux's
+/// `__sched_setscheduler`, checks done by the caller).
+pub fn set_scheduler(t: &Task, policy: u32, rt_priority: u32) {
+    t.policy.store(policy, Ordering::Relaxed);
+    t.rt_priority.store(rt_priority, Ordering::Relaxed);
+}
+
+/// A new task takes its parent's policy (Linux's `sched_fork`).
+pub fn sched_fork(parent: &Task, child: &Task) {
+    let (policy, prio, _) = task_sched_attr(parent);
+    set_scheduler(child, policy, prio);
+}
+
+/// The queue index of the task `cpu` runs next: the first of the highest
+/// real-time priority among those it may run (SCHED_FIFO and SCHED_RR
+/// before the others, which take turns).
+fn pick_next_task(rq: &VecDeque<Arc<Task>>, cpu: usize) -> Option<usize> {
+    let mut best: Option<(usize, i32)> = None;
+    for (i, t) in rq.iter().enumerate() {
+        if !t.may_run_on(cpu) {
+            continue;
+        }
+        let prio = task_prio(t);
+        if best.is_none_or(|(_, b)| prio < b) {
+            best = Some((i, prio));
+        }
+    }
+    best.map(|(i, _)| i)
 }
 
 /// Makes a stopped or sleeping task runnable regardless of why it sleeps
@@ -179,10 +252,10 @@ pub extern "C" fn schedule() {
                 prev.on_rq.store(false, Ordering::Release);
             }
         }
-        // The first queued task this CPU may run (its affinity).
+        // The first queued task this CPU may run (its affinity) of the
+        // highest real-time priority.
         let me = arch::cpu::cpu_id();
-        rq.iter()
-            .position(|t| t.may_run_on(me))
+        pick_next_task(&rq, me)
             .and_then(|i| rq.remove(i))
             .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
     };
@@ -198,6 +271,7 @@ pub extern "C" fn schedule() {
     crate::trace::tracepoint::sched::set_task_cpu(&next, arch::cpu::cpu_id());
     crate::trace::tracepoint::sched::trace_sched_switch(&prev, &next);
     crate::trace::function_graph::graph_sched_switch(&prev, &next);
+    crate::trace::trace_sched_wakeup::wakeup_hook_sched_switch(&prev, &next);
     crate::rseq::rseq_preempt(&prev);
     prev.switch_out();
     next.switch_in();
@@ -209,6 +283,8 @@ pub extern "C" fn schedule() {
     // The slot's old reference is `prev`'s, which PREV now keeps instead.
     drop(set_current(next));
     *PREV.this().lock() = Some(prev);
+    // The preemption count is the task's: kept across the switch.
+    let preempt_count = crate::preempt::preempt_count();
     // SAFETY: `prev` (kept alive by PREV until the next task's
     // finish_task_switch) runs here and now; `next` (kept alive by CURRENT)
     // is marked on this CPU, and no other CPU can switch to it until it
@@ -217,6 +293,7 @@ pub extern "C" fn schedule() {
     unsafe {
         arch::context::switch_to(&*prev_ctx, &*next_ctx)
     };
+    crate::preempt::set_preempt_count(preempt_count);
     finish_task_switch();
     arch::cpu::local_irq_restore(flags);
 }
@@ -242,6 +319,7 @@ fn finish_task_switch() {
 #[no_mangle]
 #[notrace]
 pub extern "C" fn schedule_tail() {
+    crate::preempt::set_preempt_count(0);
     finish_task_switch();
     arch::cpu::local_irq_enable();
 }

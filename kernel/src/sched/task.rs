@@ -203,6 +203,11 @@ pub struct Task {
     /// personality(2)'s execution domain and flags (`ADDR_NO_RANDOMIZE`
     /// ...), inherited by clone and kept by exec.
     pub personality: AtomicU32,
+    /// Scheduling policy (`SCHED_NORMAL`, `SCHED_FIFO`, `SCHED_RR`, ...),
+    /// set by sched_setscheduler, inherited by clone.
+    pub policy: AtomicU32,
+    /// Real-time priority, 1..=99 under SCHED_FIFO/SCHED_RR, else 0.
+    pub rt_priority: AtomicU32,
 }
 
 impl Task {
@@ -247,6 +252,8 @@ impl Task {
             debug: crate::debug::hw_breakpoint::DebugInfo::new(),
             rseq: Default::default(),
             personality: AtomicU32::new(0),
+            policy: AtomicU32::new(0),
+            rt_priority: AtomicU32::new(0),
         }
     }
 

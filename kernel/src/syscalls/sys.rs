@@ -1,5 +1,6 @@
 //! System calls about the system and the caller's scheduling and
-//! credentials: sched_getaffinity, sched_setaffinity, sysinfo, getresuid,
+//! credentials: sched_getaffinity, sched_setaffinity, sched_setscheduler
+//! and its kin (policy and real-time priority), sysinfo, getresuid,
 //! getresgid, getcpu, fadvise64.
 
 use super::syscall;
@@ -59,6 +60,88 @@ syscall!(__arm64_sys_sched_setaffinity, r, {
         crate::sched::yield_now();
     }
     Ok(0)
+});
+
+/// `SCHED_RESET_ON_FORK`, or-ed into a policy.
+const SCHED_RESET_ON_FORK: u32 = 0x4000_0000;
+
+/// Checks `policy` and `prio` as Linux's `__sched_setscheduler` does:
+/// EINVAL for an unknown policy (SCHED_DEADLINE too, which needs
+/// sched_setattr and which this kernel has no class for), a real-time
+/// priority outside 1..=99, or a non-zero one for the other policies.
+fn check_sched_param(policy: u32, prio: u32) -> Result<(), Errno> {
+    use crate::sched::{rt_policy, SCHED_BATCH, SCHED_IDLE, SCHED_NORMAL};
+    let valid = rt_policy(policy) || matches!(policy, SCHED_NORMAL | SCHED_BATCH | SCHED_IDLE);
+    if !valid {
+        return Err(Errno::EINVAL);
+    }
+    if rt_policy(policy) != (prio != 0) || prio > crate::sched::MAX_USER_RT_PRIO {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
+}
+
+/// Linux's `do_sched_setscheduler`; `policy` None keeps the task's
+/// (sched_setparam).
+fn do_sched_setscheduler(pid: u64, policy: Option<u32>, param: u64) -> Result<u64, Errno> {
+    if param == 0 || (pid as i32) < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let prio = crate::uaccess::get_user_u32(param)?;
+    let task = task_arg(pid)?;
+    let policy = policy.unwrap_or_else(|| task.policy.load(core::sync::atomic::Ordering::Relaxed));
+    check_sched_param(policy & !SCHED_RESET_ON_FORK, prio)?;
+    crate::sched::set_scheduler(&task, policy & !SCHED_RESET_ON_FORK, prio);
+    Ok(0)
+}
+
+syscall!(__arm64_sys_sched_setscheduler, r, {
+    let policy = r.regs[1] as i32;
+    if policy < 0 {
+        return Err(Errno::EINVAL);
+    }
+    do_sched_setscheduler(r.regs[0], Some(policy as u32), r.regs[2])
+});
+
+syscall!(__arm64_sys_sched_setparam, r, {
+    do_sched_setscheduler(r.regs[0], None, r.regs[1])
+});
+
+syscall!(__arm64_sys_sched_getscheduler, r, {
+    if (r.regs[0] as i32) < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let task = task_arg(r.regs[0])?;
+    Ok(u64::from(task.policy.load(core::sync::atomic::Ordering::Relaxed)))
+});
+
+syscall!(__arm64_sys_sched_getparam, r, {
+    let (pid, param) = (r.regs[0], r.regs[1]);
+    if param == 0 || (pid as i32) < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let task = task_arg(pid)?;
+    let (_, prio, _) = crate::sched::task_sched_attr(&task);
+    put_user_u32(param, prio)?;
+    Ok(0)
+});
+
+/// The priority range of `policy` (Linux's `sched_get_priority_max/min`).
+fn priority_range(policy: u64) -> Result<(u32, u32), Errno> {
+    use crate::sched::{SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_IDLE, SCHED_NORMAL, SCHED_RR};
+    match u32::try_from(policy as i32).map_err(|_| Errno::EINVAL)? {
+        SCHED_FIFO | SCHED_RR => Ok((1, crate::sched::MAX_USER_RT_PRIO)),
+        SCHED_NORMAL | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE => Ok((0, 0)),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+syscall!(__arm64_sys_sched_get_priority_max, r, {
+    Ok(u64::from(priority_range(r.regs[0])?.1))
+});
+
+syscall!(__arm64_sys_sched_get_priority_min, r, {
+    Ok(u64::from(priority_range(r.regs[0])?.0))
 });
 
 syscall!(__arm64_sys_sysinfo, r, {

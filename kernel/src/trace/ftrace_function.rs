@@ -30,7 +30,16 @@ pub const TRACE_FN: u16 = 1;
 pub static GLOBAL_OPS: FtraceOps = FtraceOps::new("global_ops", function_trace_call);
 
 /// The tracers `current_tracer` takes, in Linux's listing order.
-const TRACERS: &[&str] = &["function_graph", "function", "nop"];
+const TRACERS: &[&str] = &[
+    "function_graph",
+    "wakeup_rt",
+    "wakeup",
+    "preemptirqsoff",
+    "preemptoff",
+    "irqsoff",
+    "function",
+    "nop",
+];
 
 /// Whether `function` is the current tracer.
 static FUNCTION_ON: AtomicBool = AtomicBool::new(false);
@@ -52,6 +61,8 @@ pub fn current_tracer(tr: &TraceArray) -> &'static str {
         "function"
     } else if core::ptr::eq(tr, global_trace()) && super::function_graph::is_on() {
         "function_graph"
+    } else if let Some(t) = super::trace_irqsoff::current().filter(|_| core::ptr::eq(tr, global_trace())) {
+        t
     } else {
         "nop"
     }
@@ -81,7 +92,20 @@ pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Err
         super::function_graph::graph_trace_reset()?;
         tr.reset(None);
     }
+    if global && super::trace_irqsoff::current().is_some_and(|t| t != name) {
+        super::trace_irqsoff::latency_tracer_reset();
+        tr.reset(None);
+    }
     match name {
+        n if global && super::trace_irqsoff::is_latency_tracer(n) => {
+            if super::trace_irqsoff::current() == Some(n) {
+                return Ok(());
+            }
+            if FUNCTION_ON.swap(false, Ordering::AcqRel) {
+                ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
+            }
+            super::trace_irqsoff::latency_tracer_init(tr, n)
+        }
         "function_graph" if global => {
             tr.update_buffers()?;
             if FUNCTION_ON.swap(false, Ordering::AcqRel) {

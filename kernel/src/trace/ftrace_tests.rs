@@ -214,7 +214,10 @@ fn a_callback_calling_its_traced_function_does_not_loop() {
 
 #[kernel_test]
 fn function_tracer_files_follow_linux() {
-    assert_eq!(read_all("available_tracers"), "function_graph function nop\n");
+    assert_eq!(
+        read_all("available_tracers"),
+        "function_graph wakeup_rt wakeup preemptirqsoff preemptoff irqsoff function nop\n"
+    );
     assert_eq!(read_all("set_ftrace_filter"), "#### all functions enabled ####\n");
     // A word ending the write is applied there (one left unfinished waits
     // for the close, whose error is lost, as in Linux).

@@ -35,7 +35,10 @@ pub mod trace_dynevent;
 pub mod trace_eprobe;
 pub mod trace_events_synth;
 pub mod trace_fprobe;
+pub mod trace_irqsoff;
 pub mod trace_kprobe;
+pub mod trace_preemptirq;
+pub mod trace_sched_wakeup;
 pub mod trace_stack;
 pub mod tracefs;
 pub mod tracepoint;
@@ -59,6 +62,8 @@ mod hist_tests;
 mod instance_tests;
 #[cfg(feature = "ktest")]
 mod kprobe_tests;
+#[cfg(feature = "ktest")]
+pub mod latency_tests;
 #[cfg(feature = "ktest")]
 mod synth_tests;
 #[cfg(feature = "ktest")]

@@ -58,9 +58,16 @@ pub const TOP_LEVEL_TRACE_FLAGS: u32 = RECORD_CMD;
 /// `ZEROED_TRACE_FLAGS`).
 pub const ZEROED_TRACE_FLAGS: u32 = EVENT_FORK | FUNCTION_FORK;
 
+/// `latency-format`: `trace` shows the latency header and columns (the
+/// latency tracers set it while they run).
+pub const LATENCY_FMT: u32 = 1 << 15;
+/// `function-trace`: the latency tracers record the functions called
+/// inside the sections they time.
+pub const FUNCTION_TRACE: u32 = 1 << 16;
+
 /// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
 /// last.
-pub static TRACE_OPTIONS: [TraceOption; 15] = [
+pub static TRACE_OPTIONS: [TraceOption; 17] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -85,6 +92,11 @@ pub static TRACE_OPTIONS: [TraceOption; 15] = [
         name: "context-info",
         bit: CONTEXT_INFO,
         default: true,
+    },
+    TraceOption {
+        name: "latency-format",
+        bit: LATENCY_FMT,
+        default: false,
     },
     TraceOption {
         name: "record-cmd",
@@ -122,6 +134,11 @@ pub static TRACE_OPTIONS: [TraceOption; 15] = [
         default: false,
     },
     TraceOption {
+        name: "function-trace",
+        bit: FUNCTION_TRACE,
+        default: true,
+    },
+    TraceOption {
         name: "function-fork",
         bit: FUNCTION_FORK,
         default: false,
@@ -147,7 +164,8 @@ fn listed(tr: &TraceArray, bit: u32) -> bool {
 
 /// The flags a trace array starts with: Linux's defaults for the top
 /// level; an instance copies the top level's, less [`ZEROED_TRACE_FLAGS`].
-pub const DEFAULT_FLAGS: u32 = PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS;
+pub const DEFAULT_FLAGS: u32 =
+    PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS | FUNCTION_TRACE;
 
 /// The top-level trace array's flags word (the options of everything that
 /// is not per instance: the function tracers, command-line recording).
@@ -175,6 +193,9 @@ pub fn set_tracer_flag(tr: &TraceArray, bit: u32, on: bool) {
     tr.set_trace_flag(bit, on);
     if bit == OVERWRITE {
         tr.set_overwrite(on);
+    }
+    if bit == FUNCTION_TRACE {
+        super::trace_irqsoff::function_trace_changed(on);
     }
 }
 

@@ -4,7 +4,7 @@
 //! `print_func_help_header_irq` print them.
 
 use super::events::{self, EventRecord};
-use super::options::{ANNOTATE, CONTEXT_INFO, IRQ_INFO, RECORD_TGID, SYM_ADDR, SYM_OFFSET};
+use super::options::{self, ANNOTATE, CONTEXT_INFO, IRQ_INFO, RECORD_TGID, SYM_ADDR, SYM_OFFSET};
 use super::{TraceArray, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED};
 use alloc::format;
 use alloc::string::String;
@@ -26,6 +26,15 @@ pub fn trace_header_for(tr: &TraceArray, opts: &TraceArray, tracer: &str) -> Str
         return s;
     }
     if flags & CONTEXT_INFO == 0 {
+        return s;
+    }
+    if flags & options::LATENCY_FMT != 0 {
+        // Linux's print_trace_header, for buffers with entries.
+        let data = super::trace_irqsoff::max_data_of(tr);
+        let (entries, total) = latency_entries(tr, data.map_or(0, |d| d.time_start));
+        if entries > 0 {
+            super::trace_irqsoff::print_trace_header(&mut s, tracer, data.as_ref(), entries, total);
+        }
         return s;
     }
     let (entries, written) = tr.total_entries();
@@ -63,6 +72,36 @@ pub fn trace_header_for(tr: &TraceArray, opts: &TraceArray, tracer: &str) -> Str
         let _ = writeln!(s, "#              | |      {bar}   |         |         |");
     }
     s
+}
+
+/// The `#E/E` of a latency header (Linux's `get_total_entries` after
+/// `tracing_iter_reset`): entries from `time_start` on, and those plus the
+/// overrun of CPUs that skipped none.
+pub fn latency_entries(tr: &TraceArray, time_start: u64) -> (u64, u64) {
+    let (mut entries, mut total) = (0, 0);
+    let mut page = ring_buffer::new_page();
+    for cpu in super::tracing_cpus() {
+        let (mut count, mut skipped) = (0u64, 0u64);
+        let mut after = None;
+        while let Some(copy) = tr.with_buffer(cpu, |b| b.copy_page(after, &mut page)).flatten() {
+            after = Some(copy.seq);
+            let mut cur = copy.cursor();
+            while let Some(Ok(ev)) = cur.next_event(&page) {
+                if ev.ts < time_start {
+                    skipped += 1;
+                } else {
+                    count += 1;
+                }
+            }
+        }
+        entries += count;
+        total += if skipped > 0 {
+            count
+        } else {
+            count + tr.stats(cpu).overrun
+        };
+    }
+    (entries, total)
 }
 
 /// The five irq-info characters of an entry.
@@ -122,6 +161,58 @@ pub fn print_trace_line(tr: &TraceArray, s: &mut String, cpu: usize, ts: u64, en
         }
         print_time(tr, s, ts);
         s.push_str(": ");
+    }
+    match events::find_event_by_id(ty) {
+        Some(ev) => ev.print(
+            s,
+            &EventRecord {
+                entry,
+                trace_flags: flags,
+            },
+        ),
+        None => {
+            let _ = writeln!(s, "Unknown type {ty}");
+        }
+    }
+}
+
+/// Linux's `trace_find_mark`: the delay mark of a gap of `ns`.
+fn trace_find_mark(ns: u64) -> char {
+    const MARKS: [(u64, char); 6] = [
+        (1_000_000_000, '$'),
+        (100_000_000, '@'),
+        (10_000_000, '*'),
+        (1_000_000, '#'),
+        (100_000, '!'),
+        (10_000, '+'),
+    ];
+    MARKS.iter().find(|(v, _)| ns > *v).map_or(' ', |(_, c)| *c)
+}
+
+/// Formats one entry as a `trace` line in the latency format (Linux's
+/// `trace_print_lat_context`): `comm-pid cpu flags time: event`, the time
+/// relative to `time_start` and marked by the gap to the next entry
+/// (`next_ts`).
+pub fn print_lat_line(s: &mut String, cpu: usize, ts: u64, next_ts: u64, time_start: u64, entry: &[u8]) {
+    let flags = options::trace_flags();
+    let ty = entry.get(0..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    if flags & CONTEXT_INFO != 0 {
+        let eflags = entry.get(2).copied().unwrap_or(0);
+        let preempt = entry.get(3).copied().unwrap_or(0);
+        let pid = entry
+            .get(4..8)
+            .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let comm = super::cmdlines::find(pid);
+        let comm: String = comm.chars().take(8).collect();
+        let _ = write!(s, "{comm:>8}-{pid:<7} {cpu:3}");
+        lat_fmt(s, eflags, preempt);
+        let abs = ts.saturating_sub(time_start);
+        let rel = next_ts.saturating_sub(ts);
+        if super::clock::current().in_ns {
+            let _ = write!(s, " {:4}us{}: ", abs / 1000, trace_find_mark(rel / 1000 * 1000));
+        } else {
+            let _ = write!(s, " {abs:4}: ");
+        }
     }
     match events::find_event_by_id(ty) {
         Some(ev) => ev.print(

@@ -68,6 +68,13 @@ struct TraceWalk {
     header_done: bool,
     /// function_graph's output state, when it is the tracer.
     graph: Option<GraphIter>,
+    /// Entries before this time are not shown (a latency tracer's
+    /// maximum: what its CPUs recorded before the section).
+    time_start: u64,
+    /// The latency format (`options/latency-format`), with the time the
+    /// relative timestamps count from (None until the first entry, when
+    /// no maximum gives it).
+    lat: Option<Option<u64>>,
 }
 
 /// One open of `trace` or `per_cpu/cpuN/trace`, or of a `snapshot` file.
@@ -79,17 +86,24 @@ pub struct TraceFile {
     /// For a `snapshot` file, the trace array whose snapshot buffer `tr`
     /// is: it names the tracer and takes the writes.
     snapshot_of: Option<&'static TraceArray>,
+    /// The trace array whose tracer the header names and whose recording
+    /// an open pauses (`tr` itself, or the array whose maximum `tr`
+    /// holds while a latency tracer is current).
+    live: &'static TraceArray,
 }
 
 impl TraceFile {
     /// Opens it; O_TRUNC with write access empties the buffer(s) first.
     pub fn open(tr: &'static TraceArray, cpu: Option<usize>, flags: u32) -> Arc<dyn FileOps> {
+        let live = tr;
+        // A latency tracer's `trace` shows its maximum (Linux's print_max).
+        let tr = super::trace_irqsoff::print_max_buffer(live).unwrap_or(live);
         if flags & uapi::fcntl::O_TRUNC != 0 && flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY {
             tr.reset(cpu);
         }
         let paused = tr.is_set(super::options::PAUSE_ON_TRACE);
         if paused {
-            tr.tracing_stop();
+            live.tracing_stop();
         }
         Arc::new(TraceFile {
             tr,
@@ -97,6 +111,7 @@ impl TraceFile {
             walk: spin::Mutex::new(None),
             paused,
             snapshot_of: None,
+            live,
         })
     }
 
@@ -111,13 +126,14 @@ impl TraceFile {
             walk: spin::Mutex::new(None),
             paused: false,
             snapshot_of: Some(live),
+            live,
         })
     }
 
     /// The header: for an empty snapshot, the tracer and Linux's help.
     fn header(&self) -> String {
         let Some(live) = self.snapshot_of else {
-            return output::trace_header(self.tr);
+            return output::trace_header_for(self.tr, self.live, super::ftrace_function::current_tracer(self.live));
         };
         let tracer = super::ftrace_function::current_tracer(live);
         let empty = match self.cpu {
@@ -156,6 +172,9 @@ impl TraceFile {
             annotate: self.tr.any_overrun(),
             header_done: false,
             graph: GraphIter::open(self.tr),
+            time_start: super::trace_irqsoff::max_data_of(self.tr).map_or(0, |d| d.time_start),
+            lat: super::options::is_set(super::options::LATENCY_FMT)
+                .then(|| super::trace_irqsoff::max_data_of(self.tr).map(|d| d.time_start)),
         }
     }
 
@@ -181,6 +200,18 @@ impl TraceFile {
             let Some(Ok(ev)) = cursor.next_event(&c.page) else {
                 continue;
             };
+            if ev.ts < w.time_start {
+                continue;
+            }
+            if let Some(start) = w.lat {
+                let (cpu, ts, entry) = (c.cpu, ev.ts, ev.data.to_vec());
+                let start = start.unwrap_or(ts);
+                w.lat = Some(Some(start));
+                let next_ts = w.cpus.iter_mut().filter_map(|c| c.peek_ts(self.tr)).min().unwrap_or(ts);
+                output::print_lat_line(&mut s, cpu, ts, next_ts, start, &entry);
+                w.entries += 1;
+                continue;
+            }
             if w.annotate && w.started & (1 << c.cpu) == 0 {
                 w.started |= 1 << c.cpu;
                 if w.entries > 0 {
@@ -260,7 +291,7 @@ impl FileOps for TraceFile {
 impl Drop for TraceFile {
     fn drop(&mut self) {
         if self.paused {
-            self.tr.tracing_start();
+            self.live.tracing_start();
         }
     }
 }

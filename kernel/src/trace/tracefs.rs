@@ -201,6 +201,8 @@ fn create(root: &Arc<PseudoDir>) {
     super::ftrace_function::init(root);
 
     super::function_graph::init(root);
+    super::trace_irqsoff::init(root);
+    super::trace_sched_wakeup::init();
     root.file("printk_formats", 0o440, Box::new(Vec::new), None);
     root.file(
         "saved_cmdlines",

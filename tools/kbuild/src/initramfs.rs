@@ -19,6 +19,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("mount", "/bin/mount"),
     ("umount", "/bin/umount"),
     ("dmesg", "/bin/dmesg"),
+    ("chrt", "/bin/chrt"),
 ];
 
 const DIRS: &[&str] = &[

@@ -41,6 +41,34 @@ pub fn getpid() -> i32 {
     unsafe { syscall0(nr::GETPID) as i32 }
 }
 
+/// sched_setscheduler(2): `policy` and real-time `priority` of `pid` (0:
+/// the caller).
+pub fn sched_setscheduler(pid: i32, policy: i32, priority: i32) -> Result<(), Errno> {
+    let param = priority;
+    // SAFETY: the kernel reads one int from `param`, which lives across
+    // the call.
+    check(unsafe {
+        syscall3(
+            nr::SCHED_SETSCHEDULER,
+            pid as usize,
+            policy as usize,
+            &param as *const i32 as usize,
+        )
+    })?;
+    Ok(())
+}
+
+/// sched_getscheduler(2) and sched_getparam(2): `(policy, priority)`.
+pub fn sched_getscheduler(pid: i32) -> Result<(i32, i32), Errno> {
+    // SAFETY: no memory is passed.
+    let policy = check(unsafe { syscall1(nr::SCHED_GETSCHEDULER, pid as usize) })?;
+    let mut prio = 0i32;
+    // SAFETY: the kernel writes one int to `prio`, which lives across the
+    // call.
+    check(unsafe { syscall2(nr::SCHED_GETPARAM, pid as usize, &mut prio as *mut i32 as usize) })?;
+    Ok((policy as i32, prio))
+}
+
 pub fn getppid() -> i32 {
     // SAFETY: getppid cannot fail.
     unsafe { syscall0(nr::GETPPID) as i32 }
