@@ -107,6 +107,24 @@ fn linux_pass_must_pass_here() {
 }
 
 #[test]
+fn only_tests_that_fail_on_a_linux_without_the_feature_may_fail() {
+    let maxactive = entry("kprobe/kretprobe_maxactive.tc", "top", "PASS", "");
+    let other = entry("kprobe/profile.tc", "top", "PASS", "");
+    let v = verdicts(
+        std::slice::from_ref(&maxactive),
+        &[entry(&maxactive.test, "top", "FAIL", "")],
+    );
+    assert!(matches!(v[0], Verdict::Exempt(_)), "{v:?}");
+    let v = verdicts(
+        std::slice::from_ref(&maxactive),
+        &[entry(&maxactive.test, "top", "UNDEFINED", "")],
+    );
+    assert!(matches!(v[0], Verdict::NotMet(_)), "{v:?}");
+    let v = verdicts(std::slice::from_ref(&other), &[entry(&other.test, "top", "FAIL", "")]);
+    assert!(matches!(v[0], Verdict::NotMet(_)), "{v:?}");
+}
+
+#[test]
 fn instance_runs_are_compared_separately() {
     let linux = [
         entry("00basic/trace_pipe.tc", "top", "PASS", ""),
