@@ -123,14 +123,23 @@ fn fire(p: &FuncProbe, e: &ProbeEntry) {
     let tr = global_trace();
     match p.cmd {
         ProbeCmd::TraceOn | ProbeCmd::TraceOff => {
+            // Linux's update_traceon_count: the count is read before the
+            // state, and set from what was read after the state changed,
+            // so CPUs hitting at once take one from it, not one each.
             let on = p.cmd == ProbeCmd::TraceOn;
+            let old = e.count.load(Ordering::Acquire);
+            if p.counted && old == 0 {
+                return;
+            }
             if tr.tracing_on() == on {
                 return;
             }
-            if p.counted && !take_count(e) {
-                return;
-            }
             tr.set_tracing_on(on);
+            if p.counted {
+                let _ = e
+                    .count
+                    .compare_exchange(old, old.wrapping_sub(1), Ordering::AcqRel, Ordering::Acquire);
+            }
         }
         ProbeCmd::Stacktrace => {
             if !tr.tracing_on() {
