@@ -192,6 +192,12 @@ impl TraceEvent {
         done
     }
 
+    /// Whether some trace array records it now (the top level or an
+    /// instance enabled it, or it needs no enabling).
+    pub fn is_traced(&self) -> bool {
+        self.def.ignore_enable || self.file.is_enabled() || self.instances_enabled.load(Ordering::Acquire) != 0
+    }
+
     /// One trace array's part of [`TraceEvent::record_entry`].
     fn file_record(&self, f: &TraceEventFile, len: usize, fill: &mut impl FnMut(&mut [u8]) -> bool) -> bool {
         if ignore_this_task(f.tr) {

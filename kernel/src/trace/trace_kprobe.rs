@@ -297,10 +297,15 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     if !hit.tracing.load(Ordering::Acquire) {
         return;
     }
-    hit.nhit.fetch_add(1, Ordering::Relaxed);
     let def = &hit.def;
     let len = def.fixed_size() + def.dynamic_size(env, edata);
-    hit.ev.record_entry(len, |e| def.fetch(env, site, edata, e).is_ok());
+    let recorded = hit.ev.record_entry(len, |e| def.fetch(env, site, edata, e).is_ok());
+    // Counted once it reached a buffer (recorded, or lost there): a hit
+    // that raced the event's disabling past `tracing` and found no trace
+    // array recording it is not.
+    if recorded || hit.ev.is_traced() {
+        hit.nhit.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A return probe's entry: saves the arguments `$argN` reads at return.
