@@ -153,15 +153,19 @@ fn fire(p: &FuncProbe, e: &ProbeEntry) {
         ProbeCmd::EnableEvent | ProbeCmd::DisableEvent => {
             let Some(ev) = &e.event else { return };
             let enable = p.cmd == ProbeCmd::EnableEvent;
-            if p.counted {
-                if e.count.load(Ordering::Acquire) == 0 || enable != ev.file.soft_disabled() {
-                    return;
-                }
-                if e.count.load(Ordering::Acquire) != -1 {
-                    take_count(e);
-                }
+            // As traceon/traceoff: CPUs that find the event in the other
+            // state at once all switch it, and take one from the count
+            // between them (Linux's event_enable_count_probe).
+            let old = e.count.load(Ordering::Acquire);
+            if p.counted && (old == 0 || enable != ev.file.soft_disabled()) {
+                return;
             }
             ev.file.set_soft_disabled(!enable);
+            if p.counted && old != -1 {
+                let _ = e
+                    .count
+                    .compare_exchange(old, old - 1, Ordering::AcqRel, Ordering::Acquire);
+            }
         }
     }
 }
