@@ -945,13 +945,31 @@ impl EventPidList {
         if !self.on.load(Ordering::Acquire) {
             return None;
         }
-        self.pids.try_read().map(|l| l.binary_search(&pid).is_ok())
+        // Writers hold it briefly with interrupts masked: a reader on
+        // another CPU retries for a while rather than let a filtered
+        // task's event through; bounded, for a writer this probe
+        // interrupted on its own CPU.
+        for _ in 0..100_000 {
+            if let Some(l) = self.pids.try_read() {
+                return Some(l.binary_search(&pid).is_ok());
+            }
+            core::hint::spin_loop();
+        }
+        None
+    }
+
+    fn contains(&self, pid: u32) -> bool {
+        let irq = arch::cpu::local_irq_save();
+        let r = self.pids.read().binary_search(&pid).is_ok();
+        arch::cpu::local_irq_restore(irq);
+        r
     }
 
     /// Lists `child` if `parent` is listed (Linux's
     /// `trace_filter_add_remove_task` for a fork).
     fn fork(&self, parent: u32, child: u32) {
-        if !self.on.load(Ordering::Acquire) {
+        // Only a change takes the write lock, which events wait for.
+        if !self.on.load(Ordering::Acquire) || !self.contains(parent) {
             return;
         }
         self.locked(|l| {
@@ -965,7 +983,9 @@ impl EventPidList {
 
     /// Unlists `pid` (its task exited).
     fn exit(&self, pid: u32) {
-        if !self.on.load(Ordering::Acquire) {
+        // Every task's exit comes here: only a listed one takes the write
+        // lock, which events wait for.
+        if !self.on.load(Ordering::Acquire) || !self.contains(pid) {
             return;
         }
         self.locked(|l| {
@@ -978,7 +998,10 @@ impl EventPidList {
     /// The file's text: one pid a line.
     pub fn show(&self) -> Vec<u8> {
         let mut s = String::new();
-        for p in self.locked(|l| l.clone()) {
+        let irq = arch::cpu::local_irq_save();
+        let pids = self.pids.read().clone();
+        arch::cpu::local_irq_restore(irq);
+        for p in pids {
             s.push_str(&format!("{p}\n"));
         }
         s.into_bytes()
