@@ -25,7 +25,7 @@ const SCRIPT: &str = "echo hello; echo one two | cat; ls /bin | cat > /tmp/l; ca
 fn runs_commands(args: &[&str]) {
     let (out, code) = run(args, SCRIPT);
     assert_eq!(code, 7, "exit status\n{out}");
-    let want = "hello\none two\ncat\ndmesg\necho\nfalse\nls\nmount\npoweroff\nsh\ntrue\numount\nls: cannot access '/nope': No such file or directory\nstatus=2\nproc-ok\n";
+    let want = "hello\none two\ncat\nchrt\ndmesg\necho\nfalse\nls\nmount\npoweroff\nsh\ntrue\numount\nls: cannot access '/nope': No such file or directory\nstatus=2\nproc-ok\n";
     assert_eq!(out, want);
 }
 
