@@ -8,6 +8,7 @@ crate::notrace_module!();
 
 use super::PhysRange;
 use crate::sync::IrqSpinLock;
+use arch::addr::{PhysAddr, UserVirtAddr};
 use arch::memory::{align_down, align_up, phys_to_virt, PAGE_SIZE};
 
 struct FrameAllocator {
@@ -304,22 +305,41 @@ pub fn free_frame(pa: u64) {
     free_frames(pa, 1)
 }
 
+impl FrameAllocator {
+    /// The index of the frame holding `pa`.
+    ///
+    /// Panics on an address outside the allocator's span: a kernel bug
+    /// that would otherwise corrupt another frame's count.
+    fn frame_index(&self, pa: PhysAddr) -> usize {
+        pa.as_u64()
+            .checked_sub(self.base)
+            .and_then(|off| usize::try_from(off / PAGE_SIZE as u64).ok())
+            .filter(|&f| f < self.nframes)
+            .unwrap_or_else(|| panic!("{:#x} is not a frame of RAM", pa.as_u64()))
+    }
+
+    /// The address of frame `f` (one of ours: below 48 bits).
+    fn frame_addr(&self, f: usize) -> Option<PhysAddr> {
+        PhysAddr::new(self.base + (f * PAGE_SIZE) as u64)
+    }
+}
+
 /// Adds a user of the (allocated) frame at `pa`: copy-on-write sharing.
-pub fn page_ref_inc(pa: u64) {
+pub fn page_ref_inc(pa: PhysAddr) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
-    let f = ((pa - a.base) as usize) / PAGE_SIZE;
-    assert!(a.is_used(f), "page_ref_inc on free frame {pa:#x}");
+    let f = a.frame_index(pa);
+    assert!(a.is_used(f), "page_ref_inc on free frame {:#x}", pa.as_u64());
     a.extra_refs[f] = a.extra_refs[f].checked_add(1).expect("frame reference count overflow");
 }
 
 /// Drops a user of the frame at `pa`; frees it when it was the last.
 /// Returns whether it was freed.
-pub fn page_ref_dec(pa: u64) -> bool {
+pub fn page_ref_dec(pa: PhysAddr) -> bool {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
-    let f = ((pa - a.base) as usize) / PAGE_SIZE;
-    assert!(a.is_used(f), "page_ref_dec on free frame {pa:#x}");
+    let f = a.frame_index(pa);
+    assert!(a.is_used(f), "page_ref_dec on free frame {:#x}", pa.as_u64());
     if a.extra_refs[f] > 0 {
         a.extra_refs[f] -= 1;
         return false;
@@ -330,16 +350,17 @@ pub fn page_ref_dec(pa: u64) -> bool {
 }
 
 /// Users of the frame at `pa` (1 for a private frame).
-pub fn page_count(pa: u64) -> usize {
+pub fn page_count(pa: PhysAddr) -> usize {
     let guard = FRAMES.lock();
     let a = guard.as_ref().expect("frame allocator not initialised");
-    let f = ((pa - a.base) as usize) / PAGE_SIZE;
-    a.extra_refs[f] as usize + 1
+    let f = a.frame_index(pa);
+    usize::from(a.extra_refs[f]) + 1
 }
 
-fn frame_ptr(pa: u64) -> *mut u8 {
-    assert_eq!(pa % PAGE_SIZE as u64, 0, "not a frame address: {pa:#x}");
-    phys_to_virt(pa) as *mut u8
+/// The frame's bytes, through the linear map.
+fn frame_ptr(pa: PhysAddr) -> *mut u8 {
+    assert!(pa.is_page_aligned(), "not a frame address: {:#x}", pa.as_u64());
+    pa.to_linear().as_mut_ptr()
 }
 
 /// Frames kept for the kernel: user pages are refused below this, so that
@@ -349,18 +370,18 @@ pub const USER_RESERVE_FRAMES: usize = 2048;
 
 /// A frame for user memory, unless free memory is down to the kernel's
 /// reserve.
-pub fn alloc_user_frame() -> Option<u64> {
+pub fn alloc_user_frame() -> Option<PhysAddr> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     if a.free <= USER_RESERVE_FRAMES.min(a.total / 8) {
         return None;
     }
     let f = a.alloc_one()?;
-    Some(a.base + (f * PAGE_SIZE) as u64)
+    a.frame_addr(f)
 }
 
 /// A zeroed frame for user memory (see `alloc_user_frame`).
-pub fn alloc_user_zeroed_frame() -> Option<u64> {
+pub fn alloc_user_zeroed_frame() -> Option<PhysAddr> {
     let pa = alloc_user_frame()?;
     // SAFETY: the frame was just allocated to us; the linear map covers it.
     unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
@@ -371,26 +392,26 @@ pub fn alloc_user_zeroed_frame() -> Option<u64> {
 pub fn alloc_zeroed_frame() -> Option<u64> {
     let pa = alloc_frame()?;
     // SAFETY: the frame was just allocated to us; the linear map covers it.
-    unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
+    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE) };
     Some(pa)
 }
 
 /// Copies the whole frame `src` into the frame `dst` (both allocated).
-pub fn copy_frame(dst: u64, src: u64) {
+pub fn copy_frame(dst: PhysAddr, src: PhysAddr) {
     // SAFETY: both are allocated frames reached through the linear map; a
     // frame is never copied onto itself.
     unsafe { core::ptr::copy_nonoverlapping(frame_ptr(src), frame_ptr(dst), PAGE_SIZE) };
 }
 
 /// Writes `data` into the allocated frame `pa` at `offset`.
-pub fn write_frame(pa: u64, offset: usize, data: &[u8]) {
+pub fn write_frame(pa: PhysAddr, offset: usize, data: &[u8]) {
     assert!(offset + data.len() <= PAGE_SIZE, "write_frame past the frame");
     // SAFETY: inside one allocated frame (checked above).
     unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), frame_ptr(pa).add(offset), data.len()) };
 }
 
 /// Reads from the allocated frame `pa` at `offset` into `buf`.
-pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
+pub fn read_frame(pa: PhysAddr, offset: usize, buf: &mut [u8]) {
     assert!(offset + buf.len() <= PAGE_SIZE, "read_frame past the frame");
     // SAFETY: inside one allocated frame (checked above).
     unsafe { core::ptr::copy_nonoverlapping(frame_ptr(pa).add(offset), buf.as_mut_ptr(), buf.len()) };
@@ -399,7 +420,7 @@ pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
 /// Lends `len` bytes of the allocated frame `pa` from `offset` to `f`,
 /// without copying them first (a read of a file's page straight into user
 /// memory). The caller holds a reference on the frame for the call.
-pub fn with_frame_bytes<R>(pa: u64, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+pub fn with_frame_bytes<R>(pa: PhysAddr, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
     assert!(offset + len <= PAGE_SIZE, "with_frame_bytes past the frame");
     // SAFETY: inside one allocated frame (checked above) that the caller's
     // reference keeps allocated until `f` returns. Another CPU may write
@@ -411,19 +432,24 @@ pub fn with_frame_bytes<R>(pa: u64, offset: usize, len: usize, f: impl FnOnce(&[
 /// Copies `len` bytes of the allocated frame `pa` at `offset` to user
 /// address `dst`: one copy, with no bounce buffer (process_vm_readv from a
 /// pinned frame). EFAULT if the user range cannot be written whole.
-pub fn copy_frame_to_user(pa: u64, offset: usize, len: usize, dst: u64) -> Result<(), crate::errno::Errno> {
+pub fn copy_frame_to_user(
+    pa: PhysAddr,
+    offset: usize,
+    len: usize,
+    dst: UserVirtAddr,
+) -> Result<(), crate::errno::Errno> {
     assert!(offset + len <= PAGE_SIZE, "copy_frame_to_user past the frame");
     // SAFETY: inside one allocated frame (checked above), which the caller
     // keeps allocated by holding a reference to it while this runs.
     let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };
-    crate::uaccess::copy_to_user(dst, src)
+    crate::uaccess::copy_to_user(dst.as_u64(), src)
 }
 
 /// Makes instructions written into frame `pa` at `[offset, offset + len)`
 /// visible to instruction fetch (a tracer's breakpoint in a tracee's text).
-pub fn sync_icache_frame(pa: u64, offset: usize, len: usize) {
+pub fn sync_icache_frame(pa: PhysAddr, offset: usize, len: usize) {
     assert!(offset + len <= PAGE_SIZE, "sync_icache_frame past the frame");
-    arch::cache::sync_icache_range(frame_ptr(pa) as usize + offset, len);
+    arch::cache::sync_icache_range(pa.to_linear().as_usize() + offset, len);
 }
 
 /// Current counts.

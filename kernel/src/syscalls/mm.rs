@@ -136,7 +136,9 @@ syscall!(__arm64_sys_madvise, r, {
             m.check_mapped(start, end)?;
             let mut va = start;
             while va < end {
-                m.handle_fault(va, advice == 23, false).map_err(|e| match e {
+                // Inside a region (checked above), so a user address.
+                let addr = arch::addr::UserVirtAddr::new(va).ok_or(Errno::ENOMEM)?;
+                m.handle_fault(addr, advice == 23, false).map_err(|e| match e {
                     crate::mm::vm::SegvCode::Oom | crate::mm::vm::SegvCode::MapErr => Errno::ENOMEM,
                     crate::mm::vm::SegvCode::AccErr => Errno::EINVAL,
                     crate::mm::vm::SegvCode::Bus => Errno::EFAULT,
