@@ -9,7 +9,31 @@ crate::notrace_module!();
 use super::PhysRange;
 use crate::sync::IrqSpinLock;
 use arch::addr::{PhysAddr, UserVirtAddr};
-use arch::memory::{align_down, align_up, phys_to_virt, PAGE_SIZE};
+use arch::memory::{align_up, phys_to_virt, PAGE_SHIFT, PAGE_SIZE};
+
+/// The frame size, as physical addresses count.
+const PAGE: u64 = 1 << PAGE_SHIFT;
+
+/// Whole frames in `bytes` (usize has 64 bits here: nothing is lost).
+const fn frames_in(bytes: u64) -> usize {
+    (bytes >> PAGE_SHIFT) as usize
+}
+
+/// The bytes of `f` frames (usize has 64 bits here: nothing is lost).
+const fn frame_bytes(f: usize) -> u64 {
+    (f as u64) << PAGE_SHIFT
+}
+
+/// `x` rounded down to a frame boundary.
+const fn page_align_down(x: u64) -> u64 {
+    x & !(PAGE - 1)
+}
+
+/// `x` rounded up to a frame boundary (the last frame if there is none
+/// above).
+const fn page_align_up(x: u64) -> u64 {
+    page_align_down(x.saturating_add(PAGE - 1))
+}
 
 struct FrameAllocator {
     /// Physical address of frame 0 of the bitmap.
@@ -99,16 +123,16 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     let mut free = heapless_ranges::Ranges::new();
     for r in ram {
         free.add(PhysRange {
-            start: align_up(r.start as usize, PAGE_SIZE) as u64,
-            end: align_down(r.end as usize, PAGE_SIZE) as u64,
+            start: page_align_up(r.start),
+            end: page_align_down(r.end),
         });
     }
     for &hole in reserved {
         subtract(
             &mut free,
             PhysRange {
-                start: align_down(hole.start as usize, PAGE_SIZE) as u64,
-                end: align_up(hole.end as usize, PAGE_SIZE) as u64,
+                start: page_align_down(hole.start),
+                end: page_align_up(hole.end),
             },
         );
     }
@@ -116,20 +140,21 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
         return 0;
     };
     let hi = free.iter().map(|r| r.end).max().unwrap_or(lo);
-    let nframes = ((hi - lo) as usize) / PAGE_SIZE;
+    let nframes = frames_in(hi - lo);
     let words = nframes.div_ceil(64);
     let bitmap_bytes = align_up(words * 8 + nframes * 2, PAGE_SIZE);
+    let bitmap_len = frame_bytes(bitmap_bytes / PAGE_SIZE);
     // The bitmap takes the start of the largest free range.
     let Some(home) = free
         .iter()
-        .filter(|r| (r.end - r.start) as usize >= bitmap_bytes)
+        .filter(|r| r.end - r.start >= bitmap_len)
         .max_by_key(|r| r.end - r.start)
     else {
         return 0;
     };
     let bitmap_range = PhysRange {
         start: home.start,
-        end: home.start + bitmap_bytes as u64,
+        end: home.start + bitmap_len,
     };
     subtract(&mut free, bitmap_range);
     // SAFETY: `bitmap_range` is RAM taken out of the free ranges above, so
@@ -138,9 +163,8 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     bitmap.fill(u64::MAX);
     // SAFETY: the reference counts follow the bitmap in the same carved-out
     // range (sized for both above); the u64 words keep them 2-byte aligned.
-    let extra_refs = unsafe {
-        core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start + words as u64 * 8) as *mut u16, nframes)
-    };
+    let extra_refs =
+        unsafe { core::slice::from_raw_parts_mut((phys_to_virt(bitmap_range.start) + words * 8) as *mut u16, nframes) };
     extra_refs.fill(0);
     let mut a = FrameAllocator {
         base: lo,
@@ -152,8 +176,8 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
         hint: 0,
     };
     for r in free.iter() {
-        let first = ((r.start - lo) as usize) / PAGE_SIZE;
-        let count = ((r.end - r.start) as usize) / PAGE_SIZE;
+        let first = frames_in(r.start - lo);
+        let count = frames_in(r.end - r.start);
         for f in first..first + count {
             a.bitmap[f / 64] &= !(1 << (f % 64));
         }
@@ -231,7 +255,7 @@ fn alloc_one_frame() -> Option<u64> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     let f = a.alloc_one()?;
-    Some(a.base + (f * PAGE_SIZE) as u64)
+    Some(a.addr_of(f))
 }
 
 /// Allocates `count` physically contiguous frames whose first frame is
@@ -249,7 +273,7 @@ fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     // Alignment is of the physical address, so account for the base.
-    let base_frame = (a.base as usize) / PAGE_SIZE;
+    let base_frame = frames_in(a.base);
     let skew = (align_frames - base_frame % align_frames) % align_frames;
     let f = if skew == 0 {
         a.alloc_run(count, align_frames)?
@@ -271,7 +295,7 @@ fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
         a.free -= count;
         f
     };
-    Some(a.base + (f * PAGE_SIZE) as u64)
+    Some(a.addr_of(f))
 }
 
 /// Frees `count` frames starting at `pa`.
@@ -282,17 +306,13 @@ pub fn free_frames(pa: u64, count: usize) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
     assert!(
-        pa >= a.base && pa.is_multiple_of(PAGE_SIZE as u64),
+        pa >= a.base && pa.is_multiple_of(PAGE),
         "free_frames: bad address {pa:#x}"
     );
-    let first = ((pa - a.base) as usize) / PAGE_SIZE;
+    let first = frames_in(pa - a.base);
     assert!(first + count <= a.nframes, "free_frames: {pa:#x}+{count} beyond RAM");
     for f in first..first + count {
-        assert!(
-            a.is_used(f),
-            "free_frames: double free of {:#x}",
-            a.base + (f * PAGE_SIZE) as u64
-        );
+        assert!(a.is_used(f), "free_frames: double free of {:#x}", a.addr_of(f));
         a.set(f, false);
     }
     a.free += count;
@@ -313,14 +333,19 @@ impl FrameAllocator {
     fn frame_index(&self, pa: PhysAddr) -> usize {
         pa.as_u64()
             .checked_sub(self.base)
-            .and_then(|off| usize::try_from(off / PAGE_SIZE as u64).ok())
+            .map(frames_in)
             .filter(|&f| f < self.nframes)
             .unwrap_or_else(|| panic!("{:#x} is not a frame of RAM", pa.as_u64()))
     }
 
+    /// The address of frame `f`.
+    fn addr_of(&self, f: usize) -> u64 {
+        self.base + frame_bytes(f)
+    }
+
     /// The address of frame `f` (one of ours: below 48 bits).
     fn frame_addr(&self, f: usize) -> Option<PhysAddr> {
-        PhysAddr::new(self.base + (f * PAGE_SIZE) as u64)
+        PhysAddr::new(self.addr_of(f))
     }
 }
 
@@ -472,7 +497,7 @@ mod tests {
         let mut got = [0u64; 64];
         for slot in got.iter_mut() {
             *slot = alloc_frame().expect("frame");
-            assert_eq!(*slot % PAGE_SIZE as u64, 0);
+            assert_eq!(*slot % PAGE, 0);
         }
         for i in 0..got.len() {
             for j in i + 1..got.len() {
@@ -490,12 +515,9 @@ mod tests {
     fn contiguous_runs_honour_alignment() {
         let before = stats().free;
         let pa = alloc_frames(16, 16).expect("16 aligned frames");
-        assert_eq!(pa % (16 * PAGE_SIZE as u64), 0);
+        assert_eq!(pa % (16 * PAGE), 0);
         let one = alloc_frame().unwrap();
-        assert!(
-            one < pa || one >= pa + 16 * PAGE_SIZE as u64,
-            "single frame inside a live run"
-        );
+        assert!(one < pa || one >= pa + 16 * PAGE, "single frame inside a live run");
         free_frame(one);
         free_frames(pa, 16);
         assert_eq!(stats().free, before);
@@ -509,10 +531,7 @@ mod tests {
         let mut got = alloc::vec::Vec::new();
         for _ in 0..256 {
             let pa = alloc_frame().unwrap();
-            assert!(
-                pa + PAGE_SIZE as u64 <= lo || pa >= hi,
-                "frame {pa:#x} inside the kernel image"
-            );
+            assert!(pa + PAGE <= lo || pa >= hi, "frame {pa:#x} inside the kernel image");
             got.push(pa);
         }
         got.into_iter().for_each(free_frame);

@@ -12,7 +12,7 @@ use arch::pgtable_user::{self, UserPageTable, UserPte};
 use arch::uaccess::TASK_SIZE;
 
 /// Page size as a u64.
-const PAGE: u64 = super::PAGE_SIZE as u64;
+const PAGE: u64 = 1 << super::PAGE_SHIFT;
 /// Top of the user stack region (below it: the 8 MiB stack).
 pub const STACK_TOP: u64 = 0x0000_ffff_ffff_0000;
 /// Stack size limit (RLIMIT_STACK default).
@@ -201,7 +201,7 @@ fn alloc_asid() -> Option<u16> {
 fn free_asid(asid: u16) {
     // No stale translation may survive into the ASID's next user.
     pgtable_user::flush_tlb_asid(asid);
-    ASIDS.lock()[asid as usize / 64] &= !(1 << (asid % 64));
+    ASIDS.lock()[usize::from(asid / 64)] &= !(1 << (asid % 64));
 }
 
 fn pte_for(pa: PhysAddr, prot: Prot, _kind: VmaKind) -> UserPte {
@@ -305,17 +305,16 @@ impl Mm {
         let m = self.inner.lock();
         let (start, end) = m.args;
         let mut out = alloc::vec::Vec::new();
-        let mut va = start;
-        while va < end.min(start + 4096 * 8) {
-            let Some(uva) = UserVirtAddr::new(va) else { break };
-            let Some(pte) = m.pt.get(uva) else { break };
-            // Up to the end of the page or of the strings.
-            let page_end = uva.page_base().as_u64() + PAGE;
-            let mut buf = alloc::vec![0u8; PAGE as usize - uva.page_offset()];
-            buf.truncate(buf.len().min(usize::try_from(end - va).unwrap_or(usize::MAX)));
-            frame::read_frame(pte.pa, uva.page_offset(), &mut buf);
+        // At most eight pages.
+        let len = end.min(start.saturating_add(4096 * 8)).saturating_sub(start);
+        let (Some(start), Ok(len)) = (UserVirtAddr::new(start), usize::try_from(len)) else {
+            return out;
+        };
+        for (va, piece) in page_pieces(start, len).map_while(Result::ok) {
+            let Some(pte) = m.pt.get(va) else { break };
+            let mut buf = alloc::vec![0u8; piece.len()];
+            frame::read_frame(pte.pa, va.page_offset(), &mut buf);
             out.extend_from_slice(&buf);
-            va = page_end.min(end);
         }
         out
     }
@@ -327,12 +326,9 @@ impl Mm {
     /// the write never reaches another space.
     pub fn write_bytes(&self, addr: UserVirtAddr, data: &[u8]) -> Result<(), Errno> {
         let mut m = self.inner.lock();
-        let mut done = 0;
-        while done < data.len() {
-            let va = addr.checked_add(done as u64).ok_or(Errno::EFAULT)?;
+        for piece in page_pieces(addr, data.len()) {
+            let (va, piece) = piece?;
             let page = va.page_base();
-            let off = va.page_offset();
-            let n = (data.len() - done).min(PAGE as usize - off);
             let pa = match m.pt.get(page) {
                 // Shared with another space (copy-on-write after fork, or a
                 // read-only page both hold): the write must land in this
@@ -377,8 +373,7 @@ impl Mm {
                     pa
                 }
             };
-            frame::write_frame(pa, off, &data[done..done + n]);
-            done += n;
+            frame::write_frame(pa, va.page_offset(), &data[piece]);
         }
         Ok(())
     }
@@ -735,8 +730,8 @@ impl Mm {
             return Err(Errno::ENOMEM);
         }
         let mut out = alloc::vec::Vec::new();
-        out.try_reserve_exact(((end - start) / PAGE) as usize)
-            .map_err(|_| Errno::ENOMEM)?;
+        let pages = usize::try_from((end - start) / PAGE).map_err(|_| Errno::ENOMEM)?;
+        out.try_reserve_exact(pages).map_err(|_| Errno::ENOMEM)?;
         let mut va = start;
         while va < end {
             let resident = UserVirtAddr::new(va).is_some_and(|va| m.pt.get(va).is_some())
@@ -934,8 +929,8 @@ impl Mm {
     /// the kernel's; each mapping holds a reference. Returns the text's
     /// address, which `vdso_base` reports from then on (and in children).
     pub fn map_vdso(&self, vvar: &[PhysAddr], text: &[PhysAddr]) -> Result<UserVirtAddr, Errno> {
-        let vvar_len = vvar.len() as u64 * PAGE;
-        let len = vvar_len + text.len() as u64 * PAGE;
+        let vvar_len = bytes_of_pages(vvar.len()).ok_or(Errno::ENOMEM)?;
+        let len = bytes_of_pages(vvar.len() + text.len()).ok_or(Errno::ENOMEM)?;
         let mut m = self.inner.lock();
         let start = find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?;
         let base = start + vvar_len;
@@ -985,8 +980,9 @@ impl Mm {
             }
         }
         for (at, frames, prot, kind) in regions {
-            m.vmas
-                .insert(at, Vma::anon(at + frames.len() as u64 * PAGE, prot, kind));
+            // Both fit in `len`, computed above.
+            let end = at + bytes_of_pages(frames.len()).unwrap_or(0);
+            m.vmas.insert(at, Vma::anon(end, prot, kind));
         }
         let base = UserVirtAddr::new(base).ok_or(Errno::ENOMEM)?;
         m.vdso = Some(base);
@@ -1015,7 +1011,10 @@ impl Mm {
     }
 
     fn access_remote_vm(&self, addr: UserVirtAddr, buf: &mut [u8], write: bool, force: bool) -> Result<(), Errno> {
-        let end = addr.as_u64().checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
+        let end = u64::try_from(buf.len())
+            .ok()
+            .and_then(|len| addr.as_u64().checked_add(len))
+            .ok_or(Errno::EFAULT)?;
         {
             let m = self.inner.lock();
             let mut page = addr.page_base().as_u64();
@@ -1032,14 +1031,11 @@ impl Mm {
             self.write_bytes(addr, buf)?;
         }
         let mut m = self.inner.lock();
-        let mut done = 0;
-        while done < buf.len() {
-            // Every page was found in a region above, so below TASK_SIZE.
-            let va = addr.checked_add(done as u64).ok_or(Errno::EFAULT)?;
-            let page = va.page_base();
-            let off = va.page_offset();
-            let n = (buf.len() - done).min(PAGE as usize - off);
-            let chunk = &mut buf[done..done + n];
+        // Every page was found in a region above, so below TASK_SIZE.
+        for piece in page_pieces(addr, buf.len()) {
+            let (va, piece) = piece?;
+            let (page, off, n) = (va.page_base(), va.page_offset(), piece.len());
+            let chunk = &mut buf[piece];
             match m.pt.get(page) {
                 Some(pte) if write => {
                     if find(&m.vmas, va.as_u64()).is_some_and(|(_, v)| v.prot.exec) {
@@ -1076,7 +1072,6 @@ impl Mm {
                     }
                 }
             }
-            done += n;
         }
         Ok(())
     }
@@ -1140,7 +1135,7 @@ impl Drop for Mm {
 /// past the end of the file); `None` when memory is short.
 fn file_page_copy(f: &VmFile, off: u64) -> Option<PhysAddr> {
     let pa = frame::alloc_user_zeroed_frame()?;
-    let mut buf = alloc::vec![0u8; PAGE as usize];
+    let mut buf = alloc::vec![0u8; super::PAGE_SIZE];
     if let Ok(n) = f.inode.read_at(off, &mut buf) {
         frame::write_frame(pa, 0, &buf[..n.min(buf.len())]);
     }
@@ -1176,6 +1171,35 @@ fn file_fault(f: &VmFile, off: u64, prot: Prot, shared: bool, write: bool) -> Re
     }
     let pa = file_page_copy(f, off).ok_or(SegvCode::Oom)?;
     Ok(pte_for(pa, prot, VmaKind::Anon))
+}
+
+/// The pieces of `[addr, addr + len)` that lie in one page each, in
+/// order: each piece's address and its range in a buffer of `len` bytes;
+/// EFAULT (once, last) where the range leaves user space.
+fn page_pieces(
+    addr: UserVirtAddr,
+    len: usize,
+) -> impl Iterator<Item = Result<(UserVirtAddr, core::ops::Range<usize>), Errno>> {
+    let (mut next, mut done) = (Some(addr), 0);
+    core::iter::from_fn(move || {
+        if done >= len {
+            return None;
+        }
+        let Some(va) = next else {
+            done = len;
+            return Some(Err(Errno::EFAULT));
+        };
+        let n = (len - done).min(super::PAGE_SIZE - va.page_offset());
+        let piece = done..done + n;
+        done += n;
+        next = va.next_page();
+        Some(Ok((va, piece)))
+    })
+}
+
+/// `n` pages in bytes.
+fn bytes_of_pages(n: usize) -> Option<u64> {
+    u64::try_from(n).ok()?.checked_mul(PAGE)
 }
 
 /// The frame holding page `index` of the file, with a reference on it
