@@ -119,7 +119,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         Some(interp) => {
             let (idata, ifile) = crate::fs::open_exec(interp)?;
             let span = exec::image_span(&idata).map_err(|e| e.errno())?;
-            let base = mm.get_unmapped_area(span)?;
+            let base = mm.get_unmapped_area(span)?.as_u64();
             let iplan = exec::load_interp_plan(&idata, base).map_err(|e| e.errno())?;
             drop(idata);
             map_segments(&mm, &iplan, &ifile, plan_file_len(&ifile))?;

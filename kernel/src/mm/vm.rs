@@ -493,7 +493,7 @@ impl Mm {
     }
 
     /// `mmap` of anonymous private memory: returns the address.
-    pub fn mmap_anon(&self, hint: u64, len: u64, prot: Prot, fixed: bool) -> Result<u64, Errno> {
+    pub fn mmap_anon(&self, hint: u64, len: u64, prot: Prot, fixed: bool) -> Result<UserVirtAddr, Errno> {
         let placement = if fixed { Placement::Fixed } else { Placement::Hint };
         self.mmap_region(hint, len, prot, placement, false, None)
     }
@@ -510,7 +510,7 @@ impl Mm {
         placement: Placement,
         shared: bool,
         file: Option<(Arc<VmFile>, u64)>,
-    ) -> Result<u64, Errno> {
+    ) -> Result<UserVirtAddr, Errno> {
         let len = len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1);
         if len == 0 {
             return Err(Errno::EINVAL);
@@ -546,7 +546,7 @@ impl Mm {
                 self.unmap_locked(&mut m, hint, hint + len);
             }
             m.vmas.insert(hint, vma(hint + len));
-            return Ok(hint);
+            return region_start(hint);
         }
         let mut m = self.inner.lock();
         let hint = hint & !(PAGE - 1);
@@ -559,13 +559,14 @@ impl Mm {
             find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?
         };
         m.vmas.insert(start, vma(start + len));
-        Ok(start)
+        region_start(start)
     }
 
     /// A free range of `len` bytes (page aligned) where `mmap` without a
     /// hint would put it (Linux's `get_unmapped_area`).
-    pub fn get_unmapped_area(&self, len: u64) -> Result<u64, Errno> {
-        find_free_top_down(&self.inner.lock().vmas, len).ok_or(Errno::ENOMEM)
+    pub fn get_unmapped_area(&self, len: u64) -> Result<UserVirtAddr, Errno> {
+        let start = find_free_top_down(&self.inner.lock().vmas, len).ok_or(Errno::ENOMEM)?;
+        region_start(start)
     }
 
     /// `munmap`: removes `[addr, addr + len)` from every region.
@@ -763,7 +764,7 @@ impl Mm {
         new_len: u64,
         may_move: bool,
         fixed: Option<u64>,
-    ) -> Result<u64, Errno> {
+    ) -> Result<UserVirtAddr, Errno> {
         let old_end = addr
             .checked_add(old_len)
             .filter(|&e| e <= TASK_SIZE)
@@ -775,7 +776,7 @@ impl Mm {
         }
         if fixed.is_none() && new_len <= old_len {
             self.unmap_locked(&mut m, addr + new_len, old_end);
-            return Ok(addr);
+            return region_start(addr);
         }
         if fixed.is_none() {
             let new_end = addr.checked_add(new_len).filter(|&e| e <= TASK_SIZE);
@@ -784,7 +785,7 @@ impl Mm {
                     if let Some(v) = m.vmas.get_mut(&start) {
                         v.end = new_end;
                     }
-                    return Ok(addr);
+                    return region_start(addr);
                 }
             }
             if !may_move {
@@ -842,7 +843,7 @@ impl Mm {
         if failed {
             return Err(Errno::ENOMEM);
         }
-        Ok(to)
+        region_start(to)
     }
 
     /// `brk`: moves the program break; returns the (possibly unchanged) break.
@@ -1197,6 +1198,11 @@ fn page_pieces(
     })
 }
 
+/// The start of a region (the region tree keeps them below `TASK_SIZE`).
+fn region_start(start: u64) -> Result<UserVirtAddr, Errno> {
+    UserVirtAddr::new(start).ok_or(Errno::ENOMEM)
+}
+
 /// `n` pages in bytes.
 fn bytes_of_pages(n: usize) -> Option<u64> {
     u64::try_from(n).ok()?.checked_mul(PAGE)
@@ -1259,8 +1265,8 @@ mod tests {
     }
 
     /// The frame mapped at `va` in `mm`, if any.
-    fn frame_at(mm: &Mm, va: u64) -> Option<PhysAddr> {
-        mm.inner.lock().pt.get(uva(va)).map(|p| p.pa)
+    fn frame_at(mm: &Mm, va: UserVirtAddr) -> Option<PhysAddr> {
+        mm.inner.lock().pt.get(va).map(|p| p.pa)
     }
 
     #[kernel_test]
@@ -1282,13 +1288,13 @@ mod tests {
         let private = mm
             .mmap_region(VA, 2 * PAGE, rw, Placement::Fixed, false, Some((file.clone(), 0)))
             .unwrap();
-        mm.handle_fault(uva(private), false, false).unwrap();
+        mm.handle_fault(private, false, false).unwrap();
         assert_eq!(
             frame_at(&mm, private),
             Some(files_frame()),
             "a read maps the file's frame"
         );
-        mm.handle_fault(uva(private), true, false).unwrap();
+        mm.handle_fault(private, true, false).unwrap();
         assert_ne!(
             frame_at(&mm, private),
             Some(files_frame()),
@@ -1298,7 +1304,7 @@ mod tests {
         let shared = mm
             .mmap_region(VA + 4 * PAGE, PAGE, rw, Placement::Fixed, true, Some((file.clone(), 0)))
             .unwrap();
-        mm.handle_fault(uva(shared), true, false).unwrap();
+        mm.handle_fault(shared, true, false).unwrap();
         assert_eq!(
             frame_at(&mm, shared),
             Some(files_frame()),
@@ -1307,11 +1313,11 @@ mod tests {
         // A child shares the shared page and copies the private one.
         let child = mm.fork().unwrap();
         assert_eq!(frame_at(&child, shared), frame_at(&mm, shared));
-        assert_eq!(mm.inner.lock().pt.get(uva(shared)).map(|p| p.cow), Some(false));
+        assert_eq!(mm.inner.lock().pt.get(shared).map(|p| p.cow), Some(false));
         // Past the end of the file: SIGBUS.
         file.inode.truncate(100).unwrap();
         assert_eq!(
-            mm.handle_fault(uva(private + PAGE), false, false),
+            mm.handle_fault(private.checked_add(PAGE).unwrap(), false, false),
             Err(super::SegvCode::Bus)
         );
     }
