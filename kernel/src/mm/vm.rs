@@ -1323,6 +1323,27 @@ mod tests {
     }
 
     #[kernel_test]
+    fn page_pieces_split_at_page_ends_and_fail_past_user_space() {
+        use super::{page_pieces, PAGE};
+        use crate::errno::Errno;
+        let pieces = |va, len| page_pieces(uva(va), len).collect::<alloc::vec::Vec<_>>();
+        assert_eq!(pieces(0x1ffe, 0), []);
+        assert_eq!(pieces(0x1ffe, 2), [Ok((uva(0x1ffe), 0..2))]);
+        assert_eq!(
+            pieces(0x1ffe, 5 + 4096),
+            [
+                Ok((uva(0x1ffe), 0..2)),
+                Ok((uva(0x2000), 2..4098)),
+                Ok((uva(0x3000), 4098..4101))
+            ]
+        );
+        let top = arch::uaccess::TASK_SIZE - 2;
+        assert_eq!(pieces(top, 2), [Ok((uva(top), 0..2))]);
+        assert_eq!(pieces(top, 3), [Ok((uva(top), 0..2)), Err(Errno::EFAULT)]);
+        assert_eq!(pieces(top - PAGE, 1), [Ok((uva(top - PAGE), 0..1))]);
+    }
+
+    #[kernel_test]
     fn write_bytes_into_a_forked_space_breaks_copy_on_write() {
         for write in [true, false] {
             let prot = Prot {
