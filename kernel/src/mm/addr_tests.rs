@@ -28,7 +28,7 @@ fn user_page_arithmetic_matches_the_integers() {
     for va in [0u64, 1, 0xfff, 0x1000, 0x1001, 0x40_0123, TASK_SIZE - PAGE] {
         let a = UserVirtAddr::new(va).unwrap();
         assert_eq!(a.page_base().as_u64(), va & !(PAGE - 1));
-        assert_eq!(a.page_offset() as u64, va % PAGE);
+        assert_eq!(Ok(a.page_offset()), usize::try_from(va % PAGE));
         assert_eq!(a.is_page_aligned(), va % PAGE == 0);
         assert_eq!(
             a.next_page().map(UserVirtAddr::as_u64),
