@@ -10,6 +10,7 @@ use crate::process::{self, current_process};
 use crate::sched;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use arch::addr::UserVirtAddr;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::Ordering;
 
@@ -118,7 +119,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
         Some(interp) => {
             let (idata, ifile) = crate::fs::open_exec(interp)?;
             let span = exec::image_span(&idata).map_err(|e| e.errno())?;
-            let base = mm.get_unmapped_area(span)?;
+            let base = mm.get_unmapped_area(span)?.as_u64();
             let iplan = exec::load_interp_plan(&idata, base).map_err(|e| e.errno())?;
             drop(idata);
             map_segments(&mm, &iplan, &ifile, plan_file_len(&ifile))?;
@@ -156,7 +157,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
     let argv_refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
     let envp_refs: Vec<&[u8]> = envp.iter().map(|a| a.as_slice()).collect();
     let stack = exec::build_stack(STACK_TOP, &argv_refs, &envp_refs, &execfn, &plan, aux).map_err(|e| e.errno())?;
-    mm.write_bytes(stack.sp, &stack.bytes)?;
+    mm.write_bytes(UserVirtAddr::new(stack.sp).ok_or(Errno::EFAULT)?, &stack.bytes)?;
     mm.set_arg_range(stack.arg_start, stack.arg_end);
     mm.set_saved_auxv(&stack.auxv);
     let base = path_bytes.rsplit(|&b| b == b'/').next().unwrap_or(&path_bytes).to_vec();
@@ -202,7 +203,7 @@ fn map_segments(mm: &Mm, plan: &exec::LoadPlan, file: &Arc<VmFile>, file_size: u
             let copied_end = seg.vaddr.start + file_len;
             if copied_end < file_map_end && seg.file.end < file_size {
                 let zeros = alloc::vec![0u8; (file_map_end - copied_end) as usize];
-                mm.write_bytes(copied_end, &zeros)?;
+                mm.write_bytes(UserVirtAddr::new(copied_end).ok_or(Errno::EFAULT)?, &zeros)?;
             }
         }
         if file_map_end < seg.vaddr.end {

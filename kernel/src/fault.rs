@@ -3,6 +3,7 @@
 
 crate::notrace_module!();
 
+use arch::addr::UserVirtAddr;
 use arch::esr;
 use arch::ptrace::PtRegs;
 use core::fmt::Write;
@@ -124,7 +125,10 @@ fn user_fault_resolved(far: u64, esr_val: u64, exec: bool) -> bool {
     let Some(mm) = crate::sched::try_current().and_then(|t| t.mm.lock().clone()) else {
         return false;
     };
-    mm.handle_fault(far, info.write && !exec, exec).is_ok()
+    let Some(addr) = UserVirtAddr::new(far) else {
+        return false;
+    };
+    mm.handle_fault(addr, info.write && !exec, exec).is_ok()
 }
 
 /// A data or instruction abort from EL0: resolved, or a signal.
@@ -145,11 +149,11 @@ pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
         force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far);
         return;
     };
-    if far >= arch::uaccess::TASK_SIZE {
+    let Some(addr) = UserVirtAddr::new(far) else {
         force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far);
         return;
-    }
-    match mm.handle_fault(far, info.write && !exec, exec) {
+    };
+    match mm.handle_fault(addr, info.write && !exec, exec) {
         Ok(()) => {}
         Err(SegvCode::MapErr) => force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far),
         Err(SegvCode::AccErr) => force_sig_fault(SIGSEGV, code::SEGV_ACCERR, far),

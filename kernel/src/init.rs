@@ -172,7 +172,7 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     arch::debug_monitors::debug_monitors_init_cpu();
     crate::smp::init_boot_cpu().expect("IPI handlers");
     crate::sched::init_cpu();
-    arch::pgtable_user::set_table_frame_free(crate::mm::frame::free_frame);
+    arch::pgtable_user::set_table_frame_free(|pa| crate::mm::frame::free_frame(pa.as_u64()));
     let timer = platform.timer.expect("no arm,armv8-timer in the device tree");
     crate::time::init(timer.virt_intid).expect("timer interrupt");
     crate::time::init_realtime(platform.rtc.map(|r| r.base));

@@ -155,6 +155,11 @@ fn fixmap_slot_aliases_a_frame_and_unmaps() {
     crate::mm::frame::free_frame(pa);
 }
 
+/// `a` as a user address (the tests' constants are).
+fn uva(a: u64) -> arch::addr::UserVirtAddr {
+    arch::addr::UserVirtAddr::new(a).expect("a user address")
+}
+
 /// A one-page user mapping at `va`, filled with `fill`, active on this
 /// CPU until the returned space is dropped after `secondary_drop_idmap`.
 fn one_user_page(va: u64, fill: u8) -> alloc::sync::Arc<crate::mm::vm::Mm> {
@@ -166,7 +171,7 @@ fn one_user_page(va: u64, fill: u8) -> alloc::sync::Arc<crate::mm::vm::Mm> {
         exec: false,
     };
     mm.add_region(va, va + 4096, rw, VmaKind::Anon).unwrap();
-    mm.write_bytes(va, &[fill; 4096]).unwrap();
+    mm.write_bytes(uva(va), &[fill; 4096]).unwrap();
     mm.activate();
     mm
 }
@@ -174,7 +179,7 @@ fn one_user_page(va: u64, fill: u8) -> alloc::sync::Arc<crate::mm::vm::Mm> {
 /// The user page's bytes, read through the page tables (not uaccess).
 fn user_page_bytes(mm: &crate::mm::vm::Mm, va: u64) -> alloc::vec::Vec<u8> {
     let mut b = alloc::vec![0u8; 4096];
-    mm.access_remote(va, &mut b, false).unwrap();
+    mm.access_remote(uva(va), &mut b, false).unwrap();
     b
 }
 
@@ -202,7 +207,7 @@ fn user_copies_stop_exactly_at_the_first_unmapped_byte() {
                 page[at + copied..].iter().all(|&b| b == 0xee),
                 "to user: beyond the copy"
             );
-            mm.write_bytes(VA, &src[..256].repeat(16)).unwrap();
+            mm.write_bytes(uva(VA), &src[..256].repeat(16)).unwrap();
             let mut got = [0x55u8; 300];
             let left = arch::uaccess::raw_copy_from_user(&mut got[..n], dst);
             assert_eq!(
@@ -229,7 +234,7 @@ fn user_copies_are_exact_at_every_alignment_and_length() {
     let mm = one_user_page(VA, 0);
     for off in 0..16u64 {
         for n in 0..=200usize {
-            mm.write_bytes(VA, &[0xaa; 512]).unwrap();
+            mm.write_bytes(uva(VA), &[0xaa; 512]).unwrap();
             assert_eq!(arch::uaccess::raw_copy_to_user(VA + off, &src[..n]), 0);
             let page = user_page_bytes(&mm, VA);
             let o = off as usize;
@@ -262,7 +267,8 @@ fn user_memory_is_reached_only_through_uaccess_when_pan_is_on() {
         VmaKind::Anon,
     )
     .unwrap();
-    mm.write_bytes(VA, &0x1122_3344_5566_7788u64.to_le_bytes()).unwrap();
+    mm.write_bytes(uva(VA), &0x1122_3344_5566_7788u64.to_le_bytes())
+        .unwrap();
     mm.activate();
     // uaccess (LDTR) works whether or not PAN is on.
     assert_eq!(crate::uaccess::get_user_u64(VA), Ok(0x1122_3344_5566_7788));

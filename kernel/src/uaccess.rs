@@ -9,6 +9,18 @@ use alloc::vec;
 use alloc::vec::Vec;
 use arch::addr::UserVirtAddr;
 
+/// Copies `dst.len()` bytes from the user range `src` without resolving a
+/// page fault (Linux's `copy_from_user_nofault`): from probe context a page
+/// that is not present is a failed read (EFAULT), never a fault to handle.
+pub fn copy_from_user_nofault(dst: &mut [u8], src: UserVirtAddr) -> Result<(), Errno> {
+    let irq = arch::cpu::local_irq_save();
+    crate::fault::pagefault_disable();
+    let r = arch::uaccess::copy_from_user(dst, src.as_u64());
+    crate::fault::pagefault_enable();
+    arch::cpu::local_irq_restore(irq);
+    Ok(r?)
+}
+
 /// Copies `len` bytes from user address `src`.
 pub fn copy_from_user_vec(src: u64, len: usize) -> Result<Vec<u8>, Errno> {
     let mut v = zeroed_buf(len)?;

@@ -10,6 +10,7 @@ use crate::mm::frame;
 use crate::mm::vm::Mm;
 use crate::sync::IrqSpinLock;
 use alloc::vec::Vec;
+use arch::addr::{PhysAddr, UserVirtAddr};
 use vdso::datapage::{Snapshot, VdsoData, MAX_FREQ, VDSO_CLOCKMODE_ARCHTIMER, VDSO_CLOCKMODE_NONE};
 
 /// Page size as a u64.
@@ -18,11 +19,11 @@ const PAGE: u64 = crate::mm::PAGE_SIZE as u64;
 /// The frames every process maps.
 struct VdsoPages {
     /// The data page's frame (`[vvar]`).
-    vvar: u64,
+    vvar: PhysAddr,
     /// The data page, as the kernel writes it.
     data: &'static VdsoData,
     /// The image's frames (`[vdso]`), in order.
-    text: Vec<u64>,
+    text: Vec<PhysAddr>,
 }
 
 static VDSO: spin::Once<VdsoPages> = spin::Once::new();
@@ -39,12 +40,12 @@ pub fn init(boot_counter: u64) -> Result<(), Errno> {
     let image = vdso::image();
     let mut text = Vec::new();
     for chunk in image.chunks(PAGE as usize) {
-        let pa = frame::alloc_zeroed_frame().ok_or(Errno::ENOMEM)?;
+        let pa = alloc_zeroed_frame()?;
         frame::write_frame(pa, 0, chunk);
         text.push(pa);
     }
-    let vvar = frame::alloc_zeroed_frame().ok_or(Errno::ENOMEM)?;
-    let virt = arch::memory::phys_to_virt(vvar) as *const VdsoData;
+    let vvar = alloc_zeroed_frame()?;
+    let virt = vvar.to_linear().as_ptr::<VdsoData>();
     // SAFETY: the frame is allocated for the kernel's lifetime (mappings
     // into user space only add references to it), page aligned and zeroed,
     // which is a valid `VdsoData` (atomics only, all zero); the linear map
@@ -72,9 +73,14 @@ pub fn init(boot_counter: u64) -> Result<(), Errno> {
         "vdso: {} bytes ({} pages), data page at {:#x}",
         image.len(),
         VDSO.get().map_or(0, |v| v.text.len()),
-        vvar
+        vvar.as_u64()
     );
     Ok(())
+}
+
+/// A zeroed frame the vDSO keeps for the kernel's lifetime.
+fn alloc_zeroed_frame() -> Result<PhysAddr, Errno> {
+    frame::alloc_zeroed_frame().and_then(PhysAddr::new).ok_or(Errno::ENOMEM)
 }
 
 /// Changes timekeeping state that user space reads (Linux's
@@ -99,13 +105,13 @@ pub fn vsyscall_snapshot() -> Option<Snapshot> {
 /// vDSO's address (`AT_SYSINFO_EHDR`).
 pub fn arch_setup_additional_pages(mm: &Mm) -> Result<u64, Errno> {
     let v = VDSO.get().ok_or(Errno::ENOMEM)?;
-    mm.map_vdso(&[v.vvar], &v.text)
+    mm.map_vdso(&[v.vvar], &v.text).map(UserVirtAddr::as_u64)
 }
 
 /// Where a handler without SA_RESTORER returns: `__kernel_rt_sigreturn`
 /// in `mm`'s vDSO (Linux's `VDSO_SYMBOL(vdso, sigtramp)`), if it has one.
 pub fn sigtramp(mm: &Mm) -> Option<u64> {
-    mm.vdso_base().map(|base| base + vdso::SIGRETURN_OFFSET)
+    mm.vdso_base().map(|base| base.as_u64() + vdso::SIGRETURN_OFFSET)
 }
 
 #[cfg(feature = "ktest")]

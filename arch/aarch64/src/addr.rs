@@ -14,8 +14,12 @@ use crate::uaccess::TASK_SIZE;
 /// The largest physical address the kernel's 48-bit tables can hold.
 const PHYS_LIMIT: u64 = 1 << 48;
 
+// `UserVirtAddr::from_walk` masks with `TASK_SIZE - 1`.
+const _: () = assert!(TASK_SIZE.is_power_of_two());
+
 /// A kernel virtual address (the TTBR1 half, `PAGE_OFFSET` and above).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct VirtAddr(usize);
 
 impl VirtAddr {
@@ -41,6 +45,12 @@ impl VirtAddr {
     /// The address as a pointer (creating one is safe; using it is not).
     pub const fn as_ptr<T>(self) -> *const T {
         self.0 as *const T
+    }
+
+    /// The address as a mutable pointer (creating one is safe; using it is
+    /// not).
+    pub const fn as_mut_ptr<T>(self) -> *mut T {
+        self.0 as *mut T
     }
 
     /// `self + off`, if it stays a kernel address.
@@ -81,9 +91,13 @@ impl VirtAddr {
 /// A user virtual address (below `TASK_SIZE`), as a system call or a fault
 /// names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct UserVirtAddr(u64);
 
 impl UserVirtAddr {
+    /// Address zero, the bottom of every user address space.
+    pub const ZERO: UserVirtAddr = UserVirtAddr(0);
+
     /// `va` if it is in the user half.
     pub const fn new(va: u64) -> Option<UserVirtAddr> {
         if va < TASK_SIZE {
@@ -91,6 +105,12 @@ impl UserVirtAddr {
         } else {
             None
         }
+    }
+
+    /// The address a page-table walk computed from its indices, which
+    /// cannot reach `TASK_SIZE` (bits above it are dropped, never kept).
+    pub(crate) const fn from_walk(va: u64) -> UserVirtAddr {
+        UserVirtAddr(va & (TASK_SIZE - 1))
     }
 
     /// The address as an integer.
@@ -118,10 +138,31 @@ impl UserVirtAddr {
     pub const fn page_base(self) -> UserVirtAddr {
         UserVirtAddr(self.0 & !(PAGE_SIZE as u64 - 1))
     }
+
+    /// Its offset in its page.
+    pub const fn page_offset(self) -> usize {
+        (self.0 & (PAGE_SIZE as u64 - 1)) as usize
+    }
+
+    /// Whether it is the start of a page.
+    pub const fn is_page_aligned(self) -> bool {
+        self.page_offset() == 0
+    }
+
+    /// The start of the next page, if it is still a user address.
+    pub const fn next_page(self) -> Option<UserVirtAddr> {
+        self.page_base().checked_add(PAGE_SIZE as u64)
+    }
+
+    /// `self - base` in bytes, if `base` is not above `self`.
+    pub const fn offset_from(self, base: UserVirtAddr) -> Option<u64> {
+        self.0.checked_sub(base.0)
+    }
 }
 
 /// A physical address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
 pub struct PhysAddr(u64);
 
 impl PhysAddr {
@@ -132,6 +173,12 @@ impl PhysAddr {
         } else {
             None
         }
+    }
+
+    /// The output address held in a descriptor's address field (already
+    /// masked to it; bits above 48 are dropped, never kept).
+    pub(crate) const fn from_desc(pa: u64) -> PhysAddr {
+        PhysAddr(pa & (PHYS_LIMIT - 1))
     }
 
     /// The address as an integer.
@@ -155,6 +202,16 @@ impl PhysAddr {
     /// The start of its page.
     pub const fn page_base(self) -> PhysAddr {
         PhysAddr(self.0 & !(PAGE_SIZE as u64 - 1))
+    }
+
+    /// Its offset in its page.
+    pub const fn page_offset(self) -> usize {
+        (self.0 & (PAGE_SIZE as u64 - 1)) as usize
+    }
+
+    /// Whether it is the start of a page (a frame's address).
+    pub const fn is_page_aligned(self) -> bool {
+        self.page_offset() == 0
     }
 
     /// Its linear-map alias (meaningful for RAM, which the linear map

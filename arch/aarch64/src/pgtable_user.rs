@@ -2,7 +2,7 @@
 //! tagged with an ASID. The kernel's memory manager decides what to map;
 //! this module only edits descriptors.
 
-use crate::memory::PAGE_SIZE;
+use crate::addr::{PhysAddr, UserVirtAddr};
 use crate::mmu::{is_table, is_valid, table_desc, MapError, MT_NORMAL, PAGE_DESCRIPTOR, TLBI_OPERAND};
 use aarch64_cpu::registers::TTBR0_EL1;
 use tock_registers::interfaces::Readable;
@@ -15,7 +15,7 @@ const ENTRIES: usize = 512;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UserPte {
     /// Physical frame.
-    pub pa: u64,
+    pub pa: PhysAddr,
     /// EL0 may access it at all (false for PROT_NONE).
     pub user: bool,
     /// EL0 may write.
@@ -51,7 +51,7 @@ impl UserPte {
             + ap
             + uxn)
             .value
-            | (self.pa & ADDR_MASK)
+            | (self.pa.as_u64() & ADDR_MASK)
             | PAGE_DESCRIPTOR::SW_COW.val(self.cow.into()).value
     }
 
@@ -60,7 +60,7 @@ impl UserPte {
         let r = InMemoryRegister::<u64, PAGE_DESCRIPTOR::Register>::new(d);
         let ap = r.read_as_enum(PAGE_DESCRIPTOR::AP);
         UserPte {
-            pa: d & ADDR_MASK,
+            pa: PhysAddr::from_desc(d & ADDR_MASK),
             user: matches!(ap, Some(Ap::RW_EL1_EL0 | Ap::RO_EL1_EL0)),
             write: ap == Some(Ap::RW_EL1_EL0),
             exec: !r.is_set(PAGE_DESCRIPTOR::UXN),
@@ -69,51 +69,57 @@ impl UserPte {
     }
 }
 
-static FREE_FRAME: spin::Once<fn(u64)> = spin::Once::new();
+static FREE_FRAME: spin::Once<fn(PhysAddr)> = spin::Once::new();
 
 /// Registers how table frames are given back when a user table is freed;
 /// the first registration stands.
-pub fn set_table_frame_free(f: fn(u64)) {
+pub fn set_table_frame_free(f: fn(PhysAddr)) {
     FREE_FRAME.call_once(|| f);
 }
 
-fn free_table_frame(pa: u64) {
+fn free_table_frame(pa: PhysAddr) {
     if let Some(f) = FREE_FRAME.get() {
         f(pa);
     }
 }
 
-fn table(pa: u64) -> *mut u64 {
-    crate::memory::phys_to_virt(pa) as *mut u64
+/// A table frame's entries, through the linear map.
+fn table(pa: PhysAddr) -> *mut u64 {
+    pa.to_linear().as_mut_ptr()
 }
 
+/// The table a level-0..2 entry points to.
+const fn next_table(desc: u64) -> PhysAddr {
+    PhysAddr::from_desc(desc & ADDR_MASK)
+}
+
+/// The index of `va`'s entry in its level-`level` table (9 bits).
 const fn index(va: u64, level: usize) -> usize {
-    ((va >> (39 - 9 * level)) as usize) & (ENTRIES - 1)
+    // Nine bits: the cast cannot truncate.
+    ((va >> (39 - 9 * level)) & (ENTRIES as u64 - 1)) as usize
 }
 
 /// The page tables of one user address space. Dropping it frees the table
 /// frames (not the mapped pages, which the memory manager owns).
 pub struct UserPageTable {
-    root: u64,
+    root: PhysAddr,
 }
 
 impl UserPageTable {
     /// An empty address space.
     pub fn new() -> Result<Self, MapError> {
-        Ok(UserPageTable {
-            root: crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)?,
-        })
+        Ok(UserPageTable { root: alloc_table()? })
     }
 
     /// Physical address of the root table, for TTBR0.
-    pub fn root(&self) -> u64 {
+    pub fn root(&self) -> PhysAddr {
         self.root
     }
 
-    fn entry(&self, va: u64, create: bool) -> Result<Option<*mut u64>, MapError> {
-        if va >= crate::uaccess::TASK_SIZE {
-            return Err(MapError::OutOfWindow);
-        }
+    /// The level-3 entry for `va`, creating the tables on the way if
+    /// `create`.
+    fn entry(&self, va: UserVirtAddr, create: bool) -> Result<Option<*mut u64>, MapError> {
+        let va = va.as_u64();
         let mut t = self.root;
         for level in 0..3 {
             let e = table(t).wrapping_add(index(va, level));
@@ -123,15 +129,15 @@ impl UserPageTable {
             // User tables hold no blocks: above level 3 an entry is a
             // table or nothing.
             t = if is_table(d) {
-                d & ADDR_MASK
+                next_table(d)
             } else {
                 if !create {
                     return Ok(None);
                 }
-                let new = crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)?;
+                let new = alloc_table()?;
                 crate::barrier::dsb_ishst();
                 // SAFETY: as above.
-                unsafe { e.write_volatile(table_desc(new)) };
+                unsafe { e.write_volatile(table_desc(new.as_u64())) };
                 new
             };
         }
@@ -140,8 +146,8 @@ impl UserPageTable {
 
     /// Maps the page at `va`, replacing any previous mapping (returned; the
     /// caller then invalidates the TLB entry).
-    pub fn map(&mut self, va: u64, pte: UserPte) -> Result<Option<UserPte>, MapError> {
-        if !va.is_multiple_of(PAGE_SIZE as u64) {
+    pub fn map(&mut self, va: UserVirtAddr, pte: UserPte) -> Result<Option<UserPte>, MapError> {
+        if !va.is_page_aligned() {
             return Err(MapError::Unaligned);
         }
         let e = self.entry(va, true)?.ok_or(MapError::NoMemory)?;
@@ -154,8 +160,8 @@ impl UserPageTable {
     }
 
     /// The mapping of the page holding `va`.
-    pub fn get(&self, va: u64) -> Option<UserPte> {
-        let e = self.entry(va & !(PAGE_SIZE as u64 - 1), false).ok()??;
+    pub fn get(&self, va: UserVirtAddr) -> Option<UserPte> {
+        let e = self.entry(va.page_base(), false).ok()??;
         // SAFETY: `e` is this space's level-3 entry for `va`.
         let d = unsafe { e.read_volatile() };
         is_valid(d).then(|| UserPte::decode(d))
@@ -163,8 +169,8 @@ impl UserPageTable {
 
     /// Removes the mapping at `va`, returning it (the caller invalidates
     /// the TLB entry and releases the frame).
-    pub fn clear(&mut self, va: u64) -> Option<UserPte> {
-        let e = self.entry(va & !(PAGE_SIZE as u64 - 1), false).ok()??;
+    pub fn clear(&mut self, va: UserVirtAddr) -> Option<UserPte> {
+        let e = self.entry(va.page_base(), false).ok()??;
         // SAFETY: `e` is this space's level-3 entry for `va`.
         let d = unsafe { e.read_volatile() };
         if !is_valid(d) {
@@ -176,7 +182,8 @@ impl UserPageTable {
         Some(UserPte::decode(d))
     }
 
-    /// For every mapped page in `[start, end)`: `f` gives its new mapping (`None` removes it), which
+    /// For every mapped page in `[start, end)` (`end` is a bound, clipped
+    /// at `TASK_SIZE`): `f` gives its new mapping (`None` removes it), which
     /// is written, and then `after(va, old)` runs (the caller invalidates
     /// the TLB entry there, and only then releases a frame). Nothing is
     /// allocated, whatever the number of pages. Absent tables are skipped
@@ -185,43 +192,40 @@ impl UserPageTable {
     /// handful of entries).
     pub fn update_in(
         &mut self,
-        start: u64,
+        start: UserVirtAddr,
         end: u64,
-        mut f: impl FnMut(u64, UserPte) -> Option<UserPte>,
-        mut after: impl FnMut(u64, UserPte),
+        mut f: impl FnMut(UserVirtAddr, UserPte) -> Option<UserPte>,
+        mut after: impl FnMut(UserVirtAddr, UserPte),
     ) {
         fn walk(
-            t: u64,
+            t: PhysAddr,
             level: usize,
             base: u64,
             range: (u64, u64),
-            f: &mut dyn FnMut(u64, UserPte) -> Option<UserPte>,
-            after: &mut dyn FnMut(u64, UserPte),
+            f: &mut dyn FnMut(UserVirtAddr, UserPte) -> Option<UserPte>,
+            after: &mut dyn FnMut(UserVirtAddr, UserPte),
         ) {
             let (start, end) = range;
             let shift = 39 - 9 * level;
             let span = 1u64 << shift;
             // Only the entries whose span meets [start, end).
-            let first = if start > base {
-                ((start - base) >> shift) as usize
-            } else {
-                0
-            };
-            for i in first..ENTRIES {
-                let va = base | ((i as u64) << shift);
+            // At most ENTRIES: `base` is aligned to this table's span.
+            let first = usize::try_from(start.saturating_sub(base) >> shift).unwrap_or(ENTRIES);
+            for (i, slot) in (0u64..).zip(0..ENTRIES).skip(first) {
+                let va = base | (i << shift);
                 if va >= end {
                     break;
                 }
                 if va + span <= start {
                     continue;
                 }
-                let e = table(t).wrapping_add(i);
+                let e = table(t).wrapping_add(slot);
                 // SAFETY: `e` is an entry of a live table of this address
                 // space; edits are serialised by `&mut self`.
                 let d = unsafe { e.read_volatile() };
                 if level < 3 {
                     if is_table(d) {
-                        walk(d & ADDR_MASK, level + 1, va, range, f, after);
+                        walk(next_table(d), level + 1, va, range, f, after);
                     }
                     continue;
                 }
@@ -229,6 +233,7 @@ impl UserPageTable {
                     continue;
                 }
                 let old = UserPte::decode(d);
+                let va = UserVirtAddr::from_walk(va);
                 let new = f(va, old).map_or(0, UserPte::encode);
                 // SAFETY: as above.
                 unsafe { e.write_volatile(new) };
@@ -236,25 +241,25 @@ impl UserPageTable {
                 after(va, old);
             }
         }
-        let end = end.min(crate::uaccess::TASK_SIZE);
+        let (start, end) = (start.as_u64(), end.min(crate::uaccess::TASK_SIZE));
         if start < end {
             walk(self.root, 0, 0, (start, end), &mut f, &mut after);
         }
     }
 
     /// Calls `f` for every mapped page, in address order.
-    pub fn for_each(&self, mut f: impl FnMut(u64, UserPte)) {
-        fn walk(t: u64, level: usize, base: u64, f: &mut dyn FnMut(u64, UserPte)) {
-            for i in 0..ENTRIES {
+    pub fn for_each(&self, mut f: impl FnMut(UserVirtAddr, UserPte)) {
+        fn walk(t: PhysAddr, level: usize, base: u64, f: &mut dyn FnMut(UserVirtAddr, UserPte)) {
+            for (i, slot) in (0u64..).zip(0..ENTRIES) {
                 // SAFETY: `t` is a live table of this address space.
-                let d = unsafe { table(t).add(i).read_volatile() };
-                let va = base | ((i as u64) << (39 - 9 * level));
+                let d = unsafe { table(t).add(slot).read_volatile() };
+                let va = base | (i << (39 - 9 * level));
                 if level == 3 {
                     if is_valid(d) {
-                        f(va, UserPte::decode(d));
+                        f(UserVirtAddr::from_walk(va), UserPte::decode(d));
                     }
                 } else if is_table(d) {
-                    walk(d & ADDR_MASK, level + 1, va, f);
+                    walk(next_table(d), level + 1, va, f);
                 }
             }
         }
@@ -262,15 +267,22 @@ impl UserPageTable {
     }
 }
 
+/// A zeroed frame for a user table.
+fn alloc_table() -> Result<PhysAddr, MapError> {
+    crate::mmu::alloc_user_table()
+        .and_then(PhysAddr::new)
+        .ok_or(MapError::NoMemory)
+}
+
 impl Drop for UserPageTable {
     fn drop(&mut self) {
-        fn free(t: u64, level: usize) {
+        fn free(t: PhysAddr, level: usize) {
             if level < 3 {
                 for i in 0..ENTRIES {
                     // SAFETY: `t` is a table of the address space being freed.
                     let d = unsafe { table(t).add(i).read_volatile() };
                     if is_table(d) {
-                        free(d & ADDR_MASK, level + 1);
+                        free(next_table(d), level + 1);
                     }
                 }
             }
@@ -281,17 +293,17 @@ impl Drop for UserPageTable {
 }
 
 /// Installs the address space `root` with `asid` in TTBR0 on this CPU.
-pub fn activate(root: u64, asid: u16) {
-    let ttbr = TTBR0_EL1::BADDR.val(root >> 1) + TTBR0_EL1::ASID.val(asid.into());
+pub fn activate(root: PhysAddr, asid: u16) {
+    let ttbr = TTBR0_EL1::BADDR.val(root.as_u64() >> 1) + TTBR0_EL1::ASID.val(asid.into());
     // SAFETY: `root` is a live user table; entries are ASID-tagged, so no
     // TLB maintenance is needed when switching between live spaces.
     unsafe { core::arch::asm!("msr ttbr0_el1, {}", "isb", in(reg) ttbr.value, options(nostack)) };
 }
 
 /// Invalidates the translation of one user page of `asid` on every CPU.
-pub fn flush_tlb_page(asid: u16, va: u64) {
+pub fn flush_tlb_page(asid: u16, va: UserVirtAddr) {
     crate::barrier::dsb_ishst();
-    let arg = (TLBI_OPERAND::ASID.val(asid.into()) + TLBI_OPERAND::VA.val(va >> 12)).value;
+    let arg = (TLBI_OPERAND::ASID.val(asid.into()) + TLBI_OPERAND::VA.val(va.as_u64() >> 12)).value;
     // SAFETY: TLB maintenance has no memory-safety effect.
     unsafe { core::arch::asm!("tlbi vae1is, {}", in(reg) arg, options(nostack)) };
     crate::barrier::dsb_ish();

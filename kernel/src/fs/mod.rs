@@ -12,6 +12,7 @@ use crate::errno::Errno;
 use crate::sched::{self, Task, TaskState};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use arch::addr::PhysAddr;
 use uapi::fcntl::O_RDWR;
 use vfs::fdtable::FdTable;
 use vfs::file::OpenFile;
@@ -144,7 +145,7 @@ pub(crate) fn debugfs() -> Arc<pseudo::PseudoFs> {
 struct FramePages;
 
 /// One frame of tmpfs data, freed when dropped.
-struct FramePage(u64);
+struct FramePage(PhysAddr);
 
 impl vfs::ramfs::DataPage for FramePage {
     fn read(&self, offset: usize, buf: &mut [u8]) {
@@ -160,7 +161,7 @@ impl vfs::ramfs::DataPage for FramePage {
     }
     fn get_frame(&self) -> Option<u64> {
         crate::mm::frame::page_ref_inc(self.0);
-        Some(self.0)
+        Some(self.0.as_u64())
     }
 }
 

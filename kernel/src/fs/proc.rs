@@ -327,6 +327,9 @@ impl MemFile {
             if addr.checked_add(n as u64).is_none() {
                 break;
             }
+            let Some(addr) = arch::addr::UserVirtAddr::new(addr) else {
+                break;
+            };
             if mm.access_remote(addr, &mut buf[done..done + n], write).is_err() {
                 break;
             }

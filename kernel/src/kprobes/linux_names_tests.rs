@@ -205,6 +205,7 @@ fn setup() -> Arc<Mm> {
     assert_eq!(f.write(&[b'k'; 64]), Ok(64));
 
     let mm = Mm::new().expect("an mm");
+    let uva = |a| arch::addr::UserVirtAddr::new(a).expect("a user address");
     let text: Vec<u8> = program().iter().flat_map(|w| w.to_le_bytes()).collect();
     let (rx, rw) = (
         Prot {
@@ -219,16 +220,16 @@ fn setup() -> Arc<Mm> {
         },
     );
     mm.add_region(CODE, CODE + 0x1000, rx, VmaKind::Anon).unwrap();
-    mm.write_bytes(CODE, &text).unwrap();
+    mm.write_bytes(uva(CODE), &text).unwrap();
     mm.add_region(DATA, DATA + 0x1000, rw, VmaKind::Anon).unwrap();
-    mm.write_bytes(DATA, PATH).unwrap();
+    mm.write_bytes(uva(DATA), PATH).unwrap();
     // struct timespec { 0 s, 1 ms }
     let ts: Vec<u8> = [0u64, 1_000_000].iter().flat_map(|v| v.to_le_bytes()).collect();
-    mm.write_bytes(DATA + TIMESPEC, &ts).unwrap();
-    mm.write_bytes(DATA + BUF, &[0; 64]).unwrap();
+    mm.write_bytes(uva(DATA + TIMESPEC), &ts).unwrap();
+    mm.write_bytes(uva(DATA + BUF), &[0; 64]).unwrap();
     mm.add_region(STACK_TOP - 0x1000, STACK_TOP, rw, VmaKind::Stack)
         .unwrap();
-    mm.write_bytes(STACK_TOP - 8, &[0; 8]).unwrap();
+    mm.write_bytes(uva(STACK_TOP - 8), &[0; 8]).unwrap();
     mm
 }
 

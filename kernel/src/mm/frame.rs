@@ -8,7 +8,32 @@ crate::notrace_module!();
 
 use super::PhysRange;
 use crate::sync::IrqSpinLock;
-use arch::memory::{align_down, align_up, phys_to_virt, PAGE_SIZE};
+use arch::addr::{PhysAddr, UserVirtAddr};
+use arch::memory::{align_up, phys_to_virt, PAGE_SHIFT, PAGE_SIZE};
+
+/// The frame size, as physical addresses count.
+const PAGE: u64 = 1 << PAGE_SHIFT;
+
+/// Whole frames in `bytes` (usize has 64 bits here: nothing is lost).
+const fn frames_in(bytes: u64) -> usize {
+    (bytes >> PAGE_SHIFT) as usize
+}
+
+/// The bytes of `f` frames (usize has 64 bits here: nothing is lost).
+const fn frame_bytes(f: usize) -> u64 {
+    (f as u64) << PAGE_SHIFT
+}
+
+/// `x` rounded down to a frame boundary.
+const fn page_align_down(x: u64) -> u64 {
+    x & !(PAGE - 1)
+}
+
+/// `x` rounded up to a frame boundary (the last frame if there is none
+/// above).
+const fn page_align_up(x: u64) -> u64 {
+    page_align_down(x.saturating_add(PAGE - 1))
+}
 
 struct FrameAllocator {
     /// Physical address of frame 0 of the bitmap.
@@ -98,16 +123,16 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     let mut free = heapless_ranges::Ranges::new();
     for r in ram {
         free.add(PhysRange {
-            start: align_up(r.start as usize, PAGE_SIZE) as u64,
-            end: align_down(r.end as usize, PAGE_SIZE) as u64,
+            start: page_align_up(r.start),
+            end: page_align_down(r.end),
         });
     }
     for &hole in reserved {
         subtract(
             &mut free,
             PhysRange {
-                start: align_down(hole.start as usize, PAGE_SIZE) as u64,
-                end: align_up(hole.end as usize, PAGE_SIZE) as u64,
+                start: page_align_down(hole.start),
+                end: page_align_up(hole.end),
             },
         );
     }
@@ -115,20 +140,21 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
         return 0;
     };
     let hi = free.iter().map(|r| r.end).max().unwrap_or(lo);
-    let nframes = ((hi - lo) as usize) / PAGE_SIZE;
+    let nframes = frames_in(hi - lo);
     let words = nframes.div_ceil(64);
     let bitmap_bytes = align_up(words * 8 + nframes * 2, PAGE_SIZE);
+    let bitmap_len = frame_bytes(bitmap_bytes / PAGE_SIZE);
     // The bitmap takes the start of the largest free range.
     let Some(home) = free
         .iter()
-        .filter(|r| (r.end - r.start) as usize >= bitmap_bytes)
+        .filter(|r| r.end - r.start >= bitmap_len)
         .max_by_key(|r| r.end - r.start)
     else {
         return 0;
     };
     let bitmap_range = PhysRange {
         start: home.start,
-        end: home.start + bitmap_bytes as u64,
+        end: home.start + bitmap_len,
     };
     subtract(&mut free, bitmap_range);
     // SAFETY: `bitmap_range` is RAM taken out of the free ranges above, so
@@ -137,9 +163,8 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
     bitmap.fill(u64::MAX);
     // SAFETY: the reference counts follow the bitmap in the same carved-out
     // range (sized for both above); the u64 words keep them 2-byte aligned.
-    let extra_refs = unsafe {
-        core::slice::from_raw_parts_mut(phys_to_virt(bitmap_range.start + words as u64 * 8) as *mut u16, nframes)
-    };
+    let extra_refs =
+        unsafe { core::slice::from_raw_parts_mut((phys_to_virt(bitmap_range.start) + words * 8) as *mut u16, nframes) };
     extra_refs.fill(0);
     let mut a = FrameAllocator {
         base: lo,
@@ -151,8 +176,8 @@ pub fn init(ram: &[PhysRange], reserved: &[PhysRange]) -> usize {
         hint: 0,
     };
     for r in free.iter() {
-        let first = ((r.start - lo) as usize) / PAGE_SIZE;
-        let count = ((r.end - r.start) as usize) / PAGE_SIZE;
+        let first = frames_in(r.start - lo);
+        let count = frames_in(r.end - r.start);
         for f in first..first + count {
             a.bitmap[f / 64] &= !(1 << (f % 64));
         }
@@ -230,7 +255,7 @@ fn alloc_one_frame() -> Option<u64> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     let f = a.alloc_one()?;
-    Some(a.base + (f * PAGE_SIZE) as u64)
+    Some(a.addr_of(f))
 }
 
 /// Allocates `count` physically contiguous frames whose first frame is
@@ -248,7 +273,7 @@ fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     // Alignment is of the physical address, so account for the base.
-    let base_frame = (a.base as usize) / PAGE_SIZE;
+    let base_frame = frames_in(a.base);
     let skew = (align_frames - base_frame % align_frames) % align_frames;
     let f = if skew == 0 {
         a.alloc_run(count, align_frames)?
@@ -270,7 +295,7 @@ fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
         a.free -= count;
         f
     };
-    Some(a.base + (f * PAGE_SIZE) as u64)
+    Some(a.addr_of(f))
 }
 
 /// Frees `count` frames starting at `pa`.
@@ -281,17 +306,13 @@ pub fn free_frames(pa: u64, count: usize) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
     assert!(
-        pa >= a.base && pa.is_multiple_of(PAGE_SIZE as u64),
+        pa >= a.base && pa.is_multiple_of(PAGE),
         "free_frames: bad address {pa:#x}"
     );
-    let first = ((pa - a.base) as usize) / PAGE_SIZE;
+    let first = frames_in(pa - a.base);
     assert!(first + count <= a.nframes, "free_frames: {pa:#x}+{count} beyond RAM");
     for f in first..first + count {
-        assert!(
-            a.is_used(f),
-            "free_frames: double free of {:#x}",
-            a.base + (f * PAGE_SIZE) as u64
-        );
+        assert!(a.is_used(f), "free_frames: double free of {:#x}", a.addr_of(f));
         a.set(f, false);
     }
     a.free += count;
@@ -304,22 +325,46 @@ pub fn free_frame(pa: u64) {
     free_frames(pa, 1)
 }
 
+impl FrameAllocator {
+    /// The index of the frame holding `pa`.
+    ///
+    /// Panics on an address outside the allocator's span: a kernel bug
+    /// that would otherwise corrupt another frame's count.
+    fn frame_index(&self, pa: PhysAddr) -> usize {
+        pa.as_u64()
+            .checked_sub(self.base)
+            .map(frames_in)
+            .filter(|&f| f < self.nframes)
+            .unwrap_or_else(|| panic!("{:#x} is not a frame of RAM", pa.as_u64()))
+    }
+
+    /// The address of frame `f`.
+    fn addr_of(&self, f: usize) -> u64 {
+        self.base + frame_bytes(f)
+    }
+
+    /// The address of frame `f` (one of ours: below 48 bits).
+    fn frame_addr(&self, f: usize) -> Option<PhysAddr> {
+        PhysAddr::new(self.addr_of(f))
+    }
+}
+
 /// Adds a user of the (allocated) frame at `pa`: copy-on-write sharing.
-pub fn page_ref_inc(pa: u64) {
+pub fn page_ref_inc(pa: PhysAddr) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
-    let f = ((pa - a.base) as usize) / PAGE_SIZE;
-    assert!(a.is_used(f), "page_ref_inc on free frame {pa:#x}");
+    let f = a.frame_index(pa);
+    assert!(a.is_used(f), "page_ref_inc on free frame {:#x}", pa.as_u64());
     a.extra_refs[f] = a.extra_refs[f].checked_add(1).expect("frame reference count overflow");
 }
 
 /// Drops a user of the frame at `pa`; frees it when it was the last.
 /// Returns whether it was freed.
-pub fn page_ref_dec(pa: u64) -> bool {
+pub fn page_ref_dec(pa: PhysAddr) -> bool {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
-    let f = ((pa - a.base) as usize) / PAGE_SIZE;
-    assert!(a.is_used(f), "page_ref_dec on free frame {pa:#x}");
+    let f = a.frame_index(pa);
+    assert!(a.is_used(f), "page_ref_dec on free frame {:#x}", pa.as_u64());
     if a.extra_refs[f] > 0 {
         a.extra_refs[f] -= 1;
         return false;
@@ -330,16 +375,17 @@ pub fn page_ref_dec(pa: u64) -> bool {
 }
 
 /// Users of the frame at `pa` (1 for a private frame).
-pub fn page_count(pa: u64) -> usize {
+pub fn page_count(pa: PhysAddr) -> usize {
     let guard = FRAMES.lock();
     let a = guard.as_ref().expect("frame allocator not initialised");
-    let f = ((pa - a.base) as usize) / PAGE_SIZE;
-    a.extra_refs[f] as usize + 1
+    let f = a.frame_index(pa);
+    usize::from(a.extra_refs[f]) + 1
 }
 
-fn frame_ptr(pa: u64) -> *mut u8 {
-    assert_eq!(pa % PAGE_SIZE as u64, 0, "not a frame address: {pa:#x}");
-    phys_to_virt(pa) as *mut u8
+/// The frame's bytes, through the linear map.
+fn frame_ptr(pa: PhysAddr) -> *mut u8 {
+    assert!(pa.is_page_aligned(), "not a frame address: {:#x}", pa.as_u64());
+    pa.to_linear().as_mut_ptr()
 }
 
 /// Frames kept for the kernel: user pages are refused below this, so that
@@ -349,18 +395,18 @@ pub const USER_RESERVE_FRAMES: usize = 2048;
 
 /// A frame for user memory, unless free memory is down to the kernel's
 /// reserve.
-pub fn alloc_user_frame() -> Option<u64> {
+pub fn alloc_user_frame() -> Option<PhysAddr> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     if a.free <= USER_RESERVE_FRAMES.min(a.total / 8) {
         return None;
     }
     let f = a.alloc_one()?;
-    Some(a.base + (f * PAGE_SIZE) as u64)
+    a.frame_addr(f)
 }
 
 /// A zeroed frame for user memory (see `alloc_user_frame`).
-pub fn alloc_user_zeroed_frame() -> Option<u64> {
+pub fn alloc_user_zeroed_frame() -> Option<PhysAddr> {
     let pa = alloc_user_frame()?;
     // SAFETY: the frame was just allocated to us; the linear map covers it.
     unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
@@ -371,26 +417,26 @@ pub fn alloc_user_zeroed_frame() -> Option<u64> {
 pub fn alloc_zeroed_frame() -> Option<u64> {
     let pa = alloc_frame()?;
     // SAFETY: the frame was just allocated to us; the linear map covers it.
-    unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
+    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE) };
     Some(pa)
 }
 
 /// Copies the whole frame `src` into the frame `dst` (both allocated).
-pub fn copy_frame(dst: u64, src: u64) {
+pub fn copy_frame(dst: PhysAddr, src: PhysAddr) {
     // SAFETY: both are allocated frames reached through the linear map; a
     // frame is never copied onto itself.
     unsafe { core::ptr::copy_nonoverlapping(frame_ptr(src), frame_ptr(dst), PAGE_SIZE) };
 }
 
 /// Writes `data` into the allocated frame `pa` at `offset`.
-pub fn write_frame(pa: u64, offset: usize, data: &[u8]) {
+pub fn write_frame(pa: PhysAddr, offset: usize, data: &[u8]) {
     assert!(offset + data.len() <= PAGE_SIZE, "write_frame past the frame");
     // SAFETY: inside one allocated frame (checked above).
     unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), frame_ptr(pa).add(offset), data.len()) };
 }
 
 /// Reads from the allocated frame `pa` at `offset` into `buf`.
-pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
+pub fn read_frame(pa: PhysAddr, offset: usize, buf: &mut [u8]) {
     assert!(offset + buf.len() <= PAGE_SIZE, "read_frame past the frame");
     // SAFETY: inside one allocated frame (checked above).
     unsafe { core::ptr::copy_nonoverlapping(frame_ptr(pa).add(offset), buf.as_mut_ptr(), buf.len()) };
@@ -399,7 +445,7 @@ pub fn read_frame(pa: u64, offset: usize, buf: &mut [u8]) {
 /// Lends `len` bytes of the allocated frame `pa` from `offset` to `f`,
 /// without copying them first (a read of a file's page straight into user
 /// memory). The caller holds a reference on the frame for the call.
-pub fn with_frame_bytes<R>(pa: u64, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+pub fn with_frame_bytes<R>(pa: PhysAddr, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
     assert!(offset + len <= PAGE_SIZE, "with_frame_bytes past the frame");
     // SAFETY: inside one allocated frame (checked above) that the caller's
     // reference keeps allocated until `f` returns. Another CPU may write
@@ -411,19 +457,24 @@ pub fn with_frame_bytes<R>(pa: u64, offset: usize, len: usize, f: impl FnOnce(&[
 /// Copies `len` bytes of the allocated frame `pa` at `offset` to user
 /// address `dst`: one copy, with no bounce buffer (process_vm_readv from a
 /// pinned frame). EFAULT if the user range cannot be written whole.
-pub fn copy_frame_to_user(pa: u64, offset: usize, len: usize, dst: u64) -> Result<(), crate::errno::Errno> {
+pub fn copy_frame_to_user(
+    pa: PhysAddr,
+    offset: usize,
+    len: usize,
+    dst: UserVirtAddr,
+) -> Result<(), crate::errno::Errno> {
     assert!(offset + len <= PAGE_SIZE, "copy_frame_to_user past the frame");
     // SAFETY: inside one allocated frame (checked above), which the caller
     // keeps allocated by holding a reference to it while this runs.
     let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };
-    crate::uaccess::copy_to_user(dst, src)
+    crate::uaccess::copy_to_user(dst.as_u64(), src)
 }
 
 /// Makes instructions written into frame `pa` at `[offset, offset + len)`
 /// visible to instruction fetch (a tracer's breakpoint in a tracee's text).
-pub fn sync_icache_frame(pa: u64, offset: usize, len: usize) {
+pub fn sync_icache_frame(pa: PhysAddr, offset: usize, len: usize) {
     assert!(offset + len <= PAGE_SIZE, "sync_icache_frame past the frame");
-    arch::cache::sync_icache_range(frame_ptr(pa) as usize + offset, len);
+    arch::cache::sync_icache_range(pa.to_linear().as_usize() + offset, len);
 }
 
 /// Current counts.
@@ -446,7 +497,7 @@ mod tests {
         let mut got = [0u64; 64];
         for slot in got.iter_mut() {
             *slot = alloc_frame().expect("frame");
-            assert_eq!(*slot % PAGE_SIZE as u64, 0);
+            assert_eq!(*slot % PAGE, 0);
         }
         for i in 0..got.len() {
             for j in i + 1..got.len() {
@@ -464,12 +515,9 @@ mod tests {
     fn contiguous_runs_honour_alignment() {
         let before = stats().free;
         let pa = alloc_frames(16, 16).expect("16 aligned frames");
-        assert_eq!(pa % (16 * PAGE_SIZE as u64), 0);
+        assert_eq!(pa % (16 * PAGE), 0);
         let one = alloc_frame().unwrap();
-        assert!(
-            one < pa || one >= pa + 16 * PAGE_SIZE as u64,
-            "single frame inside a live run"
-        );
+        assert!(one < pa || one >= pa + 16 * PAGE, "single frame inside a live run");
         free_frame(one);
         free_frames(pa, 16);
         assert_eq!(stats().free, before);
@@ -483,10 +531,7 @@ mod tests {
         let mut got = alloc::vec::Vec::new();
         for _ in 0..256 {
             let pa = alloc_frame().unwrap();
-            assert!(
-                pa + PAGE_SIZE as u64 <= lo || pa >= hi,
-                "frame {pa:#x} inside the kernel image"
-            );
+            assert!(pa + PAGE <= lo || pa >= hi, "frame {pa:#x} inside the kernel image");
             got.push(pa);
         }
         got.into_iter().for_each(free_frame);

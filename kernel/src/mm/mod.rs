@@ -1,4 +1,6 @@
 //! Memory: physical frames, the kernel heap and slab caches.
+#[cfg(feature = "ktest")]
+mod addr_tests;
 pub mod frame;
 pub mod heap;
 pub mod slab;

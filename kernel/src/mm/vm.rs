@@ -7,11 +7,12 @@ use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
+use arch::addr::{PhysAddr, UserVirtAddr};
 use arch::pgtable_user::{self, UserPageTable, UserPte};
 use arch::uaccess::TASK_SIZE;
 
 /// Page size as a u64.
-const PAGE: u64 = super::PAGE_SIZE as u64;
+const PAGE: u64 = 1 << super::PAGE_SHIFT;
 /// Top of the user stack region (below it: the 8 MiB stack).
 pub const STACK_TOP: u64 = 0x0000_ffff_ffff_0000;
 /// Stack size limit (RLIMIT_STACK default).
@@ -155,7 +156,7 @@ struct MmInner {
     /// Where exec put argv's strings (for /proc/<pid>/cmdline).
     args: (u64, u64),
     /// Where exec mapped the vDSO's text (Linux's `mm->context.vdso`).
-    vdso: Option<u64>,
+    vdso: Option<UserVirtAddr>,
     /// The program's file name, for /proc/<pid>/exe (Linux's
     /// `mm->exe_file`).
     exe: alloc::vec::Vec<u8>,
@@ -175,7 +176,7 @@ pub struct Mm {
     inner: spin::Mutex<MmInner>,
     /// The root table's physical address: fixed for the space's life, so
     /// the context switch reads it without the lock.
-    root: u64,
+    root: PhysAddr,
     asid: u16,
     /// The concurrency IDs of rseq's `mm_cid` for this address space.
     pub mm_cid: Arc<crate::rseq::MmCid>,
@@ -200,10 +201,10 @@ fn alloc_asid() -> Option<u16> {
 fn free_asid(asid: u16) {
     // No stale translation may survive into the ASID's next user.
     pgtable_user::flush_tlb_asid(asid);
-    ASIDS.lock()[asid as usize / 64] &= !(1 << (asid % 64));
+    ASIDS.lock()[usize::from(asid / 64)] &= !(1 << (asid % 64));
 }
 
-fn pte_for(pa: u64, prot: Prot, _kind: VmaKind) -> UserPte {
+fn pte_for(pa: PhysAddr, prot: Prot, _kind: VmaKind) -> UserPte {
     UserPte {
         pa,
         // PROT_EXEC alone stays readable, as on Linux without FEAT_EPAN.
@@ -304,15 +305,16 @@ impl Mm {
         let m = self.inner.lock();
         let (start, end) = m.args;
         let mut out = alloc::vec::Vec::new();
-        let mut va = start;
-        while va < end.min(start + 4096 * 8) {
-            let page = va & !(PAGE - 1);
-            let n = ((page + PAGE).min(end) - va) as usize;
-            let Some(pte) = m.pt.get(page) else { break };
-            let mut buf = alloc::vec![0u8; n];
-            frame::read_frame(pte.pa, (va - page) as usize, &mut buf);
+        // At most eight pages.
+        let len = end.min(start.saturating_add(4096 * 8)).saturating_sub(start);
+        let (Some(start), Ok(len)) = (UserVirtAddr::new(start), usize::try_from(len)) else {
+            return out;
+        };
+        for (va, piece) in page_pieces(start, len).map_while(Result::ok) {
+            let Some(pte) = m.pt.get(va) else { break };
+            let mut buf = alloc::vec![0u8; piece.len()];
+            frame::read_frame(pte.pa, va.page_offset(), &mut buf);
             out.extend_from_slice(&buf);
-            va += n as u64;
         }
         out
     }
@@ -322,18 +324,17 @@ impl Mm {
     /// read-only segments; a write on a task's behalf must use uaccess,
     /// which honours it). A page shared copy-on-write is copied first, so
     /// the write never reaches another space.
-    pub fn write_bytes(&self, mut va: u64, mut data: &[u8]) -> Result<(), Errno> {
+    pub fn write_bytes(&self, addr: UserVirtAddr, data: &[u8]) -> Result<(), Errno> {
         let mut m = self.inner.lock();
-        while !data.is_empty() {
-            let page = va & !(PAGE - 1);
-            let off = (va - page) as usize;
-            let n = data.len().min(PAGE as usize - off);
+        for piece in page_pieces(addr, data.len()) {
+            let (va, piece) = piece?;
+            let page = va.page_base();
             let pa = match m.pt.get(page) {
                 // Shared with another space (copy-on-write after fork, or a
                 // read-only page both hold): the write must land in this
                 // space's own copy, never in the frame the other one sees.
                 Some(p) if p.cow || frame::page_count(p.pa) > 1 => {
-                    let (prot, kind) = find(&m.vmas, page)
+                    let (prot, kind) = find(&m.vmas, page.as_u64())
                         .map(|(_, v)| (v.prot, v.kind))
                         .ok_or(Errno::EFAULT)?;
                     let pa = if frame::page_count(p.pa) == 1 {
@@ -345,7 +346,7 @@ impl Mm {
                     };
                     if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
                         if pa != p.pa {
-                            frame::free_frame(pa);
+                            frame::free_frame(pa.as_u64());
                         }
                         return Err(Errno::ENOMEM);
                     }
@@ -357,33 +358,31 @@ impl Mm {
                 }
                 Some(p) => p.pa,
                 None => {
-                    let (start, vma) = find(&m.vmas, page).ok_or(Errno::EFAULT)?;
+                    let (start, vma) = find(&m.vmas, page.as_u64()).ok_or(Errno::EFAULT)?;
                     let (prot, kind) = (vma.prot, vma.kind);
                     // A file page comes in with the file's bytes, in a
                     // private copy (write_bytes never writes to a file).
                     let pa = match &vma.file {
-                        Some((f, off)) => file_page_copy(f, off + (page - start)).ok_or(Errno::ENOMEM)?,
+                        Some((f, off)) => file_page_copy(f, off + (page.as_u64() - start)).ok_or(Errno::ENOMEM)?,
                         None => frame::alloc_user_zeroed_frame().ok_or(Errno::ENOMEM)?,
                     };
                     if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
-                        frame::free_frame(pa);
+                        frame::free_frame(pa.as_u64());
                         return Err(Errno::ENOMEM);
                     }
                     pa
                 }
             };
-            frame::write_frame(pa, off, &data[..n]);
-            va += n as u64;
-            data = &data[n..];
+            frame::write_frame(pa, va.page_offset(), &data[piece]);
         }
         Ok(())
     }
 
     /// Resolves a fault at `addr` for the given access, or says why not.
-    pub fn handle_fault(&self, addr: u64, write: bool, exec: bool) -> Result<(), SegvCode> {
+    pub fn handle_fault(&self, addr: UserVirtAddr, write: bool, exec: bool) -> Result<(), SegvCode> {
         let mut m = self.inner.lock();
-        let page = addr & !(PAGE - 1);
-        let Some((start, vma)) = find(&m.vmas, addr) else {
+        let page = addr.page_base();
+        let Some((start, vma)) = find(&m.vmas, addr.as_u64()) else {
             return Err(SegvCode::MapErr);
         };
         let prot = vma.prot;
@@ -399,7 +398,7 @@ impl Mm {
                         let pa = frame::alloc_user_zeroed_frame().ok_or(SegvCode::Oom)?;
                         pte_for(pa, prot, kind)
                     }
-                    Some((f, off)) => file_fault(f, off + (page - start), prot, vma.shared, write)?,
+                    Some((f, off)) => file_fault(f, off + (page.as_u64() - start), prot, vma.shared, write)?,
                 };
                 if m.pt.map(page, pte).is_err() {
                     frame::page_ref_dec(pte.pa);
@@ -453,13 +452,13 @@ impl Mm {
             let c = &mut *c;
             let mut failed = false;
             m.pt.update_in(
-                0,
+                UserVirtAddr::ZERO,
                 TASK_SIZE,
                 |va, pte| {
                     if failed {
                         return Some(pte);
                     }
-                    if shared_ranges.iter().any(|&(s, e)| (s..e).contains(&va)) {
+                    if shared_ranges.iter().any(|&(s, e)| (s..e).contains(&va.as_u64())) {
                         frame::page_ref_inc(pte.pa);
                         if c.pt.map(va, pte).is_err() {
                             frame::page_ref_dec(pte.pa);
@@ -494,7 +493,7 @@ impl Mm {
     }
 
     /// `mmap` of anonymous private memory: returns the address.
-    pub fn mmap_anon(&self, hint: u64, len: u64, prot: Prot, fixed: bool) -> Result<u64, Errno> {
+    pub fn mmap_anon(&self, hint: u64, len: u64, prot: Prot, fixed: bool) -> Result<UserVirtAddr, Errno> {
         let placement = if fixed { Placement::Fixed } else { Placement::Hint };
         self.mmap_region(hint, len, prot, placement, false, None)
     }
@@ -511,7 +510,7 @@ impl Mm {
         placement: Placement,
         shared: bool,
         file: Option<(Arc<VmFile>, u64)>,
-    ) -> Result<u64, Errno> {
+    ) -> Result<UserVirtAddr, Errno> {
         let len = len.checked_add(PAGE - 1).ok_or(Errno::ENOMEM)? & !(PAGE - 1);
         if len == 0 {
             return Err(Errno::EINVAL);
@@ -547,7 +546,7 @@ impl Mm {
                 self.unmap_locked(&mut m, hint, hint + len);
             }
             m.vmas.insert(hint, vma(hint + len));
-            return Ok(hint);
+            return region_start(hint);
         }
         let mut m = self.inner.lock();
         let hint = hint & !(PAGE - 1);
@@ -560,13 +559,14 @@ impl Mm {
             find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?
         };
         m.vmas.insert(start, vma(start + len));
-        Ok(start)
+        region_start(start)
     }
 
     /// A free range of `len` bytes (page aligned) where `mmap` without a
     /// hint would put it (Linux's `get_unmapped_area`).
-    pub fn get_unmapped_area(&self, len: u64) -> Result<u64, Errno> {
-        find_free_top_down(&self.inner.lock().vmas, len).ok_or(Errno::ENOMEM)
+    pub fn get_unmapped_area(&self, len: u64) -> Result<UserVirtAddr, Errno> {
+        let start = find_free_top_down(&self.inner.lock().vmas, len).ok_or(Errno::ENOMEM)?;
+        region_start(start)
     }
 
     /// `munmap`: removes `[addr, addr + len)` from every region.
@@ -593,7 +593,8 @@ impl Mm {
         // unmapping a huge untouched range costs next to nothing. A frame
         // is released only once no TLB can reach it.
         let asid = self.asid;
-        m.pt.update_in(
+        update_range(
+            &mut m.pt,
             addr,
             end,
             |_, _| None,
@@ -641,7 +642,8 @@ impl Mm {
         // region writes its pages in place, never copy-on-write.
         let asid = self.asid;
         for (s, e, map_shared) in starts {
-            m.pt.update_in(
+            update_range(
+                &mut m.pt,
                 s,
                 e,
                 |_, pte| {
@@ -686,7 +688,8 @@ impl Mm {
             if kind == VmaKind::Vdso {
                 continue;
             }
-            m.pt.update_in(
+            update_range(
+                &mut m.pt,
                 s,
                 e,
                 |_, _| None,
@@ -728,13 +731,13 @@ impl Mm {
             return Err(Errno::ENOMEM);
         }
         let mut out = alloc::vec::Vec::new();
-        out.try_reserve_exact(((end - start) / PAGE) as usize)
-            .map_err(|_| Errno::ENOMEM)?;
+        let pages = usize::try_from((end - start) / PAGE).map_err(|_| Errno::ENOMEM)?;
+        out.try_reserve_exact(pages).map_err(|_| Errno::ENOMEM)?;
         let mut va = start;
         while va < end {
-            let resident = m.pt.get(va).is_some()
+            let resident = UserVirtAddr::new(va).is_some_and(|va| m.pt.get(va).is_some())
                 || find(&m.vmas, va).is_some_and(|(s, v)| match &v.file {
-                    Some((f, off)) => match f.inode.data_frame((off + (va - s)) / PAGE, false) {
+                    Some((f, off)) => match file_frame(f, (off + (va - s)) / PAGE, false) {
                         Ok(Some(pa)) => {
                             frame::page_ref_dec(pa);
                             true
@@ -761,7 +764,7 @@ impl Mm {
         new_len: u64,
         may_move: bool,
         fixed: Option<u64>,
-    ) -> Result<u64, Errno> {
+    ) -> Result<UserVirtAddr, Errno> {
         let old_end = addr
             .checked_add(old_len)
             .filter(|&e| e <= TASK_SIZE)
@@ -773,7 +776,7 @@ impl Mm {
         }
         if fixed.is_none() && new_len <= old_len {
             self.unmap_locked(&mut m, addr + new_len, old_end);
-            return Ok(addr);
+            return region_start(addr);
         }
         if fixed.is_none() {
             let new_end = addr.checked_add(new_len).filter(|&e| e <= TASK_SIZE);
@@ -782,7 +785,7 @@ impl Mm {
                     if let Some(v) = m.vmas.get_mut(&start) {
                         v.end = new_end;
                     }
-                    return Ok(addr);
+                    return region_start(addr);
                 }
             }
             if !may_move {
@@ -808,18 +811,21 @@ impl Mm {
         let keep = old_len.min(new_len);
         let mut moved = alloc::vec::Vec::new();
         let asid = self.asid;
-        m.pt.update_in(
+        update_range(
+            &mut m.pt,
             addr,
             addr + keep,
             |va, pte| {
-                moved.push((va - addr, pte));
+                moved.push((va.as_u64() - addr, pte));
                 None
             },
             |va, _| pgtable_user::flush_tlb_page(asid, va),
         );
         let mut failed = false;
         for &(off, pte) in &moved {
-            if failed || m.pt.map(to + off, pte).is_err() {
+            // `to + off` lies below `to + new_len`, which was checked.
+            let mapped = UserVirtAddr::new(to + off).is_some_and(|va| m.pt.map(va, pte).is_ok());
+            if failed || !mapped {
                 failed = true;
                 frame::page_ref_dec(pte.pa);
             }
@@ -837,7 +843,7 @@ impl Mm {
         if failed {
             return Err(Errno::ENOMEM);
         }
-        Ok(to)
+        region_start(to)
     }
 
     /// `brk`: moves the program break; returns the (possibly unchanged) break.
@@ -923,9 +929,9 @@ impl Mm {
     /// `mmap` would (Linux's `__setup_additional_pages`). The frames stay
     /// the kernel's; each mapping holds a reference. Returns the text's
     /// address, which `vdso_base` reports from then on (and in children).
-    pub fn map_vdso(&self, vvar: &[u64], text: &[u64]) -> Result<u64, Errno> {
-        let vvar_len = vvar.len() as u64 * PAGE;
-        let len = vvar_len + text.len() as u64 * PAGE;
+    pub fn map_vdso(&self, vvar: &[PhysAddr], text: &[PhysAddr]) -> Result<UserVirtAddr, Errno> {
+        let vvar_len = bytes_of_pages(vvar.len()).ok_or(Errno::ENOMEM)?;
+        let len = bytes_of_pages(vvar.len() + text.len()).ok_or(Errno::ENOMEM)?;
         let mut m = self.inner.lock();
         let start = find_free_top_down(&m.vmas, len).ok_or(Errno::ENOMEM)?;
         let base = start + vvar_len;
@@ -952,14 +958,16 @@ impl Mm {
             ),
         ];
         for (at, frames, prot, kind) in regions {
-            for (i, &pa) in frames.iter().enumerate() {
-                let va = at + i as u64 * PAGE;
+            for (i, &pa) in (0u64..).zip(frames) {
+                let va = at + i * PAGE;
                 frame::page_ref_inc(pa);
-                if m.pt.map(va, pte_for(pa, prot, kind)).is_err() {
+                let mapped = UserVirtAddr::new(va).is_some_and(|va| m.pt.map(va, pte_for(pa, prot, kind)).is_ok());
+                if !mapped {
                     frame::page_ref_dec(pa);
                     // Undo what was mapped; no region was added yet.
                     let asid = self.asid;
-                    m.pt.update_in(
+                    update_range(
+                        &mut m.pt,
                         start,
                         va,
                         |_, _| None,
@@ -973,15 +981,17 @@ impl Mm {
             }
         }
         for (at, frames, prot, kind) in regions {
-            m.vmas
-                .insert(at, Vma::anon(at + frames.len() as u64 * PAGE, prot, kind));
+            // Both fit in `len`, computed above.
+            let end = at + bytes_of_pages(frames.len()).unwrap_or(0);
+            m.vmas.insert(at, Vma::anon(end, prot, kind));
         }
+        let base = UserVirtAddr::new(base).ok_or(Errno::ENOMEM)?;
         m.vdso = Some(base);
         Ok(base)
     }
 
     /// The vDSO's text address, if exec mapped one.
-    pub fn vdso_base(&self) -> Option<u64> {
+    pub fn vdso_base(&self) -> Option<UserVirtAddr> {
         self.inner.lock().vdso
     }
 
@@ -991,23 +1001,26 @@ impl Mm {
     /// and is allocated by a write; a write to a shared page breaks
     /// copy-on-write, and a write into executable memory keeps the
     /// instruction cache coherent. The vDSO's data page is refused.
-    pub fn access_remote(&self, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+    pub fn access_remote(&self, addr: UserVirtAddr, buf: &mut [u8], write: bool) -> Result<(), Errno> {
         self.access_remote_vm(addr, buf, write, true)
     }
 
     /// `access_remote` without forcing: the region must be readable (or
     /// writable) to its owner (process_vm_readv/writev).
-    pub fn access_remote_checked(&self, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+    pub fn access_remote_checked(&self, addr: UserVirtAddr, buf: &mut [u8], write: bool) -> Result<(), Errno> {
         self.access_remote_vm(addr, buf, write, false)
     }
 
-    fn access_remote_vm(&self, addr: u64, buf: &mut [u8], write: bool, force: bool) -> Result<(), Errno> {
-        let end = addr.checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
+    fn access_remote_vm(&self, addr: UserVirtAddr, buf: &mut [u8], write: bool, force: bool) -> Result<(), Errno> {
+        let end = u64::try_from(buf.len())
+            .ok()
+            .and_then(|len| addr.as_u64().checked_add(len))
+            .ok_or(Errno::EFAULT)?;
         {
             let m = self.inner.lock();
-            let mut page = addr & !(PAGE - 1);
+            let mut page = addr.page_base().as_u64();
             while page < end {
-                match find(&m.vmas, page.max(addr)) {
+                match find(&m.vmas, page.max(addr.as_u64())) {
                     Some((_, v))
                         if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
                     _ => return Err(Errno::EFAULT),
@@ -1019,16 +1032,14 @@ impl Mm {
             self.write_bytes(addr, buf)?;
         }
         let mut m = self.inner.lock();
-        let mut va = addr;
-        let mut done = 0;
-        while done < buf.len() {
-            let page = va & !(PAGE - 1);
-            let off = (va - page) as usize;
-            let n = (buf.len() - done).min(PAGE as usize - off);
-            let chunk = &mut buf[done..done + n];
+        // Every page was found in a region above, so below TASK_SIZE.
+        for piece in page_pieces(addr, buf.len()) {
+            let (va, piece) = piece?;
+            let (page, off, n) = (va.page_base(), va.page_offset(), piece.len());
+            let chunk = &mut buf[piece];
             match m.pt.get(page) {
                 Some(pte) if write => {
-                    if find(&m.vmas, va).is_some_and(|(_, v)| v.prot.exec) {
+                    if find(&m.vmas, va.as_u64()).is_some_and(|(_, v)| v.prot.exec) {
                         frame::sync_icache_frame(pte.pa, off, n);
                     }
                 }
@@ -1040,10 +1051,10 @@ impl Mm {
                     // as the owner's read fault would bring it (Linux's
                     // get_user_pages faults it in); an untouched anonymous
                     // page reads as zeros.
-                    let file_pte = match find(&m.vmas, page) {
+                    let file_pte = match find(&m.vmas, page.as_u64()) {
                         Some((start, v)) => match &v.file {
                             Some((f, foff)) => Some(
-                                file_fault(f, foff + (page - start), v.prot, v.shared, false)
+                                file_fault(f, foff + (page.as_u64() - start), v.prot, v.shared, false)
                                     .map_err(|_| Errno::EFAULT)?,
                             ),
                             None => None,
@@ -1062,8 +1073,6 @@ impl Mm {
                     }
                 }
             }
-            va += n as u64;
-            done += n;
         }
         Ok(())
     }
@@ -1076,13 +1085,13 @@ impl Mm {
     /// page not yet touched is brought in as the owner's read fault would;
     /// `None` for an untouched anonymous page (it reads as zeros); EFAULT
     /// where the space has no readable mapping.
-    pub fn get_user_page_for_read(&self, addr: u64) -> Result<Option<u64>, Errno> {
-        let page = addr & !(PAGE - 1);
+    pub fn get_user_page_for_read(&self, addr: UserVirtAddr) -> Result<Option<PhysAddr>, Errno> {
+        let page = addr.page_base();
         let mut guard = self.inner.lock();
         let m = &mut *guard;
         // Borrowed, not cloned: the common case (a mapped page) needs the
         // region only to check it.
-        let (start, v) = match vma::find(&m.vmas, addr) {
+        let (start, v) = match vma::find(&m.vmas, addr.as_u64()) {
             Some((start, v)) if v.kind != VmaKind::Vvar && v.prot.read => (start, v),
             _ => return Err(Errno::EFAULT),
         };
@@ -1094,7 +1103,7 @@ impl Mm {
             return Ok(None);
         };
         let (prot, shared) = (v.prot, v.shared);
-        let pte = file_fault(&f, foff + (page - start), prot, shared, false).map_err(|_| Errno::EFAULT)?;
+        let pte = file_fault(&f, foff + (page.as_u64() - start), prot, shared, false).map_err(|_| Errno::EFAULT)?;
         if m.pt.map(page, pte).is_err() {
             frame::page_ref_dec(pte.pa);
             return Err(Errno::ENOMEM);
@@ -1125,9 +1134,9 @@ impl Drop for Mm {
 
 /// A private frame holding the file's page at byte offset `off` (zeros
 /// past the end of the file); `None` when memory is short.
-fn file_page_copy(f: &VmFile, off: u64) -> Option<u64> {
+fn file_page_copy(f: &VmFile, off: u64) -> Option<PhysAddr> {
     let pa = frame::alloc_user_zeroed_frame()?;
-    let mut buf = alloc::vec![0u8; PAGE as usize];
+    let mut buf = alloc::vec![0u8; super::PAGE_SIZE];
     if let Ok(n) = f.inode.read_at(off, &mut buf) {
         frame::write_frame(pa, 0, &buf[..n.min(buf.len())]);
     }
@@ -1148,12 +1157,12 @@ fn file_fault(f: &VmFile, off: u64, prot: Prot, shared: bool, write: bool) -> Re
     let index = off / PAGE;
     if shared {
         // The file's pages are frames (tmpfs, ramfs): map the frame itself.
-        let pa = f.inode.data_frame(index, true).map_err(|_| SegvCode::Oom)?;
+        let pa = file_frame(f, index, true).map_err(|()| SegvCode::Oom)?;
         let pa = pa.ok_or(SegvCode::Bus)?;
         return Ok(pte_for(pa, prot, VmaKind::Anon));
     }
     if !write {
-        if let Ok(Some(pa)) = f.inode.data_frame(index, false) {
+        if let Ok(Some(pa)) = file_frame(f, index, false) {
             return Ok(UserPte {
                 write: false,
                 cow: prot.write,
@@ -1163,6 +1172,67 @@ fn file_fault(f: &VmFile, off: u64, prot: Prot, shared: bool, write: bool) -> Re
     }
     let pa = file_page_copy(f, off).ok_or(SegvCode::Oom)?;
     Ok(pte_for(pa, prot, VmaKind::Anon))
+}
+
+/// The pieces of `[addr, addr + len)` that lie in one page each, in
+/// order: each piece's address and its range in a buffer of `len` bytes;
+/// EFAULT (once, last) where the range leaves user space.
+fn page_pieces(
+    addr: UserVirtAddr,
+    len: usize,
+) -> impl Iterator<Item = Result<(UserVirtAddr, core::ops::Range<usize>), Errno>> {
+    let (mut next, mut done) = (Some(addr), 0);
+    core::iter::from_fn(move || {
+        if done >= len {
+            return None;
+        }
+        let Some(va) = next else {
+            done = len;
+            return Some(Err(Errno::EFAULT));
+        };
+        let n = (len - done).min(super::PAGE_SIZE - va.page_offset());
+        let piece = done..done + n;
+        done += n;
+        next = va.next_page();
+        Some(Ok((va, piece)))
+    })
+}
+
+/// The start of a region (the region tree keeps them below `TASK_SIZE`).
+fn region_start(start: u64) -> Result<UserVirtAddr, Errno> {
+    UserVirtAddr::new(start).ok_or(Errno::ENOMEM)
+}
+
+/// `n` pages in bytes.
+fn bytes_of_pages(n: usize) -> Option<u64> {
+    u64::try_from(n).ok()?.checked_mul(PAGE)
+}
+
+/// The frame holding page `index` of the file, with a reference on it
+/// (`create`: a hole gets a zeroed frame); `Err` when the file has no frame
+/// to give.
+fn file_frame(f: &VmFile, index: u64, create: bool) -> Result<Option<PhysAddr>, ()> {
+    match f.inode.data_frame(index, create) {
+        // A frame of RAM is always below the tables' 48-bit limit.
+        Ok(Some(pa)) => PhysAddr::new(pa).map(Some).ok_or(()),
+        Ok(None) => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+/// `update_in` over `[start, end)` as the region tree bounds it: nothing
+/// when `start` is not a user address (the range is then empty, the page
+/// tables stopping at `TASK_SIZE`).
+fn update_range(
+    pt: &mut UserPageTable,
+    start: u64,
+    end: u64,
+    f: impl FnMut(UserVirtAddr, UserPte) -> Option<UserPte>,
+    after: impl FnMut(UserVirtAddr, UserPte),
+) {
+    if let Some(start) = UserVirtAddr::new(start) {
+        pt.update_in(start, end, f, after);
+    }
 }
 
 /// The region holding `addr`, with its start (a copy: callers go on to
@@ -1178,9 +1248,15 @@ fn find_free_top_down(vmas: &BTreeMap<u64, Vma>, len: u64) -> Option<u64> {
 #[cfg(feature = "ktest")]
 mod tests {
     use super::{Mm, Prot, VmaKind};
+    use arch::addr::{PhysAddr, UserVirtAddr};
     use ktest_macros::kernel_test;
 
     const VA: u64 = 0x40_0000;
+
+    /// `a` as a user address (the tests' addresses are).
+    fn uva(a: u64) -> UserVirtAddr {
+        UserVirtAddr::new(a).expect("a user address")
+    }
 
     /// The bytes at `[VA, VA + 8)` of `mm`, read from its frames.
     fn peek(mm: &Mm) -> alloc::vec::Vec<u8> {
@@ -1189,7 +1265,7 @@ mod tests {
     }
 
     /// The frame mapped at `va` in `mm`, if any.
-    fn frame_at(mm: &Mm, va: u64) -> Option<u64> {
+    fn frame_at(mm: &Mm, va: UserVirtAddr) -> Option<PhysAddr> {
         mm.inner.lock().pt.get(va).map(|p| p.pa)
     }
 
@@ -1199,7 +1275,7 @@ mod tests {
         let file = crate::fs::shmem_zero_file(2 * PAGE).unwrap();
         file.inode.write_at(0, b"file data").unwrap();
         let files_frame = || {
-            let pa = file.inode.data_frame(0, false).unwrap().unwrap();
+            let pa = super::file_frame(&file, 0, false).unwrap().unwrap();
             super::frame::page_ref_dec(pa);
             pa
         };
@@ -1240,7 +1316,31 @@ mod tests {
         assert_eq!(mm.inner.lock().pt.get(shared).map(|p| p.cow), Some(false));
         // Past the end of the file: SIGBUS.
         file.inode.truncate(100).unwrap();
-        assert_eq!(mm.handle_fault(private + PAGE, false, false), Err(super::SegvCode::Bus));
+        assert_eq!(
+            mm.handle_fault(private.checked_add(PAGE).unwrap(), false, false),
+            Err(super::SegvCode::Bus)
+        );
+    }
+
+    #[kernel_test]
+    fn page_pieces_split_at_page_ends_and_fail_past_user_space() {
+        use super::{page_pieces, PAGE};
+        use crate::errno::Errno;
+        let pieces = |va, len| page_pieces(uva(va), len).collect::<alloc::vec::Vec<_>>();
+        assert_eq!(pieces(0x1ffe, 0), []);
+        assert_eq!(pieces(0x1ffe, 2), [Ok((uva(0x1ffe), 0..2))]);
+        assert_eq!(
+            pieces(0x1ffe, 5 + 4096),
+            [
+                Ok((uva(0x1ffe), 0..2)),
+                Ok((uva(0x2000), 2..4098)),
+                Ok((uva(0x3000), 4098..4101))
+            ]
+        );
+        let top = arch::uaccess::TASK_SIZE - 2;
+        assert_eq!(pieces(top, 2), [Ok((uva(top), 0..2))]);
+        assert_eq!(pieces(top, 3), [Ok((uva(top), 0..2)), Err(Errno::EFAULT)]);
+        assert_eq!(pieces(top - PAGE, 1), [Ok((uva(top - PAGE), 0..1))]);
     }
 
     #[kernel_test]
@@ -1253,16 +1353,16 @@ mod tests {
             };
             let parent = Mm::new().unwrap();
             parent.add_region(VA, VA + 4096, prot, VmaKind::Anon).unwrap();
-            parent.write_bytes(VA, &[1; 8]).unwrap();
+            parent.write_bytes(uva(VA), &[1; 8]).unwrap();
             let child = parent.fork().unwrap();
-            child.write_bytes(VA, &[2; 8]).unwrap();
+            child.write_bytes(uva(VA), &[2; 8]).unwrap();
             assert_eq!(
                 peek(&parent),
                 [1; 8],
                 "the child's write reached the parent (write={write})"
             );
             assert_eq!(peek(&child), [2; 8]);
-            parent.write_bytes(VA, &[3; 8]).unwrap();
+            parent.write_bytes(uva(VA), &[3; 8]).unwrap();
             assert_eq!(
                 peek(&child),
                 [2; 8],

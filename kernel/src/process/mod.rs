@@ -445,6 +445,9 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
 /// copy-on-write page is copied first so the parent's memory is untouched.
 /// A bad address is ignored, as in Linux.
 fn set_child_tid_in(mm: &Mm, addr: u64, tid: u32) {
+    let Some(addr) = arch::addr::UserVirtAddr::new(addr) else {
+        return;
+    };
     let Some(last) = addr.checked_add(3) else { return };
     if mm.handle_fault(addr, true, false).is_err() || mm.handle_fault(last, true, false).is_err() {
         return;

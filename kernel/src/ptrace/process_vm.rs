@@ -7,6 +7,7 @@ use crate::mm::frame;
 use crate::syscalls::SysResult;
 use crate::uaccess;
 use alloc::vec::Vec;
+use arch::addr::UserVirtAddr;
 
 /// The page size of user address spaces.
 const PAGE: u64 = arch::memory::PAGE_SIZE as u64;
@@ -52,7 +53,10 @@ pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64,
                 // call was a third of a read's cost.
                 let mut buf = [0u8; CHUNK];
                 let chunk = &mut buf[..n];
-                uaccess::copy_from_user(chunk, laddr).and_then(|()| mm.access_remote_checked(raddr, chunk, true))
+                uaccess::copy_from_user(chunk, laddr).and_then(|()| {
+                    let raddr = UserVirtAddr::new(raddr).ok_or(Errno::EFAULT)?;
+                    mm.access_remote_checked(raddr, chunk, true)
+                })
             } else {
                 read_remote(&mm, raddr, n, laddr)
             };
@@ -117,13 +121,18 @@ fn import_iovecs(p: u64, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Result<
 fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: u64) -> Result<(), Errno> {
     let mut done = 0usize;
     while done < n {
-        let va = raddr.checked_add(done as u64).ok_or(Errno::EFAULT)?;
-        let off = (va % PAGE) as usize;
+        let va = raddr
+            .checked_add(done as u64)
+            .and_then(UserVirtAddr::new)
+            .ok_or(Errno::EFAULT)?;
+        let off = va.page_offset();
         let len = (n - done).min(PAGE as usize - off);
         let dst = laddr.wrapping_add(done as u64);
         match mm.get_user_page_for_read(va)? {
             Some(pa) => {
-                let r = frame::copy_frame_to_user(pa, off, len, dst);
+                let r = UserVirtAddr::new(dst)
+                    .ok_or(Errno::EFAULT)
+                    .and_then(|dst| frame::copy_frame_to_user(pa, off, len, dst));
                 frame::page_ref_dec(pa);
                 r?
             }

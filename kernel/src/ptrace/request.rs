@@ -6,6 +6,7 @@ use crate::errno::Errno;
 use crate::process::regs;
 use crate::syscalls::SysResult;
 use crate::uaccess;
+use arch::addr::UserVirtAddr;
 use uapi::signal::SIGINFO_SIZE;
 
 const SIGSET_SIZE: u64 = 8;
@@ -332,6 +333,7 @@ fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
 /// address is not mapped.
 fn access_vm(child: &Arc<Task>, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
     let mm = child.mm.lock().clone().ok_or(Errno::EIO)?;
+    let addr = UserVirtAddr::new(addr).ok_or(Errno::EIO)?;
     mm.access_remote(addr, buf, write).map_err(|_| Errno::EIO)
 }
 

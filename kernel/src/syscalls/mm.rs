@@ -5,6 +5,7 @@ use super::syscall;
 use crate::errno::Errno;
 use crate::mm::vm::{Mm, Placement, Prot};
 use alloc::sync::Arc;
+use arch::addr::UserVirtAddr;
 
 fn mm() -> Result<Arc<Mm>, Errno> {
     crate::sched::current().mm.lock().clone().ok_or(Errno::EFAULT)
@@ -79,7 +80,9 @@ syscall!(__arm64_sys_mmap, r, {
         None => None,
     };
     let shared = shared && backing.is_some();
-    mm()?.mmap_region(addr, len, prot, placement, shared, backing)
+    mm()?
+        .mmap_region(addr, len, prot, placement, shared, backing)
+        .map(UserVirtAddr::as_u64)
 });
 
 syscall!(__arm64_sys_munmap, r, {
@@ -136,7 +139,9 @@ syscall!(__arm64_sys_madvise, r, {
             m.check_mapped(start, end)?;
             let mut va = start;
             while va < end {
-                m.handle_fault(va, advice == 23, false).map_err(|e| match e {
+                // Inside a region (checked above), so a user address.
+                let addr = UserVirtAddr::new(va).ok_or(Errno::ENOMEM)?;
+                m.handle_fault(addr, advice == 23, false).map_err(|e| match e {
                     crate::mm::vm::SegvCode::Oom | crate::mm::vm::SegvCode::MapErr => Errno::ENOMEM,
                     crate::mm::vm::SegvCode::AccErr => Errno::EINVAL,
                     crate::mm::vm::SegvCode::Bus => Errno::EFAULT,
@@ -202,5 +207,7 @@ syscall!(__arm64_sys_mremap, r, {
     } else {
         None
     };
-    mm()?.mremap(addr, old_len, new_len, flags & MREMAP_MAYMOVE != 0, fixed)
+    mm()?
+        .mremap(addr, old_len, new_len, flags & MREMAP_MAYMOVE != 0, fixed)
+        .map(UserVirtAddr::as_u64)
 });

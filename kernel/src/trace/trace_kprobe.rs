@@ -149,17 +149,10 @@ impl FetchEnv for RegsEnv<'_> {
     }
 
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> bool {
-        if !arch::uaccess::access_ok(addr, dst.len()) {
-            return false;
-        }
-        // A page that is not present is a failed read, never a fault to
-        // resolve from probe context.
-        let irq = arch::cpu::local_irq_save();
-        crate::fault::pagefault_disable();
-        let ok = arch::uaccess::copy_from_user(dst, addr).is_ok();
-        crate::fault::pagefault_enable();
-        arch::cpu::local_irq_restore(irq);
-        ok
+        // `+u0(...)`: a user address, whose absent page fails the read.
+        crate::uaccess::user_range(addr, dst.len())
+            .and_then(|src| crate::uaccess::copy_from_user_nofault(dst, src))
+            .is_ok()
     }
 
     fn comm(&self) -> &[u8] {
