@@ -159,8 +159,8 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
         true
     });
     if done && super::options::is_set(super::options::RECORD_CMD) {
-        if let Some(t) = task.filter(|t| !t.is_idle()) {
-            super::cmdlines::save(&t);
+        if task.is_some_and(|t| !t.is_idle()) {
+            super::cmdlines::record_cmdline();
         }
     }
     // options/func_stack_trace (Linux's function_stack_trace_call).
