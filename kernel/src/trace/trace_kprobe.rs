@@ -66,6 +66,14 @@ impl ProbeContext for KernelProbeContext {
         crate::btf::func_proto(name)
     }
 
+    /// This kernel's objects `dput` and `vfs_read` see: see `vfs::dentry`.
+    fn dentry_layout(&self) -> Option<trace_probe::DentryLayout> {
+        Some(trace_probe::DentryLayout {
+            d_name_name: vfs::dentry::DENTRY_D_NAME_OFFSET as u32,
+            f_path_dentry: vfs::dentry::FILE_F_DENTRY_OFFSET as u32,
+        })
+    }
+
     fn tracepoint_probe(&self, name: &str) -> Option<String> {
         super::tracepoint::tracepoint_probestub(name)?;
         Some(format!("__probestub_{name}"))
@@ -817,7 +825,7 @@ const README_KPROBES_TAIL: &str = "\
 \t     kernel return probes support: $retval, $arg<N>, $comm\n\
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n\
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n\
-\t           symstr, <type>\\[<array-size>\\]\n";
+\t           symstr, %pd/%pD, <type>\\[<array-size>\\]\n";
 
 /// Makes `kprobe_events`, `dynamic_events` and `kprobe_profile` in the
 /// tracefs root, and their README lines.
