@@ -13,9 +13,9 @@
 
 use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
-use core::sync::atomic::AtomicBool;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::AtomicBool;
 use core::sync::atomic::{AtomicU32, Ordering};
 use uapi::Errno;
 

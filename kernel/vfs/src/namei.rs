@@ -19,8 +19,8 @@ use uapi::stat::*;
 use uapi::{Errno, MAXSYMLINKS, NAME_MAX, PATH_MAX};
 
 use crate::cred::{may_access, Cred, MAY_EXEC, MAY_WRITE};
-use crate::inode::{Inode, Metadata, NodeKind};
 use crate::dentry::{dput_named, Dentry};
+use crate::inode::{Inode, Metadata, NodeKind};
 use crate::mount::{Path, Vfs};
 use crate::Result;
 
