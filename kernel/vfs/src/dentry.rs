@@ -61,8 +61,8 @@ impl DentryName {
             None => &path[..path.len().min(1)],
         };
         let base = match trimmed.iter().rposition(|&b| b == b'/') {
-            Some(i) => &trimmed[i + 1..],
-            None => trimmed,
+            Some(i) if trimmed.len() > 1 => &trimmed[i + 1..],
+            _ => trimmed,
         };
         let mut v = Vec::with_capacity(base.len() + 1);
         v.extend_from_slice(base);
@@ -100,3 +100,38 @@ pub fn dput_named(name: &[u8], path: Path) {
 
 const _: () = assert!(core::mem::offset_of!(Dentry, d_name) == DENTRY_D_NAME_OFFSET);
 const _: () = assert!(core::mem::offset_of!(DentryName, d_name) == DENTRY_D_NAME_OFFSET);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dentry_name_is_the_last_component_nul_terminated() {
+        for (path, want) in [
+            (&b"/sys/kernel/tracing/events/enable"[..], &b"enable"[..]),
+            (b"relative", b"relative"),
+            (b"/dir/trailing//", b"trailing"),
+            (b"/", b"/"),
+            (b"", b""),
+        ] {
+            let d = DentryName::from_path_name(path);
+            assert_eq!(d.name(), want, "{path:?}");
+            // What a probe reads: the bytes at the name pointer, up to NUL.
+            #[allow(unsafe_code)]
+            let read: Vec<u8> = (0..=d.d_name.len)
+                // SAFETY: the name pointer covers len + 1 bytes (the NUL).
+                .map(|i| unsafe { *d.d_name.name.add(i) })
+                .take_while(|&b| b != 0)
+                .collect();
+            assert_eq!(read, want);
+            assert_eq!(d.d_name.len, want.len());
+        }
+    }
+
+    #[test]
+    fn dentry_and_file_name_pointers_sit_at_the_advertised_offsets() {
+        let d = DentryName::from_path_name(b"/a/name");
+        let base = &*d as *const DentryName as usize;
+        assert_eq!(&d.d_name as *const Qstr as usize - base, DENTRY_D_NAME_OFFSET);
+    }
+}
