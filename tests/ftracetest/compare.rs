@@ -21,7 +21,6 @@ pub const NOT_OFFERED: &[(&str, &str)] = &[
     ("dynevent/add_remove_synth.tc", "synthetic events"),
     ("dynevent/clear_select_events.tc", "synthetic events"),
     ("dynevent/generic_clear_event.tc", "synthetic events"),
-    ("kprobe/kprobe_args_vfs.tc", "%pd/%pD (may be left out)"),
     ("kprobe/uprobe_syntax_errors.tc", "uprobe events"),
     (
         "kprobe/kprobe_eventname.tc",

@@ -40,6 +40,25 @@ pub fn current() -> Arc<Task> {
     try_current().expect("no current task")
 }
 
+/// Runs `f` on the running task without taking a reference to it (no
+/// atomic count update: the trace write path calls it on every event);
+/// `None` if the scheduler has not started on this CPU. Always inlined,
+/// so never traced itself (the probe hit paths call it).
+#[inline(always)]
+pub fn with_current<R, F: FnOnce(&Task) -> R>(f: F) -> Option<R> {
+    let p = CURRENT.this().load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null CURRENT slot came from `Arc::into_raw` and owns a
+    // strong count of the task running this code, which only this CPU's
+    // `schedule` replaces; the task that runs `f` stays alive while it
+    // runs, wherever `f` may take it, so the borrow cannot outlive it.
+    #[allow(unsafe_code)]
+    let t = unsafe { &*p };
+    Some(f(t))
+}
+
 /// The running task, if the scheduler has started on this CPU. Notrace:
 /// the kprobe and kretprobe hit paths call it.
 #[notrace]
@@ -270,6 +289,7 @@ pub extern "C" fn schedule() {
     next.on_cpu.store(true, Ordering::Release);
     crate::trace::tracepoint::sched::set_task_cpu(&next, arch::cpu::cpu_id());
     crate::trace::tracepoint::sched::trace_sched_switch(&prev, &next);
+    crate::trace::cmdlines::sched_switch(&prev, &next);
     crate::trace::function_graph::graph_sched_switch(&prev, &next);
     crate::trace::trace_sched_wakeup::wakeup_hook_sched_switch(&prev, &next);
     crate::rseq::rseq_preempt(&prev);

@@ -158,10 +158,8 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
         e[16..24].copy_from_slice(&(parent_ip as u64).to_le_bytes());
         true
     });
-    if done && super::options::is_set(super::options::RECORD_CMD) {
-        if let Some(t) = task.filter(|t| !t.is_idle()) {
-            super::cmdlines::save(&t);
-        }
+    if done && super::options::is_set(super::options::RECORD_CMD) && task.is_some_and(|t| !t.is_idle()) {
+        super::cmdlines::record_cmdline();
     }
     // options/func_stack_trace (Linux's function_stack_trace_call).
     if done && super::options::is_set(super::options::FUNC_STACK_TRACE) {

@@ -243,7 +243,7 @@ fn ftrace_graph_func(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut 
         });
         // Linux's graph_trace_init starts cmdline recording.
         if done && !task.is_idle() && options::is_set(options::RECORD_CMD) {
-            super::cmdlines::save(&task);
+            super::cmdlines::record_cmdline();
         }
     }
     regs.lr = arch::ftrace::return_to_handler_addr() as u64;

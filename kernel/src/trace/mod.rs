@@ -333,7 +333,9 @@ impl TraceArray {
 
     /// Wakes sleeping readers (from the next tick).
     pub fn wake_readers(&self) {
-        if let Some(w) = &self.waker {
+        // A plain load first: between two ticks only the first event
+        // needs the atomic swap that queues the wake-up.
+        if let Some(w) = self.waker.as_ref().filter(|w| !w.is_pending()) {
             w.queue();
         }
     }
@@ -554,12 +556,10 @@ fn tracing_gen_ctx() -> (u8, u8) {
     (flags, 0)
 }
 
-/// The current task's pid for `common_pid` (0 for the idle tasks).
-fn current_pid() -> (i32, Option<Arc<crate::sched::Task>>) {
-    match crate::sched::try_current() {
-        Some(t) if !t.is_idle() => (t.tid() as i32, Some(t)),
-        _ => (0, None),
-    }
+/// The current task's pid for `common_pid` (0 for the idle tasks),
+/// without taking a reference to it.
+fn current_pid() -> i32 {
+    crate::sched::with_current(|t| if t.is_idle() { 0 } else { t.tid() as i32 }).unwrap_or(0)
 }
 
 /// Writes the common fields of an entry of type `ty` recorded now into
@@ -596,7 +596,7 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
         return false;
     }
     let (flags, preempt) = tracing_gen_ctx();
-    let (pid, task) = current_pid();
+    let pid = current_pid();
     let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
@@ -629,12 +629,12 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
     arch::cpu::local_irq_restore(irq);
     if committed {
         tr.wake_readers();
-        if let Some(t) = task {
+        if pid != 0 {
             if events::cmdline_recording() {
-                cmdlines::save(&t);
+                cmdlines::record_cmdline();
             }
             if tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0 {
-                cmdlines::save_tgid(&t);
+                crate::sched::with_current(cmdlines::save_tgid);
             }
         }
     }

@@ -284,7 +284,7 @@ pub fn find_ret_addr(idx: &mut usize, ret: usize) -> usize {
 #[no_mangle]
 #[ktest_macros::notrace]
 extern "C" fn ftrace_return_to_handler(regs: &mut FtraceRetRegs) -> usize {
-    let frame = crate::sched::try_current().and_then(|t| t.ret_stack.pop());
+    let frame = crate::sched::with_current(|t| t.ret_stack.pop()).flatten();
     let Some(mut frame) = frame else {
         panic!("return_to_handler: no hooked call in flight");
     };
