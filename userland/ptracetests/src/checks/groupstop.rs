@@ -379,20 +379,20 @@ fn task_stat_state(pid: i32, tid: i32) -> Result<u8, Fail> {
     let at = stat
         .iter()
         .rposition(|&b| b == b')')
-        .ok_or_else(|| Fail(format!("no ) in stat")))?;
+        .ok_or_else(|| Fail(alloc::string::String::from("no ) in stat")))?;
     stat.get(at + 2)
         .copied()
-        .ok_or_else(|| Fail(format!("no state in stat")))
+        .ok_or_else(|| Fail(alloc::string::String::from("no state in stat")))
 }
 
 /// The `State:` line of `/proc/<pid>/task/<tid>/status`.
 fn task_status_state(pid: i32, tid: i32) -> Result<alloc::string::String, Fail> {
     let status = task_file(pid, tid, "status")?;
-    let text = core::str::from_utf8(&status).map_err(|_| Fail(format!("status is not text")))?;
+    let text = core::str::from_utf8(&status).map_err(|_| Fail(alloc::string::String::from("status is not text")))?;
     let line = text
         .lines()
         .find(|l| l.starts_with("State:"))
-        .ok_or_else(|| Fail(format!("no State: line")))?;
+        .ok_or_else(|| Fail(alloc::string::String::from("no State: line")))?;
     Ok(alloc::string::String::from(line))
 }
 
