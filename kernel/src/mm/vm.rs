@@ -1003,22 +1003,23 @@ impl Mm {
 
     fn access_remote_vm(&self, addr: u64, buf: &mut [u8], write: bool, force: bool) -> Result<(), Errno> {
         let end = addr.checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
-        {
-            let m = self.inner.lock();
-            let mut page = addr & !(PAGE - 1);
-            while page < end {
-                match find(&m.vmas, page.max(addr)) {
-                    Some((_, v))
-                        if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
-                    _ => return Err(Errno::EFAULT),
-                }
-                page += PAGE;
-            }
-        }
-        if write {
-            self.write_bytes(addr, buf)?;
-        }
         let mut m = self.inner.lock();
+        let mut page = addr & !(PAGE - 1);
+        while page < end {
+            match find(&m.vmas, page.max(addr)) {
+                Some((_, v))
+                    if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
+                _ => return Err(Errno::EFAULT),
+            }
+            page += PAGE;
+        }
+        // A read checks and copies under one hold of the lock (a PEEKDATA
+        // took it twice); a write breaks copy-on-write without it.
+        if write {
+            drop(m);
+            self.write_bytes(addr, buf)?;
+            m = self.inner.lock();
+        }
         let mut va = addr;
         let mut done = 0;
         while done < buf.len() {
