@@ -393,6 +393,9 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
             // added now would escape it.
             return Err(Errno::ERESTARTNOINTR);
         }
+        if flags & CLONE_THREAD != 0 {
+            signal::task_join_group_stop(&me, &task, &proc_);
+        }
         threads.push(task.clone());
     }
     if flags & CLONE_THREAD == 0 {

@@ -33,6 +33,14 @@ static NEED_RESCHED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(f
 const TIMESLICE_TICKS: u32 = 2;
 static SLICE_LEFT: PerCpu<core::sync::atomic::AtomicU32> =
     PerCpu::new([const { core::sync::atomic::AtomicU32::new(TIMESLICE_TICKS) }; NR_CPUS]);
+/// Set while this CPU's task makes synchronous wake-ups (Linux's WF_SYNC):
+/// it is about to give up the CPU, so the tasks it wakes are left for this
+/// CPU's next `schedule` instead of an IPI to an idle CPU.
+static WAKE_SYNC: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+/// A synchronous wake-up left a task queued without kicking an idle CPU:
+/// the next `schedule` here, or the return to user mode if the waker did
+/// not block after all, sends the kick it saved.
+static KICK_OWED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 
 /// The running task on this CPU.
 #[notrace]
@@ -157,10 +165,56 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     if !task.on_rq.swap(true, Ordering::AcqRel) {
         rq.push_back(task.clone());
         drop(rq);
-        kick_idle_cpu(task);
+        let me = arch::cpu::cpu_id();
+        if WAKE_SYNC.on(me).load(Ordering::Relaxed) && task.may_run_on(me) {
+            // The waker is about to block: the task runs here next, with
+            // no cross-CPU wake-up (an idle CPU's wfi exit is slow, and
+            // under QEMU slower still).
+            KICK_OWED.on(me).store(true, Ordering::Relaxed);
+        } else {
+            kick_idle_cpu(task);
+        }
     }
     crate::trace::tracepoint::sched::trace_sched_wakeup(task);
     true
+}
+
+/// Runs `f`, whose wake-ups are synchronous (Linux's WF_SYNC, as
+/// `__wake_up_sync` and a tracee's `do_notify_parent_cldstop`): the caller
+/// gives up the CPU right after (a tracee stopping, a tracer about to
+/// wait), so a task it wakes is picked by this CPU's next `schedule`
+/// instead of being sent to an idle CPU. If the caller returns to user mode
+/// without blocking, the kick is sent then ([`flush_sync_kick`]), so a
+/// woken task waits at most for that; an idle CPU also finds it at its
+/// next tick.
+pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
+    // Kernel code is not preempted between here and the reset (tasks
+    // switch only in `schedule`, which `f` must not call), so the flag
+    // stays on this task's CPU.
+    let flag = WAKE_SYNC.this();
+    let was = flag.swap(true, Ordering::Relaxed);
+    let r = f();
+    flag.store(was, Ordering::Relaxed);
+    r
+}
+
+/// Sends the kick a synchronous wake-up saved, if the waker did not give
+/// up the CPU after all (called on the way back to user mode).
+#[inline]
+pub fn flush_sync_kick() {
+    let owed = KICK_OWED.this();
+    if owed.load(Ordering::Relaxed) {
+        owed.store(false, Ordering::Relaxed);
+        kick_queued();
+    }
+}
+
+/// Kicks an idle CPU for the first queued task, if any.
+fn kick_queued() {
+    let first = RUNQUEUE.lock().front().cloned();
+    if let Some(t) = first {
+        kick_idle_cpu(&t);
+    }
 }
 
 /// `SCHED_NORMAL` (Linux's `SCHED_OTHER`).
@@ -274,10 +328,21 @@ pub extern "C" fn schedule() {
         // The first queued task this CPU may run (its affinity) of the
         // highest real-time priority.
         let me = arch::cpu::cpu_id();
-        pick_next_task(&rq, me)
+        let next = pick_next_task(&rq, me)
             .and_then(|i| rq.remove(i))
-            .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
+            .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone());
+        // A synchronous wake-up's task is picked (or waits behind others
+        // this CPU serves first): what is still queued gets its kick now.
+        if KICK_OWED.this().swap(false, Ordering::Relaxed) {
+            (next, rq.front().cloned())
+        } else {
+            (next, None)
+        }
     };
+    let (next, kick) = next;
+    if let Some(t) = kick {
+        kick_idle_cpu(&t);
+    }
     if Arc::ptr_eq(&prev, &next) {
         arch::cpu::local_irq_restore(flags);
         return;
