@@ -18,7 +18,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use arch::ftrace::FtraceRegs;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use uapi::Errno;
 use vfs::file::{FileOps, OpenFile};
 
@@ -53,6 +53,56 @@ static PID_FILTER: AtomicBool = AtomicBool::new(false);
 static FTRACE_NOTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
 /// Whether `set_ftrace_notrace_pid` has pids.
 static NOTRACE_PID_FILTER: AtomicBool = AtomicBool::new(false);
+
+/// The task whose command line the function tracer last saved on a CPU:
+/// its tid and name, and the hits since. Linux saves command lines at
+/// `sched_switch`, once per switch after a record; saving on every hit
+/// took two locks per traced call, so a hit saves only when the task or
+/// its name differ from the last saved here, or every
+/// [`CMDLINE_RESAVE_HITS`] hits (the table may have dropped it, or a save
+/// may have found it busy).
+struct SavedCmdline {
+    tid: AtomicU32,
+    hits: AtomicU32,
+    comm: [AtomicU64; 2],
+}
+
+static CMDLINE_SAVED: crate::percpu::PerCpu<SavedCmdline> = crate::percpu::PerCpu::new(
+    [const {
+        SavedCmdline {
+            tid: AtomicU32::new(0),
+            hits: AtomicU32::new(0),
+            comm: [AtomicU64::new(0), AtomicU64::new(0)],
+        }
+    }; crate::percpu::NR_CPUS],
+);
+
+/// Hits of one task between two saves of its command line.
+const CMDLINE_RESAVE_HITS: u32 = 64;
+
+/// Saves `t`'s command line unless this CPU saved the same one lately.
+/// Interrupts are masked (the trampoline's), so this CPU's slot is ours.
+pub(super) fn function_save_cmdline(t: &crate::sched::Task) {
+    let comm = super::tracepoint::task_comm(t);
+    let (lo, hi) = comm.split_at(8);
+    let words = [lo, hi].map(|w| w.try_into().map_or(0, u64::from_le_bytes));
+    let slot = CMDLINE_SAVED.this();
+    let tid = t.tid();
+    let hits = slot.hits.load(Ordering::Relaxed);
+    if slot.tid.load(Ordering::Relaxed) == tid
+        && slot.comm[0].load(Ordering::Relaxed) == words[0]
+        && slot.comm[1].load(Ordering::Relaxed) == words[1]
+        && hits < CMDLINE_RESAVE_HITS
+    {
+        slot.hits.store(hits + 1, Ordering::Relaxed);
+        return;
+    }
+    super::cmdlines::save(t);
+    slot.tid.store(tid, Ordering::Relaxed);
+    slot.comm[0].store(words[0], Ordering::Relaxed);
+    slot.comm[1].store(words[1], Ordering::Relaxed);
+    slot.hits.store(0, Ordering::Relaxed);
+}
 
 /// The current tracer of `tr` (`nop` for instances, which have no other
 /// yet).
@@ -160,7 +210,7 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
     });
     if done && super::options::is_set(super::options::RECORD_CMD) {
         if let Some(t) = task.filter(|t| !t.is_idle()) {
-            super::cmdlines::save(&t);
+            function_save_cmdline(&t);
         }
     }
     // options/func_stack_trace (Linux's function_stack_trace_call).

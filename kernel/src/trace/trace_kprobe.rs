@@ -85,24 +85,33 @@ impl Symbolizer for KallsymsSymbolizer {
 /// fprobes too, through the `pt_regs` their ftrace registers make).
 pub(super) struct RegsEnv<'a> {
     regs: &'a PtRegs,
-    comm: [u8; 16],
-    /// The current task's kernel stack, `[low, high)`.
-    stack: Option<(usize, usize)>,
+    /// The task's name and kernel stack `[low, high)`, read when a fetch
+    /// argument first needs them (`$comm`, `$stackN`): most hits never do.
+    task: core::cell::OnceCell<([u8; 16], Option<(usize, usize)>)>,
 }
 
 impl<'a> RegsEnv<'a> {
     pub(super) fn new(regs: &'a PtRegs) -> RegsEnv<'a> {
-        let mut comm = [0u8; 16];
-        let mut stack = None;
-        if let Some(t) = crate::sched::try_current() {
-            // try_lock: the probe may have hit inside a holder of this lock
-            // on this CPU; then the name reads as empty.
-            if let Some(c) = t.comm.try_lock() {
-                comm = *c;
-            }
-            stack = t.stack_bounds();
+        RegsEnv {
+            regs,
+            task: core::cell::OnceCell::new(),
         }
-        RegsEnv { regs, comm, stack }
+    }
+
+    fn task(&self) -> &([u8; 16], Option<(usize, usize)>) {
+        self.task.get_or_init(|| {
+            let mut comm = [0u8; 16];
+            let mut stack = None;
+            if let Some(t) = crate::sched::try_current() {
+                // try_lock: the probe may have hit inside a holder of this
+                // lock on this CPU; then the name reads as empty.
+                if let Some(c) = t.comm.try_lock() {
+                    comm = *c;
+                }
+                stack = t.stack_bounds();
+            }
+            (comm, stack)
+        })
     }
 }
 
@@ -117,7 +126,7 @@ impl FetchEnv for RegsEnv<'_> {
     }
 
     fn kernel_stack_nth(&self, n: u32) -> u64 {
-        let Some((lo, hi)) = self.stack else { return 0 };
+        let Some((lo, hi)) = self.task().1 else { return 0 };
         let Some(addr) = (self.regs.sp as usize).checked_add(8 * n as usize) else {
             return 0;
         };
@@ -163,7 +172,7 @@ impl FetchEnv for RegsEnv<'_> {
     }
 
     fn comm(&self) -> &[u8] {
-        &self.comm
+        &self.task().0
     }
 
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
