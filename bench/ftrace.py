@@ -14,8 +14,8 @@ off), so those show n/a on its side. A figure a kernel refuses shows n/a.
 `--icount` runs both QEMUs with `-icount shift=0`: the guest's clock then
 counts instructions (1 ns each), so every figure is an instruction count,
 the same on a loaded host as on a quiet one (use it with `--smp 1`: with
-more CPUs the other CPUs' instructions count too, and Linux's are busy for
-a while after boot). Without it the figures are wall-clock time, which
+more CPUs the other CPUs' instructions count too; the run starts 5 s after
+boot, when Linux's own start-up work is done). Without it the figures are wall-clock time, which
 other work on the host distorts.
 
 `--nop-cost` compares instead this kernel with the same kernel built
@@ -66,6 +66,10 @@ def main():
                        capture_output=True, text=True)
     image = p.stdout.strip() if p.returncode == 0 else None
     cmd = f"ftracebench --calls {args.calls}"
+    if args.icount:
+        # Linux's boot leaves work behind (kworkers) for a few seconds,
+        # which counts against the first figures; let it finish.
+        cmd = f"sleep 5; {cmd}"
     if args.nop_cost:
         return nop_cost(args, image, bench, cmd)
     sides = {
