@@ -81,13 +81,16 @@ impl Symbolizer for KallsymsSymbolizer {
     }
 }
 
+/// A task's name and kernel stack bounds `[low, high)`.
+type TaskView = ([u8; 16], Option<(usize, usize)>);
+
 /// What a hit sees: the trapped registers and the current task (for
 /// fprobes too, through the `pt_regs` their ftrace registers make).
 pub(super) struct RegsEnv<'a> {
     regs: &'a PtRegs,
     /// The task's name and kernel stack `[low, high)`, read when a fetch
     /// argument first needs them (`$comm`, `$stackN`): most hits never do.
-    task: core::cell::OnceCell<([u8; 16], Option<(usize, usize)>)>,
+    task: core::cell::OnceCell<TaskView>,
 }
 
 impl<'a> RegsEnv<'a> {
@@ -98,7 +101,7 @@ impl<'a> RegsEnv<'a> {
         }
     }
 
-    fn task(&self) -> &([u8; 16], Option<(usize, usize)>) {
+    fn task(&self) -> &TaskView {
         self.task.get_or_init(|| {
             let mut comm = [0u8; 16];
             let mut stack = None;
