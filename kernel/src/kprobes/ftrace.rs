@@ -23,7 +23,9 @@ use core::sync::atomic::Ordering;
 
 /// The one ops of every ftrace-based probe (Linux's `kprobe_ftrace_ops`);
 /// its filter is the set of functions with an armed probe.
-static KPROBE_FTRACE_OPS: FtraceOps = FtraceOps::new("kprobe_ftrace_ops", kprobe_ftrace_handler).with_own_recursion();
+static KPROBE_FTRACE_OPS: FtraceOps = FtraceOps::new("kprobe_ftrace_ops", kprobe_ftrace_handler)
+    .with_own_recursion()
+    .with_save_regs();
 
 /// Armed ftrace-based sites per function (site index): a function may
 /// have a probe at offset 0 and one at its `bl`. Changed under the kprobe

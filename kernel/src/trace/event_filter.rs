@@ -295,16 +295,25 @@ static SCRATCH: [[IrqSpinLock<[u8; BUF_MAX_DATA_SIZE]>; SCRATCH_NEST]; NR_CPUS] 
 /// How deep events may nest on one CPU.
 const SCRATCH_NEST: usize = 3;
 
-/// What a filter sees of the task and CPU an event happens on.
+/// What a filter sees of the task and CPU an event happens on. The task's
+/// name is read the first time something asks for it (a `comm` filter, a
+/// new hist entry): most hits never do, and reading it takes its lock.
 pub(super) struct ProbeContext {
     cpu: u32,
-    comm: [u8; TASK_COMM_LEN],
+    comm: core::cell::OnceCell<[u8; TASK_COMM_LEN]>,
 }
 
 impl ProbeContext {
     /// The current task on `cpu` (an empty comm if it cannot be read
     /// without waiting).
     pub(super) fn current(cpu: usize) -> ProbeContext {
+        ProbeContext {
+            cpu: cpu as u32,
+            comm: core::cell::OnceCell::new(),
+        }
+    }
+
+    fn read_comm() -> [u8; TASK_COMM_LEN] {
         let mut comm = [0u8; TASK_COMM_LEN];
         match crate::sched::try_current() {
             Some(t) if t.is_idle() => comm[..9].copy_from_slice(b"swapper/0"),
@@ -315,7 +324,7 @@ impl ProbeContext {
             }
             None => {}
         }
-        ProbeContext { cpu: cpu as u32, comm }
+        comm
     }
 }
 
@@ -324,7 +333,7 @@ impl FilterContext for ProbeContext {
         self.cpu
     }
     fn comm(&self) -> &[u8] {
-        &self.comm
+        self.comm.get_or_init(Self::read_comm)
     }
     // `char *` fields (read through `fetch_string`) do not exist in this
     // kernel's events: the default (never readable) stands.

@@ -44,6 +44,9 @@ type FtraceFunc = extern "C" fn(usize, usize, &FtraceOps, &mut FtraceRegs);
 pub struct FtraceOps {
     /// What `ftrace_caller` calls: must stay the first field.
     func: FtraceFunc,
+    /// `arch::ftrace::FTRACE_OPS_FL_*`, which the trampoline reads: must
+    /// stay the second.
+    arch_flags: u64,
     callback: FtraceCallback,
     /// Its name in `enabled_functions`.
     name: &'static str,
@@ -63,6 +66,8 @@ pub struct FtraceOps {
 /// `set_ftrace_filter` whose only words are `:mod:` words kept for
 /// modules not loaded.
 pub const FTRACE_HASH_MOD: u32 = u32::MAX;
+
+const _: () = assert!(core::mem::offset_of!(FtraceOps, arch_flags) == arch::ftrace::FTRACE_OPS_FLAGS_OFFSET);
 
 /// The functions an ops traces, by site index.
 #[derive(Clone, Default)]
@@ -84,6 +89,7 @@ impl FtraceOps {
     pub const fn new(name: &'static str, callback: FtraceCallback) -> FtraceOps {
         FtraceOps {
             func: ftrace_ops_assist_func,
+            arch_flags: 0,
             callback,
             name,
             hash: spin::Mutex::new(FtraceHash {
@@ -100,6 +106,15 @@ impl FtraceOps {
     /// callback: its callback must protect itself against recursion.
     pub const fn with_own_recursion(mut self) -> FtraceOps {
         self.own_recursion = true;
+        self
+    }
+
+    /// The same ops, whose callback sees (and may change) x19..x28 in
+    /// [`FtraceRegs::callee_saved`] (Linux's `FTRACE_OPS_FL_SAVE_REGS`):
+    /// what kprobes and fprobes need. Other ops get a trampoline that
+    /// saves only what Linux's `ftrace_caller` saves.
+    pub const fn with_save_regs(mut self) -> FtraceOps {
+        self.arch_flags |= arch::ftrace::FTRACE_OPS_FL_SAVE_REGS;
         self
     }
 
@@ -153,7 +168,8 @@ fn ftrace_stub(_: &FtraceOps, _: usize, _: usize, _: &mut FtraceRegs) {}
 pub static FTRACE_NOP_OPS: FtraceOps = FtraceOps::with_func("ftrace_nop_ops", ftrace_ops_nop_func);
 
 /// The literal of a site several ops use (Linux's `ftrace_list_ops`).
-pub static FTRACE_LIST_OPS: FtraceOps = FtraceOps::with_func("ftrace_list_ops", ftrace_ops_list_func);
+/// It saves every register, as one of the ops may want them.
+pub static FTRACE_LIST_OPS: FtraceOps = FtraceOps::with_func("ftrace_list_ops", ftrace_ops_list_func).with_save_regs();
 
 /// Most ops registered at once (a site's users are a bit mask of slots).
 pub const MAX_OPS: usize = 64;

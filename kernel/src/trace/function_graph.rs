@@ -179,61 +179,69 @@ fn ftrace_graph_func(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut 
         return;
     };
     let func = ip - arch::ftrace::FTRACE_BL_OFFSET;
-    let (depth, in_notrace, started) = task.ret_stack.graph_state();
-    if in_notrace {
-        return;
-    }
-    let mut g = GraphFrame {
-        depth,
-        ..GraphFrame::default()
-    };
-    if GRAPH_NOTRACE_SET.load(Ordering::Relaxed) && hash_contains(&GRAPH_NOTRACE_HASH, func) {
-        // Its frame stays, unrecorded, so that its return ends the
-        // notrace region.
-        g.notrace = true;
-    } else {
-        // set_ftrace_pid and set_ftrace_notrace_pid (Linux's
-        // ftrace_trace_task).
-        if super::ftrace_function::ftrace_pids_enabled() {
-            let pid = if task.is_idle() { 0 } else { task.tid() };
-            if super::ftrace_function::ftrace_ignore_pid(pid) {
-                return;
-            }
+    // The decision and the push under one hold of the stack's lock.
+    let pushed = task.ret_stack.push_graph(|depth, in_notrace, started| {
+        if in_notrace {
+            return None;
         }
-        if GRAPH_HASH_SET.load(Ordering::Relaxed) {
-            if hash_contains(&GRAPH_HASH, func) {
-                g.graph_start = !started;
-            } else if !started {
-                return;
+        let mut g = GraphFrame {
+            depth,
+            ..GraphFrame::default()
+        };
+        if GRAPH_NOTRACE_SET.load(Ordering::Relaxed) && hash_contains(&GRAPH_NOTRACE_HASH, func) {
+            // Its frame stays, unrecorded, so that its return ends the
+            // notrace region.
+            g.notrace = true;
+        } else {
+            // set_ftrace_pid and set_ftrace_notrace_pid (Linux's
+            // ftrace_trace_task).
+            if super::ftrace_function::ftrace_pids_enabled() {
+                let pid = if task.is_idle() { 0 } else { task.tid() };
+                if super::ftrace_function::ftrace_ignore_pid(pid) {
+                    return None;
+                }
             }
+            if GRAPH_HASH_SET.load(Ordering::Relaxed) {
+                if hash_contains(&GRAPH_HASH, func) {
+                    g.graph_start = !started;
+                } else if !started {
+                    return None;
+                }
+            }
+            // funcgraph-irqs off (Linux's ftrace_graph_ignore_irqs): nothing
+            // run by an interrupt handler, except below a set_graph_function
+            // function.
+            if GRAPH_FLAGS.load(Ordering::Relaxed) & flags::IRQS == 0
+                && !g.graph_start
+                && !started
+                && crate::irq::in_hardirq()
+            {
+                return None;
+            }
+            let max = MAX_GRAPH_DEPTH.load(Ordering::Relaxed);
+            if max != 0 && depth >= max as i32 {
+                return None;
+            }
+            g.thresh = TRACING_THRESH.load(Ordering::Relaxed) != 0;
         }
-        // funcgraph-irqs off (Linux's ftrace_graph_ignore_irqs): nothing
-        // run by an interrupt handler, except below a set_graph_function
-        // function.
-        if GRAPH_FLAGS.load(Ordering::Relaxed) & flags::IRQS == 0
-            && !g.graph_start
-            && !started
-            && crate::irq::in_hardirq()
-        {
+        let frame = RetFrame {
+            ret: regs.lr as usize,
+            sp: regs.sp as usize,
+            func: ip,
+            calltime: super::clock::trace_clock_now(),
+            owner: RethookOwner::Graph(g),
+        };
+        Some((frame, g))
+    });
+    let g = match pushed {
+        None => return,
+        Some(Err(())) => {
+            NMISSED.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let max = MAX_GRAPH_DEPTH.load(Ordering::Relaxed);
-        if max != 0 && depth >= max as i32 {
-            return;
-        }
-        g.thresh = TRACING_THRESH.load(Ordering::Relaxed) != 0;
-    }
-    let frame = RetFrame {
-        ret: regs.lr as usize,
-        sp: regs.sp as usize,
-        func: ip,
-        calltime: super::clock::trace_clock_now(),
-        owner: RethookOwner::Graph(g),
+        Some(Ok(g)) => g,
     };
-    if task.ret_stack.push(frame).is_err() {
-        NMISSED.fetch_add(1, Ordering::Relaxed);
-        return;
-    }
+    let depth = g.depth;
     if !g.notrace && !g.thresh {
         let done = super::trace_event_write_entry(global_trace(), TRACE_GRAPH_ENT, ENT_SIZE, |e| {
             e[8..16].copy_from_slice(&(ip as u64).to_le_bytes());

@@ -136,6 +136,28 @@ impl RetStack {
         Ok(())
     }
 
+    /// function_graph's entry in one hold of the lock: `decide` sees the
+    /// state [`Self::graph_state`] gives and returns the frame to push
+    /// with what its caller keeps, or `None` to push nothing. `None` if
+    /// it declined, `Some(Err(()))` if the stack was full.
+    pub fn push_graph<R>(
+        &self,
+        decide: impl FnOnce(i32, bool, bool) -> Option<(RetFrame, R)>,
+    ) -> Option<Result<R, ()>> {
+        let mut st = self.inner.lock();
+        let (frame, r) = decide(st.graph_depth, st.graph_notrace > 0, st.graph_started > 0)?;
+        if st.frames.len() >= RETHOOK_DEPTH || st.frames.len() == st.frames.capacity() {
+            return Some(Err(()));
+        }
+        if let RethookOwner::Graph(g) = &frame.owner {
+            st.graph_depth += 1;
+            st.graph_notrace += u32::from(g.notrace);
+            st.graph_started += u32::from(g.graph_start);
+        }
+        st.frames.push(frame);
+        Some(Ok(r))
+    }
+
     /// Pops the most recent frame.
     pub fn pop(&self) -> Option<RetFrame> {
         let mut st = self.inner.lock();
