@@ -343,6 +343,7 @@ pub fn scheduler_tick() {
 }
 
 /// Whether this CPU should reschedule.
+#[inline(always)] // read by the tracer's record path, which must not be traced
 pub fn need_resched() -> bool {
     NEED_RESCHED.this().load(Ordering::Relaxed)
 }
