@@ -10,7 +10,8 @@ echo > trace
 echo ${KB:-128} > buffer_size_kb
 echo 1 > events/enable
 echo 1 > tracing_on
-end=$(( $($bb date +%s) + SECS ))
+start=$($bb date +%s)
+end=$(( start + SECS ))
 for i in 1 2 3 4; do
     ( while [ $($bb date +%s) -lt $end ]; do
         $bb echo x | $bb cat > /dev/null
@@ -23,6 +24,7 @@ done
 wait
 echo 0 > tracing_on
 echo 0 > events/enable
+echo "ran $(( $($bb date +%s) - start )) s"
 for c in 0 1 2 3; do
     echo "cpu$c $($bb grep -E '^(entries|overrun|dropped events):' per_cpu/cpu$c/stats | $bb tr '\n' ' ')"
 done
