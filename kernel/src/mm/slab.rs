@@ -452,7 +452,21 @@ static NEXT_ALLOC_CACHE: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<Kme
 
 /// The caches whose objects are `Arc`s handed out by [`arc_new_in`] and
 /// freed through the global allocator ([`arc_cache_free`]).
-static ARC_CACHES: [&KmemCache; 1] = [&crate::sched::task::TASK_STRUCT_CACHEP];
+static ARC_CACHES: [&KmemCache; 2] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP];
+
+/// The cache of open files (Linux's `filp_cachep`): every `OpenFile`.
+pub static FILP_CACHEP: KmemCache = KmemCache::new(
+    "filp",
+    arc_object_size::<vfs::file::OpenFile>(),
+    arc_object_align::<vfs::file::OpenFile>(),
+    true,
+);
+
+/// Makes open files objects of [`FILP_CACHEP`] (at boot, before the first
+/// file is opened).
+pub fn filp_cache_init() {
+    vfs::file::set_filp_alloc(|f| arc_new_in(&FILP_CACHEP, f));
+}
 
 /// `Arc::new(value)` with the `Arc`'s memory from `cache` (declared with
 /// [`arc_object_size`] and [`arc_object_align`] of `T`, and listed in
@@ -520,7 +534,8 @@ pub unsafe fn arc_cache_free(ptr: *mut u8, layout: core::alloc::Layout) {
 }
 
 /// The caches, in `/proc/slabinfo`'s order (Linux lists the newest first).
-static CACHES: [&KmemCache; 3] = [
+static CACHES: [&KmemCache; 4] = [
+    &FILP_CACHEP,
     &crate::sched::task::TASK_STRUCT_CACHEP,
     &crate::signal::SIGQUEUE_CACHEP,
     &crate::uaccess::NAMES_CACHEP,
@@ -623,6 +638,6 @@ mod tests {
             .next()
             .is_some_and(|l| l.starts_with("# name            <active_objs>")));
         let names: Vec<&str> = lines.filter_map(|l| l.split_whitespace().next()).collect();
-        assert_eq!(names, ["task_struct", "sigqueue", "names_cache"]);
+        assert_eq!(names, ["filp", "task_struct", "sigqueue", "names_cache"]);
     }
 }
