@@ -416,18 +416,22 @@ pub extern "C" fn schedule_tail() {
 #[inline(never)]
 pub fn scheduler_tick() {
     let left = SLICE_LEFT.this().load(Ordering::Relaxed);
-    if left <= 1 {
-        NEED_RESCHED.this().store(true, Ordering::Relaxed);
-    } else {
+    let idle = try_current().is_some_and(|c| c.is_idle());
+    if left > 1 {
         SLICE_LEFT.this().store(left - 1, Ordering::Relaxed);
+    } else if !idle {
+        // The idle task's slice ends only for work (below): its need-resched
+        // flag, which trace entries show, is Linux's.
+        NEED_RESCHED.this().store(true, Ordering::Relaxed);
     }
     // Idle CPUs pick up queued work at each tick.
-    if try_current().is_some_and(|c| c.is_idle()) && has_work_here() {
+    if idle && has_work_here() {
         NEED_RESCHED.this().store(true, Ordering::Relaxed);
     }
 }
 
 /// Whether this CPU should reschedule.
+#[inline(always)] // read by the tracer's record path, which must not be traced
 pub fn need_resched() -> bool {
     NEED_RESCHED.this().load(Ordering::Relaxed)
 }

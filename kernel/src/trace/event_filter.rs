@@ -381,12 +381,17 @@ pub(super) fn record_slow_inner(
     if total > BUF_MAX_DATA_SIZE {
         return false;
     }
+    // The hitting code's state, before this path masks interrupts and
+    // takes its scratch lock: every entry written below shows it.
+    let ctx = super::tracing_gen_ctx();
     let irq = arch::cpu::local_irq_save();
+    let saved_ctx = super::TraceCtxSave::new(ctx);
     let cpu = arch::cpu::cpu_id();
     let Some(mut scratch) = SCRATCH
         .get(cpu)
         .and_then(|levels| levels.iter().find_map(IrqSpinLock::try_lock))
     else {
+        drop(saved_ctx);
         arch::cpu::local_irq_restore(irq);
         return false;
     };
@@ -430,6 +435,7 @@ pub(super) fn record_slow_inner(
         trigger::trace_kernel_stack(tr);
     }
     trigger::event_triggers_post_call(file, post);
+    drop(saved_ctx);
     arch::cpu::local_irq_restore(irq);
     committed
 }

@@ -179,10 +179,19 @@ impl Drop for OpenFile {
     }
 }
 
+/// How the `Arc` of a new open file is made: the kernel puts it in its
+/// `filp` slab cache ([`set_filp_alloc`]); plain `Arc::new` until then.
+static FILP_ALLOC: spin::Once<fn(OpenFile) -> Arc<OpenFile>> = spin::Once::new();
+
+/// Sets, once, how open files are allocated (Linux's `filp_cachep`).
+pub fn set_filp_alloc(alloc: fn(OpenFile) -> Arc<OpenFile>) {
+    FILP_ALLOC.call_once(|| alloc);
+}
+
 impl OpenFile {
     fn build(path: Option<Path>, inode: Arc<dyn Inode>, backend: Backend, flags: u32) -> Arc<OpenFile> {
         let dir = inode.metadata().is_dir();
-        Arc::new(OpenFile {
+        let file = OpenFile {
             f_dentry: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
             path,
             dir,
@@ -191,7 +200,11 @@ impl OpenFile {
             flags: AtomicU32::new(flags & !OPEN_TIME_FLAGS),
             pos: Mutex::new(0),
             name: Mutex::new(None),
-        })
+        };
+        match FILP_ALLOC.get() {
+            Some(alloc) => alloc(file),
+            None => Arc::new(file),
+        }
     }
 
     /// Records the absolute name the file was opened by (see `name`).
