@@ -52,6 +52,10 @@ pub const NOT_OFFERED_IN_INSTANCES: &[(&str, &str)] = &[];
 /// they may FAIL for that reason only, and nothing else may.
 pub const FAIL_WITHOUT: &[(&str, &str)] = &[
     (
+        "ftrace/fgraph-multi.tc",
+        "RCU: its second instance filters function_graph on *rcu*, which matches no function of this kernel (it has no RCU), so the filter write fails with EINVAL (the top level and the first instance pass)",
+    ),
+    (
         "kprobe/kretprobe_maxactive.tc",
         "TCP (CONFIG_INET): it probes inet_csk_accept without checking that it exists",
     ),
