@@ -723,7 +723,10 @@ impl Drop for FtraceRegexFile {
         }
         // function_graph (and, at the top level, the profiler) follow the
         // function tracer's filter files.
-        let fa = self.ops.private::<FtraceArray>().filter(|fa| core::ptr::eq(fa.ops, self.ops));
+        let fa = self
+            .ops
+            .private::<FtraceArray>()
+            .filter(|fa| core::ptr::eq(fa.ops, self.ops));
         let profile = core::ptr::eq(self.ops, &GLOBAL_OPS).then(|| h.clone());
         let graph = fa.map(|fa| (fa, h.clone()));
         let r = self.ops.set_hash(h).and_then(|()| {

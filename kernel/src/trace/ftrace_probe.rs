@@ -408,8 +408,9 @@ pub fn clear_probes_of(tr: &TraceArray) {
     let _g = PROBE_LOCK.lock();
     let removed: Vec<Arc<ProbeEntry>> = {
         let mut probes = FUNC_PROBES.write();
-        let (gone, kept): (Vec<FuncProbe>, Vec<FuncProbe>) =
-            core::mem::take(&mut *probes).into_iter().partition(|p| core::ptr::eq(p.tr, tr));
+        let (gone, kept): (Vec<FuncProbe>, Vec<FuncProbe>) = core::mem::take(&mut *probes)
+            .into_iter()
+            .partition(|p| core::ptr::eq(p.tr, tr));
         *probes = kept;
         gone.into_iter().flat_map(|p| p.entries).collect()
     };

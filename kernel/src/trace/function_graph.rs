@@ -15,9 +15,9 @@
 
 use super::events::{EventRecord, FieldDesc, TraceEventDef};
 use super::ftrace::{self, FtraceOps};
+use super::ftrace_function::FtraceArray;
 use super::options::{self, CONTEXT_INFO};
 use super::output;
-use super::ftrace_function::FtraceArray;
 use super::rethook::{GraphFrame, RetFrame, RethookOwner, FGRAPH_ARRAY_SIZE};
 use super::{TraceArray, TRACE_ENTRY_SIZE};
 use crate::fs::pseudo::PseudoDir;
@@ -157,13 +157,10 @@ pub fn graph_trace_init(fa: &'static FtraceArray) -> Result<(), Errno> {
     };
     fa.graph_user.store(user, Ordering::Release);
     fa.tr().reset(None);
-    let r = fa
-        .graph_ops
-        .set_hash(fa.ops.hash())
-        .and_then(|()| {
-            fa.graph_on.store(true, Ordering::Release);
-            ftrace::register_ftrace_function(fa.graph_ops)
-        });
+    let r = fa.graph_ops.set_hash(fa.ops.hash()).and_then(|()| {
+        fa.graph_on.store(true, Ordering::Release);
+        ftrace::register_ftrace_function(fa.graph_ops)
+    });
     if let Err(e) = r {
         fa.graph_on.store(false, Ordering::Release);
         release_user(user);

@@ -276,7 +276,10 @@ fn function_tracers_of_the_top_level_and_two_instances_record_their_own_filtered
     let instances = lookup("instances").unwrap();
     instances.create(b"fa", NodeKind::Directory, 0o755, 0, 0).unwrap();
     instances.create(b"fb", NodeKind::Directory, 0o755, 0, 0).unwrap();
-    assert_eq!(read_all("instances/fa/available_tracers"), "function_graph function nop\n");
+    assert_eq!(
+        read_all("instances/fa/available_tracers"),
+        "function_graph function nop\n"
+    );
     assert_eq!(write("instances/fa/current_tracer", "irqsoff"), Err(Errno::EINVAL));
     // Each array's own filter: the top level traces mid, fa the leaf,
     // fb deep and the leaf under function_graph.
@@ -291,17 +294,31 @@ fn function_tracers_of_the_top_level_and_two_instances_record_their_own_filtered
     assert_eq!(read_all("instances/fb/current_tracer"), "function_graph\n");
     // One site, two users (fa's function ops and fb's graph ops).
     let enabled = read_all("enabled_functions");
-    assert!(enabled.lines().any(|l| l.starts_with("fgraph_test_leaf (2) ")), "{enabled}");
-    assert!(enabled.lines().any(|l| l.starts_with("fgraph_test_mid (1) ")), "{enabled}");
+    assert!(
+        enabled.lines().any(|l| l.starts_with("fgraph_test_leaf (2) ")),
+        "{enabled}"
+    );
+    assert!(
+        enabled.lines().any(|l| l.starts_with("fgraph_test_mid (1) ")),
+        "{enabled}"
+    );
     let x = core::hint::black_box(7);
     fgraph_test_root(x);
     let top = trace_lines("trace");
-    assert_eq!(top.iter().filter(|l| l.contains(" fgraph_test_mid <-")).count(), 1, "{top:?}");
+    assert_eq!(
+        top.iter().filter(|l| l.contains(" fgraph_test_mid <-")).count(),
+        1,
+        "{top:?}"
+    );
     assert!(!top.iter().any(|l| l.contains("fgraph_test_leaf")), "{top:?}");
     // The chain calls the leaf five times: twice from the root, once from
     // mid, once each from skipped and deep.
     let fa = trace_lines("instances/fa/trace");
-    assert_eq!(fa.iter().filter(|l| l.contains(" fgraph_test_leaf <-")).count(), 5, "{fa:?}");
+    assert_eq!(
+        fa.iter().filter(|l| l.contains(" fgraph_test_leaf <-")).count(),
+        5,
+        "{fa:?}"
+    );
     assert!(fa.iter().all(|l| l.contains("fgraph_test_leaf")), "{fa:?}");
     let fb = read_all("instances/fb/trace");
     assert!(fb.starts_with("# tracer: function_graph\n"), "{fb}");
@@ -340,7 +357,10 @@ fn a_bad_filter_in_an_instance_logs_in_that_instance_error_log_only() {
         Err(Errno::EINVAL)
     );
     let log = read_all("instances/el/error_log");
-    assert!(log.contains("event filter parse error: error: Field not found"), "{log}");
+    assert!(
+        log.contains("event filter parse error: error: Field not found"),
+        "{log}"
+    );
     assert!(log.contains("  Command: no_such_field == 1"), "{log}");
     assert_eq!(read_all("error_log"), top_before);
     write("instances/el/error_log", "").unwrap();
