@@ -509,9 +509,9 @@ fn tr_key(tr: &TraceArray) -> usize {
     tr as *const TraceArray as usize
 }
 
-/// Logs a failed filter in `error_log`.
-fn log_failure(f: &trace_filter::FilterFailure) {
-    super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+/// Logs a failed filter in the `error_log` of `tr`.
+fn log_failure(tr: &TraceArray, f: &trace_filter::FilterFailure) {
+    super::error_log::tracing_log_err_tr(tr, FILTER_ERROR_LOC, &f.command, &f.err);
 }
 
 /// A write to an event's `filter` (Linux's `apply_event_filter`).
@@ -521,7 +521,7 @@ fn event_filter_write(ev: &TraceEvent, file: &TraceEventFile, buf: &[u8]) -> Res
     let up = apply_event_filter(buf, &schema, &filter_env());
     let _w = file.write_lock.lock();
     if let Some(f) = &up.failure {
-        log_failure(f);
+        log_failure(file.tr, f);
     }
     let res = up.result();
     file.install_filter(up.filter);
@@ -544,7 +544,7 @@ fn system_filter_write(tr: &TraceArray, system: &str, buf: &[u8]) -> Result<(), 
     let refs: Vec<&[EventField<'_>]> = schemas.iter().map(Vec::as_slice).collect();
     let up = apply_subsystem_filter(buf, &refs, &filter_env());
     for f in &up.event_failures {
-        log_failure(f);
+        log_failure(tr, f);
     }
     for ((_, file), filter) in evs.iter().zip(up.events) {
         let _w = file.write_lock.lock();

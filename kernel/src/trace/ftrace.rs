@@ -59,6 +59,9 @@ pub struct FtraceOps {
     /// CPU, because it guards against recursion itself (kprobes count a
     /// nested hit as missed on the probe, as their `nmissed` promises).
     own_recursion: bool,
+    /// Its owner's data (Linux's `ops->private`: the trace array of an
+    /// instance's function tracer), set once.
+    private: spin::Once<&'static (dyn core::any::Any + Send + Sync)>,
 }
 
 /// A filter entry that names no site (Linux's `FTRACE_HASH_FL_MOD`): a
@@ -99,7 +102,20 @@ impl FtraceOps {
             nmissed: AtomicU64::new(0),
             slot: AtomicUsize::new(usize::MAX),
             own_recursion: false,
+            private: spin::Once::new(),
         }
+    }
+
+    /// Gives it its owner's data (the first call only: an ops belongs to
+    /// one owner for its whole life).
+    pub fn set_private(&self, data: &'static (dyn core::any::Any + Send + Sync)) {
+        self.private.call_once(|| data);
+    }
+
+    /// Its owner's data, if it is a `T`.
+    pub fn private<T: 'static>(&self) -> Option<&'static T> {
+        let data: &'static (dyn core::any::Any + Send + Sync) = *self.private.get()?;
+        data.downcast_ref::<T>()
     }
 
     /// The same ops, called even when the CPU is already inside a

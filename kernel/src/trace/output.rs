@@ -25,7 +25,7 @@ pub fn trace_header_for(tr: &TraceArray, opts: &TraceArray, tracer: &str) -> Str
     let flags = opts.trace_flags();
     let mut s = format!("# tracer: {tracer}\n#\n");
     if super::function_graph::is_current(tr) {
-        super::function_graph::print_header(&mut s);
+        super::function_graph::print_header(&mut s, flags);
         return s;
     }
     if flags & CONTEXT_INFO == 0 {
