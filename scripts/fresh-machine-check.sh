@@ -2,7 +2,7 @@
 # scripts/fresh-machine-check.sh - prove that the README's two commands work
 # on a freshly installed Debian with nothing but rustup on it.
 #
-#   scripts/fresh-machine-check.sh [--keep] [--boot-only] [ROOT]
+#   scripts/fresh-machine-check.sh [--keep] [--boot-only] [--reuse] [ROOT]
 #
 # ROOT (default /work/fresh-root; it must be outside the repo) receives a
 # debootstrapped Debian of the host's release, made like a fresh install:
@@ -21,7 +21,9 @@
 # Their output goes to ROOT/../fresh-logs/{boot,test}.log; each step's
 # time is printed.  ROOT is deleted at the end unless --keep (an existing
 # ROOT with a finished debootstrap is reused, not remade).  --boot-only
-# stops after command 1.
+# stops after command 1.  --reuse (for finding the next failure faster, not
+# a proof) keeps a kept ROOT's clone with its .cache and target/ and only
+# fast-forwards it to the repo's HEAD.
 #
 # How long: about 4 minutes for debootstrap, 10 to 15 for command 1 (the
 # toolchain download, apt installs, Debian's archives, Linux's source and
@@ -38,11 +40,13 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 keep=0
 boot_only=0
+reuse=0
 root=/work/fresh-root
 while [ $# -gt 0 ]; do
     case $1 in
         --keep) keep=1 ;;
         --boot-only) boot_only=1 ;;
+        --reuse) reuse=1; keep=1 ;;
         -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
         -*) echo "fresh-machine-check: unknown option $1" >&2; exit 2 ;;
         *) root=$1 ;;
@@ -150,11 +154,15 @@ if [ ! -x "$root/root/.cargo/bin/rustup" ]; then
 fi
 
 # ------------------------------------------------------- the fresh clone
-rm -rf "$root/root/src"
-git clone -q --no-hardlinks "$repo" "$root/root/src" || die "git clone failed"
+if [ $reuse = 1 ] && [ -d "$root/root/src/.git" ]; then
+    git -C "$root/root/src" pull -q --ff-only || die "git pull in the kept clone failed"
+else
+    rm -rf "$root/root/src"
+    git clone -q --no-hardlinks "$repo" "$root/root/src" || die "git clone failed"
+fi
 note "cloned $(git -C "$repo" log -1 --format='%h %s' | cut -c1-70)"
-# Nothing cached: a stale .cache symlink in the worktree is not in git.
-[ ! -e "$root/root/src/.cache" ] || die "the clone has a .cache"
+# Nothing cached: the worktree's .cache symlink is not in git.
+[ $reuse = 1 ] || [ ! -e "$root/root/src/.cache" ] || die "the clone has a .cache"
 
 # --------------------------------------------------- README command 1: boot
 t=$(date +%s)

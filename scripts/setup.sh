@@ -33,7 +33,8 @@
 #    Linux program tests/busybox.rs runs, into .cache/busybox/.  Taken from
 #    ../shared/reflinux's cache when it has one, so both run the same build.
 # 5. Linux 6.12.117's ftrace selftests (ftracetest), by
-#    scripts/ftracetest-fetch.sh, into .cache/ftracetest/.
+#    scripts/ftracetest-fetch.sh, into .cache/ftracetest/ (xz-utils is
+#    installed first when xz is missing: Linux's source is a .tar.xz).
 # 6. Debian's dynamically linked arm64 programs for tests/debian.rs: the
 #    packages libc6, bash, coreutils, strace and the libraries they need, fetched
 #    with apt-get download (arm64 added to dpkg's architectures) and packed
@@ -234,6 +235,19 @@ ensure_host_cc() {
         --no-install-recommends gcc libc6-dev ||
         die "could not install gcc and libc6-dev"
     host_cc_ok || die "cc is still missing or cannot link a C program"
+}
+
+# ensure_program PROGRAM PACKAGE WHY: install PACKAGE when PROGRAM is not on
+# PATH (a fresh Debian lacks some of what the scripts run on the host).
+ensure_program() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    need_apt "$1 is needed: $3"
+    note "installing $2 ($1 is missing; $3)"
+    apt_update
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends "$2" ||
+        die "could not install $2"
+    command -v "$1" >/dev/null 2>&1 || die "$1 is still missing after installing $2"
 }
 
 # ------------------------------------------------------------------- QEMU
@@ -559,5 +573,6 @@ ensure_busybox
 ensure_debian
 ensure_gdbserver
 ensure_trace_cmd
+ensure_program xz xz-utils "tar -J unpacks Linux's source, linux-source-6.12.tar.xz"
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
 "$repo/scripts/arm64-selftests.sh" build >/dev/null || die "could not build Linux's arm64 selftests"

@@ -1,9 +1,9 @@
-//! `scripts/setup.sh` on a machine without QEMU, or without a C compiler
-//! (a fresh Debian has neither): it must go on to install what is missing
+//! `scripts/setup.sh` on a machine without QEMU, a C compiler or xz (a
+//! fresh Debian has none of them): it must go on to install what is missing
 //! rather than stop at its own check (the QEMU check once failed under
 //! `set -e -o pipefail` with status 127 and said nothing).
 //!
-//! The machine here has both, so each test builds a `PATH` that has every
+//! The machine here has them all, so each test builds a `PATH` that has every
 //! program of the real one except the missing ones, with `apt-get` (and
 //! `sudo`) replaced by stand-ins that record how they were called.
 //! `scripts/fresh-machine-check.sh` is the real proof, on a debootstrapped
@@ -101,6 +101,22 @@ fn setup_without_cc_goes_on_to_install_gcc() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("setup: error: cc is still missing or cannot link a C program"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn setup_without_xz_goes_on_to_install_xz_utils() {
+    let (code, stderr, calls) = setup_without("xz", |s| s == "xz");
+    assert!(
+        calls
+            .lines()
+            .any(|l| l.starts_with("apt-get") && l.contains(" install ") && l.ends_with(" xz-utils")),
+        "setup.sh did not try to install xz-utils; apt-get calls:\n{calls}\nstderr:\n{stderr}"
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("setup: error: xz is still missing after installing xz-utils"),
         "{stderr}"
     );
 }
