@@ -37,7 +37,17 @@
 # options, when the host has them.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Bash reads a script while it runs it: run from a copy, so that the repo
+# changing meanwhile (an edit, a checkout) cannot change this long run.
+if [ -z "${FRESH_CHECK_REPO:-}" ]; then
+    FRESH_CHECK_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    export FRESH_CHECK_REPO
+    copy=$(mktemp /tmp/fresh-machine-check.XXXXXX)
+    cp "${BASH_SOURCE[0]}" "$copy"
+    exec bash "$copy" "$@"
+fi
+repo=$FRESH_CHECK_REPO
+case $0 in /tmp/fresh-machine-check.*) rm -f "$0" ;; esac
 keep=0
 boot_only=0
 reuse=0
