@@ -25,10 +25,11 @@
 # a proof) keeps a kept ROOT's clone with its .cache and target/ and only
 # fast-forwards it to the repo's HEAD.
 #
-# How long: about 4 minutes for debootstrap, 10 to 15 for command 1 (the
-# toolchain download, apt installs, Debian's archives, Linux's source and
-# the first kernel build), then command 2: 25 to 60 minutes on 2 loaded
-# cores.  Not part of scripts/test.sh.  Needs root, the network to Debian's
+# How long (measured on 2 cores): debootstrap 2 to 3 minutes, rustup under
+# one, command 1 7 minutes quiet and 14 under a load of 10 (the toolchain
+# download, apt installs, Debian's archives, Linux's source, the first
+# kernel build), then command 2 as long as scripts/test.sh from an empty
+# target/: 20 minutes quiet, an hour or more under load.  Not part of scripts/test.sh.  Needs root, the network to Debian's
 # archive, crates.io and the Rust distribution server, and ~15 GB of disk.
 #
 # The workplace's own network setting is carried into ROOT as a fresh
