@@ -1020,7 +1020,8 @@ impl Mm {
         let mut page = addr.page_base().as_u64();
         while page < end {
             match find(&m.vmas, page.max(addr.as_u64())) {
-                Some((_, v)) if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
+                Some((_, v))
+                    if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
                 _ => return Err(Errno::EFAULT),
             }
             page += PAGE;
