@@ -144,7 +144,31 @@ struct Site {
     /// list with one reference count, without allocating and without
     /// holding the lock while handlers run.
     probes: RwLock<Arc<[Arc<Kprobe>]>>,
+    /// Some probe in `probes` has a post-handler: a hit of a site without
+    /// one does not take the list again after the instruction.
+    has_post: AtomicBool,
     armed: AtomicBool,
+}
+
+impl Site {
+    /// Replaces the probe list (the caller holds `KPROBE_MUTEX`). The old
+    /// list is freed with no lock held: a probe on `kfree` hits here.
+    fn set_probes(&self, list: Vec<Arc<Kprobe>>) {
+        let has_post = list.iter().any(|p| p.post_handler.is_some());
+        // Set before a new post-handler is listed, cleared after the last
+        // one is gone: a hit that sees the flag clear has no post-handler
+        // to run.
+        if has_post {
+            self.has_post.store(true, Ordering::Release);
+        }
+        let flags = arch::cpu::local_irq_save();
+        let old = core::mem::replace(&mut *self.probes.write(), list.into());
+        arch::cpu::local_irq_restore(flags);
+        if !has_post {
+            self.has_post.store(false, Ordering::Release);
+        }
+        drop(old);
+    }
 }
 
 /// Sites by address. Never held across `stop_machine` (a CPU hitting a
@@ -396,6 +420,7 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
                 orig,
                 exec,
                 probes: RwLock::new(Arc::from(Vec::new())),
+                has_post: AtomicBool::new(false),
                 armed: AtomicBool::new(false),
             });
             update_sites(|sites| {
@@ -407,11 +432,7 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     {
         let mut list = site.probes.read().to_vec();
         list.push(kp.clone());
-        let flags = arch::cpu::local_irq_save();
-        let old = core::mem::replace(&mut *site.probes.write(), list.into());
-        arch::cpu::local_irq_restore(flags);
-        // Freed with no lock held: a probe on `kfree` hits here.
-        drop(old);
+        site.set_probes(list);
     }
     kp.registered.store(true, Ordering::Release);
     if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
@@ -467,10 +488,7 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
             .cloned()
             .collect();
         let empty = list.is_empty();
-        let flags = arch::cpu::local_irq_save();
-        let old = core::mem::replace(&mut *site.probes.write(), list.into());
-        arch::cpu::local_irq_restore(flags);
-        drop(old);
+        site.set_probes(list);
         empty
     };
     if site.armed.load(Ordering::Acquire) {
@@ -599,8 +617,9 @@ impl insn::simulate::LiteralMemory for KernelMemory {
     }
 }
 
-fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
-    let probes = site.probes.read();
+/// Runs the pre-handlers of the enabled probes in `probes` (a site's list,
+/// read once for the whole hit).
+fn run_pre_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) -> bool {
     let mut skip = false;
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.pre_handler {
@@ -612,8 +631,8 @@ fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
     skip
 }
 
-fn run_post_handlers(site: &Site, regs: &mut PtRegs) {
-    let probes = site.probes.read();
+/// Runs the post-handlers of the enabled probes in `probes`.
+fn run_post_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) {
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.post_handler {
             h(p, regs);
@@ -636,7 +655,9 @@ fn post_phase(site: &Site, regs: &mut PtRegs) {
         if cur.status != Status::Reenter {
             cur.status = Status::HitActive;
             cpu.set_cur(Some(cur));
-            run_post_handlers(site, regs);
+            if site.has_post.load(Ordering::Acquire) {
+                run_post_handlers(&site.probes.read(), regs);
+            }
         }
     }
     cpu.pop();
@@ -726,7 +747,7 @@ pub(crate) fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookRes
                 status: Status::HitActive,
                 saved_daif: 0,
             }));
-            if run_pre_handlers(site, regs) {
+            if run_pre_handlers(&site.probes.read(), regs) {
                 // The handler moved the PC itself.
                 cpu.set_cur(None);
             } else {
