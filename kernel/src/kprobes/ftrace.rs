@@ -168,16 +168,14 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
         saved_daif: 0,
     }));
     let mut regs = pt_regs(fregs, site.addr);
-    // One read of the list for both phases.
-    let probes = site.probes.read();
-    if run_pre_handlers(&probes, &mut regs) {
+    if run_pre_handlers(&site.probes, &mut regs) {
         // The pre-handler moved the PC: the function goes on there.
         write_back(&regs, fregs);
         fregs.pc = regs.pc;
     } else {
         regs.pc = site.addr as u64 + 4;
-        if site.has_post.load(Ordering::Acquire) {
-            run_post_handlers(&probes, &mut regs);
+        if site.has_post {
+            run_post_handlers(&site.probes, &mut regs);
         }
         write_back(&regs, fregs);
     }

@@ -135,39 +135,33 @@ enum Exec {
     Ftrace,
 }
 
-/// All probes at one address.
+/// All probes at one address. Immutable but for `armed`: a change of its
+/// probes publishes a new `Site` in [`SITES`] (Linux's RCU-protected
+/// probe list), so that a hit takes one read lock, the map's, for the
+/// site and its probes together.
 struct Site {
     addr: usize,
     orig: u32,
     exec: Exec,
-    /// Replaced whole on every change, so that a hit takes the current
-    /// list with one reference count, without allocating and without
-    /// holding the lock while handlers run.
-    probes: RwLock<Arc<[Arc<Kprobe>]>>,
+    probes: Vec<Arc<Kprobe>>,
     /// Some probe in `probes` has a post-handler: a hit of a site without
-    /// one does not take the list again after the instruction.
-    has_post: AtomicBool,
-    armed: AtomicBool,
+    /// one skips the post phase.
+    has_post: bool,
+    /// Shared by every version of the site.
+    armed: Arc<AtomicBool>,
 }
 
 impl Site {
-    /// Replaces the probe list (the caller holds `KPROBE_MUTEX`). The old
-    /// list is freed with no lock held: a probe on `kfree` hits here.
-    fn set_probes(&self, list: Vec<Arc<Kprobe>>) {
-        let has_post = list.iter().any(|p| p.post_handler.is_some());
-        // Set before a new post-handler is listed, cleared after the last
-        // one is gone: a hit that sees the flag clear has no post-handler
-        // to run.
-        if has_post {
-            self.has_post.store(true, Ordering::Release);
+    /// This site with `probes` instead of its own.
+    fn with_probes(&self, probes: Vec<Arc<Kprobe>>) -> Site {
+        Site {
+            addr: self.addr,
+            orig: self.orig,
+            exec: self.exec,
+            has_post: probes.iter().any(|p| p.post_handler.is_some()),
+            probes,
+            armed: self.armed.clone(),
         }
-        let flags = arch::cpu::local_irq_save();
-        let old = core::mem::replace(&mut *self.probes.write(), list.into());
-        arch::cpu::local_irq_restore(flags);
-        if !has_post {
-            self.has_post.store(false, Ordering::Release);
-        }
-        drop(old);
     }
 }
 
@@ -300,17 +294,12 @@ fn disarm(site: &Site) -> Result<(), Errno> {
 }
 
 fn should_be_armed(site: &Site) -> bool {
-    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.read().iter().any(|p| !p.is_disabled())
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.iter().any(|p| !p.is_disabled())
 }
 
 /// Whether `site` must stay armed once `kp` is no longer handled there.
 fn armed_without(site: &Site, kp: &Arc<Kprobe>) -> bool {
-    !KPROBES_ALL_DISARMED.load(Ordering::Acquire)
-        && site
-            .probes
-            .read()
-            .iter()
-            .any(|p| !Arc::ptr_eq(p, kp) && !p.is_disabled())
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.iter().any(|p| !Arc::ptr_eq(p, kp) && !p.is_disabled())
 }
 
 /// Resolves and checks the probe address (Linux's `check_kprobe_address_safe`
@@ -411,29 +400,27 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     let addr = check_address(kp)?;
     kp.addr.store(addr, Ordering::Release);
     let existing = SITES.read().get(&addr).cloned();
-    let site = match existing {
+    let old = match existing {
         Some(s) => s,
         None => {
             let (orig, exec) = prepare(addr)?;
-            let s = Arc::new(Site {
+            Arc::new(Site {
                 addr,
                 orig,
                 exec,
-                probes: RwLock::new(Arc::from(Vec::new())),
-                has_post: AtomicBool::new(false),
-                armed: AtomicBool::new(false),
-            });
-            update_sites(|sites| {
-                sites.insert(addr, s.clone());
-            });
-            s
+                probes: Vec::new(),
+                has_post: false,
+                armed: Arc::new(AtomicBool::new(false)),
+            })
         }
     };
-    {
-        let mut list = site.probes.read().to_vec();
-        list.push(kp.clone());
-        site.set_probes(list);
-    }
+    let mut list = old.probes.clone();
+    list.push(kp.clone());
+    let site = Arc::new(old.with_probes(list));
+    update_sites(|sites| {
+        sites.insert(addr, site.clone());
+    });
+    drop(old);
     kp.registered.store(true, Ordering::Release);
     if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
         if let Err(e) = arm(&site) {
@@ -479,18 +466,18 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
             stuck = true;
         }
     }
-    let now_empty = {
-        let list: Vec<Arc<Kprobe>> = site
-            .probes
-            .read()
-            .iter()
-            .filter(|x| !Arc::ptr_eq(x, kp))
-            .cloned()
-            .collect();
-        let empty = list.is_empty();
-        site.set_probes(list);
-        empty
-    };
+    let list: Vec<Arc<Kprobe>> = site.probes.iter().filter(|x| !Arc::ptr_eq(x, kp)).cloned().collect();
+    let now_empty = list.is_empty();
+    if now_empty && !stuck {
+        update_sites(|sites| {
+            sites.remove(&site.addr);
+        });
+    } else {
+        let new = Arc::new(site.with_probes(list));
+        update_sites(|sites| {
+            sites.insert(new.addr, new.clone());
+        });
+    }
     if site.armed.load(Ordering::Acquire) {
         // The site stays armed for other probes: wait until no CPU can
         // still be running this probe's handlers (Linux waits for an RCU
@@ -499,9 +486,6 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
         crate::stop_machine::stop_machine(|| ());
     }
     if now_empty && !stuck {
-        update_sites(|sites| {
-            sites.remove(&site.addr);
-        });
         if let Exec::Step { slot } = site.exec {
             slots::free_slot(slot);
         }
@@ -587,7 +571,6 @@ pub fn list() -> Vec<ProbeInfo> {
         .values()
         .flat_map(|s| {
             s.probes
-                .read()
                 .iter()
                 .map(|p| ProbeInfo {
                     addr: s.addr,
@@ -641,7 +624,7 @@ fn run_post_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) {
 }
 
 fn count_missed(site: &Site) {
-    for p in site.probes.read().iter() {
+    for p in site.probes.iter() {
         p.nmissed.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -655,8 +638,8 @@ fn post_phase(site: &Site, regs: &mut PtRegs) {
         if cur.status != Status::Reenter {
             cur.status = Status::HitActive;
             cpu.set_cur(Some(cur));
-            if site.has_post.load(Ordering::Acquire) {
-                run_post_handlers(&site.probes.read(), regs);
+            if site.has_post {
+                run_post_handlers(&site.probes, regs);
             }
         }
     }
@@ -747,7 +730,7 @@ pub(crate) fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookRes
                 status: Status::HitActive,
                 saved_daif: 0,
             }));
-            if run_pre_handlers(&site.probes.read(), regs) {
+            if run_pre_handlers(&site.probes, regs) {
                 // The handler moved the PC itself.
                 cpu.set_cur(None);
             } else {
