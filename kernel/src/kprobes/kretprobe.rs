@@ -352,7 +352,7 @@ pub(crate) fn kretprobe_rethook_handler(mut pi: Box<PooledInstance>, regs: &mut 
             if crate::trace::ftrace::ftrace_test_recursion(&mut run).is_none() {
                 run();
             }
-            regs.regs.copy_from_slice(&pt.regs[..9]);
+            super::ftrace::ret_write_back(&pt, regs);
         }
     }
     recycle(pi);
