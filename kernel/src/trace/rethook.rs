@@ -23,11 +23,12 @@
 //! interrupt's hooked calls nest above the interrupted ones); the lock
 //! covers the unwinder and the reaper.
 
-use crate::kprobes::kretprobe::KretprobeInstance;
+use crate::kprobes::kretprobe::PooledInstance;
 use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use arch::ftrace::FtraceRetRegs;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Most hooked calls one task may have in flight (Linux's fgraph stack
 /// holds a similar number of frames); deeper calls are not hooked.
@@ -42,7 +43,7 @@ pub enum RethookOwner {
     /// The function_graph tracer (returns through `return_to_handler`).
     Graph(GraphFrame),
     /// A kretprobe and its instance.
-    Kretprobe(Box<KretprobeInstance>),
+    Kretprobe(Box<PooledInstance>),
     /// An fprobe with an exit handler and its instance.
     Fprobe(Box<super::fprobe::FprobeInstance>),
     /// Another user of `return_to_handler`: its handler and a word of data.
@@ -110,6 +111,10 @@ struct RetStackInner {
 /// A task's return stack.
 pub struct RetStack {
     inner: IrqSpinLock<RetStackInner>,
+    /// The number of frames, kept beside the lock so that a hook can see
+    /// the stack is full without taking it (only the owning task pushes,
+    /// so its own reading is exact).
+    depth: AtomicUsize,
 }
 
 impl Default for RetStack {
@@ -129,6 +134,7 @@ impl RetStack {
                 graph_started: [0; FGRAPH_ARRAY_SIZE],
                 sched_out_at: 0,
             }),
+            depth: AtomicUsize::new(0),
         }
     }
 
@@ -146,6 +152,7 @@ impl RetStack {
             st.graph_started[u] += u32::from(g.graph_start);
         }
         st.frames.push(frame);
+        self.depth.store(st.frames.len(), Ordering::Relaxed);
         Ok(())
     }
 
@@ -179,6 +186,7 @@ impl RetStack {
     pub fn pop(&self) -> Option<RetFrame> {
         let mut st = self.inner.lock();
         let frame = st.frames.pop()?;
+        self.depth.store(st.frames.len(), Ordering::Relaxed);
         if let RethookOwner::Graph(g) = &frame.owner {
             let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
             st.graph_depth[u] -= 1;
@@ -245,8 +253,8 @@ impl RetStack {
 
     /// Whether a push would be refused.
     pub fn is_full(&self) -> bool {
-        let st = self.inner.lock();
-        st.frames.len() >= RETHOOK_DEPTH.min(st.frames.capacity())
+        // The stack's capacity is at least RETHOOK_DEPTH (`new`).
+        self.depth.load(Ordering::Relaxed) >= RETHOOK_DEPTH
     }
 
     /// Whether no call is hooked.

@@ -306,8 +306,13 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
         return;
     }
     let def = &hit.def;
-    let len = def.fixed_size() + def.dynamic_size(env, edata);
-    let recorded = hit.ev.record_entry(len, |e| def.fetch(env, site, edata, e).is_ok());
+    // Sized once: the fetch fills exactly the room reserved (Linux's
+    // `__get_data_size` then `store_trace_args` with that size).
+    let dsize = def.dynamic_size(env, edata);
+    let len = def.fixed_size() + dsize;
+    let recorded = hit
+        .ev
+        .record_entry(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok());
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
     // array recording it is not.
