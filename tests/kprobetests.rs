@@ -23,11 +23,10 @@ fn stress_ok(out: &str) {
 
 const CHECKS: usize = 25;
 
-/// The commands: every check, then `stress_s` seconds of stress, with
-/// `stress_args` (this kernel's instances have no events of their own yet,
-/// so its churn runs in the top-level buffer: `--no-instance`).
-fn commands(stress_s: u32, stress_args: &str) -> String {
-    format!("cd /tmp && kprobetests; echo checks=$?; kprobetests stress --seconds {stress_s}{stress_args}")
+/// The commands: every check, then `stress_s` seconds of stress, its
+/// churn in an instance.
+fn commands(stress_s: u32) -> String {
+    format!("cd /tmp && kprobetests; echo checks=$?; kprobetests stress --seconds {stress_s}")
 }
 
 fn on_reflinux(smp: &str, stress_s: u32) {
@@ -35,7 +34,7 @@ fn on_reflinux(smp: &str, stress_s: u32) {
     let out = Command::new(&reflinux)
         .args(["--smp", smp, "--timeout", "300"])
         .arg(proof_binary("kprobetests"))
-        .args(["--", &commands(stress_s, "")])
+        .args(["--", &commands(stress_s)])
         .output()
         .expect("run reflinux");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -55,12 +54,7 @@ fn kprobetests_pass_on_real_linux_smp2() {
 }
 
 fn on_kernel(args: &[&str], stress_s: u32) {
-    let (out, code) = run_commands(
-        args,
-        &[proof_binary("kprobetests")],
-        &commands(stress_s, " --no-instance"),
-        300,
-    );
+    let (out, code) = run_commands(args, &[proof_binary("kprobetests")], &commands(stress_s), 300);
     passes(&out, i32::from(!out.contains("checks=0\n")), CHECKS);
     stress_ok(&out);
     assert_eq!(code, 0, "{out}");

@@ -62,6 +62,9 @@ const FL_FILTERED: u32 = 1 << 4;
 /// Event probes are attached (Linux's `EVENT_TRIGGER_FL_PROBE` triggers,
 /// which need the record).
 const FL_EPROBE: u32 = 1 << 5;
+/// `EVENT_FILE_FL_WAS_ENABLED`: it has recorded into `tr` since `tr` was
+/// last cleared for a removed event, so removing the event clears `tr`.
+const FL_WAS_ENABLED: u32 = 1 << 6;
 
 /// Writes to `filter` and `trigger` of this size or more are EINVAL (as
 /// Linux, which refuses `cnt >= PAGE_SIZE`).
@@ -113,7 +116,15 @@ impl TraceEventFile {
     }
 
     pub(super) fn set_enabled_flag(&self, on: bool) {
+        if on {
+            self.set_flag(FL_WAS_ENABLED, true);
+        }
         self.enabled.store(on, Ordering::Release);
+    }
+
+    /// `EVENT_FILE_FL_WAS_ENABLED`.
+    pub(super) fn was_enabled(&self) -> bool {
+        self.flags() & FL_WAS_ENABLED != 0
     }
 
     /// Leaves soft mode whatever its references (the file's trace array

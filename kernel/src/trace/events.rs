@@ -521,6 +521,25 @@ fn create_event_dirs(
 /// The instances' trace arrays and `events/` directories.
 static INSTANCES: spin::Mutex<Vec<(&'static TraceArray, Arc<PseudoDir>)>> = spin::Mutex::new(Vec::new());
 
+/// Trace arrays a removed event recorded into, to be cleared by
+/// [`reset_cleared_arrays`].
+static CLEAR_PENDING: spin::Mutex<Vec<&'static TraceArray>> = spin::Mutex::new(Vec::new());
+
+/// Clears the buffers of every trace array that a removed event recorded
+/// into (Linux's `tracing_reset_all_online_cpus`, which resets the arrays
+/// with `clear_trace` set). Called once a removal is complete, outside the
+/// dynamic-event locks.
+pub fn reset_cleared_arrays() {
+    let pending = core::mem::take(&mut *CLEAR_PENDING.lock());
+    let live = trace_arrays();
+    for tr in pending {
+        // An instance removed meanwhile has nothing left to clear.
+        if live.iter().any(|t| core::ptr::eq(*t, tr)) {
+            tr.reset(None);
+        }
+    }
+}
+
 /// The trace arrays: the top level's, then the instances'.
 pub fn trace_arrays() -> Vec<&'static TraceArray> {
     let mut v = alloc::vec![super::global_trace()];
@@ -646,6 +665,19 @@ pub fn unregister_trace_event(ev: &Arc<TraceEvent>) -> Result<(), Errno> {
     let sys_dirs: Vec<Arc<PseudoDir>> = dirs.iter().filter_map(|d| d.lookup_dir(ev.system())).collect();
     if sys_dirs.iter().any(|d| d.tree_busy(ev.name())) {
         return Err(Errno::EBUSY);
+    }
+    // The arrays it recorded into are cleared once it is gone (Linux's
+    // `tr->clear_trace`, set by `event_remove`): only those, so that
+    // removing an event used in an instance leaves the top level's
+    // buffer alone.
+    {
+        let mut pending = CLEAR_PENDING.lock();
+        let files = ev.instance_files.read();
+        for f in core::iter::once(&ev.file).chain(files.iter()) {
+            if f.was_enabled() && !pending.iter().any(|t| core::ptr::eq(*t, f.tr)) {
+                pending.push(f.tr);
+            }
+        }
     }
     for d in &sys_dirs {
         let _ = d.remove_tree(ev.name());

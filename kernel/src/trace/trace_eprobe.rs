@@ -9,11 +9,11 @@
 //! record path ([`super::event_filter`]), which gets each record of the
 //! attached event, applies the eprobe's filter, and writes its own record.
 
+use super::error_log;
 use super::event_filter::{self, ProbeContext};
 use super::events::{self, FieldDesc, TraceEvent, TraceEventDef};
 use super::trace_dynevent::{next_seq, DynEventOps};
 use super::trace_kprobe::KernelProbeContext;
-use super::{error_log, global_trace};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -403,7 +403,7 @@ impl DynEventOps for EprobeOps {
         }
         drop(list);
         if clear {
-            global_trace().reset(None);
+            events::reset_cleared_arrays();
         }
         Ok(n)
     }
@@ -426,7 +426,7 @@ impl DynEventOps for EprobeOps {
         }
         drop(list);
         if clear {
-            global_trace().reset(None);
+            events::reset_cleared_arrays();
         }
         Ok(())
     }

@@ -9,9 +9,9 @@
 //! `char[]` string or a stack as a `__data_loc` u32 whose bytes follow the
 //! slots), exactly as Linux lays out `struct synth_trace_event`.
 
+use super::error_log;
 use super::events::{self, EventRecord, FieldDesc, TraceEvent, TraceEventDef};
 use super::trace_dynevent::{next_seq, DynEventOps};
-use super::{error_log, global_trace};
 use crate::fs::pseudo::PseudoDir;
 use alloc::boxed::Box;
 use alloc::format;
@@ -340,7 +340,7 @@ fn synth_event_delete(name: &str) -> Result<(), Errno> {
     let clear = destroy(&mut list, i)?;
     drop(list);
     if clear {
-        global_trace().reset(None);
+        events::reset_cleared_arrays();
     }
     Ok(())
 }
@@ -439,7 +439,7 @@ impl DynEventOps for SynthOps {
         let clear = destroy(&mut list, i)?;
         drop(list);
         if clear {
-            global_trace().reset(None);
+            events::reset_cleared_arrays();
         }
         Ok(1)
     }
@@ -459,7 +459,7 @@ impl DynEventOps for SynthOps {
         }
         drop(list);
         if clear {
-            global_trace().reset(None);
+            events::reset_cleared_arrays();
         }
         Ok(())
     }

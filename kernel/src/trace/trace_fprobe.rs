@@ -22,7 +22,6 @@
 use super::error_log;
 use super::events::{self, TraceEvent};
 use super::fprobe::{self, Fprobe};
-use super::global_trace;
 use super::trace_dynevent::{next_seq, DynEventOps};
 use super::trace_kprobe::{probe_event_def, record, Hit, KernelProbeContext, RegsEnv};
 use alloc::boxed::Box;
@@ -342,7 +341,7 @@ impl DynEventOps for FprobeOps {
         }
         drop(list);
         if clear {
-            global_trace().reset(None);
+            events::reset_cleared_arrays();
         }
         Ok(n)
     }
@@ -365,7 +364,7 @@ impl DynEventOps for FprobeOps {
         }
         drop(list);
         if clear {
-            global_trace().reset(None);
+            events::reset_cleared_arrays();
         }
         Ok(())
     }

@@ -14,9 +14,9 @@
 //! registry's mutex (enable and disable call [`ProbeEvent::set_armed`]),
 //! a [`ProbeEvent`]'s probe list, the kprobes mutex.
 
+use super::error_log;
 use super::events::{self, FieldDesc, TraceEvent, TraceEventDef};
 use super::tracefs::{readme_add, ReadmeSection};
-use super::{error_log, global_trace};
 use crate::fs::pseudo::PseudoDir;
 use crate::kprobes::kretprobe::{register_kretprobe, unregister_kretprobe, Kretprobe, KretprobeInstance};
 use crate::kprobes::{disable_kprobe, enable_kprobe, register_kprobe, unregister_kprobe, Kprobe};
@@ -600,7 +600,7 @@ fn release(cmd: &RemoveCmd) -> Result<(), Errno> {
     }
     drop(list);
     if clear {
-        global_trace().reset(None);
+        events::reset_cleared_arrays();
     }
     ret
 }
@@ -626,7 +626,7 @@ pub fn release_all() -> Result<(), Errno> {
     }
     drop(list);
     if clear {
-        global_trace().reset(None);
+        events::reset_cleared_arrays();
     }
     ret
 }
