@@ -200,9 +200,9 @@ syscall!(
 syscall!(__arm64_sys_process_vm_readv, r, {
     crate::ptrace::process_vm_rw(
         r.regs[0] as i64,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2],
-        r.regs[3],
+        UserPtr::new(r.regs[3]),
         r.regs[4],
         r.regs[5],
         false,
@@ -212,9 +212,9 @@ syscall!(__arm64_sys_process_vm_readv, r, {
 syscall!(__arm64_sys_process_vm_writev, r, {
     crate::ptrace::process_vm_rw(
         r.regs[0] as i64,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2],
-        r.regs[3],
+        UserPtr::new(r.regs[3]),
         r.regs[4],
         r.regs[5],
         true,
