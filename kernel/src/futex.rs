@@ -210,7 +210,13 @@ pub fn wake_bitset(addr: UserPtr, n: u32, bitset: u32) -> Result<usize, Errno> {
 /// FUTEX_REQUEUE and FUTEX_CMP_REQUEUE (with `cmp`): wakes up to `nr_wake`
 /// waiters on `addr1` and moves up to `nr_requeue` more to `addr2`;
 /// returns how many were woken or moved, as Linux's futex_requeue.
-pub fn requeue(addr1: UserPtr, addr2: UserPtr, nr_wake: i32, nr_requeue: i32, cmp: Option<u32>) -> Result<usize, Errno> {
+pub fn requeue(
+    addr1: UserPtr,
+    addr2: UserPtr,
+    nr_wake: i32,
+    nr_requeue: i32,
+    cmp: Option<u32>,
+) -> Result<usize, Errno> {
     if nr_wake < 0 || nr_requeue < 0 {
         return Err(Errno::EINVAL);
     }

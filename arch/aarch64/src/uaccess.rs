@@ -268,7 +268,11 @@ pub fn clear_user(dst: UserPtr, len: usize) -> Result<(), Fault> {
 /// within `dst.len()` bytes.
 pub fn strncpy_from_user(dst: &mut [u8], src: UserPtr) -> Result<Option<usize>, Fault> {
     for (i, slot) in dst.iter_mut().enumerate() {
-        let a = src.addr().checked_add(i as u64).filter(|&a| a < TASK_SIZE).ok_or(Fault)?;
+        let a = src
+            .addr()
+            .checked_add(i as u64)
+            .filter(|&a| a < TASK_SIZE)
+            .ok_or(Fault)?;
         let b = ldtrb(a)? as u8;
         *slot = b;
         if b == 0 {

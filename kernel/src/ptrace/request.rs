@@ -149,7 +149,9 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
                 _ => Err(Errno::EIO),
             }
         }
-        PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, UserPtr::new(data)),
+        PTRACE_GETREGSET | PTRACE_SETREGSET => {
+            regset_request(&child, request == PTRACE_SETREGSET, addr as u32, UserPtr::new(data))
+        }
         PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, UserPtr::new(data)),
         PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, UserPtr::new(addr), UserPtr::new(data)),
         PTRACE_GET_RSEQ_CONFIGURATION => {

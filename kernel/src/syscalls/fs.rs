@@ -128,12 +128,22 @@ pub extern "C" fn vfs_write(file: &OpenFile, buf: UserPtr, count: usize, pos: Op
 syscall!(
     __arm64_sys_read,
     r,
-    from_ret(vfs_read(&*file(r.regs[0])?, UserPtr::new(r.regs[1]), r.regs[2] as usize, None))
+    from_ret(vfs_read(
+        &*file(r.regs[0])?,
+        UserPtr::new(r.regs[1]),
+        r.regs[2] as usize,
+        None
+    ))
 );
 syscall!(
     __arm64_sys_write,
     r,
-    from_ret(vfs_write(&*file(r.regs[0])?, UserPtr::new(r.regs[1]), r.regs[2] as usize, None))
+    from_ret(vfs_write(
+        &*file(r.regs[0])?,
+        UserPtr::new(r.regs[1]),
+        r.regs[2] as usize,
+        None
+    ))
 );
 syscall!(__arm64_sys_pread64, r, {
     let mut pos = r.regs[3] as i64;
@@ -307,7 +317,12 @@ syscall!(__arm64_sys_fstat, r, {
 });
 
 syscall!(__arm64_sys_newfstatat, r, {
-    let (dirfd, path, statbuf, flags) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, UserPtr::new(r.regs[2]), r.regs[3] as u32);
+    let (dirfd, path, statbuf, flags) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        UserPtr::new(r.regs[2]),
+        r.regs[3] as u32,
+    );
     // glibc's fstat: the descriptor itself, which may be a pipe or a
     // device without a path.
     if flags & AT_EMPTY_PATH != 0 && path.is_empty() && dirfd as i32 != uapi::fcntl::AT_FDCWD {
@@ -355,7 +370,12 @@ syscall!(__arm64_sys_unlinkat, r, {
 });
 
 syscall!(__arm64_sys_readlinkat, r, {
-    let (dirfd, path, buf, len) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, UserPtr::new(r.regs[2]), r.regs[3] as i64);
+    let (dirfd, path, buf, len) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        UserPtr::new(r.regs[2]),
+        r.regs[3] as i64,
+    );
     if len <= 0 {
         return Err(Errno::EINVAL);
     }

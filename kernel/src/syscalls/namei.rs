@@ -23,7 +23,11 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 }
 
 syscall!(__arm64_sys_symlinkat, r, {
-    let (target, dirfd, path) = (path_arg(UserPtr::new(r.regs[0]))?, r.regs[1], path_arg(UserPtr::new(r.regs[2]))?);
+    let (target, dirfd, path) = (
+        path_arg(UserPtr::new(r.regs[0]))?,
+        r.regs[1],
+        path_arg(UserPtr::new(r.regs[2]))?,
+    );
     let start = at(dirfd, &path, 0)?;
     // The target as a C string in kernel memory, as Linux passes it on.
     let mut oldname = Vec::new();
@@ -79,7 +83,12 @@ syscall!(__arm64_sys_linkat, r, {
 });
 
 fn do_renameat2(r: &arch::ptrace::PtRegs, flags: u32) -> Result<u64, Errno> {
-    let (olddfd, old, newdfd, new) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[2], path_arg(UserPtr::new(r.regs[3]))?);
+    let (olddfd, old, newdfd, new) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        r.regs[2],
+        path_arg(UserPtr::new(r.regs[3]))?,
+    );
     let old_start = at(olddfd, &old, 0)?;
     let new_start = at(newdfd, &new, 0)?;
     vfs().renameat2(&cred(), &old_start, &old, &new_start, &new, flags)?;
@@ -90,7 +99,12 @@ syscall!(__arm64_sys_renameat, r, do_renameat2(r, 0));
 syscall!(__arm64_sys_renameat2, r, do_renameat2(r, r.regs[4] as u32));
 
 syscall!(__arm64_sys_mknodat, r, {
-    let (dirfd, path, mode, dev) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[2] as u32, r.regs[3] as u32);
+    let (dirfd, path, mode, dev) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        r.regs[2] as u32,
+        r.regs[3] as u32,
+    );
     let start = at(dirfd, &path, 0)?;
     let umask = crate::process::current_process()
         .umask
@@ -168,7 +182,12 @@ fn utime_arg(raw: &[u8]) -> Result<TimeSpec, Errno> {
 }
 
 syscall!(__arm64_sys_utimensat, r, {
-    let (dirfd, upath, utimes, flags) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]), r.regs[3] as u32);
+    let (dirfd, upath, utimes, flags) = (
+        r.regs[0],
+        UserPtr::new(r.regs[1]),
+        UserPtr::new(r.regs[2]),
+        r.regs[3] as u32,
+    );
     let times = if utimes.is_null() {
         [TimeSpec::Now, TimeSpec::Now]
     } else {
@@ -287,7 +306,11 @@ fn listxattr_path(upath: UserPtr, follow: bool) -> Result<u64, Errno> {
 }
 
 syscall!(__arm64_sys_listxattr, r, listxattr_path(UserPtr::new(r.regs[0]), true));
-syscall!(__arm64_sys_llistxattr, r, listxattr_path(UserPtr::new(r.regs[0]), false));
+syscall!(
+    __arm64_sys_llistxattr,
+    r,
+    listxattr_path(UserPtr::new(r.regs[0]), false)
+);
 syscall!(__arm64_sys_flistxattr, r, {
     current_files().get(r.regs[0] as i32)?;
     Ok(0)

@@ -37,7 +37,11 @@ syscall!(__arm64_sys_rt_sigaction, r, {
     }
     let signum = signum as u32;
     let p = process::current_process();
-    let new = if !act.is_null() { Some(read_sigaction(act)?) } else { None };
+    let new = if !act.is_null() {
+        Some(read_sigaction(act)?)
+    } else {
+        None
+    };
     if new.is_some() && (signum == sig::SIGKILL || signum == sig::SIGSTOP) {
         return Err(Errno::EINVAL);
     }

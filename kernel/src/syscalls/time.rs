@@ -279,7 +279,12 @@ syscall!(__arm64_sys_nanosleep, r, {
 });
 
 syscall!(__arm64_sys_clock_nanosleep, r, {
-    let (clock, flags, req, rem) = (r.regs[0] as i32, r.regs[1], UserPtr::new(r.regs[2]), UserPtr::new(r.regs[3]));
+    let (clock, flags, req, rem) = (
+        r.regs[0] as i32,
+        r.regs[1],
+        UserPtr::new(r.regs[2]),
+        UserPtr::new(r.regs[3]),
+    );
     let c = Clock::decode(clock)?;
     if clock == CLOCK_THREAD_CPUTIME_ID {
         return Err(Errno::EOPNOTSUPP);
