@@ -11,9 +11,21 @@ most 0.1 of Linux's; raw_syscalls, sched_switch and the hist trigger at
 most Linux's. Debian's Linux has no fprobe events (CONFIG_FPROBE_EVENTS is
 off), so those show n/a on its side. A figure a kernel refuses shows n/a.
 
-usage: bench/ftrace.py [--rounds N] [--smp N] [--calls N]
+`--icount` runs both QEMUs with `-icount shift=0`: the guest's clock then
+counts instructions (1 ns each), so every figure is an instruction count,
+the same on a loaded host as on a quiet one (use it with `--smp 1`: with
+more CPUs the other CPUs' instructions count too; the run starts 5 s after
+boot, when Linux's own start-up work is done). Without it the figures are wall-clock time, which
+other work on the host distorts.
+
+`--nop-cost` compares instead this kernel with the same kernel built
+without ftrace patch sites and tracepoints (`kbuild --no-trace-sites`) on
+the bare getpid: what all sites as NOPs and raw_syscalls off cost (targets:
+under 2% and 1%).
+
+usage: bench/ftrace.py [--rounds N] [--smp N] [--calls N] [--icount] [--nop-cost]
 """
-import argparse, os, re, subprocess, sys
+import argparse, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tracing import ROOT, REFLINUX, run, med, fmt  # noqa: E402
@@ -33,7 +45,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--smp", type=int, default=2)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--icount", action="store_true", help="count instructions (-icount shift=0)")
+    ap.add_argument("--nop-cost", action="store_true", help="this kernel against one without trace sites")
     args = ap.parse_args()
+    if args.icount:
+        # Both run.sh scripts call qemu-system-aarch64 by name: a shim first
+        # in PATH adds the option.
+        shim = tempfile.mkdtemp(prefix="ftrace-bench-")
+        real = subprocess.run(["sh", "-c", "command -v qemu-system-aarch64"], capture_output=True, text=True)
+        with open(os.path.join(shim, "qemu-system-aarch64"), "w") as f:
+            f.write(f'#!/bin/sh\nexec {real.stdout.strip()} "$@" -icount shift=0\n')
+        os.chmod(os.path.join(shim, "qemu-system-aarch64"), 0o755)
+        os.environ["PATH"] = shim + os.pathsep + os.environ["PATH"]
     subprocess.run([os.path.join(ROOT, "scripts/setup.sh")], check=True, stdout=subprocess.DEVNULL)
     env = dict(os.environ, CARGO_PROFILE_RELEASE_DEBUG="0")
     subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "kprobetests", "--target",
@@ -43,6 +66,12 @@ def main():
                        capture_output=True, text=True)
     image = p.stdout.strip() if p.returncode == 0 else None
     cmd = f"ftracebench --calls {args.calls}"
+    if args.icount:
+        # Linux's boot leaves work behind (kworkers) for a few seconds,
+        # which counts against the first figures; let it finish.
+        cmd = f"sleep 5; {cmd}"
+    if args.nop_cost:
+        return nop_cost(args, image, bench, cmd)
     sides = {
         "kernel": [os.path.join(ROOT, "scripts/qemu-run.sh"), "--kernel", image or "/nonexistent",
                    "--smp", str(args.smp), "--timeout", "900", bench, "--", cmd],
@@ -71,6 +100,28 @@ def main():
         ratio = f"{ek / el:.2f}" if ek is not None and el else "n/a"
         target = "" if f == base else f"<= {TARGETS.get(f, 1.0):.2f}"
         print(f"{f:<34} {fmt(k[f]):>11} {fmt(lx[f]):>11} {fmt(ek):>11} {fmt(el):>11} {ratio:>6}  {target}")
+
+
+def nop_cost(args, image, bench, cmd):
+    p = subprocess.run(["cargo", "run", "--quiet", "--release", "-p", "kbuild", "--", "--no-trace-sites"], cwd=ROOT,
+                       capture_output=True, text=True)
+    if p.returncode != 0 or not image:
+        sys.exit(f"bench/ftrace.py: a kernel did not build:\n{p.stderr[-2000:]}")
+    images = {"with sites (NOPs)": image, "without sites": p.stdout.strip()}
+    got = {k: [] for k in images}
+    print(f"ftrace NOP cost: {args.rounds} rounds, -smp {args.smp}, {cmd}{', icount' if args.icount else ''}")
+    for r in range(args.rounds):
+        for k in (list(images) if r % 2 == 0 else list(reversed(images))):
+            rc, out = run([os.path.join(ROOT, "scripts/qemu-run.sh"), "--kernel", images[k], "--smp", str(args.smp),
+                           "--timeout", "900", bench, "--", cmd], 1000)
+            v = figures(out).get("getpid")
+            print(f"  round {r + 1} {k}: getpid {v} (exit {rc})", file=sys.stderr)
+            if v is not None:
+                got[k].append(v)
+    on, off = (med(got[k]) for k in images)
+    print(f"{'getpid (ns/op, median)':<34} {'sites NOPs':>11} {'no sites':>11} {'cost':>8}  target")
+    cost = f"{100 * (on - off) / off:+.1f}%" if on is not None and off else "n/a"
+    print(f"{'getpid':<34} {fmt(on):>11} {fmt(off):>11} {cost:>8}  < 2% (all sites), <= 1% (raw_syscalls off)")
 
 
 if __name__ == "__main__":

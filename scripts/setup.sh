@@ -22,6 +22,7 @@
 # 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
 #    components (rustup does not install it by itself when
 #    RUSTUP_AUTO_INSTALL=0).
+#    Then a host C compiler (gcc, libc6-dev): rustc links with `cc`.
 # 2. qemu-system-aarch64 9 or later (from bookworm-backports on bookworm,
 #    whose own QEMU is 7.2 and has no raspi4b machine).
 # 3. The Raspberry Pi 4 device tree, bcm2711-rpi-4-b.dtb, for QEMU raspi4b
@@ -32,7 +33,8 @@
 #    Linux program tests/busybox.rs runs, into .cache/busybox/.  Taken from
 #    ../shared/reflinux's cache when it has one, so both run the same build.
 # 5. Linux 6.12.117's ftrace selftests (ftracetest), by
-#    scripts/ftracetest-fetch.sh, into .cache/ftracetest/.
+#    scripts/ftracetest-fetch.sh, into .cache/ftracetest/ (xz-utils is
+#    installed first when xz is missing: Linux's source is a .tar.xz).
 # 6. Debian's dynamically linked arm64 programs for tests/debian.rs: the
 #    packages libc6, bash, coreutils, strace and the libraries they need, fetched
 #    with apt-get download (arm64 added to dpkg's architectures) and packed
@@ -209,6 +211,43 @@ ensure_toolchain() {
         rustup component add --toolchain "$channel" "${missing_components[@]}" >&2 ||
             die "rustup could not add components ${missing_components[*]}"
     fi
+}
+
+# ------------------------------------------------------ the host C compiler
+# rustc links host programs (kbuild, build scripts, proc macros, the test
+# binaries) by calling `cc`, which a fresh Debian does not have; rustup
+# does not install it.
+host_cc_ok() {
+    command -v cc >/dev/null 2>&1 || return 1
+    local t
+    t=$(mktemp -d)
+    tmpdirs+=("$t")
+    echo 'int main(void) { return 0; }' >"$t/a.c"
+    cc "$t/a.c" -o "$t/a" >/dev/null 2>&1
+}
+
+ensure_host_cc() {
+    host_cc_ok && return 0
+    need_apt "a C compiler and linker (cc) is needed: rustc links host programs with it"
+    note "installing gcc and libc6-dev (rustc links host programs with cc)"
+    apt_update
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends gcc libc6-dev ||
+        die "could not install gcc and libc6-dev"
+    host_cc_ok || die "cc is still missing or cannot link a C program"
+}
+
+# ensure_program PROGRAM PACKAGE WHY: install PACKAGE when PROGRAM is not on
+# PATH (a fresh Debian lacks some of what the scripts run on the host).
+ensure_program() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    need_apt "$1 is needed: $3"
+    note "installing $2 ($1 is missing; $3)"
+    apt_update
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends "$2" ||
+        die "could not install $2"
+    command -v "$1" >/dev/null 2>&1 || die "$1 is still missing after installing $2"
 }
 
 # ------------------------------------------------------------------- QEMU
@@ -526,6 +565,7 @@ case $mode in
     trace_cmd) ensure_trace_cmd; echo "$trace_cmd_tar"; exit 0 ;;
 esac
 ensure_toolchain
+ensure_host_cc
 ensure_qemu
 ensure_cross_gcc
 ensure_dtb
@@ -533,5 +573,6 @@ ensure_busybox
 ensure_debian
 ensure_gdbserver
 ensure_trace_cmd
+ensure_program xz xz-utils "tar -J unpacks Linux's source, linux-source-6.12.tar.xz"
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
 "$repo/scripts/arm64-selftests.sh" build >/dev/null || die "could not build Linux's arm64 selftests"

@@ -101,23 +101,37 @@ fn mask_hides_durations_times_cpus_and_pids_only() {
     assert_eq!(mask("  fgraph_test_leaf();"), "  fgraph_test_leaf();");
 }
 
-/// `FGRAPH_STRESS=1`: `function_graph/stress.sh` under Debian's busybox
-/// on 4 CPUs (about a minute): tracers switched between function_graph,
-/// function and nop, on every function, while three shells run programs;
-/// every hooked call must return to its caller, and no site stays enabled.
+/// The function tracers on every function on 4 CPUs while three shells
+/// run programs and another switches between function, function_graph
+/// (filtered and not, with a depth limit) and nop and adds, enables and
+/// removes fprobe entry and exit events (`function_graph/stress.sh`,
+/// under Debian's busybox): every hooked call returns to its caller, the
+/// load ran, and at the end no site is enabled and no event is left.
+/// 4 seconds by default; `FGRAPH_STRESS=SECS` for the full length (the
+/// issue asks for at least 10).
 #[test]
-fn switching_function_graph_on_every_function_under_load_keeps_returns() {
-    if std::env::var_os("FGRAPH_STRESS").is_none() {
-        eprintln!("function_graph stress: skipped (set FGRAPH_STRESS=1)");
-        return;
-    }
+fn switching_function_tracers_and_fprobes_under_load_keeps_returns_and_restores_sites() {
+    let secs: u32 = std::env::var("FGRAPH_STRESS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
     let script = e2e::root().join("tests/function_graph/stress.sh");
     let (out, code) = e2e::run_commands(
         &["--smp", "4"],
         &[e2e::busybox(), script],
-        "busybox sh /bin/stress.sh",
-        600,
+        &format!("busybox sh /bin/stress.sh {secs}"),
+        120 + 6 * secs,
     );
     assert_eq!(code, 0, "{out}");
-    assert!(out.ends_with("0\nstress-done\n"), "{out}");
+    let tail: Vec<&str> = out.lines().rev().take(5).collect();
+    assert_eq!(tail[0], "stress-done", "{out}");
+    assert_eq!(tail[1], "0", "dynamic_events not empty:\n{out}");
+    assert_eq!(tail[2], "0", "sites left enabled:\n{out}");
+    let rounds: u32 = tail[3]
+        .strip_prefix("rounds ")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0);
+    assert!(rounds >= 1, "{out}");
+    assert_eq!(tail[4], "3", "a load loop did not run:\n{out}");
+    eprintln!("function tracer stress: {secs} s, {rounds} rounds");
 }

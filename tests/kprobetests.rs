@@ -21,7 +21,7 @@ fn stress_ok(out: &str) {
     assert!(line.ends_with(": ok"), "{line}");
 }
 
-const CHECKS: usize = 24;
+const CHECKS: usize = 25;
 
 /// The commands: every check, then `stress_s` seconds of stress, with
 /// `stress_args` (this kernel's instances have no events of their own yet,

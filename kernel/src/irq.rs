@@ -108,6 +108,7 @@ static HARDIRQ_COUNT: PerCpu<AtomicU32> = PerCpu::new([const { AtomicU32::new(0)
 
 /// Whether this CPU is running an interrupt handler (Linux's
 /// `in_hardirq`).
+#[inline(always)] // read by the tracer's record path, which must not be traced
 pub fn in_hardirq() -> bool {
     HARDIRQ_COUNT.this().load(Ordering::Relaxed) != 0
 }

@@ -125,6 +125,9 @@ fn exit_to_user_mode_loop(regs: &mut PtRegs) {
         }
         arch::cpu::local_irq_disable();
     }
+    // A task that woke another synchronously but did not block after all:
+    // the woken one gets its idle CPU now.
+    crate::sched::flush_sync_kick();
 }
 
 /// An exception through a vector the kernel never expects.

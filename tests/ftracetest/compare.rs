@@ -21,7 +21,6 @@ pub const NOT_OFFERED: &[(&str, &str)] = &[
     ("dynevent/add_remove_synth.tc", "synthetic events"),
     ("dynevent/clear_select_events.tc", "synthetic events"),
     ("dynevent/generic_clear_event.tc", "synthetic events"),
-    ("kprobe/kprobe_args_vfs.tc", "%pd/%pD (may be left out)"),
     ("kprobe/uprobe_syntax_errors.tc", "uprobe events"),
     (
         "kprobe/kprobe_eventname.tc",
@@ -39,25 +38,22 @@ pub const NOT_OFFERED: &[(&str, &str)] = &[
         "ftrace/func_hotplug.tc",
         "CPU hotplug (/sys/devices/system/cpu/cpuN/online)",
     ),
-    ("ftrace/fgraph-multi.tc", "function_graph in instances"),
 ];
 
 /// Tests whose second pass, inside an instance, passes on Linux but needs
-/// the function tracer in instances, which this kernel does not offer
-/// (instances have the `nop` tracer only); their top-level pass is held to
-/// Linux's result as any other.
-pub const NOT_OFFERED_IN_INSTANCES: &[(&str, &str)] = &[
-    ("ftrace/func-filter-notrace-pid.tc", "the function tracer in instances"),
-    ("ftrace/func-filter-pid.tc", "the function tracer in instances"),
-    ("ftrace/func-filter-stacktrace.tc", "the function tracer in instances"),
-    ("ftrace/func_event_triggers.tc", "the function tracer in instances"),
-    ("ftrace/func_traceonoff_triggers.tc", "the function tracer in instances"),
-];
+/// a feature this kernel does not offer in instances; their top-level
+/// pass is held to Linux's result as any other. (None since the function
+/// tracers run in instances.)
+pub const NOT_OFFERED_IN_INSTANCES: &[(&str, &str)] = &[];
 
 /// Tests that pass on Debian's Linux but FAIL, not skip, on a Linux
 /// without the feature named (the test does not check for it first); here
 /// they may FAIL for that reason only, and nothing else may.
 pub const FAIL_WITHOUT: &[(&str, &str)] = &[
+    (
+        "ftrace/fgraph-multi.tc",
+        "RCU: its second instance filters function_graph on *rcu*, which matches no function of this kernel (it has no RCU), so the filter write fails with EINVAL (the top level and the first instance pass)",
+    ),
     (
         "kprobe/kretprobe_maxactive.tc",
         "TCP (CONFIG_INET): it probes inet_csk_accept without checking that it exists",

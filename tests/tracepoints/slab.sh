@@ -1,10 +1,13 @@
 # Slab caches seen from a shell: /proc/slabinfo's header, and the
 # kmem_cache_alloc/kmem_cache_free lines of path names (names_cache) and
-# queued signals (sigqueue) for a small workload.
+# queued signals (sigqueue) for a small workload; tasks and open files have
+# their caches (task_struct, filp).
 cd /sys/kernel/tracing || exit 1
 head -2 /proc/slabinfo
 grep -q '^names_cache ' /proc/slabinfo && echo "slabinfo has names_cache"
 grep -q '^sigqueue ' /proc/slabinfo && echo "slabinfo has sigqueue"
+grep -q '^task_struct ' /proc/slabinfo && echo "slabinfo has task_struct"
+grep -q '^filp ' /proc/slabinfo && echo "slabinfo has filp"
 echo 0 > tracing_on
 echo > trace
 echo 1 > events/kmem/kmem_cache_alloc/enable

@@ -70,15 +70,24 @@ fn hook_on() {
 #[inline(always)]
 pub fn raw_local_irq_save() -> IrqFlags {
     let flags = IrqFlags(DAIF.get());
-    // SAFETY: masking interrupts is always sound.
-    unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
+    // Only a change is written: a write to PSTATE.DAIF is costly under
+    // emulation (QEMU ends the translation block), and nested saves, as
+    // in the probe and trace paths, find interrupts masked already.
+    const IF: u64 = (1 << DAIF::I.shift) | (1 << DAIF::F.shift);
+    if flags.0 & IF != IF {
+        // SAFETY: masking interrupts is always sound.
+        unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
+    }
     flags
 }
 
-/// Restores the state saved by `raw_local_irq_save`, untraced.
+/// Restores the state saved by `raw_local_irq_save`, untraced (nothing
+/// written when the state is already that one).
 #[inline(always)]
 pub fn raw_local_irq_restore(flags: IrqFlags) {
-    DAIF.set(flags.0);
+    if DAIF.get() != flags.0 {
+        DAIF.set(flags.0);
+    }
 }
 
 // The tracers hear of maskings that change the state only: code masking

@@ -51,10 +51,23 @@ pub struct FtraceRegs {
     pub pc: u64,
     /// x19..x28, the caller's callee-saved registers, so that a kprobe on
     /// the site sees every register a `BRK` probe would (x9..x18 are
-    /// temporaries with no meaning at a function's entry). A tracer may
-    /// change them too.
+    /// temporaries with no meaning at a function's entry). Saved, and
+    /// restored from here, only for an ops with
+    /// [`FTRACE_OPS_FL_SAVE_REGS`]; for the others they hold stale stack
+    /// words (their callbacks keep x19..x28 themselves, as the AAPCS
+    /// says, so the function gets them back untouched).
     pub callee_saved: [u64; 10],
 }
+
+/// Offset in an ops of the word whose flags the trampoline reads (the
+/// kernel's `FtraceOps` asserts it has its flags there, right after its
+/// handler).
+pub const FTRACE_OPS_FLAGS_OFFSET: usize = 8;
+/// Ops flag: the trampoline saves x19..x28 into [`FtraceRegs`] and takes
+/// them back from there (Linux's `FTRACE_OPS_FL_SAVE_REGS`, which selects
+/// `ftrace_regs_caller`). Without it the trampoline saves what Linux's
+/// `ftrace_caller` saves: the argument registers, fp, lr, sp and pc.
+pub const FTRACE_OPS_FL_SAVE_REGS: u64 = 1 << 0;
 
 impl FtraceRegs {
     /// Argument `n` (x0..x7), as Linux's `ftrace_regs_get_argument`.
@@ -68,10 +81,14 @@ impl FtraceRegs {
     }
 }
 
-/// Bytes of the frame `ftrace_caller` builds: the registers and two frame
-/// records (the call site's and its own), keeping sp 16-byte aligned.
+/// Bytes of the frame `ftrace_caller` builds: the registers, two frame
+/// records (the call site's and its own) and the ops (16 bytes, keeping sp
+/// 16-byte aligned).
 const FREGS_SIZE: usize = size_of::<FtraceRegs>();
 const _: () = assert!(FREGS_SIZE.is_multiple_of(16));
+const FRAME_SIZE: usize = FREGS_SIZE + 48;
+/// Where the frame keeps the ops across the call (for the restore).
+const FRAME_OPS: usize = FREGS_SIZE + 32;
 
 core::arch::global_asm!(
     ".section .text",
@@ -86,7 +103,7 @@ core::arch::global_asm!(
     // x30 = func + 8 (8-aligned), the literal is at func - 8.
     "ldr x11, [x30, #-16]",
     "mov x12, sp",
-    "sub sp, sp, #({fregs} + 32)",
+    "sub sp, sp, #{frame}",
     "stp x0, x1, [sp, #{x0} + 0]",
     "stp x2, x3, [sp, #{x0} + 16]",
     "stp x4, x5, [sp, #{x0} + 32]",
@@ -97,11 +114,15 @@ core::arch::global_asm!(
     "str x9, [sp, #{lr}]",
     "str x12, [sp, #{sp}]",
     "str x30, [sp, #{pc}]",
+    "str x11, [sp, #{ops}]",
+    "ldr x13, [x11, #{flags}]",
+    "tbz x13, #{save_regs_bit}, 1f",
     "stp x19, x20, [sp, #{x19} + 0]",
     "stp x21, x22, [sp, #{x19} + 16]",
     "stp x23, x24, [sp, #{x19} + 32]",
     "stp x25, x26, [sp, #{x19} + 48]",
     "stp x27, x28, [sp, #{x19} + 64]",
+    "1:",
     // Frame records: the call site's (its caller is in x9), then ours, so
     // that backtraces from a tracer show the traced function and its
     // parent.
@@ -118,25 +139,33 @@ core::arch::global_asm!(
     "blr x4",
     // Every saved register comes from the frame, which a tracer may have
     // changed.
-    "ldp x0, x1, [sp, #{x0} + 0]",
-    "ldp x2, x3, [sp, #{x0} + 16]",
-    "ldp x4, x5, [sp, #{x0} + 32]",
-    "ldp x6, x7, [sp, #{x0} + 48]",
-    "ldr x8, [sp, #{x0} + 64]",
+    "ldr x11, [sp, #{ops}]",
+    "ldr x13, [x11, #{flags}]",
+    "tbz x13, #{save_regs_bit}, 2f",
     "ldp x19, x20, [sp, #{x19} + 0]",
     "ldp x21, x22, [sp, #{x19} + 16]",
     "ldp x23, x24, [sp, #{x19} + 32]",
     "ldp x25, x26, [sp, #{x19} + 48]",
     "ldp x27, x28, [sp, #{x19} + 64]",
+    "2:",
+    "ldp x0, x1, [sp, #{x0} + 0]",
+    "ldp x2, x3, [sp, #{x0} + 16]",
+    "ldp x4, x5, [sp, #{x0} + 32]",
+    "ldp x6, x7, [sp, #{x0} + 48]",
+    "ldr x8, [sp, #{x0} + 64]",
     "ldr x29, [sp, #{fp}]",
     "ldr x30, [sp, #{lr}]",
     "ldr x9, [sp, #{pc}]",
     "ldr x10, [sp, #{daif}]",
-    "add sp, sp, #({fregs} + 32)",
+    "add sp, sp, #{frame}",
     "msr daif, x10",
     "ret x9",
     ".size ftrace_caller, . - ftrace_caller",
     fregs = const FREGS_SIZE,
+    frame = const FRAME_SIZE,
+    ops = const FRAME_OPS,
+    flags = const FTRACE_OPS_FLAGS_OFFSET,
+    save_regs_bit = const FTRACE_OPS_FL_SAVE_REGS.trailing_zeros(),
     x0 = const offset_of!(FtraceRegs, regs),
     daif = const offset_of!(FtraceRegs, daif),
     fp = const offset_of!(FtraceRegs, fp),

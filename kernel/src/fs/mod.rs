@@ -85,6 +85,7 @@ impl ProcessFs {
 /// Builds the root filesystem: a RAM filesystem filled from the initramfs
 /// (if any), with devfs on /dev and procfs on /proc.
 pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
+    crate::mm::slab::filp_cache_init();
     let clock: Arc<dyn Clock> = Arc::new(KernelClock);
     let devices = Arc::new(vfs::device::DeviceTable::with_mem_devices());
     let console = tty::console();

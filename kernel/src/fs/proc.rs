@@ -12,22 +12,39 @@ use vfs::procfs::{ProcEntry, ProcProvider, ProcScope};
 /// The kernel's procfs content.
 pub struct Provider;
 
-fn state_char(p: &Process) -> char {
+/// A thread's state letter (Linux's task_state_index): its own, whatever
+/// the other threads of its process do.
+fn task_state_char(t: &crate::sched::Task) -> char {
+    if t.ptrace.in_stop() {
+        return 't';
+    }
+    match t.state() {
+        crate::sched::TaskState::Running => 'R',
+        crate::sched::TaskState::Uninterruptible => 'D',
+        crate::sched::TaskState::Stopped => 'T',
+        crate::sched::TaskState::Zombie => 'Z',
+        crate::sched::TaskState::Dead => 'X',
+        _ => 'S',
+    }
+}
+
+/// The state letter of thread `t` of `p`, or of the process (its first
+/// thread's, as Linux shows the leader's).
+fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
     if p.is_zombie() {
         return 'Z';
     }
-    if p.main_thread().is_some_and(|t| t.ptrace.in_stop()) {
+    if let Some(t) = t {
+        return task_state_char(t);
+    }
+    let leader = p.main_thread();
+    if leader.as_ref().is_some_and(|t| t.ptrace.in_stop()) {
         return 't';
     }
     if p.stopped.load(Ordering::Relaxed) {
         return 'T';
     }
-    match p.main_thread().map(|t| t.state()) {
-        Some(crate::sched::TaskState::Running) => 'R',
-        Some(crate::sched::TaskState::Uninterruptible) => 'D',
-        Some(crate::sched::TaskState::Stopped) => 'T',
-        _ => 'S',
-    }
+    leader.map_or('S', |t| task_state_char(&t))
 }
 
 /// `/proc/<pid>/stat` (of the process, through its first thread) and
@@ -35,6 +52,7 @@ fn state_char(p: &Process) -> char {
 /// the kernel does not track 0. Debuggers read `processor` (field 39), the
 /// CPU the thread last ran on.
 fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
+    let state = state_char(p, t.as_deref());
     let t = t.or_else(|| p.main_thread());
     let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
     let threads = p.threads.lock().len().max(1);
@@ -46,7 +64,7 @@ fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
         "{} ({}) {} {} {} {} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 {} 0 0 {} {}",
         t.as_ref().map_or(p.pid, |t| t.tid()),
         comm,
-        state_char(p),
+        state,
         p.ppid.load(Ordering::Relaxed),
         p.pgid.load(Ordering::Relaxed),
         p.sid.load(Ordering::Relaxed),
@@ -69,16 +87,21 @@ fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// `/proc/<pid>/status`, the fields Linux prints first, in its format.
-fn status(p: &Arc<Process>) -> Vec<u8> {
-    let t = p.main_thread();
+/// `/proc/<pid>/status` (of the process, through its first thread) and
+/// `/proc/<pid>/task/<tid>/status` (of thread `t`): the fields Linux
+/// prints first, in its format.
+fn status(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
+    let state = state_char(p, t.as_deref());
+    let tid = t.as_ref().map_or(p.pid, |t| t.tid());
+    let t = t.or_else(|| p.main_thread());
     let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
-    let state = match state_char(p) {
+    let state = match state {
         'R' => "R (running)",
         'D' => "D (disk sleep)",
         'T' => "T (stopped)",
         't' => "t (tracing stop)",
         'Z' => "Z (zombie)",
+        'X' => "X (dead)",
         _ => "S (sleeping)",
     };
     let blocked = t.as_ref().map_or(0, |t| t.sig_blocked.load(Ordering::Relaxed));
@@ -92,7 +115,7 @@ fn status(p: &Arc<Process>) -> Vec<u8> {
         }
     }
     format!(
-        "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\nPPid:\t{}\nTracerPid:\t{}\n\
+        "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{tid}\nPPid:\t{}\nTracerPid:\t{}\n\
          Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t{}\n\
          SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n",
         p.umask.load(Ordering::Relaxed),
@@ -432,6 +455,7 @@ impl ProcProvider for Provider {
                     // Of a thread's entries, those debuggers use.
                     Some((_, b"")) => Ok(alloc::vec![
                         ProcEntry::file(b"stat", 0o444),
+                        ProcEntry::file(b"status", 0o444),
                         ProcEntry::file(b"comm", 0o644),
                         ProcEntry::file(b"mem", 0o600)
                     ]),
@@ -527,6 +551,9 @@ impl ProcProvider for Provider {
                 Some((t, b"stat")) => process::find_process(pid)
                     .map(|p| stat(&p, Some(t)))
                     .ok_or(uapi::Errno::ESRCH),
+                Some((t, b"status")) => process::find_process(pid)
+                    .map(|p| status(&p, Some(t)))
+                    .ok_or(uapi::Errno::ESRCH),
                 Some((t, b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
                 _ => Err(uapi::Errno::ENOENT),
             },
@@ -536,9 +563,9 @@ impl ProcProvider for Provider {
                 .and_then(|t| t.mm.lock().clone())
                 .map(|mm| mm.cmdline())
                 .unwrap_or_default()),
-            (ProcScope::Pid(pid), b"status") => {
-                process::find_process(pid).map(|p| status(&p)).ok_or(uapi::Errno::ESRCH)
-            }
+            (ProcScope::Pid(pid), b"status") => process::find_process(pid)
+                .map(|p| status(&p, None))
+                .ok_or(uapi::Errno::ESRCH),
             (ProcScope::Pid(pid), b"maps") => Ok(process::find_process(pid)
                 .ok_or(uapi::Errno::ESRCH)?
                 .main_thread()

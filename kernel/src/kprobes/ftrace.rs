@@ -23,7 +23,9 @@ use core::sync::atomic::Ordering;
 
 /// The one ops of every ftrace-based probe (Linux's `kprobe_ftrace_ops`);
 /// its filter is the set of functions with an armed probe.
-static KPROBE_FTRACE_OPS: FtraceOps = FtraceOps::new("kprobe_ftrace_ops", kprobe_ftrace_handler).with_own_recursion();
+static KPROBE_FTRACE_OPS: FtraceOps = FtraceOps::new("kprobe_ftrace_ops", kprobe_ftrace_handler)
+    .with_own_recursion()
+    .with_save_regs();
 
 /// Armed ftrace-based sites per function (site index): a function may
 /// have a probe at offset 0 and one at its `bl`. Changed under the kprobe
@@ -103,16 +105,33 @@ pub(super) fn disarm(addr: usize) -> Result<(), Errno> {
     Ok(())
 }
 
+/// `dst[i] = src[base + i]` for each listed `i`, one word at a time (see
+/// `pt_regs`: a block copy would be a `memcpy` call).
+macro_rules! copy_words {
+    ($dst:expr, $src:expr, $base:expr, $($i:literal)*) => {
+        $( $dst[$i] = $src[$base + $i]; )*
+    };
+}
+
 /// The registers a handler sees, made from what the trampoline saved: the
 /// arguments, the callee-saved registers, fp, lr, sp, pc and the interrupt
 /// masks. x9..x18 read as 0: at a function's entry they hold nothing the
 /// function may use.
 pub(crate) fn pt_regs(fregs: &FtraceRegs, pc: usize) -> PtRegs {
-    let mut regs = [0u64; 31];
-    regs[..9].copy_from_slice(&fregs.regs);
-    regs[19..29].copy_from_slice(&fregs.callee_saved);
-    regs[29] = fregs.fp;
-    regs[30] = fregs.lr;
+    let (r, c) = (&fregs.regs, &fregs.callee_saved);
+    // Written out word by word: under the target's strict alignment a
+    // block copy this size is a `memcpy` call, several times dearer than
+    // the copy on this path (it runs on every ftrace-based probe hit). The
+    // zero is opaque for the same reason: ten known zeros become a
+    // `memset` call.
+    let z = core::hint::black_box(0u64);
+    #[rustfmt::skip]
+    let regs = [
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
+        z, z, z, z, z, z, z, z, z, z,
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9],
+        fregs.fp, fregs.lr,
+    ];
     PtRegs {
         regs,
         sp: fregs.sp,
@@ -128,10 +147,15 @@ pub(crate) fn pt_regs(fregs: &FtraceRegs, pc: usize) -> PtRegs {
 /// `return_to_handler` saved: the result registers, fp and sp; `pc` is
 /// where the function returns to. The others read as 0.
 pub(crate) fn ret_pt_regs(rregs: &FtraceRetRegs, pc: usize) -> PtRegs {
-    let mut regs = [0u64; 31];
-    regs[..9].copy_from_slice(&rregs.regs);
-    regs[29] = rregs.fp;
-    regs[30] = pc as u64;
+    let r = &rregs.regs;
+    // Word by word, with an opaque zero, as in `pt_regs`.
+    let z = core::hint::black_box(0u64);
+    #[rustfmt::skip]
+    let regs = [
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
+        z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z,
+        rregs.fp, pc as u64,
+    ];
     PtRegs {
         regs,
         sp: rregs.sp,
@@ -145,10 +169,15 @@ pub(crate) fn ret_pt_regs(rregs: &FtraceRetRegs, pc: usize) -> PtRegs {
 
 /// What the handlers changed goes back to the function.
 fn write_back(regs: &PtRegs, fregs: &mut FtraceRegs) {
-    fregs.regs.copy_from_slice(&regs.regs[..9]);
-    fregs.callee_saved.copy_from_slice(&regs.regs[19..29]);
+    copy_words!(fregs.regs, regs.regs, 0, 0 1 2 3 4 5 6 7 8);
+    copy_words!(fregs.callee_saved, regs.regs, 19, 0 1 2 3 4 5 6 7 8 9);
     fregs.fp = regs.regs[29];
     fregs.lr = regs.regs[30];
+}
+
+/// The results a return handler changed (x0..x8) go back to the caller.
+pub(crate) fn ret_write_back(regs: &PtRegs, rregs: &mut FtraceRetRegs) {
+    copy_words!(rregs.regs, regs.regs, 0, 0 1 2 3 4 5 6 7 8);
 }
 
 fn hit(site: &Site, fregs: &mut FtraceRegs) {
@@ -168,13 +197,15 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
         saved_daif: 0,
     }));
     let mut regs = pt_regs(fregs, site.addr);
-    if run_pre_handlers(site, &mut regs) {
+    if run_pre_handlers(&site.probes, &mut regs) {
         // The pre-handler moved the PC: the function goes on there.
         write_back(&regs, fregs);
         fregs.pc = regs.pc;
     } else {
         regs.pc = site.addr as u64 + 4;
-        run_post_handlers(site, &mut regs);
+        if site.has_post {
+            run_post_handlers(&site.probes, &mut regs);
+        }
         write_back(&regs, fregs);
     }
     cpu.set_cur(None);
@@ -184,8 +215,11 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
 /// site's `bl`; the probes at the function's entry run first, then those
 /// on the `bl`. Interrupts are masked (by the trampoline).
 fn kprobe_ftrace_handler(_: &FtraceOps, ip: usize, _parent: usize, fregs: &mut FtraceRegs) {
-    // One walk of the map finds both.
-    for site in SITES.read().range(ip - FTRACE_BL_OFFSET..=ip).map(|(_, s)| s) {
-        hit(site, fregs);
+    // Two lookups: a range walk of the map costs more.
+    let sites = SITES.read();
+    for addr in [ip - FTRACE_BL_OFFSET, ip] {
+        if let Some(site) = sites.get(&addr) {
+            hit(site, fregs);
+        }
     }
 }

@@ -16,7 +16,7 @@ use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
 use crate::trace::rethook::{RetFrame, RethookOwner};
 use alloc::boxed::Box;
-use alloc::sync::{Arc, Weak};
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 use arch::ftrace::FtraceRetRegs;
@@ -33,16 +33,53 @@ pub struct KretprobeInstance {
     pub sp: u64,
     /// `data_size` bytes of private data for the handlers.
     pub data: Vec<u8>,
-    /// The kretprobe whose pool this instance returns to.
-    rp: Weak<Kretprobe>,
+}
+
+/// An instance with the pool it returns to (a reference held for its
+/// life, so that a hit never upgrades a weak one): what rides in a frame of
+/// the task's return stack.
+pub struct PooledInstance {
+    ri: KretprobeInstance,
+    pool: Arc<Pool>,
+}
+
+/// What the hits of a kretprobe need, shared by its entry probe's handler
+/// and its instances: the handlers and the free instances. Each instance
+/// holds a reference, so a hit never upgrades a weak reference; the cycle
+/// through the free list is broken when the kretprobe is dropped (`dead`).
+struct Pool {
+    handler: Option<RetHandler>,
+    entry_handler: Option<RetHandler>,
+    /// Instances not in flight; its capacity holds all `made`. Boxed: an
+    /// instance moves between this pool and a task's list without copying
+    /// or allocating.
+    #[allow(clippy::vec_box)]
+    free: IrqSpinLock<Vec<Box<PooledInstance>>>,
+    /// Instances created for this kretprobe so far.
+    made: AtomicUsize,
+    nmissed: AtomicU64,
+    /// The kretprobe is registered: return handlers run.
+    registered: AtomicBool,
+    /// The kretprobe is gone: instances coming back are freed.
+    dead: AtomicBool,
 }
 
 /// Returns `ri` to its kretprobe's pool, which has room for every instance
 /// it made, so that this never allocates; an instance whose kretprobe is
-/// gone is freed.
-pub(crate) fn recycle(ri: Box<KretprobeInstance>) {
-    if let Some(rp) = ri.rp.upgrade() {
-        rp.free.lock().push(ri);
+/// gone is freed (with no lock held).
+pub(crate) fn recycle(ri: Box<PooledInstance>) {
+    let pool = ri.pool.clone();
+    give_back(&pool, ri);
+}
+
+/// [`recycle`] with the pool at hand (it is `ri`'s).
+fn give_back(pool: &Pool, ri: Box<PooledInstance>) {
+    let mut free = pool.free.lock();
+    if pool.dead.load(Ordering::Acquire) {
+        drop(free);
+        drop(ri);
+    } else {
+        free.push(ri);
     }
 }
 
@@ -55,25 +92,24 @@ pub struct Kretprobe {
     kp: spin::Once<Arc<Kprobe>>,
     symbol: Option<alloc::string::String>,
     addr: usize,
-    /// Runs at return, with the return value in x0.
-    pub handler: Option<RetHandler>,
-    /// Runs at entry.
-    pub entry_handler: Option<RetHandler>,
     /// Instances available at once (0: Linux's default).
     pub maxactive: usize,
     /// Private bytes per instance.
     pub data_size: usize,
-    /// Instances not in flight; its capacity holds all `made`. Boxed: an
-    /// instance moves between this pool and a task's list without copying
-    /// or allocating.
-    #[allow(clippy::vec_box)]
-    free: IrqSpinLock<Vec<Box<KretprobeInstance>>>,
-    /// Instances created for this kretprobe so far.
-    made: AtomicUsize,
-    nmissed: AtomicU64,
-    registered: AtomicBool,
+    /// Its handlers and instances.
+    pool: Arc<Pool>,
     /// Register the entry probe disabled (see [`Kprobe::disabled`]).
     start_disabled: bool,
+}
+
+impl Drop for Kretprobe {
+    fn drop(&mut self) {
+        // Frees the instances in the pool (each holds the pool); those in
+        // flight are freed when their calls return or their task dies.
+        self.pool.dead.store(true, Ordering::Release);
+        let free = core::mem::take(&mut *self.pool.free.lock());
+        drop(free);
+    }
 }
 
 impl Kretprobe {
@@ -92,21 +128,24 @@ impl Kretprobe {
             kp: spin::Once::new(),
             symbol,
             addr,
-            handler: None,
-            entry_handler: None,
             maxactive: 0,
             data_size: 0,
-            free: IrqSpinLock::new(Vec::new()),
-            made: AtomicUsize::new(0),
-            nmissed: AtomicU64::new(0),
-            registered: AtomicBool::new(false),
+            pool: Arc::new(Pool {
+                handler: None,
+                entry_handler: None,
+                free: IrqSpinLock::new(Vec::new()),
+                made: AtomicUsize::new(0),
+                nmissed: AtomicU64::new(0),
+                registered: AtomicBool::new(false),
+                dead: AtomicBool::new(false),
+            }),
             start_disabled: false,
         }
     }
 
     /// Sets the return handler.
     pub fn handler(mut self, f: impl Fn(&mut KretprobeInstance, &mut PtRegs) -> i32 + Send + Sync + 'static) -> Self {
-        self.handler = Some(Arc::new(f));
+        self.pool_mut().handler = Some(Arc::new(f));
         self
     }
 
@@ -115,8 +154,14 @@ impl Kretprobe {
         mut self,
         f: impl Fn(&mut KretprobeInstance, &mut PtRegs) -> i32 + Send + Sync + 'static,
     ) -> Self {
-        self.entry_handler = Some(Arc::new(f));
+        self.pool_mut().entry_handler = Some(Arc::new(f));
         self
+    }
+
+    /// The pool while the kretprobe is being built: no instance and no
+    /// probe shares it yet (they are made at registration).
+    fn pool_mut(&mut self) -> &mut Pool {
+        Arc::get_mut(&mut self.pool).expect("a kretprobe's handlers are set before it is registered")
     }
 
     /// Sets `maxactive`.
@@ -140,12 +185,12 @@ impl Kretprobe {
 
     /// Calls missed because no instance was free.
     pub fn nmissed(&self) -> u64 {
-        self.nmissed.load(Ordering::Relaxed)
+        self.pool.nmissed.load(Ordering::Relaxed)
     }
 
     /// Instances free for new calls.
     pub fn nfree(&self) -> usize {
-        self.free.lock().len()
+        self.pool.free.lock().len()
     }
 
     /// The entry probe (after registration).
@@ -161,7 +206,8 @@ fn default_maxactive() -> usize {
 
 /// Registers `rp`: a kprobe at the function's entry that hijacks x30.
 pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
-    if rp.registered.swap(true, Ordering::AcqRel) {
+    let pool = &rp.pool;
+    if pool.registered.swap(true, Ordering::AcqRel) {
         return Err(Errno::EINVAL);
     }
     let n = if rp.maxactive == 0 {
@@ -173,29 +219,29 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
     // back later: only the missing ones are made, and the pool reserves
     // room for all, so that returning one never allocates.
     {
-        let made = rp.made.load(Ordering::Acquire);
-        let mut free = rp.free.lock();
+        let made = pool.made.load(Ordering::Acquire);
+        let mut free = pool.free.lock();
         let len = free.len();
         free.reserve(n.max(made).saturating_sub(len));
         for _ in made..n {
-            free.push(Box::new(KretprobeInstance {
-                ret_addr: 0,
-                sp: 0,
-                data: vec![0; rp.data_size],
-                rp: Arc::downgrade(rp),
+            free.push(Box::new(PooledInstance {
+                ri: KretprobeInstance {
+                    ret_addr: 0,
+                    sp: 0,
+                    data: vec![0; rp.data_size],
+                },
+                pool: pool.clone(),
             }));
         }
-        rp.made.store(made.max(n), Ordering::Release);
+        pool.made.store(made.max(n), Ordering::Release);
     }
-    let weak = Arc::downgrade(rp);
+    let hit_pool = pool.clone();
     let mut kp = match &rp.symbol {
         Some(s) => Kprobe::symbol(s, 0),
         None => Kprobe::at(rp.addr),
     }
     .pre(move |_kp, regs| {
-        if let Some(rp) = weak.upgrade() {
-            pre_handler_kretprobe(&rp, regs);
-        }
+        pre_handler_kretprobe(&hit_pool, regs);
         0
     });
     kp.is_return = true;
@@ -208,16 +254,16 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
     if let Some(sym) = crate::kallsyms::lookup_addr(match &rp.symbol {
         Some(s) => crate::kallsyms::lookup_unique_name(s)
             .map(|s| s.addr as usize)
-            .inspect_err(|_| rp.registered.store(false, Ordering::Release))?,
+            .inspect_err(|_| pool.registered.store(false, Ordering::Release))?,
         None => rp.addr,
     }) {
         if sym.offset != 0 {
-            rp.registered.store(false, Ordering::Release);
+            pool.registered.store(false, Ordering::Release);
             return Err(Errno::EINVAL);
         }
     }
     if let Err(e) = register_kprobe(&kp) {
-        rp.registered.store(false, Ordering::Release);
+        pool.registered.store(false, Ordering::Release);
         return Err(e);
     }
     rp.kp.call_once(|| kp);
@@ -227,7 +273,7 @@ pub fn register_kretprobe(rp: &Arc<Kretprobe>) -> Result<(), Errno> {
 /// Unregisters `rp`. Calls still in flight return normally (their
 /// handler is no longer run).
 pub fn unregister_kretprobe(rp: &Arc<Kretprobe>) {
-    if !rp.registered.swap(false, Ordering::AcqRel) {
+    if !rp.pool.registered.swap(false, Ordering::AcqRel) {
         return;
     }
     if let Some(kp) = rp.kp.get() {
@@ -235,42 +281,46 @@ pub fn unregister_kretprobe(rp: &Arc<Kretprobe>) {
     }
 }
 
-fn pre_handler_kretprobe(rp: &Arc<Kretprobe>, regs: &mut PtRegs) {
+fn pre_handler_kretprobe(rp: &Pool, regs: &mut PtRegs) {
     // Before the scheduler starts there is no task to hold the instance.
-    let Some(task) = crate::sched::try_current() else {
+    // The task is borrowed, not referenced: it runs this handler.
+    let hooked = crate::sched::with_current(|task| pre_handler_task(rp, task, regs));
+    if hooked.is_none() {
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
-        return;
-    };
+    }
+}
+
+fn pre_handler_task(rp: &Pool, task: &crate::sched::Task, regs: &mut PtRegs) {
     // A full return stack (deep recursion) misses the call before the
     // entry handler runs, as an empty pool does.
     if task.ret_stack.is_full() {
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let Some(mut ri) = rp.free.lock().pop() else {
+    let Some(mut pi) = rp.free.lock().pop() else {
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
         return;
     };
-    ri.ret_addr = regs.regs[30];
-    ri.sp = regs.sp;
+    pi.ri.ret_addr = regs.regs[30];
+    pi.ri.sp = regs.sp;
     if let Some(h) = &rp.entry_handler {
-        if h(&mut ri, regs) != 0 {
-            rp.free.lock().push(ri);
+        if h(&mut pi.ri, regs) != 0 {
+            give_back(rp, pi);
             return;
         }
     }
     let frame = RetFrame {
-        ret: ri.ret_addr as usize,
-        sp: ri.sp as usize,
+        ret: pi.ri.ret_addr as usize,
+        sp: pi.ri.sp as usize,
         func: regs.pc as usize,
         calltime: 0,
-        owner: RethookOwner::Kretprobe(ri),
+        owner: RethookOwner::Kretprobe(pi),
     };
     // Only this task pushes, and not before this handler returns: the
     // room checked above is still there; a failure would only be counted.
     if let Err(frame) = task.ret_stack.push(frame) {
-        if let RethookOwner::Kretprobe(ri) = frame.owner {
-            recycle(ri);
+        if let RethookOwner::Kretprobe(pi) = frame.owner {
+            give_back(rp, pi);
         }
         rp.nmissed.fetch_add(1, Ordering::Relaxed);
         return;
@@ -289,24 +339,23 @@ pub fn trampoline_addr() -> usize {
 /// (while the kretprobe is registered) on `pt_regs` whose `pc` and `lr` are
 /// the real return address, hands what it changed in x0..x8 back to the
 /// caller, and gives the instance back to its pool.
-pub(crate) fn kretprobe_rethook_handler(mut ri: Box<KretprobeInstance>, regs: &mut FtraceRetRegs) {
-    if let Some(rp) = ri.rp.upgrade() {
-        if rp.registered.load(Ordering::Acquire) {
-            if let Some(h) = &rp.handler {
-                let mut pt = super::ftrace::ret_pt_regs(regs, ri.ret_addr as usize);
-                // Traced functions the handler calls are not traced, as
-                // under a BRK; inside an ftrace callback it runs anyway.
-                let mut run = || {
-                    h(&mut ri, &mut pt);
-                };
-                if crate::trace::ftrace::ftrace_test_recursion(&mut run).is_none() {
-                    run();
-                }
-                regs.regs.copy_from_slice(&pt.regs[..9]);
+pub(crate) fn kretprobe_rethook_handler(mut pi: Box<PooledInstance>, regs: &mut FtraceRetRegs) {
+    let PooledInstance { ri, pool } = &mut *pi;
+    if pool.registered.load(Ordering::Acquire) {
+        if let Some(h) = &pool.handler {
+            let mut pt = super::ftrace::ret_pt_regs(regs, ri.ret_addr as usize);
+            // Traced functions the handler calls are not traced, as
+            // under a BRK; inside an ftrace callback it runs anyway.
+            let mut run = || {
+                h(ri, &mut pt);
+            };
+            if crate::trace::ftrace::ftrace_test_recursion(&mut run).is_none() {
+                run();
             }
+            super::ftrace::ret_write_back(&pt, regs);
         }
     }
-    recycle(ri);
+    recycle(pi);
 }
 
 /// The real return address of the `n`-th (0 = most recent) kretprobed

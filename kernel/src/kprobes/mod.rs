@@ -135,16 +135,34 @@ enum Exec {
     Ftrace,
 }
 
-/// All probes at one address.
+/// All probes at one address. Immutable but for `armed`: a change of its
+/// probes publishes a new `Site` in [`SITES`] (Linux's RCU-protected
+/// probe list), so that a hit takes one read lock, the map's, for the
+/// site and its probes together.
 struct Site {
     addr: usize,
     orig: u32,
     exec: Exec,
-    /// Replaced whole on every change, so that a hit takes the current
-    /// list with one reference count, without allocating and without
-    /// holding the lock while handlers run.
-    probes: RwLock<Arc<[Arc<Kprobe>]>>,
-    armed: AtomicBool,
+    probes: Vec<Arc<Kprobe>>,
+    /// Some probe in `probes` has a post-handler: a hit of a site without
+    /// one skips the post phase.
+    has_post: bool,
+    /// Shared by every version of the site.
+    armed: Arc<AtomicBool>,
+}
+
+impl Site {
+    /// This site with `probes` instead of its own.
+    fn with_probes(&self, probes: Vec<Arc<Kprobe>>) -> Site {
+        Site {
+            addr: self.addr,
+            orig: self.orig,
+            exec: self.exec,
+            has_post: probes.iter().any(|p| p.post_handler.is_some()),
+            probes,
+            armed: self.armed.clone(),
+        }
+    }
 }
 
 /// Sites by address. Never held across `stop_machine` (a CPU hitting a
@@ -276,17 +294,12 @@ fn disarm(site: &Site) -> Result<(), Errno> {
 }
 
 fn should_be_armed(site: &Site) -> bool {
-    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.read().iter().any(|p| !p.is_disabled())
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.iter().any(|p| !p.is_disabled())
 }
 
 /// Whether `site` must stay armed once `kp` is no longer handled there.
 fn armed_without(site: &Site, kp: &Arc<Kprobe>) -> bool {
-    !KPROBES_ALL_DISARMED.load(Ordering::Acquire)
-        && site
-            .probes
-            .read()
-            .iter()
-            .any(|p| !Arc::ptr_eq(p, kp) && !p.is_disabled())
+    !KPROBES_ALL_DISARMED.load(Ordering::Acquire) && site.probes.iter().any(|p| !Arc::ptr_eq(p, kp) && !p.is_disabled())
 }
 
 /// Resolves and checks the probe address (Linux's `check_kprobe_address_safe`
@@ -387,32 +400,27 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     let addr = check_address(kp)?;
     kp.addr.store(addr, Ordering::Release);
     let existing = SITES.read().get(&addr).cloned();
-    let site = match existing {
+    let old = match existing {
         Some(s) => s,
         None => {
             let (orig, exec) = prepare(addr)?;
-            let s = Arc::new(Site {
+            Arc::new(Site {
                 addr,
                 orig,
                 exec,
-                probes: RwLock::new(Arc::from(Vec::new())),
-                armed: AtomicBool::new(false),
-            });
-            update_sites(|sites| {
-                sites.insert(addr, s.clone());
-            });
-            s
+                probes: Vec::new(),
+                has_post: false,
+                armed: Arc::new(AtomicBool::new(false)),
+            })
         }
     };
-    {
-        let mut list = site.probes.read().to_vec();
-        list.push(kp.clone());
-        let flags = arch::cpu::local_irq_save();
-        let old = core::mem::replace(&mut *site.probes.write(), list.into());
-        arch::cpu::local_irq_restore(flags);
-        // Freed with no lock held: a probe on `kfree` hits here.
-        drop(old);
-    }
+    let mut list = old.probes.clone();
+    list.push(kp.clone());
+    let site = Arc::new(old.with_probes(list));
+    update_sites(|sites| {
+        sites.insert(addr, site.clone());
+    });
+    drop(old);
     kp.registered.store(true, Ordering::Release);
     if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
         if let Err(e) = arm(&site) {
@@ -458,21 +466,18 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
             stuck = true;
         }
     }
-    let now_empty = {
-        let list: Vec<Arc<Kprobe>> = site
-            .probes
-            .read()
-            .iter()
-            .filter(|x| !Arc::ptr_eq(x, kp))
-            .cloned()
-            .collect();
-        let empty = list.is_empty();
-        let flags = arch::cpu::local_irq_save();
-        let old = core::mem::replace(&mut *site.probes.write(), list.into());
-        arch::cpu::local_irq_restore(flags);
-        drop(old);
-        empty
-    };
+    let list: Vec<Arc<Kprobe>> = site.probes.iter().filter(|x| !Arc::ptr_eq(x, kp)).cloned().collect();
+    let now_empty = list.is_empty();
+    if now_empty && !stuck {
+        update_sites(|sites| {
+            sites.remove(&site.addr);
+        });
+    } else {
+        let new = Arc::new(site.with_probes(list));
+        update_sites(|sites| {
+            sites.insert(new.addr, new.clone());
+        });
+    }
     if site.armed.load(Ordering::Acquire) {
         // The site stays armed for other probes: wait until no CPU can
         // still be running this probe's handlers (Linux waits for an RCU
@@ -481,9 +486,6 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
         crate::stop_machine::stop_machine(|| ());
     }
     if now_empty && !stuck {
-        update_sites(|sites| {
-            sites.remove(&site.addr);
-        });
         if let Exec::Step { slot } = site.exec {
             slots::free_slot(slot);
         }
@@ -569,7 +571,6 @@ pub fn list() -> Vec<ProbeInfo> {
         .values()
         .flat_map(|s| {
             s.probes
-                .read()
                 .iter()
                 .map(|p| ProbeInfo {
                     addr: s.addr,
@@ -599,8 +600,9 @@ impl insn::simulate::LiteralMemory for KernelMemory {
     }
 }
 
-fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
-    let probes = site.probes.read();
+/// Runs the pre-handlers of the enabled probes in `probes` (a site's list,
+/// read once for the whole hit).
+fn run_pre_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) -> bool {
     let mut skip = false;
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.pre_handler {
@@ -612,8 +614,8 @@ fn run_pre_handlers(site: &Site, regs: &mut PtRegs) -> bool {
     skip
 }
 
-fn run_post_handlers(site: &Site, regs: &mut PtRegs) {
-    let probes = site.probes.read();
+/// Runs the post-handlers of the enabled probes in `probes`.
+fn run_post_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) {
     for p in probes.iter().filter(|p| !p.is_disabled()) {
         if let Some(h) = &p.post_handler {
             h(p, regs);
@@ -622,7 +624,7 @@ fn run_post_handlers(site: &Site, regs: &mut PtRegs) {
 }
 
 fn count_missed(site: &Site) {
-    for p in site.probes.read().iter() {
+    for p in site.probes.iter() {
         p.nmissed.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -636,7 +638,9 @@ fn post_phase(site: &Site, regs: &mut PtRegs) {
         if cur.status != Status::Reenter {
             cur.status = Status::HitActive;
             cpu.set_cur(Some(cur));
-            run_post_handlers(site, regs);
+            if site.has_post {
+                run_post_handlers(&site.probes, regs);
+            }
         }
     }
     cpu.pop();
@@ -726,7 +730,7 @@ pub(crate) fn kprobe_breakpoint_handler(regs: &mut PtRegs, _esr: u64) -> HookRes
                 status: Status::HitActive,
                 saved_daif: 0,
             }));
-            if run_pre_handlers(site, regs) {
+            if run_pre_handlers(&site.probes, regs) {
                 // The handler moved the PC itself.
                 cpu.set_cur(None);
             } else {

@@ -128,6 +128,10 @@ impl State {
 // is mapped and owned by the heap.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // An `Arc` that `slab::arc_new_in` puts in a named cache.
+        if let Some(p) = super::slab::arc_cache_alloc(layout) {
+            return p;
+        }
         // SAFETY: the caller keeps GlobalAlloc's contract, which is
         // alloc_locked's.
         let p = unsafe { self.alloc_locked(layout) };
@@ -136,6 +140,12 @@ unsafe impl GlobalAlloc for KernelHeap {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if !(HEAP_BASE..HEAP_BASE + arch::memory::HEAP_MAX).contains(&(ptr as usize)) {
+            // SAFETY: only `slab::arc_cache_alloc` hands out memory outside
+            // the heap's window.
+            unsafe { super::slab::arc_cache_free(ptr, layout) };
+            return;
+        }
         // SAFETY: per GlobalAlloc's contract, `ptr` came from `alloc` with
         // this layout, which is what `kfree` asks.
         unsafe { kfree(ptr, layout.size(), layout.align()) }

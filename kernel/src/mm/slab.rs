@@ -430,8 +430,116 @@ impl<T> Drop for SlabBox<T> {
     }
 }
 
+/// Bytes of an `Arc<T>`'s allocation (`ArcInner<T>`: the strong and weak
+/// counts, then the value at its alignment), for a cache of them.
+pub const fn arc_object_size<T>() -> usize {
+    let align = max(core::mem::align_of::<T>(), core::mem::align_of::<usize>());
+    round_up(
+        round_up(2 * core::mem::size_of::<usize>(), align) + core::mem::size_of::<T>(),
+        align,
+    )
+}
+
+/// The alignment of an `Arc<T>`'s allocation.
+pub const fn arc_object_align<T>() -> usize {
+    max(core::mem::align_of::<T>(), core::mem::align_of::<usize>())
+}
+
+/// The cache this CPU's next heap allocation comes from (set by
+/// [`arc_new_in`] around its one allocation, with interrupts masked).
+static NEXT_ALLOC_CACHE: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<KmemCache>> =
+    crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicPtr::new(null_mut()) }; crate::percpu::NR_CPUS]);
+
+/// The caches whose objects are `Arc`s handed out by [`arc_new_in`] and
+/// freed through the global allocator ([`arc_cache_free`]).
+static ARC_CACHES: [&KmemCache; 2] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP];
+
+/// The cache of open files (Linux's `filp_cachep`): every `OpenFile`.
+pub static FILP_CACHEP: KmemCache = KmemCache::new(
+    "filp",
+    arc_object_size::<vfs::file::OpenFile>(),
+    arc_object_align::<vfs::file::OpenFile>(),
+    true,
+);
+
+/// Makes open files objects of [`FILP_CACHEP`] (at boot, before the first
+/// file is opened).
+pub fn filp_cache_init() {
+    vfs::file::set_filp_alloc(|f| arc_new_in(&FILP_CACHEP, f));
+}
+
+/// `Arc::new(value)` with the `Arc`'s memory from `cache` (declared with
+/// [`arc_object_size`] and [`arc_object_align`] of `T`, and listed in
+/// `ARC_CACHES`): the type stays a plain `Arc<T>`, and its last drop
+/// gives the object back to the cache. Falls back to the heap if the cache
+/// cannot serve.
+pub fn arc_new_in<T>(cache: &'static KmemCache, value: T) -> alloc::sync::Arc<T> {
+    assert!(
+        arc_object_size::<T>() <= cache.object_size && arc_object_align::<T>() <= cache.align,
+        "arc_new_in: the objects of {} cannot hold this type",
+        cache.name
+    );
+    // Arc::new makes exactly one allocation, its ArcInner; nothing else on
+    // this CPU allocates in between with interrupts masked.
+    let irq = arch::cpu::local_irq_save();
+    let next = NEXT_ALLOC_CACHE.this();
+    next.store(
+        core::ptr::from_ref(cache).cast_mut(),
+        core::sync::atomic::Ordering::Relaxed,
+    );
+    let arc = alloc::sync::Arc::new(value);
+    next.store(null_mut(), core::sync::atomic::Ordering::Relaxed);
+    arch::cpu::local_irq_restore(irq);
+    arc
+}
+
+/// From the heap's `alloc`: an object of the cache [`arc_new_in`] chose
+/// for this allocation, if it chose one and the object can hold `layout`.
+pub fn arc_cache_alloc(layout: core::alloc::Layout) -> Option<*mut u8> {
+    let next = NEXT_ALLOC_CACHE.this();
+    if next.load(core::sync::atomic::Ordering::Relaxed).is_null() {
+        return None;
+    }
+    let c = next.swap(null_mut(), core::sync::atomic::Ordering::Relaxed);
+    let cache = ARC_CACHES.iter().copied().find(|k| core::ptr::eq(*k, c))?;
+    if layout.size() > cache.object_size || layout.align() > cache.align {
+        return None;
+    }
+    Some(kmem_cache_alloc(cache, kmem::GFP_KERNEL as u32)).filter(|p| !p.is_null())
+}
+
+/// From the heap's `dealloc`: gives back `ptr`, an allocation outside the
+/// heap's window, to the `ARC_CACHES` cache whose slab holds it.
+///
+/// # Safety
+/// `ptr` must have come from [`arc_cache_alloc`] with `layout`, and not
+/// have been freed since.
+pub unsafe fn arc_cache_free(ptr: *mut u8, layout: core::alloc::Layout) {
+    for cache in ARC_CACHES {
+        if layout.size() > cache.object_size {
+            continue;
+        }
+        let slab = align_down(ptr as usize, cache.slab_bytes()) as *const Slab;
+        // SAFETY: `ptr` is a live object of one of these caches, all of
+        // whose slabs start with a header; a cache whose objects are
+        // smaller than `layout` was skipped, and of the rest, the slab of
+        // `ptr` is the one whose header names its cache.
+        if unsafe { (*slab).cache } == core::ptr::from_ref(cache) {
+            // SAFETY: as above, `ptr` is an object of `cache`.
+            unsafe { kmem_cache_free(cache, ptr) };
+            return;
+        }
+    }
+    crate::pr_err!("slab: freeing {:p}, which no cache holds", ptr);
+}
+
 /// The caches, in `/proc/slabinfo`'s order (Linux lists the newest first).
-static CACHES: [&KmemCache; 2] = [&crate::signal::SIGQUEUE_CACHEP, &crate::uaccess::NAMES_CACHEP];
+static CACHES: [&KmemCache; 4] = [
+    &FILP_CACHEP,
+    &crate::sched::task::TASK_STRUCT_CACHEP,
+    &crate::signal::SIGQUEUE_CACHEP,
+    &crate::uaccess::NAMES_CACHEP,
+];
 
 /// `/proc/slabinfo` (Linux's `slab_show`, version 2.1).
 pub fn slabinfo() -> String {
@@ -530,6 +638,6 @@ mod tests {
             .next()
             .is_some_and(|l| l.starts_with("# name            <active_objs>")));
         let names: Vec<&str> = lines.filter_map(|l| l.split_whitespace().next()).collect();
-        assert_eq!(names, ["sigqueue", "names_cache"]);
+        assert_eq!(names, ["filp", "task_struct", "sigqueue", "names_cache"]);
     }
 }

@@ -1016,22 +1016,23 @@ impl Mm {
             .ok()
             .and_then(|len| addr.as_u64().checked_add(len))
             .ok_or(Errno::EFAULT)?;
-        {
-            let m = self.inner.lock();
-            let mut page = addr.page_base().as_u64();
-            while page < end {
-                match find(&m.vmas, page.max(addr.as_u64())) {
-                    Some((_, v))
-                        if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
-                    _ => return Err(Errno::EFAULT),
-                }
-                page += PAGE;
-            }
-        }
-        if write {
-            self.write_bytes(addr, buf)?;
-        }
         let mut m = self.inner.lock();
+        let mut page = addr.page_base().as_u64();
+        while page < end {
+            match find(&m.vmas, page.max(addr.as_u64())) {
+                Some((_, v))
+                    if v.kind != VmaKind::Vvar && (force || if write { v.prot.write } else { v.prot.read }) => {}
+                _ => return Err(Errno::EFAULT),
+            }
+            page += PAGE;
+        }
+        // A read checks and copies under one hold of the lock (a PEEKDATA
+        // took it twice); a write breaks copy-on-write without it.
+        if write {
+            drop(m);
+            self.write_bytes(addr, buf)?;
+            m = self.inner.lock();
+        }
         // Every page was found in a region above, so below TASK_SIZE.
         for piece in page_pieces(addr, buf.len()) {
             let (va, piece) = piece?;

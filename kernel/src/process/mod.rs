@@ -401,6 +401,9 @@ fn do_clone(
             // added now would escape it.
             return Err(Errno::ERESTARTNOINTR);
         }
+        if flags & CLONE_THREAD != 0 {
+            signal::task_join_group_stop(&me, &task, &proc_);
+        }
         threads.push(task.clone());
     }
     if flags & CLONE_THREAD == 0 {

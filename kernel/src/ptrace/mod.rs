@@ -357,21 +357,25 @@ fn ptrace_stop(
         me.set_state(TaskState::Stopped);
         tracer
     };
-    // Trapping for a group stop: this thread's part in it. Whoever
-    // completes the stop tells the real parent too, unless that is the
-    // tracer, told below (Linux's gstop_done and ptrace_reparented).
-    if why == code::CLD_STOPPED && signal::group_stop_pending(&me) {
-        if let Some(p) = me.process.get() {
-            if signal::task_participate_group_stop(&me, p) {
-                let reparented = tracer
-                    .process
-                    .get()
-                    .is_none_or(|tp| tp.pid != p.ppid.load(Ordering::Acquire));
-                signal::group_stop_done(p, signal::group_stop_signal(&me), reparented);
+    // This task sleeps right after: the tracer (and parent) it wakes run
+    // here next (Linux wakes the parent with __wake_up_sync).
+    sched::with_sync_wakeups(|| {
+        // Trapping for a group stop: this thread's part in it. Whoever
+        // completes the stop tells the real parent too, unless that is the
+        // tracer, told below (Linux's gstop_done and ptrace_reparented).
+        if why == code::CLD_STOPPED && signal::group_stop_pending(&me) {
+            if let Some(p) = me.process.get() {
+                if signal::task_participate_group_stop(&me, p) {
+                    let reparented = tracer
+                        .process
+                        .get()
+                        .is_none_or(|tp| tp.pid != p.ppid.load(Ordering::Acquire));
+                    signal::group_stop_done(p, signal::group_stop_signal(&me), reparented);
+                }
             }
         }
-    }
-    notify_tracer(&tracer, &me, why, exit_code);
+        notify_tracer(&tracer, &me, why, exit_code);
+    });
     drop(tracer);
     loop {
         {

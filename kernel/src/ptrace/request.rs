@@ -325,7 +325,10 @@ fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
         st.stopped = false;
         st.listening = false;
     }
-    sched::wake_up(child);
+    // A tracer resumes a tracee to wait for its next stop: the tracee runs
+    // on this CPU when the tracer blocks, or is sent to an idle one when
+    // the tracer returns to user mode first.
+    sched::with_sync_wakeups(|| sched::wake_up(child));
     Ok(0)
 }
 

@@ -33,11 +33,38 @@ static NEED_RESCHED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(f
 const TIMESLICE_TICKS: u32 = 2;
 static SLICE_LEFT: PerCpu<core::sync::atomic::AtomicU32> =
     PerCpu::new([const { core::sync::atomic::AtomicU32::new(TIMESLICE_TICKS) }; NR_CPUS]);
+/// Set while this CPU's task makes synchronous wake-ups (Linux's WF_SYNC):
+/// it is about to give up the CPU, so the tasks it wakes are left for this
+/// CPU's next `schedule` instead of an IPI to an idle CPU.
+static WAKE_SYNC: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+/// A synchronous wake-up left a task queued without kicking an idle CPU:
+/// the next `schedule` here, or the return to user mode if the waker did
+/// not block after all, sends the kick it saved.
+static KICK_OWED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 
 /// The running task on this CPU.
 #[notrace]
 pub fn current() -> Arc<Task> {
     try_current().expect("no current task")
+}
+
+/// Runs `f` on the running task without taking a reference to it (no
+/// atomic count update: the trace write path calls it on every event);
+/// `None` if the scheduler has not started on this CPU. Always inlined,
+/// so never traced itself (the probe hit paths call it).
+#[inline(always)]
+pub fn with_current<R, F: FnOnce(&Task) -> R>(f: F) -> Option<R> {
+    let p = CURRENT.this().load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null CURRENT slot came from `Arc::into_raw` and owns a
+    // strong count of the task running this code, which only this CPU's
+    // `schedule` replaces; the task that runs `f` stays alive while it
+    // runs, wherever `f` may take it, so the borrow cannot outlive it.
+    #[allow(unsafe_code)]
+    let t = unsafe { &*p };
+    Some(f(t))
 }
 
 /// The running task, if the scheduler has started on this CPU. Notrace:
@@ -138,10 +165,56 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     if !task.on_rq.swap(true, Ordering::AcqRel) {
         rq.push_back(task.clone());
         drop(rq);
-        kick_idle_cpu(task);
+        let me = arch::cpu::cpu_id();
+        if WAKE_SYNC.on(me).load(Ordering::Relaxed) && task.may_run_on(me) {
+            // The waker is about to block: the task runs here next, with
+            // no cross-CPU wake-up (an idle CPU's wfi exit is slow, and
+            // under QEMU slower still).
+            KICK_OWED.on(me).store(true, Ordering::Relaxed);
+        } else {
+            kick_idle_cpu(task);
+        }
     }
     crate::trace::tracepoint::sched::trace_sched_wakeup(task);
     true
+}
+
+/// Runs `f`, whose wake-ups are synchronous (Linux's WF_SYNC, as
+/// `__wake_up_sync` and a tracee's `do_notify_parent_cldstop`): the caller
+/// gives up the CPU right after (a tracee stopping, a tracer about to
+/// wait), so a task it wakes is picked by this CPU's next `schedule`
+/// instead of being sent to an idle CPU. If the caller returns to user mode
+/// without blocking, the kick is sent then ([`flush_sync_kick`]), so a
+/// woken task waits at most for that; an idle CPU also finds it at its
+/// next tick.
+pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
+    // Kernel code is not preempted between here and the reset (tasks
+    // switch only in `schedule`, which `f` must not call), so the flag
+    // stays on this task's CPU.
+    let flag = WAKE_SYNC.this();
+    let was = flag.swap(true, Ordering::Relaxed);
+    let r = f();
+    flag.store(was, Ordering::Relaxed);
+    r
+}
+
+/// Sends the kick a synchronous wake-up saved, if the waker did not give
+/// up the CPU after all (called on the way back to user mode).
+#[inline]
+pub fn flush_sync_kick() {
+    let owed = KICK_OWED.this();
+    if owed.load(Ordering::Relaxed) {
+        owed.store(false, Ordering::Relaxed);
+        kick_queued();
+    }
+}
+
+/// Kicks an idle CPU for the first queued task, if any.
+fn kick_queued() {
+    let first = RUNQUEUE.lock().front().cloned();
+    if let Some(t) = first {
+        kick_idle_cpu(&t);
+    }
 }
 
 /// `SCHED_NORMAL` (Linux's `SCHED_OTHER`).
@@ -255,10 +328,21 @@ pub extern "C" fn schedule() {
         // The first queued task this CPU may run (its affinity) of the
         // highest real-time priority.
         let me = arch::cpu::cpu_id();
-        pick_next_task(&rq, me)
+        let next = pick_next_task(&rq, me)
             .and_then(|i| rq.remove(i))
-            .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone())
+            .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone());
+        // A synchronous wake-up's task is picked (or waits behind others
+        // this CPU serves first): what is still queued gets its kick now.
+        if KICK_OWED.this().swap(false, Ordering::Relaxed) {
+            (next, rq.front().cloned())
+        } else {
+            (next, None)
+        }
     };
+    let (next, kick) = next;
+    if let Some(t) = kick {
+        kick_idle_cpu(&t);
+    }
     if Arc::ptr_eq(&prev, &next) {
         arch::cpu::local_irq_restore(flags);
         return;
@@ -270,6 +354,7 @@ pub extern "C" fn schedule() {
     next.on_cpu.store(true, Ordering::Release);
     crate::trace::tracepoint::sched::set_task_cpu(&next, arch::cpu::cpu_id());
     crate::trace::tracepoint::sched::trace_sched_switch(&prev, &next);
+    crate::trace::cmdlines::sched_switch(&prev, &next);
     crate::trace::function_graph::graph_sched_switch(&prev, &next);
     crate::trace::trace_sched_wakeup::wakeup_hook_sched_switch(&prev, &next);
     crate::rseq::rseq_preempt(&prev);
@@ -331,18 +416,22 @@ pub extern "C" fn schedule_tail() {
 #[inline(never)]
 pub fn scheduler_tick() {
     let left = SLICE_LEFT.this().load(Ordering::Relaxed);
-    if left <= 1 {
-        NEED_RESCHED.this().store(true, Ordering::Relaxed);
-    } else {
+    let idle = try_current().is_some_and(|c| c.is_idle());
+    if left > 1 {
         SLICE_LEFT.this().store(left - 1, Ordering::Relaxed);
+    } else if !idle {
+        // The idle task's slice ends only for work (below): its need-resched
+        // flag, which trace entries show, is Linux's.
+        NEED_RESCHED.this().store(true, Ordering::Relaxed);
     }
     // Idle CPUs pick up queued work at each tick.
-    if try_current().is_some_and(|c| c.is_idle()) && has_work_here() {
+    if idle && has_work_here() {
         NEED_RESCHED.this().store(true, Ordering::Relaxed);
     }
 }
 
 /// Whether this CPU should reschedule.
+#[inline(always)] // read by the tracer's record path, which must not be traced
 pub fn need_resched() -> bool {
     NEED_RESCHED.this().load(Ordering::Relaxed)
 }

@@ -210,6 +210,16 @@ pub struct Task {
     pub rt_priority: AtomicU32,
 }
 
+/// The cache of tasks (Linux's `task_struct_cachep`): every kernel thread
+/// and user task is an object of it; the idle tasks, made before it is
+/// needed, are on the heap.
+pub static TASK_STRUCT_CACHEP: crate::mm::slab::KmemCache = crate::mm::slab::KmemCache::new(
+    "task_struct",
+    crate::mm::slab::arc_object_size::<Task>(),
+    crate::mm::slab::arc_object_align::<Task>(),
+    true,
+);
+
 impl Task {
     /// Whether its affinity lets it run on `cpu`.
     pub fn may_run_on(&self, cpu: usize) -> bool {
@@ -268,7 +278,7 @@ impl Task {
         let stack = KernelStack::new()?;
         let ctx = TaskContext::new_task(stack.top(), f as *const () as usize, arg);
         let tid = NEXT_TID.fetch_add(1, Ordering::Relaxed);
-        let t = Arc::new(Task::base(tid, ctx, Some(stack), false, name));
+        let t = crate::mm::slab::arc_new_in(&TASK_STRUCT_CACHEP, Task::base(tid, ctx, Some(stack), false, name));
         t.set_state(TaskState::Interruptible);
         Some(t)
     }
@@ -280,7 +290,7 @@ impl Task {
         let frame = stack.top() - PT_REGS_SIZE;
         crate::process::regs::write_frame(frame, regs);
         let ctx = TaskContext::new_task(frame, 0, 0);
-        let t = Arc::new(Task::base(tid, ctx, Some(stack), false, ""));
+        let t = crate::mm::slab::arc_new_in(&TASK_STRUCT_CACHEP, Task::base(tid, ctx, Some(stack), false, ""));
         t.set_comm(name);
         t.set_state(TaskState::Interruptible);
         Some(t)

@@ -754,6 +754,12 @@ pub fn do_signal(regs: &mut PtRegs) {
             match default_action(sig) {
                 DefaultAction::Ignore | DefaultAction::Cont => continue,
                 DefaultAction::Stop => {
+                    // Job control does nothing in an orphaned process
+                    // group (no shell is left to continue it); SIGSTOP
+                    // always stops.
+                    if sig != SIGSTOP && is_pgrp_orphaned(p.pgid.load(Ordering::Acquire)) {
+                        continue;
+                    }
                     if let Some(sig) = do_signal_stop(&me, &p, sig) {
                         crate::ptrace::ptrace_group_stop(sig);
                     }
@@ -807,6 +813,42 @@ pub fn do_signal(regs: &mut PtRegs) {
         }
         crate::debug::hw_breakpoint::user_rewind_single_step(&me, regs);
     }
+}
+
+/// Linux's task_join_group_stop: a thread `me` creates in `p` while a
+/// group stop is in progress takes part in it (and counts toward it), and
+/// one created in a complete stop stops too; either way it stops before
+/// it runs user code. Called under `p.threads`, where the stop's
+/// bookkeeping changes.
+pub fn task_join_group_stop(me: &Task, new: &Task, p: &Process) {
+    let mut mask = group_stop_signal(me);
+    if p.group_stop_count.load(Ordering::Acquire) != 0 {
+        p.group_stop_count.fetch_add(1, Ordering::AcqRel);
+        mask |= jobctl::STOP_CONSUME;
+    } else if !p.stopped.load(Ordering::Acquire) {
+        return;
+    }
+    new.jobctl.fetch_or(mask | jobctl::STOP_PENDING, Ordering::AcqRel);
+}
+
+/// Whether process group `pgid` is orphaned (Linux's
+/// will_become_orphaned_pgrp, as is_current_pgrp_orphaned asks it): no
+/// live member has a parent in another group of the same session, init's
+/// children aside.
+pub fn is_pgrp_orphaned(pgid: u32) -> bool {
+    let procs = crate::process::all_processes();
+    let find = |pid: u32| procs.binary_search_by_key(&pid, |q| q.pid).ok().map(|i| &procs[i]);
+    !procs.iter().any(|q| {
+        if q.pgid.load(Ordering::Acquire) != pgid || q.is_zombie() {
+            return false;
+        }
+        let ppid = q.ppid.load(Ordering::Acquire);
+        ppid != 1
+            && find(ppid).is_some_and(|pp| {
+                pp.pgid.load(Ordering::Acquire) != pgid
+                    && pp.sid.load(Ordering::Acquire) == q.sid.load(Ordering::Acquire)
+            })
+    })
 }
 
 /// Linux's do_signal_stop: `signr`, just dequeued, starts a group stop of

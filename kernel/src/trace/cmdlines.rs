@@ -1,11 +1,21 @@
 //! Saved command lines (`saved_cmdlines`, `saved_cmdlines_size`): the
 //! comm of each pid seen by recorded events, kept in a fixed table so
-//! that the write path saves without allocating (Linux's
-//! `trace_save_cmdline`, which also gives up when the table is busy).
+//! that saving never allocates (Linux's `trace_save_cmdline`, which also
+//! gives up when the table is busy).
+//!
+//! A recorded event does not save anything itself: it only marks its CPU
+//! ([`record_cmdline`], Linux's `trace_taskinfo_save`), and the next
+//! context switch on that CPU saves the tasks that leave and enter it
+//! ([`sched_switch`], as Linux's `probe_sched_switch`), so that the write
+//! path takes no lock shared between CPUs. A reader of the saved names
+//! first saves its own CPU's pending task ([`find`], [`show`]): it may be
+//! the very task that recorded and has not been switched out since.
 
+use crate::percpu::{PerCpu, NR_CPUS};
 use crate::sync::IrqSpinLock;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::AtomicBool;
 use core::sync::atomic::{AtomicU32, Ordering};
 use uapi::Errno;
 
@@ -44,33 +54,84 @@ pub fn init() {
     }
 }
 
-/// Saves `task`'s comm (from the write path: never waits, never allocates).
-pub fn save(task: &crate::sched::Task) {
+/// Per CPU: an event was recorded here since the last save (Linux's
+/// `trace_taskinfo_save`).
+static TASKINFO_SAVE: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+
+/// Marks this CPU's current task for saving at the next context switch
+/// (Linux's `tracing_record_cmdline(current)` from the commit path): one
+/// store to this CPU's flag, no lock.
+#[inline]
+pub fn record_cmdline() {
+    let flag = TASKINFO_SAVE.this();
+    if !flag.load(Ordering::Relaxed) {
+        flag.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The context switch from `prev` to `next` on this CPU (interrupts
+/// masked): saves both if an event was recorded here since the last save
+/// (Linux's `tracing_record_taskinfo_sched_switch`); the flag stays set if
+/// the table was busy, to try again at the next switch.
+#[inline]
+pub fn sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
+    let flag = TASKINFO_SAVE.this();
+    if !flag.load(Ordering::Relaxed) {
+        return;
+    }
+    if save(prev) & save(next) {
+        flag.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Saves this CPU's current task if an event it recorded is not saved yet
+/// (for readers: the task reading may be the one that recorded).
+fn save_pending_current() {
+    let irq = arch::cpu::local_irq_save();
+    let flag = TASKINFO_SAVE.this();
+    if flag.load(Ordering::Relaxed) {
+        if let Some(t) = crate::sched::try_current() {
+            if save(&t) {
+                flag.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+    arch::cpu::local_irq_restore(irq);
+}
+
+/// Saves `task`'s comm now (never waits, never allocates): false if the
+/// table or the task's name was busy. The idle tasks are not saved (their
+/// pid 0 prints as `<idle>`).
+pub fn save(task: &crate::sched::Task) -> bool {
+    if task.is_idle() {
+        return true;
+    }
     let pid = task.tid();
     let Some(comm) = task.comm.try_lock().map(|c| *c) else {
-        return;
+        return false;
     };
-    let Some(mut t) = TABLE.try_lock() else { return };
+    let Some(mut t) = TABLE.try_lock() else { return false };
     let t = &mut *t;
     if t.entries.is_empty() || t.map.len() != PID_MAX_DEFAULT {
-        return;
+        return true;
     }
     let idx = pid_index(pid);
     let known = t.map[idx] as usize;
     if let Some(e) = known.checked_sub(1).and_then(|s| t.entries.get_mut(s)) {
         if e.0 == pid {
             e.1 = comm;
-            return;
+            return true;
         }
     }
     let slot = t.next;
     t.next = (slot + 1) % t.entries.len();
-    let Some(e) = t.entries.get_mut(slot) else { return };
+    let Some(e) = t.entries.get_mut(slot) else { return true };
     if e.0 != 0 && t.map[pid_index(e.0)] as usize == slot + 1 {
         t.map[pid_index(e.0)] = 0;
     }
     *e = (pid, comm);
     t.map[idx] = slot as u32 + 1;
+    true
 }
 
 fn comm_str(c: &[u8; 16]) -> String {
@@ -87,6 +148,7 @@ pub fn find(pid: i32) -> String {
     let Ok(pid) = u32::try_from(pid) else {
         return String::from("<...>");
     };
+    save_pending_current();
     let t = TABLE.lock();
     let slot = t.map.get(pid_index(pid)).copied().unwrap_or(0) as usize;
     match slot.checked_sub(1).and_then(|s| t.entries.get(s)) {
@@ -97,6 +159,7 @@ pub fn find(pid: i32) -> String {
 
 /// `saved_cmdlines`: `pid comm` lines.
 pub fn show() -> String {
+    save_pending_current();
     let mut s = String::new();
     for e in TABLE.lock().entries.iter().filter(|e| e.0 != 0) {
         s.push_str(&alloc::format!("{} {}\n", e.0, comm_str(&e.1)));

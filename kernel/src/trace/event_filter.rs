@@ -295,16 +295,25 @@ static SCRATCH: [[IrqSpinLock<[u8; BUF_MAX_DATA_SIZE]>; SCRATCH_NEST]; NR_CPUS] 
 /// How deep events may nest on one CPU.
 const SCRATCH_NEST: usize = 3;
 
-/// What a filter sees of the task and CPU an event happens on.
+/// What a filter sees of the task and CPU an event happens on. The task's
+/// name is read the first time something asks for it (a `comm` filter, a
+/// new hist entry): most hits never do, and reading it takes its lock.
 pub(super) struct ProbeContext {
     cpu: u32,
-    comm: [u8; TASK_COMM_LEN],
+    comm: core::cell::OnceCell<[u8; TASK_COMM_LEN]>,
 }
 
 impl ProbeContext {
     /// The current task on `cpu` (an empty comm if it cannot be read
     /// without waiting).
     pub(super) fn current(cpu: usize) -> ProbeContext {
+        ProbeContext {
+            cpu: cpu as u32,
+            comm: core::cell::OnceCell::new(),
+        }
+    }
+
+    fn read_comm() -> [u8; TASK_COMM_LEN] {
         let mut comm = [0u8; TASK_COMM_LEN];
         match crate::sched::try_current() {
             Some(t) if t.is_idle() => comm[..9].copy_from_slice(b"swapper/0"),
@@ -315,7 +324,7 @@ impl ProbeContext {
             }
             None => {}
         }
-        ProbeContext { cpu: cpu as u32, comm }
+        comm
     }
 }
 
@@ -324,7 +333,7 @@ impl FilterContext for ProbeContext {
         self.cpu
     }
     fn comm(&self) -> &[u8] {
-        &self.comm
+        self.comm.get_or_init(Self::read_comm)
     }
     // `char *` fields (read through `fetch_string`) do not exist in this
     // kernel's events: the default (never readable) stands.
@@ -372,12 +381,17 @@ pub(super) fn record_slow_inner(
     if total > BUF_MAX_DATA_SIZE {
         return false;
     }
+    // The hitting code's state, before this path masks interrupts and
+    // takes its scratch lock: every entry written below shows it.
+    let ctx = super::tracing_gen_ctx();
     let irq = arch::cpu::local_irq_save();
+    let saved_ctx = super::TraceCtxSave::new(ctx);
     let cpu = arch::cpu::cpu_id();
     let Some(mut scratch) = SCRATCH
         .get(cpu)
         .and_then(|levels| levels.iter().find_map(IrqSpinLock::try_lock))
     else {
+        drop(saved_ctx);
         arch::cpu::local_irq_restore(irq);
         return false;
     };
@@ -421,6 +435,7 @@ pub(super) fn record_slow_inner(
         trigger::trace_kernel_stack(tr);
     }
     trigger::event_triggers_post_call(file, post);
+    drop(saved_ctx);
     arch::cpu::local_irq_restore(irq);
     committed
 }
@@ -494,9 +509,9 @@ fn tr_key(tr: &TraceArray) -> usize {
     tr as *const TraceArray as usize
 }
 
-/// Logs a failed filter in `error_log`.
-fn log_failure(f: &trace_filter::FilterFailure) {
-    super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+/// Logs a failed filter in the `error_log` of `tr`.
+fn log_failure(tr: &TraceArray, f: &trace_filter::FilterFailure) {
+    super::error_log::tracing_log_err_tr(tr, FILTER_ERROR_LOC, &f.command, &f.err);
 }
 
 /// A write to an event's `filter` (Linux's `apply_event_filter`).
@@ -506,7 +521,7 @@ fn event_filter_write(ev: &TraceEvent, file: &TraceEventFile, buf: &[u8]) -> Res
     let up = apply_event_filter(buf, &schema, &filter_env());
     let _w = file.write_lock.lock();
     if let Some(f) = &up.failure {
-        log_failure(f);
+        log_failure(file.tr, f);
     }
     let res = up.result();
     file.install_filter(up.filter);
@@ -529,7 +544,7 @@ fn system_filter_write(tr: &TraceArray, system: &str, buf: &[u8]) -> Result<(), 
     let refs: Vec<&[EventField<'_>]> = schemas.iter().map(Vec::as_slice).collect();
     let up = apply_subsystem_filter(buf, &refs, &filter_env());
     for f in &up.event_failures {
-        log_failure(f);
+        log_failure(tr, f);
     }
     for ((_, file), filter) in evs.iter().zip(up.events) {
         let _w = file.write_lock.lock();

@@ -344,21 +344,16 @@ fn enable_text(f: &TraceEventFile) -> Vec<u8> {
     s
 }
 
-/// Takes (`on`) or drops a soft-mode reference on `ev` in the top-level
-/// trace array (Linux's `trace_event_enable_disable(file, on, 1)`), under
+/// Takes (`on`) or drops a soft-mode reference on `ev`'s file `f` (of any
+/// trace array; Linux's `trace_event_enable_disable(file, on, 1)`), under
 /// the event mutex.
-pub(super) fn soft_enable_disable(ev: &TraceEvent, on: bool) -> Result<(), Errno> {
-    let _g = EVENT_MUTEX.lock();
-    ev.enable_disable(&ev.file, on, true)
-}
-
-/// [`soft_enable_disable`] on `ev`'s file `f` (of any trace array).
 pub(super) fn soft_enable_disable_file(ev: &TraceEvent, f: &TraceEventFile, on: bool) -> Result<(), Errno> {
     let _g = EVENT_MUTEX.lock();
     ev.enable_disable(f, on, true)
 }
 
-/// [`soft_enable_disable`] for a caller that holds the event mutex (an
+/// [`soft_enable_disable_file`] on the top-level file, for a caller that
+/// holds the event mutex (an
 /// event probe's `reg`, which soft-enables the event it is attached to).
 pub(super) fn soft_enable_disable_locked(ev: &TraceEvent, on: bool) -> Result<(), Errno> {
     ev.enable_disable(&ev.file, on, true)

@@ -188,7 +188,9 @@ pub fn disable_fprobe(fp: &Fprobe) {
 }
 
 /// The ops every fprobe shares; its filter is every probed function.
-pub static FPROBE_OPS: FtraceOps = FtraceOps::new("fprobe_ops", fprobe_handler).with_own_recursion();
+pub static FPROBE_OPS: FtraceOps = FtraceOps::new("fprobe_ops", fprobe_handler)
+    .with_own_recursion()
+    .with_save_regs();
 
 /// The fprobes of each probed function, by site. Written only inside
 /// `stop_machine`, when no CPU is in [`fprobe_handler`] (it runs with

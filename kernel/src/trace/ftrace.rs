@@ -44,6 +44,9 @@ type FtraceFunc = extern "C" fn(usize, usize, &FtraceOps, &mut FtraceRegs);
 pub struct FtraceOps {
     /// What `ftrace_caller` calls: must stay the first field.
     func: FtraceFunc,
+    /// `arch::ftrace::FTRACE_OPS_FL_*`, which the trampoline reads: must
+    /// stay the second.
+    arch_flags: u64,
     callback: FtraceCallback,
     /// Its name in `enabled_functions`.
     name: &'static str,
@@ -56,6 +59,9 @@ pub struct FtraceOps {
     /// CPU, because it guards against recursion itself (kprobes count a
     /// nested hit as missed on the probe, as their `nmissed` promises).
     own_recursion: bool,
+    /// Its owner's data (Linux's `ops->private`: the trace array of an
+    /// instance's function tracer), set once.
+    private: spin::Once<&'static (dyn core::any::Any + Send + Sync)>,
 }
 
 /// A filter entry that names no site (Linux's `FTRACE_HASH_FL_MOD`): a
@@ -63,6 +69,8 @@ pub struct FtraceOps {
 /// `set_ftrace_filter` whose only words are `:mod:` words kept for
 /// modules not loaded.
 pub const FTRACE_HASH_MOD: u32 = u32::MAX;
+
+const _: () = assert!(core::mem::offset_of!(FtraceOps, arch_flags) == arch::ftrace::FTRACE_OPS_FLAGS_OFFSET);
 
 /// The functions an ops traces, by site index.
 #[derive(Clone, Default)]
@@ -84,6 +92,7 @@ impl FtraceOps {
     pub const fn new(name: &'static str, callback: FtraceCallback) -> FtraceOps {
         FtraceOps {
             func: ftrace_ops_assist_func,
+            arch_flags: 0,
             callback,
             name,
             hash: spin::Mutex::new(FtraceHash {
@@ -93,13 +102,35 @@ impl FtraceOps {
             nmissed: AtomicU64::new(0),
             slot: AtomicUsize::new(usize::MAX),
             own_recursion: false,
+            private: spin::Once::new(),
         }
+    }
+
+    /// Gives it its owner's data (the first call only: an ops belongs to
+    /// one owner for its whole life).
+    pub fn set_private(&self, data: &'static (dyn core::any::Any + Send + Sync)) {
+        self.private.call_once(|| data);
+    }
+
+    /// Its owner's data, if it is a `T`.
+    pub fn private<T: 'static>(&self) -> Option<&'static T> {
+        let data: &'static (dyn core::any::Any + Send + Sync) = *self.private.get()?;
+        data.downcast_ref::<T>()
     }
 
     /// The same ops, called even when the CPU is already inside a
     /// callback: its callback must protect itself against recursion.
     pub const fn with_own_recursion(mut self) -> FtraceOps {
         self.own_recursion = true;
+        self
+    }
+
+    /// The same ops, whose callback sees (and may change) x19..x28 in
+    /// [`FtraceRegs::callee_saved`] (Linux's `FTRACE_OPS_FL_SAVE_REGS`):
+    /// what kprobes and fprobes need. Other ops get a trampoline that
+    /// saves only what Linux's `ftrace_caller` saves.
+    pub const fn with_save_regs(mut self) -> FtraceOps {
+        self.arch_flags |= arch::ftrace::FTRACE_OPS_FL_SAVE_REGS;
         self
     }
 
@@ -153,7 +184,8 @@ fn ftrace_stub(_: &FtraceOps, _: usize, _: usize, _: &mut FtraceRegs) {}
 pub static FTRACE_NOP_OPS: FtraceOps = FtraceOps::with_func("ftrace_nop_ops", ftrace_ops_nop_func);
 
 /// The literal of a site several ops use (Linux's `ftrace_list_ops`).
-pub static FTRACE_LIST_OPS: FtraceOps = FtraceOps::with_func("ftrace_list_ops", ftrace_ops_list_func);
+/// It saves every register, as one of the ops may want them.
+pub static FTRACE_LIST_OPS: FtraceOps = FtraceOps::with_func("ftrace_list_ops", ftrace_ops_list_func).with_save_regs();
 
 /// Most ops registered at once (a site's users are a bit mask of slots).
 pub const MAX_OPS: usize = 64;

@@ -41,55 +41,248 @@ const TRACERS: &[&str] = &[
     "nop",
 ];
 
-/// Whether `function` is the current tracer.
-static FUNCTION_ON: AtomicBool = AtomicBool::new(false);
 /// Serialises tracer switches (Linux's `trace_types_lock`).
 static TRACER_LOCK: crate::locking::Mutex<()> = crate::locking::Mutex::new(());
-/// `set_ftrace_pid`: empty for every task.
-static FTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
-/// Whether `set_ftrace_pid` has pids (read on the hit path).
-static PID_FILTER: AtomicBool = AtomicBool::new(false);
-/// `set_ftrace_notrace_pid`: tasks never traced.
-static FTRACE_NOTRACE_PIDS: spin::RwLock<BTreeSet<u32>> = spin::RwLock::new(BTreeSet::new());
-/// Whether `set_ftrace_notrace_pid` has pids.
-static NOTRACE_PID_FILTER: AtomicBool = AtomicBool::new(false);
 
-/// The current tracer of `tr` (`nop` for instances, which have no other
-/// yet).
+/// A pid list of the function tracers (`set_ftrace_pid` or
+/// `set_ftrace_notrace_pid` of one trace array).
+pub(super) struct FtracePidList {
+    pids: spin::RwLock<BTreeSet<u32>>,
+    /// Whether it has pids (read on the hit path before any lock).
+    on: AtomicBool,
+}
+
+impl FtracePidList {
+    const fn new() -> FtracePidList {
+        FtracePidList {
+            pids: spin::RwLock::new(BTreeSet::new()),
+            on: AtomicBool::new(false),
+        }
+    }
+
+    fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    fn show(&self) -> Vec<u8> {
+        let pids = self.pids.read();
+        if pids.is_empty() {
+            return b"no pid\n".to_vec();
+        }
+        pids.iter()
+            .map(|p| alloc::format!("{p}\n"))
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    /// Pids to add, whitespace separated; `EINVAL` for anything else
+    /// (Linux takes pids of tasks that do not exist).
+    fn write(&self, buf: &[u8]) -> Result<usize, Errno> {
+        let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
+        let mut new = Vec::new();
+        for w in text.split_ascii_whitespace() {
+            new.push(w.parse::<u32>().map_err(|_| Errno::EINVAL)?);
+        }
+        let mut pids = self.pids.write();
+        pids.extend(new);
+        self.on.store(!pids.is_empty(), Ordering::Release);
+        Ok(buf.len())
+    }
+
+    fn clear(&self) {
+        let mut pids = self.pids.write();
+        pids.clear();
+        self.on.store(false, Ordering::Release);
+    }
+}
+
+/// The function tracers' side of one trace array, the top level's or an
+/// instance's (Linux's `tr->ops`, `tr->function_pids`,
+/// `tr->function_no_pids` and the array's fgraph ops): its own ops on the
+/// shared patch sites, each recording into its own buffer, with its own
+/// filters and pid lists. Made at the array's first use of ftrace and
+/// kept (an instance's array is recycled, and this with it).
+pub struct FtraceArray {
+    tr: &'static TraceArray,
+    /// The function tracer's ops, whose filter and notrace sets are this
+    /// array's `set_ftrace_filter` and `set_ftrace_notrace`.
+    pub ops: &'static FtraceOps,
+    /// function_graph's ops, which follow `ops`' sets.
+    pub graph_ops: &'static FtraceOps,
+    /// Whether `function` is its current tracer.
+    function_on: AtomicBool,
+    /// Whether `function_graph` is.
+    pub(super) graph_on: AtomicBool,
+    /// Its graph user slot while function_graph runs (0 for the top
+    /// level).
+    pub(super) graph_user: core::sync::atomic::AtomicU8,
+    /// `set_ftrace_pid`: empty for every task.
+    pids: FtracePidList,
+    /// `set_ftrace_notrace_pid`: tasks never traced.
+    notrace_pids: FtracePidList,
+}
+
+impl core::fmt::Debug for FtraceArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "FtraceArray({})", self.ops.name())
+    }
+}
+
+/// Every trace array's [`FtraceArray`], the top level's first.
+static FTRACE_ARRAYS: spin::Mutex<Vec<&'static FtraceArray>> = spin::Mutex::new(Vec::new());
+
+impl FtraceArray {
+    /// Its trace array.
+    pub fn tr(&self) -> &'static TraceArray {
+        self.tr
+    }
+
+    /// Whether `function` is its current tracer.
+    pub fn function_on(&self) -> bool {
+        self.function_on.load(Ordering::Acquire)
+    }
+
+    /// Whether function_graph is its current tracer.
+    pub fn graph_on(&self) -> bool {
+        self.graph_on.load(Ordering::Acquire)
+    }
+
+    /// Whether its pid lists skip task `pid` (Linux's `ftrace_ignore_pid`):
+    /// not in a non-empty `set_ftrace_pid`, or in `set_ftrace_notrace_pid`.
+    /// From the hit path: a list being changed lets nothing through.
+    pub(super) fn ignore_pid(&self, pid: u32) -> bool {
+        if self.pids.is_on() {
+            match self.pids.pids.try_read() {
+                Some(p) if p.contains(&pid) => {}
+                _ => return true,
+            }
+        }
+        if self.notrace_pids.is_on() {
+            match self.notrace_pids.pids.try_read() {
+                Some(p) if !p.contains(&pid) => {}
+                _ => return true,
+            }
+        }
+        false
+    }
+
+    /// Whether either pid list has pids (Linux's `ftrace_pids_enabled`).
+    pub(super) fn pids_enabled(&self) -> bool {
+        self.pids.is_on() || self.notrace_pids.is_on()
+    }
+
+    /// Whether the current task is skipped by its pid lists.
+    pub(super) fn ignore_current(&self, task: Option<&crate::sched::Task>) -> bool {
+        if !self.pids_enabled() {
+            return false;
+        }
+        let pid = task.filter(|t| !t.is_idle()).map_or(0, |t| t.tid());
+        self.ignore_pid(pid)
+    }
+
+    fn pid_list(&self, kind: PidKind) -> &FtracePidList {
+        match kind {
+            PidKind::Trace => &self.pids,
+            PidKind::Notrace => &self.notrace_pids,
+        }
+    }
+}
+
+/// The [`FtraceArray`] of `tr`, made at its first use.
+pub fn ftrace_array(tr: &'static TraceArray) -> &'static FtraceArray {
+    let mut all = FTRACE_ARRAYS.lock();
+    if let Some(fa) = all.iter().find(|fa| core::ptr::eq(fa.tr, tr)) {
+        return fa;
+    }
+    let (ops, graph_ops): (&'static FtraceOps, &'static FtraceOps) = if super::is_global(tr) {
+        (&GLOBAL_OPS, &super::function_graph::GRAPH_OPS)
+    } else {
+        (
+            Box::leak(Box::new(FtraceOps::new("instance_ops", function_trace_call))),
+            Box::leak(Box::new(super::function_graph::instance_graph_ops())),
+        )
+    };
+    let fa: &'static FtraceArray = Box::leak(Box::new(FtraceArray {
+        tr,
+        ops,
+        graph_ops,
+        function_on: AtomicBool::new(false),
+        graph_on: AtomicBool::new(false),
+        graph_user: core::sync::atomic::AtomicU8::new(0),
+        pids: FtracePidList::new(),
+        notrace_pids: FtracePidList::new(),
+    }));
+    ops.set_private(fa);
+    graph_ops.set_private(fa);
+    all.push(fa);
+    fa
+}
+
+/// The [`FtraceArray`] of `tr` if it has one.
+pub fn find_ftrace_array(tr: &TraceArray) -> Option<&'static FtraceArray> {
+    FTRACE_ARRAYS.lock().iter().copied().find(|fa| core::ptr::eq(fa.tr, tr))
+}
+
+/// The top level's [`FtraceArray`].
+pub fn global_ftrace() -> &'static FtraceArray {
+    ftrace_array(global_trace())
+}
+
+/// The current tracer of `tr`.
 pub fn current_tracer(tr: &TraceArray) -> &'static str {
-    if core::ptr::eq(tr, global_trace()) && FUNCTION_ON.load(Ordering::Acquire) {
+    let fa = find_ftrace_array(tr);
+    if fa.is_some_and(FtraceArray::function_on) {
         "function"
-    } else if core::ptr::eq(tr, global_trace()) && super::function_graph::is_on() {
+    } else if fa.is_some_and(FtraceArray::graph_on) {
         "function_graph"
-    } else if let Some(t) = super::trace_irqsoff::current().filter(|_| core::ptr::eq(tr, global_trace())) {
+    } else if let Some(t) = super::trace_irqsoff::current().filter(|_| super::is_global(tr)) {
         t
     } else {
         "nop"
     }
 }
 
-/// `available_tracers` of `tr`.
+/// `available_tracers` of `tr`: an instance has the function tracers
+/// (Linux's `allow_instances`), not the latency ones.
 pub fn available_tracers(tr: &TraceArray) -> Vec<u8> {
-    if core::ptr::eq(tr, global_trace()) {
+    if super::is_global(tr) {
         let mut s = TRACERS.join(" ");
         s.push('\n');
         s.into_bytes()
     } else {
-        b"nop\n".to_vec()
+        b"function_graph function nop\n".to_vec()
     }
+}
+
+/// Stops the function tracers of `fa` (for a tracer switch or a removed
+/// instance).
+fn function_tracers_stop(fa: &'static FtraceArray) -> Result<(), Errno> {
+    if fa.graph_on() {
+        super::function_graph::graph_trace_reset(fa)?;
+        fa.tr.reset(None);
+    }
+    if fa.function_on.swap(false, Ordering::AcqRel) {
+        ftrace::unregister_ftrace_function(fa.ops)?;
+        fa.tr.reset(None);
+    }
+    Ok(())
 }
 
 /// A write to `current_tracer` of `tr` (the name, trailing whitespace
 /// ignored): `EINVAL` for a tracer that does not exist (or, in an
-/// instance, anything but `nop`).
+/// instance, one not allowed there).
 pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Errno> {
-    let global = core::ptr::eq(tr, global_trace());
+    let global = super::is_global(tr);
+    if !TRACERS.contains(&name) || (!global && !matches!(name, "function" | "function_graph" | "nop")) {
+        return Err(Errno::EINVAL);
+    }
     let _g = TRACER_LOCK.lock();
+    let fa = ftrace_array(tr);
     // Linux's tracing_set_tracer: the same tracer again changes nothing;
     // any switch empties the buffer (tracer_init) once the old tracer
     // is stopped.
-    if global && name != "function_graph" && super::function_graph::is_on() {
-        super::function_graph::graph_trace_reset()?;
+    if name != "function_graph" && fa.graph_on() {
+        super::function_graph::graph_trace_reset(fa)?;
         tr.reset(None);
     }
     if global && super::trace_irqsoff::current().is_some_and(|t| t != name) {
@@ -101,31 +294,31 @@ pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Err
             if super::trace_irqsoff::current() == Some(n) {
                 return Ok(());
             }
-            if FUNCTION_ON.swap(false, Ordering::AcqRel) {
-                ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
+            if fa.function_on.swap(false, Ordering::AcqRel) {
+                ftrace::unregister_ftrace_function(fa.ops)?;
             }
             super::trace_irqsoff::latency_tracer_init(tr, n)
         }
-        "function_graph" if global => {
+        "function_graph" => {
             tr.update_buffers()?;
-            if FUNCTION_ON.swap(false, Ordering::AcqRel) {
-                ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
+            if fa.function_on.swap(false, Ordering::AcqRel) {
+                ftrace::unregister_ftrace_function(fa.ops)?;
             }
-            super::function_graph::graph_trace_init(tr, GLOBAL_OPS.hash())
+            super::function_graph::graph_trace_init(fa)
         }
         "nop" => {
-            if global && FUNCTION_ON.swap(false, Ordering::AcqRel) {
-                ftrace::unregister_ftrace_function(&GLOBAL_OPS)?;
+            if fa.function_on.swap(false, Ordering::AcqRel) {
+                ftrace::unregister_ftrace_function(fa.ops)?;
                 tr.reset(None);
             }
             tr.update_buffers()
         }
-        "function" if global => {
+        "function" => {
             tr.update_buffers()?;
-            if !FUNCTION_ON.load(Ordering::Acquire) {
+            if !fa.function_on() {
                 tr.reset(None);
-                ftrace::register_ftrace_function(&GLOBAL_OPS)?;
-                FUNCTION_ON.store(true, Ordering::Release);
+                ftrace::register_ftrace_function(fa.ops)?;
+                fa.function_on.store(true, Ordering::Release);
             }
             Ok(())
         }
@@ -134,21 +327,22 @@ pub fn set_current_tracer(tr: &'static TraceArray, name: &str) -> Result<(), Err
 }
 
 /// The function tracer's callback (Linux's `function_trace_call`): one
-/// `ftrace/function` entry with the function and its caller, flagged with
-/// the traced function's interrupt state (not the trampoline's).
+/// `ftrace/function` entry with the function and its caller, in the
+/// buffer of the ops' trace array, flagged with the traced function's
+/// interrupt state (not the trampoline's).
 #[allow(unsafe_code)] // exported under Linux's name, which enabled_functions prints
 #[no_mangle]
-fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut FtraceRegs) {
+fn function_trace_call(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut FtraceRegs) {
+    let Some(fa) = ops.private::<FtraceArray>() else {
+        return;
+    };
     let task = crate::sched::try_current();
-    if PID_FILTER.load(Ordering::Relaxed) || NOTRACE_PID_FILTER.load(Ordering::Relaxed) {
-        let pid = task.as_ref().filter(|t| !t.is_idle()).map_or(0, |t| t.tid());
-        if ftrace_ignore_pid(pid) {
-            return;
-        }
+    if fa.ignore_current(task.as_deref()) {
+        return;
     }
     let irq = aarch64_cpu::registers::DAIF::I;
     let irqs_off = (regs.daif >> irq.shift) & irq.mask != 0;
-    let done = super::trace_event_write_entry(global_trace(), TRACE_FN, super::TRACE_ENTRY_SIZE + 16, |e| {
+    let done = super::trace_event_write_entry(fa.tr, TRACE_FN, super::TRACE_ENTRY_SIZE + 16, |e| {
         e[2] = if irqs_off {
             e[2] | TRACE_FLAG_IRQS_OFF
         } else {
@@ -158,72 +352,54 @@ fn function_trace_call(_ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut
         e[16..24].copy_from_slice(&(parent_ip as u64).to_le_bytes());
         true
     });
-    if done && super::options::is_set(super::options::RECORD_CMD) {
-        if let Some(t) = task.filter(|t| !t.is_idle()) {
-            super::cmdlines::save(&t);
-        }
+    if done && super::options::is_set(super::options::RECORD_CMD) && task.is_some_and(|t| !t.is_idle()) {
+        super::cmdlines::record_cmdline();
     }
     // options/func_stack_trace (Linux's function_stack_trace_call).
-    if done && super::options::is_set(super::options::FUNC_STACK_TRACE) {
-        super::trigger::trace_function_stack(global_trace());
+    if done && fa.tr.is_set(super::options::FUNC_STACK_TRACE) {
+        super::trigger::trace_function_stack(fa.tr);
     }
 }
 
-/// Whether `set_ftrace_pid` or `set_ftrace_notrace_pid` has pids (Linux's
-/// `ftrace_pids_enabled`).
-pub(super) fn ftrace_pids_enabled() -> bool {
-    PID_FILTER.load(Ordering::Relaxed) || NOTRACE_PID_FILTER.load(Ordering::Relaxed)
-}
-
-/// Whether the function tracer skips task `pid` (Linux's
-/// `ftrace_ignore_pid`): not in a non-empty `set_ftrace_pid`, or in
-/// `set_ftrace_notrace_pid`. From the hit path: a list being changed
-/// lets nothing through.
+/// Whether the top level's function tracer skips task `pid` (Linux's
+/// `ftrace_ignore_pid`).
+#[cfg(feature = "ktest")]
 pub(super) fn ftrace_ignore_pid(pid: u32) -> bool {
-    if PID_FILTER.load(Ordering::Relaxed) {
-        match FTRACE_PIDS.try_read() {
-            Some(p) if p.contains(&pid) => {}
-            _ => return true,
-        }
-    }
-    if NOTRACE_PID_FILTER.load(Ordering::Relaxed) {
-        match FTRACE_NOTRACE_PIDS.try_read() {
-            Some(p) if !p.contains(&pid) => {}
-            _ => return true,
-        }
-    }
-    false
+    global_ftrace().ignore_pid(pid)
 }
 
-/// A task forked (Linux's `ftrace_pid_follow_sched_process_fork`): with
-/// `options/function-fork`, the child of a task in `set_ftrace_pid` or
-/// `set_ftrace_notrace_pid` joins that list.
+/// A task forked (Linux's `ftrace_pid_follow_sched_process_fork`): in
+/// each trace array with `options/function-fork`, the child of a task in
+/// `set_ftrace_pid` or `set_ftrace_notrace_pid` joins that list.
 pub fn ftrace_pids_fork(parent: u32, child: u32) {
-    if !super::options::is_set(super::options::FUNCTION_FORK) {
-        return;
-    }
-    for (on, list) in [(&PID_FILTER, &FTRACE_PIDS), (&NOTRACE_PID_FILTER, &FTRACE_NOTRACE_PIDS)] {
-        if on.load(Ordering::Acquire) {
-            let mut l = list.write();
-            if l.contains(&parent) {
-                l.insert(child);
+    for fa in FTRACE_ARRAYS.lock().iter() {
+        if !fa.tr.is_set(super::options::FUNCTION_FORK) {
+            continue;
+        }
+        for list in [&fa.pids, &fa.notrace_pids] {
+            if list.is_on() {
+                let mut l = list.pids.write();
+                if l.contains(&parent) {
+                    l.insert(child);
+                }
             }
         }
     }
 }
 
-/// A task exited (Linux's `ftrace_pid_follow_sched_process_exit`): with
-/// `options/function-fork` it leaves both lists, so that a later task
-/// given its pid is not caught by them.
+/// A task exited (Linux's `ftrace_pid_follow_sched_process_exit`): in each
+/// trace array with `options/function-fork` it leaves both lists, so that
+/// a later task given its pid is not caught by them.
 pub fn ftrace_pids_exit(pid: u32) {
-    if !super::options::is_set(super::options::FUNCTION_FORK) {
-        return;
-    }
-    for (on, list) in [(&PID_FILTER, &FTRACE_PIDS), (&NOTRACE_PID_FILTER, &FTRACE_NOTRACE_PIDS)] {
-        if on.load(Ordering::Acquire) {
-            let mut l = list.write();
-            // An emptied list still filters (nothing traced), as Linux's.
-            l.remove(&pid);
+    for fa in FTRACE_ARRAYS.lock().iter() {
+        if !fa.tr.is_set(super::options::FUNCTION_FORK) {
+            continue;
+        }
+        for list in [&fa.pids, &fa.notrace_pids] {
+            if list.is_on() {
+                // An emptied list still filters (nothing traced), as Linux's.
+                list.pids.write().remove(&pid);
+            }
         }
     }
 }
@@ -300,7 +476,9 @@ fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
         }
     }
     if probes {
-        super::ftrace_probe::probes_show(&mut s);
+        if let Some(fa) = ops.private::<FtraceArray>() {
+            super::ftrace_probe::probes_show(fa.tr, &mut s);
+        }
     }
     s.into_bytes()
 }
@@ -389,7 +567,7 @@ impl FtraceRegexFile {
         let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
         let edit = write.then(|| {
             let set = if flags & uapi::fcntl::O_TRUNC != 0 {
-                if commands {
+                if commands && core::ptr::eq(ops, &GLOBAL_OPS) {
                     mod_list(kind).lock().clear();
                 }
                 BTreeSet::new()
@@ -429,9 +607,14 @@ impl FtraceRegexFile {
                     None => (rest, None),
                 };
                 if cmd == "mod" {
+                    // The kept `:mod:` words are the top level's only.
+                    if !core::ptr::eq(self.ops, &GLOBAL_OPS) {
+                        return Err(Errno::EINVAL);
+                    }
                     return mod_command(set, self.kind, glob, param.ok_or(Errno::EINVAL)?);
                 }
-                super::ftrace_probe::func_command(glob, cmd, param, self.kind == HashKind::Filter)
+                let fa = self.ops.private::<FtraceArray>().ok_or(Errno::ENODEV)?;
+                super::ftrace_probe::func_command(fa.tr, glob, cmd, param, self.kind == HashKind::Filter)
             }
         }
     }
@@ -525,7 +708,7 @@ impl Drop for FtraceRegexFile {
         }
         // Kept `:mod:` words make the filter select nothing until their
         // module loads (Linux's FTRACE_HASH_FL_MOD).
-        if self.commands && self.kind == HashKind::Filter {
+        if self.commands && self.kind == HashKind::Filter && core::ptr::eq(self.ops, &GLOBAL_OPS) {
             set.remove(&ftrace::FTRACE_HASH_MOD);
             if !MOD_TRACE.lock().is_empty() {
                 set.insert(ftrace::FTRACE_HASH_MOD);
@@ -536,14 +719,19 @@ impl Drop for FtraceRegexFile {
             HashKind::Filter => h.filter = set,
             HashKind::Notrace => h.notrace = set,
         }
-        // function_graph and the profiler follow the function tracer's
-        // filter files.
-        let graph = core::ptr::eq(self.ops, &GLOBAL_OPS).then(|| h.clone());
+        // function_graph (and, at the top level, the profiler) follow the
+        // function tracer's filter files.
+        let fa = self
+            .ops
+            .private::<FtraceArray>()
+            .filter(|fa| core::ptr::eq(fa.ops, self.ops));
+        let profile = core::ptr::eq(self.ops, &GLOBAL_OPS).then(|| h.clone());
+        let graph = fa.map(|fa| (fa, h.clone()));
         let r = self.ops.set_hash(h).and_then(|()| {
-            graph.map_or(Ok(()), |g| {
-                super::function_graph::update_filter(g.clone())?;
-                super::ftrace_profile::update_filter(g)
-            })
+            if let Some((fa, g)) = graph {
+                super::function_graph::update_filter(fa, g)?;
+            }
+            profile.map_or(Ok(()), super::ftrace_profile::update_filter)
         });
         if let Err(e) = r {
             crate::pr_err!("ftrace: cannot apply the filter of {}: {}", self.ops.name(), e);
@@ -556,46 +744,6 @@ impl Drop for FtraceRegexFile {
 enum PidKind {
     Trace,
     Notrace,
-}
-
-fn pid_list(kind: PidKind) -> (&'static spin::RwLock<BTreeSet<u32>>, &'static AtomicBool) {
-    match kind {
-        PidKind::Trace => (&FTRACE_PIDS, &PID_FILTER),
-        PidKind::Notrace => (&FTRACE_NOTRACE_PIDS, &NOTRACE_PID_FILTER),
-    }
-}
-
-fn pid_show(kind: PidKind) -> Vec<u8> {
-    let pids = pid_list(kind).0.read();
-    if pids.is_empty() {
-        return b"no pid\n".to_vec();
-    }
-    pids.iter()
-        .map(|p| alloc::format!("{p}\n"))
-        .collect::<String>()
-        .into_bytes()
-}
-
-/// Pids to add, whitespace separated; `EINVAL` for anything else (Linux
-/// takes pids of tasks that do not exist).
-fn pid_write(kind: PidKind, buf: &[u8]) -> Result<usize, Errno> {
-    let text = core::str::from_utf8(buf).map_err(|_| Errno::EINVAL)?;
-    let mut new = Vec::new();
-    for w in text.split_ascii_whitespace() {
-        new.push(w.parse::<u32>().map_err(|_| Errno::EINVAL)?);
-    }
-    let (list, on) = pid_list(kind);
-    let mut pids = list.write();
-    pids.extend(new);
-    on.store(!pids.is_empty(), Ordering::Release);
-    Ok(buf.len())
-}
-
-fn pid_clear(kind: PidKind) {
-    let (list, on) = pid_list(kind);
-    let mut pids = list.write();
-    pids.clear();
-    on.store(false, Ordering::Release);
 }
 
 /// One line of `enabled_functions`/`touched_functions` (Linux's
@@ -674,28 +822,54 @@ pub fn init(root: &Arc<PseudoDir>) {
         Box::new(|| sites_show(flags::TOUCHED)),
         None,
     );
+    create_array_files(root, global_trace());
+    super::trace_stack::init(root);
+    super::ftrace_profile::init(root);
+}
+
+/// The ftrace files every trace array has, the top level and each
+/// instance: `set_ftrace_filter`, `set_ftrace_notrace`, `set_ftrace_pid`
+/// and `set_ftrace_notrace_pid` (Linux's `ftrace_init_tracefs`).
+pub fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
+    let fa = ftrace_array(tr);
     for (name, kind) in [
         ("set_ftrace_filter", HashKind::Filter),
         ("set_ftrace_notrace", HashKind::Notrace),
     ] {
-        let _ = root.file_ops(
+        let _ = dir.file_ops(
             name,
             0o640,
-            Box::new(move |flags| Ok(FtraceRegexFile::open(&GLOBAL_OPS, kind, true, flags))),
+            Box::new(move |flags| Ok(FtraceRegexFile::open(fa.ops, kind, true, flags))),
         );
     }
     for (name, kind) in [
         ("set_ftrace_pid", PidKind::Trace),
         ("set_ftrace_notrace_pid", PidKind::Notrace),
     ] {
-        let _ = root.file_trunc(
+        let _ = dir.file_trunc(
             name,
             0o640,
-            Box::new(move || pid_show(kind)),
-            Some(Box::new(move |buf| pid_write(kind, buf))),
-            Some(Box::new(move || pid_clear(kind))),
+            Box::new(move || fa.pid_list(kind).show()),
+            Some(Box::new(move |buf| fa.pid_list(kind).write(buf))),
+            Some(Box::new(move || fa.pid_list(kind).clear())),
         );
     }
-    super::trace_stack::init(root);
-    super::ftrace_profile::init(root);
+}
+
+/// An instance is removed (Linux's `tracing_set_nop` and
+/// `ftrace_destroy_function_files` in `__remove_instance`): its function
+/// tracers stop, and its filters and pid lists are emptied for the array's
+/// next use.
+pub fn instance_remove(tr: &'static TraceArray) {
+    let Some(fa) = find_ftrace_array(tr) else { return };
+    let _g = TRACER_LOCK.lock();
+    if let Err(e) = function_tracers_stop(fa) {
+        crate::pr_err!("ftrace: cannot stop the tracer of a removed instance: {}", e);
+    }
+    if let Err(e) = fa.ops.set_hash(FtraceHash::default()) {
+        crate::pr_err!("ftrace: cannot reset the filter of a removed instance: {}", e);
+    }
+    super::ftrace_probe::clear_probes_of(tr);
+    fa.pids.clear();
+    fa.notrace_pids.clear();
 }

@@ -11,11 +11,15 @@
 //! EINVAL), and `!<glob>:<cmd>` removes the entries of that type only
 //! (`:N` chooses the counted type, its value is ignored). The probes work
 //! whatever the current tracer is: they share one ftrace ops
-//! ([`PROBE_OPS`]) whose filter is every function with an entry.
+//! ([`PROBE_OPS`]) whose filter is every function with an entry. Each
+//! trace array has its own probe types (Linux's `tr->func_probes`): a
+//! command written to an instance's `set_ftrace_filter` acts on that
+//! instance (its `tracing_on`, its buffer, its event files).
 
+use super::event_filter::TraceEventFile;
 use super::events::{self, TraceEvent};
 use super::ftrace::{self, FtraceHash, FtraceOps};
-use super::global_trace;
+use super::TraceArray;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -67,14 +71,17 @@ struct ProbeEntry {
     site: u32,
     /// What is left of `:N`; -1 for no limit.
     count: AtomicI64,
-    /// The event of `enable_event`/`disable_event` (holding a soft-mode
-    /// reference while the entry lives).
-    event: Option<Arc<TraceEvent>>,
+    /// The event of `enable_event`/`disable_event` and its file in the
+    /// probe's trace array (holding a soft-mode reference while the entry
+    /// lives).
+    event: Option<(Arc<TraceEvent>, Arc<TraceEventFile>)>,
 }
 
 /// One probe type (Linux's `struct ftrace_func_probe` with its
 /// `probe_ops`) and its entries, by site.
 struct FuncProbe {
+    /// The trace array it acts on.
+    tr: &'static TraceArray,
     cmd: ProbeCmd,
     counted: bool,
     entries: Vec<Arc<ProbeEntry>>,
@@ -120,7 +127,7 @@ fn take_count(e: &ProbeEntry) -> bool {
 /// `event_enable_[count_]probe`): a counted entry counts only the hits
 /// that changed something.
 fn fire(p: &FuncProbe, e: &ProbeEntry) {
-    let tr = global_trace();
+    let tr = p.tr;
     match p.cmd {
         ProbeCmd::TraceOn | ProbeCmd::TraceOff => {
             // Linux's update_traceon_count: the count is read before the
@@ -151,16 +158,16 @@ fn fire(p: &FuncProbe, e: &ProbeEntry) {
             super::trigger::trace_function_stack(tr);
         }
         ProbeCmd::EnableEvent | ProbeCmd::DisableEvent => {
-            let Some(ev) = &e.event else { return };
+            let Some((_, file)) = &e.event else { return };
             let enable = p.cmd == ProbeCmd::EnableEvent;
             // As traceon/traceoff: CPUs that find the event in the other
             // state at once all switch it, and take one from the count
             // between them (Linux's event_enable_count_probe).
             let old = e.count.load(Ordering::Acquire);
-            if p.counted && (old == 0 || enable != ev.file.soft_disabled()) {
+            if p.counted && (old == 0 || enable != file.soft_disabled()) {
                 return;
             }
-            ev.file.set_soft_disabled(!enable);
+            file.set_soft_disabled(!enable);
             if p.counted && old != -1 {
                 let _ = e
                     .count
@@ -212,7 +219,13 @@ fn matching_sites(glob: &str) -> impl Iterator<Item = u32> + '_ {
 /// count or event, an event command outside `set_ftrace_filter`, a glob
 /// adding no new function or removing none; `ENODEV` for a removal when
 /// nothing of that type is registered.
-pub fn func_command(glob: &str, command: &str, param: Option<&str>, filter: bool) -> Result<(), Errno> {
+pub fn func_command(
+    tr: &'static TraceArray,
+    glob: &str,
+    command: &str,
+    param: Option<&str>,
+    filter: bool,
+) -> Result<(), Errno> {
     let cmd = ProbeCmd::parse(command).ok_or(Errno::EINVAL)?;
     let (remove, glob) = match glob.strip_prefix('!') {
         Some(g) => (true, g),
@@ -228,13 +241,15 @@ pub fn func_command(glob: &str, command: &str, param: Option<&str>, filter: bool
             Some((n, c)) => (n, Some(c)),
             None => (rest, None),
         };
-        event = Some(events::find_event(system, name).ok_or(Errno::EINVAL)?);
+        let ev = events::find_event(system, name).ok_or(Errno::EINVAL)?;
+        let file = ev.file_for(tr).ok_or(Errno::EINVAL)?;
+        event = Some((ev, file));
         param = count;
     }
     let counted = param.is_some();
     let _g = PROBE_LOCK.lock();
     if remove {
-        return unregister(glob, cmd, counted);
+        return unregister(tr, glob, cmd, counted);
     }
     let count = match param.map(|p| p.split(':').next().unwrap_or("")) {
         None => -1,
@@ -246,14 +261,26 @@ pub fn func_command(glob: &str, command: &str, param: Option<&str>, filter: bool
             i64::try_from(v).map_err(|_| Errno::EINVAL)?
         }
     };
-    register(glob, cmd, counted, count, event)
+    register(tr, glob, cmd, counted, count, event)
 }
 
-fn register(glob: &str, cmd: ProbeCmd, counted: bool, count: i64, event: Option<Arc<TraceEvent>>) -> Result<(), Errno> {
+/// Whether probe type `p` is (`tr`, `cmd`, `counted`).
+fn is_type(p: &FuncProbe, tr: &TraceArray, cmd: ProbeCmd, counted: bool) -> bool {
+    core::ptr::eq(p.tr, tr) && p.cmd == cmd && p.counted == counted
+}
+
+fn register(
+    tr: &'static TraceArray,
+    glob: &str,
+    cmd: ProbeCmd,
+    counted: bool,
+    count: i64,
+    event: Option<(Arc<TraceEvent>, Arc<TraceEventFile>)>,
+) -> Result<(), Errno> {
     let existing: Vec<u32> = FUNC_PROBES
         .read()
         .iter()
-        .find(|p| p.cmd == cmd && p.counted == counted)
+        .find(|p| is_type(p, tr, cmd, counted))
         .map(|p| p.entries.iter().map(|e| e.site).collect())
         .unwrap_or_default();
     let new: Vec<u32> = matching_sites(glob)
@@ -266,8 +293,8 @@ fn register(glob: &str, cmd: ProbeCmd, counted: bool, count: i64, event: Option<
     // (Linux's event_enable_init).
     let mut added: Vec<Arc<ProbeEntry>> = Vec::with_capacity(new.len());
     for &site in &new {
-        if let Some(ev) = &event {
-            if let Err(e) = events::soft_enable_disable(ev, true) {
+        if let Some((ev, file)) = &event {
+            if let Err(e) = events::soft_enable_disable_file(ev, file, true) {
                 for a in &added {
                     drop_entry(a.as_ref());
                 }
@@ -282,13 +309,14 @@ fn register(glob: &str, cmd: ProbeCmd, counted: bool, count: i64, event: Option<
     }
     {
         let mut probes = FUNC_PROBES.write();
-        let at = match probes.iter().position(|p| p.cmd == cmd && p.counted == counted) {
+        let at = match probes.iter().position(|p| is_type(p, tr, cmd, counted)) {
             Some(i) => i,
             None => {
                 // Newest first, as Linux's list_add on tr->func_probes.
                 probes.insert(
                     0,
                     FuncProbe {
+                        tr,
                         cmd,
                         counted,
                         entries: Vec::new(),
@@ -306,12 +334,12 @@ fn register(glob: &str, cmd: ProbeCmd, counted: bool, count: i64, event: Option<
 
 /// Releases what an entry holds.
 fn drop_entry(e: &ProbeEntry) {
-    if let Some(ev) = &e.event {
-        let _ = events::soft_enable_disable(ev, false);
+    if let Some((ev, file)) = &e.event {
+        let _ = events::soft_enable_disable_file(ev, file, false);
     }
 }
 
-fn unregister(glob: &str, cmd: ProbeCmd, counted: bool) -> Result<(), Errno> {
+fn unregister(tr: &TraceArray, glob: &str, cmd: ProbeCmd, counted: bool) -> Result<(), Errno> {
     let matching: Vec<u32> = if glob.is_empty() || glob == "*" {
         Vec::new()
     } else {
@@ -320,7 +348,7 @@ fn unregister(glob: &str, cmd: ProbeCmd, counted: bool) -> Result<(), Errno> {
     let all = glob.is_empty() || glob == "*";
     let removed: Vec<Arc<ProbeEntry>> = {
         let mut probes = FUNC_PROBES.write();
-        let Some(at) = probes.iter().position(|p| p.cmd == cmd && p.counted == counted) else {
+        let Some(at) = probes.iter().position(|p| is_type(p, tr, cmd, counted)) else {
             return Err(Errno::ENODEV);
         };
         let entries = &mut probes[at].entries;
@@ -348,15 +376,15 @@ fn unregister(glob: &str, cmd: ProbeCmd, counted: bool) -> Result<(), Errno> {
 /// The probes' lines of `set_ftrace_filter` (Linux's `t_probe_show`):
 /// `func:cmd:unlimited` or `func:cmd:count=N`, with `:sys:event` after
 /// the event commands.
-pub fn probes_show(out: &mut String) {
+pub fn probes_show(tr: &TraceArray, out: &mut String) {
     let sites = ftrace::sites();
-    for p in FUNC_PROBES.read().iter() {
+    for p in FUNC_PROBES.read().iter().filter(|p| core::ptr::eq(p.tr, tr)) {
         for e in &p.entries {
             let Some(site) = sites.get(e.site as usize) else {
                 continue;
             };
             let _ = write!(out, "{}:{}", site.name, p.cmd.name());
-            if let Some(ev) = &e.event {
+            if let Some((ev, _)) = &e.event {
                 let _ = write!(out, ":{}:{}", ev.system(), ev.name());
             }
             let c = e.count.load(Ordering::Acquire);
@@ -372,4 +400,27 @@ pub fn probes_show(out: &mut String) {
 /// Whether any function has a probe.
 pub fn has_probes() -> bool {
     FUNC_PROBES.read().iter().any(|p| !p.entries.is_empty())
+}
+
+/// Removes every probe of `tr` (Linux's `clear_ftrace_function_probes`,
+/// when an instance is removed).
+pub fn clear_probes_of(tr: &TraceArray) {
+    let _g = PROBE_LOCK.lock();
+    let removed: Vec<Arc<ProbeEntry>> = {
+        let mut probes = FUNC_PROBES.write();
+        let (gone, kept): (Vec<FuncProbe>, Vec<FuncProbe>) = core::mem::take(&mut *probes)
+            .into_iter()
+            .partition(|p| core::ptr::eq(p.tr, tr));
+        *probes = kept;
+        gone.into_iter().flat_map(|p| p.entries).collect()
+    };
+    if removed.is_empty() {
+        return;
+    }
+    if let Err(e) = update_ops() {
+        crate::pr_err!("ftrace: cannot update the function probes: {}", e);
+    }
+    for e in &removed {
+        drop_entry(e);
+    }
 }

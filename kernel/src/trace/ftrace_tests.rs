@@ -284,9 +284,16 @@ fn function_tracer_on_every_function_on_all_cpus_neither_hangs_nor_leaves_text()
         false,
     );
     // Tracer switches (each a stop_machine over every site) while the
-    // other CPUs run traced code.
+    // other CPUs run traced code, an instance switching its own function
+    // tracers on the same sites at the same time.
+    let instances = super::test_files::lookup("instances").unwrap();
+    instances
+        .create(b"stress", vfs::NodeKind::Directory, 0o755, 0, 0)
+        .unwrap();
     let (mut cycles, mut written) = (0, 0);
     while cycles < 4 {
+        let inst = if cycles % 2 == 0 { "function_graph" } else { "function" };
+        write("instances/stress/current_tracer", inst).unwrap();
         write("current_tracer", "function").unwrap();
         let until = crate::printk::uptime_ns() + 20_000_000;
         while crate::printk::uptime_ns() < until {
@@ -297,6 +304,20 @@ fn function_tracer_on_every_function_on_all_cpus_neither_hangs_nor_leaves_text()
         write("current_tracer", "nop").unwrap();
         cycles += 1;
     }
+    // Counted from the buffer's stats, not its text: a reader of `trace`
+    // chases a writer tracing every function.
+    write("instances/stress/tracing_on", "0").unwrap();
+    let inst_entries: u64 = super::tracing_cpus()
+        .map(|c| {
+            read_all(&alloc::format!("instances/stress/per_cpu/cpu{c}/stats"))
+                .lines()
+                .find_map(|l| l.strip_prefix("entries: ")?.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum();
+    assert!(inst_entries > 0, "nothing recorded in the instance");
+    // rmdir with the instance's tracer on stops it.
+    instances.rmdir(b"stress").unwrap();
     stop.store(true, Ordering::Release);
     while done.load(Ordering::Acquire) < workers.len() {
         core::hint::spin_loop();

@@ -15,10 +15,11 @@
 
 use super::events::{EventRecord, FieldDesc, TraceEventDef};
 use super::ftrace::{self, FtraceOps};
+use super::ftrace_function::FtraceArray;
 use super::options::{self, CONTEXT_INFO};
 use super::output;
-use super::rethook::{GraphFrame, RetFrame, RethookOwner};
-use super::{global_trace, TraceArray, TRACE_ENTRY_SIZE};
+use super::rethook::{GraphFrame, RetFrame, RethookOwner, FGRAPH_ARRAY_SIZE};
+use super::{TraceArray, TRACE_ENTRY_SIZE};
 use crate::fs::pseudo::PseudoDir;
 use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
@@ -27,7 +28,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use arch::ftrace::{FtraceRegs, FtraceRetRegs};
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use uapi::Errno;
 
 /// The type of `ftrace/funcgraph_exit` entries (Linux's `TRACE_GRAPH_RET`).
@@ -94,8 +95,9 @@ pub const DEFAULT_FLAGS: u32 =
 
 static GRAPH_FLAGS: AtomicU32 = AtomicU32::new(DEFAULT_FLAGS);
 
-/// Whether function_graph is the current tracer (of the top-level array).
-static GRAPH_ON: AtomicBool = AtomicBool::new(false);
+/// The graph user slots in use (bit N: slot N); slot 0 is the top
+/// level's (Linux's `fgraph_array`).
+static GRAPH_USERS: AtomicU16 = AtomicU16::new(1);
 /// `max_graph_depth` (0: no limit).
 static MAX_GRAPH_DEPTH: AtomicU32 = AtomicU32::new(0);
 /// `tracing_thresh`, in ns (the file shows µs).
@@ -110,19 +112,23 @@ static GRAPH_NOTRACE_HASH: spin::RwLock<BTreeSet<usize>> = spin::RwLock::new(BTr
 static GRAPH_HASH_SET: AtomicBool = AtomicBool::new(false);
 static GRAPH_NOTRACE_SET: AtomicBool = AtomicBool::new(false);
 
-/// The graph tracer's ops (Linux's `graph_ops`); its filter and notrace
-/// sets follow `set_ftrace_filter`/`set_ftrace_notrace`.
+/// The top level's graph ops (Linux's `graph_ops`); its filter and
+/// notrace sets follow `set_ftrace_filter`/`set_ftrace_notrace`.
 pub static GRAPH_OPS: FtraceOps = FtraceOps::new("graph_ops", ftrace_graph_func);
 
-/// Whether function_graph is the current tracer.
-pub fn is_on() -> bool {
-    GRAPH_ON.load(Ordering::Acquire)
+/// The graph ops of an instance (its `FtraceArray` owns it).
+pub(super) fn instance_graph_ops() -> FtraceOps {
+    FtraceOps::new("fgraph_ops", ftrace_graph_func)
 }
 
-/// Whether function_graph is `tr`'s current tracer (it runs on the
-/// top-level array only).
+/// Whether function_graph is the top level's current tracer.
+pub fn is_on() -> bool {
+    super::ftrace_function::find_ftrace_array(super::global_trace()).is_some_and(FtraceArray::graph_on)
+}
+
+/// Whether function_graph is `tr`'s current tracer.
 pub fn is_current(tr: &TraceArray) -> bool {
-    core::ptr::eq(tr, global_trace()) && is_on()
+    super::ftrace_function::find_ftrace_array(tr).is_some_and(FtraceArray::graph_on)
 }
 
 /// Calls the tracer could not hook (a task's return stack was full).
@@ -130,35 +136,61 @@ pub fn nmissed() -> u64 {
     NMISSED.load(Ordering::Relaxed)
 }
 
-/// Starts the tracer on `tr` (the top-level array), hooking the functions
-/// of `hash` (the function tracer's `set_ftrace_filter`/`notrace`).
-pub fn graph_trace_init(tr: &TraceArray, hash: ftrace::FtraceHash) -> Result<(), Errno> {
-    if GRAPH_ON.load(Ordering::Acquire) {
+/// Starts function_graph on `fa`'s trace array, hooking the functions of
+/// its `set_ftrace_filter`/`set_ftrace_notrace`, beside the other arrays'
+/// function_graph (Linux's `register_ftrace_graph` with several users):
+/// `EBUSY` when [`FGRAPH_ARRAY_SIZE`] users run already.
+pub fn graph_trace_init(fa: &'static FtraceArray) -> Result<(), Errno> {
+    if fa.graph_on() {
         return Ok(());
     }
-    tr.reset(None);
-    GRAPH_OPS.set_hash(hash)?;
-    GRAPH_ON.store(true, Ordering::Release);
-    if let Err(e) = ftrace::register_ftrace_function(&GRAPH_OPS) {
-        GRAPH_ON.store(false, Ordering::Release);
+    let user = if super::is_global(fa.tr()) {
+        0
+    } else {
+        let mut got = None;
+        let _ = GRAPH_USERS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
+            let free = (!m).trailing_zeros() as usize;
+            got = (free < FGRAPH_ARRAY_SIZE).then_some(free);
+            got.map(|f| m | 1 << f)
+        });
+        got.ok_or(Errno::EBUSY)? as u8
+    };
+    fa.graph_user.store(user, Ordering::Release);
+    fa.tr().reset(None);
+    let r = fa.graph_ops.set_hash(fa.ops.hash()).and_then(|()| {
+        fa.graph_on.store(true, Ordering::Release);
+        ftrace::register_ftrace_function(fa.graph_ops)
+    });
+    if let Err(e) = r {
+        fa.graph_on.store(false, Ordering::Release);
+        release_user(user);
         return Err(e);
     }
     Ok(())
 }
 
-/// Stops the tracer. Calls in flight keep their frames and return through
-/// `return_to_handler` to their callers; their exits are not recorded.
-pub fn graph_trace_reset() -> Result<(), Errno> {
-    if !GRAPH_ON.swap(false, Ordering::AcqRel) {
-        return Ok(());
+fn release_user(user: u8) {
+    if user != 0 {
+        GRAPH_USERS.fetch_and(!(1 << user), Ordering::AcqRel);
     }
-    ftrace::unregister_ftrace_function(&GRAPH_OPS)
 }
 
-/// `set_ftrace_filter`/`set_ftrace_notrace` changed: hook what they now
-/// say.
-pub fn update_filter(hash: ftrace::FtraceHash) -> Result<(), Errno> {
-    GRAPH_OPS.set_hash(hash)
+/// Stops `fa`'s function_graph. Calls in flight keep their frames and
+/// return through `return_to_handler` to their callers; their exits are
+/// not recorded.
+pub fn graph_trace_reset(fa: &'static FtraceArray) -> Result<(), Errno> {
+    if !fa.graph_on.swap(false, Ordering::AcqRel) {
+        return Ok(());
+    }
+    let r = ftrace::unregister_ftrace_function(fa.graph_ops);
+    release_user(fa.graph_user.load(Ordering::Acquire));
+    r
+}
+
+/// `fa`'s `set_ftrace_filter`/`set_ftrace_notrace` changed: hook what
+/// they now say.
+pub fn update_filter(fa: &FtraceArray, hash: ftrace::FtraceHash) -> Result<(), Errno> {
+    fa.graph_ops.set_hash(hash)
 }
 
 /// Whether `func` (an entry address) is in `set`, without waiting for a
@@ -171,71 +203,82 @@ fn hash_contains(set: &spin::RwLock<BTreeSet<usize>>, func: usize) -> bool {
 /// `trace_graph_entry`): decides whether this call is traced, pushes its
 /// frame, records `funcgraph_entry` and points the return at
 /// `return_to_handler`. Interrupts are masked.
-fn ftrace_graph_func(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut FtraceRegs) {
-    if !GRAPH_ON.load(Ordering::Acquire) {
+fn ftrace_graph_func(ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut FtraceRegs) {
+    let Some(fa) = ops.private::<FtraceArray>() else {
+        return;
+    };
+    if !fa.graph_on() {
         return;
     }
     let Some(task) = crate::sched::try_current() else {
         return;
     };
     let func = ip - arch::ftrace::FTRACE_BL_OFFSET;
-    let (depth, in_notrace, started) = task.ret_stack.graph_state();
-    if in_notrace {
-        return;
-    }
-    let mut g = GraphFrame {
-        depth,
-        ..GraphFrame::default()
-    };
-    if GRAPH_NOTRACE_SET.load(Ordering::Relaxed) && hash_contains(&GRAPH_NOTRACE_HASH, func) {
-        // Its frame stays, unrecorded, so that its return ends the
-        // notrace region.
-        g.notrace = true;
-    } else {
-        // set_ftrace_pid and set_ftrace_notrace_pid (Linux's
-        // ftrace_trace_task).
-        if super::ftrace_function::ftrace_pids_enabled() {
-            let pid = if task.is_idle() { 0 } else { task.tid() };
-            if super::ftrace_function::ftrace_ignore_pid(pid) {
-                return;
-            }
+    let user = fa.graph_user.load(Ordering::Relaxed);
+    // The decision and the push under one hold of the stack's lock.
+    let pushed = task.ret_stack.push_graph(user, |depth, in_notrace, started| {
+        if in_notrace {
+            return None;
         }
-        if GRAPH_HASH_SET.load(Ordering::Relaxed) {
-            if hash_contains(&GRAPH_HASH, func) {
-                g.graph_start = !started;
-            } else if !started {
-                return;
+        let mut g = GraphFrame {
+            array: Some(fa),
+            user,
+            depth,
+            ..GraphFrame::default()
+        };
+        if GRAPH_NOTRACE_SET.load(Ordering::Relaxed) && hash_contains(&GRAPH_NOTRACE_HASH, func) {
+            // Its frame stays, unrecorded, so that its return ends the
+            // notrace region.
+            g.notrace = true;
+        } else {
+            // set_ftrace_pid and set_ftrace_notrace_pid (Linux's
+            // ftrace_trace_task).
+            if fa.ignore_current(Some(&task)) {
+                return None;
             }
+            if GRAPH_HASH_SET.load(Ordering::Relaxed) {
+                if hash_contains(&GRAPH_HASH, func) {
+                    g.graph_start = !started;
+                } else if !started {
+                    return None;
+                }
+            }
+            // funcgraph-irqs off (Linux's ftrace_graph_ignore_irqs): nothing
+            // run by an interrupt handler, except below a set_graph_function
+            // function.
+            if GRAPH_FLAGS.load(Ordering::Relaxed) & flags::IRQS == 0
+                && !g.graph_start
+                && !started
+                && crate::irq::in_hardirq()
+            {
+                return None;
+            }
+            let max = MAX_GRAPH_DEPTH.load(Ordering::Relaxed);
+            if max != 0 && depth >= max as i32 {
+                return None;
+            }
+            g.thresh = TRACING_THRESH.load(Ordering::Relaxed) != 0;
         }
-        // funcgraph-irqs off (Linux's ftrace_graph_ignore_irqs): nothing
-        // run by an interrupt handler, except below a set_graph_function
-        // function.
-        if GRAPH_FLAGS.load(Ordering::Relaxed) & flags::IRQS == 0
-            && !g.graph_start
-            && !started
-            && crate::irq::in_hardirq()
-        {
+        let frame = RetFrame {
+            ret: regs.lr as usize,
+            sp: regs.sp as usize,
+            func: ip,
+            calltime: super::clock::trace_clock_now(),
+            owner: RethookOwner::Graph(g),
+        };
+        Some((frame, g))
+    });
+    let g = match pushed {
+        None => return,
+        Some(Err(())) => {
+            NMISSED.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let max = MAX_GRAPH_DEPTH.load(Ordering::Relaxed);
-        if max != 0 && depth >= max as i32 {
-            return;
-        }
-        g.thresh = TRACING_THRESH.load(Ordering::Relaxed) != 0;
-    }
-    let frame = RetFrame {
-        ret: regs.lr as usize,
-        sp: regs.sp as usize,
-        func: ip,
-        calltime: super::clock::trace_clock_now(),
-        owner: RethookOwner::Graph(g),
+        Some(Ok(g)) => g,
     };
-    if task.ret_stack.push(frame).is_err() {
-        NMISSED.fetch_add(1, Ordering::Relaxed);
-        return;
-    }
+    let depth = g.depth;
     if !g.notrace && !g.thresh {
-        let done = super::trace_event_write_entry(global_trace(), TRACE_GRAPH_ENT, ENT_SIZE, |e| {
+        let done = super::trace_event_write_entry(fa.tr(), TRACE_GRAPH_ENT, ENT_SIZE, |e| {
             e[8..16].copy_from_slice(&(ip as u64).to_le_bytes());
             e[16..20].copy_from_slice(&depth.to_le_bytes());
             e[20..24].fill(0);
@@ -243,7 +286,7 @@ fn ftrace_graph_func(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut 
         });
         // Linux's graph_trace_init starts cmdline recording.
         if done && !task.is_idle() && options::is_set(options::RECORD_CMD) {
-            super::cmdlines::save(&task);
+            super::cmdlines::record_cmdline();
         }
     }
     regs.lr = arch::ftrace::return_to_handler_addr() as u64;
@@ -253,7 +296,8 @@ fn ftrace_graph_func(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut 
 /// `trace_graph_thresh_return`), called by `ftrace_return_to_handler`
 /// with the popped frame. Interrupts are masked.
 pub(super) fn graph_return(frame: &RetFrame, g: GraphFrame, _regs: &mut FtraceRetRegs) {
-    if g.notrace || !GRAPH_ON.load(Ordering::Acquire) {
+    let Some(fa) = g.array else { return };
+    if g.notrace || !fa.graph_on() {
         return;
     }
     ftrace::ftrace_test_recursion(|| {
@@ -262,7 +306,7 @@ pub(super) fn graph_return(frame: &RetFrame, g: GraphFrame, _regs: &mut FtraceRe
         if thresh != 0 && rettime.saturating_sub(frame.calltime) < thresh {
             return;
         }
-        super::trace_event_write_entry(global_trace(), TRACE_GRAPH_RET, RET_SIZE, |e| {
+        super::trace_event_write_entry(fa.tr(), TRACE_GRAPH_RET, RET_SIZE, |e| {
             e[8..16].copy_from_slice(&(frame.func as u64).to_le_bytes());
             e[16..20].copy_from_slice(&g.depth.to_le_bytes());
             e[20..24].fill(0);
@@ -423,18 +467,21 @@ struct CpuData {
 /// The state of one reader of `trace` or `trace_pipe` while
 /// function_graph is the tracer (Linux's `fgraph_data`).
 pub struct GraphIter {
+    /// The trace array read (whose options the lines follow).
+    tr: &'static TraceArray,
     cpus: Vec<CpuData>,
     cpu_width: usize,
 }
 
 impl GraphIter {
     /// A reader's state, if function_graph is `tr`'s current tracer.
-    pub fn open(tr: &TraceArray) -> Option<GraphIter> {
+    pub fn open(tr: &'static TraceArray) -> Option<GraphIter> {
         if !is_current(tr) {
             return None;
         }
         let ncpu = crate::percpu::NR_CPUS.max(1);
         Some(GraphIter {
+            tr,
             cpus: alloc::vec![
                 CpuData {
                     last_pid: -1,
@@ -458,7 +505,7 @@ impl GraphIter {
     /// used `next` too (the reader must skip it).
     pub fn print_line(&mut self, s: &mut String, cpu: usize, ts: u64, entry: &[u8], next: Option<&[u8]>) -> bool {
         let gflags = GRAPH_FLAGS.load(Ordering::Relaxed);
-        let tflags = options::trace_flags();
+        let tflags = self.tr.trace_flags();
         let cpu_i = cpu.min(self.cpus.len() - 1);
         match entry_type(entry) {
             TRACE_GRAPH_ENT => {
@@ -522,7 +569,7 @@ impl GraphIter {
             }
             // Function and stack entries print as themselves.
             super::ftrace_function::TRACE_FN | super::trigger::TRACE_STACK => {
-                output::print_trace_line(super::global_trace(), s, cpu, ts, entry);
+                output::print_trace_line(self.tr, s, cpu, ts, entry);
                 false
             }
             _ => {
@@ -649,9 +696,10 @@ fn print_duration(s: &mut String, fill: Fill, gflags: u32, tflags: u32) {
 }
 
 /// The column header lines of `trace` under function_graph (Linux's
-/// `print_graph_headers_flags`): nothing without `context-info`.
-pub fn print_header(s: &mut String) {
-    if options::trace_flags() & CONTEXT_INFO == 0 {
+/// `print_graph_headers_flags`): nothing without `context-info` in the
+/// trace options `tflags`.
+pub fn print_header(s: &mut String, tflags: u32) {
+    if tflags & CONTEXT_INFO == 0 {
         return;
     }
     let f = GRAPH_FLAGS.load(Ordering::Relaxed);
@@ -821,9 +869,9 @@ pub fn graph_flags() -> u32 {
 
 /// The `funcgraph-*` lines `trace_options` ends with while function_graph
 /// is the current tracer (Linux lists the current tracer's options there).
-pub fn trace_options_show() -> String {
+pub fn trace_options_show(tr: &TraceArray) -> String {
     let mut s = String::new();
-    if !is_on() {
+    if !is_current(tr) {
         return s;
     }
     let f = graph_flags();
@@ -837,11 +885,12 @@ pub fn trace_options_show() -> String {
     s
 }
 
-/// A `trace_options` write naming a `funcgraph-*` option (or `no...`):
-/// applied while function_graph is the current tracer; `None` if `cmd` is
-/// not one (or the tracer is another).
-pub fn trace_options_apply(cmd: &str) -> Option<()> {
-    if !is_on() {
+/// A `trace_options` write of `tr` naming a `funcgraph-*` option (or
+/// `no...`): applied while function_graph is its current tracer (the
+/// options are shared by every trace array, as Linux's tracer flags);
+/// `None` if `cmd` is not one (or the tracer is another).
+pub fn trace_options_apply(tr: &TraceArray, cmd: &str) -> Option<()> {
+    if !is_current(tr) {
         return None;
     }
     let (on, name) = match cmd.strip_prefix("no") {
@@ -907,7 +956,13 @@ pub fn init(root: &Arc<PseudoDir>) {
             Ok(buf.len())
         })),
     );
-    let opts = root.dir_mode("options", 0o750);
+    create_option_files(&root.dir_mode("options", 0o750));
+}
+
+/// The `funcgraph-*` files of an `options/` directory (the top level's
+/// and each instance's; one set of options for all, as Linux's tracer
+/// flags).
+pub fn create_option_files(opts: &Arc<PseudoDir>) {
     for (name, bit) in GRAPH_OPTIONS {
         opts.file(
             name,

@@ -179,7 +179,9 @@ fn find_synth(name: &str) -> Option<Arc<dyn SynthTarget>> {
 /// What a hist trigger sees of the event besides its record.
 struct HistCtx<'a> {
     probe: &'a ProbeContext,
-    ts: u64,
+    /// The record's timestamp, read when a trigger first needs it and then
+    /// shared by the event's other triggers.
+    ts: &'a core::cell::Cell<Option<u64>>,
 }
 
 impl FilterContext for HistCtx<'_> {
@@ -193,7 +195,14 @@ impl FilterContext for HistCtx<'_> {
 
 impl HistContext for HistCtx<'_> {
     fn timestamp_ns(&self) -> u64 {
-        self.ts
+        match self.ts.get() {
+            Some(ts) => ts,
+            None => {
+                let ts = super::clock::trace_clock_now();
+                self.ts.set(Some(ts));
+                ts
+            }
+        }
     }
 
     fn save_stack(&mut self, out: &mut [u64]) -> usize {
@@ -234,7 +243,7 @@ fn save_stack(out: &mut [u64]) -> usize {
 /// Feeds one record to the event's hist triggers (from
 /// `event_triggers_call`, with the triggers' lock held).
 pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut ProbeContext) {
-    let mut ts = None;
+    let ts = core::cell::Cell::new(None);
     for t in triggers.hists.iter() {
         if t.paused() {
             continue;
@@ -242,8 +251,7 @@ pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut Pr
         if t.filter().is_some_and(|f| !f.matches(entry, ctx)) {
             continue;
         }
-        let ts = *ts.get_or_insert_with(super::clock::trace_clock_now);
-        t.event_hit(entry, &mut HistCtx { probe: ctx, ts });
+        t.event_hit(entry, &mut HistCtx { probe: ctx, ts: &ts });
     }
 }
 

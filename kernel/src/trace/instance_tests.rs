@@ -260,3 +260,110 @@ fn record_tgid_adds_the_tgid_column_and_saved_tgids() {
     assert_eq!(read_all("options/record-tgid"), "0\n");
     instances.rmdir(b"kg").unwrap();
 }
+
+/// Non-comment lines of a `trace` file.
+fn trace_lines(path: &str) -> Vec<String> {
+    read_all(path)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[kernel_test]
+fn function_tracers_of_the_top_level_and_two_instances_record_their_own_filtered_calls() {
+    use super::function_graph_tests::fgraph_test_root;
+    let instances = lookup("instances").unwrap();
+    instances.create(b"fa", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    instances.create(b"fb", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    assert_eq!(
+        read_all("instances/fa/available_tracers"),
+        "function_graph function nop\n"
+    );
+    assert_eq!(write("instances/fa/current_tracer", "irqsoff"), Err(Errno::EINVAL));
+    // Each array's own filter: the top level traces mid, fa the leaf,
+    // fb deep and the leaf under function_graph.
+    write("set_ftrace_filter", "fgraph_test_mid").unwrap();
+    write("instances/fa/set_ftrace_filter", "fgraph_test_leaf").unwrap();
+    write("instances/fb/set_ftrace_filter", "fgraph_test_deep fgraph_test_leaf").unwrap();
+    assert_eq!(read_all("instances/fa/set_ftrace_filter"), "fgraph_test_leaf\n");
+    assert_eq!(read_all("set_ftrace_filter"), "fgraph_test_mid\n");
+    write("current_tracer", "function").unwrap();
+    write("instances/fa/current_tracer", "function").unwrap();
+    write("instances/fb/current_tracer", "function_graph").unwrap();
+    assert_eq!(read_all("instances/fb/current_tracer"), "function_graph\n");
+    // One site, two users (fa's function ops and fb's graph ops).
+    let enabled = read_all("enabled_functions");
+    assert!(
+        enabled.lines().any(|l| l.starts_with("fgraph_test_leaf (2) ")),
+        "{enabled}"
+    );
+    assert!(
+        enabled.lines().any(|l| l.starts_with("fgraph_test_mid (1) ")),
+        "{enabled}"
+    );
+    let x = core::hint::black_box(7);
+    fgraph_test_root(x);
+    let top = trace_lines("trace");
+    assert_eq!(
+        top.iter().filter(|l| l.contains(" fgraph_test_mid <-")).count(),
+        1,
+        "{top:?}"
+    );
+    assert!(!top.iter().any(|l| l.contains("fgraph_test_leaf")), "{top:?}");
+    // The chain calls the leaf five times: twice from the root, once from
+    // mid, once each from skipped and deep.
+    let fa = trace_lines("instances/fa/trace");
+    assert_eq!(
+        fa.iter().filter(|l| l.contains(" fgraph_test_leaf <-")).count(),
+        5,
+        "{fa:?}"
+    );
+    assert!(fa.iter().all(|l| l.contains("fgraph_test_leaf")), "{fa:?}");
+    let fb = read_all("instances/fb/trace");
+    assert!(fb.starts_with("# tracer: function_graph\n"), "{fb}");
+    let deep = fb.find("fgraph_test_deep() {").expect("deep's entry");
+    let leaf_in_deep = fb[deep..].find("fgraph_test_leaf();").expect("the leaf inside deep");
+    assert!(fb[deep + leaf_in_deep..].contains('}'), "{fb}");
+    assert!(!fb.contains("fgraph_test_mid"), "{fb}");
+    // fa's pid list leaves this task out; the others still trace it.
+    write("instances/fa/set_ftrace_pid", "999999").unwrap();
+    write("instances/fa/trace", "").unwrap();
+    write("trace", "").unwrap();
+    fgraph_test_root(x);
+    assert!(trace_lines("instances/fa/trace").is_empty());
+    assert_eq!(read_all("instances/fa/set_ftrace_pid"), "999999\n");
+    assert_eq!(read_all("set_ftrace_pid"), "no pid\n");
+    assert_eq!(trace_lines("trace").len(), 1);
+    // rmdir stops an instance's tracer: its sites go back.
+    instances.rmdir(b"fa").unwrap();
+    instances.rmdir(b"fb").unwrap();
+    let enabled = read_all("enabled_functions");
+    assert_eq!(enabled.lines().count(), 1, "{enabled}");
+    write("current_tracer", "nop").unwrap();
+    write("set_ftrace_filter", "").unwrap();
+    assert_eq!(read_all("enabled_functions"), "");
+    write("trace", "").unwrap();
+}
+
+#[kernel_test]
+fn a_bad_filter_in_an_instance_logs_in_that_instance_error_log_only() {
+    let instances = lookup("instances").unwrap();
+    instances.create(b"el", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    let top_before = read_all("error_log");
+    assert_eq!(read_all("instances/el/error_log"), "");
+    assert_eq!(
+        write("instances/el/events/sched/sched_switch/filter", "no_such_field == 1"),
+        Err(Errno::EINVAL)
+    );
+    let log = read_all("instances/el/error_log");
+    assert!(
+        log.contains("event filter parse error: error: Field not found"),
+        "{log}"
+    );
+    assert!(log.contains("  Command: no_such_field == 1"), "{log}");
+    assert_eq!(read_all("error_log"), top_before);
+    write("instances/el/error_log", "").unwrap();
+    assert_eq!(read_all("instances/el/error_log"), "");
+    instances.rmdir(b"el").unwrap();
+}

@@ -65,6 +65,8 @@ mod kprobe_tests;
 #[cfg(feature = "ktest")]
 pub mod latency_tests;
 #[cfg(feature = "ktest")]
+mod preemptirq_tests;
+#[cfg(feature = "ktest")]
 mod synth_tests;
 #[cfg(feature = "ktest")]
 mod test_files;
@@ -95,6 +97,17 @@ pub const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
 pub const TRACE_FLAG_NEED_RESCHED: u8 = 0x04;
 /// `common_flags`: in a hardware interrupt handler (`h`).
 pub const TRACE_FLAG_HARDIRQ: u8 = 0x08;
+/// `common_flags`: serving a softirq (`s`; this kernel has no softirqs,
+/// so it only ever reads it from entries).
+pub const TRACE_FLAG_SOFTIRQ: u8 = 0x10;
+/// `common_flags`: the preemption count's reschedule bit was set (`p`,
+/// with [`TRACE_FLAG_NEED_RESCHED`] `N`: arm64 folds the task's flag into
+/// its count, so both are set together).
+pub const TRACE_FLAG_PREEMPT_RESCHED: u8 = 0x20;
+/// `common_flags`: in an NMI (`z`).
+pub const TRACE_FLAG_NMI: u8 = 0x40;
+/// `common_flags`: bottom halves disabled (`b`).
+pub const TRACE_FLAG_BH_OFF: u8 = 0x80;
 
 /// Linux's default per-CPU size (`trace_buf_size`, 1408 KiB), which the
 /// buffers take when tracing is first used.
@@ -333,7 +346,9 @@ impl TraceArray {
 
     /// Wakes sleeping readers (from the next tick).
     pub fn wake_readers(&self) {
-        if let Some(w) = &self.waker {
+        // A plain load first: between two ticks only the first event
+        // needs the atomic swap that queues the wake-up.
+        if let Some(w) = self.waker.as_ref().filter(|w| !w.is_pending()) {
             w.queue();
         }
     }
@@ -543,23 +558,61 @@ pub(super) fn instance_array_free(tr: &'static TraceArray) {
 }
 
 /// The `common_flags` and `common_preempt_count` of an event recorded now
-/// (Linux's `tracing_gen_ctx`): this kernel does not count preemption or
-/// interrupt nesting, so only the interrupt mask and a pending reschedule
-/// are known.
-fn tracing_gen_ctx() -> (u8, u8) {
+/// (Linux's `tracing_gen_ctx`): the interrupt mask, a pending reschedule,
+/// whether an interrupt handler runs, and the preemption depth (at most
+/// 15; this kernel has no migrate-disable, the high nibble stays 0). An
+/// event recorded inside the slow path ([`TraceCtxSave`]) gets the state
+/// the path saved before it masked interrupts.
+pub(super) fn tracing_gen_ctx() -> (u8, u8) {
+    let saved = SAVED_CTX.this().load(Ordering::Relaxed);
+    if saved & CTX_SAVED != 0 {
+        return ((saved >> 8) as u8, saved as u8);
+    }
     let mut flags = 0;
     if arch::cpu::irqs_disabled() {
         flags |= TRACE_FLAG_IRQS_OFF;
     }
-    (flags, 0)
+    if crate::sched::need_resched() {
+        flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
+    }
+    if crate::irq::in_hardirq() {
+        flags |= TRACE_FLAG_HARDIRQ;
+    }
+    (flags, crate::preempt::preempt_count().min(0xf) as u8)
 }
 
-/// The current task's pid for `common_pid` (0 for the idle tasks).
-fn current_pid() -> (i32, Option<Arc<crate::sched::Task>>) {
-    match crate::sched::try_current() {
-        Some(t) if !t.is_idle() => (t.tid() as i32, Some(t)),
-        _ => (0, None),
+/// Set in [`SAVED_CTX`] while it holds a context.
+const CTX_SAVED: u32 = 1 << 31;
+
+/// The caller's context, saved by the slow path of event recording
+/// (filters, triggers, stack traces), which masks interrupts and takes a
+/// lock before it writes: its entries show the state of the code that hit
+/// the event, as Linux's `trace_ctx` taken at the tracepoint does.
+static SAVED_CTX: PerCpu<AtomicU32> = PerCpu::new([const { AtomicU32::new(0) }; NR_CPUS]);
+
+/// A context saved for the entries recorded until it is dropped (on this
+/// CPU, with interrupts masked for its whole life).
+pub(super) struct TraceCtxSave(u32);
+
+impl TraceCtxSave {
+    /// Keeps `ctx` (from [`tracing_gen_ctx`], taken before interrupts were
+    /// masked) as the context of this CPU's entries; nests.
+    pub(super) fn new(ctx: (u8, u8)) -> TraceCtxSave {
+        let v = CTX_SAVED | u32::from(ctx.0) << 8 | u32::from(ctx.1);
+        TraceCtxSave(SAVED_CTX.this().swap(v, Ordering::Relaxed))
     }
+}
+
+impl Drop for TraceCtxSave {
+    fn drop(&mut self) {
+        SAVED_CTX.this().store(self.0, Ordering::Relaxed);
+    }
+}
+
+/// The current task's pid for `common_pid` (0 for the idle tasks),
+/// without taking a reference to it.
+fn current_pid() -> i32 {
+    crate::sched::with_current(|t| if t.is_idle() { 0 } else { t.tid() as i32 }).unwrap_or(0)
 }
 
 /// Writes the common fields of an entry of type `ty` recorded now into
@@ -596,7 +649,7 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
         return false;
     }
     let (flags, preempt) = tracing_gen_ctx();
-    let (pid, task) = current_pid();
+    let pid = current_pid();
     let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
@@ -629,12 +682,12 @@ pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl 
     arch::cpu::local_irq_restore(irq);
     if committed {
         tr.wake_readers();
-        if let Some(t) = task {
+        if pid != 0 {
             if events::cmdline_recording() {
-                cmdlines::save(&t);
+                cmdlines::record_cmdline();
             }
             if tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0 {
-                cmdlines::save_tgid(&t);
+                crate::sched::with_current(cmdlines::save_tgid);
             }
         }
     }

@@ -211,16 +211,14 @@ pub fn show(tr: &TraceArray) -> alloc::string::String {
         s.push_str(o.name);
         s.push('\n');
     }
-    if super::is_global(tr) {
-        s.push_str(&super::function_graph::trace_options_show());
-    }
+    s.push_str(&super::function_graph::trace_options_show(tr));
     s
 }
 
 /// Applies a `trace_options` write (`name` or `noname`) to `tr`: EINVAL if
 /// no such option.
 pub fn apply(tr: &TraceArray, cmd: &str) -> Result<(), uapi::Errno> {
-    if super::is_global(tr) && super::function_graph::trace_options_apply(cmd).is_some() {
+    if super::function_graph::trace_options_apply(tr, cmd).is_some() {
         return Ok(());
     }
     let (on, name) = match cmd.strip_prefix("no") {

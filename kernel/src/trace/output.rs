@@ -5,7 +5,10 @@
 
 use super::events::{self, EventRecord};
 use super::options::{self, ANNOTATE, CONTEXT_INFO, IRQ_INFO, RECORD_TGID, SYM_ADDR, SYM_OFFSET};
-use super::{TraceArray, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED};
+use super::{
+    TraceArray, TRACE_FLAG_BH_OFF, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_NMI,
+    TRACE_FLAG_PREEMPT_RESCHED, TRACE_FLAG_SOFTIRQ,
+};
 use alloc::format;
 use alloc::string::String;
 use core::fmt::Write;
@@ -22,7 +25,7 @@ pub fn trace_header_for(tr: &TraceArray, opts: &TraceArray, tracer: &str) -> Str
     let flags = opts.trace_flags();
     let mut s = format!("# tracer: {tracer}\n#\n");
     if super::function_graph::is_current(tr) {
-        super::function_graph::print_header(&mut s);
+        super::function_graph::print_header(&mut s, flags);
         return s;
     }
     if flags & CONTEXT_INFO == 0 {
@@ -106,9 +109,38 @@ pub fn latency_entries(tr: &TraceArray, time_start: u64) -> (u64, u64) {
 
 /// The five irq-info characters of an entry.
 fn lat_fmt(s: &mut String, flags: u8, preempt: u8) {
-    s.push(if flags & TRACE_FLAG_IRQS_OFF != 0 { 'd' } else { '.' });
-    s.push(if flags & TRACE_FLAG_NEED_RESCHED != 0 { 'n' } else { '.' });
-    s.push(if flags & TRACE_FLAG_HARDIRQ != 0 { 'h' } else { '.' });
+    // As Linux's trace_print_lat_fmt.
+    let (irqs_off, bh_off) = (flags & TRACE_FLAG_IRQS_OFF != 0, flags & TRACE_FLAG_BH_OFF != 0);
+    s.push(match (irqs_off, bh_off) {
+        (true, true) => 'D',
+        (true, false) => 'd',
+        (false, true) => 'b',
+        (false, false) => '.',
+    });
+    s.push(
+        match (
+            flags & TRACE_FLAG_NEED_RESCHED != 0,
+            flags & TRACE_FLAG_PREEMPT_RESCHED != 0,
+        ) {
+            (true, true) => 'N',
+            (true, false) => 'n',
+            (false, true) => 'p',
+            (false, false) => '.',
+        },
+    );
+    let (nmi, hard, soft) = (
+        flags & TRACE_FLAG_NMI != 0,
+        flags & TRACE_FLAG_HARDIRQ != 0,
+        flags & TRACE_FLAG_SOFTIRQ != 0,
+    );
+    s.push(match (nmi, hard, soft) {
+        (true, true, _) => 'Z',
+        (true, false, _) => 'z',
+        (false, true, true) => 'H',
+        (false, true, false) => 'h',
+        (false, false, true) => 's',
+        (false, false, false) => '.',
+    });
     match preempt & 0xf {
         0 => s.push('.'),
         n => {

@@ -23,11 +23,12 @@
 //! interrupt's hooked calls nest above the interrupted ones); the lock
 //! covers the unwinder and the reaper.
 
-use crate::kprobes::kretprobe::KretprobeInstance;
+use crate::kprobes::kretprobe::PooledInstance;
 use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use arch::ftrace::FtraceRetRegs;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Most hooked calls one task may have in flight (Linux's fgraph stack
 /// holds a similar number of frames); deeper calls are not hooked.
@@ -42,16 +43,26 @@ pub enum RethookOwner {
     /// The function_graph tracer (returns through `return_to_handler`).
     Graph(GraphFrame),
     /// A kretprobe and its instance.
-    Kretprobe(Box<KretprobeInstance>),
+    Kretprobe(Box<PooledInstance>),
     /// An fprobe with an exit handler and its instance.
     Fprobe(Box<super::fprobe::FprobeInstance>),
     /// Another user of `return_to_handler`: its handler and a word of data.
     Handler(RethookHandler, usize),
 }
 
+/// Most function_graph users at once (Linux's `FGRAPH_ARRAY_SIZE`): the
+/// top level and instances each running function_graph.
+pub const FGRAPH_ARRAY_SIZE: usize = 16;
+
 /// What function_graph keeps for a call.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GraphFrame {
+    /// The trace array whose function_graph hooked the call (`None`: the
+    /// top level's, as in-kernel tests push them).
+    pub array: Option<&'static super::ftrace_function::FtraceArray>,
+    /// Its graph user slot (below [`FGRAPH_ARRAY_SIZE`]): depth and the
+    /// `set_graph_*` regions are counted per user.
+    pub user: u8,
     /// Its depth (Linux's `ftrace_graph_ent.depth`).
     pub depth: i32,
     /// Made by `set_graph_notrace`: nothing is recorded below it.
@@ -84,12 +95,14 @@ pub fn is_trampoline(addr: usize) -> bool {
 
 struct RetStackInner {
     frames: Vec<RetFrame>,
-    /// Graph frames on the stack (Linux's `curr_ret_depth` + 1).
-    graph_depth: i32,
-    /// Graph frames made by `set_graph_notrace` on the stack.
-    graph_notrace: u32,
-    /// Graph frames of `set_graph_function` functions on the stack.
-    graph_started: u32,
+    /// Graph frames on the stack, per graph user (Linux's
+    /// `curr_ret_depth` + 1).
+    graph_depth: [i32; FGRAPH_ARRAY_SIZE],
+    /// Graph frames made by `set_graph_notrace` on the stack, per user.
+    graph_notrace: [u32; FGRAPH_ARRAY_SIZE],
+    /// Graph frames of `set_graph_function` functions on the stack, per
+    /// user.
+    graph_started: [u32; FGRAPH_ARRAY_SIZE],
     /// When the task was last switched out with `options/sleep-time` off
     /// (Linux's `ftrace_timestamp`), 0 if not.
     sched_out_at: u64,
@@ -98,6 +111,10 @@ struct RetStackInner {
 /// A task's return stack.
 pub struct RetStack {
     inner: IrqSpinLock<RetStackInner>,
+    /// The number of frames, kept beside the lock so that a hook can see
+    /// the stack is full without taking it (only the owning task pushes,
+    /// so its own reading is exact).
+    depth: AtomicUsize,
 }
 
 impl Default for RetStack {
@@ -112,11 +129,12 @@ impl RetStack {
         RetStack {
             inner: IrqSpinLock::new(RetStackInner {
                 frames: Vec::with_capacity(RETHOOK_DEPTH),
-                graph_depth: 0,
-                graph_notrace: 0,
-                graph_started: 0,
+                graph_depth: [0; FGRAPH_ARRAY_SIZE],
+                graph_notrace: [0; FGRAPH_ARRAY_SIZE],
+                graph_started: [0; FGRAPH_ARRAY_SIZE],
                 sched_out_at: 0,
             }),
+            depth: AtomicUsize::new(0),
         }
     }
 
@@ -128,32 +146,69 @@ impl RetStack {
             return Err(frame);
         }
         if let RethookOwner::Graph(g) = &frame.owner {
-            st.graph_depth += 1;
-            st.graph_notrace += u32::from(g.notrace);
-            st.graph_started += u32::from(g.graph_start);
+            let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
+            st.graph_depth[u] += 1;
+            st.graph_notrace[u] += u32::from(g.notrace);
+            st.graph_started[u] += u32::from(g.graph_start);
         }
         st.frames.push(frame);
+        self.depth.store(st.frames.len(), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// function_graph's entry for graph user `user` in one hold of the
+    /// lock: `decide` sees the state [`Self::graph_state_of`] gives and
+    /// returns the frame to push with what its caller keeps, or `None` to
+    /// push nothing. `None` if it declined, `Some(Err(()))` if the stack
+    /// was full.
+    pub fn push_graph<R>(
+        &self,
+        user: u8,
+        decide: impl FnOnce(i32, bool, bool) -> Option<(RetFrame, R)>,
+    ) -> Option<Result<R, ()>> {
+        let u = usize::from(user) % FGRAPH_ARRAY_SIZE;
+        let mut st = self.inner.lock();
+        let (frame, r) = decide(st.graph_depth[u], st.graph_notrace[u] > 0, st.graph_started[u] > 0)?;
+        if st.frames.len() >= RETHOOK_DEPTH || st.frames.len() == st.frames.capacity() {
+            return Some(Err(()));
+        }
+        if let RethookOwner::Graph(g) = &frame.owner {
+            let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
+            st.graph_depth[u] += 1;
+            st.graph_notrace[u] += u32::from(g.notrace);
+            st.graph_started[u] += u32::from(g.graph_start);
+        }
+        st.frames.push(frame);
+        Some(Ok(r))
     }
 
     /// Pops the most recent frame.
     pub fn pop(&self) -> Option<RetFrame> {
         let mut st = self.inner.lock();
         let frame = st.frames.pop()?;
+        self.depth.store(st.frames.len(), Ordering::Relaxed);
         if let RethookOwner::Graph(g) = &frame.owner {
-            st.graph_depth -= 1;
-            st.graph_notrace -= u32::from(g.notrace);
-            st.graph_started -= u32::from(g.graph_start);
+            let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
+            st.graph_depth[u] -= 1;
+            st.graph_notrace[u] -= u32::from(g.notrace);
+            st.graph_started[u] -= u32::from(g.graph_start);
         }
         Some(frame)
     }
 
-    /// function_graph's view of the task: (the depth of the next graph
-    /// frame, whether a `set_graph_notrace` call is in flight, whether a
+    /// function_graph's view of the task for graph user `user` (0: the
+    /// top level): (the depth of its next graph frame, whether a
+    /// `set_graph_notrace` call of it is in flight, whether a
     /// `set_graph_function` call is).
-    pub fn graph_state(&self) -> (i32, bool, bool) {
+    pub fn graph_state_of(&self, user: u8) -> (i32, bool, bool) {
+        let u = usize::from(user) % FGRAPH_ARRAY_SIZE;
         let st = self.inner.lock();
-        (st.graph_depth, st.graph_notrace > 0, st.graph_started > 0)
+        (st.graph_depth[u], st.graph_notrace[u] > 0, st.graph_started[u] > 0)
+    }
+
+    /// [`Self::graph_state_of`] the top level's function_graph.
+    pub fn graph_state(&self) -> (i32, bool, bool) {
+        self.graph_state_of(0)
     }
 
     /// Adds `v` to the word of the most recent frame hooked by `handler`
@@ -198,8 +253,8 @@ impl RetStack {
 
     /// Whether a push would be refused.
     pub fn is_full(&self) -> bool {
-        let st = self.inner.lock();
-        st.frames.len() >= RETHOOK_DEPTH.min(st.frames.capacity())
+        // The stack's capacity is at least RETHOOK_DEPTH (`new`).
+        self.depth.load(Ordering::Relaxed) >= RETHOOK_DEPTH
     }
 
     /// Whether no call is hooked.
@@ -284,7 +339,7 @@ pub fn find_ret_addr(idx: &mut usize, ret: usize) -> usize {
 #[no_mangle]
 #[ktest_macros::notrace]
 extern "C" fn ftrace_return_to_handler(regs: &mut FtraceRetRegs) -> usize {
-    let frame = crate::sched::try_current().and_then(|t| t.ret_stack.pop());
+    let frame = crate::sched::with_current(|t| t.ret_stack.pop()).flatten();
     let Some(mut frame) = frame else {
         panic!("return_to_handler: no hooked call in flight");
     };

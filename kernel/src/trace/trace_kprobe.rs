@@ -66,6 +66,14 @@ impl ProbeContext for KernelProbeContext {
         crate::btf::func_proto(name)
     }
 
+    /// This kernel's objects `dput` and `vfs_read` see: see `vfs::dentry`.
+    fn dentry_layout(&self) -> Option<trace_probe::DentryLayout> {
+        Some(trace_probe::DentryLayout {
+            d_name_name: vfs::dentry::DENTRY_D_NAME_OFFSET as u32,
+            f_path_dentry: vfs::dentry::FILE_F_DENTRY_OFFSET as u32,
+        })
+    }
+
     fn tracepoint_probe(&self, name: &str) -> Option<String> {
         super::tracepoint::tracepoint_probestub(name)?;
         Some(format!("__probestub_{name}"))
@@ -82,27 +90,28 @@ impl Symbolizer for KallsymsSymbolizer {
 }
 
 /// What a hit sees: the trapped registers and the current task (for
-/// fprobes too, through the `pt_regs` their ftrace registers make).
+/// fprobes too, through the `pt_regs` their ftrace registers make). The
+/// task's name and stack are read only if an argument asks for them.
 pub(super) struct RegsEnv<'a> {
     regs: &'a PtRegs,
-    comm: [u8; 16],
+    comm: core::cell::OnceCell<[u8; 16]>,
     /// The current task's kernel stack, `[low, high)`.
-    stack: Option<(usize, usize)>,
+    stack: core::cell::OnceCell<Option<(usize, usize)>>,
 }
 
 impl<'a> RegsEnv<'a> {
     pub(super) fn new(regs: &'a PtRegs) -> RegsEnv<'a> {
-        let mut comm = [0u8; 16];
-        let mut stack = None;
-        if let Some(t) = crate::sched::try_current() {
-            // try_lock: the probe may have hit inside a holder of this lock
-            // on this CPU; then the name reads as empty.
-            if let Some(c) = t.comm.try_lock() {
-                comm = *c;
-            }
-            stack = t.stack_bounds();
+        RegsEnv {
+            regs,
+            comm: core::cell::OnceCell::new(),
+            stack: core::cell::OnceCell::new(),
         }
-        RegsEnv { regs, comm, stack }
+    }
+
+    fn stack(&self) -> Option<(usize, usize)> {
+        *self
+            .stack
+            .get_or_init(|| crate::sched::with_current(|t| t.stack_bounds()).flatten())
     }
 }
 
@@ -117,7 +126,7 @@ impl FetchEnv for RegsEnv<'_> {
     }
 
     fn kernel_stack_nth(&self, n: u32) -> u64 {
-        let Some((lo, hi)) = self.stack else { return 0 };
+        let Some((lo, hi)) = self.stack() else { return 0 };
         let Some(addr) = (self.regs.sp as usize).checked_add(8 * n as usize) else {
             return 0;
         };
@@ -156,7 +165,13 @@ impl FetchEnv for RegsEnv<'_> {
     }
 
     fn comm(&self) -> &[u8] {
-        &self.comm
+        self.comm.get_or_init(|| {
+            // try_lock: the probe may have hit inside a holder of this lock
+            // on this CPU; then the name reads as empty.
+            crate::sched::with_current(|t| t.comm.try_lock().map(|c| *c))
+                .flatten()
+                .unwrap_or([0; 16])
+        })
     }
 
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
@@ -291,8 +306,13 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
         return;
     }
     let def = &hit.def;
-    let len = def.fixed_size() + def.dynamic_size(env, edata);
-    let recorded = hit.ev.record_entry(len, |e| def.fetch(env, site, edata, e).is_ok());
+    // Sized once: the fetch fills exactly the room reserved (Linux's
+    // `__get_data_size` then `store_trace_args` with that size).
+    let dsize = def.dynamic_size(env, edata);
+    let len = def.fixed_size() + dsize;
+    let recorded = hit
+        .ev
+        .record_entry(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok());
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
     // array recording it is not.
@@ -803,7 +823,7 @@ const README_KPROBES_TAIL: &str = "\
 \t     kernel return probes support: $retval, $arg<N>, $comm\n\
 \t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n\
 \t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n\
-\t           symstr, <type>\\[<array-size>\\]\n";
+\t           symstr, %pd/%pD, <type>\\[<array-size>\\]\n";
 
 /// Makes `kprobe_events`, `dynamic_events` and `kprobe_profile` in the
 /// tracefs root, and their README lines.

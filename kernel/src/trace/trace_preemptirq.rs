@@ -4,7 +4,8 @@
 //! key, the exception entry and exit's equivalents, and
 //! `trace_preempt_off/on`, which [`crate::preempt`] calls behind its key.
 //! They feed the latency tracers (`irqsoff`, `preemptoff`,
-//! `preemptirqsoff`).
+//! `preemptirqsoff`) and the `preemptirq` events
+//! ([`super::tracepoint::preemptirq`]), in Linux's order.
 //!
 //! Each hook runs with interrupts masked and at most once per CPU at a
 //! time: a masking or lock taken inside a hook (the tracer records into
@@ -12,6 +13,7 @@
 //! A per-CPU flag (Linux's `tracing_irq_cpu`) makes the tracers hear of
 //! the first masking of a section and of its last unmasking only.
 
+use super::tracepoint::preemptirq::{trace_irq_disable, trace_irq_enable, trace_preempt_disable, trace_preempt_enable};
 use crate::jump_label::{static_key_slow_dec, static_key_slow_inc, StaticKey};
 use crate::percpu::{PerCpu, NR_CPUS};
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -106,6 +108,7 @@ fn hardirqs_off(a0: usize, a1: usize) {
         if !f.load(Ordering::Relaxed) {
             f.store(true, Ordering::Relaxed);
             super::trace_irqsoff::tracer_hardirqs_off(a0, a1);
+            trace_irq_disable(a0, a1);
         }
     });
 }
@@ -114,6 +117,7 @@ fn hardirqs_on(a0: usize, a1: usize) {
     in_hook(|| {
         let f = TRACING_IRQ_CPU.this();
         if f.load(Ordering::Relaxed) {
+            trace_irq_enable(a0, a1);
             super::trace_irqsoff::tracer_hardirqs_on(a0, a1);
             f.store(false, Ordering::Relaxed);
         }
@@ -149,7 +153,13 @@ pub fn trace_preempt_off() {
     let (a0, a1) = caller_addrs(arch::cpu::frame_pointer());
     // Whether the caller has interrupts masked (the hook masks them).
     let irqs_off = arch::cpu::irqs_disabled();
-    in_hook(|| super::trace_irqsoff::tracer_preempt_off(a0, a1, irqs_off));
+    // The event shows the caller's state, not the hook's masking.
+    let ctx = super::tracing_gen_ctx();
+    in_hook(|| {
+        super::trace_irqsoff::tracer_preempt_off(a0, a1, irqs_off);
+        let _saved = super::TraceCtxSave::new(ctx);
+        trace_preempt_disable(a0, a1);
+    });
 }
 
 /// Preemption is about to be enabled (Linux's `trace_preempt_on`).
@@ -159,7 +169,13 @@ pub fn trace_preempt_off() {
 pub fn trace_preempt_on() {
     let (a0, a1) = caller_addrs(arch::cpu::frame_pointer());
     let irqs_off = arch::cpu::irqs_disabled();
-    in_hook(|| super::trace_irqsoff::tracer_preempt_on(a0, a1, irqs_off));
+    let ctx = super::tracing_gen_ctx();
+    in_hook(|| {
+        let saved = super::TraceCtxSave::new(ctx);
+        trace_preempt_enable(a0, a1);
+        drop(saved);
+        super::trace_irqsoff::tracer_preempt_on(a0, a1, irqs_off);
+    });
 }
 
 // Exported names are outside this module's notrace path: marked here, as

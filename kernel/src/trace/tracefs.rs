@@ -266,6 +266,10 @@ fn create_options_dir(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
             })),
         );
     }
+    // The top level's are made with the rest of function_graph's files.
+    if !top {
+        super::function_graph::create_option_files(&opts);
+    }
 }
 
 /// The files each trace array has, the top one and every instance's: its
@@ -468,6 +472,14 @@ fn instance_mkdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
         }
     };
     create_array_files(&dir, tr);
+    ftrace_function::create_array_files(&dir, tr);
+    let _ = dir.file_trunc(
+        "error_log",
+        0o640,
+        Box::new(move || error_log::show_tr(tr).into_bytes()),
+        Some(Box::new(|buf| Ok(buf.len()))),
+        Some(Box::new(move || error_log::clear_tr(tr))),
+    );
     let events = dir.dir("events");
     if let Err(e) = events::event_trace_add_tracer(tr, &events) {
         events::event_trace_del_tracer(tr);
@@ -488,6 +500,8 @@ fn instance_rmdir(instances: &Arc<PseudoDir>, name: &str) -> Result<(), Errno> {
     instances.remove_tree(name)?;
     all.remove(name);
     drop(all);
+    ftrace_function::instance_remove(tr);
+    error_log::clear_tr(tr);
     events::event_trace_del_tracer(tr);
     tr.set_tracing_on(false);
     tr.free_buffers();

@@ -18,6 +18,7 @@
 
 pub mod irq;
 pub mod kmem;
+pub mod preemptirq;
 pub mod printk;
 pub mod rseq;
 pub mod sched;
@@ -210,6 +211,10 @@ pub struct TracepointProbe {
     pub probes: &'static core::sync::atomic::AtomicUsize,
     /// The address of `__probestub_<name>`.
     pub stub: usize,
+    /// Switches on (true) or off what calls the tracepoint, where that is
+    /// not the key alone (the interrupt-mask and preemption hooks of the
+    /// `preemptirq` events; reference counted).
+    pub arm: Option<fn(bool)>,
 }
 
 /// Every tracepoint, as its event registers.
@@ -235,6 +240,9 @@ pub fn tracepoint_probestub(name: &str) -> Option<usize> {
 pub fn tracepoint_probe_register(name: &str) -> Result<usize, Errno> {
     let tp = find_tracepoint(name).ok_or(Errno::ENOENT)?;
     tp.probes.fetch_add(1, core::sync::atomic::Ordering::AcqRel);
+    if let Some(arm) = tp.arm {
+        arm(true);
+    }
     crate::jump_label::static_key_slow_inc(tp.key);
     Ok(tp.stub)
 }
@@ -243,6 +251,9 @@ pub fn tracepoint_probe_register(name: &str) -> Result<usize, Errno> {
 pub fn tracepoint_probe_unregister(name: &str) {
     if let Some(tp) = find_tracepoint(name) {
         crate::jump_label::static_key_slow_dec(tp.key);
+        if let Some(arm) = tp.arm {
+            arm(false);
+        }
         tp.probes.fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
     }
 }
@@ -278,7 +289,7 @@ type RegisterFn = fn() -> Result<(), Errno>;
 
 /// Registers every tracepoint's event (at tracefs's creation, at boot).
 pub fn register_tracepoints() {
-    let all: [(&str, RegisterFn); 9] = [
+    let all: [(&str, RegisterFn); 10] = [
         ("printk", printk::register),
         ("rseq", rseq::register),
         ("timer", timer::register),
@@ -288,6 +299,7 @@ pub fn register_tracepoints() {
         ("task", task::register),
         ("signal", signal::register),
         ("sched", sched::register),
+        ("preemptirq", preemptirq::register),
     ];
     for (system, register) in all {
         if let Err(e) = register() {
@@ -324,6 +336,7 @@ macro_rules! define_trace_event {
         fields { $($field:ident : $fty:ty as $cty:literal = $assign:expr),* $(,)? },
         printk $printk:expr,
         print($out:ident, $e:ident) $print:block
+        $(, arm $arm:path)? $(,)?
     ) => {
         #[allow(non_snake_case, unused_imports, dead_code, clippy::unused_unit)]
         #[doc = concat!("The `", stringify!($system), "/", stringify!($name), "` tracepoint.")]
@@ -387,9 +400,11 @@ macro_rules! define_trace_event {
                     reg: Some(alloc::boxed::Box::new(|on| {
                         if on {
                             RECORDING.store(true, core::sync::atomic::Ordering::Release);
+                            $($arm(true);)?
                             $crate::jump_label::static_key_slow_inc(&KEY);
                         } else {
                             $crate::jump_label::static_key_slow_dec(&KEY);
+                            $($arm(false);)?
                             RECORDING.store(false, core::sync::atomic::Ordering::Release);
                         }
                         Ok(())
@@ -401,9 +416,18 @@ macro_rules! define_trace_event {
                     key: &KEY,
                     probes: &PROBES,
                     stub: probestub as *const () as usize,
+                    arm: ARM,
                 });
                 $crate::trace::tracepoint::register_tracepoint(def, &EVENT)
             }
+
+            /// What else must be switched on for the tracepoint to be hit.
+            const ARM: Option<fn(bool)> = {
+                #[allow(unused_variables)]
+                let arm: Option<fn(bool)> = None;
+                $(let arm: Option<fn(bool)> = Some($arm);)?
+                arm
+            };
 
             /// Tracepoint probes attached (`t:` events): while there are
             /// some, the key is on and every hit calls [`probestub`].
@@ -453,9 +477,12 @@ macro_rules! define_trace_event {
         $(#[$doc])*
         #[inline(always)]
         pub fn $trace($($arg: $argty),*) {
+            #[cfg(not(feature = "no_trace_sites"))]
             if $crate::static_branch_unlikely!($name::KEY) {
                 $name::record($($arg),*);
             }
+            #[cfg(feature = "no_trace_sites")]
+            let _ = ($($arg,)*);
         }
     };
 }

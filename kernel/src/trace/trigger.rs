@@ -331,7 +331,7 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, file: &TraceEventFile, buf: &[
         Ok(c) => c,
         Err(e) => {
             if let Some(f) = &e.filter_failure {
-                super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+                super::error_log::tracing_log_err_tr(file.tr, FILTER_ERROR_LOC, &f.command, &f.err);
             }
             return Err(e.errno);
         }

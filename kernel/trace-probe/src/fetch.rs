@@ -558,10 +558,24 @@ impl ProbeDef {
         edata: &[u64],
         rec: &mut [u8],
     ) -> Result<usize, FetchError> {
+        let dsize = self.dynamic_size(env, edata);
+        self.fetch_sized(env, site, edata, rec, dsize)
+    }
+
+    /// [`ProbeDef::fetch`] for a hit whose dynamic size the caller already
+    /// has from [`ProbeDef::dynamic_size`] on the same `env` and `edata`
+    /// (it sized the record with it): the strings are not measured twice.
+    pub fn fetch_sized(
+        &self,
+        env: &(impl FetchEnv + ?Sized),
+        site: ProbeSite,
+        edata: &[u64],
+        rec: &mut [u8],
+        dsize: usize,
+    ) -> Result<usize, FetchError> {
         if edata.len() < self.entry_args.len() {
             return Err(FetchError::MissingEntryData);
         }
-        let dsize = self.dynamic_size(env, edata);
         let needed = self.fixed_size() + dsize;
         let Some(rec) = rec.get_mut(..needed) else {
             return Err(FetchError::BufferTooSmall { needed });

@@ -138,8 +138,14 @@ enum Backend {
     PathOnly,
 }
 
-/// An open file description.
+/// An open file description. `#[repr(C)]` for its first field only: the
+/// name `%pD` reads (see [`crate::dentry`]).
+#[repr(C)]
 pub struct OpenFile {
+    /// The last component of the name it was opened by, if recorded:
+    /// what `%pD` reads through (Linux's `f_path.dentry`); null if none.
+    /// Set once, before the file is shared; freed with the file.
+    f_dentry: core::sync::atomic::AtomicPtr<crate::dentry::DentryName>,
     path: Option<Path>,
     inode: Arc<dyn Inode>,
     backend: Backend,
@@ -155,10 +161,38 @@ pub struct OpenFile {
     name: Mutex<Option<Vec<u8>>>,
 }
 
+const _: () = assert!(core::mem::offset_of!(OpenFile, f_dentry) == crate::dentry::FILE_F_DENTRY_OFFSET);
+
+impl Drop for OpenFile {
+    /// The last reference to the description goes: its path is released
+    /// through `dput` with its name (Linux's `__fput`), and the name freed.
+    fn drop(&mut self) {
+        let dentry = core::mem::replace(self.f_dentry.get_mut(), core::ptr::null_mut());
+        // SAFETY: non-null only from Box::into_raw in set_name, owned by
+        // this file, which no one else can reach during its drop.
+        #[allow(unsafe_code)]
+        let dentry = (!dentry.is_null()).then(|| unsafe { alloc::boxed::Box::from_raw(dentry) });
+        if let Some(path) = self.path.take() {
+            let name = dentry.as_ref().map_or(&[][..], |d| d.name());
+            crate::dentry::dput_named(name, path);
+        }
+    }
+}
+
+/// How the `Arc` of a new open file is made: the kernel puts it in its
+/// `filp` slab cache ([`set_filp_alloc`]); plain `Arc::new` until then.
+static FILP_ALLOC: spin::Once<fn(OpenFile) -> Arc<OpenFile>> = spin::Once::new();
+
+/// Sets, once, how open files are allocated (Linux's `filp_cachep`).
+pub fn set_filp_alloc(alloc: fn(OpenFile) -> Arc<OpenFile>) {
+    FILP_ALLOC.call_once(|| alloc);
+}
+
 impl OpenFile {
     fn build(path: Option<Path>, inode: Arc<dyn Inode>, backend: Backend, flags: u32) -> Arc<OpenFile> {
         let dir = inode.metadata().is_dir();
-        Arc::new(OpenFile {
+        let file = OpenFile {
+            f_dentry: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
             path,
             dir,
             inode,
@@ -166,11 +200,25 @@ impl OpenFile {
             flags: AtomicU32::new(flags & !OPEN_TIME_FLAGS),
             pos: Mutex::new(0),
             name: Mutex::new(None),
-        })
+        };
+        match FILP_ALLOC.get() {
+            Some(alloc) => alloc(file),
+            None => Arc::new(file),
+        }
     }
 
     /// Records the absolute name the file was opened by (see `name`).
     pub fn set_name(&self, name: Vec<u8>) {
+        let dentry = alloc::boxed::Box::into_raw(crate::dentry::DentryName::from_path_name(&name));
+        let old = self.f_dentry.swap(dentry, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: a non-null pointer here came from Box::into_raw above
+            // and is owned by this file only; it is swapped out, so nothing
+            // reaches it through the file any more (a probe reading it
+            // meanwhile reads with no-fault loads).
+            #[allow(unsafe_code)]
+            drop(unsafe { alloc::boxed::Box::from_raw(old) });
+        }
         *self.name.lock() = Some(name);
     }
 

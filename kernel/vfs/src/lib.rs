@@ -33,6 +33,7 @@
 extern crate alloc;
 
 pub mod cred;
+pub mod dentry;
 pub mod devfs;
 pub mod device;
 pub mod fdtable;

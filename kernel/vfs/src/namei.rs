@@ -19,6 +19,7 @@ use uapi::stat::*;
 use uapi::{Errno, MAXSYMLINKS, NAME_MAX, PATH_MAX};
 
 use crate::cred::{may_access, Cred, MAY_EXEC, MAY_WRITE};
+use crate::dentry::{dput_named, Dentry};
 use crate::inode::{Inode, Metadata, NodeKind};
 use crate::mount::{Path, Vfs};
 use crate::Result;
@@ -37,6 +38,9 @@ pub(crate) enum Last {
 /// resolved) and the component itself, not yet looked up.
 pub(crate) struct Parent {
     pub dir: Path,
+    /// The name `dir` was reached by (empty for the starting directory,
+    /// `/` for the root, `..` after a `..`), for `dput`.
+    pub dir_name: Vec<u8>,
     pub last: Last,
     /// The path ended in `/`.
     pub trailing_slash: bool,
@@ -61,14 +65,16 @@ pub(crate) fn check_path(path: &[u8]) -> Result<&[u8]> {
 
 /// Releases a path reference the lookup held (Linux's `dput(dentry)`; with
 /// no dentry cache, the closest analogue is the walk letting go of the
-/// directory it stepped out of, and of the parent once the last component
-/// is found). The reference counts drop here, so x0 points at the path
-/// being released.
+/// directory it stepped out of, of the parent once the last component is
+/// found, and an open file's path when it closes). x0 points at the
+/// [`Dentry`]: its name first (`%pd` reads it), then the path whose
+/// reference counts drop here.
 #[allow(unsafe_code)] // exported under Linux's name, for probes
+#[allow(improper_ctypes_definitions)] // only probes look inside; Rust calls it
 #[no_mangle]
 #[inline(never)]
-pub fn dput(path: Path) {
-    drop(path);
+pub extern "C" fn dput(dentry: Dentry) {
+    drop(dentry);
 }
 
 /// One lookup's state, as Linux's `struct nameidata`.
@@ -91,10 +97,10 @@ impl<'a> NameiData<'a> {
 
     /// Walks all but the last component of `path` from `start`.
     pub fn walk_parent(&mut self, start: &Path, path: &[u8]) -> Result<Parent> {
-        let mut cur = if path.first() == Some(&b'/') {
-            self.root.clone()
+        let (mut cur, mut cur_name) = if path.first() == Some(&b'/') {
+            (self.root.clone(), b"/".to_vec())
         } else {
-            start.clone()
+            (start.clone(), Vec::new())
         };
         if !cur.is_dir() {
             return Err(Errno::ENOTDIR);
@@ -107,6 +113,7 @@ impl<'a> NameiData<'a> {
                 // Only reached when the path was all slashes.
                 return Ok(Parent {
                     dir: cur,
+                    dir_name: cur_name,
                     last: Last::Root,
                     trailing_slash: false,
                 });
@@ -119,6 +126,7 @@ impl<'a> NameiData<'a> {
                 if frames.is_empty() {
                     return Ok(Parent {
                         dir: cur,
+                        dir_name: cur_name,
                         last: Last::Root,
                         trailing_slash: false,
                     });
@@ -146,6 +154,7 @@ impl<'a> NameiData<'a> {
             if frames.is_empty() {
                 return Ok(Parent {
                     dir: cur,
+                    dir_name: cur_name,
                     last,
                     trailing_slash,
                 });
@@ -154,7 +163,9 @@ impl<'a> NameiData<'a> {
                 Last::Dot | Last::Root => {}
                 Last::DotDot => {
                     let up = self.vfs.dotdot(&cur);
-                    dput(core::mem::replace(&mut cur, up));
+                    dput_named(&cur_name, core::mem::replace(&mut cur, up));
+                    cur_name.clear();
+                    cur_name.extend_from_slice(b"..");
                 }
                 Last::Norm(name) => {
                     let child = self.lookup_child(&cur, &name)?;
@@ -162,11 +173,15 @@ impl<'a> NameiData<'a> {
                     if meta.is_symlink() {
                         let body = self.link_body(&child)?;
                         if body[0] == b'/' {
-                            dput(core::mem::replace(&mut cur, self.root.clone()));
+                            dput_named(&cur_name, core::mem::replace(&mut cur, self.root.clone()));
+                            cur_name.clear();
+                            cur_name.push(b'/');
                         }
                         frames.push((body, 0));
                     } else if meta.is_dir() {
-                        dput(core::mem::replace(&mut cur, child));
+                        dput_named(&cur_name, core::mem::replace(&mut cur, child));
+                        cur_name.clear();
+                        cur_name.extend_from_slice(&name);
                     } else {
                         return Err(Errno::ENOTDIR);
                     }

@@ -187,7 +187,7 @@ impl Vfs {
             target.inode.truncate(0)?;
         }
         // The lookup's reference to the parent directory goes.
-        crate::namei::dput(p.dir);
+        crate::dentry::dput_named(&p.dir_name, p.dir);
         vfs_open(&target, flags, self).map(named)
     }
 

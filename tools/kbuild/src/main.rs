@@ -19,8 +19,11 @@
 //! `__start_mcount_loc` and `__stop_mcount_loc`; `#[notrace]` functions
 //! are built without one.
 //!
-//! Usage: `kbuild [--test] [--out DIR]`. `--test` builds the in-kernel test
-//! kernel (feature `ktest`). Prints the image path on stdout.
+//! Usage: `kbuild [--test | --no-trace-sites] [--out DIR]`. `--test` builds
+//! the in-kernel test kernel (feature `ktest`); `--no-trace-sites` the
+//! baseline of the tracing benchmarks (`bench/ftrace.py --nop-cost`): no
+//! patch sites and no tracepoints (feature `no_trace_sites`), into
+//! `target/kernel-notrace`. Prints the image path on stdout.
 //!
 //! `kbuild initramfs -o FILE [--rc FILE] [--cmd FILE] [EXTRA...]` builds the user
 //! programs and packs them, the EXTRA files (into /bin) and an /etc/rc,
@@ -38,17 +41,25 @@ const TARGET: &str = "aarch64-unknown-none-softfloat";
 
 struct Options {
     test: bool,
+    /// The baseline of the tracing benchmarks: no ftrace patch sites and
+    /// no tracepoints (feature `no_trace_sites`), in `target/kernel-notrace`.
+    no_trace_sites: bool,
     out: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut o = Options { test: false, out: None };
+    let mut o = Options {
+        test: false,
+        no_trace_sites: false,
+        out: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--test" => o.test = true,
+            "--no-trace-sites" => o.no_trace_sites = true,
             "--out" => o.out = Some(args.next().ok_or("--out needs a directory")?.into()),
-            "-h" | "--help" => return Err("usage: kbuild [--test] [--out DIR]".into()),
+            "-h" | "--help" => return Err("usage: kbuild [--test | --no-trace-sites] [--out DIR]".into()),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -119,7 +130,11 @@ fn link(root: &Path, lib: &Path, objs: &[&Path], out: &Path) -> Result<(), Strin
 
 fn build(o: &Options) -> Result<PathBuf, String> {
     let root = workspace_root();
-    let kind = if o.test { "ktest" } else { "kernel" };
+    let kind = match (o.test, o.no_trace_sites) {
+        (true, _) => "ktest",
+        (false, true) => "kernel-notrace",
+        (false, false) => "kernel",
+    };
     // Separate target directories, so that switching between the two
     // builds does not rebuild each time.
     let target_dir = root.join("target").join(kind);
@@ -134,6 +149,14 @@ fn build(o: &Options) -> Result<PathBuf, String> {
         .env("CARGO_PROFILE_RELEASE_DEBUG", "2");
     if o.test {
         cargo.args(["--features", "ktest"]);
+    } else if o.no_trace_sites {
+        // RUSTFLAGS replaces the target's rustflags of .cargo/config.toml:
+        // the same flags without -Zpatchable-function-entry.
+        cargo.args(["--features", "no_trace_sites"]).env(
+            "RUSTFLAGS",
+            "-C force-frame-pointers=yes -C relocation-model=static -C code-model=small \
+             -Zmin-function-alignment=8",
+        );
     }
     run(&mut cargo)?;
     let lib = target_dir.join(TARGET).join("release/libkernel.a");

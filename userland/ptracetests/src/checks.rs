@@ -101,6 +101,9 @@ pub static ALL: &[Check] = checks![
     group_stop_of_traced_threads_is_reported_by_each_and_ends_as_each_resumes,
     group_stop_of_seized_threads_traps_each_and_interrupt_and_sigcont_retrap_them,
     threads_detached_in_a_group_stop_stay_stopped_until_sigcont,
+    job_control_stops_are_discarded_in_an_orphaned_process_group_and_sigstop_still_stops,
+    thread_cloned_while_its_group_stops_joins_the_stop_until_sigcont,
+    proc_task_stat_and_status_show_each_threads_own_state,
     get_rseq_configuration_reports_the_registered_area,
 ];
 

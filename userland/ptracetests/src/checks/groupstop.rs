@@ -240,3 +240,199 @@ pub(super) fn get_rseq_configuration_reports_the_registered_area() -> Outcome {
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
+
+// ------------------------------------------------------------- job control
+
+/// SIGTSTP, SIGTTIN and SIGTTOU.
+const JOB_CONTROL_STOPS: [i32; 3] = [20, 21, 22];
+
+/// The child of the orphaned-group check: in a session of its own, its
+/// group is orphaned (its parent is in another session), so the job
+/// control stops it sends itself are discarded; a child of its own, in
+/// another group of its session, is not orphaned and stops; SIGSTOP stops
+/// this one all the same. The exit code says which step went wrong.
+fn orphaned_group_body() -> i32 {
+    if rt::process::setsid().is_err() {
+        return 60;
+    }
+    for sig in JOB_CONTROL_STOPS {
+        sys::raise(sig);
+    }
+    let child = match fork() {
+        Ok(Fork::Child) => {
+            sys::setpgid_self();
+            sys::raise(JOB_CONTROL_STOPS[0]);
+            sys::exit_now(0)
+        }
+        Ok(Fork::Parent(c)) => c,
+        Err(_) => return 61,
+    };
+    let child_stopped = wait(child, sys::WUNTRACED) == Ok((child, stopped(JOB_CONTROL_STOPS[0])));
+    kill_and_reap(child);
+    if !child_stopped {
+        return 62;
+    }
+    sys::raise(SIGSTOP);
+    0
+}
+
+pub(super) fn job_control_stops_are_discarded_in_an_orphaned_process_group_and_sigstop_still_stops() -> Outcome {
+    let pid = spawn(orphaned_group_body)?;
+    // A job control stop that was not discarded would be reported here
+    // instead of SIGSTOP (or the child's exit code names what failed).
+    let got = wait(pid, sys::WUNTRACED);
+    if got != Ok((pid, stopped(SIGSTOP))) {
+        // Out of the harness's process group: killed here.
+        kill_and_reap(pid);
+    }
+    check_eq!(
+        got,
+        Ok((pid, stopped(SIGSTOP))),
+        "SIGSTOP in the orphaned group, after SIGTSTP, SIGTTIN and SIGTTOU"
+    );
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    expect_exit(pid, 0)
+}
+
+// ------------------------------------------------- threads made in a stop
+
+/// The write end of the pipe of the thread made during the group stop.
+static LATE_WRITER_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// A writer thread, then a stop for the tracer (SIGUSR2) right before the
+/// clone of a second writer, which the tracer holds at its entry stop
+/// while the first thread starts a group stop.
+fn clone_in_group_stop_body() -> i32 {
+    if sys::thread_writer(WRITER_FD.load(Ordering::Relaxed)) <= 0 {
+        return 50;
+    }
+    sys::raise(SIGUSR2);
+    // No system call between the stop and this clone.
+    if sys::thread_writer(LATE_WRITER_FD.load(Ordering::Relaxed)) <= 0 {
+        return 51;
+    }
+    sleeper()
+}
+
+pub(super) fn thread_cloned_while_its_group_stops_joins_the_stop_until_sigcont() -> Outcome {
+    let rd = writer_pipe()?;
+    let [late_rd, late_wr] = rt::fs::pipe2(rt::fs::O_NONBLOCK | rt::fs::O_CLOEXEC).ctx("pipe2")?;
+    LATE_WRITER_FD.store(late_wr, Ordering::Relaxed);
+    let pid = spawn_traced(clone_in_group_stop_body)?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGUSR2), "the stop before the clone")?;
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGTRAP), "the clone's entry stop")?;
+    check_eq!(syscall_nr(pid)?, 220, "the system call at the entry stop");
+    check_eq!(thread_runs(rd), true, "the first thread runs");
+    // The first thread (untraced, the only one that may take it) starts
+    // the group stop and stops; the traced thread has still to stop.
+    rt::process::kill(pid, SIGSTOP).ctx("kill SIGSTOP")?;
+    check_eq!(thread_runs(rd), false, "the first thread runs in the group stop");
+    // The clone runs in the group stop (Linux restarts it after the
+    // traced thread's stop; either way the new thread stops with the
+    // group before it runs user code).
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGSTOP), "the traced thread's group stop")?;
+    cont(pid, 0)?;
+    check_eq!(
+        thread_runs(late_rd),
+        false,
+        "the thread made in the group stop runs in it"
+    );
+    rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
+    check_eq!(thread_runs(late_rd), true, "the new thread runs after SIGCONT");
+    check_eq!(thread_runs(rd), true, "the first thread runs after SIGCONT");
+    kill_and_reap(pid);
+    Ok(())
+}
+
+// ------------------------------------------------ per-thread /proc state
+
+/// The tid of the writer thread, for the tracer to peek.
+static WRITER_TID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// A writer thread whose tid is kept in [`WRITER_TID`], then a stop for
+/// the tracer (SIGUSR2).
+fn writer_tid_body() -> i32 {
+    let tid = sys::thread_writer(WRITER_FD.load(Ordering::Relaxed));
+    if tid <= 0 {
+        return 50;
+    }
+    WRITER_TID.store(tid as u64, Ordering::SeqCst);
+    sys::raise(SIGUSR2);
+    sleeper()
+}
+
+/// The file `/proc/<pid>/task/<tid>/<name>`.
+fn task_file(pid: i32, tid: i32, name: &str) -> Result<alloc::vec::Vec<u8>, Fail> {
+    let path = format!("/proc/{pid}/task/{tid}/{name}");
+    let fd = rt::fs::open(path.as_bytes(), rt::fs::O_RDONLY, 0).ctx("open /proc/PID/task/TID")?;
+    let text = sys::read_all(fd);
+    let _ = rt::fs::close(fd);
+    Ok(text)
+}
+
+/// The state letter of `/proc/<pid>/task/<tid>/stat` (after the comm).
+fn task_stat_state(pid: i32, tid: i32) -> Result<u8, Fail> {
+    let stat = task_file(pid, tid, "stat")?;
+    let at = stat
+        .iter()
+        .rposition(|&b| b == b')')
+        .ok_or_else(|| Fail(alloc::string::String::from("no ) in stat")))?;
+    stat.get(at + 2)
+        .copied()
+        .ok_or_else(|| Fail(alloc::string::String::from("no state in stat")))
+}
+
+/// The `State:` line of `/proc/<pid>/task/<tid>/status`.
+fn task_status_state(pid: i32, tid: i32) -> Result<alloc::string::String, Fail> {
+    let status = task_file(pid, tid, "status")?;
+    let text = core::str::from_utf8(&status).map_err(|_| Fail(alloc::string::String::from("status is not text")))?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("State:"))
+        .ok_or_else(|| Fail(alloc::string::String::from("no State: line")))?;
+    Ok(alloc::string::String::from(line))
+}
+
+pub(super) fn proc_task_stat_and_status_show_each_threads_own_state() -> Outcome {
+    let rd = writer_pipe()?;
+    let pid = spawn_traced(writer_tid_body)?;
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGUSR2), "the stop after the thread started")?;
+    let mut tid: u64 = 0;
+    let addr = &WRITER_TID as *const _ as usize;
+    ptrace(PTRACE_PEEKDATA, pid, addr, &mut tid as *mut u64 as usize).ctx("PEEKDATA")?;
+    let tid = tid as i32;
+    check_eq!(thread_runs(rd), true, "the thread runs");
+    check_eq!(
+        task_stat_state(pid, pid)?,
+        b't',
+        "the leader's task stat state in its ptrace stop"
+    );
+    check_eq!(
+        task_status_state(pid, pid)?,
+        alloc::string::String::from("State:\tt (tracing stop)"),
+        "the leader's task status"
+    );
+    let s = task_stat_state(pid, tid)?;
+    crate::ensure!(
+        s == b'S' || s == b'R',
+        "the running thread's task stat state: {}",
+        s as char
+    );
+    // The thread takes the SIGSTOP (the leader cannot while stopped):
+    // the thread is in a group stop, the leader still in its ptrace stop.
+    rt::process::kill(pid, SIGSTOP).ctx("kill SIGSTOP")?;
+    check_eq!(thread_runs(rd), false, "the thread runs in the group stop");
+    check_eq!(task_stat_state(pid, tid)?, b'T', "the stopped thread's task stat state");
+    check_eq!(
+        task_status_state(pid, tid)?,
+        alloc::string::String::from("State:\tT (stopped)"),
+        "the stopped thread's task status"
+    );
+    check_eq!(task_stat_state(pid, pid)?, b't', "the leader's, meanwhile");
+    kill_and_reap(pid);
+    Ok(())
+}

@@ -173,10 +173,13 @@ fn child_busy_time_reaches_parent_after_wait() -> Outcome {
     );
     let (cu, cs) = getrusage(RUSAGE_CHILDREN).ctx("getrusage(CHILDREN)")?;
     ensure!(cu >= 100_000_000, "RUSAGE_CHILDREN has {cu} ns of user time");
-    check_eq!(
-        (cu, cs),
-        (wu, tv_ns(ru.stime)),
-        "RUSAGE_CHILDREN against wait4's rusage"
+    // Linux samples the two separately (wait4's from the zombie's group
+    // time, the children's sum from the adjusted time at reaping), and
+    // they have been seen 1.6 ms apart there: equal within 10 ms.
+    let ws = tv_ns(ru.stime);
+    ensure!(
+        cu.abs_diff(wu) <= 10_000_000 && cs.abs_diff(ws) <= 10_000_000,
+        "RUSAGE_CHILDREN ({cu}, {cs}) against wait4's rusage ({wu}, {ws})"
     );
     let (own, _) = getrusage(RUSAGE_SELF).ctx("getrusage(SELF)")?;
     ensure!(

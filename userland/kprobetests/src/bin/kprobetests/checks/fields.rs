@@ -2,6 +2,7 @@
 //! (registers by Linux's calling convention, its own memory, `$retval`,
 //! `$comm`).
 
+use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
 
@@ -19,6 +20,7 @@ pub static CHECKS: &[Check] = checks![
     fetchargs_read_this_programs_memory,
     comm_is_the_task_name_set_by_prctl,
     do_exit_code_is_the_exit_status_as_the_kernel_encodes_it,
+    pd_and_pD_name_the_file_read_and_released,
 ];
 
 /// A scratch file of `len` bytes.
@@ -186,6 +188,38 @@ fn do_exit_code_is_the_exit_status_as_the_kernel_encodes_it() -> Outcome {
         field(&only_line(&t, "kt_exit", killed)?, "code")?,
         "0x9",
         "do_exit code of SIGKILL"
+    );
+    Ok(())
+}
+
+/// `%pD` on `vfs_read`'s file and `%pd` on `dput`'s dentry print the last
+/// component of the file's name (Linux expands them to string fetches
+/// through `file->f_path.dentry->d_name.name`): the read of a scratch file
+/// is named, and so is its release when the descriptor is closed.
+#[allow(non_snake_case)]
+fn pd_and_pD_name_the_file_read_and_released() -> Outcome {
+    let t = tracefs()?;
+    let path = make_file("pd-name", 3)?;
+    let base = path.rsplit('/').next().unwrap_or("").to_owned();
+    let fd = fs::open(path.as_bytes(), fs::O_RDONLY | fs::O_CLOEXEC, 0).ctx("open")?;
+    t.define("p:kt_pD vfs_read name=$arg1:%pD").ctx("define %pD")?;
+    t.define("p:kt_pd dput $arg1:%pd").ctx("define %pd")?;
+    let mut buf = [0u8; 8];
+    t.enable("kt_pD", true).ctx("enable kt_pD")?;
+    t.enable("kt_pd", true).ctx("enable kt_pd")?;
+    let got = read_count(fd, &mut buf, 8);
+    let _ = fs::close(fd);
+    t.enable("kt_pd", false).ctx("disable kt_pd")?;
+    t.enable("kt_pD", false).ctx("disable kt_pD")?;
+    let _ = fs::unlinkat(fs::AT_FDCWD, path.as_bytes(), 0);
+    check_eq!(got, Ok(3), "read of a 3-byte file");
+    let me = getpid();
+    let line = only_line(&t, "kt_pD", me)?;
+    check_eq!(field(&line, "name")?, base.as_str(), "name=$arg1:%pD of vfs_read");
+    let released = super::lines_of(&t, "kt_pd", me)?;
+    ensure!(
+        released.iter().any(|l| field(l, "arg1").is_ok_and(|n| n == base)),
+        "no dput of {base} among {released:?}"
     );
     Ok(())
 }
