@@ -6,6 +6,7 @@
 use crate::errno::Errno;
 use crate::sched::wait::{WaitError, WaitQueue};
 use crate::sync::IrqSpinLock;
+use crate::uaccess::UserPtr;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -67,11 +68,11 @@ fn hash(k: Key) -> usize {
 /// Linux's get_futex_key: a futex word is 4-byte aligned (EINVAL) and in
 /// user space (`access_ok`, else EFAULT), for every operation, even a wake
 /// that would find no waiter.
-fn key(addr: u64) -> Result<Key, Errno> {
-    if !addr.is_multiple_of(4) {
+fn key(uaddr: UserPtr) -> Result<Key, Errno> {
+    if !uaddr.addr().is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
-    if addr.checked_add(4).is_none_or(|end| end > arch::uaccess::TASK_SIZE) {
+    if !arch::uaccess::access_ok(uaddr, 4) {
         return Err(Errno::EFAULT);
     }
     let mm = crate::sched::current()
@@ -79,23 +80,23 @@ fn key(addr: u64) -> Result<Key, Errno> {
         .lock()
         .as_ref()
         .map_or(0, |m| Arc::as_ptr(m) as usize);
-    Ok((mm, addr))
+    Ok((mm, uaddr.addr()))
 }
 
 /// Public form of the alignment rule, for callers that only check.
-pub fn check_aligned(addr: u64) -> Result<(), Errno> {
+pub fn check_aligned(addr: UserPtr) -> Result<(), Errno> {
     key(addr).map(|_| ())
 }
 
 /// FUTEX_WAIT (relative `timeout_ns`) on `addr`.
-pub fn wait(addr: u64, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
+pub fn wait(addr: UserPtr, val: u32, timeout_ns: Option<u64>) -> Result<(), Errno> {
     let deadline = timeout_ns.map(|t| crate::time::ktime_get_ns().saturating_add(t));
     wait_bitset(addr, val, deadline, FUTEX_BITSET_MATCH_ANY)
 }
 
 /// FUTEX_WAIT_BITSET: sleeps if `*addr == val` until a wake whose bitset
 /// meets `bitset`, the absolute `deadline`, or a signal.
-pub fn wait_bitset(addr: u64, val: u32, deadline: Option<u64>, bitset: u32) -> Result<(), Errno> {
+pub fn wait_bitset(addr: UserPtr, val: u32, deadline: Option<u64>, bitset: u32) -> Result<(), Errno> {
     if bitset == 0 {
         return Err(Errno::EINVAL);
     }
@@ -189,13 +190,13 @@ fn wake_locked(b: &mut Vec<Arc<Waiter>>, k: Key, n: usize, bitset: u32) -> usize
 }
 
 /// FUTEX_WAKE: wakes up to `n` waiters on `addr`; returns how many.
-pub fn wake(addr: u64, n: u32) -> usize {
+pub fn wake(addr: UserPtr, n: u32) -> usize {
     wake_bitset(addr, n, FUTEX_BITSET_MATCH_ANY).unwrap_or(0)
 }
 
 /// FUTEX_WAKE_BITSET: wakes up to `n` waiters on `addr` whose bitset
 /// meets `bitset`.
-pub fn wake_bitset(addr: u64, n: u32, bitset: u32) -> Result<usize, Errno> {
+pub fn wake_bitset(addr: UserPtr, n: u32, bitset: u32) -> Result<usize, Errno> {
     if bitset == 0 {
         return Err(Errno::EINVAL);
     }
@@ -209,7 +210,13 @@ pub fn wake_bitset(addr: u64, n: u32, bitset: u32) -> Result<usize, Errno> {
 /// FUTEX_REQUEUE and FUTEX_CMP_REQUEUE (with `cmp`): wakes up to `nr_wake`
 /// waiters on `addr1` and moves up to `nr_requeue` more to `addr2`;
 /// returns how many were woken or moved, as Linux's futex_requeue.
-pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Option<u32>) -> Result<usize, Errno> {
+pub fn requeue(
+    addr1: UserPtr,
+    addr2: UserPtr,
+    nr_wake: i32,
+    nr_requeue: i32,
+    cmp: Option<u32>,
+) -> Result<usize, Errno> {
     if nr_wake < 0 || nr_requeue < 0 {
         return Err(Errno::EINVAL);
     }
@@ -282,7 +289,7 @@ pub fn requeue(addr1: u64, addr2: u64, nr_wake: i32, nr_requeue: i32, cmp: Optio
 /// taken under their interrupt-masking locks). Waiters queue before they
 /// read their word, so one that read the old value is already queued when
 /// the wake looks, and one that queues later reads the new value.
-pub fn wake_op(addr1: u64, addr2: u64, nr_wake: u32, nr_wake2: u32, encoded: u32) -> Result<usize, Errno> {
+pub fn wake_op(addr1: UserPtr, addr2: UserPtr, nr_wake: u32, nr_wake2: u32, encoded: u32) -> Result<usize, Errno> {
     use arch::uaccess::FutexOp;
     let k1 = key(addr1)?;
     let k2 = key(addr2)?;

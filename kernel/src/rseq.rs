@@ -10,7 +10,7 @@
 use crate::errno::Errno;
 use crate::sched::Task;
 use crate::sync::IrqSpinLock;
-use crate::uaccess::{copy_from_user, copy_to_user, get_user_u32, get_user_u64, put_user_u64};
+use crate::uaccess::{copy_from_user, copy_to_user, get_user_u32, get_user_u64, put_user_u64, UserPtr};
 use alloc::sync::Arc;
 use arch::ptrace::PtRegs;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -161,9 +161,14 @@ fn handle_notify_resume(me: &Task, regs: &mut PtRegs) -> Result<(), Errno> {
     rseq_update_cpu_node_id(me, &reg)
 }
 
+/// The field at `off` of the rseq area registered at `area`.
+fn field(area: u64, off: u64) -> UserPtr {
+    UserPtr::new(area).wrapping_add(off)
+}
+
 /// The critical section the area points at, checked; `None` if none.
 fn rseq_get_rseq_cs(reg: &Registration) -> Result<Option<RseqCs>, Errno> {
-    let ptr = get_user_u64(reg.addr + offset::RSEQ_CS)?;
+    let ptr = get_user_u64(field(reg.addr, offset::RSEQ_CS))?;
     if ptr == 0 {
         return Ok(None);
     }
@@ -171,10 +176,10 @@ fn rseq_get_rseq_cs(reg: &Registration) -> Result<Option<RseqCs>, Errno> {
         return Err(Errno::EINVAL);
     }
     let mut raw = [0u8; RseqCs::SIZE];
-    copy_from_user(&mut raw, ptr)?;
+    copy_from_user(&mut raw, UserPtr::new(ptr))?;
     let cs = RseqCs::from_bytes(&raw);
     cs.check(arch::uaccess::TASK_SIZE)?;
-    let sig = get_user_u32(cs.abort_ip - 4)?;
+    let sig = get_user_u32(UserPtr::new(cs.abort_ip - 4))?;
     if sig != reg.sig {
         crate::pr_warn!(
             "Possible attack attempt. Unexpected rseq signature 0x{:x}, expecting 0x{:x} (pid={}, addr={:#x}).",
@@ -193,17 +198,17 @@ fn rseq_ip_fixup(me: &Task, reg: &Registration, regs: &mut PtRegs) -> Result<(),
         return Ok(());
     };
     if !cs.contains(regs.pc) {
-        return put_user_u64(reg.addr + offset::RSEQ_CS, 0);
+        return put_user_u64(field(reg.addr, offset::RSEQ_CS), 0);
     }
     // Linux 6.12 refuses the deprecated no-restart flags, in the
     // descriptor and in the area.
-    if cs.flags != 0 || get_user_u32(reg.addr + offset::FLAGS)? != 0 {
+    if cs.flags != 0 || get_user_u32(field(reg.addr, offset::FLAGS))? != 0 {
         return Err(Errno::EINVAL);
     }
     if !me.rseq.event.swap(false, Ordering::AcqRel) {
         return Ok(());
     }
-    put_user_u64(reg.addr + offset::RSEQ_CS, 0)?;
+    put_user_u64(field(reg.addr, offset::RSEQ_CS), 0)?;
     crate::trace::tracepoint::rseq::trace_rseq_ip_fixup(regs.pc, cs.start_ip, cs.post_commit_offset, cs.abort_ip);
     regs.pc = cs.abort_ip;
     Ok(())
@@ -234,8 +239,8 @@ fn rseq_update_cpu_node_id(me: &Task, reg: &Registration) -> Result<(), Errno> {
         mm_cid,
     }
     .to_bytes();
-    copy_to_user(reg.addr + offset::CPU_ID_START, &ids)?;
-    copy_to_user(reg.addr + offset::NODE_ID, &node_cid)?;
+    copy_to_user(field(reg.addr, offset::CPU_ID_START), &ids)?;
+    copy_to_user(field(reg.addr, offset::NODE_ID), &node_cid)?;
     crate::trace::tracepoint::rseq::trace_rseq_update(cpu_id, 0, mm_cid);
     Ok(())
 }
@@ -249,20 +254,20 @@ crate::syscalls::syscall!(__arm64_sys_rseq, r, {
     match check_rseq(current, addr, len, flags, sig)? {
         RseqOp::Unregister => {
             let (ids, node_cid) = RseqCpuIds::reset_bytes();
-            copy_to_user(addr + offset::CPU_ID_START, &ids)?;
-            copy_to_user(addr + offset::NODE_ID, &node_cid)?;
+            copy_to_user(field(addr, offset::CPU_ID_START), &ids)?;
+            copy_to_user(field(addr, offset::NODE_ID), &node_cid)?;
             *me.rseq.reg.lock() = None;
             me.rseq.active.store(false, Ordering::Release);
             me.rseq.put_cid();
         }
         RseqOp::Register(new) => {
-            if !arch::uaccess::access_ok(addr, len as usize) {
+            if !arch::uaccess::access_ok(UserPtr::new(addr), len as usize) {
                 return Err(Errno::EFAULT);
             }
             // A library reusing an area for a new thread may leave a
             // descriptor there; Linux clears it rather than fail.
-            if get_user_u64(addr + offset::RSEQ_CS)? != 0 {
-                put_user_u64(addr + offset::RSEQ_CS, 0)?;
+            if get_user_u64(field(addr, offset::RSEQ_CS))? != 0 {
+                put_user_u64(field(addr, offset::RSEQ_CS), 0)?;
             }
             *me.rseq.reg.lock() = Some(new);
             me.rseq.active.store(true, Ordering::Release);

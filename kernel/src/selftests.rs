@@ -1,6 +1,7 @@
 //! In-kernel tests of mechanisms that span modules: kallsyms against real
 //! functions, W^X, and the oops report.
 
+use crate::uaccess::UserPtr;
 use alloc::string::String;
 use ktest_macros::kernel_test;
 
@@ -192,7 +193,7 @@ fn user_copies_stop_exactly_at_the_first_unmapped_byte() {
         for n in [room.saturating_sub(1), room, room + 1, room + 8, room + 64, 300] {
             let n = n.min(300);
             let mm = one_user_page(VA, 0xee);
-            let dst = end - room as u64;
+            let dst = UserPtr::new(end - room as u64);
             let left = arch::uaccess::raw_copy_to_user(dst, &src[..n]);
             assert_eq!(
                 left,
@@ -235,18 +236,24 @@ fn user_copies_are_exact_at_every_alignment_and_length() {
     for off in 0..16u64 {
         for n in 0..=200usize {
             mm.write_bytes(uva(VA), &[0xaa; 512]).unwrap();
-            assert_eq!(arch::uaccess::raw_copy_to_user(VA + off, &src[..n]), 0);
+            assert_eq!(arch::uaccess::raw_copy_to_user(UserPtr::new(VA + off), &src[..n]), 0);
             let page = user_page_bytes(&mm, VA);
             let o = off as usize;
             assert_eq!(&page[o..o + n], &src[..n], "to user at +{off}, {n} bytes");
             assert!(page[..o].iter().chain(&page[o + n..512]).all(|&b| b == 0xaa));
             let mut got = [0u8; 200];
-            assert_eq!(arch::uaccess::raw_copy_from_user(&mut got[..n], VA + off), 0);
+            assert_eq!(
+                arch::uaccess::raw_copy_from_user(&mut got[..n], UserPtr::new(VA + off)),
+                0
+            );
             assert_eq!(&got[..n], &src[..n], "from user at +{off}, {n} bytes");
         }
     }
     // Outside user space nothing is copied.
-    assert_eq!(arch::uaccess::raw_copy_to_user(u64::MAX - 3, &src[..8]), 8);
+    assert_eq!(
+        arch::uaccess::raw_copy_to_user(UserPtr::new(u64::MAX - 3), &src[..8]),
+        8
+    );
     arch::mmu::secondary_drop_idmap();
     drop(mm);
 }
@@ -271,7 +278,10 @@ fn user_memory_is_reached_only_through_uaccess_when_pan_is_on() {
         .unwrap();
     mm.activate();
     // uaccess (LDTR) works whether or not PAN is on.
-    assert_eq!(crate::uaccess::get_user_u64(VA), Ok(0x1122_3344_5566_7788));
+    assert_eq!(
+        crate::uaccess::get_user_u64(UserPtr::new(VA)),
+        Ok(0x1122_3344_5566_7788)
+    );
     let plain = arch::nofault::read_u64_nofault(VA as usize);
     let pan = arch::cpu::enable_pan();
     if pan {

@@ -372,8 +372,8 @@ pub enum RestartBlock {
     Nanosleep {
         /// ns since boot, as `ktime_get_ns`.
         deadline_ns: u64,
-        /// Where the time left goes if interrupted again (0: nowhere).
-        rmtp: u64,
+        /// Where the time left goes if interrupted again (NULL: nowhere).
+        rmtp: crate::uaccess::UserPtr,
     },
 }
 

@@ -80,7 +80,7 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
 /// `try_emulate_mrs`); anything else is SIGILL at the instruction.
 fn do_el0_undef(regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGILL};
-    let emulated = crate::uaccess::get_user_u32(regs.pc)
+    let emulated = crate::uaccess::get_user_u32(crate::uaccess::UserPtr::new(regs.pc))
         .ok()
         .and_then(SysRegId::from_mrs)
         .is_some_and(|(id, rt)| do_emulate_mrs(regs, id, rt));

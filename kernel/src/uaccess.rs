@@ -7,6 +7,7 @@ use crate::trace::tracepoint::kmem::GFP_KERNEL;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+pub use arch::addr::UserPtr;
 use arch::addr::UserVirtAddr;
 
 /// Copies `dst.len()` bytes from the user range `src` without resolving a
@@ -15,14 +16,14 @@ use arch::addr::UserVirtAddr;
 pub fn copy_from_user_nofault(dst: &mut [u8], src: UserVirtAddr) -> Result<(), Errno> {
     let irq = arch::cpu::local_irq_save();
     crate::fault::pagefault_disable();
-    let r = arch::uaccess::copy_from_user(dst, src.as_u64());
+    let r = arch::uaccess::copy_from_user(dst, src.into());
     crate::fault::pagefault_enable();
     arch::cpu::local_irq_restore(irq);
     Ok(r?)
 }
 
 /// Copies `len` bytes from user address `src`.
-pub fn copy_from_user_vec(src: u64, len: usize) -> Result<Vec<u8>, Errno> {
+pub fn copy_from_user_vec(src: UserPtr, len: usize) -> Result<Vec<u8>, Errno> {
     let mut v = zeroed_buf(len)?;
     arch::uaccess::copy_from_user(&mut v, src)?;
     Ok(v)
@@ -52,15 +53,15 @@ impl UserIter {
     }
 }
 
-/// The start of the user range `[addr, addr + len)`, or EFAULT if it is not
+/// The start of the user range `[ptr, ptr + len)`, or EFAULT if it is not
 /// all user space (Linux's `access_ok`). An empty range ending at the top
 /// of user space passes as on Linux; nothing is copied to or from it, so
 /// its start may stand for any user address.
-pub fn user_range(addr: u64, len: usize) -> Result<UserVirtAddr, Errno> {
-    match UserVirtAddr::new(addr) {
-        Some(a) if a.range_ok(len as u64) => Ok(a),
-        None if len == 0 && arch::uaccess::access_ok(addr, 0) => UserVirtAddr::new(0).ok_or(Errno::EFAULT),
-        _ => Err(Errno::EFAULT),
+pub fn user_range(ptr: UserPtr, len: usize) -> Result<UserVirtAddr, Errno> {
+    match ptr.range(len as u64) {
+        Some(a) => Ok(a),
+        None if len == 0 && arch::uaccess::access_ok(ptr, 0) => Ok(UserVirtAddr::ZERO),
+        None => Err(Errno::EFAULT),
     }
 }
 
@@ -72,7 +73,7 @@ impl vfs::IovIter for UserIter {
     fn copy_to_iter(&mut self, data: &[u8]) -> usize {
         let want = data.len().min(self.left);
         let Some(src) = data.get(..want) else { return 0 };
-        let copied = want - arch::uaccess::raw_copy_to_user(self.addr.as_u64(), src);
+        let copied = want - arch::uaccess::raw_copy_to_user(self.addr.into(), src);
         // Within the range `user_range` checked.
         self.addr = self.addr.checked_add(copied as u64).unwrap_or(self.addr);
         self.left -= copied;
@@ -80,7 +81,7 @@ impl vfs::IovIter for UserIter {
     }
 
     fn fault_in_writeable(&mut self, len: usize) -> bool {
-        arch::uaccess::probe_writable(self.addr.as_u64(), len.min(self.left)).is_ok()
+        arch::uaccess::probe_writable(self.addr.into(), len.min(self.left)).is_ok()
     }
 }
 
@@ -130,39 +131,39 @@ impl vfs::IovSource for UserSource {
 }
 
 /// Fills `dst` from user address `src`.
-pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
+pub fn copy_from_user(dst: &mut [u8], src: UserPtr) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_from_user(dst, src)?)
 }
 
 /// Copies `src` to user address `dst`.
-pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
+pub fn copy_to_user(dst: UserPtr, src: &[u8]) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_to_user(dst, src)?)
 }
 
 /// Writes a u32 to user memory.
-pub fn put_user_u32(dst: u64, v: u32) -> Result<(), Errno> {
+pub fn put_user_u32(dst: UserPtr, v: u32) -> Result<(), Errno> {
     copy_to_user(dst, &v.to_le_bytes())
 }
 
 /// Writes an i32 to user memory.
-pub fn put_user_i32(dst: u64, v: i32) -> Result<(), Errno> {
+pub fn put_user_i32(dst: UserPtr, v: i32) -> Result<(), Errno> {
     copy_to_user(dst, &v.to_le_bytes())
 }
 
 /// Writes a u64 to user memory.
-pub fn put_user_u64(dst: u64, v: u64) -> Result<(), Errno> {
+pub fn put_user_u64(dst: UserPtr, v: u64) -> Result<(), Errno> {
     copy_to_user(dst, &v.to_le_bytes())
 }
 
 /// Reads a u32 from user memory.
-pub fn get_user_u32(src: u64) -> Result<u32, Errno> {
+pub fn get_user_u32(src: UserPtr) -> Result<u32, Errno> {
     let mut b = [0u8; 4];
     copy_from_user(&mut b, src)?;
     Ok(u32::from_le_bytes(b))
 }
 
 /// Reads a u64 from user memory.
-pub fn get_user_u64(src: u64) -> Result<u64, Errno> {
+pub fn get_user_u64(src: UserPtr) -> Result<u64, Errno> {
     Ok(arch::uaccess::get_user_u64(src)?)
 }
 
@@ -175,7 +176,7 @@ pub const MAX_ARG_STRINGS: usize = 0x7fff_ffff;
 
 /// A NUL-terminated user string of at most `max` bytes including the NUL;
 /// `ENAMETOOLONG` (or `E2BIG` for exec strings) beyond.
-pub fn strndup_user(src: u64, max: usize, too_long: Errno) -> Result<Vec<u8>, Errno> {
+pub fn strndup_user(src: UserPtr, max: usize, too_long: Errno) -> Result<Vec<u8>, Errno> {
     let mut buf = vec![0u8; max.min(256)];
     let mut out = Vec::new();
     let mut addr = src;
@@ -191,7 +192,7 @@ pub fn strndup_user(src: u64, max: usize, too_long: Errno) -> Result<Vec<u8>, Er
             }
             None => {
                 out.extend_from_slice(&buf[..room]);
-                addr += room as u64;
+                addr = addr.wrapping_add(room as u64);
             }
         }
     }
@@ -199,7 +200,7 @@ pub fn strndup_user(src: u64, max: usize, too_long: Errno) -> Result<Vec<u8>, Er
 
 /// A path argument as a `String`: EFAULT, ENAMETOOLONG, EINVAL when it is
 /// not UTF-8.
-pub fn user_path(src: u64) -> Result<String, Errno> {
+pub fn user_path(src: UserPtr) -> Result<String, Errno> {
     let name = getname(src)?;
     let mut s = String::new();
     s.try_reserve_exact(name.len()).map_err(|_| Errno::ENOMEM)?;
@@ -241,7 +242,7 @@ impl Drop for Filename {
 #[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
 #[no_mangle]
 #[inline(never)]
-pub fn getname(src: u64) -> Result<Filename, Errno> {
+pub fn getname(src: UserPtr) -> Result<Filename, Errno> {
     let mut buf = SlabBox::try_new(&NAMES_CACHEP, [0u8; PATH_MAX], GFP_KERNEL as u32).map_err(|_| Errno::ENOMEM)?;
     let len = arch::uaccess::strncpy_from_user(&mut buf[..], src)?.ok_or(Errno::ENAMETOOLONG)?;
     Ok(Filename { buf: Some(buf), len })
@@ -258,9 +259,9 @@ pub fn putname(name: SlabBox<[u8; PATH_MAX]>) {
 }
 
 /// A NULL-terminated array of user string pointers (argv, envp).
-pub fn user_string_array(src: u64) -> Result<Vec<Vec<u8>>, Errno> {
+pub fn user_string_array(src: UserPtr) -> Result<Vec<Vec<u8>>, Errno> {
     let mut out = Vec::new();
-    if src == 0 {
+    if src.is_null() {
         return Ok(out);
     }
     let mut total = 0usize;
@@ -268,8 +269,8 @@ pub fn user_string_array(src: u64) -> Result<Vec<Vec<u8>>, Errno> {
         if i >= MAX_ARG_STRINGS {
             return Err(Errno::E2BIG);
         }
-        let p = get_user_u64(src + 8 * i as u64)?;
-        if p == 0 {
+        let p = UserPtr::new(get_user_u64(src.wrapping_add(8 * i as u64))?);
+        if p.is_null() {
             break;
         }
         let s = strndup_user(p, MAX_ARG_STRLEN, Errno::E2BIG)?;
@@ -285,7 +286,7 @@ pub fn user_string_array(src: u64) -> Result<Vec<Vec<u8>>, Errno> {
 /// Reads and checks a user iovec array (Linux's `import_iovec`): EINVAL
 /// for more than `UIO_MAXIOV` entries or lengths past `isize::MAX`,
 /// EFAULT when the array cannot be read.
-pub fn import_iovec(p: u64, n: u64) -> Result<Vec<uapi::uio::IoVec>, Errno> {
+pub fn import_iovec(p: UserPtr, n: u64) -> Result<Vec<uapi::uio::IoVec>, Errno> {
     if n > uapi::uio::UIO_MAXIOV as u64 {
         return Err(Errno::EINVAL);
     }

@@ -160,6 +160,59 @@ impl UserVirtAddr {
     }
 }
 
+/// A user pointer as a system call is given it (Linux's `void __user *`):
+/// any 64-bit value, since only the access decides whether it is good. The
+/// uaccess functions take nothing else, so a kernel address cannot reach
+/// them by mistake; a handler makes one from a register argument at the
+/// point it treats it as a user pointer, and an address at or above
+/// `TASK_SIZE` stays representable, to fail the access with EFAULT where
+/// Linux's `access_ok` would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct UserPtr(u64);
+
+impl UserPtr {
+    /// The NULL user pointer.
+    pub const NULL: UserPtr = UserPtr(0);
+
+    /// A register value (or a pointer read from user memory) taken as a
+    /// user pointer.
+    pub const fn new(raw: u64) -> UserPtr {
+        UserPtr(raw)
+    }
+
+    /// The pointer's value, as the user gave it.
+    pub const fn addr(self) -> u64 {
+        self.0
+    }
+
+    /// Whether it is NULL (often "no argument" in a system call).
+    pub const fn is_null(self) -> bool {
+        self.0 == 0
+    }
+
+    /// `self + off` as C pointer arithmetic computes it (wrapping): the
+    /// access that follows checks the result.
+    pub const fn wrapping_add(self, off: u64) -> UserPtr {
+        UserPtr(self.0.wrapping_add(off))
+    }
+
+    /// The user address it points to, if `[self, self + len)` lies in the
+    /// user half (Linux's `access_ok`).
+    pub const fn range(self, len: u64) -> Option<UserVirtAddr> {
+        match UserVirtAddr::new(self.0) {
+            Some(a) if a.range_ok(len) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+impl From<UserVirtAddr> for UserPtr {
+    fn from(a: UserVirtAddr) -> UserPtr {
+        UserPtr(a.0)
+    }
+}
+
 /// A physical address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(transparent)]

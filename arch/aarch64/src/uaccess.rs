@@ -9,12 +9,13 @@ use crate::nofault::Fault;
 /// End of the user address range (48-bit TTBR0 half).
 pub const TASK_SIZE: u64 = 1 << 48;
 
-/// Whether `[addr, addr + len)` lies in the user range.
-pub fn access_ok(addr: u64, len: usize) -> bool {
-    addr.checked_add(len as u64).is_some_and(|end| end <= TASK_SIZE)
+/// Whether `[ptr, ptr + len)` lies in the user range (an empty range may
+/// end at `TASK_SIZE`, as on Linux).
+pub fn access_ok(ptr: UserPtr, len: usize) -> bool {
+    ptr.addr().checked_add(len as u64).is_some_and(|end| end <= TASK_SIZE)
 }
 
-use crate::addr::UserVirtAddr;
+use crate::addr::{UserPtr, UserVirtAddr};
 use crate::nofault::{fallible_load, fallible_store};
 use core::mem::MaybeUninit;
 
@@ -190,7 +191,7 @@ unsafe extern "C" {
 /// returns the count not copied (Linux's raw_copy_to_user), exactly: the
 /// bytes before the first one EL0 cannot write are all written, none
 /// after. A range outside user space copies nothing.
-pub fn raw_copy_to_user(dst: u64, src: &[u8]) -> usize {
+pub fn raw_copy_to_user(dst: UserPtr, src: &[u8]) -> usize {
     if !access_ok(dst, src.len()) {
         return src.len();
     }
@@ -198,21 +199,21 @@ pub fn raw_copy_to_user(dst: u64, src: &[u8]) -> usize {
     // destination is in the user half and reached only with STTR/STTRB,
     // which EL0's permissions govern, and whose faults resume through
     // __ex_table; the routine follows the C calling convention.
-    unsafe { __arch_copy_to_user(dst, src.as_ptr(), src.len()) }
+    unsafe { __arch_copy_to_user(dst.addr(), src.as_ptr(), src.len()) }
 }
 
 /// Copies user memory at `src` into `dst` as far as EL0 could read it and
 /// returns the count not copied (Linux's raw_copy_from_user), exactly as
 /// [`raw_copy_to_user`]; the bytes of `dst` not copied are left as they
 /// were.
-pub fn raw_copy_from_user(dst: &mut [u8], src: u64) -> usize {
+pub fn raw_copy_from_user(dst: &mut [u8], src: UserPtr) -> usize {
     if !access_ok(src, dst.len()) {
         return dst.len();
     }
     // SAFETY: the destination is a writable slice of that length; the
     // source is in the user half and read only with LDTR/LDTRB (EL0's
     // permissions, faults resumed through __ex_table).
-    unsafe { __arch_copy_from_user(dst.as_mut_ptr(), src, dst.len()) }
+    unsafe { __arch_copy_from_user(dst.as_mut_ptr(), src.addr(), dst.len()) }
 }
 
 /// Copies `dst.len()` bytes from user address `src` into memory not yet
@@ -236,7 +237,7 @@ pub fn copy_from_user_uninit(dst: &mut [MaybeUninit<u8>], src: UserVirtAddr) -> 
 }
 
 /// Copies `dst.len()` bytes from user address `src`.
-pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Fault> {
+pub fn copy_from_user(dst: &mut [u8], src: UserPtr) -> Result<(), Fault> {
     match raw_copy_from_user(dst, src) {
         0 => Ok(()),
         _ => Err(Fault),
@@ -244,7 +245,7 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Fault> {
 }
 
 /// Copies `src` to user address `dst`.
-pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Fault> {
+pub fn copy_to_user(dst: UserPtr, src: &[u8]) -> Result<(), Fault> {
     match raw_copy_to_user(dst, src) {
         0 => Ok(()),
         _ => Err(Fault),
@@ -252,12 +253,12 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Fault> {
 }
 
 /// Zeroes `len` bytes at user address `dst`.
-pub fn clear_user(dst: u64, len: usize) -> Result<(), Fault> {
+pub fn clear_user(dst: UserPtr, len: usize) -> Result<(), Fault> {
     if !access_ok(dst, len) {
         return Err(Fault);
     }
     for i in 0..len as u64 {
-        sttrb(dst + i, 0)?;
+        sttrb(dst.addr() + i, 0)?;
     }
     Ok(())
 }
@@ -265,9 +266,13 @@ pub fn clear_user(dst: u64, len: usize) -> Result<(), Fault> {
 /// Copies a NUL-terminated string from user address `src` into `dst`;
 /// returns its length without the NUL, or `None` if no NUL was found
 /// within `dst.len()` bytes.
-pub fn strncpy_from_user(dst: &mut [u8], src: u64) -> Result<Option<usize>, Fault> {
+pub fn strncpy_from_user(dst: &mut [u8], src: UserPtr) -> Result<Option<usize>, Fault> {
     for (i, slot) in dst.iter_mut().enumerate() {
-        let a = src.checked_add(i as u64).filter(|&a| a < TASK_SIZE).ok_or(Fault)?;
+        let a = src
+            .addr()
+            .checked_add(i as u64)
+            .filter(|&a| a < TASK_SIZE)
+            .ok_or(Fault)?;
         let b = ldtrb(a)? as u8;
         *slot = b;
         if b == 0 {
@@ -278,31 +283,31 @@ pub fn strncpy_from_user(dst: &mut [u8], src: u64) -> Result<Option<usize>, Faul
 }
 
 /// Reads a u64 from user address `src` (any alignment).
-pub fn get_user_u64(src: u64) -> Result<u64, Fault> {
+pub fn get_user_u64(src: UserPtr) -> Result<u64, Fault> {
     let mut b = [0u8; 8];
     copy_from_user(&mut b, src)?;
     Ok(u64::from_le_bytes(b))
 }
 
 /// Writes a u64 to user address `dst` (any alignment).
-pub fn put_user_u64(dst: u64, v: u64) -> Result<(), Fault> {
+pub fn put_user_u64(dst: UserPtr, v: u64) -> Result<(), Fault> {
     copy_to_user(dst, &v.to_le_bytes())
 }
 
-/// Checks that EL0 could write every page of `[addr, addr + len)`, by
+/// Checks that EL0 could write every page of `[ptr, ptr + len)`, by
 /// reading and writing back one byte per page (content unchanged; a
 /// copy-on-write or not-yet-present page is resolved now). Used before an
 /// operation that consumes data (a read from a pipe) so that a bad buffer
 /// fails with nothing consumed, as Linux's copy at the first byte does.
-pub fn probe_writable(addr: u64, len: usize) -> Result<(), Fault> {
+pub fn probe_writable(ptr: UserPtr, len: usize) -> Result<(), Fault> {
     if len == 0 {
         return Ok(());
     }
-    if !access_ok(addr, len) {
+    if !access_ok(ptr, len) {
         return Err(Fault);
     }
-    let end = addr + len as u64;
-    let mut a = addr;
+    let end = ptr.addr() + len as u64;
+    let mut a = ptr.addr();
     while a < end {
         let b = ldtrb(a)?;
         sttrb(a, b)?;
@@ -389,13 +394,14 @@ macro_rules! futex_rmw {
     }};
 }
 
-/// Applies `op` with `arg` atomically to the u32 at user address `addr`
+/// Applies `op` with `arg` atomically to the u32 at user address `uaddr`
 /// and returns the old value (Linux's `arch_futex_atomic_op_inuser`).
-/// `addr` must be 4-byte aligned; anything EL0 could not write is a fault.
-pub fn futex_atomic_op(op: FutexOp, arg: u32, addr: u64) -> Result<u32, Fault> {
-    if !addr.is_multiple_of(4) || !access_ok(addr, 4) {
+/// `uaddr` must be 4-byte aligned; anything EL0 could not write is a fault.
+pub fn futex_atomic_op(op: FutexOp, arg: u32, uaddr: UserPtr) -> Result<u32, Fault> {
+    if !uaddr.addr().is_multiple_of(4) || !access_ok(uaddr, 4) {
         return Err(Fault);
     }
+    let addr = uaddr.addr();
     // EL0 must be able to read it (this also faults the page in and
     // refuses PROT_NONE and execute-only pages, which EL1 could read).
     ldtr_x(addr & !7)?;

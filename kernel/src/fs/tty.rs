@@ -243,6 +243,8 @@ impl FileOps for Console {
 
     fn ioctl(&self, _file: &OpenFile, cmd: u32, arg: u64) -> vfs::Result<i64> {
         let efault = |_| uapi::Errno::EFAULT;
+        // Every command here takes a pointer.
+        let arg = crate::uaccess::UserPtr::new(arg);
         match cmd {
             TCGETS => {
                 let t = self.ldisc.lock().termios;

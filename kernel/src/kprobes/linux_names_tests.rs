@@ -124,7 +124,7 @@ static EXIT_CODES: [AtomicI64; 2] = [AtomicI64::new(-1), AtomicI64::new(-1)];
 fn user_bytes_are(addr: u64, want: &[u8]) -> bool {
     let mut buf = [0u8; 32];
     let got = &mut buf[..want.len()];
-    crate::uaccess::copy_from_user(got, addr).is_ok() && got == want
+    crate::uaccess::copy_from_user(got, crate::uaccess::UserPtr::new(addr)).is_ok() && got == want
 }
 
 fn kernel_u64(addr: u64) -> Option<u64> {

@@ -86,3 +86,54 @@ fn user_page_table_refuses_an_unaligned_page_and_walks_in_typed_addresses() {
     drop(pt);
     crate::mm::frame::page_ref_dec(pa);
 }
+
+#[kernel_test]
+fn user_pointers_keep_any_value_and_fail_at_the_access_as_linux_access_ok() {
+    use crate::errno::Errno;
+    use crate::uaccess::{self, UserPtr};
+    // A register value at or above TASK_SIZE is still a pointer; the range
+    // check decides, at the access.
+    let top = UserPtr::new(TASK_SIZE);
+    assert_eq!(top.addr(), TASK_SIZE);
+    assert_eq!(top.range(0), None, "TASK_SIZE itself is not a user address");
+    assert!(arch::uaccess::access_ok(top, 0), "an empty range may end at TASK_SIZE");
+    assert!(!arch::uaccess::access_ok(top, 1));
+    assert!(!arch::uaccess::access_ok(UserPtr::new(TASK_SIZE - 4), 5));
+    assert!(arch::uaccess::access_ok(UserPtr::new(TASK_SIZE - 4), 4));
+    assert!(
+        !arch::uaccess::access_ok(UserPtr::new(u64::MAX), 2),
+        "a wrapping range is refused"
+    );
+    assert_eq!(
+        UserPtr::new(TASK_SIZE - 8).range(8).map(UserVirtAddr::as_u64),
+        Some(TASK_SIZE - 8)
+    );
+    assert_eq!(uaccess::user_range(top, 0), Ok(UserVirtAddr::ZERO));
+    assert_eq!(uaccess::user_range(top, 1), Err(Errno::EFAULT));
+    assert_eq!(uaccess::user_range(UserPtr::new(u64::MAX), 0), Err(Errno::EFAULT));
+    // Past the user half every access is EFAULT before memory is touched,
+    // a kernel address included.
+    let kernel = VirtAddr::of(&PAGE).expect("a kernel address").as_usize() as u64;
+    for p in [
+        top,
+        UserPtr::new(TASK_SIZE - 4),
+        UserPtr::new(kernel),
+        UserPtr::new(u64::MAX - 3),
+    ] {
+        assert_eq!(uaccess::get_user_u64(p), Err(Errno::EFAULT), "{p:?}");
+        assert_eq!(uaccess::put_user_u64(p, 1), Err(Errno::EFAULT), "{p:?}");
+        assert_eq!(uaccess::copy_to_user(p, &[0; 8]), Err(Errno::EFAULT), "{p:?}");
+        assert_eq!(arch::uaccess::raw_copy_to_user(p, &[0; 8]), 8, "{p:?}");
+        assert_eq!(uaccess::strndup_user(p, 16, Errno::E2BIG), Err(Errno::EFAULT), "{p:?}");
+    }
+    assert_eq!(uaccess::getname(top).err(), Some(Errno::EFAULT));
+    assert_eq!(arch::uaccess::clear_user(top, 1), Err(arch::nofault::Fault));
+    assert_eq!(arch::uaccess::probe_writable(top, 0), Ok(()), "nothing to probe");
+    assert_eq!(
+        UserPtr::new(u64::MAX).wrapping_add(1),
+        UserPtr::NULL,
+        "C pointer arithmetic"
+    );
+    assert!(UserPtr::default().is_null());
+    assert_eq!(UserPtr::from(UserVirtAddr::ZERO), UserPtr::NULL);
+}

@@ -467,7 +467,7 @@ pub fn copy_frame_to_user(
     // SAFETY: inside one allocated frame (checked above), which the caller
     // keeps allocated by holding a reference to it while this runs.
     let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };
-    crate::uaccess::copy_to_user(dst.as_u64(), src)
+    crate::uaccess::copy_to_user(dst.into(), src)
 }
 
 /// Makes instructions written into frame `pa` at `[offset, offset + len)`

@@ -17,6 +17,7 @@ use crate::sched::wait::WaitQueue;
 use crate::sched::{self, Task, TaskState};
 use crate::signal::{self, SigHand};
 use crate::sync::IrqSpinLock;
+use crate::uaccess::UserPtr;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -222,9 +223,9 @@ pub struct KernelCloneArgs {
     /// CLONE_PIDFD: where the pidfd goes (unsupported, 0).
     pub pidfd: u64,
     /// CLONE_CHILD_SETTID / CLONE_CHILD_CLEARTID: the child's TID word.
-    pub child_tid: u64,
+    pub child_tid: UserPtr,
     /// CLONE_PARENT_SETTID: the parent's copy of the child's TID.
-    pub parent_tid: u64,
+    pub parent_tid: UserPtr,
     /// Name of a kernel thread (0 for user clones).
     pub name: u64,
     /// Signal sent to the parent when the child exits (`flags & CSIGNAL`
@@ -254,7 +255,14 @@ pub extern "C" fn kernel_clone(args: &KernelCloneArgs, regs: &PtRegs) -> i64 {
 
 /// `clone` (arm64 argument order: flags, newsp, parent_tidptr, tls,
 /// child_tidptr). Returns the child's TID.
-fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, child_tid: u64) -> Result<u32, Errno> {
+fn do_clone(
+    regs: &PtRegs,
+    flags: u64,
+    newsp: u64,
+    parent_tid: UserPtr,
+    tls: u64,
+    child_tid: UserPtr,
+) -> Result<u32, Errno> {
     use clone_flags::*;
     const SUPPORTED: u64 = CSIGNAL
         | CLONE_VM
@@ -339,7 +347,7 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
     task.rseq.fork_from(&me.rseq, flags & CLONE_VM != 0);
     *task.mm.lock() = Some(child_mm.clone());
     if flags & CLONE_CHILD_CLEARTID != 0 {
-        task.clear_child_tid.store(child_tid, Ordering::Relaxed);
+        task.clear_child_tid.store(child_tid.addr(), Ordering::Relaxed);
     }
 
     let proc_ = if flags & CLONE_THREAD != 0 {
@@ -447,8 +455,8 @@ fn do_clone(regs: &PtRegs, flags: u64, newsp: u64, parent_tid: u64, tls: u64, ch
 /// schedule_tail): the page must be writable to the child, and a
 /// copy-on-write page is copied first so the parent's memory is untouched.
 /// A bad address is ignored, as in Linux.
-fn set_child_tid_in(mm: &Mm, addr: u64, tid: u32) {
-    let Some(addr) = arch::addr::UserVirtAddr::new(addr) else {
+fn set_child_tid_in(mm: &Mm, addr: UserPtr, tid: u32) {
+    let Some(addr) = addr.range(4) else {
         return;
     };
     let Some(last) = addr.checked_add(3) else { return };
@@ -497,8 +505,8 @@ fn exit_thread(status: i32) {
     let p = current_process();
     // CLONE_CHILD_CLEARTID: tell the joiner.
     crate::ptrace::exit_begin(&me);
-    let ctid = me.clear_child_tid.swap(0, Ordering::Relaxed);
-    if ctid != 0 && crate::uaccess::put_user_u32(ctid, 0).is_ok() {
+    let ctid = UserPtr::new(me.clear_child_tid.swap(0, Ordering::Relaxed));
+    if !ctid.is_null() && crate::uaccess::put_user_u32(ctid, 0).is_ok() {
         crate::futex::wake(ctid, 1);
     }
     let last = {

@@ -5,13 +5,13 @@
 use super::*;
 use crate::errno::Errno;
 use crate::syscalls::SysResult;
-use crate::uaccess;
+use crate::uaccess::{self, UserPtr};
 use uapi::signal::SIGINFO_SIZE;
 
 /// `ptrace(PTRACE_PEEKSIGINFO, pid, args, buf)`: the number of siginfos
 /// copied to `buf`; EINVAL for unknown flags or a negative count, EFAULT
 /// when nothing could be copied.
-pub(super) fn ptrace_peek_siginfo(child: &Task, args_addr: u64, buf: u64) -> SysResult {
+pub(super) fn ptrace_peek_siginfo(child: &Task, args_addr: UserPtr, buf: UserPtr) -> SysResult {
     let mut b = [0u8; PtracePeeksiginfoArgs::SIZE];
     uaccess::copy_from_user(&mut b, args_addr)?;
     let args = PtracePeeksiginfoArgs::from_bytes(&b);

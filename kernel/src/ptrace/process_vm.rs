@@ -5,7 +5,7 @@
 use crate::errno::Errno;
 use crate::mm::frame;
 use crate::syscalls::SysResult;
-use crate::uaccess;
+use crate::uaccess::{self, UserPtr};
 use alloc::vec::Vec;
 use arch::addr::UserVirtAddr;
 
@@ -18,7 +18,15 @@ const CHUNK: usize = 4096;
 /// `process_vm_readv` (`write` false) and `process_vm_writev`: the bytes
 /// moved, stopping at the first remote address that cannot be accessed
 /// (EFAULT if nothing moved).
-pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64, flags: u64, write: bool) -> SysResult {
+pub fn process_vm_rw(
+    pid: i64,
+    lvec: UserPtr,
+    liovcnt: u64,
+    rvec: UserPtr,
+    riovcnt: u64,
+    flags: u64,
+    write: bool,
+) -> SysResult {
     if flags != 0 {
         return Err(Errno::EINVAL);
     }
@@ -46,7 +54,7 @@ pub fn process_vm_rw(pid: i64, lvec: u64, liovcnt: u64, rvec: u64, riovcnt: u64,
             };
             let n = (rlen - roff).min(llen - loff).min(CHUNK);
             let raddr = rbase.wrapping_add(roff as u64);
-            let laddr = lbase.wrapping_add(loff as u64);
+            let laddr = UserPtr::new(lbase).wrapping_add(loff as u64);
             let r = if write {
                 // The bounce buffer only writes need: a read copies
                 // straight from the pinned frame, and zeroing 4 KiB per
@@ -97,7 +105,7 @@ impl Iovecs {
 /// A user iovec array as (base, length) pairs, checked as Linux's
 /// import_iovec: EINVAL for too many entries or lengths past
 /// `isize::MAX`, EFAULT when it cannot be read.
-fn import_iovecs(p: u64, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Result<Iovecs, Errno> {
+fn import_iovecs(p: UserPtr, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Result<Iovecs, Errno> {
     let count = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
     if count > FAST_IOV {
         let v = uaccess::import_iovec(p, n)?;
@@ -118,7 +126,7 @@ fn import_iovecs(p: u64, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Result<
 /// Copies `n` bytes at `raddr` of `mm` to the caller's `laddr`, a page at a
 /// time straight from the pinned frame (Linux's process_vm_rw_pages: the
 /// one copy, no bounce buffer); whole or EFAULT.
-fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: u64) -> Result<(), Errno> {
+fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: UserPtr) -> Result<(), Errno> {
     let mut done = 0usize;
     while done < n {
         let va = raddr
@@ -130,7 +138,7 @@ fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: u64) -> Resu
         let dst = laddr.wrapping_add(done as u64);
         match mm.get_user_page_for_read(va)? {
             Some(pa) => {
-                let r = UserVirtAddr::new(dst)
+                let r = UserVirtAddr::new(dst.addr())
                     .ok_or(Errno::EFAULT)
                     .and_then(|dst| frame::copy_frame_to_user(pa, off, len, dst));
                 frame::page_ref_dec(pa);

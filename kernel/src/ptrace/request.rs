@@ -5,7 +5,7 @@ use super::*;
 use crate::errno::Errno;
 use crate::process::regs;
 use crate::syscalls::SysResult;
-use crate::uaccess;
+use crate::uaccess::{self, UserPtr};
 use arch::addr::UserVirtAddr;
 use uapi::signal::SIGINFO_SIZE;
 
@@ -36,7 +36,7 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         PTRACE_PEEKTEXT | PTRACE_PEEKDATA => {
             let mut word = [0u8; 8];
             access_vm(&child, addr, &mut word, false)?;
-            uaccess::copy_to_user(data, &word)?;
+            uaccess::copy_to_user(UserPtr::new(data), &word)?;
             Ok(0)
         }
         PTRACE_POKETEXT | PTRACE_POKEDATA => {
@@ -73,17 +73,17 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
         }
         PTRACE_GETEVENTMSG => {
             let msg = child.ptrace.state.lock().message;
-            uaccess::put_user_u64(data, msg)?;
+            uaccess::put_user_u64(UserPtr::new(data), msg)?;
             Ok(0)
         }
         PTRACE_GETSIGINFO => {
             let info = child.ptrace.state.lock().last_siginfo.ok_or(Errno::EINVAL)?;
-            uaccess::copy_to_user(data, &info.to_bytes())?;
+            uaccess::copy_to_user(UserPtr::new(data), &info.to_bytes())?;
             Ok(0)
         }
         PTRACE_SETSIGINFO => {
             let mut b = [0u8; SIGINFO_SIZE];
-            uaccess::copy_from_user(&mut b, data)?;
+            uaccess::copy_from_user(&mut b, UserPtr::new(data))?;
             let mut st = child.ptrace.state.lock();
             let slot = st.last_siginfo.as_mut().ok_or(Errno::EINVAL)?;
             *slot = SigInfo::from_bytes(&b);
@@ -93,14 +93,14 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
             if addr != SIGSET_SIZE {
                 return Err(Errno::EINVAL);
             }
-            uaccess::put_user_u64(data, child.sig_blocked.load(Ordering::Acquire))?;
+            uaccess::put_user_u64(UserPtr::new(data), child.sig_blocked.load(Ordering::Acquire))?;
             Ok(0)
         }
         PTRACE_SETSIGMASK => {
             if addr != SIGSET_SIZE {
                 return Err(Errno::EINVAL);
             }
-            let set = uaccess::get_user_u64(data)?;
+            let set = uaccess::get_user_u64(UserPtr::new(data))?;
             child
                 .sig_blocked
                 .store(set & !(sigmask(SIGKILL) | sigmask(SIGSTOP)), Ordering::Release);
@@ -149,9 +149,11 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
                 _ => Err(Errno::EIO),
             }
         }
-        PTRACE_GETREGSET | PTRACE_SETREGSET => regset_request(&child, request == PTRACE_SETREGSET, addr as u32, data),
-        PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, data),
-        PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, addr, data),
+        PTRACE_GETREGSET | PTRACE_SETREGSET => {
+            regset_request(&child, request == PTRACE_SETREGSET, addr as u32, UserPtr::new(data))
+        }
+        PTRACE_GET_SYSCALL_INFO => get_syscall_info(&child, addr, UserPtr::new(data)),
+        PTRACE_PEEKSIGINFO => super::peeksiginfo::ptrace_peek_siginfo(&child, UserPtr::new(addr), UserPtr::new(data)),
         PTRACE_GET_RSEQ_CONFIGURATION => {
             // Linux's ptrace_get_rseq_configuration: `addr` is the size the
             // caller reads; the whole size is returned whatever it was.
@@ -164,7 +166,7 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
             }
             .to_bytes();
             let n = usize::try_from(addr).map_or(conf.len(), |a| a.min(conf.len()));
-            uaccess::copy_to_user(data, &conf[..n])?;
+            uaccess::copy_to_user(UserPtr::new(data), &conf[..n])?;
             Ok(conf.len() as u64)
         }
         // Syscall user dispatch needs the generic entry code, which arm64
@@ -473,7 +475,7 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
 /// Linux's ptrace_regset: `data` points at an iovec whose length must be a
 /// multiple of the element size; it is cut to the regset's size, and the
 /// length transferred is written back.
-fn regset_request(child: &Arc<Task>, set: bool, nt: u32, iov_addr: u64) -> SysResult {
+fn regset_request(child: &Arc<Task>, set: bool, nt: u32, iov_addr: UserPtr) -> SysResult {
     let mut iov = [0u8; uapi::uio::IoVec::SIZE];
     uaccess::copy_from_user(&mut iov, iov_addr)?;
     let uapi::uio::IoVec { base, len } = uapi::uio::IoVec::from_bytes(&iov);
@@ -484,19 +486,19 @@ fn regset_request(child: &Arc<Task>, set: bool, nt: u32, iov_addr: u64) -> SysRe
     let len = len.min((size * n) as u64) as usize;
     if set {
         let mut new = alloc::vec![0u8; len];
-        uaccess::copy_from_user(&mut new, base)?;
+        uaccess::copy_from_user(&mut new, UserPtr::new(base))?;
         regset_set(child, nt, &new)?;
     } else {
         let image = regset_get(child, nt)?;
-        uaccess::copy_to_user(base, &image[..len])?;
+        uaccess::copy_to_user(UserPtr::new(base), &image[..len])?;
     }
-    uaccess::put_user_u64(iov_addr + 8, len as u64)?;
+    uaccess::put_user_u64(iov_addr.wrapping_add(8), len as u64)?;
     Ok(0)
 }
 
 /// Linux's ptrace_get_syscall_info: entry or exit only at a TRACESYSGOOD
 /// system call stop; copies at most `size` bytes and returns the full size.
-fn get_syscall_info(child: &Arc<Task>, size: u64, data: u64) -> SysResult {
+fn get_syscall_info(child: &Arc<Task>, size: u64, data: UserPtr) -> SysResult {
     let (si_code, message) = {
         let st = child.ptrace.state.lock();
         (st.last_siginfo.map_or(0, |s| s.code), st.message)

@@ -8,6 +8,7 @@ use super::{sa, SigAction, SigInfo};
 use crate::errno::Errno;
 use crate::process::Process;
 use crate::sched::Task;
+use crate::uaccess::UserPtr;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -131,11 +132,11 @@ pub fn setup_rt_frame(
     };
     buf[SC_RESERVED..SC_RESERVED + FPSIMD_SIZE as usize].copy_from_slice(&rec.to_bytes());
     // A zero terminator record follows (already zero).
-    crate::uaccess::copy_to_user(frame, &buf[..])?;
+    crate::uaccess::copy_to_user(UserPtr::new(frame), &buf[..])?;
     let mut rec = [0u8; 16];
     rec[..8].copy_from_slice(&regs.regs[29].to_le_bytes());
     rec[8..].copy_from_slice(&regs.regs[30].to_le_bytes());
-    crate::uaccess::copy_to_user(record, &rec)?;
+    crate::uaccess::copy_to_user(UserPtr::new(record), &rec)?;
 
     // Without SA_RESTORER the handler returns to the vDSO's
     // __kernel_rt_sigreturn, as on Linux; a process that unmapped its vDSO
@@ -184,7 +185,7 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
         return Err(Errno::EFAULT);
     }
     let mut buf = frame_buf()?;
-    crate::uaccess::copy_from_user(&mut buf[..], frame)?;
+    crate::uaccess::copy_from_user(&mut buf[..], UserPtr::new(frame))?;
     let saved = RtSigframe::read(&buf);
     // Bits that are RES0 in an AArch64 SPSR (IL among them) are cleared, as
     // Linux's valid_native_regs does: returning with IL set would make the
@@ -202,7 +203,7 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
         let mut v = alloc::vec::Vec::new();
         v.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
         v.resize(len, 0);
-        crate::uaccess::copy_from_user(&mut v, addr)?;
+        crate::uaccess::copy_from_user(&mut v, UserPtr::new(addr))?;
         Ok(v)
     };
     let records = signal_core::records::parse(

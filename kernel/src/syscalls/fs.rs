@@ -4,7 +4,7 @@
 use super::{from_ret, syscall};
 use crate::errno::Errno;
 use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
-use crate::uaccess::{copy_to_user, strndup_user, Filename};
+use crate::uaccess::{copy_to_user, strndup_user, Filename, UserPtr};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
@@ -15,7 +15,7 @@ use vfs::mount::Path;
 /// Largest single read or write (Linux's MAX_RW_COUNT, rounded).
 const MAX_RW: usize = 0x7fff_f000;
 
-fn path_arg(p: u64) -> Result<Filename, Errno> {
+fn path_arg(p: UserPtr) -> Result<Filename, Errno> {
     crate::uaccess::getname(p)
 }
 
@@ -29,7 +29,7 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
     current_files().path_at(dirfd as i32, &current_cwd(), path, empty)
 }
 
-fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
+fn do_read(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     // Linux checks only that the range is user space, then faults on the
     // first byte it copies: a read with nothing to give (end of file)
@@ -49,7 +49,7 @@ fn do_read(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64,
     Ok(n as u64)
 }
 
-fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
+fn do_write(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     // As Linux: the range must be user space; its bytes are read only by a
     // file that uses them (a write to /dev/null reads nothing), at most
@@ -103,7 +103,7 @@ fn do_write(f: &OpenFile, ubuf: u64, len: usize, pos: Option<i64>) -> Result<u64
 #[allow(unsafe_code)] // exported under Linux's name, for probes
 #[no_mangle]
 #[inline(never)]
-pub extern "C" fn vfs_read(file: &OpenFile, buf: u64, count: usize, pos: Option<&mut i64>) -> i64 {
+pub extern "C" fn vfs_read(file: &OpenFile, buf: UserPtr, count: usize, pos: Option<&mut i64>) -> i64 {
     let r = match pos {
         Some(pos) => do_read(file, buf, count, Some(*pos)).inspect(|&n| *pos += n as i64),
         None => do_read(file, buf, count, None),
@@ -117,7 +117,7 @@ pub extern "C" fn vfs_read(file: &OpenFile, buf: u64, count: usize, pos: Option<
 #[allow(unsafe_code)] // exported under Linux's name, for probes
 #[no_mangle]
 #[inline(never)]
-pub extern "C" fn vfs_write(file: &OpenFile, buf: u64, count: usize, pos: Option<&mut i64>) -> i64 {
+pub extern "C" fn vfs_write(file: &OpenFile, buf: UserPtr, count: usize, pos: Option<&mut i64>) -> i64 {
     let r = match pos {
         Some(pos) => do_write(file, buf, count, Some(*pos)).inspect(|&n| *pos += n as i64),
         None => do_write(file, buf, count, None),
@@ -128,12 +128,22 @@ pub extern "C" fn vfs_write(file: &OpenFile, buf: u64, count: usize, pos: Option
 syscall!(
     __arm64_sys_read,
     r,
-    from_ret(vfs_read(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None))
+    from_ret(vfs_read(
+        &*file(r.regs[0])?,
+        UserPtr::new(r.regs[1]),
+        r.regs[2] as usize,
+        None
+    ))
 );
 syscall!(
     __arm64_sys_write,
     r,
-    from_ret(vfs_write(&*file(r.regs[0])?, r.regs[1], r.regs[2] as usize, None))
+    from_ret(vfs_write(
+        &*file(r.regs[0])?,
+        UserPtr::new(r.regs[1]),
+        r.regs[2] as usize,
+        None
+    ))
 );
 syscall!(__arm64_sys_pread64, r, {
     let mut pos = r.regs[3] as i64;
@@ -142,7 +152,7 @@ syscall!(__arm64_sys_pread64, r, {
     }
     from_ret(vfs_read(
         &*file(r.regs[0])?,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2] as usize,
         Some(&mut pos),
     ))
@@ -154,7 +164,7 @@ syscall!(__arm64_sys_pwrite64, r, {
     }
     from_ret(vfs_write(
         &*file(r.regs[0])?,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2] as usize,
         Some(&mut pos),
     ))
@@ -163,9 +173,9 @@ syscall!(__arm64_sys_pwrite64, r, {
 syscall!(__arm64_sys_readv, r, {
     let f = file(r.regs[0])?;
     let mut total = 0;
-    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(r.regs[1], r.regs[2])? {
+    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(UserPtr::new(r.regs[1]), r.regs[2])? {
         let len = len as usize;
-        let n = do_read(&f, base, len, None)?;
+        let n = do_read(&f, UserPtr::new(base), len, None)?;
         total += n;
         if (n as usize) < len {
             break;
@@ -177,9 +187,9 @@ syscall!(__arm64_sys_readv, r, {
 syscall!(__arm64_sys_writev, r, {
     let f = file(r.regs[0])?;
     let mut total = 0;
-    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(r.regs[1], r.regs[2])? {
+    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(UserPtr::new(r.regs[1]), r.regs[2])? {
         let len = len as usize;
-        let n = do_write(&f, base, len, None)?;
+        let n = do_write(&f, UserPtr::new(base), len, None)?;
         total += n;
         if (n as usize) < len {
             break;
@@ -227,7 +237,7 @@ impl OpenHow {
 #[allow(unsafe_code)] // exported under Linux's name, for probes
 #[no_mangle]
 #[inline(never)]
-pub extern "C" fn do_sys_openat2(dfd: i32, filename: u64, how: &OpenHow) -> i64 {
+pub extern "C" fn do_sys_openat2(dfd: i32, filename: UserPtr, how: &OpenHow) -> i64 {
     super::ret((|| {
         if how.resolve != 0 {
             return Err(Errno::EINVAL);
@@ -252,7 +262,7 @@ pub extern "C" fn do_sys_openat2(dfd: i32, filename: u64, how: &OpenHow) -> i64 
 #[allow(unsafe_code)] // exported under Linux's name, for probes
 #[no_mangle]
 #[inline(never)]
-pub extern "C" fn do_sys_open(dfd: i32, filename: u64, flags: i32, mode: u32) -> i64 {
+pub extern "C" fn do_sys_open(dfd: i32, filename: UserPtr, flags: i32, mode: u32) -> i64 {
     do_sys_openat2(dfd, filename, &OpenHow::from_open(flags as u32, mode))
 }
 crate::export_symbol!(do_sys_open);
@@ -261,7 +271,7 @@ syscall!(__arm64_sys_openat, r, {
     // Linux's openat inlines do_sys_open: do_sys_openat2's caller is the
     // system call itself, as the function tracer shows it.
     let how = OpenHow::from_open(r.regs[2] as u32, r.regs[3] as u32);
-    from_ret(do_sys_openat2(r.regs[0] as i32, r.regs[1], &how))
+    from_ret(do_sys_openat2(r.regs[0] as i32, UserPtr::new(r.regs[1]), &how))
 });
 
 syscall!(__arm64_sys_close, r, {
@@ -292,22 +302,27 @@ syscall!(__arm64_sys_getdents64, r, {
     let len = (r.regs[2] as usize).min(1 << 20);
     let mut buf = crate::uaccess::zeroed_buf(len)?;
     let n = f.getdents64(&mut buf)?;
-    copy_to_user(r.regs[1], &buf[..n])?;
+    copy_to_user(UserPtr::new(r.regs[1]), &buf[..n])?;
     Ok(n as u64)
 });
 
-fn put_stat(p: u64, meta: &vfs::Metadata) -> Result<(), Errno> {
+fn put_stat(p: UserPtr, meta: &vfs::Metadata) -> Result<(), Errno> {
     copy_to_user(p, &meta.to_stat().to_bytes())
 }
 
 syscall!(__arm64_sys_fstat, r, {
     let f = file(r.regs[0])?;
-    put_stat(r.regs[1], &f.metadata())?;
+    put_stat(UserPtr::new(r.regs[1]), &f.metadata())?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_newfstatat, r, {
-    let (dirfd, path, statbuf, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3] as u32);
+    let (dirfd, path, statbuf, flags) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        UserPtr::new(r.regs[2]),
+        r.regs[3] as u32,
+    );
     // glibc's fstat: the descriptor itself, which may be a pipe or a
     // device without a path.
     if flags & AT_EMPTY_PATH != 0 && path.is_empty() && dirfd as i32 != uapi::fcntl::AT_FDCWD {
@@ -324,21 +339,21 @@ syscall!(__arm64_sys_newfstatat, r, {
 });
 
 syscall!(__arm64_sys_faccessat, r, {
-    let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let (dirfd, path, mode) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[2] as u32);
     let start = at(dirfd, &path, 0)?;
     vfs().faccessat(&cred(), &start, &path, mode, 0)?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_fchmodat, r, {
-    let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let (dirfd, path, mode) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[2] as u32);
     let start = at(dirfd, &path, 0)?;
     vfs().fchmodat(&cred(), &start, &path, mode, 0)?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_mkdirat, r, {
-    let (dirfd, path, mode) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let (dirfd, path, mode) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[2] as u32);
     let start = at(dirfd, &path, 0)?;
     let umask = crate::process::current_process()
         .umask
@@ -348,14 +363,19 @@ syscall!(__arm64_sys_mkdirat, r, {
 });
 
 syscall!(__arm64_sys_unlinkat, r, {
-    let (dirfd, path, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32);
+    let (dirfd, path, flags) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[2] as u32);
     let start = at(dirfd, &path, 0)?;
     vfs().unlinkat(&cred(), &start, &path, flags)?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_readlinkat, r, {
-    let (dirfd, path, buf, len) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3] as i64);
+    let (dirfd, path, buf, len) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        UserPtr::new(r.regs[2]),
+        r.regs[3] as i64,
+    );
     if len <= 0 {
         return Err(Errno::EINVAL);
     }
@@ -367,7 +387,7 @@ syscall!(__arm64_sys_readlinkat, r, {
 });
 
 syscall!(__arm64_sys_chdir, r, {
-    let path = path_arg(r.regs[0])?;
+    let path = path_arg(UserPtr::new(r.regs[0]))?;
     let p = vfs().lookup_dir(&cred(), &current_cwd(), &path)?;
     let cwd = crate::process::current_process().fs.lock().cwd.clone();
     *cwd.lock() = p;
@@ -375,7 +395,7 @@ syscall!(__arm64_sys_chdir, r, {
 });
 
 syscall!(__arm64_sys_getcwd, r, {
-    let (buf, size) = (r.regs[0], r.regs[1] as usize);
+    let (buf, size) = (UserPtr::new(r.regs[0]), r.regs[1] as usize);
     let mut s = vfs().getcwd(&current_cwd())?;
     s.push(0);
     if size < s.len() {
@@ -402,7 +422,7 @@ syscall!(__arm64_sys_pipe2, r, {
         }
     };
     let fds = uapi::fcntl::PipeFds { read: a, write: b };
-    if let Err(e) = copy_to_user(r.regs[0], &fds.to_bytes()) {
+    if let Err(e) = copy_to_user(UserPtr::new(r.regs[0]), &fds.to_bytes()) {
         let _ = files.close(a);
         let _ = files.close(b);
         return Err(e);
@@ -420,16 +440,22 @@ syscall!(__arm64_sys_sync, _r, Ok(0));
 
 // ppoll(fds, nfds, timeout, sigmask, sigsetsize).
 syscall!(__arm64_sys_ppoll, r, {
-    let (ufds, nfds, tmo, sigmask, sigsetsize) = (r.regs[0], r.regs[1] as usize, r.regs[2], r.regs[3], r.regs[4]);
+    let (ufds, nfds, tmo, sigmask, sigsetsize) = (
+        UserPtr::new(r.regs[0]),
+        r.regs[1] as usize,
+        UserPtr::new(r.regs[2]),
+        UserPtr::new(r.regs[3]),
+        r.regs[4],
+    );
     if nfds > 1024 {
         return Err(Errno::EINVAL);
     }
-    let timeout_ns = if tmo != 0 {
+    let timeout_ns = if !tmo.is_null() {
         Some(super::time::get_timespec(tmo)?)
     } else {
         None
     };
-    let mask = if sigmask != 0 {
+    let mask = if !sigmask.is_null() {
         if sigsetsize != 8 {
             return Err(Errno::EINVAL);
         }
@@ -475,38 +501,38 @@ const POLLEX_SET: u16 = 0x0002;
 // pselect6(n, inp, outp, exp, tsp, sig): select's fd_set bitmaps turned
 // into poll entries and back, as Linux's do_select.
 syscall!(__arm64_sys_pselect6, r, {
-    let (n, tsp, sig) = (r.regs[0] as i32, r.regs[4], r.regs[5]);
+    let (n, tsp, sig) = (r.regs[0] as i32, UserPtr::new(r.regs[4]), UserPtr::new(r.regs[5]));
     if n < 0 {
         return Err(Errno::EINVAL);
     }
     // Linux clips n to the size of the descriptor table.
     let n = (n as usize).min(1024);
     let words = n.div_ceil(64);
-    let sets: [u64; 3] = [r.regs[1], r.regs[2], r.regs[3]];
+    let sets = [r.regs[1], r.regs[2], r.regs[3]].map(UserPtr::new);
     let mut bits = [Vec::new(), Vec::new(), Vec::new()];
     for (set, ptr) in bits.iter_mut().zip(sets) {
         *set = alloc::vec![0u64; words];
-        if ptr != 0 {
+        if !ptr.is_null() {
             let raw = crate::uaccess::copy_from_user_vec(ptr, words * 8)?;
             for (w, b) in set.iter_mut().zip(raw.chunks_exact(8)) {
                 *w = u64::from_le_bytes(b.try_into().expect("chunks of 8"));
             }
         }
     }
-    let timeout_ns = if tsp != 0 {
+    let timeout_ns = if !tsp.is_null() {
         Some(super::time::get_timespec(tsp)?)
     } else {
         None
     };
-    let mask = if sig != 0 {
+    let mask = if !sig.is_null() {
         // struct { const sigset_t *ss; size_t ss_len; }
         let mut b = [0u8; 16];
         crate::uaccess::copy_from_user(&mut b, sig)?;
         let (ss, len) = (
-            u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+            UserPtr::new(u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))),
             u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
         );
-        if ss == 0 {
+        if ss.is_null() {
             None
         } else if len != 8 {
             return Err(Errno::EINVAL);
@@ -563,7 +589,7 @@ syscall!(__arm64_sys_pselect6, r, {
         }
     }
     for (set, ptr) in out.iter().zip(sets) {
-        if ptr != 0 {
+        if !ptr.is_null() {
             let bytes: Vec<u8> = set.iter().flat_map(|w| w.to_le_bytes()).collect();
             copy_to_user(ptr, &bytes)?;
         }
@@ -650,7 +676,12 @@ const MS_IGNORED: u64 = 1 | 2 | 4 | 8 | 16 | 1024 | 2048 | (1 << 14) | (1 << 15)
 
 // mount(source, target, fstype, flags, data)
 syscall!(__arm64_sys_mount, r, {
-    let (source, target, fstype, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], r.regs[3]);
+    let (source, target, fstype, flags) = (
+        UserPtr::new(r.regs[0]),
+        path_arg(UserPtr::new(r.regs[1]))?,
+        UserPtr::new(r.regs[2]),
+        r.regs[3],
+    );
     if flags & !(MS_BIND | MS_REMOUNT | MS_IGNORED | 0xc0ed_0000) != 0 {
         return Err(Errno::EINVAL);
     }
@@ -660,8 +691,8 @@ syscall!(__arm64_sys_mount, r, {
     }
     if flags & MS_REMOUNT != 0 {
         // Options for the filesystem mounted there (tracefs's gid=).
-        let data = match r.regs[4] {
-            0 => Vec::new(),
+        let data = match UserPtr::new(r.regs[4]) {
+            UserPtr::NULL => Vec::new(),
             data => strndup_user(data, 4096, Errno::EINVAL)?,
         };
         at.mnt.fs().reconfigure(&data)?;
@@ -674,8 +705,8 @@ syscall!(__arm64_sys_mount, r, {
     }
     let fstype = strndup_user(fstype, 256, Errno::ENODEV)?;
     // The data string: options for the filesystem (tmpfs's `size=`).
-    let data = match r.regs[4] {
-        0 => Vec::new(),
+    let data = match UserPtr::new(r.regs[4]) {
+        UserPtr::NULL => Vec::new(),
         data => strndup_user(data, 4096, Errno::EINVAL)?,
     };
     vfs().mount(crate::fs::filesystem_for(&fstype, &data)?, &at)?;
@@ -684,7 +715,7 @@ syscall!(__arm64_sys_mount, r, {
 
 // umount2(target, flags)
 syscall!(__arm64_sys_umount2, r, {
-    let (target, flags) = (path_arg(r.regs[0])?, r.regs[1]);
+    let (target, flags) = (path_arg(UserPtr::new(r.regs[0]))?, r.regs[1]);
     if flags & !0xf != 0 {
         return Err(Errno::EINVAL);
     }
@@ -694,7 +725,7 @@ syscall!(__arm64_sys_umount2, r, {
 });
 
 /// `struct statfs` of arm64 (the generic 64-bit layout, 120 bytes).
-fn put_statfs(ubuf: u64, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
+fn put_statfs(ubuf: UserPtr, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
     /// `ST_VALID` (f_flags is meaningful) and `ST_RELATIME`, the flags of
     /// a default mount (no per-mount flags are kept here).
     const F_FLAGS: u64 = 0x0020 | 0x1000;
@@ -721,13 +752,13 @@ fn statfs_of(f: &OpenFile) -> vfs::inode::StatFs {
 
 // statfs(path, buf)
 syscall!(__arm64_sys_statfs, r, {
-    let p = vfs().lookup(&cred(), &current_cwd(), &path_arg(r.regs[0])?, true)?;
-    put_statfs(r.regs[1], &p.mnt.fs().statfs())
+    let p = vfs().lookup(&cred(), &current_cwd(), &path_arg(UserPtr::new(r.regs[0]))?, true)?;
+    put_statfs(UserPtr::new(r.regs[1]), &p.mnt.fs().statfs())
 });
 
 // fstatfs(fd, buf): O_PATH descriptors too, as Linux.
 syscall!(
     __arm64_sys_fstatfs,
     r,
-    put_statfs(r.regs[1], &statfs_of(&*file(r.regs[0])?))
+    put_statfs(UserPtr::new(r.regs[1]), &statfs_of(&*file(r.regs[0])?))
 );

@@ -2,7 +2,7 @@
 
 use super::syscall;
 use crate::errno::Errno;
-use crate::uaccess::{copy_from_user, copy_to_user};
+use crate::uaccess::{copy_from_user, copy_to_user, UserPtr};
 use core::sync::atomic::Ordering;
 use uapi::resource::Rlimit;
 
@@ -16,7 +16,7 @@ syscall!(__arm64_sys_newuname, r, {
         domainname: "(none)",
     }
     .to_bytes();
-    copy_to_user(r.regs[0], &b)?;
+    copy_to_user(UserPtr::new(r.regs[0]), &b)?;
     Ok(0)
 });
 
@@ -27,11 +27,12 @@ syscall!(__arm64_sys_prctl, r, {
     let me = crate::sched::current();
     match r.regs[0] {
         PR_SET_NAME => {
-            let name = crate::uaccess::strndup_user(r.regs[1], 16, Errno::EINVAL).or_else(|e| {
+            let uname = UserPtr::new(r.regs[1]);
+            let name = crate::uaccess::strndup_user(uname, 16, Errno::EINVAL).or_else(|e| {
                 if e == Errno::EINVAL {
                     // Longer names are truncated, as Linux does.
                     let mut b = [0u8; 15];
-                    copy_from_user(&mut b, r.regs[1])?;
+                    copy_from_user(&mut b, uname)?;
                     Ok(b.to_vec())
                 } else {
                     Err(e)
@@ -43,7 +44,7 @@ syscall!(__arm64_sys_prctl, r, {
         }
         PR_GET_NAME => {
             let c = *me.comm.lock();
-            copy_to_user(r.regs[1], &c)?;
+            copy_to_user(UserPtr::new(r.regs[1]), &c)?;
             Ok(0)
         }
         _ => Err(Errno::EINVAL),
@@ -108,17 +109,17 @@ syscall!(__arm64_sys_getrlimit, r, {
         rlim_cur: s,
         rlim_max: h,
     };
-    copy_to_user(r.regs[1], &lim.to_bytes())?;
+    copy_to_user(UserPtr::new(r.regs[1]), &lim.to_bytes())?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_prlimit64, r, {
-    let (pid, res, new, old) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    let (pid, res, new, old) = (r.regs[0], r.regs[1], UserPtr::new(r.regs[2]), UserPtr::new(r.regs[3]));
     if pid != 0 && crate::process::find_process(pid as u32).is_none() {
         return Err(Errno::ESRCH);
     }
     let (s, h) = rlimit(res)?;
-    if new != 0 {
+    if !new.is_null() {
         // Limits are fixed here: accept only the current values.
         let mut b = [0u8; Rlimit::SIZE];
         copy_from_user(&mut b, new)?;
@@ -131,7 +132,7 @@ syscall!(__arm64_sys_prlimit64, r, {
             return Err(Errno::EPERM);
         }
     }
-    if old != 0 {
+    if !old.is_null() {
         let lim = Rlimit {
             rlim_cur: s,
             rlim_max: h,
@@ -151,12 +152,12 @@ syscall!(__arm64_sys_getrusage, r, {
         RUSAGE_THREAD => crate::sched::current().cputime.get(),
         _ => return Err(Errno::EINVAL),
     };
-    copy_to_user(r.regs[1], &crate::cputime::rusage_bytes(t))?;
+    copy_to_user(UserPtr::new(r.regs[1]), &crate::cputime::rusage_bytes(t))?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_getrandom, r, {
-    let (buf, len, flags) = (r.regs[0], r.regs[1] as usize, r.regs[2]);
+    let (buf, len, flags) = (UserPtr::new(r.regs[0]), r.regs[1] as usize, r.regs[2]);
     // GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE, the last two exclusive.
     if flags & !7 != 0 || flags & 6 == 6 {
         return Err(Errno::EINVAL);
@@ -169,7 +170,7 @@ syscall!(__arm64_sys_getrandom, r, {
     while done < len {
         let n = (len - done).min(chunk.len());
         crate::random::fill(&mut chunk[..n]);
-        if let Err(e) = copy_to_user(buf + done as u64, &chunk[..n]) {
+        if let Err(e) = copy_to_user(buf.wrapping_add(done as u64), &chunk[..n]) {
             return if done > 0 { Ok(done as u64) } else { Err(e) };
         }
         done += n;
@@ -179,12 +180,13 @@ syscall!(__arm64_sys_getrandom, r, {
 
 syscall!(__arm64_sys_futex, r, {
     use crate::futex::*;
+    // utime is a timeout pointer for the waits, a count for the others.
     let (addr, op, val, utime, addr2, val3) = (
-        r.regs[0],
+        UserPtr::new(r.regs[0]),
         r.regs[1] as u32,
         r.regs[2] as u32,
         r.regs[3],
-        r.regs[4],
+        UserPtr::new(r.regs[4]),
         r.regs[5] as u32,
     );
     let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
@@ -193,7 +195,7 @@ syscall!(__arm64_sys_futex, r, {
     // FUTEX_CLOCK_REALTIME on the operations without an absolute timeout.
     // CLOCK_REALTIME and CLOCK_MONOTONIC read the same clock here.
     let timeout = if utime != 0 && (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) {
-        Some(super::time::get_timespec(utime)?)
+        Some(super::time::get_timespec(UserPtr::new(utime))?)
     } else {
         None
     };
@@ -246,7 +248,7 @@ static SAVED_LOGLEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::Atomic
 
 // syslog(type, buf, len): the kernel log, as `dmesg` reads it.
 syscall!(__arm64_sys_syslog, r, {
-    let (action, buf, len) = (r.regs[0], r.regs[1], r.regs[2] as i32);
+    let (action, buf, len) = (r.regs[0], UserPtr::new(r.regs[1]), r.regs[2] as i32);
     let copy_out = |data: &[u8]| -> Result<u64, Errno> {
         if len < 0 {
             return Err(Errno::EINVAL);
@@ -254,7 +256,7 @@ syscall!(__arm64_sys_syslog, r, {
         if len == 0 {
             return Ok(0);
         }
-        if buf == 0 {
+        if buf.is_null() {
             return Err(Errno::EINVAL);
         }
         let n = data.len().min(len as usize);
@@ -265,7 +267,7 @@ syscall!(__arm64_sys_syslog, r, {
     match action {
         syslog::CLOSE | syslog::OPEN => Ok(0),
         syslog::READ => {
-            if buf == 0 || len < 0 {
+            if buf.is_null() || len < 0 {
                 return Err(Errno::EINVAL);
             }
             let data = crate::printk::log_read_unread(len as usize);

@@ -161,7 +161,7 @@ syscall!(__arm64_sys_madvise, r, {
 });
 
 syscall!(__arm64_sys_mincore, r, {
-    let (start, len, vec) = (r.regs[0], r.regs[1], r.regs[2]);
+    let (start, len, vec) = (r.regs[0], r.regs[1], crate::uaccess::UserPtr::new(r.regs[2]));
     if start % 4096 != 0 {
         return Err(Errno::EINVAL);
     }

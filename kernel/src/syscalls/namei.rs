@@ -6,13 +6,13 @@
 use super::syscall;
 use crate::errno::Errno;
 use crate::fs::{cred, current_cwd, current_files, vfs};
-use crate::uaccess::{copy_from_user, Filename};
+use crate::uaccess::{copy_from_user, Filename, UserPtr};
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, UTIME_NOW, UTIME_OMIT};
 use vfs::mount::Path;
 use vfs::open::TimeSpec;
 
-fn path_arg(p: u64) -> Result<Filename, Errno> {
+fn path_arg(p: UserPtr) -> Result<Filename, Errno> {
     crate::uaccess::getname(p)
 }
 
@@ -23,7 +23,11 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 }
 
 syscall!(__arm64_sys_symlinkat, r, {
-    let (target, dirfd, path) = (path_arg(r.regs[0])?, r.regs[1], path_arg(r.regs[2])?);
+    let (target, dirfd, path) = (
+        path_arg(UserPtr::new(r.regs[0]))?,
+        r.regs[1],
+        path_arg(UserPtr::new(r.regs[2]))?,
+    );
     let start = at(dirfd, &path, 0)?;
     // The target as a C string in kernel memory, as Linux passes it on.
     let mut oldname = Vec::new();
@@ -67,9 +71,9 @@ extern "C" fn vfs_symlink(_idmap: &u64, dir: &NewLink, name: &Vec<u8>, oldname: 
 syscall!(__arm64_sys_linkat, r, {
     let (olddfd, old, newdfd, new, flags) = (
         r.regs[0],
-        path_arg(r.regs[1])?,
+        path_arg(UserPtr::new(r.regs[1]))?,
         r.regs[2],
-        path_arg(r.regs[3])?,
+        path_arg(UserPtr::new(r.regs[3]))?,
         r.regs[4] as u32,
     );
     let old_start = at(olddfd, &old, flags)?;
@@ -79,7 +83,12 @@ syscall!(__arm64_sys_linkat, r, {
 });
 
 fn do_renameat2(r: &arch::ptrace::PtRegs, flags: u32) -> Result<u64, Errno> {
-    let (olddfd, old, newdfd, new) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2], path_arg(r.regs[3])?);
+    let (olddfd, old, newdfd, new) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        r.regs[2],
+        path_arg(UserPtr::new(r.regs[3]))?,
+    );
     let old_start = at(olddfd, &old, 0)?;
     let new_start = at(newdfd, &new, 0)?;
     vfs().renameat2(&cred(), &old_start, &old, &new_start, &new, flags)?;
@@ -90,7 +99,12 @@ syscall!(__arm64_sys_renameat, r, do_renameat2(r, 0));
 syscall!(__arm64_sys_renameat2, r, do_renameat2(r, r.regs[4] as u32));
 
 syscall!(__arm64_sys_mknodat, r, {
-    let (dirfd, path, mode, dev) = (r.regs[0], path_arg(r.regs[1])?, r.regs[2] as u32, r.regs[3] as u32);
+    let (dirfd, path, mode, dev) = (
+        r.regs[0],
+        path_arg(UserPtr::new(r.regs[1]))?,
+        r.regs[2] as u32,
+        r.regs[3] as u32,
+    );
     let start = at(dirfd, &path, 0)?;
     let umask = crate::process::current_process()
         .umask
@@ -102,7 +116,7 @@ syscall!(__arm64_sys_mknodat, r, {
 });
 
 syscall!(__arm64_sys_truncate, r, {
-    let path = path_arg(r.regs[0])?;
+    let path = path_arg(UserPtr::new(r.regs[0]))?;
     vfs().truncate(&cred(), &current_cwd(), &path, r.regs[1] as i64)?;
     Ok(0)
 });
@@ -140,7 +154,7 @@ fn id_arg(v: u64) -> Option<u32> {
 }
 
 syscall!(__arm64_sys_fchownat, r, {
-    let (dirfd, path, flags) = (r.regs[0], path_arg(r.regs[1])?, r.regs[4] as u32);
+    let (dirfd, path, flags) = (r.regs[0], path_arg(UserPtr::new(r.regs[1]))?, r.regs[4] as u32);
     let start = at(dirfd, &path, flags)?;
     vfs().fchownat(&cred(), &start, &path, id_arg(r.regs[2]), id_arg(r.regs[3]), flags)?;
     Ok(0)
@@ -168,8 +182,13 @@ fn utime_arg(raw: &[u8]) -> Result<TimeSpec, Errno> {
 }
 
 syscall!(__arm64_sys_utimensat, r, {
-    let (dirfd, upath, utimes, flags) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3] as u32);
-    let times = if utimes == 0 {
+    let (dirfd, upath, utimes, flags) = (
+        r.regs[0],
+        UserPtr::new(r.regs[1]),
+        UserPtr::new(r.regs[2]),
+        r.regs[3] as u32,
+    );
+    let times = if utimes.is_null() {
         [TimeSpec::Now, TimeSpec::Now]
     } else {
         let mut raw = [0u8; 32];
@@ -178,7 +197,7 @@ syscall!(__arm64_sys_utimensat, r, {
     };
     let now = vfs::Clock::now(&crate::fs::KernelClock);
     // A NULL path: the file dirfd itself (Linux's do_utimes_fd).
-    if upath == 0 {
+    if upath.is_null() {
         if flags & !uapi::fcntl::AT_SYMLINK_NOFOLLOW != 0 {
             return Err(Errno::EINVAL);
         }
@@ -221,7 +240,13 @@ fn statx_bytes(meta: &vfs::Metadata, mnt_id: u64) -> [u8; 256] {
 }
 
 syscall!(__arm64_sys_statx, r, {
-    let (dirfd, upath, flags, mask, buf) = (r.regs[0], r.regs[1], r.regs[2] as u32, r.regs[3] as u32, r.regs[4]);
+    let (dirfd, upath, flags, mask, buf) = (
+        r.regs[0],
+        UserPtr::new(r.regs[1]),
+        r.regs[2] as u32,
+        r.regs[3] as u32,
+        UserPtr::new(r.regs[4]),
+    );
     use uapi::fcntl::AT_SYMLINK_NOFOLLOW;
     /// AT_NO_AUTOMOUNT and the AT_STATX_SYNC_TYPE bits.
     const OTHER_FLAGS: u32 = 0x800 | 0x6000;
@@ -252,7 +277,7 @@ syscall!(__arm64_sys_statx, r, {
 /// The xattr calls: no filesystem here stores extended attributes, so
 /// every one is EOPNOTSUPP once the file is found, as on a Linux
 /// filesystem without xattr handlers.
-fn xattr_path(upath: u64, follow: bool) -> Result<u64, Errno> {
+fn xattr_path(upath: UserPtr, follow: bool) -> Result<u64, Errno> {
     let path = path_arg(upath)?;
     vfs().lookup(&cred(), &current_cwd(), &path, follow)?;
     Err(Errno::EOPNOTSUPP)
@@ -263,25 +288,29 @@ fn xattr_fd(fd: u64) -> Result<u64, Errno> {
     Err(Errno::EOPNOTSUPP)
 }
 
-syscall!(__arm64_sys_setxattr, r, xattr_path(r.regs[0], true));
-syscall!(__arm64_sys_lsetxattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_setxattr, r, xattr_path(UserPtr::new(r.regs[0]), true));
+syscall!(__arm64_sys_lsetxattr, r, xattr_path(UserPtr::new(r.regs[0]), false));
 syscall!(__arm64_sys_fsetxattr, r, xattr_fd(r.regs[0]));
-syscall!(__arm64_sys_getxattr, r, xattr_path(r.regs[0], true));
-syscall!(__arm64_sys_lgetxattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_getxattr, r, xattr_path(UserPtr::new(r.regs[0]), true));
+syscall!(__arm64_sys_lgetxattr, r, xattr_path(UserPtr::new(r.regs[0]), false));
 syscall!(__arm64_sys_fgetxattr, r, xattr_fd(r.regs[0]));
-syscall!(__arm64_sys_removexattr, r, xattr_path(r.regs[0], true));
-syscall!(__arm64_sys_lremovexattr, r, xattr_path(r.regs[0], false));
+syscall!(__arm64_sys_removexattr, r, xattr_path(UserPtr::new(r.regs[0]), true));
+syscall!(__arm64_sys_lremovexattr, r, xattr_path(UserPtr::new(r.regs[0]), false));
 syscall!(__arm64_sys_fremovexattr, r, xattr_fd(r.regs[0]));
 
 /// listxattr: an empty list (0 bytes), as for a file without attributes.
-fn listxattr_path(upath: u64, follow: bool) -> Result<u64, Errno> {
+fn listxattr_path(upath: UserPtr, follow: bool) -> Result<u64, Errno> {
     let path = path_arg(upath)?;
     vfs().lookup(&cred(), &current_cwd(), &path, follow)?;
     Ok(0)
 }
 
-syscall!(__arm64_sys_listxattr, r, listxattr_path(r.regs[0], true));
-syscall!(__arm64_sys_llistxattr, r, listxattr_path(r.regs[0], false));
+syscall!(__arm64_sys_listxattr, r, listxattr_path(UserPtr::new(r.regs[0]), true));
+syscall!(
+    __arm64_sys_llistxattr,
+    r,
+    listxattr_path(UserPtr::new(r.regs[0]), false)
+);
 syscall!(__arm64_sys_flistxattr, r, {
     current_files().get(r.regs[0] as i32)?;
     Ok(0)

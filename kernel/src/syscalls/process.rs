@@ -4,6 +4,7 @@ use super::{syscall, SysResult};
 use crate::errno::Errno;
 use crate::process::{self, current_process, wait};
 use crate::sched;
+use crate::uaccess::UserPtr;
 use core::sync::atomic::Ordering;
 
 syscall!(__arm64_sys_getpid, _r, Ok(current_process().pid as u64));
@@ -43,9 +44,9 @@ syscall!(__arm64_sys_clone, r, {
         flags: flags & !process::clone_flags::CSIGNAL,
         exit_signal: (flags & process::clone_flags::CSIGNAL) as i32,
         stack: r.regs[1],
-        parent_tid: r.regs[2],
+        parent_tid: UserPtr::new(r.regs[2]),
         tls: r.regs[3],
-        child_tid: r.regs[4],
+        child_tid: UserPtr::new(r.regs[4]),
         ..Default::default()
     };
     let regs_copy = crate::process::regs::clone_regs(r);
@@ -53,9 +54,9 @@ syscall!(__arm64_sys_clone, r, {
 });
 
 syscall!(__arm64_sys_execve, r, {
-    let path = crate::uaccess::user_path(r.regs[0])?;
-    let argv = crate::uaccess::user_string_array(r.regs[1])?;
-    let envp = crate::uaccess::user_string_array(r.regs[2])?;
+    let path = crate::uaccess::user_path(UserPtr::new(r.regs[0]))?;
+    let argv = crate::uaccess::user_string_array(UserPtr::new(r.regs[1]))?;
+    let envp = crate::uaccess::user_string_array(UserPtr::new(r.regs[2]))?;
     let old_tid = sched::current().tid();
     crate::exec::do_execve(&path, argv, envp, r)?;
     // The new program starts with x0 = 0 (set here so the tracer sees it).
@@ -66,15 +67,20 @@ syscall!(__arm64_sys_execve, r, {
 });
 
 syscall!(__arm64_sys_wait4, r, {
-    let (pid, status, options, rusage) = (r.regs[0] as i32, r.regs[1], r.regs[2] as u32, r.regs[3]);
+    let (pid, status, options, rusage) = (
+        r.regs[0] as i32,
+        UserPtr::new(r.regs[1]),
+        r.regs[2] as u32,
+        UserPtr::new(r.regs[3]),
+    );
     wait::check_wait4_options(options)?;
     let who = wait::WaitWho::from_wait4_pid(pid, current_process().pgid.load(Ordering::Relaxed))?;
     let res = wait::do_wait(who, options | wait::WEXITED)?;
     let Some(reaped) = res else { return Ok(0) };
-    if status != 0 {
+    if !status.is_null() {
         crate::uaccess::put_user_i32(status, wait::status_word(reaped.event))?;
     }
-    if rusage != 0 {
+    if !rusage.is_null() {
         crate::uaccess::copy_to_user(rusage, &crate::cputime::rusage_bytes(reaped.times))?;
     }
     Ok(reaped.pid as u64)
@@ -85,7 +91,7 @@ const P_PID: u64 = 1;
 const P_PGID: u64 = 2;
 
 syscall!(__arm64_sys_waitid, r, {
-    let (idtype, id, infop, options) = (r.regs[0], r.regs[1] as u32, r.regs[2], r.regs[3] as u32);
+    let (idtype, id, infop, options) = (r.regs[0], r.regs[1] as u32, UserPtr::new(r.regs[2]), r.regs[3] as u32);
     wait::check_waitid_options(options)?;
     let who = match idtype {
         P_ALL => wait::WaitWho::Any,
@@ -98,7 +104,7 @@ syscall!(__arm64_sys_waitid, r, {
         _ => return Err(Errno::EINVAL),
     };
     let res = wait::do_wait(who, options)?;
-    if infop != 0 {
+    if !infop.is_null() {
         let mut info = crate::signal::SigInfo::default();
         if let Some(rp) = res {
             use crate::process::ChildEvent;
@@ -194,9 +200,9 @@ syscall!(
 syscall!(__arm64_sys_process_vm_readv, r, {
     crate::ptrace::process_vm_rw(
         r.regs[0] as i64,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2],
-        r.regs[3],
+        UserPtr::new(r.regs[3]),
         r.regs[4],
         r.regs[5],
         false,
@@ -206,9 +212,9 @@ syscall!(__arm64_sys_process_vm_readv, r, {
 syscall!(__arm64_sys_process_vm_writev, r, {
     crate::ptrace::process_vm_rw(
         r.regs[0] as i64,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2],
-        r.regs[3],
+        UserPtr::new(r.regs[3]),
         r.regs[4],
         r.regs[5],
         true,

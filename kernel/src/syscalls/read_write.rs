@@ -4,7 +4,7 @@
 use super::syscall;
 use crate::errno::Errno;
 use crate::fs::{blocking, current_files};
-use crate::uaccess::{get_user_u64, put_user_u64};
+use crate::uaccess::{get_user_u64, put_user_u64, UserPtr};
 use vfs::file::OpenFile;
 
 /// Bytes moved per round.
@@ -66,7 +66,7 @@ fn copy_between(
 }
 
 syscall!(__arm64_sys_sendfile, r, {
-    let (out_fd, in_fd, offp, count) = (r.regs[0] as i32, r.regs[1] as i32, r.regs[2], r.regs[3]);
+    let (out_fd, in_fd, offp, count) = (r.regs[0] as i32, r.regs[1] as i32, UserPtr::new(r.regs[2]), r.regs[3]);
     let files = current_files();
     let src = files.get(in_fd)?;
     let dst = files.get(out_fd)?;
@@ -76,7 +76,7 @@ syscall!(__arm64_sys_sendfile, r, {
     if dst.flags() & uapi::fcntl::O_APPEND != 0 {
         return Err(Errno::EINVAL);
     }
-    if offp == 0 {
+    if offp.is_null() {
         return copy_between(&src, None, &dst, None, count);
     }
     if !src.is_positional() {
@@ -94,9 +94,9 @@ syscall!(__arm64_sys_sendfile, r, {
 syscall!(__arm64_sys_copy_file_range, r, {
     let (fd_in, off_in, fd_out, off_out, len, flags) = (
         r.regs[0] as i32,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2] as i32,
-        r.regs[3],
+        UserPtr::new(r.regs[3]),
         r.regs[4],
         r.regs[5],
     );
@@ -117,11 +117,11 @@ syscall!(__arm64_sys_copy_file_range, r, {
         return Err(Errno::EINVAL);
     }
     let mut pin = match off_in {
-        0 => src.offset() as i64,
+        UserPtr::NULL => src.offset() as i64,
         p => get_user_u64(p)? as i64,
     };
     let mut pout = match off_out {
-        0 => dst.offset() as i64,
+        UserPtr::NULL => dst.offset() as i64,
         p => get_user_u64(p)? as i64,
     };
     if pin < 0 || pout < 0 {
@@ -134,13 +134,13 @@ syscall!(__arm64_sys_copy_file_range, r, {
     let n = copy_between(&src, Some(&mut pin), &dst, Some(&mut pout), len)?;
     // Offsets given are updated in user memory, the others in the files.
     match off_in {
-        0 => {
+        UserPtr::NULL => {
             src.lseek(pin, 0)?;
         }
         p => put_user_u64(p, pin as u64)?,
     }
     match off_out {
-        0 => {
+        UserPtr::NULL => {
             dst.lseek(pout, 0)?;
         }
         p => put_user_u64(p, pout as u64)?,
@@ -157,8 +157,8 @@ fn is_pipe(f: &OpenFile) -> bool {
 }
 
 /// An `loff_t *` argument of splice: None for NULL, EINVAL if negative.
-fn splice_offset(p: u64) -> Result<Option<i64>, Errno> {
-    if p == 0 {
+fn splice_offset(p: UserPtr) -> Result<Option<i64>, Errno> {
+    if p.is_null() {
         return Ok(None);
     }
     let off = get_user_u64(p)? as i64;
@@ -207,9 +207,9 @@ fn write_all(dst: &OpenFile, mut pos: Option<&mut i64>, buf: &[u8]) -> Result<us
 syscall!(__arm64_sys_splice, r, {
     let (fd_in, off_in, fd_out, off_out, len, flags) = (
         r.regs[0] as i32,
-        r.regs[1],
+        UserPtr::new(r.regs[1]),
         r.regs[2] as i32,
-        r.regs[3],
+        UserPtr::new(r.regs[3]),
         r.regs[4],
         r.regs[5] as u32,
     );
@@ -225,7 +225,7 @@ syscall!(__arm64_sys_splice, r, {
     let src = files.get(fd_in)?;
     let dst = files.get(fd_out)?;
     let (src_pipe, dst_pipe) = (is_pipe(&src), is_pipe(&dst));
-    if (src_pipe && off_in != 0) || (dst_pipe && off_out != 0) {
+    if (src_pipe && !off_in.is_null()) || (dst_pipe && !off_out.is_null()) {
         return Err(Errno::ESPIPE);
     }
     if !src.readable() || !dst.writable() {
@@ -276,10 +276,10 @@ syscall!(__arm64_sys_splice, r, {
         },
     };
     let put = write_all(&dst, pout.as_mut(), &buf[..got])?;
-    if let (Some(p), true) = (pin, off_in != 0) {
+    if let (Some(p), true) = (pin, !off_in.is_null()) {
         put_user_u64(off_in, p as u64)?;
     }
-    if let (Some(p), true) = (pout, off_out != 0) {
+    if let (Some(p), true) = (pout, !off_out.is_null()) {
         put_user_u64(off_out, p as u64)?;
     }
     Ok(put as u64)

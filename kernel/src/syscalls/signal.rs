@@ -3,12 +3,12 @@
 use super::syscall;
 use crate::errno::Errno;
 use crate::signal::{self as sig, frame, SigAction, SigInfo};
-use crate::uaccess::{copy_from_user, copy_to_user, put_user_u64};
+use crate::uaccess::{copy_from_user, copy_to_user, put_user_u64, UserPtr};
 use crate::{process, sched};
 use core::sync::atomic::Ordering;
 use uapi::signal::{KernelSigaction, StackT};
 
-fn read_sigaction(p: u64) -> Result<SigAction, Errno> {
+fn read_sigaction(p: UserPtr) -> Result<SigAction, Errno> {
     let mut b = [0u8; KernelSigaction::SIZE];
     copy_from_user(&mut b, p)?;
     let k = KernelSigaction::from_bytes(&b);
@@ -20,7 +20,7 @@ fn read_sigaction(p: u64) -> Result<SigAction, Errno> {
     })
 }
 
-fn write_sigaction(p: u64, a: &SigAction) -> Result<(), Errno> {
+fn write_sigaction(p: UserPtr, a: &SigAction) -> Result<(), Errno> {
     let k = KernelSigaction {
         handler: a.handler,
         flags: a.flags,
@@ -31,13 +31,17 @@ fn write_sigaction(p: u64, a: &SigAction) -> Result<(), Errno> {
 }
 
 syscall!(__arm64_sys_rt_sigaction, r, {
-    let (signum, act, oact, size) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    let (signum, act, oact, size) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]), r.regs[3]);
     if size != 8 || !sig::valid_signal(signum) {
         return Err(Errno::EINVAL);
     }
     let signum = signum as u32;
     let p = process::current_process();
-    let new = if act != 0 { Some(read_sigaction(act)?) } else { None };
+    let new = if !act.is_null() {
+        Some(read_sigaction(act)?)
+    } else {
+        None
+    };
     if new.is_some() && (signum == sig::SIGKILL || signum == sig::SIGSTOP) {
         return Err(Errno::EINVAL);
     }
@@ -54,7 +58,7 @@ syscall!(__arm64_sys_rt_sigaction, r, {
             sig::flush_process_signals(&p, sig::sigmask(signum));
         }
     }
-    if oact != 0 {
+    if !oact.is_null() {
         write_sigaction(oact, &old)?;
     }
     Ok(0)
@@ -65,13 +69,13 @@ const SIG_UNBLOCK: u64 = 1;
 const SIG_SETMASK: u64 = 2;
 
 syscall!(__arm64_sys_rt_sigprocmask, r, {
-    let (how, set, oset, size) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    let (how, set, oset, size) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]), r.regs[3]);
     if size != 8 {
         return Err(Errno::EINVAL);
     }
     let me = sched::current();
     let old = me.sig_blocked.load(Ordering::Acquire);
-    if set != 0 {
+    if !set.is_null() {
         let new = crate::uaccess::get_user_u64(set)?;
         let v = match how {
             SIG_BLOCK => old | new,
@@ -81,7 +85,7 @@ syscall!(__arm64_sys_rt_sigprocmask, r, {
         };
         me.sig_blocked.store(v & !sig::unblockable(), Ordering::Release);
     }
-    if oset != 0 {
+    if !oset.is_null() {
         put_user_u64(oset, old)?;
     }
     Ok(0)
@@ -91,7 +95,7 @@ syscall!(__arm64_sys_rt_sigpending, r, {
     if r.regs[1] != 8 {
         return Err(Errno::EINVAL);
     }
-    put_user_u64(r.regs[0], sig::pending_set(&sched::current()))?;
+    put_user_u64(UserPtr::new(r.regs[0]), sig::pending_set(&sched::current()))?;
     Ok(0)
 });
 
@@ -99,7 +103,7 @@ syscall!(__arm64_sys_rt_sigsuspend, r, {
     if r.regs[1] != 8 {
         return Err(Errno::EINVAL);
     }
-    let mask = crate::uaccess::get_user_u64(r.regs[0])? & !sig::unblockable();
+    let mask = crate::uaccess::get_user_u64(UserPtr::new(r.regs[0]))? & !sig::unblockable();
     let me = sched::current();
     me.saved_sigmask
         .store(me.sig_blocked.swap(mask, Ordering::AcqRel), Ordering::Release);
@@ -158,7 +162,7 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
 /// The `siginfo_t` a sigqueue caller supplies, all 128 bytes as Linux's
 /// `copy_siginfo_from_user` reads them; its signal number is replaced by
 /// `signum`.
-fn read_user_siginfo(signum: u32, uinfo: u64) -> Result<SigInfo, Errno> {
+fn read_user_siginfo(signum: u32, uinfo: UserPtr) -> Result<SigInfo, Errno> {
     let mut b = [0u8; uapi::signal::SIGINFO_SIZE];
     copy_from_user(&mut b, uinfo)?;
     b[0..4].copy_from_slice(&signum.to_le_bytes());
@@ -175,7 +179,7 @@ fn check_sigqueue_code(info: &SigInfo, target: u32) -> Result<(), Errno> {
 }
 
 syscall!(__arm64_sys_rt_sigqueueinfo, r, {
-    let (pid, signum, uinfo) = (r.regs[0] as i32, r.regs[1], r.regs[2]);
+    let (pid, signum, uinfo) = (r.regs[0] as i32, r.regs[1], UserPtr::new(r.regs[2]));
     let info = read_user_siginfo(signum as u32, uinfo)?;
     check_sigqueue_code(&info, pid as u32)?;
     let p = if pid > 0 {
@@ -194,7 +198,7 @@ syscall!(__arm64_sys_rt_sigqueueinfo, r, {
 });
 
 syscall!(__arm64_sys_rt_tgsigqueueinfo, r, {
-    let (tgid, tid, signum, uinfo) = (r.regs[0] as i32, r.regs[1] as i32, r.regs[2], r.regs[3]);
+    let (tgid, tid, signum, uinfo) = (r.regs[0] as i32, r.regs[1] as i32, r.regs[2], UserPtr::new(r.regs[3]));
     if tgid <= 0 || tid <= 0 {
         return Err(Errno::EINVAL);
     }
@@ -222,16 +226,16 @@ syscall!(__arm64_sys_tgkill, r, {
 });
 
 syscall!(__arm64_sys_sigaltstack, r, {
-    let (ss, oss) = (r.regs[0], r.regs[1]);
+    let (ss, oss) = (UserPtr::new(r.regs[0]), UserPtr::new(r.regs[1]));
     let me = sched::current();
     let old = frame::get_altstack(&me, r.sp);
-    if ss != 0 {
+    if !ss.is_null() {
         let mut b = [0u8; StackT::SIZE];
         copy_from_user(&mut b, ss)?;
         let st = StackT::from_bytes(&b);
         frame::set_altstack(&me, st.ss_sp, st.ss_flags, st.ss_size, r.sp)?;
     }
-    if oss != 0 {
+    if !oss.is_null() {
         let st = StackT {
             ss_sp: old.0,
             ss_flags: old.1,
@@ -243,17 +247,22 @@ syscall!(__arm64_sys_sigaltstack, r, {
 });
 
 syscall!(__arm64_sys_rt_sigtimedwait, r, {
-    let (uthese, uinfo, uts, sigsetsize) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3]);
+    let (uthese, uinfo, uts, sigsetsize) = (
+        UserPtr::new(r.regs[0]),
+        UserPtr::new(r.regs[1]),
+        UserPtr::new(r.regs[2]),
+        r.regs[3],
+    );
     if sigsetsize != 8 {
         return Err(Errno::EINVAL);
     }
     let set = crate::uaccess::get_user_u64(uthese)?;
     let deadline = match uts {
-        0 => None,
+        UserPtr::NULL => None,
         p => Some(crate::time::ktime_get_ns().saturating_add(super::time::get_timespec(p)?)),
     };
     let info = sig::sigtimedwait(set, deadline)?;
-    if uinfo != 0 {
+    if !uinfo.is_null() {
         copy_to_user(uinfo, &info.to_bytes())?;
     }
     Ok(u64::from(info.signo))

@@ -5,7 +5,7 @@
 
 use super::syscall;
 use crate::errno::Errno;
-use crate::uaccess::{copy_from_user, copy_to_user, put_user_u32};
+use crate::uaccess::{copy_from_user, copy_to_user, put_user_u32, UserPtr};
 use alloc::sync::Arc;
 
 /// Linux's `cpumask_size()` for up to 64 CPUs: one `unsigned long`.
@@ -31,7 +31,7 @@ fn task_arg(pid: u64) -> Result<Arc<crate::sched::Task>, Errno> {
 }
 
 syscall!(__arm64_sys_sched_getaffinity, r, {
-    let (pid, len, ptr) = (r.regs[0], r.regs[1] as u32 as usize, r.regs[2]);
+    let (pid, len, ptr) = (r.regs[0], r.regs[1] as u32 as usize, UserPtr::new(r.regs[2]));
     if len * 8 < nr_cpu_ids() || len % 8 != 0 {
         return Err(Errno::EINVAL);
     }
@@ -43,7 +43,7 @@ syscall!(__arm64_sys_sched_getaffinity, r, {
 });
 
 syscall!(__arm64_sys_sched_setaffinity, r, {
-    let (pid, len, ptr) = (r.regs[0], r.regs[1] as u32 as usize, r.regs[2]);
+    let (pid, len, ptr) = (r.regs[0], r.regs[1] as u32 as usize, UserPtr::new(r.regs[2]));
     // Linux's get_user_cpu_mask: a shorter mask is zero-extended, a longer
     // one read up to the kernel's size.
     let mut raw = [0u8; CPUMASK_SIZE];
@@ -83,8 +83,8 @@ fn check_sched_param(policy: u32, prio: u32) -> Result<(), Errno> {
 
 /// Linux's `do_sched_setscheduler`; `policy` None keeps the task's
 /// (sched_setparam).
-fn do_sched_setscheduler(pid: u64, policy: Option<u32>, param: u64) -> Result<u64, Errno> {
-    if param == 0 || (pid as i32) < 0 {
+fn do_sched_setscheduler(pid: u64, policy: Option<u32>, param: UserPtr) -> Result<u64, Errno> {
+    if param.is_null() || (pid as i32) < 0 {
         return Err(Errno::EINVAL);
     }
     let prio = crate::uaccess::get_user_u32(param)?;
@@ -100,11 +100,11 @@ syscall!(__arm64_sys_sched_setscheduler, r, {
     if policy < 0 {
         return Err(Errno::EINVAL);
     }
-    do_sched_setscheduler(r.regs[0], Some(policy as u32), r.regs[2])
+    do_sched_setscheduler(r.regs[0], Some(policy as u32), UserPtr::new(r.regs[2]))
 });
 
 syscall!(__arm64_sys_sched_setparam, r, {
-    do_sched_setscheduler(r.regs[0], None, r.regs[1])
+    do_sched_setscheduler(r.regs[0], None, UserPtr::new(r.regs[1]))
 });
 
 syscall!(__arm64_sys_sched_getscheduler, r, {
@@ -116,8 +116,8 @@ syscall!(__arm64_sys_sched_getscheduler, r, {
 });
 
 syscall!(__arm64_sys_sched_getparam, r, {
-    let (pid, param) = (r.regs[0], r.regs[1]);
-    if param == 0 || (pid as i32) < 0 {
+    let (pid, param) = (r.regs[0], UserPtr::new(r.regs[1]));
+    if param.is_null() || (pid as i32) < 0 {
         return Err(Errno::EINVAL);
     }
     let task = task_arg(pid)?;
@@ -161,7 +161,7 @@ syscall!(__arm64_sys_sysinfo, r, {
     put(40, &(frames.free as u64 * 4096).to_le_bytes());
     put(80, &(procs.min(u16::MAX as usize) as u16).to_le_bytes());
     put(104, &1u32.to_le_bytes()); // mem_unit: the sizes are in bytes
-    copy_to_user(r.regs[0], &b)?;
+    copy_to_user(UserPtr::new(r.regs[0]), &b)?;
     Ok(0)
 });
 
@@ -169,7 +169,7 @@ syscall!(__arm64_sys_sysinfo, r, {
 /// saved ids are all 0.
 fn put_res_ids(r: &arch::ptrace::PtRegs) -> Result<u64, Errno> {
     for &p in &r.regs[..3] {
-        put_user_u32(p, 0)?;
+        put_user_u32(UserPtr::new(p), 0)?;
     }
     Ok(0)
 }
@@ -196,13 +196,13 @@ syscall!(__arm64_sys_fadvise64, r, {
 });
 
 syscall!(__arm64_sys_getcpu, r, {
-    let (cpu, node) = (r.regs[0], r.regs[1]);
+    let (cpu, node) = (UserPtr::new(r.regs[0]), UserPtr::new(r.regs[1]));
     let me = arch::cpu::cpu_id() as u32;
-    if cpu != 0 {
+    if !cpu.is_null() {
         put_user_u32(cpu, me)?;
     }
     // One NUMA node.
-    if node != 0 {
+    if !node.is_null() {
         put_user_u32(node, 0)?;
     }
     Ok(0)

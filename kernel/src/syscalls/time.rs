@@ -4,7 +4,7 @@ use super::syscall;
 use crate::errno::Errno;
 use crate::sched::wait::sleep_until_ns;
 use crate::time::RestartBlock;
-use crate::uaccess::{copy_from_user, copy_to_user};
+use crate::uaccess::{copy_from_user, copy_to_user, UserPtr};
 use core::sync::atomic::{AtomicU64, Ordering};
 use uapi::time::{Itimerval, Timespec, Timeval};
 
@@ -131,12 +131,12 @@ fn cpu_clock_sample(pid: i32, thread: bool) -> Result<crate::cputime::Cputime, E
     Ok(crate::cputime::thread_group_cputime(&group))
 }
 
-fn put_timespec(p: u64, ns: u64) -> Result<(), Errno> {
+fn put_timespec(p: UserPtr, ns: u64) -> Result<(), Errno> {
     copy_to_user(p, &Timespec::from_ns(ns).to_bytes())
 }
 
 /// Reads a `struct timespec` as nanoseconds; EINVAL if out of range.
-pub(super) fn get_timespec(p: u64) -> Result<u64, Errno> {
+pub(super) fn get_timespec(p: UserPtr) -> Result<u64, Errno> {
     let mut b = [0u8; Timespec::SIZE];
     copy_from_user(&mut b, p)?;
     Timespec::from_bytes(&b).to_ns().ok_or(Errno::EINVAL)
@@ -144,14 +144,15 @@ pub(super) fn get_timespec(p: u64) -> Result<u64, Errno> {
 
 syscall!(__arm64_sys_clock_gettime, r, {
     let ns = Clock::decode(r.regs[0] as i32)?.now_ns()?;
-    put_timespec(r.regs[1], ns)?;
+    put_timespec(UserPtr::new(r.regs[1]), ns)?;
     Ok(0)
 });
 
 syscall!(__arm64_sys_clock_getres, r, {
     let res = Clock::decode(r.regs[0] as i32)?.resolution_ns()?;
-    if r.regs[1] != 0 {
-        put_timespec(r.regs[1], res)?;
+    let tp = UserPtr::new(r.regs[1]);
+    if !tp.is_null() {
+        put_timespec(tp, res)?;
     }
     Ok(0)
 });
@@ -182,7 +183,7 @@ syscall!(__arm64_sys_clock_settime, r, {
         }
         _ => return Err(Errno::EINVAL),
     }
-    settime_real(get_timespec(r.regs[1])?)?;
+    settime_real(get_timespec(UserPtr::new(r.regs[1]))?)?;
     Ok(0)
 });
 
@@ -193,19 +194,20 @@ static SYS_TZ: AtomicU64 = AtomicU64::new(0);
 
 syscall!(__arm64_sys_gettimeofday, r, {
     let ns = crate::time::ktime_get_real_ns();
-    if r.regs[0] != 0 {
-        copy_to_user(r.regs[0], &Timeval::from_ns(ns).to_bytes())?;
+    let (tv, tz) = (UserPtr::new(r.regs[0]), UserPtr::new(r.regs[1]));
+    if !tv.is_null() {
+        copy_to_user(tv, &Timeval::from_ns(ns).to_bytes())?;
     }
-    if r.regs[1] != 0 {
-        copy_to_user(r.regs[1], &SYS_TZ.load(Ordering::Relaxed).to_le_bytes())?;
+    if !tz.is_null() {
+        copy_to_user(tz, &SYS_TZ.load(Ordering::Relaxed).to_le_bytes())?;
     }
     Ok(0)
 });
 
 syscall!(__arm64_sys_settimeofday, r, {
-    let (tv, tz) = (r.regs[0], r.regs[1]);
+    let (tv, tz) = (UserPtr::new(r.regs[0]), UserPtr::new(r.regs[1]));
     let mut new_ns = None;
-    if tv != 0 {
+    if !tv.is_null() {
         let mut b = [0u8; 16];
         copy_from_user(&mut b, tv)?;
         let s = i64::from_le_bytes(b[..8].try_into().expect("8"));
@@ -220,7 +222,7 @@ syscall!(__arm64_sys_settimeofday, r, {
         );
     }
     let mut new_tz = None;
-    if tz != 0 {
+    if !tz.is_null() {
         let mut b = [0u8; 8];
         copy_from_user(&mut b, tz)?;
         new_tz = Some(u64::from_le_bytes(b));
@@ -257,12 +259,12 @@ syscall!(__arm64_sys_settimeofday, r, {
 #[allow(unsafe_code)] // exported under Linux's name, for probes
 #[no_mangle]
 #[inline(never)]
-fn do_nanosleep(deadline_ns: u64, rmtp: u64) -> Result<u64, Errno> {
+fn do_nanosleep(deadline_ns: u64, rmtp: UserPtr) -> Result<u64, Errno> {
     match sleep_until_ns(deadline_ns) {
         Ok(()) => Ok(0),
         Err(Errno::EINTR) => {
             *crate::sched::current().restart_block.lock() = RestartBlock::Nanosleep { deadline_ns, rmtp };
-            if rmtp != 0 {
+            if !rmtp.is_null() {
                 put_timespec(rmtp, deadline_ns.saturating_sub(crate::time::ktime_get_ns()))?;
             }
             Err(Errno::ERESTART_RESTARTBLOCK)
@@ -272,12 +274,17 @@ fn do_nanosleep(deadline_ns: u64, rmtp: u64) -> Result<u64, Errno> {
 }
 
 syscall!(__arm64_sys_nanosleep, r, {
-    let ns = get_timespec(r.regs[0])?;
-    do_nanosleep(crate::time::ktime_get_ns().saturating_add(ns), r.regs[1])
+    let ns = get_timespec(UserPtr::new(r.regs[0]))?;
+    do_nanosleep(crate::time::ktime_get_ns().saturating_add(ns), UserPtr::new(r.regs[1]))
 });
 
 syscall!(__arm64_sys_clock_nanosleep, r, {
-    let (clock, flags, req, rem) = (r.regs[0] as i32, r.regs[1], r.regs[2], r.regs[3]);
+    let (clock, flags, req, rem) = (
+        r.regs[0] as i32,
+        r.regs[1],
+        UserPtr::new(r.regs[2]),
+        UserPtr::new(r.regs[3]),
+    );
     let c = Clock::decode(clock)?;
     if clock == CLOCK_THREAD_CPUTIME_ID {
         return Err(Errno::EOPNOTSUPP);
@@ -316,11 +323,11 @@ syscall!(__arm64_sys_getitimer, r, {
         return Err(Errno::EINVAL);
     }
     let (value, interval) = crate::itimer::get(r.regs[0] == ITIMER_REAL);
-    put_itimerval(r.regs[1], interval, value)?;
+    put_itimerval(UserPtr::new(r.regs[1]), interval, value)?;
     Ok(0)
 });
 
-fn put_itimerval(p: u64, interval: u64, value: u64) -> Result<(), Errno> {
+fn put_itimerval(p: UserPtr, interval: u64, value: u64) -> Result<(), Errno> {
     let it = Itimerval {
         it_interval: Timeval::from_ns(interval),
         it_value: Timeval::from_ns(value),
@@ -329,13 +336,13 @@ fn put_itimerval(p: u64, interval: u64, value: u64) -> Result<(), Errno> {
 }
 
 syscall!(__arm64_sys_setitimer, r, {
-    let (which, new, old) = (r.regs[0], r.regs[1], r.regs[2]);
+    let (which, new, old) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]));
     if which > ITIMER_PROF {
         return Err(Errno::EINVAL);
     }
     // A NULL new value disarms, as Linux still allows (with a warning).
     let mut b = [0u8; Itimerval::SIZE];
-    if new != 0 {
+    if !new.is_null() {
         copy_from_user(&mut b, new)?;
     }
     let it = Itimerval::from_bytes(&b);
@@ -356,14 +363,15 @@ syscall!(__arm64_sys_setitimer, r, {
     };
     let (interval, value) = (ns(is, iu), ns(vs, vu));
     let (ov, oi) = crate::itimer::set(which == ITIMER_REAL, value, interval);
-    if old != 0 {
+    if !old.is_null() {
         put_itimerval(old, oi, ov)?;
     }
     Ok(0)
 });
 
 syscall!(__arm64_sys_times, r, {
-    if r.regs[0] != 0 {
+    let tbuf = UserPtr::new(r.regs[0]);
+    if !tbuf.is_null() {
         use crate::cputime::nsec_to_clock_t;
         let p = crate::process::current_process();
         let own = crate::cputime::thread_group_cputime(&p).adjusted();
@@ -376,7 +384,7 @@ syscall!(__arm64_sys_times, r, {
             tms_cstime: ticks(children.stime),
         }
         .to_bytes();
-        copy_to_user(r.regs[0], &b)?;
+        copy_to_user(tbuf, &b)?;
     }
     Ok(crate::cputime::nsec_to_clock_t(crate::time::ktime_get_ns()))
 });

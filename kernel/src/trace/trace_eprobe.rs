@@ -108,7 +108,7 @@ impl FetchEnv for RecEnv<'_> {
 
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> bool {
         // `+u0(...)`: a user address, whose absent page fails the read.
-        crate::uaccess::user_range(addr, dst.len())
+        crate::uaccess::user_range(crate::uaccess::UserPtr::new(addr), dst.len())
             .and_then(|src| crate::uaccess::copy_from_user_nofault(dst, src))
             .is_ok()
     }
