@@ -11,6 +11,9 @@ fn field(out: &str, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {key} in:\n{out}"))
 }
 
+/// What the slab caches' spare slabs may hold at most (kB).
+const SLAB_SPARES_KB: u64 = 256;
+
 #[test]
 fn fork_exec_wait_1000_times_leaks_no_memory() {
     // A warm-up run first: the kernel heap grows once to its working size.
@@ -24,8 +27,11 @@ fn fork_exec_wait_1000_times_leaks_no_memory() {
     assert!(out.contains("forkstress: 1000 cycles ok"), "{out}");
     let (before, after) = (field(&out, "memfree-before:"), field(&out, "memfree-after:"));
     println!("free memory before {before} kB, after {after} kB");
+    // Each slab cache may keep one empty spare slab (at most 32 kB; a
+    // handful of caches) that the warm-up did not leave behind; a leak of
+    // even one page per cycle would be 4000 kB.
     assert!(
-        after >= before,
+        after + SLAB_SPARES_KB >= before,
         "frames leaked: {before} kB free before, {after} kB after"
     );
 }
