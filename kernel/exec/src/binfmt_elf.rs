@@ -183,7 +183,7 @@ pub fn head_len(head: &[u8]) -> u64 {
     };
     let phoff = header.e_phoff.get(endian);
     let phnum = usize::from(header.e_phnum.get(endian)).min(MAX_PHDRS_SIZE / PHENT_SIZE);
-    let mut need = EHDR.max(phoff.saturating_add((phnum * PHENT_SIZE) as u64));
+    let mut need = EHDR.max(phoff.saturating_add(phnum.saturating_mul(PHENT_SIZE) as u64));
     if let Ok(phdrs) = head.read_slice_at::<ProgramHeader64<LE>>(phoff, phnum) {
         if let Some(ph) = phdrs.iter().find(|ph| ph.p_type(endian) == elf::PT_INTERP) {
             let size = ph.p_filesz(endian).min(PATH_MAX);
