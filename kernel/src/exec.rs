@@ -106,7 +106,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
             None => break (data, file),
         }
     };
-    let plan = exec::load_plan(&data).map_err(|e| e.errno())?;
+    let plan = exec::load_plan_head(&data, plan_file_len(&file)).map_err(|e| e.errno())?;
     drop(data);
     let mm = Mm::new()?;
     mm.set_exe_file(&file.name);
@@ -120,7 +120,7 @@ pub fn load(path: &str, argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<Image, E
             let (idata, ifile) = crate::fs::open_exec(interp)?;
             let span = exec::image_span(&idata).map_err(|e| e.errno())?;
             let base = mm.get_unmapped_area(span)?.as_u64();
-            let iplan = exec::load_interp_plan(&idata, base).map_err(|e| e.errno())?;
+            let iplan = exec::load_interp_plan_head(&idata, plan_file_len(&ifile), base).map_err(|e| e.errno())?;
             drop(idata);
             map_segments(&mm, &iplan, &ifile, plan_file_len(&ifile))?;
             (iplan.entry, iplan.bias)

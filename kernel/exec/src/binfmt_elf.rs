@@ -120,6 +120,15 @@ pub struct LoadPlan {
 /// Every defect is an [`ExecError`], all `ENOEXEC`. Nothing here panics,
 /// whatever `elf` holds.
 pub fn load_plan(elf: &[u8]) -> Result<LoadPlan, ExecError> {
+    load_plan_head(elf, elf.len() as u64)
+}
+
+/// [`load_plan`] from the first bytes of a file of `file_len` bytes: `head`
+/// must hold at least the [`head_len`] first bytes of the file (or all of
+/// it), and the plan is then the one of the whole file, which an exec need
+/// not read (Linux reads only the headers too).
+pub fn load_plan_head(head: &[u8], file_len: u64) -> Result<LoadPlan, ExecError> {
+    let elf = head;
     let (header, phdrs) = read_headers(elf)?;
     let endian = LE;
 
@@ -133,7 +142,7 @@ pub fn load_plan(elf: &[u8]) -> Result<LoadPlan, ExecError> {
         ElfType::Exec => 0,
         ElfType::Dyn => dyn_bias(phdrs),
     };
-    let mut plan = plan_at(elf, header, phdrs, kind, bias)?;
+    let mut plan = plan_at(file_len, header, phdrs, kind, bias)?;
     plan.interp = interp;
     Ok(plan)
 }
@@ -145,13 +154,43 @@ pub fn load_plan(elf: &[u8]) -> Result<LoadPlan, ExecError> {
 /// `ET_EXEC` one where it was linked. Its own PT_INTERP, if any, is ignored.
 /// [`LoadPlan::bias`] is then `AT_BASE`.
 pub fn load_interp_plan(elf: &[u8], base: u64) -> Result<LoadPlan, ExecError> {
-    let (header, phdrs) = read_headers(elf)?;
+    load_interp_plan_head(elf, elf.len() as u64, base)
+}
+
+/// [`load_interp_plan`] from the first bytes of a file of `file_len` bytes,
+/// as [`load_plan_head`].
+pub fn load_interp_plan_head(head: &[u8], file_len: u64, base: u64) -> Result<LoadPlan, ExecError> {
+    let (header, phdrs) = read_headers(head)?;
     let kind = elf_type(header);
     let bias = match kind {
         ElfType::Exec => 0,
         ElfType::Dyn => base.wrapping_sub(page_start(first_load_vaddr(phdrs))),
     };
-    plan_at(elf, header, phdrs, kind, bias)
+    plan_at(file_len, header, phdrs, kind, bias)
+}
+
+/// How many first bytes of an ELF file the planning functions read, as far
+/// as `head` (the file's first bytes) tells: the ELF header, the program
+/// header table and the first PT_INTERP's path. When `head` is shorter, the
+/// caller reads that many bytes (or the whole file) and asks again, the
+/// program headers naming the interpreter's place. Bounded by the limits
+/// the checks enforce, whatever the headers say.
+pub fn head_len(head: &[u8]) -> u64 {
+    let endian = LE;
+    const EHDR: u64 = core::mem::size_of::<FileHeader64<LE>>() as u64;
+    let Ok(header) = head.read_at::<FileHeader64<LE>>(0) else {
+        return EHDR;
+    };
+    let phoff = header.e_phoff.get(endian);
+    let phnum = usize::from(header.e_phnum.get(endian)).min(MAX_PHDRS_SIZE / PHENT_SIZE);
+    let mut need = EHDR.max(phoff.saturating_add(phnum.saturating_mul(PHENT_SIZE) as u64));
+    if let Ok(phdrs) = head.read_slice_at::<ProgramHeader64<LE>>(phoff, phnum) {
+        if let Some(ph) = phdrs.iter().find(|ph| ph.p_type(endian) == elf::PT_INTERP) {
+            let size = ph.p_filesz(endian).min(PATH_MAX);
+            need = need.max(ph.p_offset(endian).saturating_add(size));
+        }
+    }
+    need
 }
 
 /// Bytes of address space the PT_LOADs of `elf` span, from the page of the
@@ -189,7 +228,7 @@ fn first_load_vaddr(phdrs: &[ProgramHeader64<LE>]) -> u64 {
 
 /// The plan of `elf` loaded with `bias` added to every address.
 fn plan_at(
-    elf: &[u8],
+    file_len: u64,
     header: &FileHeader64<LE>,
     phdrs: &[ProgramHeader64<LE>],
     kind: ElfType,
@@ -213,7 +252,7 @@ fn plan_at(
             }
             _ => continue,
         }
-        let Some((segment, source)) = plan_segment(elf, ph, index, bias)? else {
+        let Some((segment, source)) = plan_segment(file_len, ph, index, bias)? else {
             continue;
         };
         if source.start < last_end {
@@ -371,7 +410,7 @@ struct Source {
 /// Checks one PT_LOAD and plans it; `None` for an empty one (`p_memsz` 0),
 /// which maps nothing.
 fn plan_segment(
-    elf: &[u8],
+    file_len: u64,
     ph: &ProgramHeader64<LE>,
     index: usize,
     bias: u64,
@@ -382,7 +421,6 @@ fn plan_segment(
     if filesz > memsz {
         return Err(ExecError::FileszExceedsMemsz { index });
     }
-    let file_len = elf.len() as u64;
     // A segment without file bytes (all .bss) may name any offset, even
     // past the end of the file: Linux maps nothing from the file for it.
     let file_end = if filesz == 0 {

@@ -47,7 +47,10 @@ mod binfmt_elf;
 mod elf_tables;
 mod error;
 
-pub use binfmt_elf::{image_span, load_interp_plan, load_plan, ElfType, LoadPlan, Prot, Segment};
+pub use binfmt_elf::{
+    head_len, image_span, load_interp_plan, load_interp_plan_head, load_plan, load_plan_head, ElfType, LoadPlan, Prot,
+    Segment,
+};
 pub use elf_tables::{build_stack, AuxParams, StackImage, ELF_PLATFORM};
 pub use error::ExecError;
 

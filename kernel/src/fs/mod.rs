@@ -414,7 +414,7 @@ pub fn open_exec(path: &[u8]) -> Result<(Vec<u8>, Arc<crate::mm::vm::VmFile>), E
     }
     vfs::open::may_exec(&c, &meta)?;
     let f = v.openat(&c, &current_cwd(), path, uapi::fcntl::O_RDONLY, 0, 0)?;
-    let data = f.read_to_end()?;
+    let data = exec_head(&f, meta.size)?;
     let name = d_path(&meta, Some(path));
     let file = crate::mm::vm::VmFile {
         inode: f.inode().clone(),
@@ -423,6 +423,37 @@ pub fn open_exec(path: &[u8]) -> Result<(Vec<u8>, Arc<crate::mm::vm::VmFile>), E
         ino: meta.ino,
     };
     Ok((data, Arc::new(file)))
+}
+
+/// The first bytes of a program file that exec looks at: the `#!` line,
+/// or the ELF headers and the interpreter's path ([`exec::head_len`]), not
+/// the whole file (a 1.2 MB bash would be copied at every exec). The page
+/// that holds them usually holds everything; else a second read (a third
+/// for a PT_INTERP past the program headers) gets the rest, or the whole
+/// file when that is shorter.
+fn exec_head(f: &OpenFile, size: u64) -> Result<Vec<u8>, Errno> {
+    const FIRST: u64 = 4096;
+    let mut want = size.min(FIRST);
+    loop {
+        let len = usize::try_from(want).map_err(|_| Errno::ENOMEM)?;
+        let mut head = Vec::new();
+        head.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
+        head.resize(len, 0);
+        let mut got = 0;
+        while got < len {
+            let n = f.pread(&mut head[got..], got as i64)?;
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        head.truncate(got);
+        let need = exec::head_len(&head).min(size);
+        if got < len || need <= got as u64 {
+            return Ok(head);
+        }
+        want = need;
+    }
 }
 
 /// Makes a sleeping task runnable when a file's wait queue is woken.
