@@ -456,12 +456,18 @@ pub fn yield_now() {
 /// The idle loop of every CPU: run queued tasks, else wait for interrupts.
 pub fn cpu_idle() -> ! {
     loop {
-        let empty = !has_work_here();
-        if empty {
-            arch::cpu::wfi();
-        } else {
+        if has_work_here() {
             schedule();
+            continue;
         }
+        // Masked from the check to the wfi, which still ends on a pending
+        // interrupt: a wake-up's IPI taken in between would otherwise be
+        // lost until the next tick.
+        let flags = arch::cpu::local_irq_save();
+        if !has_work_here() {
+            arch::cpu::wfi();
+        }
+        arch::cpu::local_irq_restore(flags);
     }
 }
 
