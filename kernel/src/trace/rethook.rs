@@ -142,6 +142,11 @@ impl RetStack {
     /// allocates.
     pub fn push(&self, frame: RetFrame) -> Result<(), RetFrame> {
         let mut st = self.inner.lock();
+        self.push_locked(&mut st, frame)
+    }
+
+    /// [`Self::push`] with the lock held.
+    fn push_locked(&self, st: &mut RetStackInner, frame: RetFrame) -> Result<(), RetFrame> {
         if st.frames.len() >= RETHOOK_DEPTH || st.frames.len() == st.frames.capacity() {
             return Err(frame);
         }
@@ -169,17 +174,7 @@ impl RetStack {
         let u = usize::from(user) % FGRAPH_ARRAY_SIZE;
         let mut st = self.inner.lock();
         let (frame, r) = decide(st.graph_depth[u], st.graph_notrace[u] > 0, st.graph_started[u] > 0)?;
-        if st.frames.len() >= RETHOOK_DEPTH || st.frames.len() == st.frames.capacity() {
-            return Some(Err(()));
-        }
-        if let RethookOwner::Graph(g) = &frame.owner {
-            let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
-            st.graph_depth[u] += 1;
-            st.graph_notrace[u] += u32::from(g.notrace);
-            st.graph_started[u] += u32::from(g.graph_start);
-        }
-        st.frames.push(frame);
-        Some(Ok(r))
+        Some(self.push_locked(&mut st, frame).map(|()| r).map_err(drop))
     }
 
     /// Pops the most recent frame.
