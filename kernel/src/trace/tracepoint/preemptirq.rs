@@ -54,65 +54,43 @@ fn arm_preempt(on: bool) {
     }
 }
 
-define_trace_event! {
+/// The event class all four events share (Linux's `preemptirq_template`):
+/// one definition of the fields and the output, one line per event.
+macro_rules! preemptirq_event {
+    ($(#[$doc:meta])* $name:ident, $trace:ident, $arm:path) => {
+        define_trace_event! {
+            $(#[$doc])*
+            preemptirq / $name,
+            fn $trace(ip: usize, parent_ip: usize),
+            fields {
+                caller_offs: i32 as "s32" = text_offs(ip),
+                parent_offs: i32 as "s32" = text_offs(parent_ip),
+            },
+            printk preemptirq_printk!(),
+            print(out, e) {
+                write!(out, "caller={} parent={}", text_addr(e.caller_offs), text_addr(e.parent_offs))
+            },
+            arm $arm
+        }
+    };
+}
+
+preemptirq_event!(
     /// Interrupts were masked at `ip`, in a function called from `parent_ip`.
-    preemptirq / irq_disable,
-    fn trace_irq_disable(ip: usize, parent_ip: usize),
-    fields {
-        caller_offs: i32 as "s32" = text_offs(ip),
-        parent_offs: i32 as "s32" = text_offs(parent_ip),
-    },
-    printk preemptirq_printk!(),
-    print(out, e) {
-        write!(out, "caller={} parent={}", text_addr(e.caller_offs), text_addr(e.parent_offs))
-    },
-    arm arm_irqflags
-}
-
-define_trace_event! {
+    irq_disable, trace_irq_disable, arm_irqflags
+);
+preemptirq_event!(
     /// Interrupts are about to be unmasked at `ip`.
-    preemptirq / irq_enable,
-    fn trace_irq_enable(ip: usize, parent_ip: usize),
-    fields {
-        caller_offs: i32 as "s32" = text_offs(ip),
-        parent_offs: i32 as "s32" = text_offs(parent_ip),
-    },
-    printk preemptirq_printk!(),
-    print(out, e) {
-        write!(out, "caller={} parent={}", text_addr(e.caller_offs), text_addr(e.parent_offs))
-    },
-    arm arm_irqflags
-}
-
-define_trace_event! {
+    irq_enable, trace_irq_enable, arm_irqflags
+);
+preemptirq_event!(
     /// Preemption was disabled (the count left 0) at `ip`.
-    preemptirq / preempt_disable,
-    fn trace_preempt_disable(ip: usize, parent_ip: usize),
-    fields {
-        caller_offs: i32 as "s32" = text_offs(ip),
-        parent_offs: i32 as "s32" = text_offs(parent_ip),
-    },
-    printk preemptirq_printk!(),
-    print(out, e) {
-        write!(out, "caller={} parent={}", text_addr(e.caller_offs), text_addr(e.parent_offs))
-    },
-    arm arm_preempt
-}
-
-define_trace_event! {
+    preempt_disable, trace_preempt_disable, arm_preempt
+);
+preemptirq_event!(
     /// Preemption is about to be enabled (the count goes back to 0) at `ip`.
-    preemptirq / preempt_enable,
-    fn trace_preempt_enable(ip: usize, parent_ip: usize),
-    fields {
-        caller_offs: i32 as "s32" = text_offs(ip),
-        parent_offs: i32 as "s32" = text_offs(parent_ip),
-    },
-    printk preemptirq_printk!(),
-    print(out, e) {
-        write!(out, "caller={} parent={}", text_addr(e.caller_offs), text_addr(e.parent_offs))
-    },
-    arm arm_preempt
-}
+    preempt_enable, trace_preempt_enable, arm_preempt
+);
 
 /// Registers the four events (in Linux's order).
 pub fn register() -> Result<(), uapi::Errno> {
