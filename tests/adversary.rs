@@ -9,8 +9,14 @@ use std::process::{Command, Stdio};
 
 /// Runs the suite on `smp` CPUs; (commands' output, their status, console log).
 fn run(smp: &str, args: &str, timeout_s: u32) -> (String, i32, String) {
-    let log = std::env::temp_dir().join(format!("e2e-adversary-{}-{smp}.log", std::process::id()));
     let cmd = format!("adversary {args} run all; echo adversary-status=$?");
+    run_cmd("suite", smp, &cmd, timeout_s)
+}
+
+/// Runs shell `cmd` with the adversary on `smp` CPUs (`tag` names its
+/// console log); as `run`.
+fn run_cmd(tag: &str, smp: &str, cmd: &str, timeout_s: u32) -> (String, i32, String) {
+    let log = std::env::temp_dir().join(format!("e2e-adversary-{tag}-{}-{smp}.log", std::process::id()));
     let out = Command::new(e2e::root().join("scripts/qemu-run.sh"))
         .arg("--kernel")
         .arg(e2e::kernel_image())
@@ -18,7 +24,7 @@ fn run(smp: &str, args: &str, timeout_s: u32) -> (String, i32, String) {
         .arg(&log)
         .args(["--timeout", &timeout_s.to_string()])
         .arg(proof_binary("adversary"))
-        .args(["--", &cmd])
+        .args(["--", cmd])
         .stdin(Stdio::null())
         .output()
         .expect("run qemu-run.sh");
@@ -91,4 +97,32 @@ fn adversary_suite_smp1_leaves_the_kernel_running_and_memory_free() {
 #[test]
 fn adversary_suite_smp4_under_memory_pressure_leaves_the_kernel_running() {
     suite("4");
+}
+
+/// The hang verdict follows progress, not the clock: an attack that keeps
+/// making system calls past its limit (as on a loaded host) passes, one
+/// that stops is called hung a limit after its last step, and one that
+/// progresses forever is cut off at ten times its limit.
+#[test]
+fn adversary_calls_an_attack_hung_when_it_stops_progressing_not_when_slow() {
+    let (out, code, _) = run_cmd(
+        "selftest",
+        "1",
+        "adversary run __slow __stall __livelock; echo adversary-status=$?",
+        180,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("adversary: __slow: pass ("), "{out}");
+    assert!(
+        out.contains("adversary: __stall: hang (after ")
+            && out.contains("no progress for ")
+            && out.contains("limit 1000 ms;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("adversary: __livelock: hang (after ")
+            && out.contains("still progressing at the cap of 10000 ms;"),
+        "{out}"
+    );
+    assert!(out.contains("adversary-status=1"), "{out}");
 }

@@ -14,14 +14,19 @@
 //!   --margin KB    MemFree may end this much below where it began (4096)
 //! ```
 //!
-//! Each attack runs in a forked child (a new process group) with an
-//! ITIMER_REAL watchdog; the parent waits for it with its own deadline,
-//! then SIGKILLs the group. Output, one line per attack:
+//! Each attack runs in a forked child (a new process group). Every system
+//! call that returns in it (its threads and children included, sleeps and
+//! waits for children excepted) counts a step in a shared page; the parent
+//! calls the attack hung when no step was made for the attack's limit (a
+//! loaded host slows an attack without stopping it), or when it still runs
+//! at ten times its limit, and SIGKILLs the group. An ITIMER_REAL watchdog
+//! past that cap is the last resort. Output, one line per attack:
 //!
 //! ```text
-//! adversary: NAME: pass (T ms)
+//! adversary: NAME: pass (T ms, S steps)
 //! adversary: NAME: differs: WHAT       (exit 1: Linux would not do this)
-//! adversary: NAME: hang                (the watchdog or the parent's deadline)
+//! adversary: NAME: hang (after T ms: no progress for I ms, limit L ms; S steps)
+//! adversary: NAME: hang (after T ms: still progressing at the cap of C ms; S steps)
 //! adversary: NAME: unkillable          (SIGKILL did not end it in 10 s)
 //! adversary: NAME: crashed: signal S / exit N
 //! adversary: memfree before B kB, after A kB
@@ -43,7 +48,8 @@
 //! ```
 //!
 //! `tests/adversary.rs` runs the sized-down suite on virt -smp 1 and 4;
-//! `ADVERSARY_FULL=1` makes it run for minutes.
+//! `ADVERSARY_FULL=1` makes it run for minutes. The unlisted attacks
+//! `__slow`, `__stall` and `__livelock` test the hang verdict itself.
 #![no_std]
 #![no_main]
 
@@ -81,7 +87,8 @@ pub type AttackFn = fn(&Cfg) -> Result<(), String>;
 struct Attack {
     name: &'static str,
     about: &'static str,
-    /// Watchdog at scale 1, in seconds (multiplied by the scale).
+    /// At scale 1, in seconds (multiplied by the scale): how long the
+    /// attack may go without progress before it is called hung.
     limit_s: u64,
     run: AttackFn,
 }
@@ -238,8 +245,59 @@ static ATTACKS: &[Attack] = &[
     ),
 ];
 
+/// Attacks on the supervisor itself, not listed and not in `all`: they
+/// prove that a slow attack is not called hung, that one which stops
+/// progressing is, and that one which progresses forever is cut off.
+static SELF_TESTS: &[Attack] = &[
+    Attack {
+        name: "__slow",
+        about: "progresses for 3 times its limit: passes",
+        limit_s: 1,
+        run: slow_but_progressing,
+    },
+    Attack {
+        name: "__stall",
+        about: "progresses for a second, then sleeps forever: hangs",
+        limit_s: 1,
+        run: stalls,
+    },
+    Attack {
+        name: "__livelock",
+        about: "progresses forever: cut off at the cap",
+        limit_s: 1,
+        run: progresses_forever,
+    },
+];
+
+fn slow_but_progressing(cfg: &Cfg) -> Result<(), String> {
+    let end = now_ns() + 3_000_000_000 * cfg.scale;
+    while now_ns() < end {
+        sleep_ms(100);
+        getpid();
+    }
+    Ok(())
+}
+
+fn stalls(_: &Cfg) -> Result<(), String> {
+    let end = now_ns() + 1_000_000_000;
+    while now_ns() < end {
+        sleep_ms(50);
+        getpid();
+    }
+    loop {
+        sleep_ms(1000);
+    }
+}
+
+fn progresses_forever(_: &Cfg) -> Result<(), String> {
+    loop {
+        sleep_ms(100);
+        getpid();
+    }
+}
+
 fn find(name: &[u8]) -> Option<&'static Attack> {
-    ATTACKS.iter().find(|a| a.name.as_bytes() == name)
+    ATTACKS.iter().chain(SELF_TESTS).find(|a| a.name.as_bytes() == name)
 }
 
 enum Verdict {
@@ -250,15 +308,90 @@ enum Verdict {
     Crashed(String),
 }
 
+/// A hang is declared when the attack made no progress (no system call
+/// returned in any of its processes, see `sys::progress`) for its limit;
+/// an attack that keeps progressing is cut off at this many times its
+/// limit, so a livelock that "progresses" forever still ends. A loaded
+/// host slows an attack down without stopping it.
+const CAP_FACTOR: u64 = 10;
+
+/// The shared page the attack children count their progress in (mapped
+/// once, before any attack, so that no attack's fixed mappings land on it).
+static PROGRESS_PAGE: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+fn progress_word() -> &'static core::sync::atomic::AtomicU64 {
+    use core::sync::atomic::Ordering::SeqCst;
+    if PROGRESS_PAGE.load(SeqCst) == 0 {
+        let p = mmap(0, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS);
+        assert!(p > 0, "mmap of the progress page: {p}");
+        PROGRESS_PAGE.store(p as usize, SeqCst);
+    }
+    word(PROGRESS_PAGE.load(SeqCst))
+}
+
+/// How the supervisor's watch of a running attack ended.
+enum Watch {
+    Ended(i32),
+    /// No progress for the stall window: (steps counted, ms since the last).
+    Stalled(u64, u64),
+    /// Still progressing at the cap: steps counted.
+    Capped(u64),
+}
+
+/// Watches `pid` until it ends, makes no progress on `counter` for
+/// `stall_ms`, or runs `cap_ms`.
+fn watch(
+    mut ended: impl FnMut() -> Option<i32>,
+    counter: impl Fn() -> u64,
+    now_ms: impl Fn() -> u64,
+    mut pause: impl FnMut(),
+    stall_ms: u64,
+    cap_ms: u64,
+) -> Watch {
+    let start = now_ms();
+    let (mut seen, mut seen_at) = (counter(), start);
+    loop {
+        if let Some(st) = ended() {
+            return Watch::Ended(st);
+        }
+        let (c, t) = (counter(), now_ms());
+        if c != seen {
+            (seen, seen_at) = (c, t);
+        } else if t - seen_at > stall_ms {
+            return Watch::Stalled(c, t - seen_at);
+        }
+        if t - start > cap_ms {
+            return Watch::Capped(c);
+        }
+        pause();
+    }
+}
+
+/// SIGKILLs a hung attack's group: Hang, or Unkillable if it stays.
+fn stop(pid: i32) -> Verdict {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    match wait_timeout(pid, 10_000) {
+        Some(_) => Verdict::Hang,
+        None => Verdict::Unkillable,
+    }
+}
+
 /// Runs one attack in a child of its own process group.
 fn run_one(a: &Attack, cfg: &Cfg) -> Verdict {
+    use core::sync::atomic::Ordering::SeqCst;
     let limit_ms = a.limit_s * cfg.scale * 1000;
+    let cap_ms = limit_ms * CAP_FACTOR;
+    let counter = progress_word();
+    counter.store(0, SeqCst);
     let start = now_ns();
     let pid = fork();
     if pid == 0 {
+        count_progress_at(PROGRESS_PAGE.load(SeqCst));
         sys(nr::SETPGID, &[0, 0]);
         disposition(SIGPIPE, 1);
-        alarm_ms(limit_ms);
+        // The last resort, should the supervisor be starved: past the cap.
+        alarm_ms(cap_ms + 2000);
         let code = match (a.run)(cfg) {
             Ok(()) => 0,
             Err(msg) => {
@@ -272,32 +405,50 @@ fn run_one(a: &Attack, cfg: &Cfg) -> Verdict {
         return Verdict::Crashed(alloc::format!("fork: {pid}"));
     }
     sys(nr::SETPGID, &[pid as usize, pid as usize]);
-    let v = match wait_timeout(pid, limit_ms + 5000) {
-        Some(st) => match describe(st) {
+    let ended = || match wait4(pid, WNOHANG) {
+        (r, st) if r == pid as isize => Some(st),
+        (r, _) if r < 0 => Some(-1),
+        _ => None,
+    };
+    let watched = watch(
+        ended,
+        || counter.load(SeqCst),
+        || now_ns() / 1_000_000,
+        || sleep_ms(20),
+        limit_ms,
+        cap_ms,
+    );
+    let mut why = String::new();
+    let v = match watched {
+        Watch::Ended(st) => match describe(st) {
             (true, 0) => Verdict::Pass,
             (true, 1) => Verdict::Differs,
             (true, c) => Verdict::Crashed(alloc::format!("exit {c}")),
-            (false, SIGALRM) => Verdict::Hang,
+            (false, SIGALRM) => {
+                why = alloc::format!("watchdog alarm; {} steps", counter.load(SeqCst));
+                Verdict::Hang
+            }
             (false, s) => Verdict::Crashed(alloc::format!("signal {s}")),
         },
-        None => {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            match wait_timeout(pid, 10_000) {
-                Some(_) => Verdict::Hang,
-                None => Verdict::Unkillable,
-            }
+        Watch::Stalled(steps, idle) => {
+            why = alloc::format!("no progress for {idle} ms, limit {limit_ms} ms; {steps} steps");
+            stop(pid)
+        }
+        Watch::Capped(steps) => {
+            why = alloc::format!("still progressing at the cap of {cap_ms} ms; {steps} steps");
+            stop(pid)
         }
     };
     // Whatever the attack left in its group (orphans reparented to init)
     // goes too, so that the next attack and the memory count start clean.
     kill(-pid, SIGKILL);
     let ms = (now_ns() - start) / 1_000_000;
+    let steps = counter.load(SeqCst);
     match &v {
-        Verdict::Pass => println!("adversary: {}: pass ({} ms)", a.name, ms),
+        Verdict::Pass => println!("adversary: {}: pass ({} ms, {} steps)", a.name, ms, steps),
         Verdict::Differs => {}
-        Verdict::Hang => println!("adversary: {}: hang (after {} ms)", a.name, ms),
-        Verdict::Unkillable => println!("adversary: {}: unkillable (SIGKILL ignored 10 s)", a.name),
+        Verdict::Hang => println!("adversary: {}: hang (after {} ms: {})", a.name, ms, why),
+        Verdict::Unkillable => println!("adversary: {}: unkillable (SIGKILL ignored 10 s; {})", a.name, why),
         Verdict::Crashed(w) => println!("adversary: {}: crashed: {}", a.name, w),
     }
     v

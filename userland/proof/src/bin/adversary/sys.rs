@@ -3,7 +3,7 @@
 //! not allocate (`rt`'s heap has no lock) nor print.
 
 use core::arch::{asm, global_asm};
-use core::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
+use core::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 
 use rt::syscall::syscall6;
 
@@ -104,8 +104,38 @@ pub const FUTEX_PRIVATE: usize = 128;
 
 pub const WNOHANG: usize = 1;
 
-/// Any system call; the raw result (`-errno` on failure).
+/// Where this process counts its progress: the address of a word in a
+/// shared anonymous page the supervisor watches, 0 when none (the
+/// supervisor itself). Set in the attack child after fork; its threads
+/// share it and its forked children inherit the mapping.
+static PROGRESS: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes this process (and what it forks later) count its progress at
+/// `addr`, a word of a MAP_SHARED page mapped before the fork.
+pub fn count_progress_at(addr: usize) {
+    PROGRESS.store(addr, SeqCst);
+}
+
+/// One step of an attack done: the supervisor's hang verdict is "no step
+/// for the attack's limit", not "slower than the limit".
+pub fn progress() {
+    let at = PROGRESS.load(Relaxed);
+    if at != 0 {
+        word(at).fetch_add(1, Relaxed);
+    }
+}
+
+/// Any system call; the raw result (`-errno` on failure). A call that
+/// returns is a step of progress: a hung kernel returns none.
 pub fn sys(n: usize, a: &[usize]) -> isize {
+    let r = sys_idle(n, a);
+    progress();
+    r
+}
+
+/// A system call that is not progress: sleeps and polls for children, so
+/// that an attack waiting on a stuck child does not look busy.
+fn sys_idle(n: usize, a: &[usize]) -> isize {
     let g = |i: usize| a.get(i).copied().unwrap_or(0);
     // SAFETY: the attacks pass arguments on purpose that may be invalid;
     // the kernel must refuse them. Calls that could corrupt this program's
@@ -126,8 +156,7 @@ pub fn anon(len: usize) -> usize {
 }
 
 /// A one-way channel from forked children (and their threads) to the
-/// attack: a non-blocking pipe of 8-byte records. Not shared memory: the
-/// kernel refuses MAP_SHARED anonymous mappings.
+/// attack: a non-blocking pipe of 8-byte records.
 #[derive(Clone, Copy)]
 pub struct Channel {
     r: i32,
@@ -191,7 +220,7 @@ pub fn now_ns() -> u64 {
 
 pub fn sleep_ns(ns: u64) {
     let ts = [(ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64];
-    sys(nr::NANOSLEEP, &[ts.as_ptr() as usize, 0]);
+    sys_idle(nr::NANOSLEEP, &[ts.as_ptr() as usize, 0]);
 }
 
 pub fn sleep_ms(ms: u64) {
@@ -232,7 +261,7 @@ pub fn spawn(f: impl FnOnce() -> i32) -> i32 {
 pub fn wait4(pid: i32, options: usize) -> (isize, i32) {
     let mut st = 0i32;
     loop {
-        let r = sys(nr::WAIT4, &[pid as usize, &mut st as *mut i32 as usize, options, 0]);
+        let r = sys_idle(nr::WAIT4, &[pid as usize, &mut st as *mut i32 as usize, options, 0]);
         if r != -4 {
             return (r, st);
         }
