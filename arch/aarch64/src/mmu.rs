@@ -11,7 +11,7 @@ use crate::barrier;
 use crate::memory::*;
 use aarch64_cpu::registers::{MAIR_EL1, TCR_EL1};
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use spin::Mutex;
 use tock_registers::interfaces::Readable;
 use tock_registers::register_bitfields;
@@ -248,7 +248,7 @@ static BOOT_POOL: BootPool = BootPool {
 /// `KIMAGE_VADDR - phys_base`: how to reach image memory before (and
 /// besides) the linear map.
 static KIMAGE_VOFFSET: AtomicUsize = AtomicUsize::new(0);
-static KIMAGE_PHYS_BASE: AtomicUsize = AtomicUsize::new(0);
+static KIMAGE_PHYS_BASE: AtomicU64 = AtomicU64::new(0);
 
 extern "C" {
     static _text: u8;
@@ -328,7 +328,7 @@ pub fn kimage_phys_range() -> (PhysAddr, PhysAddr) {
 /// Virtual address at which page-table code may touch the frame `pa`.
 fn table_va(pa: PhysAddr) -> *mut u64 {
     let (start, end) = kimage_phys_range();
-    let base = KIMAGE_PHYS_BASE.load(Ordering::Relaxed) as u64;
+    let base = KIMAGE_PHYS_BASE.load(Ordering::Relaxed);
     if pa.as_u64() >= base && pa < end.max(start) {
         let image_alias = (pa.as_u64() as usize).wrapping_add(KIMAGE_VOFFSET.load(Ordering::Relaxed));
         VirtAddr::from_window(image_alias).as_mut_ptr()
@@ -545,7 +545,7 @@ pub struct KernelMapSpec<'a> {
 /// fault. Runs once, on the boot CPU. `phys_base` is the 2 MiB aligned
 /// physical base of the image.
 pub fn paging_init(phys_base: PhysAddr, spec: &KernelMapSpec) -> Result<(), MapError> {
-    KIMAGE_PHYS_BASE.store(phys_base.as_u64() as usize, Ordering::Relaxed);
+    KIMAGE_PHYS_BASE.store(phys_base.as_u64(), Ordering::Relaxed);
     KIMAGE_VOFFSET.store(KIMAGE_VADDR - phys_base.as_u64() as usize, Ordering::Relaxed);
     let l = image_layout();
     let mut pgd = kernel_pgd();

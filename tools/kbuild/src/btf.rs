@@ -28,6 +28,14 @@ const FTRACE_ENTRY_BYTES: u64 = 8;
 /// How many `->` levels the embedded table describes.
 pub const MAX_PTR_DEPTH: u8 = 3;
 
+/// The kernel's `#[repr(transparent)]` newtypes over a user address, by
+/// qualified name: Linux's `char __user *` arguments (a filename, a
+/// read/write buffer). DWARF shows a structure holding a `u64`, but the
+/// value is passed and used as a pointer, so the table describes it as
+/// Linux's BTF does its `__user` pointer arguments: a pointer to `char`,
+/// which `:string`/`:ustring` accept.
+const USER_POINTER_TYPES: &[&str] = &["arch::addr::UserPtr"];
+
 /// Registers that carry arguments (AAPCS64 x0..x7; Linux's `$argN` limit).
 const ARG_REGS: u16 = 8;
 
@@ -210,9 +218,22 @@ impl<'a> Extractor<'a> {
             ))
     }
 
+    /// Whether `r` (stripped) is one of [`USER_POINTER_TYPES`], as the
+    /// pointer-sized structure it must be.
+    fn is_user_pointer(&self, r: DieRef) -> Result<bool, String> {
+        let named = self
+            .qualified
+            .get(&r)
+            .is_some_and(|q| USER_POINTER_TYPES.contains(&q.as_str()));
+        Ok(named && self.udata(r, gimli::DW_AT_byte_size)? == Some(8))
+    }
+
     /// How a value of type `r` is passed.
     fn pass(&self, r: Option<DieRef>) -> Result<Pass, String> {
         let Some(r) = self.strip(r)? else { return Ok(Pass::None) };
+        if self.is_user_pointer(r)? {
+            return Ok(Pass::Scalar); // one register, as a pointer
+        }
         let size = self.udata(r, gimli::DW_AT_byte_size)?;
         Ok(match self.entry(r)?.tag() {
             gimli::DW_TAG_pointer_type
@@ -338,6 +359,7 @@ impl<'a> Extractor<'a> {
                     }
                 }
             }
+            tag if Self::is_struct_like(tag) && self.is_user_pointer(r)? => TypeEntry::PtrChar,
             tag if Self::is_struct_like(tag) => {
                 if self.is_rust_enum(r)? || self.height(r, 0)? >= MAX_NEST {
                     TypeEntry::Other
