@@ -174,7 +174,9 @@ impl UserVirtAddr {
 /// them by mistake; a handler makes one from a register argument at the
 /// point it treats it as a user pointer, and an address at or above
 /// `TASK_SIZE` stays representable, to fail the access with EFAULT where
-/// Linux's `access_ok` would.
+/// Linux's `access_ok` would. The kernel's BTF describes it as Linux's
+/// `char __user *` (tools/kbuild's `USER_POINTER_TYPES`), so probes take
+/// `:ustring` on such an argument; keep it one `u64`, transparent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
 pub struct UserPtr(u64);
