@@ -76,7 +76,10 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
         ram
     };
     let early_err = early.as_ref().err().copied();
-    if arch::mmu::paging_init(phys_base, &arch::mmu::KernelMapSpec { ram: &ram }).is_err() {
+    let paged = arch::addr::PhysAddr::new(phys_base)
+        .ok_or(arch::mmu::MapError::OutOfWindow)
+        .and_then(|base| arch::mmu::paging_init(base, &arch::mmu::KernelMapSpec { ram: &ram }));
+    if paged.is_err() {
         arch::cpu::halt();
     }
     if let Some(e) = early_err {
@@ -113,8 +116,8 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     let mut reserved = [PhysRange { start: 0, end: 0 }; devicetree::MAX_RESERVED_REGIONS + 2];
     let (img_lo, img_hi) = arch::mmu::kimage_phys_range();
     reserved[0] = PhysRange {
-        start: img_lo,
-        end: img_hi,
+        start: img_lo.as_u64(),
+        end: img_hi.as_u64(),
     };
     reserved[1] = PhysRange {
         start: dtb_pa,
@@ -140,7 +143,7 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
         "Memory: {}K/{}K available ({}K kernel)",
         frames * 4,
         platform.memory.as_slice().iter().map(|r| r.size / 1024).sum::<u64>(),
-        (img_hi - img_lo) / 1024
+        (img_hi.as_u64() - img_lo.as_u64()) / 1024
     );
     crate::mm::heap::init();
     crate::jump_label::jump_label_init();
@@ -172,7 +175,7 @@ pub extern "C" fn start_kernel(dtb_pa: u64, boot_counter: u64, phys_base: u64) -
     arch::debug_monitors::debug_monitors_init_cpu();
     crate::smp::init_boot_cpu().expect("IPI handlers");
     crate::sched::init_cpu();
-    arch::pgtable_user::set_table_frame_free(|pa| crate::mm::frame::free_frame(pa.as_u64()));
+    arch::pgtable_user::set_table_frame_free(crate::mm::frame::free_frame);
     let timer = platform.timer.expect("no arm,armv8-timer in the device tree");
     crate::time::init(timer.virt_intid).expect("timer interrupt");
     crate::time::init_realtime(platform.rtc.map(|r| r.base));
@@ -255,14 +258,20 @@ fn console_init(platform: &Platform, phys_base: u64) {
         Some(u) => (u.base, u.clock_hz),
         None => (guess_uart(phys_base), None),
     };
-    if let Ok(va) = arch::mmu::ioremap(base, PL011_SIZE) {
+    if let Some(va) = ioremap_dt(base, PL011_SIZE) {
         #[allow(unsafe_code)]
         // SAFETY: `va` maps the PL011 the device tree names (or, failing
         // that, the one at the board's known address), as Device memory.
-        let uart = unsafe { Pl011::new(va) };
+        let uart = unsafe { Pl011::new(va.as_usize()) };
         uart.init(clock);
         crate::printk::register_console(uart);
     }
+}
+
+/// Maps `size` bytes of device registers at the device tree's physical
+/// `base`; `None` if the page tables cannot map it.
+fn ioremap_dt(base: u64, size: usize) -> Option<arch::addr::VirtAddr> {
+    arch::mmu::ioremap(arch::addr::PhysAddr::new(base)?, size).ok()
 }
 
 /// The PL011 of the board, guessed from where the image was loaded: the
@@ -277,11 +286,11 @@ fn guess_uart(phys_base: u64) -> u64 {
 }
 
 fn no_dtb_halt(phys_base: u64, why: DtbProblem) -> ! {
-    if let Ok(va) = arch::mmu::ioremap(guess_uart(phys_base), PL011_SIZE) {
+    if let Some(va) = ioremap_dt(guess_uart(phys_base), PL011_SIZE) {
         #[allow(unsafe_code)]
         // SAFETY: a best guess at the board's PL011, used only to print
         // this message before halting.
-        let uart = unsafe { Pl011::new(va) };
+        let uart = unsafe { Pl011::new(va.as_usize()) };
         uart.init(None);
         crate::printk::register_console(uart);
     }

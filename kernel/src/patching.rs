@@ -190,11 +190,11 @@ mod tests {
         assert_eq!(PhysAddr::new(1 << 48), None);
         assert_eq!(PhysAddr::new(u64::MAX - 1).and_then(|p| p.checked_add(4)), None);
         let heap = alloc::boxed::Box::new(7u64);
-        let (pa, _) = arch::mmu::translate_virt(VirtAddr::of(&*heap).unwrap()).unwrap();
+        let (pa, _) = arch::mmu::translate(VirtAddr::of(&*heap).unwrap()).unwrap();
         let alias = pa.to_linear();
         assert_eq!(alias.linear_to_phys(), Some(pa));
         // The linear alias of the heap page maps the same frame.
-        assert_eq!(arch::mmu::translate_virt(alias).map(|(p, _)| p), Some(pa));
+        assert_eq!(arch::mmu::translate(alias).map(|(p, _)| p), Some(pa));
         // Patching takes kernel addresses only.
         assert_eq!(read_insn(0x40_0000), None);
         assert_eq!(patch_text_nosync(0x40_0000, insn::encode::nop()), Err(Errno::EINVAL));

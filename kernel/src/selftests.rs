@@ -76,24 +76,29 @@ fn kernel_text_and_rodata_are_not_writable() {
         "write to rodata did not fault"
     );
     // The linear-map alias of the text is read-only too.
-    let alias = arch::memory::phys_to_virt(arch::mmu::kimage_to_phys(text));
+    let text_va = arch::addr::VirtAddr::new(text).unwrap();
+    let alias = arch::mmu::kimage_to_phys(text_va).to_linear().as_usize();
     assert!(write_faults(alias), "write to the linear alias of text did not fault");
 }
 
 #[kernel_test]
 fn only_text_is_executable() {
+    /// The kernel mapping of the kernel address `va`.
+    fn translate(va: usize) -> Option<(arch::addr::PhysAddr, arch::mmu::Prot)> {
+        arch::mmu::translate(arch::addr::VirtAddr::new(va)?)
+    }
     let l = arch::mmu::image_layout();
-    let (_, text) = arch::mmu::translate(crate::init::start_kernel as *const () as usize).unwrap();
+    let (_, text) = translate(crate::init::start_kernel as *const () as usize).unwrap();
     assert!(text.is_exec() && !text.is_writable());
-    let (_, ro) = arch::mmu::translate(l.rodata).unwrap();
+    let (_, ro) = translate(l.rodata).unwrap();
     assert!(!ro.is_exec() && !ro.is_writable());
-    let (_, data) = arch::mmu::translate(l.data).unwrap();
+    let (_, data) = translate(l.data).unwrap();
     assert!(!data.is_exec() && data.is_writable());
     let stack = arch::cpu::stack_pointer();
-    let (_, st) = arch::mmu::translate(stack).unwrap();
+    let (_, st) = translate(stack).unwrap();
     assert!(!st.is_exec() && st.is_writable());
     let heap = alloc::boxed::Box::new(0u64);
-    let (_, hp) = arch::mmu::translate(&*heap as *const u64 as usize).unwrap();
+    let (_, hp) = translate(&*heap as *const u64 as usize).unwrap();
     assert!(!hp.is_exec());
 }
 
@@ -131,7 +136,7 @@ fn a_kernel_fault_reports_an_oops_naming_the_function() {
 fn fixmap_slot_aliases_a_frame_and_unmaps() {
     use arch::mmu::{fixmap, Prot};
     let pa = crate::mm::frame::alloc_frame().expect("a frame");
-    let linear = arch::memory::phys_to_virt(pa);
+    let linear = pa.to_linear().as_usize();
     const SLOT: usize = 7;
     assert!(arch::mmu::translate(fixmap::slot_addr(SLOT)).is_none());
     // SAFETY: the frame is ours alone; the alias is removed before it is freed.
@@ -141,7 +146,7 @@ fn fixmap_slot_aliases_a_frame_and_unmaps() {
     assert_eq!(mapped_pa, pa);
     assert!(prot.is_writable() && !prot.is_exec());
     // SAFETY: `alias` maps our frame writable; 0x100 is inside the page.
-    assert!(unsafe { arch::nofault::write_u32_nofault(alias + 0x100, 0xfeed_f00d) }.is_ok());
+    assert!(unsafe { arch::nofault::write_u32_nofault(alias.as_usize() + 0x100, 0xfeed_f00d) }.is_ok());
     let seen = arch::nofault::read_u64_nofault(linear + 0x100).unwrap() as u32;
     assert_eq!(
         seen, 0xfeed_f00d,
@@ -150,7 +155,7 @@ fn fixmap_slot_aliases_a_frame_and_unmaps() {
     fixmap::clear(SLOT);
     assert!(arch::mmu::translate(alias).is_none());
     assert!(
-        arch::nofault::read_u64_nofault(alias).is_err(),
+        arch::nofault::read_u64_nofault(alias.as_usize()).is_err(),
         "cleared slot still readable"
     );
     crate::mm::frame::free_frame(pa);

@@ -119,12 +119,12 @@ fn boot_secondary(id: usize, cpu: &Cpu, psci: Option<Conduit>) -> Result<(), Boo
     let top = crate::sched::task::alloc_cpu_stack(CPU_STACK_SIZE).ok_or(BootError::NoMemory)? as u64;
     STACKS[id].store(top, Ordering::Relaxed);
     let data = &arch::boot::secondary_data;
-    data.ttbr1.store(arch::mmu::kernel_root(), Ordering::Relaxed);
+    data.ttbr1.store(arch::mmu::kernel_root().as_u64(), Ordering::Relaxed);
     data.stack_top.store(top, Ordering::Relaxed);
     data.cpu.store(id as u64, Ordering::Relaxed);
     // The new CPU reads this with its caches off.
     arch::cache::dcache_clean_poc(data as *const _ as usize, core::mem::size_of_val(data));
-    let entry = arch::mmu::kimage_to_phys(secondary_entry_addr());
+    let entry = arch::mmu::kimage_to_phys(secondary_entry_addr()).as_u64();
     match cpu.enable_method {
         EnableMethod::Psci => {
             let conduit = psci.ok_or(BootError::NoEnableMethod)?;
@@ -147,18 +147,20 @@ fn boot_secondary(id: usize, cpu: &Cpu, psci: Option<Conduit>) -> Result<(), Boo
     Ok(())
 }
 
-fn secondary_entry_addr() -> usize {
+fn secondary_entry_addr() -> arch::addr::VirtAddr {
     extern "C" {
         fn secondary_entry();
     }
-    secondary_entry as *const () as usize
+    arch::addr::VirtAddr::of(secondary_entry as *const ()).expect("the image is in the kernel's half")
 }
 
 /// Writes the entry point to the CPU's release address and wakes it, as
 /// the spin-table binding describes (the waiting CPU reads with caches off).
 fn release_spin_table(release_addr: u64, entry: u64) -> Result<(), BootError> {
-    arch::mmu::write_phys_u64(release_addr, entry).map_err(|_| BootError::BadReleaseAddr(release_addr))?;
-    arch::cache::dcache_clean_poc(arch::memory::phys_to_virt(release_addr), 8);
+    let bad = || BootError::BadReleaseAddr(release_addr);
+    let pa = arch::addr::PhysAddr::new(release_addr).ok_or_else(bad)?;
+    arch::mmu::write_phys_u64(pa, entry).map_err(|_| bad())?;
+    arch::cache::dcache_clean_poc(pa.to_linear().as_usize(), 8);
     arch::cpu::sev();
     Ok(())
 }

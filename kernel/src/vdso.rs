@@ -80,7 +80,7 @@ pub fn init(boot_counter: u64) -> Result<(), Errno> {
 
 /// A zeroed frame the vDSO keeps for the kernel's lifetime.
 fn alloc_zeroed_frame() -> Result<PhysAddr, Errno> {
-    frame::alloc_zeroed_frame().and_then(PhysAddr::new).ok_or(Errno::ENOMEM)
+    frame::alloc_zeroed_frame().ok_or(Errno::ENOMEM)
 }
 
 /// Changes timekeeping state that user space reads (Linux's

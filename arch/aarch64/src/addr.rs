@@ -37,6 +37,14 @@ impl VirtAddr {
         VirtAddr::new(p.cast::<u8>() as usize)
     }
 
+    /// An address the kernel computed inside one of its own windows
+    /// (image, vmalloc, MMIO, heap, fixmap), all in the TTBR1 half: the
+    /// top bits are set, never cleared, so nothing below `PAGE_OFFSET`
+    /// can come out.
+    pub(crate) const fn from_window(va: usize) -> VirtAddr {
+        VirtAddr(va | PAGE_OFFSET)
+    }
+
     /// The address as an integer.
     pub const fn as_usize(self) -> usize {
         self.0
@@ -166,7 +174,9 @@ impl UserVirtAddr {
 /// them by mistake; a handler makes one from a register argument at the
 /// point it treats it as a user pointer, and an address at or above
 /// `TASK_SIZE` stays representable, to fail the access with EFAULT where
-/// Linux's `access_ok` would.
+/// Linux's `access_ok` would. The kernel's BTF describes it as Linux's
+/// `char __user *` (tools/kbuild's `USER_POINTER_TYPES`), so probes take
+/// `:ustring` on such an argument; keep it one `u64`, transparent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
 pub struct UserPtr(u64);
@@ -228,8 +238,9 @@ impl PhysAddr {
         }
     }
 
-    /// The output address held in a descriptor's address field (already
-    /// masked to it; bits above 48 are dropped, never kept).
+    /// An output address the page-table code computed (a descriptor's
+    /// address field, an offset into the image's load address): bits above
+    /// 48 are dropped, never kept.
     pub(crate) const fn from_desc(pa: u64) -> PhysAddr {
         PhysAddr(pa & (PHYS_LIMIT - 1))
     }

@@ -462,8 +462,11 @@ pub unsafe fn dtb_view(pa: u64, via: DtbMapping) -> Result<&'static [u8], DtbErr
         // The entry code maps the whole 1 GiB block holding `pa`.
         DtbMapping::Idmap => pa as usize,
         DtbMapping::Linear => {
-            crate::mmu::translate(crate::memory::phys_to_virt(pa)).ok_or(DtbError::NotInRam(pa))?;
-            crate::memory::phys_to_virt(pa)
+            let va = crate::addr::PhysAddr::new(pa)
+                .ok_or(DtbError::NotInRam(pa))?
+                .to_linear();
+            crate::mmu::translate(va).ok_or(DtbError::NotInRam(pa))?;
+            va.as_usize()
         }
     };
     // SAFETY: the first 8 bytes at `va` are mapped (see above) and the
@@ -480,7 +483,8 @@ pub unsafe fn dtb_view(pa: u64, via: DtbMapping) -> Result<&'static [u8], DtbErr
     if size > MAX_FDT_SIZE || size > limit {
         return Err(DtbError::TooLarge(size));
     }
-    if via == DtbMapping::Linear && crate::mmu::translate(va + size.saturating_sub(1)).is_none() {
+    let last = crate::addr::VirtAddr::new(va + size.saturating_sub(1));
+    if via == DtbMapping::Linear && last.and_then(crate::mmu::translate).is_none() {
         return Err(DtbError::NotInRam(pa));
     }
     // SAFETY: `[va, va + size)` is mapped (checked above) and, per the

@@ -255,11 +255,17 @@ pub fn send_sgi(sgi: u32, targets: &[SgiTarget]) {
     }
 }
 
+/// A device-tree register base as a physical address; one the page tables
+/// cannot map is outside any window they can give.
+fn dt_phys(pa: u64) -> Result<crate::addr::PhysAddr, crate::mmu::MapError> {
+    crate::addr::PhysAddr::new(pa).ok_or(crate::mmu::MapError::OutOfWindow)
+}
+
 /// Maps the distributor and CPU interface at the given physical addresses
 /// (from the device tree) and sets up the distributor.
 pub fn init_from_phys(dist_pa: u64, cpu_pa: u64) -> Result<(), crate::mmu::MapError> {
-    let dist_va = crate::mmu::ioremap(dist_pa, 0x1000)?;
-    let cpu_va = crate::mmu::ioremap(cpu_pa, 0x2000)?;
+    let dist_va = crate::mmu::ioremap(dt_phys(dist_pa)?, 0x1000)?.as_usize();
+    let cpu_va = crate::mmu::ioremap(dt_phys(cpu_pa)?, 0x2000)?.as_usize();
     // SAFETY: the addresses come from the device tree's GICv2 node and were
     // just mapped as Device memory, never unmapped.
     unsafe { init(dist_va, cpu_va) };
@@ -269,9 +275,9 @@ pub fn init_from_phys(dist_pa: u64, cpu_pa: u64) -> Result<(), crate::mmu::MapEr
 /// Maps a GICv3 distributor and redistributor regions (from the device
 /// tree) and sets up the distributor.
 pub fn init_v3_from_phys(dist_pa: u64, redists: &[(u64, u64)]) -> Result<(), crate::mmu::MapError> {
-    let dist_va = crate::mmu::ioremap(dist_pa, 0x1_0000)?;
+    let dist_va = crate::mmu::ioremap(dt_phys(dist_pa)?, 0x1_0000)?.as_usize();
     for &(pa, size) in redists.iter().take(v3::MAX_REDIST_REGIONS) {
-        let va = crate::mmu::ioremap(pa, size as usize)?;
+        let va = crate::mmu::ioremap(dt_phys(pa)?, size as usize)?.as_usize();
         v3::add_redist_region(va, size as usize);
     }
     DIST.store(dist_va, Ordering::Release);

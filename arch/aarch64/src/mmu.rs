@@ -11,7 +11,7 @@ use crate::barrier;
 use crate::memory::*;
 use aarch64_cpu::registers::{MAIR_EL1, TCR_EL1};
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use spin::Mutex;
 use tock_registers::interfaces::Readable;
 use tock_registers::register_bitfields;
@@ -220,12 +220,12 @@ pub enum MapError {
 }
 
 /// Where page-table frames come from once the boot pool is used up: set by
-/// the frame allocator when it starts. Returns a physical address.
-static TABLE_FRAME_SOURCE: spin::Once<fn() -> Option<u64>> = spin::Once::new();
+/// the frame allocator when it starts.
+static TABLE_FRAME_SOURCE: spin::Once<fn() -> Option<PhysAddr>> = spin::Once::new();
 
 /// Registers the function that hands out (not necessarily zeroed) frames
 /// for page tables after boot; the first registration stands.
-pub fn set_table_frame_source(f: fn() -> Option<u64>) {
+pub fn set_table_frame_source(f: fn() -> Option<PhysAddr>) {
     TABLE_FRAME_SOURCE.call_once(|| f);
 }
 
@@ -248,7 +248,7 @@ static BOOT_POOL: BootPool = BootPool {
 /// `KIMAGE_VADDR - phys_base`: how to reach image memory before (and
 /// besides) the linear map.
 static KIMAGE_VOFFSET: AtomicUsize = AtomicUsize::new(0);
-static KIMAGE_PHYS_BASE: AtomicUsize = AtomicUsize::new(0);
+static KIMAGE_PHYS_BASE: AtomicU64 = AtomicU64::new(0);
 
 extern "C" {
     static _text: u8;
@@ -301,40 +301,54 @@ pub fn image_layout() -> ImageLayout {
 }
 
 /// Physical address of an address inside the kernel image.
-pub fn kimage_to_phys(va: usize) -> u64 {
-    (va - KIMAGE_VOFFSET.load(Ordering::Relaxed)) as u64
+pub fn kimage_to_phys(va: VirtAddr) -> PhysAddr {
+    PhysAddr::from_desc(virt_to_phys_image(va.as_usize()))
+}
+
+/// `va - KIMAGE_VOFFSET`: the image's virtual-to-physical offset applied
+/// to an address of the image (the one place it is applied).
+fn virt_to_phys_image(va: usize) -> u64 {
+    va.wrapping_sub(KIMAGE_VOFFSET.load(Ordering::Relaxed)) as u64
+}
+
+/// Physical address of an image object (a linker symbol, a static).
+fn kimage_obj_to_phys<T>(obj: *const T) -> PhysAddr {
+    PhysAddr::from_desc(virt_to_phys_image(obj as usize))
 }
 
 /// Physical range `[start, end)` the image occupies (from `_text`).
-pub fn kimage_phys_range() -> (u64, u64) {
+pub fn kimage_phys_range() -> (PhysAddr, PhysAddr) {
     let l = image_layout();
-    (kimage_to_phys(l.text), kimage_to_phys(l.end))
+    (
+        PhysAddr::from_desc(virt_to_phys_image(l.text)),
+        PhysAddr::from_desc(virt_to_phys_image(l.end)),
+    )
 }
 
 /// Virtual address at which page-table code may touch the frame `pa`.
-fn table_va(pa: u64) -> *mut u64 {
+fn table_va(pa: PhysAddr) -> *mut u64 {
     let (start, end) = kimage_phys_range();
-    let base = KIMAGE_PHYS_BASE.load(Ordering::Relaxed) as u64;
-    if pa >= base && pa < end.max(start) {
-        (pa as usize + KIMAGE_VOFFSET.load(Ordering::Relaxed)) as *mut u64
+    let base = KIMAGE_PHYS_BASE.load(Ordering::Relaxed);
+    if pa.as_u64() >= base && pa < end.max(start) {
+        let image_alias = (pa.as_u64() as usize).wrapping_add(KIMAGE_VOFFSET.load(Ordering::Relaxed));
+        VirtAddr::from_window(image_alias).as_mut_ptr()
     } else {
-        phys_to_virt(pa) as *mut u64
+        pa.to_linear().as_mut_ptr()
     }
 }
 
 /// A zeroed frame for a user page table (never from the boot pool).
-pub(crate) fn alloc_user_table() -> Option<u64> {
+pub(crate) fn alloc_user_table() -> Option<PhysAddr> {
     let pa = TABLE_FRAME_SOURCE.get()?()?;
     // SAFETY: a fresh frame, reached through the linear map.
-    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u64, 0, ENTRIES) };
+    unsafe { core::ptr::write_bytes(pa.to_linear().as_mut_ptr::<u64>(), 0, ENTRIES) };
     Some(pa)
 }
 
-fn alloc_table() -> Option<u64> {
+fn alloc_table() -> Option<PhysAddr> {
     let i = BOOT_POOL.next.fetch_add(1, Ordering::Relaxed);
     let pa = if i < BOOT_POOL_PAGES {
-        let va = BOOT_POOL.pages.get() as usize + i * PAGE_SIZE;
-        kimage_to_phys(va)
+        kimage_obj_to_phys(BOOT_POOL.pages.get().cast::<Table>().wrapping_add(i))
     } else {
         TABLE_FRAME_SOURCE.get()?()?
     };
@@ -347,13 +361,13 @@ fn alloc_table() -> Option<u64> {
 
 /// The kernel's TTBR1 tables.
 struct KernelPgd {
-    root: u64,
+    root: PhysAddr,
     ioremap_next: usize,
     heap_mapped: usize,
 }
 
 static KERNEL_PGD: Mutex<KernelPgd> = Mutex::new(KernelPgd {
-    root: 0,
+    root: PhysAddr::from_desc(0),
     ioremap_next: IOREMAP_BASE,
     heap_mapped: 0,
 });
@@ -405,17 +419,22 @@ const fn level_size(level: usize) -> usize {
 }
 
 /// A table descriptor pointing at the table frame `pa`.
-pub(crate) fn table_desc(pa: u64) -> u64 {
-    (TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table).value | pa
+pub(crate) fn table_desc(pa: PhysAddr) -> u64 {
+    (TABLE_DESCRIPTOR::VALID::True + TABLE_DESCRIPTOR::TYPE::Table).value | (pa.as_u64() & ADDR_MASK)
 }
 
-fn leaf_desc(pa: u64, prot: Prot, level: usize) -> u64 {
+/// The next-level table a table descriptor points at.
+fn desc_table(desc: u64) -> PhysAddr {
+    PhysAddr::from_desc(desc & ADDR_MASK)
+}
+
+fn leaf_desc(pa: PhysAddr, prot: Prot, level: usize) -> u64 {
     let kind = if level == 3 {
         PAGE_DESCRIPTOR::TYPE::Page
     } else {
         PAGE_DESCRIPTOR::TYPE::Block
     };
-    (PAGE_DESCRIPTOR::VALID::True + kind).value | prot.0 | pa
+    (PAGE_DESCRIPTOR::VALID::True + kind).value | prot.0 | (pa.as_u64() & ADDR_MASK)
 }
 
 const ADDR_MASK: u64 = DESC_ADDR_MASK;
@@ -433,10 +452,10 @@ pub(crate) fn is_table(desc: u64) -> bool {
 
 /// Returns a pointer to the entry for `va` at `level`, creating tables on
 /// the way.
-fn walk_create(root: u64, va: usize, level: usize) -> Result<*mut u64, MapError> {
+fn walk_create(root: PhysAddr, va: VirtAddr, level: usize) -> Result<*mut u64, MapError> {
     let mut table = root;
     for l in 0..level {
-        let entry = table_va(table).wrapping_add(index(va, l));
+        let entry = table_va(table).wrapping_add(index(va.as_usize(), l));
         // SAFETY: `entry` is inside a live table page owned by KERNEL_PGD,
         // whose lock the caller holds.
         let desc = unsafe { entry.read_volatile() };
@@ -447,19 +466,19 @@ fn walk_create(root: u64, va: usize, level: usize) -> Result<*mut u64, MapError>
             unsafe { entry.write_volatile(table_desc(new)) };
             new
         } else if is_table(desc) {
-            desc & ADDR_MASK
+            desc_table(desc)
         } else {
             return Err(MapError::AlreadyMapped);
         };
     }
-    Ok(table_va(table).wrapping_add(index(va, level)))
+    Ok(table_va(table).wrapping_add(index(va.as_usize(), level)))
 }
 
 /// Finds the leaf entry mapping `va`, if any.
-fn walk(root: u64, va: usize) -> Option<(*mut u64, usize)> {
+fn walk(root: PhysAddr, va: VirtAddr) -> Option<(*mut u64, usize)> {
     let mut table = root;
     for level in 0..4 {
-        let entry = table_va(table).wrapping_add(index(va, level));
+        let entry = table_va(table).wrapping_add(index(va.as_usize(), level));
         // SAFETY: `entry` is inside a live table page.
         let desc = unsafe { entry.read_volatile() };
         if !is_valid(desc) {
@@ -468,24 +487,32 @@ fn walk(root: u64, va: usize) -> Option<(*mut u64, usize)> {
         if level == 3 || !is_table(desc) {
             return Some((entry, level));
         }
-        table = desc & ADDR_MASK;
+        table = desc_table(desc);
     }
     None
 }
 
 /// Maps `[va, va + size)` to `[pa, ...)`, with blocks where alignment
 /// allows if `blocks`.
-fn map_range(root: u64, va: usize, pa: u64, size: usize, prot: Prot, blocks: bool) -> Result<(), MapError> {
-    if !va.is_multiple_of(PAGE_SIZE) || !(pa as usize).is_multiple_of(PAGE_SIZE) || !size.is_multiple_of(PAGE_SIZE) {
+fn map_range(
+    root: PhysAddr,
+    va: VirtAddr,
+    pa: PhysAddr,
+    size: usize,
+    prot: Prot,
+    blocks: bool,
+) -> Result<(), MapError> {
+    if !va.is_aligned(PAGE_SIZE) || !pa.is_page_aligned() || !size.is_multiple_of(PAGE_SIZE) {
         return Err(MapError::Unaligned);
     }
     let mut off = 0;
     while off < size {
-        let (v, p) = (va + off, pa + off as u64);
+        let v = va.checked_add(off).ok_or(MapError::OutOfWindow)?;
+        let p = pa.checked_add(off as u64).ok_or(MapError::OutOfWindow)?;
         let level = if blocks {
             (1..=3)
                 .find(|&l| {
-                    v % level_size(l) == 0 && (p as usize).is_multiple_of(level_size(l)) && size - off >= level_size(l)
+                    v.is_aligned(level_size(l)) && p.is_aligned(level_size(l) as u64) && size - off >= level_size(l)
                 })
                 .unwrap_or(3)
         } else {
@@ -517,39 +544,37 @@ pub struct KernelMapSpec<'a> {
 /// them; TTBR0 is then pointed at an empty table so that low addresses
 /// fault. Runs once, on the boot CPU. `phys_base` is the 2 MiB aligned
 /// physical base of the image.
-pub fn paging_init(phys_base: u64, spec: &KernelMapSpec) -> Result<(), MapError> {
-    KIMAGE_PHYS_BASE.store(phys_base as usize, Ordering::Relaxed);
-    KIMAGE_VOFFSET.store(KIMAGE_VADDR - phys_base as usize, Ordering::Relaxed);
+pub fn paging_init(phys_base: PhysAddr, spec: &KernelMapSpec) -> Result<(), MapError> {
+    KIMAGE_PHYS_BASE.store(phys_base.as_u64(), Ordering::Relaxed);
+    KIMAGE_VOFFSET.store(KIMAGE_VADDR - phys_base.as_u64() as usize, Ordering::Relaxed);
     let l = image_layout();
     let mut pgd = kernel_pgd();
     let root = alloc_table().ok_or(MapError::NoMemory)?;
-    let ph = kimage_to_phys;
-    map_range(root, l.text, ph(l.text), l.etext - l.text, Prot::KERNEL_TEXT, false)?;
-    map_range(
-        root,
-        l.rodata,
-        ph(l.rodata),
-        l.erodata - l.rodata,
-        Prot::KERNEL_RO,
-        false,
-    )?;
-    map_range(
-        root,
-        l.data,
-        ph(l.data),
-        align_up(l.end, PAGE_SIZE) - l.data,
-        Prot::KERNEL_RW,
-        false,
-    )?;
+    // Image sections: virtual start, its physical alias, length.
+    let section = |start: usize, end: usize| {
+        let va = VirtAddr::from_window(start);
+        (va, kimage_to_phys(va), end - start)
+    };
+    let (va, pa, len) = section(l.text, l.etext);
+    map_range(root, va, pa, len, Prot::KERNEL_TEXT, false)?;
+    let (va, pa, len) = section(l.rodata, l.erodata);
+    map_range(root, va, pa, len, Prot::KERNEL_RO, false)?;
+    let (va, pa, len) = section(l.data, align_up(l.end, PAGE_SIZE));
+    map_range(root, va, pa, len, Prot::KERNEL_RW, false)?;
     // The linear map: RW data everywhere except the image, whose alias is
     // read-only so that text can never be written through it.
-    let (img_lo, img_hi) = (ph(l.text), align_up(ph(l.end) as usize, PAGE_SIZE) as u64);
+    let (img_lo, img_end) = kimage_phys_range();
+    let img_hi = page_align_up(img_end).ok_or(MapError::OutOfWindow)?;
     for &(base, size) in spec.ram {
-        let (start, end) = (
-            align_up(base as usize, PAGE_SIZE) as u64,
-            align_down((base + size) as usize, PAGE_SIZE) as u64,
-        );
-        if end <= start || phys_to_virt(end) > PAGE_END {
+        // RAM the tables cannot address is left unmapped, as is RAM above
+        // the linear map's end.
+        let (Some(start), Some(end)) = (
+            PhysAddr::new(base).and_then(page_align_up),
+            base.checked_add(size).and_then(PhysAddr::new).map(PhysAddr::page_base),
+        ) else {
+            continue;
+        };
+        if end <= start || end.to_linear().as_usize() > PAGE_END {
             continue;
         }
         let mut cur = start;
@@ -560,14 +585,15 @@ pub fn paging_init(phys_base: u64, spec: &KernelMapSpec) -> Result<(), MapError>
         ] {
             let (lo, hi) = (lo.max(cur), hi.min(end));
             if hi > lo {
-                map_range(root, phys_to_virt(lo), lo, (hi - lo) as usize, prot, true)?;
+                let len = (hi.as_u64() - lo.as_u64()) as usize;
+                map_range(root, lo.to_linear(), lo, len, prot, true)?;
                 cur = hi;
             }
         }
     }
     // The fixmap's level-3 table exists from the start, so that setting a
     // slot never allocates (it is used with interrupts off, under stop_machine).
-    let fix_pte = walk_create(root, FIXADDR_START, 3)?;
+    let fix_pte = walk_create(root, VirtAddr::from_window(FIXADDR_START), 3)?;
     FIXMAP_PTE.store(fix_pte as usize, Ordering::Release);
     pgd.root = root;
     drop(pgd);
@@ -576,8 +602,17 @@ pub fn paging_init(phys_base: u64, spec: &KernelMapSpec) -> Result<(), MapError>
     unsafe { replace_ttbr1(root) };
     // SAFETY: the empty table makes all of TTBR0's half fault, which is the
     // intent until a user address space is installed.
-    unsafe { set_ttbr0(kimage_to_phys(empty_table_va())) };
+    unsafe { set_ttbr0(empty_table_pa()) };
     Ok(())
+}
+
+/// `pa` rounded up to a page boundary, if that is still mappable.
+fn page_align_up(pa: PhysAddr) -> Option<PhysAddr> {
+    if pa.is_page_aligned() {
+        Some(pa)
+    } else {
+        pa.page_base().checked_add(PAGE_SIZE as u64)
+    }
 }
 
 /// The fixmap's level-3 table (its first entry), found without the page
@@ -586,19 +621,20 @@ static FIXMAP_PTE: AtomicUsize = AtomicUsize::new(0);
 
 static EMPTY_TABLE: Table = Table([0; ENTRIES]);
 
-fn empty_table_va() -> usize {
-    &EMPTY_TABLE as *const Table as usize
+/// The physical address of the table that makes TTBR0's half fault.
+fn empty_table_pa() -> PhysAddr {
+    kimage_obj_to_phys(&EMPTY_TABLE)
 }
 
 /// Physical address of the kernel's TTBR1 root (for secondary CPUs).
-pub fn kernel_root() -> u64 {
+pub fn kernel_root() -> PhysAddr {
     kernel_pgd().root
 }
 
 /// Physical address of the identity map root (for secondary CPUs).
-pub fn idmap_root() -> u64 {
+pub fn idmap_root() -> PhysAddr {
     // SAFETY: only the address is taken.
-    kimage_to_phys(unsafe { core::ptr::addr_of!(early::EARLY_TABLES.idmap_l0) } as usize)
+    kimage_obj_to_phys(unsafe { core::ptr::addr_of!(early::EARLY_TABLES.idmap_l0) })
 }
 
 /// Switches TTBR1 through the identity map.
@@ -606,17 +642,17 @@ pub fn idmap_root() -> u64 {
 /// # Safety
 /// `root` must be a complete kernel table that maps the running code, stack
 /// and data at their current addresses.
-unsafe fn replace_ttbr1(root: u64) {
+unsafe fn replace_ttbr1(root: PhysAddr) {
     extern "C" {
         fn __cpu_replace_ttbr1();
     }
-    let fn_pa = kimage_to_phys(__cpu_replace_ttbr1 as *const () as usize);
-    let empty = kimage_to_phys(empty_table_va());
+    let fn_pa = kimage_obj_to_phys(__cpu_replace_ttbr1 as *const ()).as_u64();
+    let empty = empty_table_pa().as_u64();
     // SAFETY: the callee runs from the identity map (TTBR0 still holds it),
     // uses only x0/x1 and returns to the caller's (virtual) address, which
     // the new table maps.
     unsafe {
-        core::arch::asm!("blr {f}", f = in(reg) fn_pa, in("x0") root, in("x1") empty, out("x30") _, options(nostack));
+        core::arch::asm!("blr {f}", f = in(reg) fn_pa, in("x0") root.as_u64(), in("x1") empty, out("x30") _, options(nostack));
     }
 }
 
@@ -625,10 +661,10 @@ unsafe fn replace_ttbr1(root: u64) {
 /// # Safety
 /// `root` must be a valid table (or the empty table), with no live user of
 /// the previous one on this CPU.
-pub unsafe fn set_ttbr0(root: u64) {
+pub unsafe fn set_ttbr0(root: PhysAddr) {
     // SAFETY: per the contract.
     unsafe {
-        core::arch::asm!("msr ttbr0_el1, {r}", "isb", "tlbi vmalle1", "dsb nsh", "isb", r = in(reg) root, options(nostack));
+        core::arch::asm!("msr ttbr0_el1, {r}", "isb", "tlbi vmalle1", "dsb nsh", "isb", r = in(reg) root.as_u64(), options(nostack));
     }
 }
 
@@ -636,46 +672,57 @@ pub unsafe fn set_ttbr0(root: u64) {
 /// their virtual address they drop it for the empty table.
 pub fn secondary_drop_idmap() {
     // SAFETY: the secondary runs at kernel virtual addresses by now.
-    unsafe { set_ttbr0(kimage_to_phys(empty_table_va())) };
+    unsafe { set_ttbr0(empty_table_pa()) };
 }
 
 /// Maps device registers at `[pa, pa + size)` into the MMIO window and
 /// returns the virtual address of `pa`.
-pub fn ioremap(pa: u64, size: usize) -> Result<usize, MapError> {
-    let start = align_down(pa as usize, PAGE_SIZE);
-    let len = align_up(pa as usize + size, PAGE_SIZE) - start;
+pub fn ioremap(pa: PhysAddr, size: usize) -> Result<VirtAddr, MapError> {
+    let start = pa.page_base();
+    let end = pa
+        .checked_add(size as u64)
+        .and_then(page_align_up)
+        .ok_or(MapError::OutOfWindow)?;
+    let len = (end.as_u64() - start.as_u64()) as usize;
     let mut pgd = kernel_pgd();
     let va = pgd.ioremap_next;
     if va + len > IOREMAP_BASE + IOREMAP_SIZE {
         return Err(MapError::OutOfWindow);
     }
-    map_range(pgd.root, va, start as u64, len, Prot::DEVICE, false)?;
+    map_range(pgd.root, VirtAddr::from_window(va), start, len, Prot::DEVICE, false)?;
     pgd.ioremap_next = va + len + PAGE_SIZE; // a guard page between devices
-    Ok(va + (pa as usize - start))
+    Ok(VirtAddr::from_window(va + pa.page_offset()))
 }
 
 /// Extends the heap window by one page backed by frame `pa`; returns the
 /// new end of the mapped heap.
-pub fn map_heap_page(pa: u64) -> Result<usize, MapError> {
+pub fn map_heap_page(pa: PhysAddr) -> Result<VirtAddr, MapError> {
     let mut pgd = kernel_pgd();
     let va = HEAP_BASE + pgd.heap_mapped;
     if pgd.heap_mapped + PAGE_SIZE > HEAP_MAX {
         return Err(MapError::OutOfWindow);
     }
-    map_range(pgd.root, va, pa, PAGE_SIZE, Prot::KERNEL_RW, false)?;
+    map_range(
+        pgd.root,
+        VirtAddr::from_window(va),
+        pa,
+        PAGE_SIZE,
+        Prot::KERNEL_RW,
+        false,
+    )?;
     pgd.heap_mapped += PAGE_SIZE;
-    Ok(va + PAGE_SIZE)
+    Ok(VirtAddr::from_window(va + PAGE_SIZE))
 }
 
 /// Shrinks the heap window by its last page, invalidating that page's TLB
 /// entries on every CPU; returns the frame that backed it, for the caller
 /// to free once nothing can reach the page. `None` when nothing is mapped.
-pub fn unmap_heap_page() -> Option<u64> {
+pub fn unmap_heap_page() -> Option<PhysAddr> {
     let mut pgd = kernel_pgd();
     let va = (HEAP_BASE + pgd.heap_mapped)
         .checked_sub(PAGE_SIZE)
         .filter(|&va| va >= HEAP_BASE)?;
-    let (entry, 3) = walk(pgd.root, va)? else {
+    let (entry, 3) = walk(pgd.root, VirtAddr::from_window(va))? else {
         return None;
     };
     // SAFETY: `walk` returns a pointer to the level-3 entry of this page in a
@@ -685,18 +732,21 @@ pub fn unmap_heap_page() -> Option<u64> {
     unsafe { entry.write_volatile(0) };
     crate::tlb::flush_kernel_page(va);
     pgd.heap_mapped -= PAGE_SIZE;
-    Some(desc & ADDR_MASK)
+    Some(desc_table(desc))
 }
 
 /// Maps `[va, va + size)` in the vmalloc window to `[pa, ...)` with `prot`.
-pub fn vmap(va: usize, pa: u64, size: usize, prot: Prot) -> Result<(), MapError> {
-    if va < VMALLOC_BASE || va + size > VMALLOC_BASE + VMALLOC_SIZE {
+pub fn vmap(va: VirtAddr, pa: PhysAddr, size: usize, prot: Prot) -> Result<(), MapError> {
+    let in_window = va.as_usize() >= VMALLOC_BASE
+        && va
+            .checked_add(size)
+            .is_some_and(|end| end.as_usize() <= VMALLOC_BASE + VMALLOC_SIZE);
+    if !in_window {
         return Err(MapError::OutOfWindow);
     }
     let pgd = kernel_pgd();
     map_range(pgd.root, va, pa, size, prot, false)
 }
-
 /// Maps a kernel stack of `size` bytes backed by `[pa, pa + size)` at `va`
 /// in the stack window. `va` must be `KSTACK_ALIGN` aligned and `size` at
 /// most `KSTACK_MAX_SIZE`: the rest of the slot stays unmapped and is the
@@ -714,44 +764,39 @@ pub fn map_kernel_stack(va: VirtAddr, pa: PhysAddr, size: usize) -> Result<(), M
         return Err(MapError::OutOfWindow);
     }
     let pgd = kernel_pgd();
-    map_range(pgd.root, va.as_usize(), pa.as_u64(), size, Prot::KERNEL_RW, false)
+    map_range(pgd.root, va, pa, size, Prot::KERNEL_RW, false)
 }
 
 /// Unmaps the kernel stack mapped at `va` by `map_kernel_stack`, and
 /// invalidates its TLB entries on every CPU. The owner of the stack calls
 /// this once nothing runs on it any more, before freeing its frames.
 pub fn unmap_kernel_stack(va: VirtAddr, size: usize) {
-    let va = va.as_usize();
-    if !(KSTACK_BASE..KSTACK_BASE + KSTACK_WINDOW).contains(&va) || size > KSTACK_MAX_SIZE {
+    if !(KSTACK_BASE..KSTACK_BASE + KSTACK_WINDOW).contains(&va.as_usize()) || size > KSTACK_MAX_SIZE {
         return;
     }
     let pgd = kernel_pgd();
     let mut off = 0;
     while off < size {
-        if let Some((entry, 3)) = walk(pgd.root, va + off) {
+        let page = VirtAddr::from_window(va.as_usize() + off);
+        if let Some((entry, 3)) = walk(pgd.root, page) {
             // SAFETY: `walk` returns a pointer to the level-3 entry of
             // this page in a live table; KERNEL_PGD is locked.
             unsafe { entry.write_volatile(0) };
-            crate::tlb::flush_kernel_page(va + off);
+            crate::tlb::flush_kernel_page(page.as_usize());
         }
         off += PAGE_SIZE;
     }
 }
 
-/// The kernel mapping of `va`, typed: physical address and permissions.
-pub fn translate_virt(va: VirtAddr) -> Option<(PhysAddr, Prot)> {
-    let (pa, prot) = translate(va.as_usize())?;
-    Some((PhysAddr::new(pa)?, prot))
-}
-
 /// The kernel mapping of `va`: physical address and permissions.
-pub fn translate(va: usize) -> Option<(u64, Prot)> {
+pub fn translate(va: VirtAddr) -> Option<(PhysAddr, Prot)> {
     let root = kernel_pgd().root;
     let (entry, level) = walk(root, va)?;
     // SAFETY: `walk` returns a pointer into a live table.
     let desc = unsafe { entry.read_volatile() };
-    let mask = level_size(level) as u64 - 1;
-    let pa = (desc & ADDR_MASK & !mask) | (va as u64 & mask);
+    // The block or page base, plus `va`'s offset inside it.
+    let in_block = va.as_usize() & (level_size(level) - 1);
+    let pa = PhysAddr::from_desc(desc & ADDR_MASK & !(level_size(level) as u64 - 1)).checked_add(in_block as u64)?;
     Some((pa, Prot(desc & !(ADDR_MASK | 3))))
 }
 
@@ -761,8 +806,8 @@ pub mod fixmap {
     use super::*;
 
     /// Virtual address of slot `slot`.
-    pub const fn slot_addr(slot: usize) -> usize {
-        FIXADDR_START + slot * PAGE_SIZE
+    pub const fn slot_addr(slot: usize) -> VirtAddr {
+        VirtAddr::from_window(FIXADDR_START + slot * PAGE_SIZE)
     }
 
     fn slot_entry(slot: usize) -> *mut u64 {
@@ -778,10 +823,10 @@ pub mod fixmap {
     /// The caller owns `slot` until `clear`, and must not create a writable
     /// alias of memory that other code relies on being unchanged, except
     /// under the rules of the mechanism it implements (text patching).
-    pub unsafe fn set(slot: usize, pa: u64, prot: Prot) -> usize {
+    pub unsafe fn set(slot: usize, pa: PhysAddr, prot: Prot) -> VirtAddr {
         let entry = slot_entry(slot);
         // SAFETY: `entry` is the slot's entry in the fixmap level-3 table.
-        unsafe { entry.write_volatile(leaf_desc(pa & ADDR_MASK, prot, 3)) };
+        unsafe { entry.write_volatile(leaf_desc(pa.page_base(), prot, 3)) };
         barrier::dsb_ishst();
         barrier::isb();
         slot_addr(slot)
@@ -792,22 +837,22 @@ pub mod fixmap {
         let entry = slot_entry(slot);
         // SAFETY: as in `set`.
         unsafe { entry.write_volatile(0) };
-        crate::tlb::flush_kernel_page(slot_addr(slot));
+        crate::tlb::flush_kernel_page(slot_addr(slot).as_usize());
     }
 }
 
 /// Writes `val` to the 8-byte aligned physical address `pa` through the
 /// linear map (e.g. a spin-table release address), if RAM is mapped there
 /// writable.
-pub fn write_phys_u64(pa: u64, val: u64) -> Result<(), MapError> {
-    if !pa.is_multiple_of(8) {
+pub fn write_phys_u64(pa: PhysAddr, val: u64) -> Result<(), MapError> {
+    if !pa.is_aligned(8) {
         return Err(MapError::Unaligned);
     }
-    let va = phys_to_virt(pa);
+    let va = pa.to_linear();
     match translate(va) {
         // SAFETY: the linear map holds RAM at `va`, writable, and the
         // caller names memory it owns (firmware mailbox words).
-        Some((_, prot)) if prot.is_writable() => unsafe { (va as *mut u64).write_volatile(val) },
+        Some((_, prot)) if prot.is_writable() => unsafe { va.as_mut_ptr::<u64>().write_volatile(val) },
         _ => return Err(MapError::OutOfWindow),
     }
     Ok(())
@@ -819,17 +864,18 @@ pub fn write_phys_u64(pa: u64, val: u64) -> Result<(), MapError> {
 /// # Safety
 /// The memory must stay allocated and unmodified for the rest of the
 /// kernel's life (e.g. a boot loader region kept from the frame allocator).
-pub unsafe fn linear_slice(pa: u64, len: usize) -> Option<&'static [u8]> {
-    let va = phys_to_virt(pa);
-    if len == 0 || va.checked_add(len)? > PAGE_END {
+pub unsafe fn linear_slice(pa: PhysAddr, len: usize) -> Option<&'static [u8]> {
+    let va = pa.to_linear();
+    let end = va.checked_add(len)?;
+    if len == 0 || end.as_usize() > PAGE_END {
         return None;
     }
-    let mut page = align_down(va, PAGE_SIZE);
-    while page < va + len {
+    let mut page = va.page_base();
+    while page < end {
         translate(page)?;
-        page += PAGE_SIZE;
+        page = page.checked_add(PAGE_SIZE)?;
     }
     // SAFETY: every page is mapped (checked above); the caller guarantees
     // the memory is immutable and lives forever.
-    Some(unsafe { core::slice::from_raw_parts(va as *const u8, len) })
+    Some(unsafe { core::slice::from_raw_parts(va.as_ptr::<u8>(), len) })
 }

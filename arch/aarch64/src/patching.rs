@@ -4,7 +4,7 @@
 //! FIX_TEXT_POKE0).
 
 use crate::addr::VirtAddr;
-use crate::mmu::{fixmap, translate_virt, Prot};
+use crate::mmu::{fixmap, translate, Prot};
 
 /// The fixmap slot used for text pokes.
 pub const FIX_TEXT_POKE0: usize = 0;
@@ -30,13 +30,19 @@ pub unsafe fn poke_insn(addr: VirtAddr, insn: u32) -> Result<(), PokeError> {
     if !addr.is_aligned(4) {
         return Err(PokeError::Unaligned);
     }
-    let (pa, _) = translate_virt(addr).ok_or(PokeError::NotMapped)?;
+    let (pa, _) = translate(addr).ok_or(PokeError::NotMapped)?;
     // SAFETY: the slot is the caller's; the alias maps exactly the page of
     // `addr`, writable and never executable.
-    let alias = unsafe { fixmap::set(FIX_TEXT_POKE0, pa.page_base().as_u64(), Prot::KERNEL_RW) };
+    let alias = unsafe { fixmap::set(FIX_TEXT_POKE0, pa.page_base(), Prot::KERNEL_RW) };
     // SAFETY: `addr` is aligned, so the 4-byte write stays inside the page;
     // the caller guarantees the change is allowed.
-    unsafe { ((alias + addr.page_offset()) as *mut u32).write_volatile(insn) };
+    unsafe {
+        alias
+            .as_mut_ptr::<u8>()
+            .add(addr.page_offset())
+            .cast::<u32>()
+            .write_volatile(insn)
+    };
     fixmap::clear(FIX_TEXT_POKE0);
     crate::cache::sync_icache_range(addr.as_usize(), 4);
     Ok(())

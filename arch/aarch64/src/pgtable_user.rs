@@ -137,7 +137,7 @@ impl UserPageTable {
                 let new = alloc_table()?;
                 crate::barrier::dsb_ishst();
                 // SAFETY: as above.
-                unsafe { e.write_volatile(table_desc(new.as_u64())) };
+                unsafe { e.write_volatile(table_desc(new)) };
                 new
             };
         }
@@ -269,9 +269,7 @@ impl UserPageTable {
 
 /// A zeroed frame for a user table.
 fn alloc_table() -> Result<PhysAddr, MapError> {
-    crate::mmu::alloc_user_table()
-        .and_then(PhysAddr::new)
-        .ok_or(MapError::NoMemory)
+    crate::mmu::alloc_user_table().ok_or(MapError::NoMemory)
 }
 
 impl Drop for UserPageTable {

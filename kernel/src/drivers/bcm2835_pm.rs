@@ -49,8 +49,8 @@ static PM: spin::Once<usize> = spin::Once::new();
 
 /// Maps the block at physical `base` (from the device tree).
 pub fn init(base: u64) {
-    if let Ok(va) = arch::mmu::ioremap(base, 0x1000) {
-        PM.call_once(|| va);
+    if let Some(va) = arch::addr::PhysAddr::new(base).and_then(|pa| arch::mmu::ioremap(pa, 0x1000).ok()) {
+        PM.call_once(|| va.as_usize());
     }
 }
 

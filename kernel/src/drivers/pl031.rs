@@ -21,9 +21,9 @@ register_structs! {
 /// Maps the clock at physical `base` (from the device tree) and returns
 /// its time in seconds since the epoch.
 pub fn read_time(base: u64) -> Option<u64> {
-    let va = arch::mmu::ioremap(base, 0x1000).ok()?;
+    let va = arch::mmu::ioremap(arch::addr::PhysAddr::new(base)?, 0x1000).ok()?;
     // SAFETY: `ioremap` mapped the device tree's PL031 block as Device
     // memory for the kernel's life, and it covers the one register read.
-    let regs = unsafe { &*(va as *const Pl031Regs) };
+    let regs = unsafe { &*va.as_ptr::<Pl031Regs>() };
     Some(u64::from(regs.DR.get()))
 }

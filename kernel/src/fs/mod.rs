@@ -219,7 +219,7 @@ pub fn filesystem_for(fstype: &[u8], opts: &[u8]) -> Result<Arc<dyn vfs::FileSys
 fn initrd_bytes(base: u64, size: u64) -> Option<&'static [u8]> {
     // SAFETY: the initrd range is kept from the frame allocator (init.rs
     // reserves it) and never written, so a 'static shared view is sound.
-    unsafe { arch::mmu::linear_slice(base, size as usize) }
+    unsafe { arch::mmu::linear_slice(arch::addr::PhysAddr::new(base)?, usize::try_from(size).ok()?) }
 }
 
 /// The files of PID 1: fds 0, 1, 2 on /dev/console, cwd at /.

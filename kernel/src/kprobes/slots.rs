@@ -44,7 +44,10 @@ pub fn alloc_slot() -> Option<usize> {
     }
     let va = SLOT_AREA + pages.len() * PAGE_SIZE;
     let pa = crate::mm::frame::alloc_zeroed_frame()?;
-    if arch::mmu::vmap(va, pa, PAGE_SIZE, arch::mmu::Prot::KERNEL_TEXT).is_err() {
+    let mapped = arch::addr::VirtAddr::new(va)
+        .ok_or(arch::mmu::MapError::OutOfWindow)
+        .and_then(|v| arch::mmu::vmap(v, pa, PAGE_SIZE, arch::mmu::Prot::KERNEL_TEXT));
+    if mapped.is_err() {
         crate::mm::frame::free_frame(pa);
         return None;
     }

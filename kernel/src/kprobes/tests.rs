@@ -227,7 +227,7 @@ fn text_patching_goes_through_the_fixmap_and_keeps_text_read_only() {
     unsafe { crate::patching::patch_text_nosync_unchecked(target, orig) }.unwrap();
     assert_eq!(crate::patching::read_insn(target), Some(orig));
     // The text mapping itself never became writable, and the fixmap slot is empty.
-    let (_, prot) = arch::mmu::translate(target).unwrap();
+    let (_, prot) = arch::mmu::translate(arch::addr::VirtAddr::new(target).unwrap()).unwrap();
     assert!(!prot.is_writable() && prot.is_exec());
     assert!(arch::mmu::translate(arch::mmu::fixmap::slot_addr(arch::patching::FIX_TEXT_POKE0)).is_none());
     assert_eq!(ktest_kprobe_target(2, 3), 9);

@@ -245,28 +245,31 @@ impl FrameAllocator {
 }
 
 /// Allocates one frame; returns its physical address.
-pub fn alloc_frame() -> Option<u64> {
+pub fn alloc_frame() -> Option<PhysAddr> {
     let pa = alloc_one_frame();
-    crate::trace::tracepoint::kmem::trace_mm_page_alloc(pa, 0);
+    crate::trace::tracepoint::kmem::trace_mm_page_alloc(pa.map(PhysAddr::as_u64), 0);
     pa
 }
 
-fn alloc_one_frame() -> Option<u64> {
+fn alloc_one_frame() -> Option<PhysAddr> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut()?;
     let f = a.alloc_one()?;
-    Some(a.addr_of(f))
+    a.frame_addr(f)
 }
 
 /// Allocates `count` physically contiguous frames whose first frame is
 /// aligned to `align_frames` frames (a power of two).
-pub fn alloc_frames(count: usize, align_frames: usize) -> Option<u64> {
+pub fn alloc_frames(count: usize, align_frames: usize) -> Option<PhysAddr> {
     let pa = alloc_frame_run(count, align_frames);
-    crate::trace::tracepoint::kmem::trace_mm_page_alloc(pa, count.next_power_of_two().trailing_zeros());
+    crate::trace::tracepoint::kmem::trace_mm_page_alloc(
+        pa.map(PhysAddr::as_u64),
+        count.next_power_of_two().trailing_zeros(),
+    );
     pa
 }
 
-fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
+fn alloc_frame_run(count: usize, align_frames: usize) -> Option<PhysAddr> {
     if count == 0 || !align_frames.is_power_of_two() {
         return None;
     }
@@ -295,33 +298,34 @@ fn alloc_frame_run(count: usize, align_frames: usize) -> Option<u64> {
         a.free -= count;
         f
     };
-    Some(a.addr_of(f))
+    a.frame_addr(f)
 }
 
 /// Frees `count` frames starting at `pa`.
 ///
 /// Panics on a double free or a foreign address: both are kernel bugs that
 /// would otherwise corrupt memory silently.
-pub fn free_frames(pa: u64, count: usize) {
+pub fn free_frames(pa: PhysAddr, count: usize) {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().expect("frame allocator not initialised");
+    let raw = pa.as_u64();
     assert!(
-        pa >= a.base && pa.is_multiple_of(PAGE),
-        "free_frames: bad address {pa:#x}"
+        raw >= a.base && pa.is_page_aligned(),
+        "free_frames: bad address {raw:#x}"
     );
-    let first = frames_in(pa - a.base);
-    assert!(first + count <= a.nframes, "free_frames: {pa:#x}+{count} beyond RAM");
+    let first = frames_in(raw - a.base);
+    assert!(first + count <= a.nframes, "free_frames: {raw:#x}+{count} beyond RAM");
     for f in first..first + count {
         assert!(a.is_used(f), "free_frames: double free of {:#x}", a.addr_of(f));
         a.set(f, false);
     }
     a.free += count;
     drop(guard);
-    crate::trace::tracepoint::kmem::trace_mm_page_free(pa, count.next_power_of_two().trailing_zeros());
+    crate::trace::tracepoint::kmem::trace_mm_page_free(raw, count.next_power_of_two().trailing_zeros());
 }
 
 /// Frees one frame.
-pub fn free_frame(pa: u64) {
+pub fn free_frame(pa: PhysAddr) {
     free_frames(pa, 1)
 }
 
@@ -414,10 +418,10 @@ pub fn alloc_user_zeroed_frame() -> Option<PhysAddr> {
 }
 
 /// Allocates a zeroed frame.
-pub fn alloc_zeroed_frame() -> Option<u64> {
+pub fn alloc_zeroed_frame() -> Option<PhysAddr> {
     let pa = alloc_frame()?;
     // SAFETY: the frame was just allocated to us; the linear map covers it.
-    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE) };
+    unsafe { core::ptr::write_bytes(frame_ptr(pa), 0, PAGE_SIZE) };
     Some(pa)
 }
 
@@ -494,10 +498,11 @@ mod tests {
     #[kernel_test]
     fn frames_are_distinct_and_return_to_the_pool() {
         let before = stats().free;
-        let mut got = [0u64; 64];
+        let mut got = [None; 64];
         for slot in got.iter_mut() {
-            *slot = alloc_frame().expect("frame");
-            assert_eq!(*slot % PAGE, 0);
+            let pa = alloc_frame().expect("frame");
+            assert!(pa.is_page_aligned());
+            *slot = Some(pa);
         }
         for i in 0..got.len() {
             for j in i + 1..got.len() {
@@ -505,7 +510,7 @@ mod tests {
             }
         }
         assert_eq!(stats().free, before - 64);
-        for &pa in &got {
+        for pa in got.into_iter().flatten() {
             free_frame(pa);
         }
         assert_eq!(stats().free, before);
@@ -515,9 +520,10 @@ mod tests {
     fn contiguous_runs_honour_alignment() {
         let before = stats().free;
         let pa = alloc_frames(16, 16).expect("16 aligned frames");
-        assert_eq!(pa % (16 * PAGE), 0);
+        assert!(pa.is_aligned(16 * PAGE));
         let one = alloc_frame().unwrap();
-        assert!(one < pa || one >= pa + 16 * PAGE, "single frame inside a live run");
+        let run_end = pa.checked_add(16 * PAGE).unwrap();
+        assert!(one < pa || one >= run_end, "single frame inside a live run");
         free_frame(one);
         free_frames(pa, 16);
         assert_eq!(stats().free, before);
@@ -531,7 +537,8 @@ mod tests {
         let mut got = alloc::vec::Vec::new();
         for _ in 0..256 {
             let pa = alloc_frame().unwrap();
-            assert!(pa + PAGE <= lo || pa >= hi, "frame {pa:#x} inside the kernel image");
+            let end = pa.checked_add(PAGE).unwrap();
+            assert!(end <= lo || pa >= hi, "frame {pa:?} inside the kernel image");
             got.push(pa);
         }
         got.into_iter().for_each(free_frame);

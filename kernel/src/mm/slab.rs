@@ -20,7 +20,8 @@
 use crate::sync::IrqSpinLock;
 use crate::trace::tracepoint::kmem;
 use alloc::string::String;
-use arch::memory::{align_down, phys_to_virt, virt_to_phys, PAGE_SIZE};
+use arch::addr::VirtAddr;
+use arch::memory::{align_down, PAGE_SIZE};
 use core::fmt::Write as _;
 use core::ptr::{null_mut, NonNull};
 
@@ -163,7 +164,7 @@ impl KmemCache {
         } else {
             super::frame::alloc_frames(pages, pages)?
         };
-        let base = phys_to_virt(pa);
+        let base = pa.to_linear().as_usize();
         let slab = base as *mut Slab;
         let mut free: *mut FreeObject = null_mut();
         for i in (0..self.objects).rev() {
@@ -189,7 +190,8 @@ impl KmemCache {
 
     /// Gives the pages of `slab` back to the frame allocator.
     fn discard_slab(&self, slab: *mut Slab) {
-        super::frame::free_frames(virt_to_phys(slab as usize), 1 << self.order);
+        let pa = VirtAddr::of(slab).and_then(VirtAddr::linear_to_phys);
+        super::frame::free_frames(pa.expect("slabs live in the linear map"), 1 << self.order);
     }
 
     /// Takes an object, or None when no slab can be had.

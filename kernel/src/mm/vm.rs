@@ -346,7 +346,7 @@ impl Mm {
                     };
                     if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
                         if pa != p.pa {
-                            frame::free_frame(pa.as_u64());
+                            frame::free_frame(pa);
                         }
                         return Err(Errno::ENOMEM);
                     }
@@ -367,7 +367,7 @@ impl Mm {
                         None => frame::alloc_user_zeroed_frame().ok_or(Errno::ENOMEM)?,
                     };
                     if m.pt.map(page, pte_for(pa, prot, kind)).is_err() {
-                        frame::free_frame(pa.as_u64());
+                        frame::free_frame(pa);
                         return Err(Errno::ENOMEM);
                     }
                     pa

@@ -90,17 +90,12 @@ impl KernelStack {
 
     fn with_size(size: usize) -> Option<KernelStack> {
         let slot = alloc_slot()?;
-        let Some(raw) = crate::mm::frame::alloc_frames(size / crate::mm::PAGE_SIZE, 1) else {
+        let Some(pa) = crate::mm::frame::alloc_frames(size / crate::mm::PAGE_SIZE, 1) else {
             free_slot(slot);
             return None;
         };
-        let mapped = PhysAddr::new(raw).ok_or(()).and_then(|pa| {
-            arch::mmu::map_kernel_stack(slot_base(slot), pa, size)
-                .map(|()| pa)
-                .map_err(drop)
-        });
-        let Ok(pa) = mapped else {
-            crate::mm::frame::free_frames(raw, size / crate::mm::PAGE_SIZE);
+        if arch::mmu::map_kernel_stack(slot_base(slot), pa, size).is_err() {
+            crate::mm::frame::free_frames(pa, size / crate::mm::PAGE_SIZE);
             free_slot(slot);
             return None;
         };
@@ -117,7 +112,7 @@ impl Drop for KernelStack {
     fn drop(&mut self) {
         LIVE_STACKS.fetch_sub(1, Ordering::AcqRel);
         arch::mmu::unmap_kernel_stack(slot_base(self.slot), self.size);
-        crate::mm::frame::free_frames(self.pa.as_u64(), self.size / crate::mm::PAGE_SIZE);
+        crate::mm::frame::free_frames(self.pa, self.size / crate::mm::PAGE_SIZE);
         free_slot(self.slot);
     }
 }
@@ -410,8 +405,12 @@ pub extern "C" fn kthread_exit() -> ! {
 mod tests {
     use super::*;
     use arch::memory::{KSTACK_ALIGN, KSTACK_MAX_SIZE, PAGE_SIZE};
-    use arch::mmu::translate;
     use ktest_macros::kernel_test;
+
+    /// The kernel mapping of the stack address `va`, if any.
+    fn translate(va: usize) -> Option<(PhysAddr, arch::mmu::Prot)> {
+        arch::mmu::translate(arch::addr::VirtAddr::new(va)?)
+    }
 
     extern "C" fn never_runs(_: usize) {}
 

@@ -28,6 +28,14 @@ const FTRACE_ENTRY_BYTES: u64 = 8;
 /// How many `->` levels the embedded table describes.
 pub const MAX_PTR_DEPTH: u8 = 3;
 
+/// The kernel's `#[repr(transparent)]` newtypes over a user address, by
+/// qualified name: Linux's `char __user *` arguments (a filename, a
+/// read/write buffer). DWARF shows a structure holding a `u64`, but the
+/// value is passed and used as a pointer, so the table describes it as
+/// Linux's BTF does its `__user` pointer arguments: a pointer to `char`,
+/// which `:string`/`:ustring` accept.
+const USER_POINTER_TYPES: &[&str] = &["arch::addr::UserPtr"];
+
 /// Registers that carry arguments (AAPCS64 x0..x7; Linux's `$argN` limit).
 const ARG_REGS: u16 = 8;
 
@@ -210,9 +218,22 @@ impl<'a> Extractor<'a> {
             ))
     }
 
+    /// Whether `r` (stripped) is one of [`USER_POINTER_TYPES`], as the
+    /// pointer-sized structure it must be.
+    fn is_user_pointer(&self, r: DieRef) -> Result<bool, String> {
+        let named = self
+            .qualified
+            .get(&r)
+            .is_some_and(|q| USER_POINTER_TYPES.contains(&q.as_str()));
+        Ok(named && self.udata(r, gimli::DW_AT_byte_size)? == Some(8))
+    }
+
     /// How a value of type `r` is passed.
     fn pass(&self, r: Option<DieRef>) -> Result<Pass, String> {
         let Some(r) = self.strip(r)? else { return Ok(Pass::None) };
+        if self.is_user_pointer(r)? {
+            return Ok(Pass::Scalar); // one register, as a pointer
+        }
         let size = self.udata(r, gimli::DW_AT_byte_size)?;
         Ok(match self.entry(r)?.tag() {
             gimli::DW_TAG_pointer_type
@@ -338,6 +359,7 @@ impl<'a> Extractor<'a> {
                     }
                 }
             }
+            tag if Self::is_struct_like(tag) && self.is_user_pointer(r)? => TypeEntry::PtrChar,
             tag if Self::is_struct_like(tag) => {
                 if self.is_rust_enum(r)? || self.height(r, 0)? >= MAX_NEST {
                     TypeEntry::Other
@@ -793,6 +815,123 @@ mod tests {
         let section = file.section_by_name(".BTF").unwrap();
         assert_eq!(section.data().unwrap(), &blob[..]);
         assert_eq!(section.kind(), SectionKind::ReadOnlyData);
+    }
+
+    /// An ELF object whose DWARF describes `struct arch::addr::UserPtr`
+    /// and `struct arch::addr::Cookie` (both a `u64` in a structure) and
+    /// `fn probed(filename: UserPtr, cookie: Cookie, n: u64)` at 0x1000,
+    /// its parameters in x0, x1 and x2 at entry.
+    fn object_with_a_user_pointer_parameter() -> Vec<u8> {
+        use gimli::write::{Address, AttributeValue as V, DwarfUnit, EndianVec, Expression, Sections};
+        let encoding = gimli::Encoding {
+            format: gimli::Format::Dwarf32,
+            version: 4,
+            address_size: 8,
+        };
+        let mut dwarf = DwarfUnit::new(encoding);
+        let root = dwarf.unit.root();
+        let u64_ty = dwarf.unit.add(root, gimli::DW_TAG_base_type);
+        let e = dwarf.unit.get_mut(u64_ty);
+        e.set(gimli::DW_AT_name, V::String(b"u64".to_vec()));
+        e.set(gimli::DW_AT_encoding, V::Encoding(gimli::DW_ATE_unsigned));
+        e.set(gimli::DW_AT_byte_size, V::Udata(8));
+        let arch = dwarf.unit.add(root, gimli::DW_TAG_namespace);
+        dwarf
+            .unit
+            .get_mut(arch)
+            .set(gimli::DW_AT_name, V::String(b"arch".to_vec()));
+        let addr = dwarf.unit.add(arch, gimli::DW_TAG_namespace);
+        dwarf
+            .unit
+            .get_mut(addr)
+            .set(gimli::DW_AT_name, V::String(b"addr".to_vec()));
+        let mut newtype = |name: &str| {
+            let s = dwarf.unit.add(addr, gimli::DW_TAG_structure_type);
+            let e = dwarf.unit.get_mut(s);
+            e.set(gimli::DW_AT_name, V::String(name.as_bytes().to_vec()));
+            e.set(gimli::DW_AT_byte_size, V::Udata(8));
+            let m = dwarf.unit.add(s, gimli::DW_TAG_member);
+            let e = dwarf.unit.get_mut(m);
+            e.set(gimli::DW_AT_name, V::String(b"__0".to_vec()));
+            e.set(gimli::DW_AT_type, V::UnitRef(u64_ty));
+            e.set(gimli::DW_AT_data_member_location, V::Udata(0));
+            s
+        };
+        let user_ptr = newtype("UserPtr");
+        let cookie = newtype("Cookie");
+        let f = dwarf.unit.add(root, gimli::DW_TAG_subprogram);
+        let e = dwarf.unit.get_mut(f);
+        e.set(gimli::DW_AT_name, V::String(b"probed".to_vec()));
+        e.set(gimli::DW_AT_low_pc, V::Address(Address::Constant(0x1000)));
+        e.set(gimli::DW_AT_high_pc, V::Udata(0x20));
+        e.set(gimli::DW_AT_external, V::Flag(true));
+        for (reg, (name, ty)) in [("filename", user_ptr), ("cookie", cookie), ("n", u64_ty)]
+            .into_iter()
+            .enumerate()
+        {
+            let p = dwarf.unit.add(f, gimli::DW_TAG_formal_parameter);
+            let mut loc = Expression::new();
+            loc.op_reg(gimli::Register(reg as u16));
+            let e = dwarf.unit.get_mut(p);
+            e.set(gimli::DW_AT_name, V::String(name.as_bytes().to_vec()));
+            e.set(gimli::DW_AT_type, V::UnitRef(ty));
+            e.set(gimli::DW_AT_location, V::Exprloc(loc));
+        }
+        let mut sections = Sections::new(EndianVec::new(gimli::LittleEndian));
+        dwarf.write(&mut sections).unwrap();
+        let mut obj = write::Object::new(BinaryFormat::Elf, Architecture::Aarch64, Endianness::Little);
+        let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+        obj.set_section_data(text, vec![0u8; 16], 4);
+        sections
+            .for_each(|id, data| -> Result<(), ()> {
+                if !data.slice().is_empty() {
+                    let s = obj.add_section(Vec::new(), id.name().as_bytes().to_vec(), SectionKind::Debug);
+                    obj.set_section_data(s, data.slice().to_vec(), 1);
+                }
+                Ok(())
+            })
+            .unwrap();
+        obj.write().unwrap()
+    }
+
+    #[test]
+    fn a_user_pointer_newtype_is_described_as_a_char_pointer_and_other_newtypes_are_not() {
+        let elf = object_with_a_user_pointer_parameter();
+        let sym = FuncSym {
+            addr: 0x1000,
+            size: 0x20,
+            name: "probed".into(),
+        };
+        let (blob, stats) = build(&elf, &[sym]).unwrap();
+        assert_eq!(stats.funcs, 1);
+        let table = btf::Btf::parse(&blob).unwrap().to_table();
+        let f = table
+            .funcs
+            .iter()
+            .find(|f| f.name == "probed")
+            .expect("probed is described");
+        let params: Vec<(&str, &TypeEntry)> = f
+            .params
+            .iter()
+            .map(|(n, t)| (n.as_str(), &table.types[*t as usize]))
+            .collect();
+        // UserPtr is `char __user *`: one register, a pointer to char. Any
+        // other one-member structure stays an aggregate that probes cannot
+        // name, and the parameters after both keep their registers.
+        assert_eq!(
+            params,
+            [
+                ("filename", &TypeEntry::PtrChar),
+                ("cookie", &TypeEntry::Other),
+                (
+                    "n",
+                    &TypeEntry::Int {
+                        bytes: 8,
+                        signed: false
+                    }
+                ),
+            ]
+        );
     }
 
     #[test]
