@@ -173,8 +173,14 @@ impl Drop for OpenFile {
         #[allow(unsafe_code)]
         let dentry = (!dentry.is_null()).then(|| unsafe { alloc::boxed::Box::from_raw(dentry) });
         if let Some(path) = self.path.take() {
-            let name = dentry.as_ref().map_or(&[][..], |d| d.name());
-            crate::dentry::dput_named(name, path);
+            // A directory's open file records no name of its own: its
+            // name is the one its parent holds it under.
+            let name = match &dentry {
+                Some(d) => d.name().to_vec(),
+                None if self.dir => path.d_name(),
+                None => Vec::new(),
+            };
+            crate::dentry::dput_named(&name, path);
         }
     }
 }
