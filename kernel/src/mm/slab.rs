@@ -450,6 +450,11 @@ pub const fn arc_object_align<T>() -> usize {
 static NEXT_ALLOC_CACHE: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<KmemCache>> =
     crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicPtr::new(null_mut()) }; crate::percpu::NR_CPUS]);
 
+/// The object [`arc_new_in`] took from `NEXT_ALLOC_CACHE` for this CPU's
+/// next heap allocation.
+static NEXT_ALLOC_OBJECT: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<u8>> =
+    crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicPtr::new(null_mut()) }; crate::percpu::NR_CPUS]);
+
 /// The caches whose objects are `Arc`s handed out by [`arc_new_in`] and
 /// freed through the global allocator ([`arc_cache_free`]).
 static ARC_CACHES: [&KmemCache; 2] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP];
@@ -479,17 +484,33 @@ pub fn arc_new_in<T>(cache: &'static KmemCache, value: T) -> alloc::sync::Arc<T>
         "arc_new_in: the objects of {} cannot hold this type",
         cache.name
     );
+    // The object is taken here, with interrupts as the caller has them,
+    // so that its kmem_cache_alloc event and probes see the caller's
+    // context (Linux's dup_task_struct and alloc_empty_file allocate with
+    // interrupts on), not the masked section below.
+    let obj = kmem_cache_alloc(cache, kmem::GFP_KERNEL as u32);
+    if obj.is_null() {
+        return alloc::sync::Arc::new(value);
+    }
     // Arc::new makes exactly one allocation, its ArcInner; nothing else on
     // this CPU allocates in between with interrupts masked.
     let irq = arch::cpu::local_irq_save();
     let next = NEXT_ALLOC_CACHE.this();
+    let next_obj = NEXT_ALLOC_OBJECT.this();
+    next_obj.store(obj, core::sync::atomic::Ordering::Relaxed);
     next.store(
         core::ptr::from_ref(cache).cast_mut(),
         core::sync::atomic::Ordering::Relaxed,
     );
     let arc = alloc::sync::Arc::new(value);
     next.store(null_mut(), core::sync::atomic::Ordering::Relaxed);
+    let unused = next_obj.swap(null_mut(), core::sync::atomic::Ordering::Relaxed);
     arch::cpu::local_irq_restore(irq);
+    if !unused.is_null() {
+        // SAFETY: taken from `cache` above and handed to no one (the
+        // allocation did not fit it and came from the heap).
+        unsafe { kmem_cache_free(cache, unused) };
+    }
     arc
 }
 
@@ -505,7 +526,10 @@ pub fn arc_cache_alloc(layout: core::alloc::Layout) -> Option<*mut u8> {
     if layout.size() > cache.object_size || layout.align() > cache.align {
         return None;
     }
-    Some(kmem_cache_alloc(cache, kmem::GFP_KERNEL as u32)).filter(|p| !p.is_null())
+    let obj = NEXT_ALLOC_OBJECT
+        .this()
+        .swap(null_mut(), core::sync::atomic::Ordering::Relaxed);
+    Some(obj).filter(|p| !p.is_null())
 }
 
 /// From the heap's `dealloc`: gives back `ptr`, an allocation outside the
