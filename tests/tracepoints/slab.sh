@@ -9,6 +9,7 @@ grep -q '^names_cache ' /proc/slabinfo && echo "slabinfo has names_cache"
 grep -q '^sigqueue ' /proc/slabinfo && echo "slabinfo has sigqueue"
 grep -q '^task_struct ' /proc/slabinfo && echo "slabinfo has task_struct"
 grep -q '^filp ' /proc/slabinfo && echo "slabinfo has filp"
+grep -q '^dentry ' /proc/slabinfo && echo "slabinfo has dentry"
 echo 0 > tracing_on
 echo > trace
 echo 1 > events/kmem/kmem_cache_alloc/enable

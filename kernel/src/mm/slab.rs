@@ -457,7 +457,7 @@ static NEXT_ALLOC_OBJECT: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<u8
 
 /// The caches whose objects are `Arc`s handed out by [`arc_new_in`] and
 /// freed through the global allocator ([`arc_cache_free`]).
-static ARC_CACHES: [&KmemCache; 2] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP];
+static ARC_CACHES: [&KmemCache; 3] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP, &DENTRY_CACHEP];
 
 /// The cache of open files (Linux's `filp_cachep`): every `OpenFile`.
 pub static FILP_CACHEP: KmemCache = KmemCache::new(
@@ -467,11 +467,23 @@ pub static FILP_CACHEP: KmemCache = KmemCache::new(
     true,
 );
 
-/// Makes open files objects of [`FILP_CACHEP`] (at boot, before the first
-/// file is opened).
+/// Makes open files objects of [`FILP_CACHEP`] and their names objects of
+/// [`DENTRY_CACHEP`] (at boot, before the first file is opened).
 pub fn filp_cache_init() {
     vfs::file::set_filp_alloc(|f| arc_new_in(&FILP_CACHEP, f));
+    vfs::dentry::set_dentry_alloc(|d| arc_new_in(&DENTRY_CACHEP, d));
 }
+
+/// The cache of dentries (Linux's `dentry_cache`). This VFS has no
+/// dentry cache: the dentries that live here are the names open files
+/// hold (what `file->f_path.dentry` is to a probe), one per named open
+/// file, allocated at open and freed at the last close.
+pub static DENTRY_CACHEP: KmemCache = KmemCache::new(
+    "dentry",
+    arc_object_size::<vfs::dentry::DentryName>(),
+    arc_object_align::<vfs::dentry::DentryName>(),
+    true,
+);
 
 /// `Arc::new(value)` with the `Arc`'s memory from `cache` (declared with
 /// [`arc_object_size`] and [`arc_object_align`] of `T`, and listed in
@@ -558,8 +570,9 @@ pub unsafe fn arc_cache_free(ptr: *mut u8, layout: core::alloc::Layout) {
 }
 
 /// The caches, in `/proc/slabinfo`'s order (Linux lists the newest first).
-static CACHES: [&KmemCache; 4] = [
+static CACHES: [&KmemCache; 5] = [
     &FILP_CACHEP,
+    &DENTRY_CACHEP,
     &crate::sched::task::TASK_STRUCT_CACHEP,
     &crate::signal::SIGQUEUE_CACHEP,
     &crate::uaccess::NAMES_CACHEP,
