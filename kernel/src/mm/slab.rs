@@ -675,6 +675,6 @@ mod tests {
             .next()
             .is_some_and(|l| l.starts_with("# name            <active_objs>")));
         let names: Vec<&str> = lines.filter_map(|l| l.split_whitespace().next()).collect();
-        assert_eq!(names, ["filp", "task_struct", "sigqueue", "names_cache"]);
+        assert_eq!(names, ["filp", "dentry", "task_struct", "sigqueue", "names_cache"]);
     }
 }
