@@ -154,3 +154,18 @@ fn field_variables_of_the_matched_event_make_and_remove_a_trigger_there() {
         assert_eq!(linux, include_str!("hist/field_vars.golden"), "real Linux differs");
     }
 }
+
+/// `hist/instance.sh`: hist commands written in an instance log their
+/// errors in its `error_log`, set its clock, keep their variables to it
+/// and make field-variable triggers on its events (golden from real Linux).
+#[test]
+fn hist_commands_in_an_instance_log_set_clock_and_make_field_vars_there() {
+    let files = [busybox(), root().join("tests/hist/instance.sh")];
+    let cmd = "busybox sh /bin/instance.sh";
+    let (out, code) = run_commands(&["--smp", "2"], &files, cmd, 120);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, include_str!("hist/instance.golden"));
+    if let Some(linux) = reflinux_stdout("2", 120, &files, cmd) {
+        assert_eq!(linux, include_str!("hist/instance.golden"), "real Linux differs");
+    }
+}

@@ -21,7 +21,7 @@ fn stress_ok(out: &str) {
     assert!(line.ends_with(": ok"), "{line}");
 }
 
-const CHECKS: usize = 25;
+const CHECKS: usize = 26;
 
 /// The commands: every check, then `stress_s` seconds of stress, its
 /// churn in an instance.

@@ -34,3 +34,23 @@ echo "== truncation"
 echo 'a:mod:b' > set_ftrace_filter
 echo > set_ftrace_filter
 $bb cat set_ftrace_filter
+echo "== instance"
+$bb mkdir instances/foo
+echo '*:mod:foo' >> instances/foo/set_ftrace_filter; echo rc=$?
+echo 'vfs_read:mod:bar' >> instances/foo/set_ftrace_filter; echo rc=$?
+echo '*:mod:baz' >> instances/foo/set_ftrace_notrace; echo rc=$?
+$bb cat instances/foo/set_ftrace_filter
+$bb cat instances/foo/set_ftrace_notrace
+$bb cat set_ftrace_filter
+echo '!*:mod:foo' >> instances/foo/set_ftrace_filter; echo rc=$?
+echo '!*:mod:nope' >> instances/foo/set_ftrace_filter; echo rc=$?
+$bb cat instances/foo/set_ftrace_filter
+echo function > instances/foo/current_tracer; echo rc=$?
+$bb sleep 0.1
+echo nop > instances/foo/current_tracer
+echo traced: $($bb grep -vc '^#' instances/foo/trace)
+$bb rmdir instances/foo; echo rc=$?
+$bb mkdir instances/foo
+$bb cat instances/foo/set_ftrace_filter
+$bb cat instances/foo/set_ftrace_notrace
+$bb rmdir instances/foo; echo rc=$?

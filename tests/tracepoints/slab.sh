@@ -1,13 +1,15 @@
 # Slab caches seen from a shell: /proc/slabinfo's header, and the
 # kmem_cache_alloc/kmem_cache_free lines of path names (names_cache) and
 # queued signals (sigqueue) for a small workload; tasks and open files have
-# their caches (task_struct, filp).
+# their caches (task_struct, filp), allocated with interrupts on;
+# /proc/sys/vm/drop_caches takes 1..4.
 cd /sys/kernel/tracing || exit 1
 head -2 /proc/slabinfo
 grep -q '^names_cache ' /proc/slabinfo && echo "slabinfo has names_cache"
 grep -q '^sigqueue ' /proc/slabinfo && echo "slabinfo has sigqueue"
 grep -q '^task_struct ' /proc/slabinfo && echo "slabinfo has task_struct"
 grep -q '^filp ' /proc/slabinfo && echo "slabinfo has filp"
+grep -q '^dentry ' /proc/slabinfo && echo "slabinfo has dentry"
 echo 0 > tracing_on
 echo > trace
 echo 1 > events/kmem/kmem_cache_alloc/enable
@@ -33,4 +35,15 @@ grep -q "kmem_cache_free: call_site=$site ptr=$hex name=sigqueue" trace &&
 grep -o "kmem_cache_free: .* ptr=$hex name=names_cache" trace | sed 's/.* ptr=\([0-9a-f]*\) .*/\1/' | sort -u > /tmp/freed
 grep -o "kmem_cache_alloc: .* ptr=$hex bytes_req=4096 " trace | sed 's/.* ptr=\([0-9a-f]*\) .*/\1/' | sort -u > /tmp/allocated
 [ -s /tmp/freed ] && ! grep -qvxF -f /tmp/allocated /tmp/freed && echo "freed names were allocated"
+# Open files and tasks are allocated with interrupts on (no `d` in the
+# flags column), as Linux's alloc_empty_file and dup_task_struct do.
+grep -o "kmem_cache_free: .* ptr=$hex name=\(filp\|task_struct\)" trace | sed 's/.* ptr=\([0-9a-f]*\) .*/ptr=\1 /' | sort -u > /tmp/objs
+grep "kmem_cache_alloc: " trace | grep -F -f /tmp/objs | awk '{print $3}' | sort -u > /tmp/flags
+[ -s /tmp/flags ] && ! grep -q '^d' /tmp/flags && echo "open files and tasks allocated with interrupts on"
+# drop_caches: write-only, 1..4 (3 frees page cache and slab), else EINVAL.
+cat /proc/sys/vm/drop_caches 2>/dev/null || echo "drop_caches not readable"
+echo 3 > /proc/sys/vm/drop_caches && echo "drop_caches 3 taken"
+echo 2 > /proc/sys/vm/drop_caches && echo "drop_caches 2 taken"
+echo 0 > /proc/sys/vm/drop_caches 2>/dev/null || echo "drop_caches 0 refused"
+echo 5 > /proc/sys/vm/drop_caches 2>/dev/null || echo "drop_caches 5 refused"
 exit 0

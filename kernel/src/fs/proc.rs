@@ -263,6 +263,33 @@ fn sched_rt_write(period: bool, data: &[u8]) -> vfs::Result<usize> {
     Ok(data.len())
 }
 
+/// Whether `drop_caches` stays quiet (Linux's `stfu`, set by writing 4).
+static DROP_CACHES_QUIET: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// `/proc/sys/vm/drop_caches` (Linux's `drop_caches_sysctl_handler`):
+/// 1..=4, EINVAL outside. Bit 1 drops clean page cache: this kernel's
+/// file pages are ramfs data, never clean copies of a backing store, so
+/// there is none to drop; bit 2 gives the slab caches' spare slabs back
+/// to the frame allocator (this VFS keeps no dentry or inode cache beyond
+/// the files themselves); 4 silences the log line Linux prints.
+fn drop_caches_write(data: &[u8]) -> vfs::Result<usize> {
+    let v = sysctl_int(data)?;
+    if !(1..=4).contains(&v) {
+        return Err(uapi::Errno::EINVAL);
+    }
+    if v & 2 != 0 {
+        crate::mm::slab::shrink_all();
+    }
+    if !DROP_CACHES_QUIET.load(Ordering::Relaxed) {
+        let (comm, pid) = crate::sched::try_current().map_or((String::new(), 0), |t| (t.comm_string(), t.tid()));
+        crate::pr_info!("{} ({}): drop_caches: {}", comm, pid, v);
+    }
+    if v & 4 != 0 {
+        DROP_CACHES_QUIET.store(true, Ordering::Relaxed);
+    }
+    Ok(data.len())
+}
+
 /// The descriptor table of process `pid` (ESRCH if it is gone).
 fn files_of(pid: u32) -> vfs::Result<Arc<vfs::fdtable::FdTable>> {
     Ok(process::find_process(pid)
@@ -416,7 +443,8 @@ impl ProcProvider for Provider {
 
     fn list(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<ProcEntry>> {
         match (scope, rel) {
-            (ProcScope::Root, b"sys") => return Ok(alloc::vec![ProcEntry::dir(b"kernel")]),
+            (ProcScope::Root, b"sys") => return Ok(alloc::vec![ProcEntry::dir(b"kernel"), ProcEntry::dir(b"vm")]),
+            (ProcScope::Root, b"sys/vm") => return Ok(alloc::vec![ProcEntry::file(b"drop_caches", 0o200)]),
             (ProcScope::Root, b"sys/kernel") => {
                 return Ok(alloc::vec![
                     ProcEntry::file(b"ftrace_enabled", 0o644),
@@ -505,6 +533,8 @@ impl ProcProvider for Provider {
     fn read(&self, scope: ProcScope, rel: &[u8]) -> vfs::Result<Vec<u8>> {
         match (scope, rel) {
             (ProcScope::Root, b"kallsyms") => Ok(kallsyms()),
+            // Write-only: opened for writing, it has nothing to read.
+            (ProcScope::Root, b"sys/vm/drop_caches") => Ok(Vec::new()),
             (ProcScope::Root, b"mounts") => Ok(mounts()),
             // The sysctls tracing users read: Linux's defaults (kallsyms
             // shows addresses to root; kprobes are always on).
@@ -591,6 +621,7 @@ impl ProcProvider for Provider {
                 crate::trace::trace_stack::stack_trace_sysctl(data)
             }
             (ProcScope::Root, b"sys/kernel/sched_rt_period_us") => sched_rt_write(true, data),
+            (ProcScope::Root, b"sys/vm/drop_caches") => drop_caches_write(data),
             (ProcScope::Root, b"sys/kernel/sched_rt_runtime_us") => sched_rt_write(false, data),
             (ProcScope::Root, b"sys/kernel/ftrace_enabled") => match sysctl_int(data)? {
                 0 => Err(uapi::Errno::EINVAL),
@@ -640,7 +671,14 @@ impl ProcProvider for Provider {
     /// Opening needs ptrace-attach access (Linux's mm_access with
     /// PTRACE_MODE_ATTACH): every task here runs as root, which has
     /// CAP_SYS_PTRACE, so any process's memory is open to it, as on Linux.
-    fn open_file(&self, scope: ProcScope, rel: &[u8], _flags: u32) -> vfs::Result<Option<Arc<dyn vfs::file::FileOps>>> {
+    fn open_file(&self, scope: ProcScope, rel: &[u8], flags: u32) -> vfs::Result<Option<Arc<dyn vfs::file::FileOps>>> {
+        // A write-only sysctl cannot be opened for reading, by root either
+        // (Linux's proc_sys_permission checks the mode alone).
+        if (scope, rel) == (ProcScope::Root, &b"sys/vm/drop_caches"[..])
+            && flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_WRONLY
+        {
+            return Err(uapi::Errno::EACCES);
+        }
         let ProcScope::Pid(pid) = scope else { return Ok(None) };
         let task = match rel {
             b"mem" => process::find_process(pid).ok_or(uapi::Errno::ESRCH)?.main_thread(),

@@ -452,9 +452,14 @@ pub const fn arc_object_align<T>() -> usize {
 static NEXT_ALLOC_CACHE: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<KmemCache>> =
     crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicPtr::new(null_mut()) }; crate::percpu::NR_CPUS]);
 
+/// The object [`arc_new_in`] took from `NEXT_ALLOC_CACHE` for this CPU's
+/// next heap allocation.
+static NEXT_ALLOC_OBJECT: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<u8>> =
+    crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicPtr::new(null_mut()) }; crate::percpu::NR_CPUS]);
+
 /// The caches whose objects are `Arc`s handed out by [`arc_new_in`] and
 /// freed through the global allocator ([`arc_cache_free`]).
-static ARC_CACHES: [&KmemCache; 2] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP];
+static ARC_CACHES: [&KmemCache; 3] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP, &DENTRY_CACHEP];
 
 /// The cache of open files (Linux's `filp_cachep`): every `OpenFile`.
 pub static FILP_CACHEP: KmemCache = KmemCache::new(
@@ -464,11 +469,23 @@ pub static FILP_CACHEP: KmemCache = KmemCache::new(
     true,
 );
 
-/// Makes open files objects of [`FILP_CACHEP`] (at boot, before the first
-/// file is opened).
+/// Makes open files objects of [`FILP_CACHEP`] and their names objects of
+/// [`DENTRY_CACHEP`] (at boot, before the first file is opened).
 pub fn filp_cache_init() {
     vfs::file::set_filp_alloc(|f| arc_new_in(&FILP_CACHEP, f));
+    vfs::dentry::set_dentry_alloc(|d| arc_new_in(&DENTRY_CACHEP, d));
 }
+
+/// The cache of dentries (Linux's `dentry_cache`). This VFS has no
+/// dentry cache: the dentries that live here are the names open files
+/// hold (what `file->f_path.dentry` is to a probe), one per named open
+/// file, allocated at open and freed at the last close.
+pub static DENTRY_CACHEP: KmemCache = KmemCache::new(
+    "dentry",
+    arc_object_size::<vfs::dentry::DentryName>(),
+    arc_object_align::<vfs::dentry::DentryName>(),
+    true,
+);
 
 /// `Arc::new(value)` with the `Arc`'s memory from `cache` (declared with
 /// [`arc_object_size`] and [`arc_object_align`] of `T`, and listed in
@@ -481,17 +498,33 @@ pub fn arc_new_in<T>(cache: &'static KmemCache, value: T) -> alloc::sync::Arc<T>
         "arc_new_in: the objects of {} cannot hold this type",
         cache.name
     );
+    // The object is taken here, with interrupts as the caller has them,
+    // so that its kmem_cache_alloc event and probes see the caller's
+    // context (Linux's dup_task_struct and alloc_empty_file allocate with
+    // interrupts on), not the masked section below.
+    let obj = kmem_cache_alloc(cache, kmem::GFP_KERNEL as u32);
+    if obj.is_null() {
+        return alloc::sync::Arc::new(value);
+    }
     // Arc::new makes exactly one allocation, its ArcInner; nothing else on
     // this CPU allocates in between with interrupts masked.
     let irq = arch::cpu::local_irq_save();
     let next = NEXT_ALLOC_CACHE.this();
+    let next_obj = NEXT_ALLOC_OBJECT.this();
+    next_obj.store(obj, core::sync::atomic::Ordering::Relaxed);
     next.store(
         core::ptr::from_ref(cache).cast_mut(),
         core::sync::atomic::Ordering::Relaxed,
     );
     let arc = alloc::sync::Arc::new(value);
     next.store(null_mut(), core::sync::atomic::Ordering::Relaxed);
+    let unused = next_obj.swap(null_mut(), core::sync::atomic::Ordering::Relaxed);
     arch::cpu::local_irq_restore(irq);
+    if !unused.is_null() {
+        // SAFETY: taken from `cache` above and handed to no one (the
+        // allocation did not fit it and came from the heap).
+        unsafe { kmem_cache_free(cache, unused) };
+    }
     arc
 }
 
@@ -507,7 +540,10 @@ pub fn arc_cache_alloc(layout: core::alloc::Layout) -> Option<*mut u8> {
     if layout.size() > cache.object_size || layout.align() > cache.align {
         return None;
     }
-    Some(kmem_cache_alloc(cache, kmem::GFP_KERNEL as u32)).filter(|p| !p.is_null())
+    let obj = NEXT_ALLOC_OBJECT
+        .this()
+        .swap(null_mut(), core::sync::atomic::Ordering::Relaxed);
+    Some(obj).filter(|p| !p.is_null())
 }
 
 /// From the heap's `dealloc`: gives back `ptr`, an allocation outside the
@@ -536,8 +572,9 @@ pub unsafe fn arc_cache_free(ptr: *mut u8, layout: core::alloc::Layout) {
 }
 
 /// The caches, in `/proc/slabinfo`'s order (Linux lists the newest first).
-static CACHES: [&KmemCache; 4] = [
+static CACHES: [&KmemCache; 5] = [
     &FILP_CACHEP,
+    &DENTRY_CACHEP,
     &crate::sched::task::TASK_STRUCT_CACHEP,
     &crate::signal::SIGQUEUE_CACHEP,
     &crate::uaccess::NAMES_CACHEP,
@@ -640,6 +677,6 @@ mod tests {
             .next()
             .is_some_and(|l| l.starts_with("# name            <active_objs>")));
         let names: Vec<&str> = lines.filter_map(|l| l.split_whitespace().next()).collect();
-        assert_eq!(names, ["filp", "task_struct", "sigqueue", "names_cache"]);
+        assert_eq!(names, ["filp", "dentry", "task_struct", "sigqueue", "names_cache"]);
     }
 }

@@ -120,7 +120,16 @@ pub struct FtraceArray {
     pids: FtracePidList,
     /// `set_ftrace_notrace_pid`: tasks never traced.
     notrace_pids: FtracePidList,
+    /// `:mod:` words of `set_ftrace_filter` whose module is not loaded,
+    /// kept for when it is (Linux's `tr->mod_trace`): (function glob,
+    /// module), the most recent first.
+    mod_trace: ModList,
+    /// The same for `set_ftrace_notrace` (Linux's `tr->mod_notrace`).
+    mod_notrace: ModList,
 }
+
+/// A trace array's kept `:mod:` words.
+type ModList = crate::locking::Mutex<Vec<(String, String)>>;
 
 impl core::fmt::Debug for FtraceArray {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -211,6 +220,8 @@ pub fn ftrace_array(tr: &'static TraceArray) -> &'static FtraceArray {
         graph_user: core::sync::atomic::AtomicU8::new(0),
         pids: FtracePidList::new(),
         notrace_pids: FtracePidList::new(),
+        mod_trace: crate::locking::Mutex::new(Vec::new()),
+        mod_notrace: crate::locking::Mutex::new(Vec::new()),
     }));
     ops.set_private(fa);
     graph_ops.set_private(fa);
@@ -470,8 +481,8 @@ fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
             s.push('\n');
         }
     }
-    if core::ptr::eq(ops, &GLOBAL_OPS) {
-        for (func, module) in mod_list(kind).lock().iter() {
+    if let Some(fa) = mod_array(ops) {
+        for (func, module) in mod_list(fa, kind).lock().iter() {
             let _ = writeln!(s, "{func}:mod:{module}");
         }
     }
@@ -483,17 +494,18 @@ fn hash_show(ops: &FtraceOps, kind: HashKind, probes: bool) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// `:mod:` words whose module is not loaded, kept for when it is (Linux's
-/// `tr->mod_trace` and `tr->mod_notrace`): (function glob, module), the
-/// most recent first. This kernel has no loadable modules, so they are
-/// only listed, and dropped with `!` or by truncating the file.
-static MOD_TRACE: crate::locking::Mutex<Vec<(String, String)>> = crate::locking::Mutex::new(Vec::new());
-static MOD_NOTRACE: crate::locking::Mutex<Vec<(String, String)>> = crate::locking::Mutex::new(Vec::new());
+/// The trace array whose function tracer `ops` is, which keeps the
+/// `:mod:` words of its filter files (none for the graph ops and for
+/// `stack_trace_filter`'s). This kernel has no loadable modules, so kept
+/// words are only listed, and dropped with `!` or by truncating the file.
+fn mod_array(ops: &FtraceOps) -> Option<&'static FtraceArray> {
+    ops.private::<FtraceArray>().filter(|fa| core::ptr::eq(fa.ops, ops))
+}
 
-fn mod_list(kind: HashKind) -> &'static crate::locking::Mutex<Vec<(String, String)>> {
+fn mod_list(fa: &FtraceArray, kind: HashKind) -> &ModList {
     match kind {
-        HashKind::Filter => &MOD_TRACE,
-        HashKind::Notrace => &MOD_NOTRACE,
+        HashKind::Filter => &fa.mod_trace,
+        HashKind::Notrace => &fa.mod_notrace,
     }
 }
 
@@ -505,7 +517,13 @@ fn mod_list(kind: HashKind) -> &'static crate::locking::Mutex<Vec<(String, Strin
 /// module list for a module that is not loaded (Linux's `cache_mod`);
 /// with a leading `!` it drops the kept words of that module instead
 /// (all of them for `!*`), EINVAL if there is none.
-fn mod_command(set: &mut BTreeSet<u32>, kind: HashKind, func: &str, module: &str) -> Result<(), Errno> {
+fn mod_command(
+    fa: &FtraceArray,
+    set: &mut BTreeSet<u32>,
+    kind: HashKind,
+    func: &str,
+    module: &str,
+) -> Result<(), Errno> {
     let (remove, pat) = match func.strip_prefix('!') {
         Some(p) => (true, p),
         None => (false, func),
@@ -521,7 +539,7 @@ fn mod_command(set: &mut BTreeSet<u32>, kind: HashKind, func: &str, module: &str
             return Ok(());
         }
     }
-    let mut list = mod_list(kind).lock();
+    let mut list = mod_list(fa, kind).lock();
     if remove {
         let before = list.len();
         list.retain(|(f, m)| !(m == module && (pat == "*" || f == pat)));
@@ -567,8 +585,8 @@ impl FtraceRegexFile {
         let write = flags & uapi::fcntl::O_ACCMODE != uapi::fcntl::O_RDONLY;
         let edit = write.then(|| {
             let set = if flags & uapi::fcntl::O_TRUNC != 0 {
-                if commands && core::ptr::eq(ops, &GLOBAL_OPS) {
-                    mod_list(kind).lock().clear();
+                if let Some(fa) = mod_array(ops).filter(|_| commands) {
+                    mod_list(fa, kind).lock().clear();
                 }
                 BTreeSet::new()
             } else {
@@ -607,11 +625,8 @@ impl FtraceRegexFile {
                     None => (rest, None),
                 };
                 if cmd == "mod" {
-                    // The kept `:mod:` words are the top level's only.
-                    if !core::ptr::eq(self.ops, &GLOBAL_OPS) {
-                        return Err(Errno::EINVAL);
-                    }
-                    return mod_command(set, self.kind, glob, param.ok_or(Errno::EINVAL)?);
+                    let fa = mod_array(self.ops).ok_or(Errno::ENODEV)?;
+                    return mod_command(fa, set, self.kind, glob, param.ok_or(Errno::EINVAL)?);
                 }
                 let fa = self.ops.private::<FtraceArray>().ok_or(Errno::ENODEV)?;
                 super::ftrace_probe::func_command(fa.tr, glob, cmd, param, self.kind == HashKind::Filter)
@@ -708,9 +723,9 @@ impl Drop for FtraceRegexFile {
         }
         // Kept `:mod:` words make the filter select nothing until their
         // module loads (Linux's FTRACE_HASH_FL_MOD).
-        if self.commands && self.kind == HashKind::Filter && core::ptr::eq(self.ops, &GLOBAL_OPS) {
+        if let Some(fa) = mod_array(self.ops).filter(|_| self.commands && self.kind == HashKind::Filter) {
             set.remove(&ftrace::FTRACE_HASH_MOD);
-            if !MOD_TRACE.lock().is_empty() {
+            if !fa.mod_trace.lock().is_empty() {
                 set.insert(ftrace::FTRACE_HASH_MOD);
             }
         }
@@ -872,4 +887,6 @@ pub fn instance_remove(tr: &'static TraceArray) {
     super::ftrace_probe::clear_probes_of(tr);
     fa.pids.clear();
     fa.notrace_pids.clear();
+    fa.mod_trace.lock().clear();
+    fa.mod_notrace.lock().clear();
 }

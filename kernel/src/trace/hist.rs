@@ -12,6 +12,7 @@
 use super::event_filter::{self, ProbeContext};
 use super::events::TraceEvent;
 use super::trigger::Triggers;
+use super::TraceArray;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -117,9 +118,25 @@ pub(super) const README_HIST: &str = concat!(
 /// triggers list).
 static NAMED: spin::Mutex<NamedHists> = spin::Mutex::new(NamedHists::new());
 
-/// Every event's hist triggers, for variable references between them
-/// (Linux's `tr->hist_vars`).
-static HIST_VARS: spin::Mutex<HistVarRegistry> = spin::Mutex::new(HistVarRegistry::new());
+/// Every event's hist triggers, for variable references between them,
+/// one registry per trace array (Linux's `tr->hist_vars`: a trigger in an
+/// instance sees only that instance's variables). Keyed by the array's
+/// address; a registry goes when its last trigger does.
+static HIST_VARS: spin::Mutex<Vec<(usize, HistVarRegistry)>> = spin::Mutex::new(Vec::new());
+
+/// The key of `tr` in [`HIST_VARS`].
+fn tr_key(tr: &TraceArray) -> usize {
+    tr as *const TraceArray as usize
+}
+
+/// A copy of `tr`'s variable registry (empty if it has none).
+fn hist_vars_of(tr: &TraceArray) -> HistVarRegistry {
+    let all = HIST_VARS.lock();
+    all.iter()
+        .find(|(k, _)| *k == tr_key(tr))
+        .map(|(_, r)| r.clone())
+        .unwrap_or_default()
+}
 
 /// A synthetic event an action generates; holding it keeps the event
 /// from being removed (Linux's `synth_event->ref`).
@@ -178,6 +195,9 @@ fn find_synth(name: &str) -> Option<Arc<dyn SynthTarget>> {
 
 /// What a hist trigger sees of the event besides its record.
 struct HistCtx<'a> {
+    /// The trace array whose event file the triggers belong to: its clock
+    /// stamps the record, its buffer is what `snapshot()` saves.
+    tr: &'a TraceArray,
     probe: &'a ProbeContext,
     /// The record's timestamp, read when a trigger first needs it and then
     /// shared by the event's other triggers.
@@ -198,7 +218,7 @@ impl HistContext for HistCtx<'_> {
         match self.ts.get() {
             Some(ts) => ts,
             None => {
-                let ts = super::clock::trace_clock_now();
+                let ts = self.tr.clock_now();
                 self.ts.set(Some(ts));
                 ts
             }
@@ -210,7 +230,7 @@ impl HistContext for HistCtx<'_> {
     }
 
     fn snapshot(&mut self) {
-        super::snapshot::tracing_snapshot_instance(super::global_trace());
+        super::snapshot::tracing_snapshot_instance(self.tr);
     }
 }
 
@@ -242,7 +262,7 @@ fn save_stack(out: &mut [u64]) -> usize {
 
 /// Feeds one record to the event's hist triggers (from
 /// `event_triggers_call`, with the triggers' lock held).
-pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut ProbeContext) {
+pub(super) fn hist_triggers_call(tr: &TraceArray, triggers: &Triggers, entry: &[u8], ctx: &mut ProbeContext) {
     let ts = core::cell::Cell::new(None);
     for t in triggers.hists.iter() {
         if t.paused() {
@@ -251,7 +271,14 @@ pub(super) fn hist_triggers_call(triggers: &Triggers, entry: &[u8], ctx: &mut Pr
         if t.filter().is_some_and(|f| !f.matches(entry, ctx)) {
             continue;
         }
-        t.event_hit(entry, &mut HistCtx { probe: ctx, ts: &ts });
+        t.event_hit(
+            entry,
+            &mut HistCtx {
+                tr,
+                probe: ctx,
+                ts: &ts,
+            },
+        );
     }
 }
 
@@ -268,30 +295,37 @@ pub(super) fn hist_enable_trigger(target: &super::event_filter::TraceEventFile, 
     }
 }
 
-/// Logs a failed hist command in `error_log` as Linux's `hist_err`
-/// (and a bad `if` filter as an event-filter error).
-fn log_failure(ev: &TraceEvent, param: &str, e: &HistError) {
+/// Logs a failed hist command in the `error_log` of `tr`, the trace array
+/// whose event file was written, as Linux's `hist_err` (and a bad `if`
+/// filter as an event-filter error).
+fn log_failure(tr: &TraceArray, ev: &TraceEvent, param: &str, e: &HistError) {
     let cmd = alloc::format!("{HIST_PREFIX}{param}");
     let loc = alloc::format!("{HIST_PREFIX}{}:{}", ev.system(), ev.name());
     if let Some(f) = &e.filter_failure {
-        super::error_log::tracing_log_err(FILTER_ERROR_LOC, &f.command, &f.err);
+        super::error_log::tracing_log_err_tr(tr, FILTER_ERROR_LOC, &f.command, &f.err);
     }
     for log in e.first.iter().chain(&e.log) {
-        super::error_log::tracing_log_err(&loc, &cmd, log);
+        super::error_log::tracing_log_err_tr(tr, &loc, &cmd, log);
     }
 }
 
-/// Compiles a `hist` command for `ev` (Linux's `event_hist_trigger_parse`
-/// up to registration), allocating the table of a new trigger here, in
-/// task context, not under the lock hits take.
-pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<HistSpec, Errno> {
+/// Compiles a `hist` command for `ev`'s file in `tr` (Linux's
+/// `event_hist_trigger_parse` up to registration), allocating the table
+/// of a new trigger here, in task context, not under the lock hits take.
+pub(super) fn hist_parse(
+    tr: &'static TraceArray,
+    ev: &TraceEvent,
+    remove: bool,
+    param: &str,
+) -> Result<HistSpec, Errno> {
     let fields = event_filter::event_fields(ev);
     let schema = event_filter::schema(&fields);
     let env = event_filter::filter_env();
     let field_type = |name: &str| fields.iter().find(|(n, _, _)| n == name).map(|(_, t, _)| t.clone());
     // A snapshot: parsing may add a trigger to another event (for a field
     // variable there), which takes the registry itself.
-    let vars = HIST_VARS.lock().clone();
+    let vars = hist_vars_of(tr);
+    let create_hist = |system: &str, event: &str, cmd: &str| create_field_var_hist(tr, system, event, cmd);
     let links = HistLinks {
         system: ev.system(),
         event: ev.name(),
@@ -299,12 +333,12 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
         event_exists: &event_exists,
         find_synth: &find_synth,
         field_type: &field_type,
-        create_hist: &create_field_var_hist,
+        create_hist: &create_hist,
     };
     let parsed = HistSpec::parse_with(param, &schema, &env, &links);
     drop(vars);
     let mut spec = parsed.map_err(|e| {
-        log_failure(ev, param, &e);
+        log_failure(tr, ev, param, &e);
         e.errno
     })?;
     if spec.creates(remove) {
@@ -312,7 +346,7 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
         if spec.takes_snapshots() {
             // Linux's tracing_snapshot_cond_enable: the buffer exists
             // before the action can fire.
-            super::snapshot::tracing_alloc_snapshot(super::global_trace())?;
+            super::snapshot::tracing_alloc_snapshot(tr)?;
         }
     }
     Ok(spec)
@@ -323,6 +357,7 @@ pub(super) fn hist_parse(ev: &TraceEvent, remove: bool, param: &str) -> Result<H
 /// Returns the trigger added or removed, for [`hist_applied`] once the
 /// lock is released.
 pub(super) fn hist_apply(
+    tr: &TraceArray,
     ev: &TraceEvent,
     triggers: &mut Triggers,
     spec: HistSpec,
@@ -332,40 +367,53 @@ pub(super) fn hist_apply(
     let mut named = NAMED.lock();
     match triggers.hists.apply(spec, remove, &mut named) {
         Ok(HistChange::Removed(t)) => {
-            HIST_VARS.lock().unregister(t.core());
+            let mut all = HIST_VARS.lock();
+            if let Some(i) = all.iter().position(|(k, _)| *k == tr_key(tr)) {
+                all[i].1.unregister(t.core());
+                if all[i].1.is_empty() {
+                    all.swap_remove(i);
+                }
+            }
             Ok(Some(t))
         }
         Ok(HistChange::Added) => {
             let t = triggers.hists.iter().last().cloned();
             if let Some(t) = &t {
-                HIST_VARS
-                    .lock()
-                    .register(ev.system(), ev.name(), t.core(), t.filter_text());
+                let mut all = HIST_VARS.lock();
+                let i = match all.iter().position(|(k, _)| *k == tr_key(tr)) {
+                    Some(i) => i,
+                    None => {
+                        all.push((tr_key(tr), HistVarRegistry::new()));
+                        all.len() - 1
+                    }
+                };
+                all[i].1.register(ev.system(), ev.name(), t.core(), t.filter_text());
             }
             Ok(t)
         }
         Ok(HistChange::Updated) => Ok(None),
         Err(e) => {
             drop(named);
-            log_failure(ev, param, &e);
+            log_failure(tr, ev, param, &e);
             Err(e.errno)
         }
     }
 }
 
-/// After [`hist_apply`]: a new trigger that reads `common_timestamp`
-/// switches the trace clock to its `clock=` (`global` by default), as
-/// Linux's `hist_register_trigger`; a removed one is freed here. (The
-/// clock's name was checked when parsed, and this kernel has them all.)
-pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
+/// After [`hist_apply`] in `tr`: a new trigger that reads
+/// `common_timestamp` switches `tr`'s trace clock to its `clock=`
+/// (`global` by default), as Linux's `hist_register_trigger`; a removed
+/// one is freed here. (The clock's name was checked when parsed, and this
+/// kernel has them all.)
+pub(super) fn hist_applied(tr: &'static TraceArray, t: Option<Arc<HistTrigger>>, added: bool) {
     if !added {
         if let Some(t) = t {
-            remove_field_var_hists(t);
+            remove_field_var_hists(tr, t);
         }
         return;
     }
     if let Some(t) = t.filter(|t| added && t.data().enable_timestamps) {
-        let _ = super::clock::set(&t.data().clock);
+        let _ = super::clock::tracing_set_clock(tr, &t.data().clock);
     }
 }
 
@@ -373,11 +421,17 @@ pub(super) fn hist_applied(t: Option<Arc<HistTrigger>>, added: bool) {
 /// (Linux's `create_field_var_hist`). That event's command lock is only
 /// tried, so that two writers making such triggers on each other's
 /// events cannot deadlock: a busy one fails the write with EBUSY.
-fn create_field_var_hist(system: &str, event: &str, cmd: &str) -> Result<Arc<trace_hist::hist::HistCore>, Errno> {
+fn create_field_var_hist(
+    tr: &'static TraceArray,
+    system: &str,
+    event: &str,
+    cmd: &str,
+) -> Result<Arc<trace_hist::hist::HistCore>, Errno> {
     let ev = super::events::find_event(system, event).ok_or(Errno::EINVAL)?;
-    let _w = ev.file.write_lock.try_lock().ok_or(Errno::EBUSY)?;
-    super::trigger::hist_write(&ev, &ev.file, false, cmd)?;
-    let core = ev.file.triggers.lock().hists.iter().last().map(|t| t.core().clone());
+    let file = ev.file_for(tr).ok_or(Errno::EINVAL)?;
+    let _w = file.write_lock.try_lock().ok_or(Errno::EBUSY)?;
+    super::trigger::hist_write(&ev, &file, false, cmd)?;
+    let core = file.triggers.lock().hists.iter().last().map(|t| t.core().clone());
     core.ok_or(Errno::ENOENT)
 }
 
@@ -385,7 +439,7 @@ fn create_field_var_hist(system: &str, event: &str, cmd: &str) -> Result<Arc<tra
 /// variables (Linux's `unregister_field_var_hists`), once nothing else
 /// shares its histogram: freed first, its references to their variables
 /// are gone.
-fn remove_field_var_hists(t: Arc<HistTrigger>) {
+fn remove_field_var_hists(tr: &'static TraceArray, t: Arc<HistTrigger>) {
     let made = match Arc::try_unwrap(t) {
         Ok(t) if Arc::strong_count(t.core()) == 1 => t.core().field_var_hists.clone(),
         _ => return,
@@ -394,9 +448,12 @@ fn remove_field_var_hists(t: Arc<HistTrigger>) {
         let Some(ev) = super::events::find_event(system, event) else {
             continue;
         };
-        let locked = ev.file.write_lock.try_lock();
+        let Some(file) = ev.file_for(tr) else {
+            continue;
+        };
+        let locked = file.write_lock.try_lock();
         if locked.is_some() {
-            let _ = super::trigger::hist_write(&ev, &ev.file, true, cmd);
+            let _ = super::trigger::hist_write(&ev, &file, true, cmd);
         }
         drop(locked);
     }

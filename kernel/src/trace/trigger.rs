@@ -156,7 +156,7 @@ pub(super) fn event_triggers_call(file: &TraceEventFile, rec: Option<(&[u8], &mu
                     _ => run(t, &triggers, tr),
                 }
             }
-            super::hist::hist_triggers_call(&triggers, entry, ctx);
+            super::hist::hist_triggers_call(tr, &triggers, entry, ctx);
         }
     }
     post
@@ -374,14 +374,14 @@ pub(super) fn trigger_write(ev: &Arc<TraceEvent>, file: &TraceEventFile, buf: &[
 /// record path takes; the event's soft mode follows its first and last
 /// trigger.
 pub(super) fn hist_write(ev: &Arc<TraceEvent>, file: &TraceEventFile, remove: bool, param: &str) -> Result<(), Errno> {
-    let spec = super::hist::hist_parse(ev, remove, param)?;
+    let spec = super::hist::hist_parse(file.tr, ev, remove, param)?;
     let mut g = file.triggers.lock();
     let was_empty = g.list.is_empty() && g.hists.is_empty();
-    let res = super::hist::hist_apply(ev, &mut g, spec, remove, param);
+    let res = super::hist::hist_apply(file.tr, ev, &mut g, spec, remove, param);
     let now_empty = g.list.is_empty() && g.hists.is_empty();
     update_flags(file, &g);
     drop(g);
-    let res = res.map(|t| super::hist::hist_applied(t, !remove));
+    let res = res.map(|t| super::hist::hist_applied(file.tr, t, !remove));
     // Events that cannot be enabled (ftrace/print) run their triggers
     // without soft mode.
     if was_empty && !now_empty && ev.can_enable() {
@@ -453,7 +453,7 @@ pub(super) fn trigger_clear_hists(ev: &Arc<TraceEvent>, file: &TraceEventFile) {
     update_flags(file, &g);
     drop(g);
     for t in gone {
-        super::hist::hist_applied(Some(t), false);
+        super::hist::hist_applied(file.tr, Some(t), false);
     }
     if now_empty && ev.can_enable() {
         let _ = events::soft_enable_disable_file(ev, file, false);

@@ -141,6 +141,11 @@ impl HistVarRegistry {
             .collect()
     }
 
+    /// No live trigger is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.iter().all(|(_, _, w, _)| w.strong_count() == 0)
+    }
+
     /// A histogram's trigger went away.
     pub fn unregister(&mut self, core: &Arc<HistCore>) {
         let w = Arc::downgrade(core);

@@ -9,6 +9,7 @@
 //! file's, as Linux's expansions of `%pd`/`%pD` do with its own offsets.
 
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::mount::Path;
@@ -53,9 +54,19 @@ unsafe impl Send for DentryName {}
 #[allow(unsafe_code)]
 unsafe impl Sync for DentryName {}
 
+/// How open files' names are allocated: the kernel puts them in its
+/// `dentry` slab cache ([`set_dentry_alloc`]); plain `Arc::new` until then.
+static DENTRY_ALLOC: spin::Once<fn(DentryName) -> Arc<DentryName>> = spin::Once::new();
+
+/// Sets, once, how open files' names are allocated (Linux's
+/// `dentry_cache`).
+pub fn set_dentry_alloc(alloc: fn(DentryName) -> Arc<DentryName>) {
+    DENTRY_ALLOC.call_once(|| alloc);
+}
+
 impl DentryName {
     /// The last component of `path` (`/` for the root).
-    pub fn from_path_name(path: &[u8]) -> Box<DentryName> {
+    pub fn from_path_name(path: &[u8]) -> Arc<DentryName> {
         let trimmed = match path.iter().rposition(|&b| b != b'/') {
             Some(end) => &path[..=end],
             None => &path[..path.len().min(1)],
@@ -68,13 +79,18 @@ impl DentryName {
         v.extend_from_slice(base);
         v.push(0);
         let bytes = v.into_boxed_slice();
-        Box::new(DentryName {
+        // Moving the value keeps `name` valid: it points into the heap.
+        let d = DentryName {
             d_name: Qstr {
                 name: bytes.as_ptr(),
                 len: base.len(),
             },
             bytes,
-        })
+        };
+        match DENTRY_ALLOC.get() {
+            Some(alloc) => alloc(d),
+            None => Arc::new(d),
+        }
     }
 
     /// The name, without its terminator.

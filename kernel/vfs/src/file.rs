@@ -168,13 +168,20 @@ impl Drop for OpenFile {
     /// through `dput` with its name (Linux's `__fput`), and the name freed.
     fn drop(&mut self) {
         let dentry = core::mem::replace(self.f_dentry.get_mut(), core::ptr::null_mut());
-        // SAFETY: non-null only from Box::into_raw in set_name, owned by
-        // this file, which no one else can reach during its drop.
+        // SAFETY: non-null only from Arc::into_raw in set_name, the
+        // reference this file owns, which no one else can reach during its
+        // drop.
         #[allow(unsafe_code)]
-        let dentry = (!dentry.is_null()).then(|| unsafe { alloc::boxed::Box::from_raw(dentry) });
+        let dentry = (!dentry.is_null()).then(|| unsafe { Arc::from_raw(dentry.cast_const()) });
         if let Some(path) = self.path.take() {
-            let name = dentry.as_ref().map_or(&[][..], |d| d.name());
-            crate::dentry::dput_named(name, path);
+            // A directory's open file records no name of its own: its
+            // name is the one its parent holds it under.
+            let name = match &dentry {
+                Some(d) => d.name().to_vec(),
+                None if self.dir => path.d_name(),
+                None => Vec::new(),
+            };
+            crate::dentry::dput_named(&name, path);
         }
     }
 }
@@ -209,15 +216,15 @@ impl OpenFile {
 
     /// Records the absolute name the file was opened by (see `name`).
     pub fn set_name(&self, name: Vec<u8>) {
-        let dentry = alloc::boxed::Box::into_raw(crate::dentry::DentryName::from_path_name(&name));
+        let dentry = Arc::into_raw(crate::dentry::DentryName::from_path_name(&name)).cast_mut();
         let old = self.f_dentry.swap(dentry, Ordering::AcqRel);
         if !old.is_null() {
-            // SAFETY: a non-null pointer here came from Box::into_raw above
-            // and is owned by this file only; it is swapped out, so nothing
-            // reaches it through the file any more (a probe reading it
-            // meanwhile reads with no-fault loads).
+            // SAFETY: a non-null pointer here came from Arc::into_raw above
+            // and is this file's one reference; it is swapped out, so
+            // nothing reaches it through the file any more (a probe reading
+            // it meanwhile reads with no-fault loads).
             #[allow(unsafe_code)]
-            drop(unsafe { alloc::boxed::Box::from_raw(old) });
+            drop(unsafe { Arc::from_raw(old.cast_const()) });
         }
         *self.name.lock() = Some(name);
     }

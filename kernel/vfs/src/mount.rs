@@ -68,6 +68,21 @@ impl Path {
     fn is_mount_root(&self) -> bool {
         self.inode.ino() == self.mnt.root.ino()
     }
+
+    /// The name a directory is known by in its parent (Linux's
+    /// `dentry->d_name` of the directory): `/` for the root of a mount
+    /// (Linux names every filesystem's root dentry `/`), else the entry
+    /// its parent holds it under. Empty when no parent lists it (a
+    /// removed directory, or a filesystem without parent links).
+    pub fn d_name(&self) -> Vec<u8> {
+        if self.is_mount_root() {
+            return b"/".to_vec();
+        }
+        match self.inode.parent() {
+            Some(parent) if parent.ino() != self.inode.ino() => name_in(&parent, self.inode.ino()).unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl core::fmt::Debug for Path {

@@ -38,7 +38,7 @@ pub(crate) enum Last {
 /// resolved) and the component itself, not yet looked up.
 pub(crate) struct Parent {
     pub dir: Path,
-    /// The name `dir` was reached by (empty for the starting directory,
+    /// The name `dir` is known by (the starting directory's own name,
     /// `/` for the root, `..` after a `..`), for `dput`.
     pub dir_name: Vec<u8>,
     pub last: Last,
@@ -100,7 +100,7 @@ impl<'a> NameiData<'a> {
         let (mut cur, mut cur_name) = if path.first() == Some(&b'/') {
             (self.root.clone(), b"/".to_vec())
         } else {
-            (start.clone(), Vec::new())
+            (start.clone(), start.d_name())
         };
         if !cur.is_dir() {
             return Err(Errno::ENOTDIR);

@@ -350,3 +350,22 @@ fn path_at_uses_the_directory_fd_only_for_relative_paths() {
     assert!(fds.path_at(99, &cwd, b"/x", false).is_ok());
     assert!(fds.path_at(ffd, &cwd, b"", true).is_ok());
 }
+
+#[test]
+fn d_name_is_the_name_a_directory_is_held_under_and_slash_for_mount_roots() {
+    let w = world();
+    assert_eq!(w.vfs.root().d_name(), b"/");
+    w.mkdir("/a");
+    w.mkdir("/a/b");
+    let b = w.lookup("/a/b").unwrap();
+    assert_eq!(b.d_name(), b"b");
+    // Reached through `..` or a rename, it keeps the name it is held under.
+    assert_eq!(w.lookup("/a/b/..").unwrap().d_name(), b"a");
+    w.vfs
+        .renameat2(&w.root, &w.cwd(), b"/a/b", &w.cwd(), b"/a/c", 0)
+        .unwrap();
+    assert_eq!(b.d_name(), b"c");
+    // A removed directory is listed nowhere.
+    w.vfs.unlinkat(&w.root, &w.cwd(), b"/a/c", AT_REMOVEDIR).unwrap();
+    assert_eq!(b.d_name(), b"");
+}

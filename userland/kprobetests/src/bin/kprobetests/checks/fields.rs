@@ -21,6 +21,7 @@ pub static CHECKS: &[Check] = checks![
     comm_is_the_task_name_set_by_prctl,
     do_exit_code_is_the_exit_status_as_the_kernel_encodes_it,
     pd_and_pD_name_the_file_read_and_released,
+    pd_names_the_directory_a_relative_open_starts_from,
 ];
 
 /// A scratch file of `len` bytes.
@@ -222,4 +223,49 @@ fn pd_and_pD_name_the_file_read_and_released() -> Outcome {
         "no dput of {base} among {released:?}"
     );
     Ok(())
+}
+
+/// `%pd` on `dput` around `openat(dirfd, "f")` and the closes after it
+/// names every directory let go of by its own name, as a dentry's
+/// `d_name` is: the walk's starting directory is never nameless, and
+/// closing `dirfd` releases the directory under its name.
+fn pd_names_the_directory_a_relative_open_starts_from() -> Outcome {
+    let t = tracefs()?;
+    let dir = scratch("pd-dir");
+    let base = dir.rsplit('/').next().unwrap_or("").to_owned();
+    fs::mkdirat(fs::AT_FDCWD, dir.as_bytes(), 0o755).ctx("mkdir scratch dir")?;
+    let file = format!("{dir}/f");
+    let made = fs::open(file.as_bytes(), fs::O_WRONLY | fs::O_CREAT | fs::O_CLOEXEC, 0o644);
+    let opened = made.and_then(|fd| {
+        let _ = fs::close(fd);
+        fs::open(dir.as_bytes(), fs::O_RDONLY | fs::O_DIRECTORY | fs::O_CLOEXEC, 0)
+    });
+    let outcome = opened.ctx("create f, open its directory").and_then(|dirfd| {
+        let r = (|| {
+            t.define("p:kt_pd_dir dput name=$arg1:%pd").ctx("define %pd")?;
+            t.enable("kt_pd_dir", true).ctx("enable kt_pd_dir")?;
+            let fd = fs::openat(dirfd, b"f", fs::O_RDONLY | fs::O_CLOEXEC, 0);
+            if let Ok(fd) = fd {
+                let _ = fs::close(fd);
+            }
+            let _ = fs::close(dirfd);
+            t.enable("kt_pd_dir", false).ctx("disable kt_pd_dir")?;
+            fd.ctx("openat(dirfd, \"f\")")?;
+            let released = super::lines_of(&t, "kt_pd_dir", getpid())?;
+            ensure!(
+                released.iter().any(|l| field(l, "name").is_ok_and(|n| n == base)),
+                "no dput of {base} among {released:?}"
+            );
+            ensure!(
+                !released.iter().any(|l| field(l, "name").is_ok_and(|n| n.is_empty())),
+                "a dput with an empty name among {released:?}"
+            );
+            Ok(())
+        })();
+        let _ = fs::close(dirfd);
+        r
+    });
+    let _ = fs::unlinkat(fs::AT_FDCWD, file.as_bytes(), 0);
+    let _ = fs::unlinkat(fs::AT_FDCWD, dir.as_bytes(), fs::AT_REMOVEDIR);
+    outcome
 }
