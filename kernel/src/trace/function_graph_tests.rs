@@ -340,7 +340,7 @@ fn funcgraph_retval_prints_error_codes_in_decimal_and_the_rest_in_hex() {
         "{text}"
     );
     let root = alloc::format!("  }} /* fgraph_test_root = {:#x} */", chain_value(5));
-    assert!(calls.iter().any(|l| *l == root), "{text}");
+    assert!(calls.contains(&root), "{text}");
     let text = trace_chain(&[("options/funcgraph-retval", "1"), ("options/funcgraph-retval-hex", "1")]);
     let calls = calls_of(&text);
     assert!(
