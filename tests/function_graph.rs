@@ -2,7 +2,9 @@
 //! test build, booted with `ktest=function-graph`, traces its
 //! `fgraph_test_*` chain (kernel/src/trace/function_graph_tests.rs) under
 //! several option sets (default columns; funcgraph-proc, -abstime and
-//! -tail; no CPU, overhead or duration; max_graph_depth; no context-info)
+//! -tail; no CPU, overhead or duration; max_graph_depth; no context-info;
+//! funcgraph-retval, with and without -retval-hex: return values are
+//! deterministic, error codes in decimal as Linux's print_graph_retval)
 //! with `set_graph_function` and `set_graph_notrace`, and prints each
 //! `trace`. With durations, times, CPU numbers and pids masked it must be
 //! `function_graph/chain.golden`, whose columns are Linux's (checked
