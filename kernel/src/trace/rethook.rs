@@ -113,16 +113,17 @@ struct RetStackInner {
 impl RetStackInner {
     /// The depth of the graph frame another user pushed for the call of
     /// `func` at `sp`, if one is on top of the stack: the frames of one
-    /// call are pushed together (the users' hooks run one after the other
-    /// at its entry), so only the top frames with its sp and function
-    /// can be its.
+    /// call are pushed together (the users' hooks, and kretprobes' or
+    /// fprobes' between them, run one after the other at its entry), so
+    /// only the top frames with its sp can be its; of those, a graph
+    /// frame of another function is a call that tail-called this one.
     fn graph_depth_of_call(&self, sp: usize, func: usize) -> Option<i32> {
         self.frames
             .iter()
             .rev()
-            .take_while(|f| f.sp == sp && f.func == func)
+            .take_while(|f| f.sp == sp)
             .find_map(|f| match &f.owner {
-                RethookOwner::Graph(g) => Some(g.depth),
+                RethookOwner::Graph(g) if f.func == func => Some(g.depth),
                 _ => None,
             })
     }
