@@ -2,7 +2,9 @@
 //! test build, booted with `ktest=function-graph`, traces its
 //! `fgraph_test_*` chain (kernel/src/trace/function_graph_tests.rs) under
 //! several option sets (default columns; funcgraph-proc, -abstime and
-//! -tail; no CPU, overhead or duration; max_graph_depth; no context-info)
+//! -tail; no CPU, overhead or duration; max_graph_depth; no context-info;
+//! funcgraph-retval, with and without -retval-hex: return values are
+//! deterministic, error codes in decimal as Linux's print_graph_retval)
 //! with `set_graph_function` and `set_graph_notrace`, and prints each
 //! `trace`. With durations, times, CPU numbers and pids masked it must be
 //! `function_graph/chain.golden`, whose columns are Linux's (checked
@@ -134,4 +136,37 @@ fn switching_function_tracers_and_fprobes_under_load_keeps_returns_and_restores_
     assert!(rounds >= 1, "{out}");
     assert_eq!(tail[4], "3", "a load loop did not run:\n{out}");
     eprintln!("function tracer stress: {secs} s, {rounds} rounds");
+}
+
+/// `options/pause-on-trace` (off by default, as Linux 6.12's) makes
+/// `cat trace` end while the function tracers hook every function, for
+/// the top level and an instance, function and function_graph; reading
+/// `trace_pipe` under that load ends too (`function_graph/pause.sh`).
+/// Without the option both kernels' `trace` chases the writer: on Linux
+/// 6.12 `cat trace | wc -l` with the function tracer on every function
+/// does not end in 5 minutes.
+#[test]
+fn pause_on_trace_lets_cat_trace_end_while_every_function_is_traced() {
+    let script = e2e::root().join("tests/function_graph/pause.sh");
+    let (out, code) = e2e::run_commands(
+        &["--smp", "4"],
+        &[e2e::busybox(), script],
+        "busybox sh /bin/pause.sh",
+        120,
+    );
+    assert_eq!(code, 0, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    let expected = [
+        "default 0",
+        "read function ok",
+        "pipe function 5000",
+        "read function_graph ok",
+        "pipe function_graph 5000",
+        "read function ok",
+        "pipe function 5000",
+        "read function_graph ok",
+        "pipe function_graph 5000",
+        "pause-done",
+    ];
+    assert_eq!(lines, expected, "{out}");
 }

@@ -49,6 +49,20 @@ pub fn registered() -> alloc::vec::Vec<(u32, &'static str)> {
         .collect()
 }
 
+/// The entries of the installed handlers: what an interrupt runs first
+/// outside the exception code (function_graph marks their calls, as
+/// Linux's `__irqentry_text`).
+pub fn handler_entries() -> alloc::vec::Vec<usize> {
+    let mut v: alloc::vec::Vec<usize> = IRQ_TABLE
+        .read()
+        .iter()
+        .filter_map(|d| d.handler.map(|h| h as usize))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Installs `handler` for `irq` and enables it (for PPIs, on this CPU; call
 /// `enable_percpu_irq` on the others).
 pub fn request_irq(irq: u32, handler: IrqHandler, name: &'static str) -> Result<(), Errno> {

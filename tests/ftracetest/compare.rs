@@ -51,6 +51,10 @@ pub const NOT_OFFERED_IN_INSTANCES: &[(&str, &str)] = &[];
 /// they may FAIL for that reason only, and nothing else may.
 pub const FAIL_WITHOUT: &[(&str, &str)] = &[
     (
+        "ftrace/fgraph-retval.tc",
+        "procfs's proc_reg_write (Debian's Linux, without CONFIG_FUNCTION_GRAPH_RETVAL, skips it): it filters function_graph on proc_reg_write and wants its -EIO for a write to /proc/interrupts, a function this kernel's procfs does not have, so the filter write fails with EINVAL (funcgraph-retval itself is checked by the function_graph ktests and golden file)",
+    ),
+    (
         "ftrace/fgraph-multi.tc",
         "RCU: its second instance filters function_graph on *rcu*, which matches no function of this kernel (it has no RCU), so the filter write fails with EINVAL (the top level and the first instance pass)",
     ),

@@ -38,9 +38,10 @@ pub const TRACE_GRAPH_ENT: u16 = 11;
 
 /// Bytes of a `funcgraph_entry`: common fields, func, depth (padded).
 const ENT_SIZE: usize = TRACE_ENTRY_SIZE + 16;
-/// Bytes of a `funcgraph_exit`: common fields, func, depth, overrun,
-/// calltime, rettime.
-const RET_SIZE: usize = TRACE_ENTRY_SIZE + 32;
+/// Bytes of a `funcgraph_exit`: common fields, func, retval, depth,
+/// overrun, calltime, rettime (Linux's layout with
+/// `CONFIG_FUNCTION_GRAPH_RETVAL`).
+const RET_SIZE: usize = TRACE_ENTRY_SIZE + 40;
 
 /// Depths whose entered function the output remembers (Linux's
 /// `FTRACE_RETFUNC_DEPTH`).
@@ -67,6 +68,12 @@ pub mod flags {
     pub const IRQS: u32 = 1 << 6;
     /// `funcgraph-tail`: every `}` names its function.
     pub const TAIL: u32 = 1 << 7;
+    /// `funcgraph-retval`: every return shows its function's return value
+    /// (`} /* func = 0x0 */`, `func(); /* = -22 */`).
+    pub const RETVAL: u32 = 1 << 10;
+    /// `funcgraph-retval-hex`: with `funcgraph-retval`, error codes in
+    /// hexadecimal too.
+    pub const RETVAL_HEX: u32 = 1 << 11;
     /// `sleep-time`: a call's duration includes the time its task was
     /// switched out (off: see [`super::graph_sched_switch`]).
     pub const SLEEP_TIME: u32 = 1 << 8;
@@ -76,7 +83,7 @@ pub mod flags {
 }
 
 /// The options in `options/`, with their bits.
-const GRAPH_OPTIONS: [(&str, u32); 10] = [
+const GRAPH_OPTIONS: [(&str, u32); 12] = [
     ("funcgraph-overrun", flags::OVERRUN),
     ("funcgraph-cpu", flags::CPU),
     ("funcgraph-overhead", flags::OVERHEAD),
@@ -85,6 +92,8 @@ const GRAPH_OPTIONS: [(&str, u32); 10] = [
     ("funcgraph-abstime", flags::ABS_TIME),
     ("funcgraph-irqs", flags::IRQS),
     ("funcgraph-tail", flags::TAIL),
+    ("funcgraph-retval", flags::RETVAL),
+    ("funcgraph-retval-hex", flags::RETVAL_HEX),
     ("sleep-time", flags::SLEEP_TIME),
     ("graph-time", flags::GRAPH_TIME),
 ];
@@ -216,7 +225,8 @@ fn ftrace_graph_func(ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut F
     let func = ip - arch::ftrace::FTRACE_BL_OFFSET;
     let user = fa.graph_user.load(Ordering::Relaxed);
     // The decision and the push under one hold of the stack's lock.
-    let pushed = task.ret_stack.push_graph(user, |depth, in_notrace, started| {
+    let sp = regs.sp as usize;
+    let pushed = task.ret_stack.push_graph(user, sp, ip, |depth, in_notrace, started| {
         if in_notrace {
             return None;
         }
@@ -295,7 +305,7 @@ fn ftrace_graph_func(ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut F
 /// The return hook (Linux's `trace_graph_return` and
 /// `trace_graph_thresh_return`), called by `ftrace_return_to_handler`
 /// with the popped frame. Interrupts are masked.
-pub(super) fn graph_return(frame: &RetFrame, g: GraphFrame, _regs: &mut FtraceRetRegs) {
+pub(super) fn graph_return(frame: &RetFrame, g: GraphFrame, regs: &mut FtraceRetRegs) {
     let Some(fa) = g.array else { return };
     if g.notrace || !fa.graph_on() {
         return;
@@ -306,12 +316,16 @@ pub(super) fn graph_return(frame: &RetFrame, g: GraphFrame, _regs: &mut FtraceRe
         if thresh != 0 && rettime.saturating_sub(frame.calltime) < thresh {
             return;
         }
+        // The return value is kept whatever the options, as Linux's
+        // (funcgraph-retval only chooses whether `trace` shows it).
+        let retval = regs.return_value();
         super::trace_event_write_entry(fa.tr(), TRACE_GRAPH_RET, RET_SIZE, |e| {
             e[8..16].copy_from_slice(&(frame.func as u64).to_le_bytes());
-            e[16..20].copy_from_slice(&g.depth.to_le_bytes());
-            e[20..24].fill(0);
-            e[24..32].copy_from_slice(&frame.calltime.to_le_bytes());
-            e[32..40].copy_from_slice(&rettime.to_le_bytes());
+            e[16..24].copy_from_slice(&retval.to_le_bytes());
+            e[24..28].copy_from_slice(&g.depth.to_le_bytes());
+            e[28..32].fill(0);
+            e[32..40].copy_from_slice(&frame.calltime.to_le_bytes());
+            e[40..48].copy_from_slice(&rettime.to_le_bytes());
             true
         });
     });
@@ -345,6 +359,7 @@ fn entry_pid(entry: &[u8]) -> i32 {
 /// A decoded `funcgraph_exit`.
 struct GraphRet {
     func: usize,
+    retval: u64,
     depth: i32,
     overrun: u32,
     calltime: u64,
@@ -354,10 +369,11 @@ struct GraphRet {
 fn graph_ret(entry: &[u8]) -> GraphRet {
     GraphRet {
         func: word(entry, 8) as usize,
-        depth: half(entry, 16),
-        overrun: half(entry, 20) as u32,
-        calltime: word(entry, 24),
-        rettime: word(entry, 32),
+        retval: word(entry, 16),
+        depth: half(entry, 24),
+        overrun: half(entry, 28) as u32,
+        calltime: word(entry, 32),
+        rettime: word(entry, 40),
     }
 }
 
@@ -386,13 +402,14 @@ fn exit_event_def() -> TraceEventDef {
         name: "funcgraph_exit".to_string(),
         fields: alloc::vec![
             FieldDesc::new("unsigned long", "func", 8, 8, false),
-            FieldDesc::new("int", "depth", 16, 4, true),
-            FieldDesc::new("unsigned int", "overrun", 20, 4, false),
-            FieldDesc::new("unsigned long long", "calltime", 24, 8, false),
-            FieldDesc::new("unsigned long long", "rettime", 32, 8, false),
+            FieldDesc::new("unsigned long", "retval", 16, 8, false),
+            FieldDesc::new("int", "depth", 24, 4, true),
+            FieldDesc::new("unsigned int", "overrun", 28, 4, false),
+            FieldDesc::new("unsigned long long", "calltime", 32, 8, false),
+            FieldDesc::new("unsigned long long", "rettime", 40, 8, false),
         ],
-        print_fmt: "\"<-- %ps (%d) (start: %llx  end: %llx) over: %d\", (void *)REC->func, REC->depth, \
-                    REC->calltime, REC->rettime, REC->depth"
+        print_fmt: "\"<-- %ps (%d) (start: %llx  end: %llx) over: %d retval: %lx\", (void *)REC->func, \
+                    REC->depth, REC->calltime, REC->rettime, REC->depth, REC->retval"
             .to_string(),
         print: Box::new(|out: &mut String, rec: &EventRecord<'_>| {
             let r = graph_ret(rec.entry);
@@ -400,8 +417,8 @@ fn exit_event_def() -> TraceEventDef {
             output::print_sym_short(out, r.func);
             let _ = writeln!(
                 out,
-                " ({}) (start: {:x}  end: {:x}) over: {}",
-                r.depth, r.calltime, r.rettime, r.depth
+                " ({}) (start: {:x}  end: {:x}) over: {} retval: {:x}",
+                r.depth, r.calltime, r.rettime, r.depth, r.retval
             );
         }),
         reg: None,
@@ -462,6 +479,9 @@ struct CpuData {
     last_pid: i32,
     depth: i32,
     enter_funcs: [usize; FTRACE_RETFUNC_DEPTH],
+    /// With `funcgraph-irqs` off, the depth of the interrupt handler call
+    /// whose lines are being hidden, -1 if none (Linux's `depth_irq`).
+    depth_irq: i32,
 }
 
 /// The state of one reader of `trace` or `trace_pipe` while
@@ -471,6 +491,9 @@ pub struct GraphIter {
     tr: &'static TraceArray,
     cpus: Vec<CpuData>,
     cpu_width: usize,
+    /// The interrupt handlers' entries, which play Linux's
+    /// `__irqentry_text`: the first traced code an interrupt runs.
+    irq_entries: Vec<usize>,
 }
 
 impl GraphIter {
@@ -487,10 +510,12 @@ impl GraphIter {
                     last_pid: -1,
                     depth: 0,
                     enter_funcs: [0; FTRACE_RETFUNC_DEPTH],
+                    depth_irq: -1,
                 };
                 ncpu
             ],
             cpu_width: cpu_width(),
+            irq_entries: crate::irq::handler_entries(),
         })
     }
 
@@ -511,7 +536,11 @@ impl GraphIter {
             TRACE_GRAPH_ENT => {
                 let func = word(entry, 8) as usize;
                 let depth = half(entry, 16);
-                self.prologue(s, cpu_i, ts, entry_pid(entry), gflags, tflags);
+                if self.check_irq_entry(cpu_i, func, depth, gflags) {
+                    return false;
+                }
+                let pid = entry_pid(entry);
+                self.prologue_irq(s, cpu_i, ts, pid, Some(func), gflags, tflags);
                 let leaf = next.filter(|n| {
                     entry_type(n) == TRACE_GRAPH_RET && entry_pid(n) == entry_pid(entry) && graph_ret(n).func == func
                 });
@@ -526,8 +555,15 @@ impl GraphIter {
                         }
                         print_duration(s, Fill::Duration(r.rettime.saturating_sub(r.calltime)), gflags, tflags);
                         push_spaces(s, indent);
-                        output::print_sym_short(s, func);
-                        s.push_str("();\n");
+                        if gflags & flags::RETVAL != 0 {
+                            print_graph_retval(s, r.retval, true, func, gflags & flags::RETVAL_HEX != 0);
+                        } else {
+                            output::print_sym_short(s, func);
+                            s.push_str("();\n");
+                        }
+                        if self.is_irq_entry(func) {
+                            self.print_graph_irq(s, cpu_i, ts, pid, gflags, tflags, false);
+                        }
                         true
                     }
                     None => {
@@ -545,6 +581,9 @@ impl GraphIter {
             }
             TRACE_GRAPH_RET => {
                 let r = graph_ret(entry);
+                if self.check_irq_return(cpu_i, r.depth, gflags) {
+                    return false;
+                }
                 let cd = &mut self.cpus[cpu_i];
                 cd.depth = r.depth - 1;
                 let mut func_match = true;
@@ -555,7 +594,9 @@ impl GraphIter {
                 self.prologue(s, cpu_i, ts, entry_pid(entry), gflags, tflags);
                 print_duration(s, Fill::Duration(r.rettime.saturating_sub(r.calltime)), gflags, tflags);
                 push_spaces(s, r.depth.max(0) as usize * TRACE_GRAPH_INDENT);
-                if func_match && gflags & flags::TAIL == 0 {
+                if gflags & flags::RETVAL != 0 {
+                    print_graph_retval(s, r.retval, false, r.func, gflags & flags::RETVAL_HEX != 0);
+                } else if func_match && gflags & flags::TAIL == 0 {
                     s.push_str("}\n");
                 } else {
                     s.push_str("} /* ");
@@ -564,6 +605,9 @@ impl GraphIter {
                 }
                 if gflags & flags::OVERRUN != 0 {
                     let _ = writeln!(s, " (Overruns: {})", r.overrun);
+                }
+                if self.is_irq_entry(r.func) {
+                    self.print_graph_irq(s, cpu_i, ts, entry_pid(entry), gflags, tflags, false);
                 }
                 false
             }
@@ -621,6 +665,23 @@ impl GraphIter {
     /// The context switch line and the TIME, CPU and TASK/PID columns
     /// (Linux's `print_graph_prologue`).
     fn prologue(&mut self, s: &mut String, cpu: usize, ts: u64, pid: i32, gflags: u32, tflags: u32) {
+        self.prologue_irq(s, cpu, ts, pid, None, gflags, tflags);
+    }
+
+    /// [`Self::prologue`] of the entry of `irq_func`'s call when `Some`:
+    /// after the context switch line, the `==========>` line if it is an
+    /// interrupt handler.
+    #[allow(clippy::too_many_arguments)]
+    fn prologue_irq(
+        &mut self,
+        s: &mut String,
+        cpu: usize,
+        ts: u64,
+        pid: i32,
+        irq_func: Option<usize>,
+        gflags: u32,
+        tflags: u32,
+    ) {
         let last = core::mem::replace(&mut self.cpus[cpu].last_pid, pid);
         if last != pid && last != -1 {
             s.push_str(" ------------------------------------------\n");
@@ -630,6 +691,14 @@ impl GraphIter {
             print_proc(s, pid);
             s.push_str("\n ------------------------------------------\n\n");
         }
+        if irq_func.is_some_and(|f| self.is_irq_entry(f)) {
+            self.print_graph_irq(s, cpu, ts, pid, gflags, tflags, true);
+        }
+        self.columns(s, cpu, ts, pid, gflags, tflags);
+    }
+
+    /// The TIME, CPU and TASK/PID columns.
+    fn columns(&self, s: &mut String, cpu: usize, ts: u64, pid: i32, gflags: u32, tflags: u32) {
         if tflags & CONTEXT_INFO == 0 {
             return;
         }
@@ -646,9 +715,99 @@ impl GraphIter {
         }
     }
 
+    /// Whether `addr` (a graph entry's ftrace ip) is in an interrupt
+    /// handler's entry (Linux's `__irqentry_text` test).
+    fn is_irq_entry(&self, addr: usize) -> bool {
+        let func = addr.wrapping_sub(arch::ftrace::FTRACE_BL_OFFSET);
+        self.irq_entries.contains(&func)
+    }
+
+    /// The `==========>` (entering, `enter`) or `<==========` line around
+    /// an interrupt handler's calls (Linux's `print_graph_irq`).
+    #[allow(clippy::too_many_arguments)]
+    fn print_graph_irq(&self, s: &mut String, cpu: usize, ts: u64, pid: i32, gflags: u32, tflags: u32, enter: bool) {
+        self.columns(s, cpu, ts, pid, gflags, tflags);
+        let duration = gflags & flags::DURATION != 0 && tflags & CONTEXT_INFO != 0;
+        if duration {
+            s.push_str("  ");
+        }
+        s.push_str(if enter { "==========>" } else { "<==========" });
+        if duration {
+            s.push_str(" |");
+        }
+        s.push('\n');
+    }
+
+    /// With `funcgraph-irqs` off, whether the entry of `addr` at `depth`
+    /// is hidden: an interrupt handler's, or below one (Linux's
+    /// `check_irq_entry`).
+    fn check_irq_entry(&mut self, cpu: usize, addr: usize, depth: i32, gflags: u32) -> bool {
+        if gflags & flags::IRQS != 0 {
+            return false;
+        }
+        if self.cpus[cpu].depth_irq >= 0 {
+            return true;
+        }
+        if !self.is_irq_entry(addr) {
+            return false;
+        }
+        self.cpus[cpu].depth_irq = depth;
+        true
+    }
+
+    /// With `funcgraph-irqs` off, whether a return at `depth` is hidden:
+    /// inside an interrupt handler's call, or its own (Linux's
+    /// `check_irq_return`).
+    fn check_irq_return(&mut self, cpu: usize, depth: i32, gflags: u32) -> bool {
+        if gflags & flags::IRQS != 0 {
+            return false;
+        }
+        let cd = &mut self.cpus[cpu];
+        if cd.depth_irq == -1 {
+            return false;
+        }
+        if cd.depth_irq >= depth {
+            cd.depth_irq = -1;
+        }
+        true
+    }
+
     fn print_cpu(&self, s: &mut String, cpu: usize) {
         let _ = write!(s, " {:>w$}) ", cpu, w = self.cpu_width);
     }
+}
+
+/// The return value of `func` (a graph entry's ftrace ip) as Linux's
+/// `print_graph_retval` prints it, on a leaf's line or a `}`: a negative
+/// error code (of 64 or 32 bits) in decimal, anything else in hexadecimal,
+/// everything in hexadecimal with `hex`.
+fn print_graph_retval(s: &mut String, retval: u64, leaf: bool, func: usize, hex: bool) {
+    let err = if retval == 0 || hex {
+        None
+    } else {
+        // A 32-bit negative value in a 64-bit register.
+        let v = if retval & (1 << 31) != 0 && retval >> 32 == 0 {
+            i64::from(retval as u32 as i32)
+        } else {
+            retval as i64
+        };
+        // Linux's IS_ERR_VALUE: -MAX_ERRNO..=-1.
+        (-4095..0).contains(&v).then_some(v)
+    };
+    if !leaf {
+        s.push_str("} /* ");
+    }
+    output::print_sym_short(s, func);
+    if leaf {
+        s.push_str("(); /* = ");
+    } else {
+        s.push_str(" = ");
+    }
+    let _ = match err {
+        Some(e) => write!(s, "{e}"),
+        None => write!(s, "{retval:#x}"),
+    };
+    s.push_str(" */\n");
 }
 
 /// Digits of the highest CPU number (Linux's `max_bytes_for_cpu`).

@@ -55,6 +55,32 @@ pub extern "C" fn fgraph_test_mid(x: u64) -> u64 {
     a ^ b ^ fgraph_test_deep(b)
 }
 
+/// Fails with a 64-bit error code (-EINVAL), which funcgraph-retval
+/// prints in decimal.
+#[inline(never)]
+#[no_mangle]
+#[allow(unsafe_code)]
+pub extern "C" fn fgraph_test_fail(x: u64) -> i64 {
+    if black_box(x) == u64::MAX {
+        0
+    } else {
+        -22
+    }
+}
+
+/// Fails with a 32-bit error code (-ENOENT: x0 holds 0xfffffffe), which
+/// funcgraph-retval also prints in decimal.
+#[inline(never)]
+#[no_mangle]
+#[allow(unsafe_code)]
+pub extern "C" fn fgraph_test_fail32(x: u64) -> i32 {
+    if black_box(x) == u64::MAX {
+        0
+    } else {
+        -2
+    }
+}
+
 /// The chain's root, the `set_graph_function` of the golden run.
 #[inline(never)]
 #[no_mangle]
@@ -62,7 +88,8 @@ pub extern "C" fn fgraph_test_mid(x: u64) -> u64 {
 pub extern "C" fn fgraph_test_root(x: u64) -> u64 {
     let a = fgraph_test_leaf(black_box(x));
     let b = fgraph_test_mid(a);
-    fgraph_test_leaf(a.wrapping_add(b))
+    let e = fgraph_test_fail(b) as u64 ^ fgraph_test_fail32(b) as i64 as u64;
+    fgraph_test_leaf(a.wrapping_add(b) ^ e)
 }
 
 /// The chain's value, computed without any call being traced twice.
@@ -74,7 +101,8 @@ fn chain_value(x: u64) -> u64 {
         let b2 = leaf(a2 + 1) + 1;
         a2 ^ b2 ^ leaf(b2 ^ 3).rotate_left(7)
     };
-    leaf(a.wrapping_add(m))
+    let e = if m == u64::MAX { 0 } else { -22i64 as u64 ^ -2i64 as u64 };
+    leaf(a.wrapping_add(m) ^ e)
 }
 
 /// Result of the chain run by [`run_chain_in_kthread`].
@@ -150,7 +178,7 @@ fn trace_chain(setup: &[(&str, &str)]) -> String {
 /// with several option sets, each `trace` printed line by line as
 /// `fgraph-golden: LINE` between `fgraph-golden: == NAME` headers.
 pub fn golden() {
-    let runs: [(&str, &[(&str, &str)]); 5] = [
+    let runs: [(&str, &[(&str, &str)]); 7] = [
         ("default", &[]),
         (
             "proc abstime tail",
@@ -170,6 +198,11 @@ pub fn golden() {
         ),
         ("max_graph_depth 2", &[("max_graph_depth", "2")]),
         ("no context-info", &[("options/context-info", "0")]),
+        ("retval", &[("options/funcgraph-retval", "1")]),
+        (
+            "retval hex",
+            &[("options/funcgraph-retval", "1"), ("options/funcgraph-retval-hex", "1")],
+        ),
     ];
     for (name, setup) in runs {
         crate::pr_info!("fgraph-golden: == {name}");
@@ -251,6 +284,8 @@ fn function_graph_nests_the_chain_and_prints_leaves_on_one_line() {
             "        fgraph_test_leaf();",
             "      }",
             "    }",
+            "    fgraph_test_fail();",
+            "    fgraph_test_fail32();",
             "    fgraph_test_leaf();",
             "  }",
         ],
@@ -270,12 +305,164 @@ fn function_graph_records_linux_entry_and_exit_types() {
         fmt.contains("field:int depth;\toffset:16;\tsize:4;\tsigned:1;"),
         "{fmt}"
     );
+    // Linux's layout with CONFIG_FUNCTION_GRAPH_RETVAL.
     let fmt = read_all("events/ftrace/funcgraph_exit/format");
     assert!(fmt.contains("ID: 10\n"), "{fmt}");
     assert!(
-        fmt.contains("field:unsigned long long rettime;\toffset:32;\tsize:8;\tsigned:0;"),
+        fmt.contains("field:unsigned long retval;\toffset:16;\tsize:8;\tsigned:0;"),
         "{fmt}"
     );
+    assert!(
+        fmt.contains("field:unsigned long long rettime;\toffset:40;\tsize:8;\tsigned:0;"),
+        "{fmt}"
+    );
+    assert!(fmt.contains("over: %d retval: %lx\""), "{fmt}");
+}
+
+/// The FUNCTION CALLS column of `text`'s lines (after the last `|`).
+fn calls_of(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| String::from(l.rsplit_once('|').map_or(l, |(_, f)| f)))
+        .collect()
+}
+
+#[kernel_test]
+fn funcgraph_retval_prints_error_codes_in_decimal_and_the_rest_in_hex() {
+    let text = trace_chain(&[("options/funcgraph-retval", "1")]);
+    let calls = calls_of(&text);
+    assert!(
+        calls.iter().any(|l| l == "    fgraph_test_fail(); /* = -22 */"),
+        "{text}"
+    );
+    assert!(
+        calls.iter().any(|l| l == "    fgraph_test_fail32(); /* = -2 */"),
+        "{text}"
+    );
+    let root = alloc::format!("  }} /* fgraph_test_root = {:#x} */", chain_value(5));
+    assert!(calls.contains(&root), "{text}");
+    let text = trace_chain(&[("options/funcgraph-retval", "1"), ("options/funcgraph-retval-hex", "1")]);
+    let calls = calls_of(&text);
+    assert!(
+        calls
+            .iter()
+            .any(|l| l == "    fgraph_test_fail(); /* = 0xffffffffffffffea */"),
+        "{text}"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|l| l == "    fgraph_test_fail32(); /* = 0xfffffffe */"),
+        "{text}"
+    );
+    // The hex option alone changes nothing.
+    let text = trace_chain(&[("options/funcgraph-retval-hex", "1")]);
+    assert!(calls_of(&text).iter().any(|l| l == "    fgraph_test_fail();"), "{text}");
+}
+
+/// The timer interrupt's handler (an interrupt's first traced call).
+const TIMER_HANDLER: &str = "kernel__time__timer_interrupt";
+
+/// Traces the timer interrupt's handler for a few ticks with
+/// `funcgraph-irqs` set to `irqs`, and reads `trace` with it set to
+/// `irqs_read`.
+fn trace_timer_irqs(irqs: &str, irqs_read: &str) -> String {
+    reset_graph();
+    write("set_ftrace_filter", TIMER_HANDLER).expect("filter");
+    write("options/funcgraph-irqs", irqs).expect("funcgraph-irqs");
+    write("current_tracer", "function_graph").expect("function_graph");
+    crate::sched::wait::sleep_ns(50_000_000).expect("sleep");
+    write("tracing_on", "0").expect("tracing_on");
+    write("options/funcgraph-irqs", irqs_read).expect("funcgraph-irqs");
+    let text = read_all("trace");
+    reset_graph();
+    text
+}
+
+#[kernel_test]
+fn interrupt_handler_calls_are_framed_by_linux_irq_markers() {
+    let text = trace_timer_irqs("1", "1");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let calls: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].ends_with("|  kernel__time__timer_interrupt();"))
+        .collect();
+    assert!(!calls.is_empty(), "{text}");
+    for i in calls {
+        // ` N)   ==========> |` before, ` N)   <========== |` after, on
+        // the call's CPU (Linux's print_graph_irq columns).
+        let cpu = &lines[i][..lines[i].find(')').expect("cpu column") + 1];
+        assert_eq!(
+            lines.get(i.wrapping_sub(1)).copied(),
+            Some(alloc::format!("{cpu}   ==========> |").as_str()),
+            "{text}"
+        );
+        assert_eq!(
+            lines.get(i + 1).copied(),
+            Some(alloc::format!("{cpu}   <========== |").as_str()),
+            "{text}"
+        );
+    }
+    // Recorded, then read with funcgraph-irqs off: hidden with their
+    // markers (Linux's check_irq_entry).
+    let text = trace_timer_irqs("1", "0");
+    assert!(
+        !text.contains("timer_interrupt") && !text.contains("=========="),
+        "{text}"
+    );
+    // Off while recording: not recorded at all.
+    let text = trace_timer_irqs("0", "1");
+    assert!(
+        !text.contains("timer_interrupt") && !text.contains("=========="),
+        "{text}"
+    );
+}
+
+/// The indentation of each `fgraph_test_leaf` line of `text`.
+fn leaf_depths(text: &str) -> Vec<usize> {
+    calls_of(text)
+        .iter()
+        .filter(|l| l.trim_start() == "fgraph_test_leaf();")
+        .map(|l| (l.len() - l.trim_start().len()) / 2 - 1)
+        .collect()
+}
+
+/// Runs the chain with the top level's function_graph hooking only
+/// `fgraph_test_leaf` and instance `kg`'s hooking the whole chain, with
+/// `max_graph_depth` `max`; returns (top's `trace`, the instance's).
+fn trace_chain_two_users(max: &str) -> (String, String) {
+    reset_graph();
+    let instances = crate::trace::test_files::lookup("instances").expect("instances");
+    instances
+        .create(b"kg", vfs::NodeKind::Directory, 0o755, 0, 0)
+        .expect("mkdir");
+    write("instances/kg/set_ftrace_filter", "fgraph_test_*").expect("filter");
+    write("instances/kg/current_tracer", "function_graph").expect("instance tracer");
+    write("set_ftrace_filter", "fgraph_test_leaf").expect("filter");
+    write("max_graph_depth", max).expect("max_graph_depth");
+    write("current_tracer", "function_graph").expect("function_graph");
+    run_chain_in_kthread(5);
+    write("tracing_on", "0").expect("tracing_on");
+    write("instances/kg/tracing_on", "0").expect("tracing_on");
+    let top = read_all("trace");
+    let inst = read_all("instances/kg/trace");
+    write("instances/kg/current_tracer", "nop").expect("nop");
+    instances.rmdir(b"kg").expect("rmdir");
+    reset_graph();
+    (top, inst)
+}
+
+#[kernel_test]
+fn graph_depth_counts_the_calls_every_graph_user_hooked() {
+    // As Linux's current->curr_ret_depth: one depth per hooked call,
+    // whichever user hooked it, so the top level's leaves sit as deep
+    // as the instance's although the top level hooks nothing else.
+    let (top, inst) = trace_chain_two_users("0");
+    assert_eq!(leaf_depths(&inst), [1, 2, 3, 3, 1], "{inst}");
+    assert_eq!(leaf_depths(&top), leaf_depths(&inst), "{top}\n{inst}");
+    // max_graph_depth (one for all users) applies to that depth.
+    let (top, inst) = trace_chain_two_users("2");
+    assert_eq!(leaf_depths(&inst), [1, 1], "{inst}");
+    assert_eq!(leaf_depths(&top), [1, 1], "{top}");
 }
 
 #[kernel_test]

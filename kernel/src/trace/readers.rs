@@ -325,8 +325,11 @@ impl TracePipe {
     }
 
     /// Takes the oldest entry of all its CPUs and formats it; false if
-    /// there is none.
-    fn consume_one(&self, s: &mut String, scratch: &mut Vec<u8>) -> bool {
+    /// there is none. `scratch` and `next` hold a page each already: the
+    /// entries are copied into them with the CPU's buffer locked, where
+    /// nothing may allocate (an allocation is a traced call, whose event
+    /// would wait for that lock on this CPU forever).
+    fn consume_one(&self, s: &mut String, scratch: &mut Vec<u8>, next: &mut Vec<u8>) -> bool {
         let mut best: Option<(usize, u64)> = None;
         for cpu in self.cpus() {
             if let Some(Some(ts)) = self.tr.with_buffer(cpu, |b| b.peek().map(|e| e.ts)) {
@@ -358,11 +361,12 @@ impl TracePipe {
         }
         // A graph entry looks at the CPU's next entry, and takes it when
         // the two make one line.
-        let next = self
+        next.clear();
+        let has_next = self
             .tr
-            .with_buffer(cpu, |b| b.peek().map(|e| e.data.to_vec()))
-            .flatten();
-        if g.print_line(s, cpu, ts, scratch, next.as_deref()) {
+            .with_buffer(cpu, |b| b.peek().map(|e| next.extend_from_slice(e.data)).is_some())
+            .unwrap_or(false);
+        if g.print_line(s, cpu, ts, scratch, has_next.then_some(&next[..])) {
             self.tr.with_buffer(cpu, |b| {
                 b.consume();
             });
@@ -383,7 +387,8 @@ impl FileOps for TracePipe {
         if pending.is_empty() {
             let mut s = String::new();
             let mut scratch = Vec::with_capacity(PAGE_SIZE);
-            while s.len() < buf.len().min(CHUNK) && self.consume_one(&mut s, &mut scratch) {}
+            let mut next = Vec::with_capacity(PAGE_SIZE);
+            while s.len() < buf.len().min(CHUNK) && self.consume_one(&mut s, &mut scratch, &mut next) {}
             pending.extend_from_slice(s.as_bytes());
         }
         if pending.is_empty() {

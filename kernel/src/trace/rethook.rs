@@ -60,8 +60,8 @@ pub struct GraphFrame {
     /// The trace array whose function_graph hooked the call (`None`: the
     /// top level's, as in-kernel tests push them).
     pub array: Option<&'static super::ftrace_function::FtraceArray>,
-    /// Its graph user slot (below [`FGRAPH_ARRAY_SIZE`]): depth and the
-    /// `set_graph_*` regions are counted per user.
+    /// Its graph user slot (below [`FGRAPH_ARRAY_SIZE`]): the
+    /// `set_graph_*` regions are counted per user (the depth is shared).
     pub user: u8,
     /// Its depth (Linux's `ftrace_graph_ent.depth`).
     pub depth: i32,
@@ -95,9 +95,11 @@ pub fn is_trampoline(addr: usize) -> bool {
 
 struct RetStackInner {
     frames: Vec<RetFrame>,
-    /// Graph frames on the stack, per graph user (Linux's
-    /// `curr_ret_depth` + 1).
-    graph_depth: [i32; FGRAPH_ARRAY_SIZE],
+    /// Calls with at least one graph frame on the stack, whatever their
+    /// users (Linux's `curr_ret_depth` + 1: one depth per hooked call,
+    /// shared by every fgraph user, so that `max_graph_depth` and the
+    /// indentation count the calls any user hooked).
+    graph_calls: i32,
     /// Graph frames made by `set_graph_notrace` on the stack, per user.
     graph_notrace: [u32; FGRAPH_ARRAY_SIZE],
     /// Graph frames of `set_graph_function` functions on the stack, per
@@ -106,6 +108,25 @@ struct RetStackInner {
     /// When the task was last switched out with `options/sleep-time` off
     /// (Linux's `ftrace_timestamp`), 0 if not.
     sched_out_at: u64,
+}
+
+impl RetStackInner {
+    /// The depth of the graph frame another user pushed for the call of
+    /// `func` at `sp`, if one is on top of the stack: the frames of one
+    /// call are pushed together (the users' hooks, and kretprobes' or
+    /// fprobes' between them, run one after the other at its entry), so
+    /// only the top frames with its sp can be its; of those, a graph
+    /// frame of another function is a call that tail-called this one.
+    fn graph_depth_of_call(&self, sp: usize, func: usize) -> Option<i32> {
+        self.frames
+            .iter()
+            .rev()
+            .take_while(|f| f.sp == sp)
+            .find_map(|f| match &f.owner {
+                RethookOwner::Graph(g) if f.func == func => Some(g.depth),
+                _ => None,
+            })
+    }
 }
 
 /// A task's return stack.
@@ -129,7 +150,7 @@ impl RetStack {
         RetStack {
             inner: IrqSpinLock::new(RetStackInner {
                 frames: Vec::with_capacity(RETHOOK_DEPTH),
-                graph_depth: [0; FGRAPH_ARRAY_SIZE],
+                graph_calls: 0,
                 graph_notrace: [0; FGRAPH_ARRAY_SIZE],
                 graph_started: [0; FGRAPH_ARRAY_SIZE],
                 sched_out_at: 0,
@@ -152,7 +173,9 @@ impl RetStack {
         }
         if let RethookOwner::Graph(g) = &frame.owner {
             let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
-            st.graph_depth[u] += 1;
+            if st.graph_depth_of_call(frame.sp, frame.func).is_none() {
+                st.graph_calls += 1;
+            }
             st.graph_notrace[u] += u32::from(g.notrace);
             st.graph_started[u] += u32::from(g.graph_start);
         }
@@ -161,19 +184,24 @@ impl RetStack {
         Ok(())
     }
 
-    /// function_graph's entry for graph user `user` in one hold of the
-    /// lock: `decide` sees the state [`Self::graph_state_of`] gives and
-    /// returns the frame to push with what its caller keeps, or `None` to
-    /// push nothing. `None` if it declined, `Some(Err(()))` if the stack
-    /// was full.
+    /// function_graph's entry for graph user `user` into the call of
+    /// `func` (its ftrace ip) at `sp`, in one hold of the lock: `decide`
+    /// sees the call's depth (that of another user's frame of the same
+    /// call, else one more than the calls hooked so far) and the user's
+    /// notrace and started states, and returns the frame to push with what
+    /// its caller keeps, or `None` to push nothing. `None` if it declined,
+    /// `Some(Err(()))` if the stack was full.
     pub fn push_graph<R>(
         &self,
         user: u8,
+        sp: usize,
+        func: usize,
         decide: impl FnOnce(i32, bool, bool) -> Option<(RetFrame, R)>,
     ) -> Option<Result<R, ()>> {
         let u = usize::from(user) % FGRAPH_ARRAY_SIZE;
         let mut st = self.inner.lock();
-        let (frame, r) = decide(st.graph_depth[u], st.graph_notrace[u] > 0, st.graph_started[u] > 0)?;
+        let depth = st.graph_depth_of_call(sp, func).unwrap_or(st.graph_calls);
+        let (frame, r) = decide(depth, st.graph_notrace[u] > 0, st.graph_started[u] > 0)?;
         Some(self.push_locked(&mut st, frame).map(|()| r).map_err(drop))
     }
 
@@ -184,7 +212,9 @@ impl RetStack {
         self.depth.store(st.frames.len(), Ordering::Relaxed);
         if let RethookOwner::Graph(g) = &frame.owner {
             let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
-            st.graph_depth[u] -= 1;
+            if st.graph_depth_of_call(frame.sp, frame.func).is_none() {
+                st.graph_calls -= 1;
+            }
             st.graph_notrace[u] -= u32::from(g.notrace);
             st.graph_started[u] -= u32::from(g.graph_start);
         }
@@ -192,13 +222,13 @@ impl RetStack {
     }
 
     /// function_graph's view of the task for graph user `user` (0: the
-    /// top level): (the depth of its next graph frame, whether a
-    /// `set_graph_notrace` call of it is in flight, whether a
+    /// top level): (the depth of the next hooked call, whether a
+    /// `set_graph_notrace` call of the user is in flight, whether a
     /// `set_graph_function` call is).
     pub fn graph_state_of(&self, user: u8) -> (i32, bool, bool) {
         let u = usize::from(user) % FGRAPH_ARRAY_SIZE;
         let st = self.inner.lock();
-        (st.graph_depth[u], st.graph_notrace[u] > 0, st.graph_started[u] > 0)
+        (st.graph_calls, st.graph_notrace[u] > 0, st.graph_started[u] > 0)
     }
 
     /// [`Self::graph_state_of`] the top level's function_graph.
