@@ -108,7 +108,11 @@ macro_rules! static_branch_likely {
 #[macro_export]
 macro_rules! static_branch_site {
     ($key:path, branch = $branch:expr) => {
-        $crate::jump_label::arch_static_branch!($key, default = $crate::jump_label::key_default(&$key), branch = $branch)
+        $crate::jump_label::arch_static_branch!(
+            $key,
+            default = $crate::jump_label::key_default(&$key),
+            branch = $branch
+        )
     };
 }
 
