@@ -83,7 +83,7 @@ pub const fn key_default<const DEFAULT: bool>(_key: &StaticKey<DEFAULT>) -> bool
 #[macro_export]
 macro_rules! static_branch_unlikely {
     ($key:path) => {
-        $crate::jump_label::arch_static_branch!($key, default = $crate::jump_label::key_default(&$key), branch = false)
+        $crate::static_branch_site!($key, branch = false)
     };
 }
 
@@ -94,7 +94,37 @@ macro_rules! static_branch_unlikely {
 #[macro_export]
 macro_rules! static_branch_likely {
     ($key:path) => {
-        !$crate::jump_label::arch_static_branch!($key, default = $crate::jump_label::key_default(&$key), branch = true)
+        !$crate::static_branch_site!($key, branch = true)
+    };
+}
+
+/// The site of the two macros above: one patchable instruction, or, in a
+/// kernel built without static-key sites (feature `no_tracepoints`, the
+/// baseline of `bench/ftrace.py --nop-cost`), the key's built-in state as
+/// a constant, so that the compiler drops the guarded code as Linux
+/// without CONFIG_TRACEPOINTS has none.
+#[doc(hidden)]
+#[cfg(not(feature = "no_tracepoints"))]
+#[macro_export]
+macro_rules! static_branch_site {
+    ($key:path, branch = $branch:expr) => {
+        $crate::jump_label::arch_static_branch!(
+            $key,
+            default = $crate::jump_label::key_default(&$key),
+            branch = $branch
+        )
+    };
+}
+
+/// See above: the constant form.
+#[doc(hidden)]
+#[cfg(feature = "no_tracepoints")]
+#[macro_export]
+macro_rules! static_branch_site {
+    ($key:path, branch = $branch:expr) => {
+        // `jmp` of the site as built: the key's state, seen through the
+        // branch bit.
+        $crate::jump_label::key_default(&$key) != $branch
     };
 }
 

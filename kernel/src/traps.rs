@@ -9,6 +9,7 @@ use arch::entry::BadMode;
 use arch::esr::{self, Ec};
 use arch::ptrace::PtRegs;
 use core::fmt::Write;
+use ktest_macros::notrace;
 
 fn read_esr_far() -> (u64, u64) {
     use aarch64_cpu::registers::{Readable, ESR_EL1, FAR_EL1};
@@ -45,8 +46,12 @@ fn el1h_64_sync(regs: &mut PtRegs) {
 
 /// Synchronous exception at EL0: system calls, and faults that become
 /// signals for the process (Linux's `el0t_64_sync_handler`).
+///
+/// Built without a patch site, as Linux's `noinstr` entry code: the module
+/// is notrace anyway, and the two NOPs would run on every system call.
 #[allow(unsafe_code)] // exported under Linux's name for the entry code
 #[no_mangle]
+#[notrace]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGBUS};
     let me = el0t_64_sync_handler as *const () as usize;
@@ -90,9 +95,11 @@ fn do_el0_undef(regs: &mut PtRegs) {
 }
 
 /// Work on the way back to EL0: rescheduling and signal delivery, with
-/// interrupts masked between checks so nothing new slips past.
+/// interrupts masked between checks so nothing new slips past. No patch
+/// site, as `el0t_64_sync_handler`.
 #[allow(unsafe_code)] // exported for the entry code
 #[no_mangle]
+#[notrace]
 pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
     // ret_to_user masked interrupts; the return to EL0 unmasks them.
     let me = exit_to_user_mode as *const () as usize;
@@ -192,7 +199,5 @@ fn panic_unhandled(regs: &PtRegs, vector: &str, esr_val: u64) -> ! {
 }
 
 crate::nokprobe_symbol!(el1h_64_sync_handler);
-crate::nokprobe_symbol!(el0t_64_sync_handler);
-crate::nokprobe_symbol!(exit_to_user_mode);
 crate::nokprobe_symbol!(bad_mode);
 crate::nokprobe_symbol!(handle_bad_stack);

@@ -157,7 +157,10 @@ pub fn raw_local_irq_disable() {
     unsafe { core::arch::asm!("msr daifset, #3", options(nomem, nostack)) };
 }
 
-/// Whether IRQs are masked on this CPU.
+/// Whether IRQs are masked on this CPU. Always inline (Linux's
+/// `arch_irqs_disabled` is a static inline): out of line it was a call with
+/// a patch site for one `mrs`, on every lock and return to user.
+#[inline(always)]
 pub fn irqs_disabled() -> bool {
     DAIF.is_set(DAIF::I)
 }

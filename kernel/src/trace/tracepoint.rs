@@ -477,12 +477,9 @@ macro_rules! define_trace_event {
         $(#[$doc])*
         #[inline(always)]
         pub fn $trace($($arg: $argty),*) {
-            #[cfg(not(feature = "no_trace_sites"))]
             if $crate::static_branch_unlikely!($name::KEY) {
                 $name::record($($arg),*);
             }
-            #[cfg(feature = "no_trace_sites")]
-            let _ = ($($arg,)*);
         }
     };
 }

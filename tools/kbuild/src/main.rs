@@ -19,10 +19,14 @@
 //! `__start_mcount_loc` and `__stop_mcount_loc`; `#[notrace]` functions
 //! are built without one.
 //!
-//! Usage: `kbuild [--test | --no-trace-sites] [--out DIR]`. `--test` builds
-//! the in-kernel test kernel (feature `ktest`); `--no-trace-sites` the
-//! baseline of the tracing benchmarks (`bench/ftrace.py --nop-cost`): no
-//! patch sites and no tracepoints (feature `no_trace_sites`), into
+//! Usage: `kbuild [--test | [--no-trace-sites] [--no-tracepoints]] [--out DIR]`.
+//! `--test` builds the in-kernel test kernel (feature `ktest`). The other
+//! two build the baselines of the off-cost benchmark (`bench/ftrace.py
+//! --nop-cost`): `--no-trace-sites` without ftrace patch sites (Linux
+//! without CONFIG_FUNCTION_TRACER), into `target/kernel-nosites`;
+//! `--no-tracepoints` without static-key sites, so without tracepoints
+//! and the latency tracers' hooks (feature `no_tracepoints`, Linux without
+//! CONFIG_TRACEPOINTS), into `target/kernel-notp`; both, into
 //! `target/kernel-notrace`. Prints the image path on stdout.
 //!
 //! `kbuild initramfs -o FILE [--rc FILE] [--cmd FILE] [EXTRA...]` builds the user
@@ -39,11 +43,14 @@ use std::process::{Command, ExitCode};
 
 const TARGET: &str = "aarch64-unknown-none-softfloat";
 
+const USAGE: &str = "usage: kbuild [--test | [--no-trace-sites] [--no-tracepoints]] [--out DIR]";
+
 struct Options {
     test: bool,
-    /// The baseline of the tracing benchmarks: no ftrace patch sites and
-    /// no tracepoints (feature `no_trace_sites`), in `target/kernel-notrace`.
+    /// Build without ftrace patch sites (no -Zpatchable-function-entry).
     no_trace_sites: bool,
+    /// Build without static-key sites (feature `no_tracepoints`).
+    no_tracepoints: bool,
     out: Option<PathBuf>,
 }
 
@@ -51,6 +58,7 @@ fn parse_args() -> Result<Options, String> {
     let mut o = Options {
         test: false,
         no_trace_sites: false,
+        no_tracepoints: false,
         out: None,
     };
     let mut args = std::env::args().skip(1);
@@ -58,10 +66,14 @@ fn parse_args() -> Result<Options, String> {
         match a.as_str() {
             "--test" => o.test = true,
             "--no-trace-sites" => o.no_trace_sites = true,
+            "--no-tracepoints" => o.no_tracepoints = true,
             "--out" => o.out = Some(args.next().ok_or("--out needs a directory")?.into()),
-            "-h" | "--help" => return Err("usage: kbuild [--test | --no-trace-sites] [--out DIR]".into()),
+            "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other}")),
         }
+    }
+    if o.test && (o.no_trace_sites || o.no_tracepoints) {
+        return Err(format!("--test builds the full kernel\n{USAGE}"));
     }
     Ok(o)
 }
@@ -130,10 +142,12 @@ fn link(root: &Path, lib: &Path, objs: &[&Path], out: &Path) -> Result<(), Strin
 
 fn build(o: &Options) -> Result<PathBuf, String> {
     let root = workspace_root();
-    let kind = match (o.test, o.no_trace_sites) {
-        (true, _) => "ktest",
-        (false, true) => "kernel-notrace",
-        (false, false) => "kernel",
+    let kind = match (o.test, o.no_trace_sites, o.no_tracepoints) {
+        (true, _, _) => "ktest",
+        (false, false, false) => "kernel",
+        (false, true, false) => "kernel-nosites",
+        (false, false, true) => "kernel-notp",
+        (false, true, true) => "kernel-notrace",
     };
     // Separate target directories, so that switching between the two
     // builds does not rebuild each time.
@@ -149,10 +163,14 @@ fn build(o: &Options) -> Result<PathBuf, String> {
         .env("CARGO_PROFILE_RELEASE_DEBUG", "2");
     if o.test {
         cargo.args(["--features", "ktest"]);
-    } else if o.no_trace_sites {
+    }
+    if o.no_tracepoints {
+        cargo.args(["--features", "no_tracepoints"]);
+    }
+    if o.no_trace_sites {
         // RUSTFLAGS replaces the target's rustflags of .cargo/config.toml:
         // the same flags without -Zpatchable-function-entry.
-        cargo.args(["--features", "no_trace_sites"]).env(
+        cargo.env(
             "RUSTFLAGS",
             "-C force-frame-pointers=yes -C relocation-model=static -C code-model=small \
              -Zmin-function-alignment=8",

@@ -106,7 +106,6 @@ pub fn syscall_proto(nr: u32) -> Option<&'static SyscallProto> {
 #[inline(always)]
 pub fn trace_sys_enter(regs: &PtRegs, nr: u32) {
     trace_raw_sys_enter(regs, i64::from(nr as i32));
-    #[cfg(not(feature = "no_trace_sites"))]
     if crate::static_branch_unlikely!(SYSCALL_ENTER_KEY) {
         record_enter(regs, nr);
     }
@@ -118,7 +117,6 @@ pub fn trace_sys_enter(regs: &PtRegs, nr: u32) {
 #[inline(always)]
 pub fn trace_sys_exit(nr: u32, ret: i64) {
     trace_raw_sys_exit(i64::from(nr as i32), ret);
-    #[cfg(not(feature = "no_trace_sites"))]
     if crate::static_branch_unlikely!(SYSCALL_EXIT_KEY) {
         record_exit(nr, ret);
     }
@@ -126,7 +124,6 @@ pub fn trace_sys_exit(nr: u32, ret: i64) {
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(feature = "no_trace_sites", allow(dead_code))]
 fn record_enter(regs: &PtRegs, nr: u32) {
     let Some(se) = ENTER.get(nr as usize) else { return };
     if !se.on.load(Ordering::Acquire) {
@@ -149,7 +146,6 @@ fn record_enter(regs: &PtRegs, nr: u32) {
 
 #[cold]
 #[inline(never)]
-#[cfg_attr(feature = "no_trace_sites", allow(dead_code))]
 fn record_exit(nr: u32, ret: i64) {
     let Some(se) = EXIT.get(nr as usize) else { return };
     if !se.on.load(Ordering::Acquire) {
