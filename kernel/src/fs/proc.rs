@@ -28,14 +28,32 @@ fn task_state_char(t: &crate::sched::Task) -> char {
     }
 }
 
-/// The state letter of thread `t` of `p`, or of the process (its first
-/// thread's, as Linux shows the leader's).
+/// Whether `p`'s leader (the thread whose ID is the PID) has exited while
+/// other threads run: Linux keeps it as a zombie until the group ends,
+/// and shows the process through it.
+fn leader_exited(p: &Process) -> bool {
+    let threads = p.threads.lock();
+    !threads.is_empty() && !threads.iter().any(|t| t.tid() == p.pid)
+}
+
+/// Threads of `p`, a zombie leader included (Linux's `nr_threads`).
+fn thread_count(p: &Process) -> usize {
+    let live = p.threads.lock().len();
+    (live + usize::from(leader_exited(p))).max(1)
+}
+
+/// The state letter of thread `t` of `p`, or of the process (the
+/// leader's, as Linux shows it: `Z` once the leader exited, whatever the
+/// other threads do).
 fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
     if p.is_zombie() {
         return 'Z';
     }
     if let Some(t) = t {
         return task_state_char(t);
+    }
+    if leader_exited(p) {
+        return 'Z';
     }
     let leader = p.main_thread();
     if leader.as_ref().is_some_and(|t| t.ptrace.in_stop()) {
@@ -53,16 +71,17 @@ fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
 /// CPU the thread last ran on.
 fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
     let state = state_char(p, t.as_deref());
+    let tid = t.as_ref().map_or(p.pid, |t| t.tid());
     let t = t.or_else(|| p.main_thread());
     let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
-    let threads = p.threads.lock().len().max(1);
+    let threads = thread_count(p);
     let (vsize, rss) = p
         .main_thread()
         .and_then(|t| t.mm.lock().clone())
         .map_or((0, 0), |mm| (mm.resident_pages() * 4096, mm.resident_pages()));
     let mut s = format!(
         "{} ({}) {} {} {} {} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 {} 0 0 {} {}",
-        t.as_ref().map_or(p.pid, |t| t.tid()),
+        tid,
         comm,
         state,
         p.ppid.load(Ordering::Relaxed),
@@ -121,7 +140,7 @@ fn status(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
         p.umask.load(Ordering::Relaxed),
         p.ppid.load(Ordering::Relaxed),
         t.as_ref().map_or(0, |t| t.ptrace.tracer_tid()),
-        p.threads.lock().len().max(1),
+        thread_count(p),
         p.shared_pending.load(Ordering::Relaxed),
         pid = p.pid,
     )

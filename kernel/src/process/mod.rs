@@ -305,6 +305,13 @@ fn do_clone(
     if parent.exiting.load(Ordering::Acquire) {
         return Err(Errno::ERESTARTNOINTR);
     }
+    // Nor while a signal or a stop is pending for the caller: it is taken
+    // first and the clone restarted after it (Linux's copy_process), so
+    // that a signal to the caller's group reaches it before the fork, and
+    // a group stop stops the caller before it makes a thread.
+    if signal::has_pending(&me) {
+        return Err(Errno::ERESTARTNOINTR);
+    }
     let mm = me.mm.lock().clone().ok_or(Errno::EINVAL)?;
     let child_mm = if flags & CLONE_VM != 0 { mm } else { mm.fork()? };
 
@@ -567,13 +574,19 @@ fn exit_process(p: &Arc<Process>, status: i32) {
             for c in &orphans {
                 c.ppid.store(1, Ordering::Release);
             }
-            init.children.lock().extend(orphans);
+            init.children.lock().extend(orphans.iter().cloned());
             if any_zombie {
                 init.child_wait.wake_up_all();
+            }
+            for c in &orphans {
+                signal::kill_orphaned_pgrp(c, p, false);
             }
         }
     }
     let parent = find_process(p.ppid.load(Ordering::Acquire));
+    if let Some(pp) = &parent {
+        signal::kill_orphaned_pgrp(p, pp, true);
+    }
     let autoreap = parent.as_ref().is_some_and(|pp| signal::ignores_children(pp));
     if let Some(pp) = parent {
         {

@@ -4,7 +4,6 @@
 use super::{current_process, ChildEvent, Process};
 use crate::errno::Errno;
 use crate::sched::wait::WaitError;
-use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
 pub use process_core::{WaitWho, WCONTINUED, WEXITED, WNOHANG, WNOWAIT, WUNTRACED};
@@ -72,9 +71,35 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                 }));
             }
         }
-        let children: alloc::vec::Vec<Arc<Process>> = me.children.lock().clone();
-        for c in children.iter().filter(|c| selected(who, options, c)) {
-            found_any = true;
+        // Only a child with a stop or continue to report is taken out of
+        // the list (no copy of it: a wait allocates nothing); whether we
+        // trace it is asked outside the list's lock, which comes after a
+        // process's `threads`.
+        let mut next = 0;
+        loop {
+            let c = {
+                let children = me.children.lock();
+                let mut reporting = None;
+                while let Some(c) = children.get(next) {
+                    next += 1;
+                    if !selected(who, options, c) {
+                        continue;
+                    }
+                    found_any = true;
+                    let has_report = match *c.wait_event.lock() {
+                        Some(ChildEvent::Stopped(_)) => stopped,
+                        Some(ChildEvent::Continued) => continued,
+                        _ => false,
+                    };
+                    if has_report {
+                        reporting = Some(c.clone());
+                        break;
+                    }
+                }
+                reporting
+            };
+            let Some(c) = c else { break };
+            let c = &c;
             // A child we trace reports its stops through ptrace.
             if crate::ptrace::traced_by(c, &me) {
                 continue;

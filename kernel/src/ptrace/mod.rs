@@ -838,58 +838,74 @@ fn tracee_selected(who: process_core::WaitWho, t: &Task) -> bool {
     who.selects(t.tid(), pgid)
 }
 
-/// The tracers whose lists a wait by `me` covers: every thread of its
-/// process, or with __WNOTHREAD only itself.
-fn waiting_threads(me: &Arc<Task>, options: u32) -> Vec<Arc<Task>> {
-    if options & process_core::WNOTHREAD != 0 {
-        return alloc::vec![me.clone()];
+/// The `i`th of the tracers whose lists a wait by `me` covers: every
+/// thread of its process, or with __WNOTHREAD only itself. One at a time,
+/// so that a wait allocates nothing.
+fn waiting_thread(me: &Arc<Task>, options: u32, i: usize) -> Option<Arc<Task>> {
+    match me.process.get() {
+        Some(p) if options & process_core::WNOTHREAD == 0 => p.threads.lock().get(i).cloned(),
+        _ => (i == 0).then(|| me.clone()),
     }
-    me.process
-        .get()
-        .map_or_else(|| alloc::vec![me.clone()], |p| p.threads.lock().clone())
 }
 
 /// Linux's wait_consider_task over `->ptraced`: a tracee's unreported stop
 /// (whatever WUNTRACED says) or its death (with WEXITED); collected unless
-/// WNOWAIT.
+/// WNOWAIT. Each list is looked at under its lock, as Linux walks it under
+/// tasklist_lock; only the tracee that reports is taken out of it.
 pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
     let me = sched::current();
     let keep = options & process_core::WNOWAIT != 0;
     let mut found_any = false;
-    for tracer in waiting_threads(&me, options) {
-        let tracees = tracer.ptrace.ptraced.lock().clone();
-        for t in tracees.iter().filter(|t| tracee_selected(who, t)) {
-            found_any = true;
-            let mut st = t.ptrace.state.lock();
-            if let Some(status) = st.exit_report {
-                if options & process_core::WEXITED == 0 {
-                    continue;
+    let mut i = 0;
+    while let Some(tracer) = waiting_thread(&me, options, i) {
+        let found = {
+            let list = tracer.ptrace.ptraced.lock();
+            let mut found = None;
+            for t in list.iter().filter(|t| tracee_selected(who, t)) {
+                found_any = true;
+                let mut st = t.ptrace.state.lock();
+                if let Some(status) = st.exit_report {
+                    if options & process_core::WEXITED == 0 {
+                        continue;
+                    }
+                    found = Some((t.clone(), ChildEvent::Exited(status)));
+                    break;
                 }
-                drop(st);
+                if st.stopped && !st.listening && st.exit_code != 0 {
+                    let code = st.exit_code;
+                    if !keep {
+                        st.exit_code = 0;
+                    }
+                    found = Some((t.clone(), ChildEvent::Traced(code)));
+                    break;
+                }
+            }
+            found
+        };
+        match found {
+            Some((t, ChildEvent::Exited(status))) => {
                 if !keep {
                     let mut list = tracer.ptrace.ptraced.lock();
-                    let Some(i) = list.iter().position(|x| Arc::ptr_eq(x, t)) else {
+                    let Some(at) = list.iter().position(|x| Arc::ptr_eq(x, &t)) else {
+                        // Another waiter took it meanwhile: this list again.
                         continue;
                     };
-                    list.remove(i);
+                    list.remove(at);
                     drop(list);
-                    release_dead_tracee(t);
+                    release_dead_tracee(&t);
                 }
                 return TraceeWait {
                     found_any,
-                    report: Some((t.tid(), ChildEvent::Exited(status), t.clone())),
+                    report: Some((t.tid(), ChildEvent::Exited(status), t)),
                 };
             }
-            if st.stopped && !st.listening && st.exit_code != 0 {
-                let code = st.exit_code;
-                if !keep {
-                    st.exit_code = 0;
-                }
+            Some((t, event)) => {
                 return TraceeWait {
                     found_any,
-                    report: Some((t.tid(), ChildEvent::Traced(code), t.clone())),
-                };
+                    report: Some((t.tid(), event, t)),
+                }
             }
+            None => i += 1,
         }
     }
     TraceeWait {
@@ -903,7 +919,8 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
 pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bool) {
     let me = sched::current();
     let mut any = false;
-    for tracer in waiting_threads(&me, options) {
+    let mut i = 0;
+    while let Some(tracer) = waiting_thread(&me, options, i) {
         for t in tracer.ptrace.ptraced.lock().iter().filter(|t| tracee_selected(who, t)) {
             any = true;
             let st = t.ptrace.state.lock();
@@ -913,6 +930,7 @@ pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bo
                 return (true, true);
             }
         }
+        i += 1;
     }
     (any, false)
 }

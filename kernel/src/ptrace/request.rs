@@ -326,9 +326,9 @@ fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
         st.listening = false;
     }
     // A tracer resumes a tracee to wait for its next stop: the tracee runs
-    // on this CPU when the tracer blocks, or is sent to an idle one when
-    // the tracer returns to user mode first.
-    sched::with_sync_wakeups(|| sched::wake_up(child));
+    // on this CPU when the tracer's next call (its wait) blocks, or is sent
+    // to an idle one when that call is another.
+    sched::with_sync_wakeups_to_next_syscall(|| sched::wake_up(child));
     Ok(0)
 }
 

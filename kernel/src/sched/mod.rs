@@ -41,6 +41,9 @@ static WAKE_SYNC: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(fals
 /// the next `schedule` here, or the return to user mode if the waker did
 /// not block after all, sends the kick it saved.
 static KICK_OWED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
+/// The owed kick waits past the return to user mode for the task's next
+/// system call (see [`with_sync_wakeups_to_next_syscall`]).
+static KICK_DEFERRED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 
 /// The running task on this CPU.
 #[notrace]
@@ -198,10 +201,44 @@ pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// [`with_sync_wakeups`] for a waker that returns to user mode first and
+/// blocks in its next system call: a tracer's resume request, followed by
+/// its wait for the next stop. The kick is kept owed up to that call, so
+/// that the tracee runs here once the tracer's wait blocks, with no
+/// cross-CPU wake-up of an idle CPU (which QEMU makes slow); any other
+/// call sends it then. A tracer that computes in user mode instead delays
+/// the tracee at most until an idle CPU's next tick, which picks up queued
+/// work.
+pub fn with_sync_wakeups_to_next_syscall<R>(f: impl FnOnce() -> R) -> R {
+    let r = with_sync_wakeups(f);
+    if KICK_OWED.this().load(Ordering::Relaxed) {
+        KICK_DEFERRED.this().store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+/// At system call entry: a kick deferred by
+/// [`with_sync_wakeups_to_next_syscall`] is sent now unless the call is
+/// `blocks` (a wait, whose `schedule` hands this CPU to the woken task).
+#[inline]
+pub fn syscall_entry_kick(blocks: bool) {
+    let deferred = KICK_DEFERRED.this();
+    if deferred.load(Ordering::Relaxed) {
+        deferred.store(false, Ordering::Relaxed);
+        if !blocks {
+            flush_sync_kick();
+        }
+    }
+}
+
 /// Sends the kick a synchronous wake-up saved, if the waker did not give
-/// up the CPU after all (called on the way back to user mode).
+/// up the CPU after all (called on the way back to user mode, where a
+/// deferred kick waits for the next system call instead).
 #[inline]
 pub fn flush_sync_kick() {
+    if KICK_DEFERRED.this().load(Ordering::Relaxed) {
+        return;
+    }
     let owed = KICK_OWED.this();
     if owed.load(Ordering::Relaxed) {
         owed.store(false, Ordering::Relaxed);
@@ -333,6 +370,7 @@ pub extern "C" fn schedule() {
             .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone());
         // A synchronous wake-up's task is picked (or waits behind others
         // this CPU serves first): what is still queued gets its kick now.
+        KICK_DEFERRED.this().store(false, Ordering::Relaxed);
         if KICK_OWED.this().swap(false, Ordering::Relaxed) {
             (next, rq.front().cloned())
         } else {

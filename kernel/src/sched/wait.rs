@@ -66,11 +66,32 @@ impl WaitQueue {
         self.waiters.lock().retain(|w| !Arc::ptr_eq(w, t));
     }
 
-    /// Wakes every waiter; each re-checks its condition.
+    /// Wakes every waiter; each re-checks its condition. They are taken
+    /// off in small batches and woken outside the lock; the list keeps its
+    /// capacity, so that the next wait's push allocates nothing (a wait
+    /// and wake per ptrace stop otherwise paid an allocation each).
     pub fn wake_up_all(&self) {
-        let waiters: Vec<Arc<Task>> = core::mem::take(&mut *self.waiters.lock());
-        for t in &waiters {
-            wake_up(t);
+        const BATCH: usize = 4;
+        // Only those waiting now: a woken waiter that queues itself again
+        // is not woken twice (but for a waiter leaving meanwhile, which
+        // costs a spurious wake-up at worst).
+        let mut left = self.waiters.lock().len();
+        while left > 0 {
+            let mut batch: [Option<Arc<Task>>; BATCH] = Default::default();
+            {
+                let mut w = self.waiters.lock();
+                let n = left.min(BATCH).min(w.len());
+                if n == 0 {
+                    break;
+                }
+                for (slot, t) in batch.iter_mut().zip(w.drain(..n)) {
+                    *slot = Some(t);
+                }
+                left -= n;
+            }
+            for t in batch.iter().flatten() {
+                wake_up(t);
+            }
         }
     }
 }

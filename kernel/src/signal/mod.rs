@@ -403,7 +403,7 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
     if sig == 0 || p.is_zombie() {
         return Ok(());
     }
-    prepare_signal(p, sig);
+    let resumed = prepare_signal(p, sig);
     // Blocked signals are never ignored at sending: the action may change
     // before they are unblocked (Linux's sig_ignored).
     let blocked = p
@@ -411,11 +411,25 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
         .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
     if is_ignored(p, sig) && sig != SIGKILL && !blocked && !any_traced(p) {
         crate::trace::tracepoint::signal::ignored(&info, p);
+        resume_stopped(&resumed);
         return Ok(());
     }
-    crate::trace::tracepoint::signal::queued(&info, p, || queue_signal(&p.shared_pending, &p.shared_sigqueue, info))?;
+    let queued = crate::trace::tracepoint::signal::queued(&info, p, || {
+        queue_signal(&p.shared_pending, &p.shared_sigqueue, info)
+    });
+    resume_stopped(&resumed);
+    queued?;
     wake_for_signal(p, sig);
     Ok(())
+}
+
+/// Wakes the threads a SIGCONT or SIGKILL took out of a group stop, once
+/// the signal is queued: a resumed thread finds it pending (Linux does
+/// both under siglock, which the woken thread needs to go on).
+fn resume_stopped(resumed: &[Arc<Task>]) {
+    for t in resumed.iter().filter(|t| t.state() == TaskState::Stopped) {
+        sched::wake_up(t);
+    }
 }
 
 /// Sends `info` to thread `t` (tkill, faults).
@@ -433,13 +447,16 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     if p.is_zombie() {
         return Ok(());
     }
-    prepare_signal(&p, sig);
+    let resumed = prepare_signal(&p, sig);
     let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
     if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked && !t.ptrace.is_traced() {
         crate::trace::tracepoint::signal::ignored(&info, t);
+        resume_stopped(&resumed);
         return Ok(());
     }
-    crate::trace::tracepoint::signal::queued(&info, t, || queue_signal(&t.sig_pending, &t.sigqueue, info))?;
+    let queued = crate::trace::tracepoint::signal::queued(&info, t, || queue_signal(&t.sig_pending, &t.sigqueue, info));
+    resume_stopped(&resumed);
+    queued?;
     if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
         sched::wake_up(t);
     }
@@ -447,8 +464,10 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
 }
 
 /// Stop and continue signals cancel each other when sent (Linux's
-/// `prepare_signal`); SIGCONT resumes a stopped process at once.
-fn prepare_signal(p: &Arc<Process>, sig: u32) {
+/// `prepare_signal`); SIGCONT ends a group stop at once. Returns the
+/// threads it took out of the stop, for the caller to wake once the signal
+/// is queued.
+fn prepare_signal(p: &Arc<Process>, sig: u32) -> Vec<Arc<Task>> {
     let stop_mask = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
     if sig == SIGCONT || sig == SIGKILL {
         flush_process_signals(p, stop_mask);
@@ -485,12 +504,11 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) {
                 notify_parent_cldstop(p, why, if was_stopped { SIGCONT } else { 0 });
             }
         }
-        for t in woken.iter().filter(|t| t.state() == TaskState::Stopped) {
-            sched::wake_up(t);
-        }
+        return woken;
     } else if stop_mask & sigmask(sig) != 0 {
         flush_process_signals(p, sigmask(SIGCONT));
     }
+    Vec::new()
 }
 
 fn wake_for_signal(p: &Arc<Process>, sig: u32) {
@@ -836,10 +854,16 @@ pub fn task_join_group_stop(me: &Task, new: &Task, p: &Process) {
 /// live member has a parent in another group of the same session, init's
 /// children aside.
 pub fn is_pgrp_orphaned(pgid: u32) -> bool {
-    let procs = crate::process::all_processes();
+    will_become_orphaned_pgrp(&crate::process::all_processes(), pgid, None)
+}
+
+/// Linux's will_become_orphaned_pgrp over `procs` (sorted by PID):
+/// whether group `pgid` has no member but `ignored` (the one exiting)
+/// whose parent is in another group of the same session.
+fn will_become_orphaned_pgrp(procs: &[Arc<Process>], pgid: u32, ignored: Option<&Process>) -> bool {
     let find = |pid: u32| procs.binary_search_by_key(&pid, |q| q.pid).ok().map(|i| &procs[i]);
     !procs.iter().any(|q| {
-        if q.pgid.load(Ordering::Acquire) != pgid || q.is_zombie() {
+        if q.pgid.load(Ordering::Acquire) != pgid || q.is_zombie() || ignored.is_some_and(|i| i.pid == q.pid) {
             return false;
         }
         let ppid = q.ppid.load(Ordering::Acquire);
@@ -849,6 +873,46 @@ pub fn is_pgrp_orphaned(pgid: u32) -> bool {
                     && pp.sid.load(Ordering::Acquire) == q.sid.load(Ordering::Acquire)
             })
     })
+}
+
+/// Linux's kill_orphaned_pgrp: `p`'s group loses its last link to a
+/// parent outside it in the same session, as `parent` is that link and
+/// goes away: `exiting` is `p` itself exiting (its parent stays), else
+/// `parent` exits and `p` was just given to init. A group so orphaned
+/// with a stopped member would stay stopped for ever (no shell is left to
+/// continue it): every member gets SIGHUP, then SIGCONT.
+pub fn kill_orphaned_pgrp(p: &Process, parent: &Process, exiting: bool) {
+    let pgid = p.pgid.load(Ordering::Acquire);
+    if parent.pgid.load(Ordering::Acquire) == pgid
+        || parent.sid.load(Ordering::Acquire) != p.sid.load(Ordering::Acquire)
+    {
+        return;
+    }
+    let procs = crate::process::all_processes();
+    let members = || {
+        procs
+            .iter()
+            .filter(move |q| q.pgid.load(Ordering::Acquire) == pgid && !q.is_zombie())
+    };
+    // Linux's has_stopped_jobs: a complete group stop in a member.
+    if !members().any(|q| q.stopped.load(Ordering::Acquire)) {
+        return;
+    }
+    if !will_become_orphaned_pgrp(&procs, pgid, exiting.then_some(p)) {
+        return;
+    }
+    for sig in [SIGHUP, SIGCONT] {
+        for q in members() {
+            send_to_process(
+                q,
+                SigInfo {
+                    signo: sig,
+                    code: code::SI_KERNEL,
+                    ..Default::default()
+                },
+            );
+        }
+    }
 }
 
 /// Linux's do_signal_stop: `signr`, just dequeued, starts a group stop of

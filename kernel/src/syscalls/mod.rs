@@ -57,6 +57,11 @@ pub fn el0_svc(regs: &mut PtRegs) {
     // el0_svc_common): the upper 32 bits of x8 are ignored.
     let mut nr = regs.regs[8] as u32;
     regs.syscallno = i64::from(nr as i32);
+    // A tracer's wait after its resume request lets the tracee have this CPU.
+    crate::sched::syscall_entry_kick(matches!(
+        nr as usize,
+        uapi::syscalls::nr::WAIT4 | uapi::syscalls::nr::WAITID
+    ));
     let traced = {
         let me = crate::sched::current();
         me.ptrace.syscall_traced() || me.ptrace.syscall_emu()

@@ -366,8 +366,12 @@ fn writer_tid_body() -> i32 {
 
 /// The file `/proc/<pid>/task/<tid>/<name>`.
 fn task_file(pid: i32, tid: i32, name: &str) -> Result<alloc::vec::Vec<u8>, Fail> {
-    let path = format!("/proc/{pid}/task/{tid}/{name}");
-    let fd = rt::fs::open(path.as_bytes(), rt::fs::O_RDONLY, 0).ctx("open /proc/PID/task/TID")?;
+    proc_file(&format!("/proc/{pid}/task/{tid}/{name}"))
+}
+
+/// The contents of the /proc file at `path`.
+fn proc_file(path: &str) -> Result<alloc::vec::Vec<u8>, Fail> {
+    let fd = rt::fs::open(path.as_bytes(), rt::fs::O_RDONLY, 0).ctx(path)?;
     let text = sys::read_all(fd);
     let _ = rt::fs::close(fd);
     Ok(text)
@@ -375,7 +379,11 @@ fn task_file(pid: i32, tid: i32, name: &str) -> Result<alloc::vec::Vec<u8>, Fail
 
 /// The state letter of `/proc/<pid>/task/<tid>/stat` (after the comm).
 fn task_stat_state(pid: i32, tid: i32) -> Result<u8, Fail> {
-    let stat = task_file(pid, tid, "stat")?;
+    stat_state(&task_file(pid, tid, "stat")?)
+}
+
+/// The state letter of a `stat` file's text (after the comm).
+fn stat_state(stat: &[u8]) -> Result<u8, Fail> {
     let at = stat
         .iter()
         .rposition(|&b| b == b')')
@@ -387,12 +395,16 @@ fn task_stat_state(pid: i32, tid: i32) -> Result<u8, Fail> {
 
 /// The `State:` line of `/proc/<pid>/task/<tid>/status`.
 fn task_status_state(pid: i32, tid: i32) -> Result<alloc::string::String, Fail> {
-    let status = task_file(pid, tid, "status")?;
-    let text = core::str::from_utf8(&status).map_err(|_| Fail(alloc::string::String::from("status is not text")))?;
+    status_line(&task_file(pid, tid, "status")?, "State:")
+}
+
+/// The line of a `status` file's text that starts with `key`.
+fn status_line(status: &[u8], key: &str) -> Result<alloc::string::String, Fail> {
+    let text = core::str::from_utf8(status).map_err(|_| Fail(alloc::string::String::from("status is not text")))?;
     let line = text
         .lines()
-        .find(|l| l.starts_with("State:"))
-        .ok_or_else(|| Fail(alloc::string::String::from("no State: line")))?;
+        .find(|l| l.starts_with(key))
+        .ok_or_else(|| Fail(format!("no {key} line")))?;
     Ok(alloc::string::String::from(line))
 }
 
@@ -435,4 +447,194 @@ pub(super) fn proc_task_stat_and_status_show_each_threads_own_state() -> Outcome
     check_eq!(task_stat_state(pid, pid)?, b't', "the leader's, meanwhile");
     kill_and_reap(pid);
     Ok(())
+}
+
+/// A process whose leader exits (exit, not exit_group) while its second
+/// thread writes on.
+fn leader_exits_body() -> i32 {
+    if sys::thread_writer(WRITER_FD.load(Ordering::Relaxed)) <= 0 {
+        return 50;
+    }
+    sys::syscall_raw(rt::syscall::nr::EXIT, 0, 0, 0);
+    51
+}
+
+pub(super) fn proc_stat_of_a_process_whose_leader_exited_shows_the_zombie_leader() -> Outcome {
+    let rd = writer_pipe()?;
+    let pid = spawn(leader_exits_body)?;
+    let stat_path = format!("/proc/{pid}/stat");
+    let mut state = 0;
+    for _ in 0..40 {
+        state = stat_state(&proc_file(&stat_path)?)?;
+        if state == b'Z' {
+            break;
+        }
+        sys::sleep_ms(50);
+    }
+    let runs = thread_runs(rd);
+    let status = proc_file(&format!("/proc/{pid}/status"))?;
+    kill_and_reap(pid);
+    check_eq!(runs, true, "the second thread runs");
+    // Linux shows a process through its leader, which stays a zombie until
+    // the whole group ends; the zombie still counts as a thread.
+    check_eq!(state as char, 'Z', "/proc/PID/stat's state");
+    check_eq!(
+        status_line(&status, "State:")?,
+        alloc::string::String::from("State:\tZ (zombie)"),
+        "/proc/PID/status"
+    );
+    check_eq!(
+        status_line(&status, "Threads:")?,
+        alloc::string::String::from("Threads:\t2"),
+        "/proc/PID/status"
+    );
+    Ok(())
+}
+
+// ------------------------------------------- orphaned groups, restarted forks
+
+/// Where the stopped grandchild of the orphaning check reports.
+static ORPHAN_FD: AtomicI32 = AtomicI32::new(-1);
+
+const SIGHUP: i32 = 1;
+
+/// The mask bit of `sig`.
+fn sigbit(sig: i32) -> u64 {
+    1 << (sig - 1)
+}
+
+/// The orphaning check's child: a process group of its own with a child
+/// in it that blocks SIGHUP and SIGCONT and stops itself; once it is
+/// stopped, its pid goes to the pipe and this process exits, leaving the
+/// group orphaned. The grandchild, if continued, writes its pending set.
+fn orphaning_parent_body() -> i32 {
+    sys::setpgid_self();
+    let fd = ORPHAN_FD.load(Ordering::Relaxed);
+    let g = match fork() {
+        Ok(Fork::Child) => {
+            let mask = sigbit(SIGHUP) | sigbit(SIGCONT);
+            // SAFETY: `mask` is a readable sigset_t for the call; no old
+            // mask is asked for.
+            let r = unsafe {
+                rt::syscall::syscall4(rt::syscall::nr::RT_SIGPROCMASK, 0, &mask as *const u64 as usize, 0, 8)
+            };
+            if r != 0 {
+                sys::exit_now(80);
+            }
+            sys::raise(SIGSTOP);
+            let mut pending = 0u64;
+            // SAFETY: `pending` is a writable sigset_t for the call.
+            unsafe { rt::syscall::syscall2(rt::syscall::nr::RT_SIGPENDING, &mut pending as *mut u64 as usize, 8) };
+            let _ = rt::io::write_all(fd, &pending.to_le_bytes());
+            sys::exit_now(0)
+        }
+        Ok(Fork::Parent(g)) => g,
+        Err(_) => return 70,
+    };
+    if wait(g, sys::WUNTRACED) != Ok((g, stopped(SIGSTOP))) {
+        kill_and_reap(g);
+        return 71;
+    }
+    let _ = rt::io::write_all(fd, &(g as u64).to_le_bytes());
+    0
+}
+
+/// An 8-byte word from the non-blocking pipe `rd`, waiting up to 2 s.
+fn read_word(rd: i32) -> Option<u64> {
+    let mut b = [0u8; 8];
+    for _ in 0..40 {
+        if rt::fs::read(rd, &mut b) == Ok(8) {
+            return Some(u64::from_le_bytes(b));
+        }
+        sys::sleep_ms(50);
+    }
+    None
+}
+
+pub(super) fn orphaned_process_group_with_a_stopped_member_gets_sighup_then_sigcont() -> Outcome {
+    let [rd, wr] = rt::fs::pipe2(rt::fs::O_NONBLOCK | rt::fs::O_CLOEXEC).ctx("pipe2")?;
+    ORPHAN_FD.store(wr, Ordering::Relaxed);
+    let c = spawn(orphaning_parent_body)?;
+    expect_exit(c, 0)?;
+    let _ = rt::fs::close(wr);
+    let g = read_word(rd).ok_or_else(|| Fail(alloc::string::String::from("no grandchild pid")))? as i32;
+    // Its parent gone, the group's only link outside it (to this process,
+    // in another group of the session) is gone with it.
+    let pending = read_word(rd);
+    if pending.is_none() {
+        // Still stopped, in a group the harness does not kill.
+        let _ = rt::process::kill(g, SIGKILL);
+    }
+    check_eq!(
+        pending,
+        Some(sigbit(SIGHUP) | sigbit(SIGCONT)),
+        "the orphaned stopped grandchild's pending signals"
+    );
+    Ok(())
+}
+
+pub(super) fn fork_held_while_a_signal_comes_restarts_after_the_handler_and_forks_once() -> Outcome {
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => {
+            if ptrace(PTRACE_TRACEME, 0, 0, 0).is_err() || install_handler(SIGUSR1).is_err() {
+                sys::exit_now(90);
+            }
+            sys::raise(SIGSTOP);
+            let code = match fork() {
+                Ok(Fork::Child) => sys::exit_now(0),
+                Ok(Fork::Parent(c)) => {
+                    let first = wait(c, 0);
+                    let more = wait(-1, sys::WNOHANG);
+                    i32::from(first != Ok((c, 0))) | (i32::from(more != Err(Errno::ECHILD)) << 1)
+                }
+                Err(_) => 4,
+            };
+            sys::exit_now(code)
+        }
+        Fork::Parent(pid) => pid,
+    };
+    expect_wait(pid, stopped(SIGSTOP), "first stop")?;
+    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD as usize).ctx("SETOPTIONS")?;
+    let sysstop = stopped(SIGTRAP | 0x80);
+    let mut at_clone = false;
+    for _ in 0..8 {
+        syscall(pid, 0)?;
+        expect_wait(pid, sysstop, "an entry stop")?;
+        if syscall_nr(pid)? == rt::syscall::nr::CLONE as i32 {
+            at_clone = true;
+            break;
+        }
+        syscall(pid, 0)?;
+        expect_wait(pid, sysstop, "an exit stop")?;
+    }
+    crate::ensure!(at_clone, "no entry stop for the fork's clone");
+    // A signal while the tracer holds the call at its entry: the call
+    // fails to be restarted once the signal is handled (Linux's
+    // copy_process), and the new process is made once, after the handler.
+    rt::process::kill(pid, SIGUSR1).ctx("kill SIGUSR1")?;
+    syscall(pid, 0)?;
+    expect_wait(pid, sysstop, "the clone's exit stop")?;
+    check_eq!(regs(pid)?.regs[0] as i64, -513, "the clone's result (-ERESTARTNOINTR)");
+    syscall(pid, 0)?;
+    expect_wait(pid, stopped(SIGUSR1), "SIGUSR1's delivery stop")?;
+    syscall(pid, SIGUSR1)?;
+    expect_wait(pid, sysstop, "the handler's rt_sigreturn")?;
+    check_eq!(
+        syscall_nr(pid)?,
+        rt::syscall::nr::RT_SIGRETURN as i32,
+        "after the handler"
+    );
+    syscall(pid, 0)?;
+    expect_wait(pid, sysstop, "rt_sigreturn's exit stop")?;
+    syscall(pid, 0)?;
+    expect_wait(pid, sysstop, "the restarted clone's entry stop")?;
+    check_eq!(syscall_nr(pid)?, rt::syscall::nr::CLONE as i32, "the call restarted");
+    syscall(pid, 0)?;
+    expect_wait(pid, sysstop, "the restarted clone's exit stop")?;
+    let child = regs(pid)?.regs[0] as i64;
+    crate::ensure!(child > 0, "the restarted clone's result: {child}");
+    cont(pid, 0)?;
+    expect_wait(pid, stopped(SIGCHLD), "the child's exit signal")?;
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
 }

@@ -375,7 +375,7 @@ pub(super) fn hw_watchpoint_reports_the_data_address_and_hits_again_until_disabl
 }
 
 /// Installs `ptt_sig_handler` for `sig` (SA_RESTORER with its restorer).
-fn install_handler(sig: i32) -> Result<(), Errno> {
+pub(super) fn install_handler(sig: i32) -> Result<(), Errno> {
     const SA_RESTORER: usize = 0x0400_0000;
     let act: [usize; 4] = [
         ptt_sig_handler as *const () as usize,
