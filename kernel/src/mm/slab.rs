@@ -150,6 +150,20 @@ impl KmemCache {
         self.object_size
     }
 
+    /// The same cache with slabs of `1 << order` pages: the caches of
+    /// [`arc_new_in`] all use [`ARC_SLAB_ORDER`], so that a freed
+    /// pointer's slab header is found by one rounding, whatever its cache.
+    /// A smaller order than the objects need fails the build.
+    pub const fn with_slab_order(mut self, order: u32) -> KmemCache {
+        assert!(
+            order >= self.order && order <= MAX_ORDER,
+            "slab order too small for the objects"
+        );
+        self.order = order;
+        self.objects = ((PAGE_SIZE << order) - self.offset) / self.size;
+        self
+    }
+
     /// Bytes per slab.
     fn slab_bytes(&self) -> usize {
         PAGE_SIZE << self.order
@@ -457,8 +471,13 @@ static NEXT_ALLOC_CACHE: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<Kme
 static NEXT_ALLOC_OBJECT: crate::percpu::PerCpu<core::sync::atomic::AtomicPtr<u8>> =
     crate::percpu::PerCpu::new([const { core::sync::atomic::AtomicPtr::new(null_mut()) }; crate::percpu::NR_CPUS]);
 
+/// The slab order of every cache in `ARC_CACHES` (see
+/// [`KmemCache::with_slab_order`]).
+pub const ARC_SLAB_ORDER: u32 = 2;
+
 /// The caches whose objects are `Arc`s handed out by [`arc_new_in`] and
-/// freed through the global allocator ([`arc_cache_free`]).
+/// freed through the global allocator ([`arc_cache_free`]); all have
+/// slabs of `1 << ARC_SLAB_ORDER` pages.
 static ARC_CACHES: [&KmemCache; 3] = [&crate::sched::task::TASK_STRUCT_CACHEP, &FILP_CACHEP, &DENTRY_CACHEP];
 
 /// The cache of open files (Linux's `filp_cachep`): every `OpenFile`.
@@ -467,7 +486,8 @@ pub static FILP_CACHEP: KmemCache = KmemCache::new(
     arc_object_size::<vfs::file::OpenFile>(),
     arc_object_align::<vfs::file::OpenFile>(),
     true,
-);
+)
+.with_slab_order(ARC_SLAB_ORDER);
 
 /// Makes open files objects of [`FILP_CACHEP`] and their names objects of
 /// [`DENTRY_CACHEP`] (at boot, before the first file is opened).
@@ -485,7 +505,8 @@ pub static DENTRY_CACHEP: KmemCache = KmemCache::new(
     arc_object_size::<vfs::dentry::DentryName>(),
     arc_object_align::<vfs::dentry::DentryName>(),
     true,
-);
+)
+.with_slab_order(ARC_SLAB_ORDER);
 
 /// `Arc::new(value)` with the `Arc`'s memory from `cache` (declared with
 /// [`arc_object_size`] and [`arc_object_align`] of `T`, and listed in
@@ -553,22 +574,18 @@ pub fn arc_cache_alloc(layout: core::alloc::Layout) -> Option<*mut u8> {
 /// `ptr` must have come from [`arc_cache_alloc`] with `layout`, and not
 /// have been freed since.
 pub unsafe fn arc_cache_free(ptr: *mut u8, layout: core::alloc::Layout) {
-    for cache in ARC_CACHES {
-        if layout.size() > cache.object_size {
-            continue;
-        }
-        let slab = align_down(ptr as usize, cache.slab_bytes()) as *const Slab;
-        // SAFETY: `ptr` is a live object of one of these caches, all of
-        // whose slabs start with a header; a cache whose objects are
-        // smaller than `layout` was skipped, and of the rest, the slab of
-        // `ptr` is the one whose header names its cache.
-        if unsafe { (*slab).cache } == core::ptr::from_ref(cache) {
+    let slab = align_down(ptr as usize, PAGE_SIZE << ARC_SLAB_ORDER) as *const Slab;
+    // SAFETY: `ptr` is a live object of one of `ARC_CACHES`, whose slabs
+    // are all `1 << ARC_SLAB_ORDER` pages, aligned to their size, and
+    // start with a header: rounding down finds that header.
+    let owner = unsafe { (*slab).cache };
+    match ARC_CACHES.iter().find(|c| core::ptr::eq(**c, owner)) {
+        Some(cache) if layout.size() <= cache.object_size => {
             // SAFETY: as above, `ptr` is an object of `cache`.
-            unsafe { kmem_cache_free(cache, ptr) };
-            return;
+            unsafe { kmem_cache_free(cache, ptr) }
         }
+        _ => crate::pr_err!("slab: freeing {:p}, which no cache holds", ptr),
     }
-    crate::pr_err!("slab: freeing {:p}, which no cache holds", ptr);
 }
 
 /// The caches, in `/proc/slabinfo`'s order (Linux lists the newest first).
@@ -606,6 +623,35 @@ mod tests {
 
     static TEST_CACHE: KmemCache = KmemCache::new("ktest_cache", 200, 8, false);
     static PAGE_CACHE: KmemCache = KmemCache::new("ktest_page_cache", 4096, 8, false);
+
+    #[kernel_test]
+    fn arc_caches_share_one_slab_size_so_a_freed_pointer_finds_its_header() {
+        for c in ARC_CACHES {
+            assert_eq!(c.order, ARC_SLAB_ORDER, "{}", c.name);
+            assert_eq!(
+                c.objects,
+                ((PAGE_SIZE << ARC_SLAB_ORDER) - c.offset) / c.size,
+                "{}",
+                c.name
+            );
+        }
+        // An object of each cache goes back to that cache, not another's,
+        // with objects of the others live around it (other CPUs may use
+        // the caches too, so compare this test's own objects' effect).
+        let others: Vec<alloc::sync::Arc<[u64; 4]>> = ARC_CACHES.iter().map(|c| arc_new_in(c, [1; 4])).collect();
+        for c in ARC_CACHES {
+            let objs: Vec<alloc::sync::Arc<[u64; 4]>> = (0..c.objects + 1).map(|_| arc_new_in(c, [2; 4])).collect();
+            let held = c.counts().0;
+            assert!(held > c.objects, "{}: {} live", c.name, held);
+            drop(objs);
+            assert!(
+                c.counts().0 + c.objects < held + 1,
+                "{}: objects not given back",
+                c.name
+            );
+        }
+        drop(others);
+    }
 
     #[kernel_test]
     fn slab_layout_fits_objects_and_wastes_little() {

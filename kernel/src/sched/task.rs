@@ -213,7 +213,8 @@ pub static TASK_STRUCT_CACHEP: crate::mm::slab::KmemCache = crate::mm::slab::Kme
     crate::mm::slab::arc_object_size::<Task>(),
     crate::mm::slab::arc_object_align::<Task>(),
     true,
-);
+)
+.with_slab_order(crate::mm::slab::ARC_SLAB_ORDER);
 
 impl Task {
     /// Whether its affinity lets it run on `cpu`.
