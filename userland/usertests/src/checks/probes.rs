@@ -1,8 +1,8 @@
 //! What Debian's programs probe and act on: the socket calls (bash asks
 //! `getpeername(0)` whether stdin is a network connection), `/dev/tty` and
 //! the controlling terminal's ioctls, `RLIMIT_NPROC`, the load average of
-//! `sysinfo` and `/proc/loadavg`, and the page-fault counts of `getrusage`
-//! and `wait4`.
+//! `sysinfo` and `/proc/loadavg`, the page-fault counts of `getrusage`
+//! and `wait4`, and truncation taking pages out of existing mappings.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -17,6 +17,7 @@ pub static CHECKS: &[Check] = checks![
     rlimit_nproc_is_half_of_max_threads_from_memory,
     load_average_rises_with_busy_tasks_and_proc_loadavg_agrees,
     page_faults_are_counted_in_getrusage_and_wait4,
+    truncate_unmaps_pages_past_the_new_end_sigbus_there,
 ];
 
 const IOCTL: usize = 29;
@@ -381,5 +382,74 @@ fn page_faults_are_counted_in_getrusage_and_wait4() -> Outcome {
         ru[8]
     );
     check_eq!(ru[9], 0, "wait4's ru_majflt: nothing read from a disk");
+    Ok(())
+}
+
+const FTRUNCATE: usize = 46;
+const MAP_SHARED: usize = 0x01;
+
+/// How a child that reads the byte at `addr` ends: Ok(byte) or Err(signal).
+fn read_in_child(addr: usize) -> Result<u8, i32> {
+    let pid = spawn(move || {
+        // SAFETY: a read of a mapping the parent made; if the kernel has
+        // no page there the child dies of the signal this reports.
+        i32::from(unsafe { (addr as *const u8).read_volatile() })
+    });
+    match pid.map(wait_status) {
+        Ok(Ok(st)) if st & 0x7f == 0 => Ok((st >> 8) as u8),
+        Ok(Ok(st)) => Err(st & 0x7f),
+        _ => Err(-1),
+    }
+}
+
+fn truncate_unmaps_pages_past_the_new_end_sigbus_there() -> Outcome {
+    const SIGBUS: i32 = 7;
+    let path = super::scratch("trunc-map");
+    write_file(&path, &[7u8; 4 * PAGE], 0o644).ctx("write")?;
+    let fd = open(&path, O_RDWR, 0).ctx("open")?;
+    let map = |flags: usize| call(nr::MMAP, &[0, 4 * PAGE, PROT_READ | PROT_WRITE, flags, fd as usize, 0]);
+    let shared = map(MAP_SHARED).ctx("mmap shared")?;
+    let private = map(MAP_PRIVATE).ctx("mmap private")?;
+    // Every page mapped: read in both, and a private copy of the last.
+    for i in 0..4 {
+        // SAFETY: inside the mappings just made, the file 4 pages long.
+        unsafe {
+            core::ptr::read_volatile((shared + i * PAGE) as *const u8);
+            core::ptr::read_volatile((private + i * PAGE) as *const u8);
+        }
+    }
+    // SAFETY: as above; the private mapping is writable.
+    unsafe { core::ptr::write_volatile((private + 3 * PAGE) as *mut u8, 9) };
+    call(FTRUNCATE, &[fd as usize, PAGE + 100]).ctx("ftruncate")?;
+    for (what, base) in [("shared", shared), ("private", private)] {
+        check_eq!(read_in_child(base), Ok(7), "{what}: page 0, inside the file");
+        check_eq!(
+            read_in_child(base + PAGE + 99),
+            Ok(7),
+            "{what}: the last byte of the file"
+        );
+        check_eq!(
+            read_in_child(base + PAGE + 100),
+            Ok(0),
+            "{what}: past the end in the last page"
+        );
+        check_eq!(
+            read_in_child(base + 2 * PAGE),
+            Err(SIGBUS),
+            "{what}: page 2, past the end"
+        );
+        check_eq!(
+            read_in_child(base + 3 * PAGE),
+            Err(SIGBUS),
+            "{what}: page 3 (privately copied)"
+        );
+    }
+    // open(O_TRUNC) empties the file: nothing of it stays mapped.
+    let again = open(&path, O_RDWR | O_TRUNC, 0).ctx("open O_TRUNC")?;
+    check_eq!(read_in_child(shared), Err(SIGBUS), "shared: page 0 after O_TRUNC");
+    check_eq!(read_in_child(private), Err(SIGBUS), "private: page 0 after O_TRUNC");
+    close(again);
+    close(fd);
+    remove(&path);
     Ok(())
 }
