@@ -67,7 +67,12 @@ pub fn proc_figures() -> alloc::string::String {
 }
 
 /// Tasks running or waiting to run now (`/proc/loadavg`'s fourth field's
-/// numerator, Linux's `nr_running()`).
+/// numerator, Linux's `nr_running()`), the caller included.
 pub fn nr_running() -> usize {
-    RUNQUEUE.lock().len() + BUSY.iter().filter(|b| b.load(Ordering::Relaxed)).count()
+    let me: *const AtomicBool = BUSY.this();
+    let running = BUSY
+        .iter()
+        .filter(|b| core::ptr::eq(*b, me) || b.load(Ordering::Relaxed))
+        .count();
+    RUNQUEUE.lock().len() + running
 }
