@@ -19,6 +19,8 @@
 #                                 ensure only the trace-cmd archive (9.
 #                                 below) and print its path on stdout
 #
+# 0. ca-certificates when its bundle is missing: rustup and apt fetch over
+#    https.
 # 1. The Rust toolchain pinned in rust-toolchain.toml, with its targets and
 #    components (rustup does not install it by itself when
 #    RUSTUP_AUTO_INSTALL=0).
@@ -34,7 +36,8 @@
 #    ../shared/reflinux's cache when it has one, so both run the same build.
 # 5. Linux 6.12.117's ftrace selftests (ftracetest), by
 #    scripts/ftracetest-fetch.sh, into .cache/ftracetest/ (xz-utils is
-#    installed first when xz is missing: Linux's source is a .tar.xz).
+#    installed first when xz is missing: Linux's source is a .tar.xz;
+#    cpio too, which tools/mkinitramfs's test lists its archives with).
 # 6. Debian's dynamically linked arm64 programs for tests/debian.rs: the
 #    packages libc6, bash, coreutils, strace and the libraries they need, fetched
 #    with apt-get download (arm64 added to dpkg's architectures) and packed
@@ -248,6 +251,20 @@ ensure_program() {
         --no-install-recommends "$2" ||
         die "could not install $2"
     command -v "$1" >/dev/null 2>&1 || die "$1 is still missing after installing $2"
+}
+
+# The CA bundle https needs (SETUP_CA_BUNDLE stands in for it in tests).
+ca_bundle=${SETUP_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+
+ensure_ca_certificates() {
+    [ -s "$ca_bundle" ] && return 0
+    need_apt "ca-certificates is needed: rustup and apt download over https"
+    note "installing ca-certificates ($ca_bundle is missing)"
+    apt_update
+    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends ca-certificates ||
+        die "could not install ca-certificates"
+    [ -s "$ca_bundle" ] || die "$ca_bundle is still missing after installing ca-certificates"
 }
 
 # ------------------------------------------------------------------- QEMU
@@ -564,6 +581,7 @@ case $mode in
     gdbserver) ensure_gdbserver; echo "$gdbserver_tar"; exit 0 ;;
     trace_cmd) ensure_trace_cmd; echo "$trace_cmd_tar"; exit 0 ;;
 esac
+ensure_ca_certificates
 ensure_toolchain
 ensure_host_cc
 ensure_qemu
@@ -574,5 +592,6 @@ ensure_debian
 ensure_gdbserver
 ensure_trace_cmd
 ensure_program xz xz-utils "tar -J unpacks Linux's source, linux-source-6.12.tar.xz"
+ensure_program cpio cpio "tools/mkinitramfs's test lists its archives with GNU cpio"
 "$repo/scripts/ftracetest-fetch.sh" >/dev/null || die "could not fetch Linux's ftracetest"
 "$repo/scripts/arm64-selftests.sh" build >/dev/null || die "could not build Linux's arm64 selftests"

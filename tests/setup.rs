@@ -53,6 +53,11 @@ fn path_without(dir: &Path, record: &Path, missing: fn(&str) -> bool) -> PathBuf
 /// of `PATH`; returns its exit status, its stderr and the recorded
 /// `apt-get`/`sudo` calls.
 fn setup_without(name: &str, missing: fn(&str) -> bool) -> (Option<i32>, String, String) {
+    setup_without_env(name, missing, &[])
+}
+
+/// As [`setup_without`], with `env` added to the script's environment.
+fn setup_without_env(name: &str, missing: fn(&str) -> bool, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let dir = std::env::temp_dir().join(format!("e2e-setup-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
@@ -61,6 +66,7 @@ fn setup_without(name: &str, missing: fn(&str) -> bool) -> (Option<i32>, String,
     let out = Command::new("bash")
         .arg(root().join("scripts/setup.sh"))
         .env("PATH", &bin)
+        .envs(env.iter().copied())
         .output()
         .expect("run scripts/setup.sh");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -117,6 +123,44 @@ fn setup_without_xz_goes_on_to_install_xz_utils() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("setup: error: xz is still missing after installing xz-utils"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn setup_without_cpio_goes_on_to_install_it() {
+    let (code, stderr, calls) = setup_without("cpio", |s| s == "cpio");
+    assert!(
+        calls
+            .lines()
+            .any(|l| l.starts_with("apt-get") && l.contains(" install ") && l.ends_with(" cpio")),
+        "setup.sh did not try to install cpio; apt-get calls:\n{calls}\nstderr:\n{stderr}"
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("setup: error: cpio is still missing after installing cpio"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn setup_without_a_ca_bundle_installs_ca_certificates_before_the_toolchain() {
+    let (code, stderr, calls) = setup_without_env(
+        "ca",
+        |_| false,
+        &[("SETUP_CA_BUNDLE", "/nonexistent/ca-certificates.crt")],
+    );
+    assert!(
+        calls
+            .lines()
+            .any(|l| l.starts_with("apt-get") && l.contains(" install ") && l.ends_with(" ca-certificates")),
+        "setup.sh did not try to install ca-certificates; apt-get calls:\n{calls}\nstderr:\n{stderr}"
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "setup: error: /nonexistent/ca-certificates.crt is still missing after installing ca-certificates"
+        ),
         "{stderr}"
     );
 }

@@ -28,6 +28,11 @@ pub struct Cputime {
     pub stime: u64,
     /// Time on a CPU, exactly (`sum_exec_runtime`).
     pub runtime: u64,
+    /// Page faults resolved without I/O (`min_flt`).
+    pub minflt: u64,
+    /// Page faults that needed I/O (`maj_flt`): none here, where files
+    /// live in memory, as on Linux with tmpfs and initramfs.
+    pub majflt: u64,
 }
 
 impl Cputime {
@@ -46,7 +51,7 @@ impl Cputime {
         Cputime {
             utime: (rt - stime) as u64,
             stime: stime as u64,
-            runtime: self.runtime,
+            ..self
         }
     }
 
@@ -63,6 +68,8 @@ impl core::ops::Add for Cputime {
             utime: self.utime.saturating_add(o.utime),
             stime: self.stime.saturating_add(o.stime),
             runtime: self.runtime.saturating_add(o.runtime),
+            minflt: self.minflt.saturating_add(o.minflt),
+            majflt: self.majflt.saturating_add(o.majflt),
         }
     }
 }
@@ -73,6 +80,8 @@ struct Counters {
     utime: AtomicU64,
     stime: AtomicU64,
     runtime: AtomicU64,
+    minflt: AtomicU64,
+    majflt: AtomicU64,
 }
 
 impl Counters {
@@ -81,6 +90,8 @@ impl Counters {
             utime: AtomicU64::new(0),
             stime: AtomicU64::new(0),
             runtime: AtomicU64::new(0),
+            minflt: AtomicU64::new(0),
+            majflt: AtomicU64::new(0),
         }
     }
 
@@ -89,6 +100,8 @@ impl Counters {
             utime: self.utime.load(Ordering::Relaxed),
             stime: self.stime.load(Ordering::Relaxed),
             runtime: self.runtime.load(Ordering::Relaxed),
+            minflt: self.minflt.load(Ordering::Relaxed),
+            majflt: self.majflt.load(Ordering::Relaxed),
         }
     }
 
@@ -96,6 +109,8 @@ impl Counters {
         self.utime.fetch_add(t.utime, Ordering::Relaxed);
         self.stime.fetch_add(t.stime, Ordering::Relaxed);
         self.runtime.fetch_add(t.runtime, Ordering::Relaxed);
+        self.minflt.fetch_add(t.minflt, Ordering::Relaxed);
+        self.majflt.fetch_add(t.majflt, Ordering::Relaxed);
     }
 }
 
@@ -183,6 +198,14 @@ pub fn account_process_tick() {
     }
 }
 
+/// Counts a resolved page fault (minor: every page here is in memory)
+/// against the running task, as Linux's `mm_account_fault`.
+pub fn account_fault() {
+    if let Some(t) = crate::sched::try_current() {
+        t.cputime.counters.minflt.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Ends `prev`'s run and starts `next`'s at a context switch (Linux's
 /// `update_curr` for the two).
 pub fn account_switch(prev: &Task, next: &Task) {
@@ -235,7 +258,7 @@ pub fn nsec_to_clock_t(ns: u64) -> u64 {
 
 /// A `struct rusage` (arm64: two `timeval`s, then 14 longs) holding `t`;
 /// the fields Linux fills from counters this kernel does not keep
-/// (`ru_maxrss`, faults, context switches) stay 0.
+/// (`ru_maxrss`, context switches) stay 0.
 pub fn rusage_bytes(t: Cputime) -> [u8; 144] {
     let mut b = [0u8; 144];
     let t = t.adjusted();
@@ -248,6 +271,9 @@ pub fn rusage_bytes(t: Cputime) -> [u8; 144] {
     for (i, v) in fields.into_iter().enumerate() {
         b[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
     }
+    // ru_minflt and ru_majflt, the fifth and sixth longs.
+    b[64..72].copy_from_slice(&t.minflt.to_le_bytes());
+    b[72..80].copy_from_slice(&t.majflt.to_le_bytes());
     b
 }
 
@@ -262,6 +288,7 @@ mod tests {
             utime: 3 * TICK_NSEC,
             stime: TICK_NSEC,
             runtime: 10_000_000,
+            ..Cputime::default()
         };
         let a = t.adjusted();
         assert_eq!((a.utime, a.stime, a.runtime), (7_500_000, 2_500_000, 10_000_000));

@@ -128,7 +128,11 @@ fn user_fault_resolved(far: u64, esr_val: u64, exec: bool) -> bool {
     let Some(addr) = UserVirtAddr::new(far) else {
         return false;
     };
-    mm.handle_fault(addr, info.write && !exec, exec).is_ok()
+    let ok = mm.handle_fault(addr, info.write && !exec, exec).is_ok();
+    if ok {
+        crate::cputime::account_fault();
+    }
+    ok
 }
 
 /// A data or instruction abort from EL0: resolved, or a signal.
@@ -154,7 +158,7 @@ pub fn do_user_fault(far: u64, esr_val: u64, regs: &mut PtRegs) {
         return;
     };
     match mm.handle_fault(addr, info.write && !exec, exec) {
-        Ok(()) => {}
+        Ok(()) => crate::cputime::account_fault(),
         Err(SegvCode::MapErr) => force_sig_fault(SIGSEGV, code::SEGV_MAPERR, far),
         Err(SegvCode::AccErr) => force_sig_fault(SIGSEGV, code::SEGV_ACCERR, far),
         Err(SegvCode::Bus) => force_sig_fault(SIGBUS, 2 /* BUS_ADRERR */, far),

@@ -90,7 +90,7 @@ pub fn mount_root(initrd: Option<(u64, u64)>) -> Result<(), Errno> {
     let devices = Arc::new(vfs::device::DeviceTable::with_mem_devices());
     let console = tty::console();
     devices.register_chrdev(5, 1, console.clone());
-    devices.register_chrdev(5, 0, console);
+    devices.register_chrdev(5, 0, Arc::new(tty::CurrentTty(console)));
     // Linux's rootfs is a tmpfs with tmpfs's default limit, half of RAM,
     // so that filling /tmp fails with ENOSPC while the kernel still has
     // memory for itself.

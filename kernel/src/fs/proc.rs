@@ -523,7 +523,8 @@ impl ProcProvider for Provider {
                 ProcEntry::dir(b"sys"),
                 ProcEntry::file(b"version", 0o444),
                 ProcEntry::file(b"meminfo", 0o444),
-                ProcEntry::file(b"uptime", 0o444)
+                ProcEntry::file(b"uptime", 0o444),
+                ProcEntry::file(b"loadavg", 0o444)
             ],
             ProcScope::Pid(_) => {
                 alloc::vec![
@@ -582,6 +583,18 @@ impl ProcProvider for Provider {
                 s.push_str(&line("SReclaimable", 0));
                 s.push_str(&line("SUnreclaim", heap_pages));
                 Ok(s.into_bytes())
+            }
+            (ProcScope::Root, b"loadavg") => {
+                use crate::sched::loadavg;
+                let threads: usize = process::all_processes().iter().map(|p| p.threads.lock().len()).sum();
+                Ok(format!(
+                    "{} {}/{} {}\n",
+                    loadavg::proc_figures(),
+                    loadavg::nr_running(),
+                    threads,
+                    crate::sched::Task::last_tid()
+                )
+                .into_bytes())
             }
             (ProcScope::Root, b"uptime") => {
                 let ns = crate::time::ktime_get_ns();

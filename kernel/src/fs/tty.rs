@@ -18,6 +18,8 @@ const TCSETSF: u32 = 0x5404;
 const TIOCSWINSZ: u32 = 0x5414;
 const TIOCGPGRP: u32 = 0x540f;
 const TIOCSPGRP: u32 = 0x5410;
+const TIOCSCTTY: u32 = 0x540e;
+const TIOCGSID: u32 = 0x5429;
 const ISIG: u32 = 0o1;
 const ICANON: u32 = 0o2;
 const VINTR: usize = 0;
@@ -39,6 +41,22 @@ struct Ldisc {
     eof: bool,
     winsize: Winsize,
     pgrp: u32,
+    /// The session this is the controlling terminal of, 0 for none
+    /// (Linux's `tty->session`). Opening `/dev/console` never makes it one,
+    /// as on Linux; TIOCSCTTY does.
+    session: u32,
+}
+
+impl Ldisc {
+    /// Forgets the session (and its foreground group) once its leader has
+    /// exited: Linux's `disassociate_ctty` at the leader's exit, done here
+    /// when the terminal is next used.
+    fn drop_dead_session(&mut self) {
+        if self.session != 0 && crate::process::find_process(self.session).is_none_or(|p| p.is_zombie()) {
+            self.session = 0;
+            self.pgrp = 0;
+        }
+    }
 }
 
 /// The console.
@@ -66,6 +84,7 @@ pub fn console() -> Arc<Console> {
                         ws_ypixel: 0,
                     },
                     pgrp: 0,
+                    session: 0,
                 }),
                 wq: Arc::new(WaitQueueHead::new()),
             })
@@ -106,6 +125,7 @@ pub fn poll() {
             };
             if let Some((sig, text)) = sig {
                 l.line.clear();
+                l.drop_dead_session();
                 let pgrp = l.pgrp;
                 drop(l);
                 if t.c_lflag & ECHO != 0 {
@@ -188,6 +208,116 @@ fn signal_foreground(pgrp: u32, sig: u32) {
     }
 }
 
+/// The calling process's session id and whether it leads it.
+fn current_session() -> (u32, bool) {
+    let p = crate::process::current_process();
+    let sid = p.sid.load(core::sync::atomic::Ordering::Relaxed);
+    (sid, sid == p.pid)
+}
+
+impl Console {
+    /// Whether this is the caller's controlling terminal (Linux's
+    /// `current->signal->tty == tty`).
+    fn is_current_ctty(&self) -> bool {
+        let mut l = self.ldisc.lock();
+        l.drop_dead_session();
+        l.session != 0 && l.session == current_session().0
+    }
+
+    /// TIOCSCTTY: makes this the controlling terminal of the caller's
+    /// session; the caller must lead a session without one, and takes it
+    /// from another session only with `steal` (root may, as Linux's
+    /// CAP_SYS_ADMIN).
+    fn set_ctty(&self, steal: bool) -> vfs::Result<i64> {
+        let (sid, leader) = current_session();
+        let mut l = self.ldisc.lock();
+        l.drop_dead_session();
+        if leader && l.session == sid {
+            return Ok(0);
+        }
+        if !leader {
+            return Err(uapi::Errno::EPERM);
+        }
+        if l.session != 0 && !steal {
+            return Err(uapi::Errno::EPERM);
+        }
+        // Every task runs as root here: the FMODE_READ requirement Linux
+        // makes of others does not apply.
+        l.session = sid;
+        l.pgrp = crate::process::current_process()
+            .pgid
+            .load(core::sync::atomic::Ordering::Relaxed);
+        Ok(0)
+    }
+
+    /// TIOCSPGRP: the caller's controlling terminal gets a foreground
+    /// process group of the caller's session.
+    fn set_pgrp(&self, arg: crate::uaccess::UserPtr) -> vfs::Result<i64> {
+        if !self.is_current_ctty() {
+            return Err(uapi::Errno::ENOTTY);
+        }
+        let g = crate::uaccess::get_user_u32(arg).map_err(|_| uapi::Errno::EFAULT)?;
+        if (g as i32) < 0 {
+            return Err(uapi::Errno::EINVAL);
+        }
+        let (sid, _) = current_session();
+        let ordering = core::sync::atomic::Ordering::Relaxed;
+        let member = crate::process::all_processes()
+            .into_iter()
+            .find(|p| p.pgid.load(ordering) == g)
+            .ok_or(uapi::Errno::ESRCH)?;
+        if member.sid.load(ordering) != sid {
+            return Err(uapi::Errno::EPERM);
+        }
+        self.ldisc.lock().pgrp = g;
+        Ok(0)
+    }
+}
+
+/// `/dev/tty` (5,0): the caller's controlling terminal, ENXIO without one
+/// (Linux's `tty_open_current_tty`). The console is the only terminal here.
+pub struct CurrentTty(pub Arc<Console>);
+
+impl CharDevice for CurrentTty {
+    fn open(&self, _flags: u32) -> vfs::Result<()> {
+        if self.0.is_current_ctty() {
+            Ok(())
+        } else {
+            Err(uapi::Errno::ENXIO)
+        }
+    }
+}
+
+impl FileOps for CurrentTty {
+    fn read(&self, file: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
+        self.0.read(file, buf, pos)
+    }
+
+    fn write(&self, file: &OpenFile, buf: &[u8], pos: &mut u64) -> vfs::Result<usize> {
+        self.0.write(file, buf, pos)
+    }
+
+    fn llseek(&self, file: &OpenFile, pos: u64, offset: i64, whence: u32, size: u64) -> vfs::Result<u64> {
+        self.0.llseek(file, pos, offset, whence, size)
+    }
+
+    fn positional(&self) -> bool {
+        false
+    }
+
+    fn poll(&self, file: &OpenFile) -> u16 {
+        self.0.poll(file)
+    }
+
+    fn wait_queue(&self) -> Option<Arc<WaitQueueHead>> {
+        self.0.wait_queue()
+    }
+
+    fn ioctl(&self, file: &OpenFile, cmd: u32, arg: u64) -> vfs::Result<i64> {
+        self.0.ioctl(file, cmd, arg)
+    }
+}
+
 impl FileOps for Console {
     fn read(&self, _file: &OpenFile, buf: &mut [u8], _pos: &mut u64) -> vfs::Result<usize> {
         let mut l = self.ldisc.lock();
@@ -243,7 +373,10 @@ impl FileOps for Console {
 
     fn ioctl(&self, _file: &OpenFile, cmd: u32, arg: u64) -> vfs::Result<i64> {
         let efault = |_| uapi::Errno::EFAULT;
-        // Every command here takes a pointer.
+        if cmd == TIOCSCTTY {
+            return self.set_ctty(arg == 1);
+        }
+        // Every other command here takes a pointer.
         let arg = crate::uaccess::UserPtr::new(arg);
         match cmd {
             TCGETS => {
@@ -273,16 +406,20 @@ impl FileOps for Console {
                 self.ldisc.lock().winsize = Winsize::from_bytes(&b);
                 Ok(0)
             }
+            // Only on the caller's controlling terminal (Linux's tiocgpgrp,
+            // tiocgsid, tiocspgrp).
+            TIOCGPGRP | TIOCGSID if !self.is_current_ctty() => Err(uapi::Errno::ENOTTY),
             TIOCGPGRP => {
                 let g = self.ldisc.lock().pgrp;
                 crate::uaccess::put_user_u32(arg, g).map_err(efault)?;
                 Ok(0)
             }
-            TIOCSPGRP => {
-                let g = crate::uaccess::get_user_u32(arg).map_err(efault)?;
-                self.ldisc.lock().pgrp = g;
+            TIOCGSID => {
+                let s = self.ldisc.lock().session;
+                crate::uaccess::put_user_u32(arg, s).map_err(efault)?;
                 Ok(0)
             }
+            TIOCSPGRP => self.set_pgrp(arg),
             _ => Err(uapi::Errno::ENOTTY),
         }
     }

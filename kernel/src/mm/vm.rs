@@ -608,6 +608,41 @@ impl Mm {
         );
     }
 
+    /// Unmaps the pages of the file (`dev`, `ino`) at file offsets from
+    /// `from` on (rounded up to a page), in shared regions and private
+    /// copies alike, keeping the regions: Linux's `unmap_mapping_range`
+    /// with `even_cows`, as truncation does. A later access there faults
+    /// again, and past the end of the file that is SIGBUS.
+    pub fn unmap_file_pages(&self, dev: u64, ino: u64, from: u64) {
+        let from = from.div_ceil(PAGE) * PAGE;
+        let mut m = self.inner.lock();
+        let ranges: alloc::vec::Vec<(u64, u64)> = m
+            .vmas
+            .iter()
+            .filter_map(|(&start, vma)| {
+                let (f, off) = vma.file.as_ref()?;
+                if f.dev != dev || f.ino != ino {
+                    return None;
+                }
+                let first = start.checked_add(from.saturating_sub(*off))?;
+                (first < vma.end).then_some((first, vma.end))
+            })
+            .collect();
+        let asid = self.asid;
+        for (a, e) in ranges {
+            update_range(
+                &mut m.pt,
+                a,
+                e,
+                |_, _| None,
+                |va, old| {
+                    pgtable_user::flush_tlb_page(asid, va);
+                    frame::page_ref_dec(old.pa);
+                },
+            );
+        }
+    }
+
     /// `mprotect`: every page of the range must be mapped (else ENOMEM).
     pub fn mprotect(&self, addr: u64, len: u64, prot: Prot) -> Result<(), Errno> {
         if !addr.is_multiple_of(PAGE) {
@@ -1225,6 +1260,25 @@ fn fault_around(pt: &mut UserPageTable, page: u64, start: u64, vma: &Vma, f: &Vm
             }
         }
         va += PAGE;
+    }
+}
+
+/// After the file (`dev`, `ino`) shrank to `size` bytes: unmaps its pages
+/// past the new end from every address space (Linux's truncate_pagecache),
+/// so that no process keeps reading a page the file no longer has.
+pub fn unmap_mapping_range(dev: u64, ino: u64, size: u64) {
+    let mut spaces: alloc::vec::Vec<Arc<Mm>> = alloc::vec::Vec::new();
+    for p in crate::process::all_processes() {
+        for t in p.threads.lock().iter() {
+            if let Some(mm) = t.mm.lock().clone() {
+                if !spaces.iter().any(|s| Arc::ptr_eq(s, &mm)) {
+                    spaces.push(mm);
+                }
+            }
+        }
+    }
+    for mm in spaces {
+        mm.unmap_file_pages(dev, ino, size);
     }
 }
 

@@ -3,6 +3,7 @@
 //! free; preemption on the timer tick at return to user mode, and at
 //! every blocking point in the kernel (as Linux's PREEMPT_VOLUNTARY).
 
+pub mod loadavg;
 pub mod task;
 #[cfg(feature = "ktest")]
 mod tests;
@@ -455,6 +456,7 @@ pub extern "C" fn schedule_tail() {
 pub fn scheduler_tick() {
     let left = SLICE_LEFT.this().load(Ordering::Relaxed);
     let idle = try_current().is_some_and(|c| c.is_idle());
+    loadavg::tick(idle);
     if left > 1 {
         SLICE_LEFT.this().store(left - 1, Ordering::Relaxed);
     } else if !idle {

@@ -308,6 +308,11 @@ impl Task {
         NEXT_TID.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The id given out last (`/proc/loadavg`'s last field).
+    pub fn last_tid() -> u32 {
+        NEXT_TID.load(Ordering::Relaxed) - 1
+    }
+
     /// The saved user registers at the top of this task's kernel stack.
     pub fn user_regs_addr(&self) -> Option<usize> {
         self.kstack.as_ref().map(|s| s.top() - PT_REGS_SIZE)

@@ -7,7 +7,7 @@ use crate::fs::{blocking, cred, current_cwd, current_files, vfs};
 use crate::uaccess::{copy_to_user, strndup_user, Filename, UserPtr};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC};
+use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC, O_TRUNC};
 use uapi::poll::PollFd;
 use vfs::file::OpenFile;
 use vfs::mount::Path;
@@ -249,6 +249,12 @@ pub extern "C" fn do_sys_openat2(dfd: i32, filename: UserPtr, how: &OpenHow) -> 
             .umask
             .load(core::sync::atomic::Ordering::Relaxed);
         let f = vfs().openat(&cred(), &start, &path, flags, mode, umask)?;
+        if flags & O_TRUNC != 0 && !f.is_path_only() {
+            let meta = f.inode().metadata();
+            if meta.is_regular() {
+                crate::mm::vm::unmap_mapping_range(meta.dev, meta.ino, meta.size);
+            }
+        }
         Ok(current_files().install(f, flags & O_CLOEXEC != 0)? as u64)
     })())
 }

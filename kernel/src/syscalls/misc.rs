@@ -93,8 +93,11 @@ fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
     Ok(match res {
         3 => (8 << 20, INF), // RLIMIT_STACK
         7 => (1024, 4096),   // RLIMIT_NOFILE
-        11 => {
-            // RLIMIT_SIGPENDING, from the RAM size as Linux sets it.
+        // RLIMIT_NPROC and RLIMIT_SIGPENDING: Linux sets both to half its
+        // max_threads, from the RAM size. Every task here runs as root,
+        // which Linux exempts from RLIMIT_NPROC at fork, so it is reported
+        // but never refuses a fork.
+        6 | 11 => {
             let n = crate::signal::sigpending_limit();
             (n, n)
         }

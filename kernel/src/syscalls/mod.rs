@@ -6,6 +6,7 @@ mod fs;
 mod misc;
 mod mm;
 mod namei;
+mod net;
 mod process;
 mod read_write;
 mod signal;
@@ -96,6 +97,7 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use misc::*;
     use mm::*;
     use namei::*;
+    use net::*;
     use process::*;
     use read_write::*;
     use signal::*;
@@ -240,6 +242,24 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::PROCESS_VM_READV => __arm64_sys_process_vm_readv,
         nr::PROCESS_VM_WRITEV => __arm64_sys_process_vm_writev,
         nr::PERSONALITY => __arm64_sys_personality,
+        nr::SOCKET => __arm64_sys_socket,
+        nr::SOCKETPAIR => __arm64_sys_socketpair,
+        nr::BIND => __arm64_sys_bind,
+        nr::LISTEN => __arm64_sys_listen,
+        nr::ACCEPT => __arm64_sys_accept,
+        nr::CONNECT => __arm64_sys_connect,
+        nr::GETSOCKNAME => __arm64_sys_getsockname,
+        nr::GETPEERNAME => __arm64_sys_getpeername,
+        nr::SENDTO => __arm64_sys_sendto,
+        nr::RECVFROM => __arm64_sys_recvfrom,
+        nr::SETSOCKOPT => __arm64_sys_setsockopt,
+        nr::GETSOCKOPT => __arm64_sys_getsockopt,
+        nr::SHUTDOWN => __arm64_sys_shutdown,
+        nr::SENDMSG => __arm64_sys_sendmsg,
+        nr::RECVMSG => __arm64_sys_recvmsg,
+        nr::ACCEPT4 => __arm64_sys_accept4,
+        nr::RECVMMSG => __arm64_sys_recvmmsg,
+        nr::SENDMMSG => __arm64_sys_sendmmsg,
         _ => __arm64_sys_ni_syscall,
     };
     handler(regs)

@@ -118,12 +118,17 @@ syscall!(__arm64_sys_mknodat, r, {
 syscall!(__arm64_sys_truncate, r, {
     let path = path_arg(UserPtr::new(r.regs[0]))?;
     vfs().truncate(&cred(), &current_cwd(), &path, r.regs[1] as i64)?;
+    if let Ok(meta) = vfs().fstatat(&cred(), &current_cwd(), &path, 0) {
+        crate::mm::vm::unmap_mapping_range(meta.dev, meta.ino, meta.size);
+    }
     Ok(0)
 });
 
 syscall!(__arm64_sys_ftruncate, r, {
     let f = current_files().get(r.regs[0] as i32)?;
     f.truncate(r.regs[1] as i64)?;
+    let meta = f.inode().metadata();
+    crate::mm::vm::unmap_mapping_range(meta.dev, meta.ino, meta.size);
     Ok(0)
 });
 

@@ -156,7 +156,12 @@ syscall!(__arm64_sys_sysinfo, r, {
     let mut b = [0u8; 112];
     let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
     put(0, &uptime.to_le_bytes());
-    // loads[3] at 8..32: no load average is kept here (zeros).
+    // loads[3] at 8..32: the load averages with SI_LOAD_SHIFT (16) bits
+    // of fraction.
+    let shift = 16 - crate::sched::loadavg::FSHIFT;
+    for (i, avg) in crate::sched::loadavg::avenrun().into_iter().enumerate() {
+        put(8 + 8 * i, &(avg << shift).to_le_bytes());
+    }
     put(32, &(frames.total as u64 * 4096).to_le_bytes());
     put(40, &(frames.free as u64 * 4096).to_le_bytes());
     put(80, &(procs.min(u16::MAX as usize) as u16).to_le_bytes());

@@ -1,6 +1,7 @@
 //! devfs: the `/dev` a kernel without udev needs, as Linux's devtmpfs
-//! creates it: `console` (5,1, crw-------), `null` (1,3), `zero` (1,5)
-//! and `full` (1,7), all crw-rw-rw- but the console, owned by root.
+//! creates it: `console` (5,1, crw-------), `tty` (5,0), `null` (1,3),
+//! `zero` (1,5) and `full` (1,7), all crw-rw-rw- but the console, owned by
+//! root.
 
 use alloc::sync::Arc;
 
@@ -14,8 +15,9 @@ use crate::Result;
 pub fn devfs(clock: Arc<dyn Clock>) -> Result<Arc<RamFs>> {
     let fs = RamFs::with_type(clock, "devtmpfs");
     let root = fs.root();
-    let nodes: [(&[u8], u32, u32, u32); 4] = [
+    let nodes: [(&[u8], u32, u32, u32); 5] = [
         (b"console", TTYAUX_MAJOR, CONSOLE_MINOR, 0o600),
+        (b"tty", TTYAUX_MAJOR, 0, 0o666),
         (b"null", MEM_MAJOR, 3, 0o666),
         (b"zero", MEM_MAJOR, 5, 0o666),
         (b"full", MEM_MAJOR, 7, 0o666),

@@ -32,7 +32,9 @@ fn devfs_has_linux_nodes_and_modes() {
     assert_eq!((n.mode, major(n.rdev), minor(n.rdev)), (S_IFCHR | 0o666, 1, 3));
     let z = stat("/dev/zero");
     assert_eq!((z.mode, major(z.rdev), minor(z.rdev)), (S_IFCHR | 0o666, 1, 5));
-    assert_eq!(list(&w, "/dev"), ["console", "full", "null", "zero"]);
+    let t = stat("/dev/tty");
+    assert_eq!((t.mode, major(t.rdev), minor(t.rdev)), (S_IFCHR | 0o666, 5, 0));
+    assert_eq!(list(&w, "/dev"), ["console", "full", "null", "tty", "zero"]);
 }
 
 #[test]

@@ -73,6 +73,8 @@ errnos! {
     EOVERFLOW
     ENOTSUP
     ETIMEDOUT
+    ENOTSOCK
+    EAFNOSUPPORT
 }
 
 impl fmt::Display for Errno {

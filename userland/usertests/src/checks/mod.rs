@@ -16,6 +16,7 @@ pub mod lifecycle;
 pub mod links;
 pub mod mm;
 pub mod mmrobust;
+pub mod probes;
 pub mod process;
 pub mod procfd;
 pub mod rseq;
@@ -54,6 +55,7 @@ pub static ALL: &[&[Check]] = &[
     procfd::CHECKS,
     rseq::CHECKS,
     splice::CHECKS,
+    probes::CHECKS,
 ];
 
 /// A scratch path in /tmp that no other check (or run) uses.

@@ -125,6 +125,17 @@ pub fn progress() {
     }
 }
 
+/// The steps counted so far where this process counts them (0 outside an
+/// attack: waits then end by the clock alone).
+pub fn progress_count() -> u64 {
+    let at = PROGRESS.load(Relaxed);
+    if at == 0 {
+        0
+    } else {
+        word(at).load(Relaxed)
+    }
+}
+
 /// Any system call; the raw result (`-errno` on failure). A call that
 /// returns is a step of progress: a hung kernel returns none.
 pub fn sys(n: usize, a: &[usize]) -> isize {
@@ -401,19 +412,29 @@ pub fn thread(f: extern "C" fn(usize) -> usize, arg: usize) -> Thread {
 }
 
 impl Thread {
-    /// Waits up to `ms` for the thread to exit; whether it did.
+    /// Waits for the thread to exit, giving up after `ms` without progress
+    /// (see [`progress`]); whether it exited.
     pub fn join(&self, ms: u64) -> bool {
-        let end = now_ns() + ms * 1_000_000;
+        // A slow thread is not a stuck one: the wait lasts while the
+        // attack's processes progress, until `ms` pass without a step (or
+        // ten times `ms` in all). The wait itself is no progress.
+        let start = now_ns();
+        let (mut seen, mut since) = (progress_count(), start);
         loop {
             let v = self.ctid.load(SeqCst);
             if v == 0 {
                 return true;
             }
-            if now_ns() > end {
+            let now = now_ns();
+            let c = progress_count();
+            if c != seen {
+                (seen, since) = (c, now);
+            }
+            if now - since > ms * 1_000_000 || now - start > 10 * ms * 1_000_000 {
                 return false;
             }
             let ts = [0i64, 10_000_000];
-            sys(
+            sys_idle(
                 nr::FUTEX,
                 &[
                     self.ctid.as_ptr() as usize,
