@@ -622,10 +622,8 @@ fn current_pid() -> i32 {
 /// which filters and triggers examine before they are written).
 pub(super) fn fill_entry_header(entry: &mut [u8], ty: u16) {
     let (flags, preempt) = tracing_gen_ctx();
-    let pid = match crate::sched::try_current() {
-        Some(t) if !t.is_idle() => t.tid() as i32,
-        _ => 0,
-    };
+    // Borrowed, not counted: no atomic update per event.
+    let pid = current_pid();
     if let Some(h) = entry.get_mut(..TRACE_ENTRY_SIZE) {
         h[0..2].copy_from_slice(&ty.to_le_bytes());
         h[2] = flags;
