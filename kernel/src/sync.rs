@@ -39,6 +39,16 @@ impl<T> IrqSpinLock<T> {
         }
     }
 
+    /// Takes the lock on a path that masked interrupts itself (and so
+    /// cannot be preempted): no second save of the mask, no preemption
+    /// count, no tracer hook (the trace event write path, as Linux's ring
+    /// buffer uses the `_notrace` forms).
+    #[inline]
+    pub fn lock_irqs_off(&self) -> spin::MutexGuard<'_, T> {
+        debug_assert!(arch::cpu::irqs_disabled());
+        self.inner.lock()
+    }
+
     /// Takes the lock if it is free.
     pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T>> {
         let flags = local_irq_save();

@@ -304,24 +304,28 @@ fn rd64(b: &[u8], off: usize) -> Option<u64> {
     Some(u64::from_le_bytes(a))
 }
 
+#[inline]
 fn wr32(b: &mut [u8], off: usize, v: u32) {
     if let Some(s) = b.get_mut(off..off + 4) {
         s.copy_from_slice(&v.to_le_bytes());
     }
 }
 
+#[inline]
 fn wr64(b: &mut [u8], off: usize, v: u64) {
     if let Some(s) = b.get_mut(off..off + 8) {
         s.copy_from_slice(&v.to_le_bytes());
     }
 }
 
+#[inline]
 fn header(type_len: u32, delta: u32) -> u32 {
     (type_len & 0x1f) | (delta << 5)
 }
 
 /// Total bytes of a data event with `len` payload bytes, as Linux's
 /// `rb_calculate_event_length`.
+#[inline]
 pub fn event_length(len: usize) -> usize {
     let mut length = len.max(1);
     if length > RB_MAX_SMALL_DATA {
@@ -585,11 +589,13 @@ impl CpuBuffer {
 
     /// Bytes of events a page holds (Linux's `BUF_PAGE_SIZE` for the
     /// buffer's sub-buffer size).
+    #[inline]
     pub fn data_size(&self) -> usize {
         self.subbuf - BUF_PAGE_HDR_SIZE
     }
 
     /// Largest payload one event may carry (`BUF_MAX_DATA_SIZE`).
+    #[inline]
     pub fn max_data_size(&self) -> usize {
         self.data_size() - 8
     }
@@ -701,7 +707,59 @@ impl CpuBuffer {
     /// dropping the oldest page if the ring is full). The event exists once
     /// [`Reservation::commit`] is called; dropping the reservation discards
     /// it, as `ring_buffer_discard_commit` would.
+    ///
+    /// The payload's bytes are zero; [`CpuBuffer::reserve_uninit`] leaves
+    /// them as they were, for writers that write every byte.
     pub fn reserve(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
+        let mut r = self.reserve_uninit(ts, len)?;
+        r.entry_mut().fill(0);
+        Ok(r)
+    }
+
+    /// [`CpuBuffer::reserve`] without clearing the payload: its bytes are
+    /// whatever the page held there (an older event's), so the caller must
+    /// write all of them before it commits (the padding after the payload
+    /// is zeroed here). Linux's `rb_reserve_next_event`: an event that fits
+    /// after the last one of the tail page, with a delta that fits its
+    /// header, takes the inlined fast path; the rest (a new page, a time
+    /// extend, a large event) the out-of-line one.
+    #[inline]
+    pub fn reserve_uninit(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
+        let write = self.write;
+        let delta = ts.saturating_sub(self.write_stamp);
+        // Small events only: their length is in the header's type_len.
+        if write != 0 && len != 0 && len <= RB_MAX_SMALL_DATA && delta <= TS_MASK {
+            let length = event_length(len);
+            let end = write + length;
+            let data_size = self.data_size();
+            if end <= data_size {
+                if let Some(slot) = self.slots.get_mut(self.tail) {
+                    if let Some(ev) = slot.page.get_mut(BUF_PAGE_HDR_SIZE + write..BUF_PAGE_HDR_SIZE + end) {
+                        let type_len = ((length - RB_EVNT_HDR_SIZE) / RB_ALIGNMENT) as u32;
+                        let (hdr, rest) = ev.split_at_mut(RB_EVNT_HDR_SIZE);
+                        hdr.copy_from_slice(&header(type_len, delta as u32).to_le_bytes());
+                        if let Some(pad) = rest.get_mut(len..) {
+                            pad.fill(0);
+                        }
+                        return Ok(Reservation {
+                            buf: self,
+                            payload: write + RB_EVNT_HDR_SIZE,
+                            len,
+                            end,
+                            ts,
+                        });
+                    }
+                }
+            }
+        }
+        self.reserve_slow(ts, len)
+    }
+
+    /// The rest of [`CpuBuffer::reserve_uninit`]: checks the size, moves
+    /// to a new page when the event does not fit, writes a time extend
+    /// before it when its delta does not fit its header.
+    #[inline(never)]
+    fn reserve_slow(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
         if len > self.max_data_size() {
             return Err(WriteError::TooBig);
         }
@@ -763,8 +821,8 @@ impl CpuBuffer {
             off + 4
         };
         let end = off + length;
-        // Padding bytes of the payload are zero, never stale data.
-        if let Some(p) = data.get_mut(payload..end) {
+        // The padding after the payload is zero, never stale data.
+        if let Some(p) = data.get_mut(payload + len..end) {
             p.fill(0);
         }
         Ok(Reservation {
@@ -1051,7 +1109,19 @@ pub struct Reservation<'a> {
 }
 
 impl Reservation<'_> {
+    /// Its payload (what `DerefMut` gives), to borrow once for many writes.
+    #[inline]
+    pub fn entry_mut(&mut self) -> &mut [u8] {
+        let tail = self.buf.tail;
+        let data = match self.buf.slots.get_mut(tail) {
+            Some(s) => s.page.get_mut(BUF_PAGE_HDR_SIZE..).unwrap_or(&mut []),
+            None => &mut [],
+        };
+        data.get_mut(self.payload..self.payload + self.len).unwrap_or(&mut [])
+    }
+
     /// Makes the event visible to readers and counts it.
+    #[inline]
     pub fn commit(self) {
         let b = self.buf;
         let length = self.end - b.write;
@@ -1076,12 +1146,7 @@ impl core::ops::Deref for Reservation<'_> {
 
 impl core::ops::DerefMut for Reservation<'_> {
     fn deref_mut(&mut self) -> &mut [u8] {
-        let tail = self.buf.tail;
-        let data = match self.buf.slots.get_mut(tail) {
-            Some(s) => s.data_mut(),
-            None => &mut [],
-        };
-        data.get_mut(self.payload..self.payload + self.len).unwrap_or(&mut [])
+        self.entry_mut()
     }
 }
 

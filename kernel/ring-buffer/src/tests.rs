@@ -179,6 +179,57 @@ fn dropped_reservation_is_discarded() {
 }
 
 #[test]
+fn reserve_uninit_on_reused_pages_zeroes_only_the_padding_after_the_payload() {
+    let mut b = CpuBuffer::with_pages(2).unwrap();
+    // Wrap the ring several times over events of 0xff bytes, so that every
+    // byte the small events land on is stale.
+    for ts in 1..2000 {
+        b.write(ts, &[0xff; 60]).unwrap();
+    }
+    let mut ts = 2000;
+    for n in 0u64..600 {
+        // 9 bytes: 3 bytes of padding after each payload.
+        let mut r = b.reserve_uninit(ts, 9).unwrap();
+        r[..8].copy_from_slice(&n.to_le_bytes());
+        r[8] = 0xab;
+        r.commit();
+        ts += 1 + n % 3 * 1000;
+    }
+    let got: StdVec<_> = b.iter().map(|e| e.unwrap().data.to_vec()).collect();
+    assert!(got.len() > 100);
+    for d in &got {
+        assert_eq!(d.len(), 12);
+        assert_eq!(&d[8..], &[0xab, 0, 0, 0]);
+    }
+    // The same bytes as a buffer whose events were reserved zeroed.
+    let mut z = CpuBuffer::with_pages(2).unwrap();
+    for ts in 1..2000 {
+        z.write(ts, &[0xff; 60]).unwrap();
+    }
+    let mut ts = 2000;
+    for n in 0u64..600 {
+        let mut r = z.reserve(ts, 9).unwrap();
+        r[..8].copy_from_slice(&n.to_le_bytes());
+        r[8] = 0xab;
+        r.commit();
+        ts += 1 + n % 3 * 1000;
+    }
+    let want: StdVec<_> = z.iter().map(|e| (e.unwrap().ts, e.unwrap().data.to_vec())).collect();
+    let got: StdVec<_> = b.iter().map(|e| (e.unwrap().ts, e.unwrap().data.to_vec())).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn reserve_clears_a_stale_payload() {
+    let mut b = CpuBuffer::with_pages(2).unwrap();
+    for ts in 1..500 {
+        b.write(ts, &[0xff; 40]).unwrap();
+    }
+    let r = b.reserve(600, 40).unwrap();
+    assert!(r.iter().all(|&x| x == 0));
+}
+
+#[test]
 fn too_big_event_is_refused_and_max_size_fits_a_page() {
     let mut b = CpuBuffer::with_pages(2).unwrap();
     assert_eq!(b.write(0, &[0; BUF_MAX_DATA_SIZE + 1]), Err(WriteError::TooBig));

@@ -432,8 +432,9 @@ pub(super) fn record_slow_inner(
             };
             if keep {
                 let src = &entry[TRACE_ENTRY_SIZE..];
-                committed = super::trace_event_write(tr, ev.id, total - TRACE_ENTRY_SIZE, |dst| {
-                    dst.copy_from_slice(src);
+                // The copy writes every byte: nothing to clear first.
+                committed = super::trace_event_write_full(tr, ev.id, total, |dst| {
+                    dst[TRACE_ENTRY_SIZE..].copy_from_slice(src);
                     true
                 });
             }

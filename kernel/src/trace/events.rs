@@ -174,18 +174,31 @@ impl TraceEvent {
     /// records whose string offsets count from the entry's start). A file
     /// is marked enabled before its source is armed, so every hit of an
     /// armed probe finds it.
-    pub fn record_entry(&self, len: usize, mut fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+    pub fn record_entry(&self, len: usize, fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+        self.record_entry_zeroed(len, true, fill)
+    }
+
+    /// [`TraceEvent::record_entry`] for a `fill` that writes every byte
+    /// after the common fields (a tracepoint whose entry has no hole): the
+    /// buffer's bytes are not cleared first (see
+    /// [`super::trace_event_write_full`]).
+    pub fn record_entry_full(&self, len: usize, fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+        self.record_entry_zeroed(len, false, fill)
+    }
+
+    #[inline(always)]
+    fn record_entry_zeroed(&self, len: usize, zero: bool, mut fill: impl FnMut(&mut [u8]) -> bool) -> bool {
         if len < super::TRACE_ENTRY_SIZE {
             return false;
         }
         let mut done = false;
         if self.def.ignore_enable || self.file.is_enabled() {
-            done |= self.file_record(&self.file, len, &mut fill);
+            done |= self.file_record(&self.file, len, zero, &mut fill);
         }
         if self.instances_enabled.load(Ordering::Relaxed) != 0 {
             if let Some(files) = self.instance_files.try_read() {
                 for f in files.iter().filter(|f| f.is_enabled()) {
-                    done |= self.file_record(f, len, &mut fill);
+                    done |= self.file_record(f, len, zero, &mut fill);
                 }
             }
         }
@@ -199,14 +212,24 @@ impl TraceEvent {
     }
 
     /// One trace array's part of [`TraceEvent::record_entry`].
-    fn file_record(&self, f: &TraceEventFile, len: usize, fill: &mut impl FnMut(&mut [u8]) -> bool) -> bool {
+    fn file_record(
+        &self,
+        f: &TraceEventFile,
+        len: usize,
+        zero: bool,
+        fill: &mut impl FnMut(&mut [u8]) -> bool,
+    ) -> bool {
         if ignore_this_task(f.tr) {
             return false;
         }
         if f.needs_slow_path() || f.tr.is_set(super::options::STACKTRACE) {
             return super::event_filter::record_slow_entry(self, f, len, fill);
         }
-        super::trace_event_write_entry(f.tr, self.id, len, fill)
+        if zero {
+            super::trace_event_write_entry(f.tr, self.id, len, fill)
+        } else {
+            super::trace_event_write_full(f.tr, self.id, len, fill)
+        }
     }
 
     /// Prints an entry of this event.

@@ -347,13 +347,14 @@ fn function_trace_call(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut 
     let Some(fa) = ops.private::<FtraceArray>() else {
         return;
     };
-    let task = crate::sched::try_current();
-    if fa.ignore_current(task.as_deref()) {
+    // The task borrowed, not counted: no atomic update per call.
+    if fa.pids_enabled() && crate::sched::with_current(|t| fa.ignore_current(Some(t))).unwrap_or(false) {
         return;
     }
     let irq = aarch64_cpu::registers::DAIF::I;
     let irqs_off = (regs.daif >> irq.shift) & irq.mask != 0;
-    let done = super::trace_event_write_entry(fa.tr, TRACE_FN, super::TRACE_ENTRY_SIZE + 16, |e| {
+    // Every byte after the common fields is written: ip, parent_ip.
+    let done = super::trace_event_write_full(fa.tr, TRACE_FN, super::TRACE_ENTRY_SIZE + 16, |e| {
         e[2] = if irqs_off {
             e[2] | TRACE_FLAG_IRQS_OFF
         } else {
@@ -363,7 +364,10 @@ fn function_trace_call(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut 
         e[16..24].copy_from_slice(&(parent_ip as u64).to_le_bytes());
         true
     });
-    if done && super::options::is_set(super::options::RECORD_CMD) && task.is_some_and(|t| !t.is_idle()) {
+    if done
+        && super::options::is_set(super::options::RECORD_CMD)
+        && crate::sched::with_current(|t| !t.is_idle()).unwrap_or(false)
+    {
         super::cmdlines::record_cmdline();
     }
     // options/func_stack_trace (Linux's function_stack_trace_call).

@@ -288,7 +288,7 @@ fn ftrace_graph_func(ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mut F
     };
     let depth = g.depth;
     if !g.notrace && !g.thresh {
-        let done = super::trace_event_write_entry(fa.tr(), TRACE_GRAPH_ENT, ENT_SIZE, |e| {
+        let done = super::trace_event_write_full(fa.tr(), TRACE_GRAPH_ENT, ENT_SIZE, |e| {
             e[8..16].copy_from_slice(&(ip as u64).to_le_bytes());
             e[16..20].copy_from_slice(&depth.to_le_bytes());
             e[20..24].fill(0);
@@ -319,7 +319,7 @@ pub(super) fn graph_return(frame: &RetFrame, g: GraphFrame, regs: &mut FtraceRet
         // The return value is kept whatever the options, as Linux's
         // (funcgraph-retval only chooses whether `trace` shows it).
         let retval = regs.return_value();
-        super::trace_event_write_entry(fa.tr(), TRACE_GRAPH_RET, RET_SIZE, |e| {
+        super::trace_event_write_full(fa.tr(), TRACE_GRAPH_RET, RET_SIZE, |e| {
             e[8..16].copy_from_slice(&(frame.func as u64).to_le_bytes());
             e[16..24].copy_from_slice(&retval.to_le_bytes());
             e[24..28].copy_from_slice(&g.depth.to_le_bytes());

@@ -285,6 +285,7 @@ impl TraceArray {
     }
 
     /// Its clock's current value (what an event recorded now is stamped).
+    #[inline]
     pub fn clock_now(&self) -> u64 {
         clock::clock_now(self.clock_id.load(Ordering::Relaxed))
     }
@@ -563,6 +564,7 @@ pub(super) fn instance_array_free(tr: &'static TraceArray) {
 /// 15; this kernel has no migrate-disable, the high nibble stays 0). An
 /// event recorded inside the slow path ([`TraceCtxSave`]) gets the state
 /// the path saved before it masked interrupts.
+#[inline]
 pub(super) fn tracing_gen_ctx() -> (u8, u8) {
     let saved = SAVED_CTX.this().load(Ordering::Relaxed);
     if saved & CTX_SAVED != 0 {
@@ -620,10 +622,8 @@ fn current_pid() -> i32 {
 /// which filters and triggers examine before they are written).
 pub(super) fn fill_entry_header(entry: &mut [u8], ty: u16) {
     let (flags, preempt) = tracing_gen_ctx();
-    let pid = match crate::sched::try_current() {
-        Some(t) if !t.is_idle() => t.tid() as i32,
-        _ => 0,
-    };
+    // Borrowed, not counted: no atomic update per event.
+    let pid = current_pid();
     if let Some(h) = entry.get_mut(..TRACE_ENTRY_SIZE) {
         h[0..2].copy_from_slice(&ty.to_le_bytes());
         h[2] = flags;
@@ -644,41 +644,80 @@ pub fn trace_event_write(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce
 
 /// [`trace_event_write`] for an entry of `len` bytes in all (at least
 /// [`TRACE_ENTRY_SIZE`]), which `fill` sees whole, common fields written.
+/// The rest of the entry is zero when `fill` runs.
+#[inline]
 pub fn trace_event_write_entry(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+    trace_event_write_raw(tr, ty, len, true, fill)
+}
+
+/// [`trace_event_write_entry`] for a writer that fills every byte of the
+/// entry after the common fields: the bytes `fill` sees there are stale
+/// (an older event's), not zero, as in Linux's ring buffer, which saves
+/// the hottest events (function, function_graph, syscalls) clearing a
+/// payload they overwrite whole.
+#[inline]
+pub fn trace_event_write_full(tr: &TraceArray, ty: u16, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+    trace_event_write_raw(tr, ty, len, false, fill)
+}
+
+/// The record path (Linux's `trace_event_buffer_lock_reserve` then
+/// `trace_event_buffer_commit`): the context taken once, interrupts masked
+/// once (which also keeps the task on this CPU), the nesting guard a plain
+/// per-CPU flag (only an exception taken inside this path could find it
+/// set, and such an event is dropped rather than waiting on the lock its
+/// CPU holds), the entry reserved in place in the page, its header written
+/// in one store.
+#[inline(always)]
+fn trace_event_write_raw(
+    tr: &TraceArray,
+    ty: u16,
+    len: usize,
+    zero: bool,
+    fill: impl FnOnce(&mut [u8]) -> bool,
+) -> bool {
     if !tr.is_on() || len < TRACE_ENTRY_SIZE {
         return false;
     }
     let (flags, preempt) = tracing_gen_ctx();
     let pid = current_pid();
+    let header = u64::from(ty) | u64::from(flags) << 16 | u64::from(preempt) << 24 | u64::from(pid as u32) << 32;
     let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
         arch::cpu::local_irq_restore(irq);
         return false;
     }
-    let guard = tr.writing.this();
-    if guard.swap(true, Ordering::Acquire) {
+    let Some(lock) = tr.buffers.get(cpu) else {
+        arch::cpu::local_irq_restore(irq);
+        return false;
+    };
+    let guard = tr.writing.on(cpu);
+    if guard.load(Ordering::Relaxed) {
         arch::cpu::local_irq_restore(irq);
         return false;
     }
+    guard.store(true, Ordering::Relaxed);
     let mut committed = false;
-    if let Some(lock) = tr.buffers.get(cpu) {
-        let mut b = lock.lock();
+    {
+        let mut b = lock.lock_irqs_off();
         if let Some(buf) = b.as_mut() {
             let ts = tr.clock_now();
-            if let Ok(mut r) = buf.reserve(ts, len) {
-                r[0..2].copy_from_slice(&ty.to_le_bytes());
-                r[2] = flags;
-                r[3] = preempt;
-                r[4..8].copy_from_slice(&pid.to_le_bytes());
-                if fill(&mut r[..]) {
-                    r.commit();
-                    committed = true;
+            if let Ok(mut r) = buf.reserve_uninit(ts, len) {
+                let e = r.entry_mut();
+                if let Some((h, rest)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() {
+                    *h = header.to_le_bytes();
+                    if zero {
+                        rest.fill(0);
+                    }
+                    if fill(e) {
+                        r.commit();
+                        committed = true;
+                    }
                 }
             }
         }
     }
-    guard.store(false, Ordering::Release);
+    guard.store(false, Ordering::Relaxed);
     arch::cpu::local_irq_restore(irq);
     if committed {
         tr.wake_readers();

@@ -312,7 +312,7 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     let len = def.fixed_size() + dsize;
     let recorded = hit
         .ev
-        .record_entry(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok());
+        .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok());
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
     // array recording it is not.

@@ -465,12 +465,22 @@ macro_rules! define_trace_event {
                 let ($($field),*): ($(<$fty as TpField>::Arg<'_>),*) = ($($assign),*);
                 let fixed = core::mem::size_of::<Raw>();
                 let len = fixed $(+ <$fty as TpField>::dyn_len(&$field))*;
-                ev.record_entry(len, |entry| {
+                let fill = |entry: &mut [u8]| {
                     let mut dyn_at = fixed;
                     $(<$fty as TpField>::store(&$field, entry, core::mem::offset_of!(Raw, $field), &mut dyn_at);)*
                     let _ = &mut dyn_at;
                     true
-                });
+                };
+                // Every store writes its field's whole width and its
+                // dynamic bytes exactly: an entry without holes between
+                // the fields is written whole, and needs no clearing.
+                const NO_HOLES: bool =
+                    core::mem::size_of::<Raw>() == 8 $(+ core::mem::size_of::<<$fty as TpField>::Raw>())*;
+                if NO_HOLES {
+                    ev.record_entry_full(len, fill);
+                } else {
+                    ev.record_entry(len, fill);
+                }
             }
         }
 
