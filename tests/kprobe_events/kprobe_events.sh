@@ -3,11 +3,12 @@
 # hits in trace and kprobe_profile, return probes with $retval and entry
 # arguments, multiprobe events, dynamic_events, Linux's errors and
 # error_log entries, EBUSY for enabled events, O_TRUNC clearing. Pids,
-# times, CPUs, kernel addresses and function sizes are masked, and so is
+# times, CPUs, the need-resched flag (a tick may set it at any moment),
+# kernel addresses and function sizes are masked, and so is
 # the caller of a system call (Linux's invoke_syscall).
 bb=busybox
 mask() {
-  $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\] \([^ ]*\) *[0-9]*\.[0-9]*:/\1-PID [CPU] \2 TS:/' \
+  $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\] \([^ ]\)[^ ]\([^ ]*\) *[0-9]*\.[0-9]*:/\1-PID [CPU] \2.\3 TS:/' \
     -e 's/^\[ *[0-9]*\.[0-9]*\]/[TS]/' \
     -e 's/0xffff[0-9a-f]*/KADDR/g' \
     -e 's/(\([A-Za-z0-9_]*\)+0x\([0-9a-f]*\)\/0x[0-9a-f]*/(\1+0x\2\/SIZE/' \

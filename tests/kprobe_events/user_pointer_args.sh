@@ -7,7 +7,7 @@
 # lines are sorted (the order of probes on one address is not compared).
 bb=busybox
 mask() {
-  $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\] \([^ ]*\) *[0-9]*\.[0-9]*:/\1-PID [CPU] \2 TS:/' \
+  $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\] \([^ ]\)[^ ]\([^ ]*\) *[0-9]*\.[0-9]*:/\1-PID [CPU] \2.\3 TS:/' \
     -e 's/^\[ *[0-9]*\.[0-9]*\]/[TS]/' \
     -e 's/(\([A-Za-z0-9_]*\)+0x\([0-9a-f]*\)\/0x[0-9a-f]*/(\1+0x\2\/SIZE/' \
     -e 's/filename=0x[0-9a-f]*$/filename=UADDR/'
