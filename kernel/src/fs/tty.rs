@@ -7,29 +7,14 @@ use crate::sync::IrqSpinLock;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use uapi::termios::{Termios, Winsize, TCGETS, TIOCGWINSZ};
+use uapi::poll::{POLLIN, POLLOUT};
+use uapi::termios::{
+    Termios, Winsize, ECHO, ICANON, ICRNL, ISIG, ONLCR, TCGETS, TCSETS, TCSETSF, TCSETSW, TIOCGPGRP, TIOCGSID,
+    TIOCGWINSZ, TIOCSCTTY, TIOCSPGRP, TIOCSWINSZ, VINTR, VQUIT, VSUSP,
+};
 use vfs::device::CharDevice;
 use vfs::file::{FileOps, OpenFile};
 use vfs::WaitQueueHead;
-
-const TCSETS: u32 = 0x5402;
-const TCSETSW: u32 = 0x5403;
-const TCSETSF: u32 = 0x5404;
-const TIOCSWINSZ: u32 = 0x5414;
-const TIOCGPGRP: u32 = 0x540f;
-const TIOCSPGRP: u32 = 0x5410;
-const TIOCSCTTY: u32 = 0x540e;
-const TIOCGSID: u32 = 0x5429;
-const ISIG: u32 = 0o1;
-const ICANON: u32 = 0o2;
-const VINTR: usize = 0;
-const VQUIT: usize = 1;
-const VSUSP: usize = 10;
-const ECHO: u32 = 0o10;
-const ICRNL: u32 = 0o400;
-const ONLCR: u32 = 0o4;
-const POLLIN: u16 = 0x1;
-const POLLOUT: u16 = 0x4;
 
 struct Ldisc {
     termios: Termios,

@@ -596,16 +596,7 @@ impl Mm {
         // unmapping a huge untouched range costs next to nothing. A frame
         // is released only once no TLB can reach it.
         let asid = self.asid;
-        update_range(
-            &mut m.pt,
-            addr,
-            end,
-            |_, _| None,
-            |va, old| {
-                pgtable_user::flush_tlb_page(asid, va);
-                frame::page_ref_dec(old.pa);
-            },
-        );
+        zap_range(&mut m.pt, asid, addr, end);
     }
 
     /// Unmaps the pages of the file (`dev`, `ino`) at file offsets from
@@ -630,16 +621,7 @@ impl Mm {
             .collect();
         let asid = self.asid;
         for (a, e) in ranges {
-            update_range(
-                &mut m.pt,
-                a,
-                e,
-                |_, _| None,
-                |va, old| {
-                    pgtable_user::flush_tlb_page(asid, va);
-                    frame::page_ref_dec(old.pa);
-                },
-            );
+            zap_range(&mut m.pt, asid, a, e);
         }
     }
 
@@ -726,16 +708,7 @@ impl Mm {
             if kind == VmaKind::Vdso {
                 continue;
             }
-            update_range(
-                &mut m.pt,
-                s,
-                e,
-                |_, _| None,
-                |va, old| {
-                    pgtable_user::flush_tlb_page(asid, va);
-                    frame::page_ref_dec(old.pa);
-                },
-            );
+            zap_range(&mut m.pt, asid, s, e);
         }
         if vma::covered(&m.vmas, start, end) {
             Ok(())
@@ -1004,16 +977,7 @@ impl Mm {
                     frame::page_ref_dec(pa);
                     // Undo what was mapped; no region was added yet.
                     let asid = self.asid;
-                    update_range(
-                        &mut m.pt,
-                        start,
-                        va,
-                        |_, _| None,
-                        |va, old| {
-                            pgtable_user::flush_tlb_page(asid, va);
-                            frame::page_ref_dec(old.pa);
-                        },
-                    );
+                    zap_range(&mut m.pt, asid, start, va);
                     return Err(Errno::ENOMEM);
                 }
             }
@@ -1326,6 +1290,21 @@ fn file_frame(f: &VmFile, index: u64, create: bool) -> Result<Option<PhysAddr>, 
         Ok(None) => Ok(None),
         Err(_) => Err(()),
     }
+}
+
+/// Unmaps the present pages of `[start, end)` (Linux's zap_page_range):
+/// each frame is released once no TLB entry of `asid` can reach it.
+fn zap_range(pt: &mut UserPageTable, asid: u16, start: u64, end: u64) {
+    update_range(
+        pt,
+        start,
+        end,
+        |_, _| None,
+        |va, old| {
+            pgtable_user::flush_tlb_page(asid, va);
+            frame::page_ref_dec(old.pa);
+        },
+    );
 }
 
 /// `update_in` over `[start, end)` as the region tree bounds it: nothing

@@ -11,18 +11,10 @@ use super::syscall;
 use crate::errno::Errno;
 use crate::fs::current_files;
 use crate::uaccess::{copy_from_user, copy_to_user, UserPtr};
-
-/// Linux's NPROTO: address families are below it.
-const NPROTO: i32 = 46;
-/// Linux's SOCK_MAX: socket types are below it.
-const SOCK_MAX: i32 = 11;
-const SOCK_TYPE_MASK: i32 = 0xf;
-const SOCK_CLOEXEC: i32 = 0o2000000;
-const SOCK_NONBLOCK: i32 = 0o4000;
-/// The flags a 64-bit task may not pass to sendmsg/recvmsg and friends.
-const MSG_CMSG_COMPAT: u32 = 0x8000_0000;
-/// sizeof(struct sockaddr_storage).
-const SOCKADDR_STORAGE: i32 = 128;
+use uapi::socket::{
+    MSG_CMSG_COMPAT, NPROTO, SOCKADDR_STORAGE_SIZE as SOCKADDR_STORAGE, SOCK_CLOEXEC, SOCK_MAX, SOCK_NONBLOCK,
+    SOCK_TYPE_MASK,
+};
 
 /// `sock_create` for `family` and `type` (its flags already removed):
 /// the family and type checks, then no family to create it in.

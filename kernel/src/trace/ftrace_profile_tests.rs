@@ -177,7 +177,13 @@ fn graph_time_off_leaves_the_callees_time_out_of_the_callers() {
         slow >= SLOW && parent >= slow,
         "graph-time: parent {parent} slow {slow}"
     );
-    let (parent, slow) = run("0");
+    // The parent's own time is short, but a host stall of the vCPU inside
+    // it counts: the verdict is the best of a few runs (a profiler that
+    // kept the callee's time in the parent's would fail every one).
+    let (parent, slow) = (0..3)
+        .map(|_| run("0"))
+        .min_by_key(|&(parent, _)| parent)
+        .unwrap_or((u64::MAX, 0));
     assert!(
         slow >= SLOW && parent < SLOW / 2,
         "no graph-time: parent {parent} slow {slow}"
@@ -330,6 +336,9 @@ fn sleeper_time(sleep_time: &str) -> u64 {
 fn sleep_time_off_leaves_the_time_switched_out_out_of_a_call() {
     let with = sleeper_time("1");
     assert!(with >= 20_000_000, "sleep-time: {with} ns");
-    let without = sleeper_time("0");
+    // A vCPU the host stalls while the sleeper runs counts that time as
+    // running: the verdict is the best of a few runs (a profiler that
+    // kept the sleep would fail every one).
+    let without = (0..3).map(|_| sleeper_time("0")).min().unwrap_or(u64::MAX);
     assert!(without < 10_000_000, "no sleep-time: {without} ns");
 }

@@ -25,6 +25,7 @@ pub mod resource;
 pub mod rseq;
 pub mod sigframe;
 pub mod signal;
+pub mod socket;
 pub mod stat;
 pub mod syscalls;
 pub mod termios;
