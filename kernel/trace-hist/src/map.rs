@@ -482,7 +482,7 @@ mod tests {
     }
 
     #[test]
-    fn concurrent_inserts_count_every_hit_once() {
+    fn concurrent_inserts_count_every_hit_once_as_a_hit_or_a_drop() {
         let m = std::sync::Arc::new(TracingMap::new(7, layout()).unwrap());
         let threads: std::vec::Vec<_> = (0..4)
             .map(|t| {
@@ -500,9 +500,14 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
+        // A hit finding its key's slot still being filled waits a bounded
+        // number of tries and is then dropped, as Linux's (a filler the
+        // host preempts can cause that): every hit is counted once, as a
+        // hit or as a drop, and none is lost.
         let total: u64 = m.elts().map(|e| e.sum(0)).sum();
-        assert_eq!(total, 8000);
-        assert_eq!(m.hits(), 8000);
+        assert_eq!(total, m.hits());
+        assert_eq!(m.hits() + m.drops(), 8000);
+        assert!(m.drops() < 8000 / 2, "{} drops", m.drops());
         assert_eq!(m.elts().count(), 100);
     }
 
