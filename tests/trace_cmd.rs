@@ -142,7 +142,19 @@ fn mask_report(out: &str) -> String {
         if l.comm != WORKLOAD || l.event == "sched_switch" {
             continue;
         }
-        let flags = l.flags.map(|f| format!("{f} ")).unwrap_or_default();
+        // The need-resched column is masked: a tick may set it at any
+        // moment, on Linux too.
+        let flags = l
+            .flags
+            .map(|f| {
+                let f: String = f
+                    .chars()
+                    .enumerate()
+                    .map(|(i, c)| if i == 1 { '.' } else { c })
+                    .collect();
+                format!("{f} ")
+            })
+            .unwrap_or_default();
         let buffer = l.buffer.map(|b| format!("{b}: ")).unwrap_or_default();
         let line = format!(
             "{buffer}{}-PID [CPU] {flags}TS: {}: {}",

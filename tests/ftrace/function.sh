@@ -1,8 +1,9 @@
 # The function tracer seen from a shell, run by Debian's busybox sh on this
-# kernel and on Linux (tests/ftrace.rs); pids, CPUs, times and sizes are
-# masked so that the output is one golden file.
+# kernel and on Linux (tests/ftrace.rs); pids, CPUs, times, sizes and the
+# need-resched flag (a tick may set it at any moment) are masked so that
+# the output is one golden file.
 bb=busybox
-mask() { $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\]/\1-PID [CPU]/' -e 's/ *[0-9]\+\.[0-9]\{6\}:/ TS:/' -e 's/+0x0\/0x[0-9a-f]*/+0x0\/SIZE/g'; }
+mask() { $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\]/\1-PID [CPU]/' -e 's/ *[0-9]\+\.[0-9]\{6\}:/ TS:/' -e 's/+0x0\/0x[0-9a-f]*/+0x0\/SIZE/g' -e 's/^\([^ ]*-PID \[[^]]*\] .\)./\1./'; }
 cd /sys/kernel/tracing
 echo "== tracers"
 cat available_tracers | $bb tr ' ' '\n' | $bb grep -E '^(function|nop)$'

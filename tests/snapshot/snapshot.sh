@@ -1,10 +1,11 @@
 # The snapshot buffer, run by Debian's busybox sh on this kernel and on
-# Linux (tests/snapshot.rs); pids and times are masked so that the output
-# is one golden file.
+# Linux (tests/snapshot.rs); pids, times and the need-resched flag (a tick
+# may set it at any moment) are masked so that the output is one golden
+# file.
 bb=busybox
 # (The comm too: whether a marker's writer has a saved comm yet is not
 # the snapshot's business.)
-mask() { $bb sed -e 's/^ *[^ ]*-[0-9]* *\[\([0-9]*\)\]/COMM-PID [\1]/' -e 's/ *[0-9]\+\.[0-9]\{6\}:/ TS:/'; }
+mask() { $bb sed -e 's/^ *[^ ]*-[0-9]* *\[\([0-9]*\)\]/COMM-PID [\1]/' -e 's/ *[0-9]\+\.[0-9]\{6\}:/ TS:/' -e 's/^\([^ ]*-PID \[[^]]*\] .\)./\1./'; }
 cd /sys/kernel/tracing
 echo "== freed"
 cat snapshot
