@@ -5,8 +5,8 @@
 //! known workload (fork, exec, a fatal signal, exit, reaping) leaves
 //! Linux's trace lines (`tracepoints/workload.golden`, pids and the context
 //! columns masked), the slab caches' `/proc/slabinfo` and
-//! `kmem_cache_alloc`/`kmem_cache_free` lines for path names and queued
-//! signals are Linux's (`tracepoints/slab.golden`), and every `sched`
+//! `kmem_cache_alloc`/`kmem_cache_free` lines for path names, queued
+//! signals and tasks are Linux's (`tracepoints/slab.golden`), and every `sched`
 //! event on four busy CPUs gives well-formed lines. When ../shared/reflinux is there, real Linux must
 //! print the same.
 

@@ -219,6 +219,28 @@ impl Drop for Timeout {
     }
 }
 
+/// Takes a dead task's cancelled timeouts out of the queue, so that the
+/// last reference to its memory is not an entry's, dropped by a tick in
+/// interrupt context, but the caller's (`delayed_put_task_struct`, with
+/// interrupts on). Cheap when the task has no entry: only its weak count
+/// is looked at.
+pub fn forget_dead_task(t: &Arc<Task>) {
+    if Arc::weak_count(t) == 0 {
+        return;
+    }
+    let armed = t.timeout_id.load(Ordering::Acquire);
+    let mut q = TIMERS.lock();
+    let mut gone = 0;
+    // `t` is held, so the entries' weak references dropped here free
+    // nothing under the lock.
+    q.heap.retain(|e| {
+        let its = core::ptr::eq(e.task.as_ptr(), Arc::as_ptr(t));
+        gone += usize::from(its && e.id != armed);
+        !its
+    });
+    q.cancelled = q.cancelled.saturating_sub(gone);
+}
+
 /// Number of timeouts in the queue, including cancelled ones not yet
 /// compacted away (for leak checks).
 pub fn pending_timers() -> usize {

@@ -28,6 +28,12 @@ static CURRENT: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(co
 static IDLE: PerCpu<spin::Once<Arc<Task>>> = PerCpu::new([const { spin::Once::new() }; NR_CPUS]);
 /// The task a CPU switched away from, whose `on_cpu` the next task clears.
 static PREV: PerCpu<IrqSpinLock<Option<Arc<Task>>>> = PerCpu::new([const { IrqSpinLock::new(None) }; NR_CPUS]);
+/// A dead task switched away from, whose last scheduler reference waits
+/// for this CPU to unmask interrupts (see [`delayed_put_task_struct`]):
+/// a strong reference held as a raw pointer (`Arc::into_raw`), so that
+/// the check on every switch is one load. Only this CPU's scheduler
+/// touches it.
+static DEAD_TASK: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(core::ptr::null_mut()) }; NR_CPUS]);
 /// Set by the tick: reschedule at the next opportunity.
 static NEED_RESCHED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 /// Length of a time slice in ticks.
@@ -384,6 +390,7 @@ pub extern "C" fn schedule() {
     }
     if Arc::ptr_eq(&prev, &next) {
         arch::cpu::local_irq_restore(flags);
+        put_dead_task();
         return;
     }
     // The next task may still be leaving another CPU.
@@ -420,22 +427,73 @@ pub extern "C" fn schedule() {
     crate::preempt::set_preempt_count(preempt_count);
     finish_task_switch();
     arch::cpu::local_irq_restore(flags);
+    put_dead_task();
 }
 
 /// Completes a switch on the new task's side: the previous task may now be
-/// picked by another CPU.
+/// picked by another CPU. A dead one is kept for [`put_dead_task`]: its
+/// last references go with interrupts on, as Linux's
+/// `put_task_struct_rcu_user` leaves them to an RCU callback.
 fn finish_task_switch() {
-    if let Some(prev) = PREV.this().lock().take() {
-        prev.on_cpu.store(false, Ordering::Release);
-        if prev.state() == TaskState::Dead {
-            // Its hooked calls will never return (Linux's
-            // kprobe_flush_task, also called here).
-            prev.ret_stack.flush();
-            crate::trace::tracepoint::sched::trace_sched_process_free(&prev);
-            crate::trace::events::event_pids_exit(prev.tid());
-            task::release_dead(prev);
+    let Some(prev) = PREV.this().lock().take() else {
+        return;
+    };
+    prev.on_cpu.store(false, Ordering::Release);
+    if prev.state() == TaskState::Dead {
+        let older = DEAD_TASK.this().swap(Arc::into_raw(prev).cast_mut(), Ordering::AcqRel);
+        // Only if the last switch here had interrupts masked throughout
+        // (see `put_dead_task`): that task goes now, in this context.
+        if let Some(t) = dead_task_from_raw(older) {
+            delayed_put_task_struct(t);
         }
     }
+}
+
+/// The reference a [`DEAD_TASK`] slot held, if any.
+fn dead_task_from_raw(p: *mut Task) -> Option<Arc<Task>> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null DEAD_TASK value came from `Arc::into_raw` and
+    // owned one strong count, which the swap that read it took out of the
+    // slot: it is handed back exactly once.
+    #[allow(unsafe_code)]
+    Some(unsafe { Arc::from_raw(p) })
+}
+
+/// Drops the dead task this CPU switched away from, once interrupts are
+/// unmasked: the end of `schedule` and `schedule_tail`, right after
+/// `finish_task_switch`, so that nothing else runs on this CPU in between.
+/// A switch back to a task that called `schedule` with interrupts masked
+/// leaves it for the next switch here.
+#[inline(always)]
+fn put_dead_task() {
+    let slot = DEAD_TASK.this();
+    if slot.load(Ordering::Relaxed).is_null() || arch::cpu::irqs_disabled() {
+        return;
+    }
+    if let Some(t) = dead_task_from_raw(slot.swap(core::ptr::null_mut(), Ordering::AcqRel)) {
+        delayed_put_task_struct(t);
+    }
+}
+
+/// The end of a dead task, switched out for good (Linux's
+/// `delayed_put_task_struct`, which an RCU callback runs in softirq
+/// context; this kernel has neither, so it runs in the task context of
+/// the next task on the CPU, interrupts on): its hooked calls are dropped,
+/// `sched_process_free` fires, and the scheduler's reference goes, with
+/// it the `task_struct` and its stack unless a reader still holds one.
+#[allow(unsafe_code)] // exported under Linux's name, for probes
+#[no_mangle]
+#[inline(never)]
+pub fn delayed_put_task_struct(t: Arc<Task>) {
+    // Its hooked calls will never return (Linux's kprobe_flush_task and
+    // rethook_flush_task, also called here).
+    t.ret_stack.flush();
+    crate::time::forget_dead_task(&t);
+    crate::trace::tracepoint::sched::trace_sched_process_free(&t);
+    crate::trace::events::event_pids_exit(t.tid());
+    task::free_task(t);
 }
 
 /// First code of every new task (from `ret_from_fork`).
@@ -446,6 +504,7 @@ pub extern "C" fn schedule_tail() {
     crate::preempt::set_preempt_count(0);
     finish_task_switch();
     arch::cpu::local_irq_enable();
+    put_dead_task();
 }
 
 /// Called by the timer tick on every CPU; exported under Linux 6.12's

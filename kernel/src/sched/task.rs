@@ -391,9 +391,14 @@ impl Task {
     }
 }
 
-/// Drops the last scheduler reference to a dead task (its stack is freed
-/// when the last `Arc` goes).
-pub(super) fn release_dead(t: Arc<Task>) {
+/// Drops the last scheduler reference to a dead task, normally the last
+/// of all: with it go the `task_struct` and the stack (Linux's
+/// `free_task`, where its `kmem_cache_free` is traced from); a reader
+/// still holding one frees them when it lets go.
+#[allow(unsafe_code)] // exported under Linux's name, for probes and call sites
+#[no_mangle]
+#[inline(never)]
+pub fn free_task(t: Arc<Task>) {
     drop(t);
 }
 
