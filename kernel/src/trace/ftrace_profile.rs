@@ -7,7 +7,9 @@
 //! The profiler is a user of the return stack as function_graph is: its
 //! ops (filtered by `set_ftrace_filter`/`set_ftrace_notrace`, as Linux's
 //! `ftrace_ops_set_global_filter`) counts the hit at the entry and hooks
-//! the return, whose handler adds the call's duration. `options/graph-time`
+//! the return, whose handler adds the call's duration. As in Linux, where
+//! it is an `fgraph_ops`, the calls it hooks count in the graph depth
+//! function_graph sees and `max_graph_depth` limits. `options/graph-time`
 //! off subtracts the time spent in profiled callees (Linux's `subtime`),
 //! `options/sleep-time` off the time the task was switched out (see
 //! `function_graph::graph_sched_switch`).
@@ -168,8 +170,8 @@ fn profile_graph_entry(_ops: &FtraceOps, ip: usize, _parent_ip: usize, regs: &mu
 }
 
 /// The return hook (Linux's `profile_graph_return`), with the call's
-/// frame already popped: its caller's profiled frame, if any, is the
-/// most recent one of this handler left on the stack.
+/// frame already popped: with `graph-time` off its time goes to the
+/// caller's profiled frame, if the previous hooked call is profiled.
 fn profile_graph_return(frame: &mut RetFrame, _regs: &mut FtraceRetRegs) {
     if !PROFILE_ENABLED.load(Ordering::Relaxed) {
         return;
@@ -180,7 +182,7 @@ fn profile_graph_return(frame: &mut RetFrame, _regs: &mut FtraceRetRegs) {
     if function_graph::graph_flags() & function_graph::flags::GRAPH_TIME == 0 {
         if let Some(task) = crate::sched::try_current() {
             task.ret_stack
-                .add_to_handler_data(profile_graph_return, calltime as usize);
+                .add_to_caller_handler_data(profile_graph_return, frame.sp, frame.func, calltime as usize);
         }
         let subtime = match frame.owner {
             RethookOwner::Handler(_, sub) => sub as u64,

@@ -43,6 +43,14 @@ pub extern "C" fn ktest_fprof_parent(ns: u64) -> u64 {
     ktest_fprof_slow(black_box(ns)) + 1
 }
 
+/// Calls the parent: a caller of a call of a slow function.
+#[inline(never)]
+#[no_mangle]
+#[allow(unsafe_code)]
+pub extern "C" fn ktest_fprof_grandparent(ns: u64) -> u64 {
+    ktest_fprof_parent(black_box(ns)) + 1
+}
+
 /// Sleeps for `ns` nanoseconds (a call whose task is switched out).
 #[inline(never)]
 #[no_mangle]
@@ -187,6 +195,56 @@ fn graph_time_off_leaves_the_callees_time_out_of_the_callers() {
     assert!(
         slow >= SLOW && parent < SLOW / 2,
         "no graph-time: parent {parent} slow {slow}"
+    );
+    reset();
+}
+
+#[kernel_test]
+fn graph_time_off_leaves_a_callees_time_to_the_previous_hooked_call_only() {
+    // grandparent -> parent -> slow, the profiler hooking the first and the
+    // last: slow's time is left out of grandparent's. With an instance's
+    // function_graph also hooking parent, the previous hooked call of slow
+    // is parent's, which takes the time as Linux's shared ret_stack entry
+    // does (`ftrace_graph_get_ret_stack(current, 1)`), and no profiled
+    // frame reads it: grandparent keeps it.
+    const SLOW: u64 = 2_000_000;
+    let run = |graph_parent: bool| -> (u64, u64) {
+        reset();
+        let instances = crate::trace::test_files::lookup("instances").expect("instances");
+        if graph_parent {
+            instances
+                .create(b"kq", vfs::NodeKind::Directory, 0o755, 0, 0)
+                .expect("mkdir");
+            write("instances/kq/set_ftrace_filter", "ktest_fprof_parent").expect("filter");
+            write("instances/kq/current_tracer", "function_graph").expect("instance tracer");
+        }
+        write("options/graph-time", "0").expect("graph-time");
+        write("set_ftrace_filter", "ktest_fprof_grandparent ktest_fprof_slow").expect("filter");
+        write("function_profile_enabled", "1").expect("enable");
+        let cpu = on_one_cpu(|| {
+            ktest_fprof_grandparent(SLOW);
+        });
+        write("function_profile_enabled", "0").expect("disable");
+        if graph_parent {
+            write("instances/kq/current_tracer", "nop").expect("nop");
+            instances.rmdir(b"kq").expect("rmdir");
+        }
+        let t = |f: usize| stat_of(cpu, f).map(|s| s.time).expect("profiled");
+        (
+            t(ktest_fprof_grandparent as *const () as usize),
+            t(ktest_fprof_slow as *const () as usize),
+        )
+    };
+    // A host stall inside the grandparent counts: best of a few runs.
+    let (grand, slow) = (0..3)
+        .map(|_| run(false))
+        .min_by_key(|&(grand, _)| grand)
+        .unwrap_or((u64::MAX, 0));
+    assert!(slow >= SLOW && grand < SLOW / 2, "grandparent {grand} slow {slow}");
+    let (grand, slow) = run(true);
+    assert!(
+        slow >= SLOW && grand >= slow,
+        "parent hooked: grandparent {grand} slow {slow}"
     );
     reset();
 }

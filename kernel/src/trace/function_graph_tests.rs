@@ -264,6 +264,53 @@ fn ret_stack_flush_empties_it_and_resets_the_graph_state() {
     assert_eq!(st.graph_state(), (0, false, false));
 }
 
+fn no_return_handler(_: &mut RetFrame, _: &mut arch::ftrace::FtraceRetRegs) {}
+
+/// A frame of another fgraph user (as the function profiler pushes).
+fn handler_frame(sp: usize, func: usize) -> RetFrame {
+    RetFrame {
+        ret: 1,
+        sp,
+        func,
+        calltime: 0,
+        owner: RethookOwner::Handler(no_return_handler, 0),
+    }
+}
+
+#[kernel_test]
+fn ret_stack_counts_one_depth_per_call_whichever_fgraph_users_hooked_it() {
+    let st = RetStack::new();
+    // Only the profiler hooks the outer call: the next call is one deeper.
+    st.push(handler_frame(0x1000, 0x10)).ok().expect("push");
+    assert_eq!(st.graph_state().0, 1);
+    // The inner call, hooked by the profiler then function_graph: one
+    // depth, the one function_graph is given.
+    st.push(handler_frame(0xf00, 0x20)).ok().expect("push");
+    let pushed = st.push_graph(0, 0xf00, 0x20, |depth, _, _| {
+        let g = GraphFrame {
+            depth,
+            ..GraphFrame::default()
+        };
+        let frame = RetFrame {
+            ret: 2,
+            sp: 0xf00,
+            func: 0x20,
+            calltime: 0,
+            owner: RethookOwner::Graph(g),
+        };
+        Some((frame, depth))
+    });
+    assert_eq!(pushed, Some(Ok(1)));
+    assert_eq!(st.graph_state().0, 2);
+    // The inner call's depth is given back once both its frames are gone.
+    assert!(st.pop().is_some());
+    assert_eq!(st.graph_state().0, 2);
+    assert!(st.pop().is_some());
+    assert_eq!(st.graph_state().0, 1);
+    assert!(st.pop().is_some());
+    assert_eq!(st.graph_state(), (0, false, false));
+}
+
 // ---------------------------------------------------------------------
 // The tracer
 
@@ -463,6 +510,43 @@ fn graph_depth_counts_the_calls_every_graph_user_hooked() {
     let (top, inst) = trace_chain_two_users("2");
     assert_eq!(leaf_depths(&inst), [1, 1], "{inst}");
     assert_eq!(leaf_depths(&top), [1, 1], "{top}");
+}
+
+/// Runs the chain with instance `kp`'s function_graph hooking only
+/// `fgraph_test_leaf` while the function profiler hooks the whole chain
+/// (through `set_ftrace_filter`), with `max_graph_depth` `max`; returns
+/// the instance's `trace`.
+fn trace_chain_under_the_profiler(max: &str) -> String {
+    reset_graph();
+    let instances = crate::trace::test_files::lookup("instances").expect("instances");
+    instances
+        .create(b"kp", vfs::NodeKind::Directory, 0o755, 0, 0)
+        .expect("mkdir");
+    write("instances/kp/set_ftrace_filter", "fgraph_test_leaf").expect("filter");
+    write("instances/kp/current_tracer", "function_graph").expect("instance tracer");
+    write("set_ftrace_filter", "fgraph_test_*").expect("filter");
+    write("max_graph_depth", max).expect("max_graph_depth");
+    write("function_profile_enabled", "1").expect("profiler");
+    run_chain_in_kthread(5);
+    write("function_profile_enabled", "0").expect("profiler");
+    write("instances/kp/tracing_on", "0").expect("tracing_on");
+    let inst = read_all("instances/kp/trace");
+    write("instances/kp/current_tracer", "nop").expect("nop");
+    instances.rmdir(b"kp").expect("rmdir");
+    reset_graph();
+    inst
+}
+
+#[kernel_test]
+fn graph_depth_counts_the_calls_the_function_profiler_hooked() {
+    // In Linux the profiler is an fgraph_ops on the same shadow stack:
+    // the calls it hooks raise curr_ret_depth as function_graph's do, so
+    // the leaves sit below their profiled callers.
+    let inst = trace_chain_under_the_profiler("0");
+    assert_eq!(leaf_depths(&inst), [1, 2, 3, 3, 1], "{inst}");
+    // And max_graph_depth cuts at that depth.
+    let inst = trace_chain_under_the_profiler("2");
+    assert_eq!(leaf_depths(&inst), [1, 1], "{inst}");
 }
 
 #[kernel_test]

@@ -46,8 +46,20 @@ pub enum RethookOwner {
     Kretprobe(Box<PooledInstance>),
     /// An fprobe with an exit handler and its instance.
     Fprobe(Box<super::fprobe::FprobeInstance>),
-    /// Another user of `return_to_handler`: its handler and a word of data.
+    /// Another fgraph user (the function profiler): its handler and a
+    /// word of data. Its calls count in the shared graph depth as
+    /// function_graph's do: in Linux both are `fgraph_ops` on one shadow
+    /// stack, while kretprobes and fprobes are `rethook` users outside it.
     Handler(RethookHandler, usize),
+}
+
+impl RethookOwner {
+    /// Whether the frame is an fgraph user's (function_graph's or a
+    /// [`RethookOwner::Handler`]'s): one depth per call hooked by any of
+    /// them (Linux's `curr_ret_depth`).
+    fn is_fgraph(&self) -> bool {
+        matches!(self, RethookOwner::Graph(_) | RethookOwner::Handler(..))
+    }
 }
 
 /// Most function_graph users at once (Linux's `FGRAPH_ARRAY_SIZE`): the
@@ -95,10 +107,11 @@ pub fn is_trampoline(addr: usize) -> bool {
 
 struct RetStackInner {
     frames: Vec<RetFrame>,
-    /// Calls with at least one graph frame on the stack, whatever their
-    /// users (Linux's `curr_ret_depth` + 1: one depth per hooked call,
-    /// shared by every fgraph user, so that `max_graph_depth` and the
-    /// indentation count the calls any user hooked).
+    /// Calls with at least one fgraph frame on the stack (function_graph's
+    /// or the profiler's), whatever their users (Linux's
+    /// `curr_ret_depth + 1`: one depth per hooked call, shared by every
+    /// fgraph user, so that `max_graph_depth` and the indentation count
+    /// the calls any user hooked).
     graph_calls: i32,
     /// Graph frames made by `set_graph_notrace` on the stack, per user.
     graph_notrace: [u32; FGRAPH_ARRAY_SIZE],
@@ -111,21 +124,20 @@ struct RetStackInner {
 }
 
 impl RetStackInner {
-    /// The depth of the graph frame another user pushed for the call of
-    /// `func` at `sp`, if one is on top of the stack: the frames of one
-    /// call are pushed together (the users' hooks, and kretprobes' or
-    /// fprobes' between them, run one after the other at its entry), so
-    /// only the top frames with its sp can be its; of those, a graph
-    /// frame of another function is a call that tail-called this one.
+    /// The depth of the call of `func` at `sp` if another fgraph user
+    /// already pushed a frame for it: the frames of one call are pushed
+    /// together (the users' hooks, and kretprobes' or fprobes' between
+    /// them, run one after the other at its entry), so only the top frames
+    /// with its sp can be its; of those, an fgraph frame of another
+    /// function is a call that tail-called this one. That call is then the
+    /// most recent one counted, whose depth is `graph_calls - 1`.
     fn graph_depth_of_call(&self, sp: usize, func: usize) -> Option<i32> {
         self.frames
             .iter()
             .rev()
             .take_while(|f| f.sp == sp)
-            .find_map(|f| match &f.owner {
-                RethookOwner::Graph(g) if f.func == func => Some(g.depth),
-                _ => None,
-            })
+            .any(|f| f.func == func && f.owner.is_fgraph())
+            .then(|| self.graph_calls - 1)
     }
 }
 
@@ -171,11 +183,11 @@ impl RetStack {
         if st.frames.len() >= RETHOOK_DEPTH || st.frames.len() == st.frames.capacity() {
             return Err(frame);
         }
+        if frame.owner.is_fgraph() && st.graph_depth_of_call(frame.sp, frame.func).is_none() {
+            st.graph_calls += 1;
+        }
         if let RethookOwner::Graph(g) = &frame.owner {
             let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
-            if st.graph_depth_of_call(frame.sp, frame.func).is_none() {
-                st.graph_calls += 1;
-            }
             st.graph_notrace[u] += u32::from(g.notrace);
             st.graph_started[u] += u32::from(g.graph_start);
         }
@@ -210,11 +222,11 @@ impl RetStack {
         let mut st = self.inner.lock();
         let frame = st.frames.pop()?;
         self.depth.store(st.frames.len(), Ordering::Relaxed);
+        if frame.owner.is_fgraph() && st.graph_depth_of_call(frame.sp, frame.func).is_none() {
+            st.graph_calls -= 1;
+        }
         if let RethookOwner::Graph(g) = &frame.owner {
             let u = usize::from(g.user) % FGRAPH_ARRAY_SIZE;
-            if st.graph_depth_of_call(frame.sp, frame.func).is_none() {
-                st.graph_calls -= 1;
-            }
             st.graph_notrace[u] -= u32::from(g.notrace);
             st.graph_started[u] -= u32::from(g.graph_start);
         }
@@ -236,11 +248,27 @@ impl RetStack {
         self.graph_state_of(0)
     }
 
-    /// Adds `v` to the word of the most recent frame hooked by `handler`
-    /// (the function profiler's time spent in callees, Linux's `subtime`).
-    pub fn add_to_handler_data(&self, handler: RethookHandler, v: usize) {
+    /// Adds `v` to the word of `handler`'s frame of the caller of the
+    /// returning call of `func` at `sp` (the function profiler's time spent
+    /// in callees, Linux's `subtime`). The caller is the previous call any
+    /// fgraph user hooked, as Linux's `ftrace_graph_get_ret_stack(current,
+    /// 1)`: if `handler` did not hook that one, `v` is dropped, as Linux
+    /// adds it to a frame no profiler reads.
+    pub fn add_to_caller_handler_data(&self, handler: RethookHandler, sp: usize, func: usize, v: usize) {
         let mut st = self.inner.lock();
-        for f in st.frames.iter_mut().rev() {
+        // The fgraph frames below the returning call's (a kretprobe's or an
+        // fprobe's may sit between them): the first is the caller's, and
+        // so are those right below it with its sp and function.
+        let mut below = st
+            .frames
+            .iter_mut()
+            .rev()
+            .filter(|f| f.owner.is_fgraph())
+            .skip_while(|f| f.sp == sp && f.func == func);
+        let Some(first) = below.next() else { return };
+        let (csp, cfunc) = (first.sp, first.func);
+        let call = core::iter::once(first).chain(below.take_while(|f| f.sp == csp && f.func == cfunc));
+        for f in call {
             if let RethookOwner::Handler(h, data) = &mut f.owner {
                 if *h as usize == handler as usize {
                     *data = data.wrapping_add(v);
