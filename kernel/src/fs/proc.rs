@@ -50,6 +50,10 @@ fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
         return 'Z';
     }
     if let Some(t) = t {
+        // The exited leader, kept listed while other threads live.
+        if t.tid() == p.pid && leader_exited(p) {
+            return 'Z';
+        }
         return task_state_char(t);
     }
     if leader_exited(p) {
@@ -443,7 +447,8 @@ fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
     };
     let tid = u32::try_from(fd_number(tid)?).ok()?;
     let p = process::find_process(pid)?;
-    let t = p.threads.lock().iter().find(|t| t.tid() == tid).cloned()?;
+    let t = p.threads.lock().iter().find(|t| t.tid() == tid).cloned();
+    let t = t.or_else(|| p.exited_leader.lock().clone().filter(|t| t.tid() == tid))?;
     Some((t, tail))
 }
 
@@ -490,10 +495,11 @@ impl ProcProvider for Provider {
             }
             (ProcScope::Pid(pid), b"task") => {
                 let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
-                return Ok(p
-                    .threads
-                    .lock()
+                // A zombie leader stays listed, first, as on Linux.
+                let leader = p.exited_leader.lock().clone();
+                return Ok(leader
                     .iter()
+                    .chain(p.threads.lock().iter())
                     .map(|t| ProcEntry::dir(t.tid().to_string().as_bytes()))
                     .collect());
             }

@@ -26,15 +26,6 @@ fn writer_body(delay_ms: u64) -> i32 {
     sleeper()
 }
 
-/// Sends `sig` to the calling leader thread itself, as libc's raise()
-/// (tgkill): with a second thread running, a process-directed kill may
-/// be taken by that thread here (see the closing note of issue 10), where
-/// these checks want the leader's signal-delivery stop.
-fn raise_in_leader(sig: i32) {
-    let pid = sys::getpid();
-    let _ = sys::tgkill(pid, pid, sig);
-}
-
 /// A non-blocking pipe for the writer thread; its read end.
 fn writer_pipe() -> Result<i32, Fail> {
     let [rd, wr] = rt::fs::pipe2(rt::fs::O_NONBLOCK | rt::fs::O_CLOEXEC).ctx("pipe2")?;
@@ -315,7 +306,8 @@ fn clone_in_group_stop_body() -> i32 {
     if sys::thread_writer(WRITER_FD.load(Ordering::Relaxed)) <= 0 {
         return 50;
     }
-    raise_in_leader(SIGUSR2);
+    // kill(getpid()): the leader, running, is the thread that takes it.
+    sys::raise(SIGUSR2);
     // No system call between the stop and this clone.
     if sys::thread_writer(LATE_WRITER_FD.load(Ordering::Relaxed)) <= 0 {
         return 51;
@@ -356,6 +348,26 @@ pub(super) fn thread_cloned_while_its_group_stops_joins_the_stop_until_sigcont()
     Ok(())
 }
 
+/// A signal sent to a traced process whose second (untraced) thread keeps
+/// running goes to the leader kill() names (Linux's complete_signal): its
+/// signal-delivery stop comes every time, and the thread, which would die
+/// of SIGUSR1, never takes it.
+pub(super) fn process_directed_signal_stops_the_leader_not_the_running_thread() -> Outcome {
+    let rd = writer_pipe()?;
+    let pid = spawn_traced(|| writer_body(0))?;
+    cont(pid, 0)?;
+    check_eq!(thread_runs(rd), true, "the thread runs");
+    for round in 0..20 {
+        rt::process::kill(pid, SIGUSR1).ctx("kill SIGUSR1")?;
+        expect_wait(pid, stopped(SIGUSR1), &format!("the leader's stop, round {round}"))?;
+        // Suppressed: the process lives on.
+        cont(pid, 0)?;
+    }
+    check_eq!(thread_runs(rd), true, "the thread runs after the stops");
+    kill_and_reap(pid);
+    Ok(())
+}
+
 // ------------------------------------------------ per-thread /proc state
 
 /// The tid of the writer thread, for the tracer to peek.
@@ -369,7 +381,8 @@ fn writer_tid_body() -> i32 {
         return 50;
     }
     WRITER_TID.store(tid as u64, Ordering::SeqCst);
-    raise_in_leader(SIGUSR2);
+    // kill(getpid()): the leader, running, is the thread that takes it.
+    sys::raise(SIGUSR2);
     sleeper()
 }
 
