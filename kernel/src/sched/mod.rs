@@ -446,6 +446,13 @@ pub extern "C" fn schedule_tail() {
     crate::preempt::set_preempt_count(0);
     finish_task_switch();
     arch::cpu::local_irq_enable();
+    // A new thread takes the shared signals it does not block that came
+    // while it was being made (Linux's calculate_sigpending).
+    if let Some(me) = try_current() {
+        if let Some(p) = me.process.get() {
+            crate::signal::recalc_sigpending(&me, p);
+        }
+    }
 }
 
 /// Called by the timer tick on every CPU; exported under Linux 6.12's

@@ -26,6 +26,17 @@ fn writer_body(delay_ms: u64) -> i32 {
     sleeper()
 }
 
+/// Sends `sig` to the calling leader thread itself, as libc's raise()
+/// (tgkill). A process-directed kill(getpid()) right after a clone is
+/// not the leader's alone even on Linux: the new thread, at its first
+/// run, takes shared signals it does not block (calculate_sigpending)
+/// and may dequeue it first, where these checks want the leader's
+/// signal-delivery stop.
+fn raise_in_leader(sig: i32) {
+    let pid = sys::getpid();
+    let _ = sys::tgkill(pid, pid, sig);
+}
+
 /// A non-blocking pipe for the writer thread; its read end.
 fn writer_pipe() -> Result<i32, Fail> {
     let [rd, wr] = rt::fs::pipe2(rt::fs::O_NONBLOCK | rt::fs::O_CLOEXEC).ctx("pipe2")?;
@@ -306,8 +317,7 @@ fn clone_in_group_stop_body() -> i32 {
     if sys::thread_writer(WRITER_FD.load(Ordering::Relaxed)) <= 0 {
         return 50;
     }
-    // kill(getpid()): the leader, running, is the thread that takes it.
-    sys::raise(SIGUSR2);
+    raise_in_leader(SIGUSR2);
     // No system call between the stop and this clone.
     if sys::thread_writer(LATE_WRITER_FD.load(Ordering::Relaxed)) <= 0 {
         return 51;
@@ -381,8 +391,7 @@ fn writer_tid_body() -> i32 {
         return 50;
     }
     WRITER_TID.store(tid as u64, Ordering::SeqCst);
-    // kill(getpid()): the leader, running, is the thread that takes it.
-    sys::raise(SIGUSR2);
+    raise_in_leader(SIGUSR2);
     sleeper()
 }
 
