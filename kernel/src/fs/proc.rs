@@ -447,9 +447,12 @@ fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
     };
     let tid = u32::try_from(fd_number(tid)?).ok()?;
     let p = process::find_process(pid)?;
-    let t = p.threads.lock().iter().find(|t| t.tid() == tid).cloned();
-    let t = t.or_else(|| p.exited_leader.lock().clone().filter(|t| t.tid() == tid))?;
-    Some((t, tail))
+    // Under `threads`, where the exiting leader moves to `exited_leader`.
+    let threads = p.threads.lock();
+    let t = threads.iter().find(|t| t.tid() == tid).cloned();
+    let t = t.or_else(|| p.exited_leader.lock().clone().filter(|t| t.tid() == tid));
+    drop(threads);
+    Some((t?, tail))
 }
 
 impl ProcProvider for Provider {
@@ -495,13 +498,17 @@ impl ProcProvider for Provider {
             }
             (ProcScope::Pid(pid), b"task") => {
                 let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
-                // A zombie leader stays listed, first, as on Linux.
+                // A zombie leader stays listed, first, as on Linux (looked
+                // at under `threads`, where the exiting leader moves).
+                let threads = p.threads.lock();
                 let leader = p.exited_leader.lock().clone();
-                return Ok(leader
+                let entries = leader
                     .iter()
-                    .chain(p.threads.lock().iter())
+                    .chain(threads.iter())
                     .map(|t| ProcEntry::dir(t.tid().to_string().as_bytes()))
-                    .collect());
+                    .collect();
+                drop(threads);
+                return Ok(entries);
             }
             (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => {
                 return match task_path(pid, rel) {
