@@ -373,7 +373,13 @@ pub(super) fn process_directed_signal_stops_the_leader_not_the_running_thread() 
         // Suppressed: the process lives on.
         cont(pid, 0)?;
     }
-    check_eq!(thread_runs(rd), true, "the thread runs after the stops");
+    // Alive: it writes again within a second (100 ms windows, as a loaded
+    // host may hold a vCPU that long).
+    check_eq!(
+        (0..10).any(|_| thread_runs(rd)),
+        true,
+        "the thread runs after the stops"
+    );
     kill_and_reap(pid);
     Ok(())
 }
