@@ -50,6 +50,10 @@ fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
         return 'Z';
     }
     if let Some(t) = t {
+        // The exited leader, kept listed while other threads live.
+        if t.tid() == p.pid && leader_exited(p) {
+            return 'Z';
+        }
         return task_state_char(t);
     }
     if leader_exited(p) {
@@ -443,8 +447,12 @@ fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
     };
     let tid = u32::try_from(fd_number(tid)?).ok()?;
     let p = process::find_process(pid)?;
-    let t = p.threads.lock().iter().find(|t| t.tid() == tid).cloned()?;
-    Some((t, tail))
+    // Under `threads`, where the exiting leader moves to `exited_leader`.
+    let threads = p.threads.lock();
+    let t = threads.iter().find(|t| t.tid() == tid).cloned();
+    let t = t.or_else(|| p.exited_leader.lock().clone().filter(|t| t.tid() == tid));
+    drop(threads);
+    Some((t?, tail))
 }
 
 impl ProcProvider for Provider {
@@ -490,12 +498,17 @@ impl ProcProvider for Provider {
             }
             (ProcScope::Pid(pid), b"task") => {
                 let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
-                return Ok(p
-                    .threads
-                    .lock()
+                // A zombie leader stays listed, first, as on Linux (looked
+                // at under `threads`, where the exiting leader moves).
+                let threads = p.threads.lock();
+                let leader = p.exited_leader.lock().clone();
+                let entries = leader
                     .iter()
+                    .chain(threads.iter())
                     .map(|t| ProcEntry::dir(t.tid().to_string().as_bytes()))
-                    .collect());
+                    .collect();
+                drop(threads);
+                return Ok(entries);
             }
             (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => {
                 return match task_path(pid, rel) {

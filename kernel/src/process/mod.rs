@@ -88,6 +88,13 @@ pub struct Process {
     /// reported to its tracer when the group is empty (Linux's
     /// delay_group_leader).
     pub ptrace_delayed_leader: IrqSpinLock<Option<Arc<Task>>>,
+    /// The thread a process-directed signal was last given to (Linux's
+    /// `signal->curr_target`), by thread ID: the next search starts there.
+    pub curr_target: AtomicU32,
+    /// The leader, once it exited while other threads live: a zombie
+    /// still listed in `/proc/PID/task` until the group ends (Linux keeps
+    /// it on the thread list, delay_group_leader).
+    pub exited_leader: IrqSpinLock<Option<Arc<Task>>>,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -146,6 +153,8 @@ impl Process {
             cputime: crate::cputime::ProcessCputime::new(),
             ptrace_hold: AtomicU32::new(0),
             ptrace_delayed_leader: IrqSpinLock::new(None),
+            curr_target: AtomicU32::new(pid),
+            exited_leader: IrqSpinLock::new(None),
         })
     }
 
@@ -516,12 +525,25 @@ fn exit_thread(status: i32) {
     if !ctid.is_null() && crate::uaccess::put_user_u32(ctid, 0).is_ok() {
         crate::futex::wake(ctid, 1);
     }
-    let last = {
+    let (last, zombie_leader) = {
         let mut threads = p.threads.lock();
         threads.retain(|t| !Arc::ptr_eq(t, &me));
         crate::cputime::exit_thread_cputime(&p, &me);
-        threads.is_empty()
+        // The leader stays listed as a zombie while other threads live;
+        // the last thread's exit ends that (the task is freed below,
+        // outside the locks).
+        let mut exited_leader = p.exited_leader.lock();
+        let zombie_leader = if threads.is_empty() {
+            exited_leader.take()
+        } else {
+            if me.tid() == p.pid {
+                *exited_leader = Some(me.clone());
+            }
+            None
+        };
+        (threads.is_empty(), zombie_leader)
     };
+    drop(zombie_leader);
     {
         // Only this task's own entry: a thread that exec'd may already have
         // taken over this ID (see `take_leader_id`).
@@ -663,6 +685,8 @@ pub fn take_leader_id(me: &Arc<Task>, p: &Process) {
     // The old leader's exit is never reported: the exec'ing thread goes on
     // under its pid (Linux's de_thread releases the old leader silently).
     let old_leader = p.ptrace_delayed_leader.lock().take();
+    let zombie_leader = p.exited_leader.lock().take();
+    drop(zombie_leader);
     if let Some(l) = old_leader {
         crate::ptrace::forget_exited_leader(&l);
     }

@@ -411,6 +411,11 @@ fn ptrace_stop(
         sched::schedule();
     }
     me.set_state(TaskState::Running);
+    // Shared signals sent while it was stopped picked no stopped thread:
+    // this one takes them now (Linux's recalc_sigpending_tsk here).
+    if let Some(p) = me.process.get() {
+        signal::recalc_sigpending_tsk(&me, p);
+    }
     // A tracer in the middle of a register access finishes first.
     let guard = me.ptrace.regs_lock.lock();
     let (code, info, fp, tls) = {

@@ -105,6 +105,11 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
                 .sig_blocked
                 .store(set & !(sigmask(SIGKILL) | sigmask(SIGSTOP)), Ordering::Release);
             child.restore_sigmask.store(false, Ordering::Release);
+            // Shared signals it no longer blocks are for it to take when
+            // it resumes (Linux recalculates after the stop).
+            if let Some(p) = child.process.get() {
+                crate::signal::recalc_sigpending_tsk(&child, p);
+            }
             Ok(0)
         }
         PTRACE_INTERRUPT => {

@@ -505,6 +505,13 @@ pub extern "C" fn schedule_tail() {
     finish_task_switch();
     arch::cpu::local_irq_enable();
     put_dead_task();
+    // A new thread takes the shared signals it does not block that came
+    // while it was being made (Linux's calculate_sigpending).
+    if let Some(me) = try_current() {
+        if let Some(p) = me.process.get() {
+            crate::signal::recalc_sigpending(&me, p);
+        }
+    }
 }
 
 /// Called by the timer tick on every CPU; exported under Linux 6.12's

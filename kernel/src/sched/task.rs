@@ -167,6 +167,13 @@ pub struct Task {
     pub sas: IrqSpinLock<crate::signal::frame::AltStack>,
     /// Signals this thread blocks.
     pub sig_blocked: AtomicU64,
+    /// Linux's TIF_SIGPENDING for the process's shared signals: this
+    /// thread was picked to take them (`complete_signal`), or found them
+    /// unblocked (`recalc_sigpending`).
+    pub sigpending: AtomicBool,
+    /// The mask in force before rt_sigtimedwait unblocked the signals it
+    /// waits for (Linux's `real_blocked`), 0 outside such a wait.
+    pub real_blocked: AtomicU64,
     /// `set_tid_address`/CLONE_CHILD_CLEARTID: cleared and futex-woken at exit.
     pub clear_child_tid: AtomicU64,
     /// The mask to restore after a temporary one (sigsuspend), when
@@ -245,6 +252,8 @@ impl Task {
             sigqueue: crate::signal::SigQueue::new(),
             sas: IrqSpinLock::new(crate::signal::frame::AltStack::DISABLED),
             sig_blocked: AtomicU64::new(0),
+            sigpending: AtomicBool::new(false),
+            real_blocked: AtomicU64::new(0),
             clear_child_tid: AtomicU64::new(0),
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),

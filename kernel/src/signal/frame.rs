@@ -232,7 +232,7 @@ pub fn sys_rt_sigreturn(regs: &mut PtRegs) -> Result<u64, Errno> {
     };
     arch::context::fpsimd_load(&fp);
     let mask = saved.uc_sigmask & !super::unblockable();
-    t.sig_blocked.store(mask, Ordering::Release);
+    super::set_current_blocked(&t, mask);
     // uc_stack: restore the alternate stack as sigaltstack would.
     let StackT {
         ss_sp,

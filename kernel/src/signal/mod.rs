@@ -333,6 +333,14 @@ pub fn flush_process_signals(p: &Process, mask: u64) {
 /// A thread leaves: its pending signals go (Linux's `exit_signals` and
 /// `__exit_signal`), and with the last thread the process's shared ones.
 pub fn exit_signals(t: &Task, p: &Process, last: bool) {
+    // Shared signals this thread was picked for go to a thread that
+    // stays (Linux's retarget_shared_pending at exit; an exec's
+    // surviving thread too). It is off the thread list already, so no new
+    // pick can fall on it.
+    if !last && t.sigpending.swap(false, Ordering::SeqCst) {
+        let unblocked = !t.sig_blocked.load(Ordering::SeqCst);
+        retarget_shared_pending(t, p, unblocked);
+    }
     flush_sigqueue_mask(&t.sig_pending, &t.sigqueue, u64::MAX);
     // A thread counted in a group stop that exits instead of stopping
     // still counts: the last one to go completes the stop.
@@ -375,13 +383,192 @@ fn is_ignored(p: &Process, sig: u32) -> bool {
     a.handler == SIG_IGN || (a.handler == SIG_DFL && default_action(sig) == DefaultAction::Ignore)
 }
 
-/// Whether an unblocked signal is pending for `t`.
+/// Whether `t` has something to do on its way back to user mode (Linux's
+/// signal_pending): an unblocked signal of its own, a stop or trap, or
+/// the process's shared signals once it was picked for them
+/// (`sigpending`). Another thread's pick does not concern it: a shared
+/// signal wakes and interrupts only the thread `complete_signal` chose.
 pub fn has_pending(t: &Task) -> bool {
-    let shared = t.process.get().map_or(0, |p| p.shared_pending.load(Ordering::Acquire));
+    let shared = if t.sigpending.load(Ordering::SeqCst) {
+        t.process.get().map_or(0, |p| p.shared_pending.load(Ordering::SeqCst))
+    } else {
+        0
+    };
     let pending = t.sig_pending.load(Ordering::Acquire) | shared;
     pending & (!t.sig_blocked.load(Ordering::Acquire) | UNBLOCKABLE) != 0
         || t.ptrace.trap_pending()
         || group_stop_pending(t)
+}
+
+/// Linux's recalc_sigpending for the current thread `me` of `p`: picked
+/// for the shared signals exactly while one it does not block is
+/// pending. Cleared first and set again after looking, so that a sender
+/// picking `me` meanwhile (it queues, then sets the flag) is never
+/// undone.
+pub fn recalc_sigpending(me: &Task, p: &Process) {
+    me.sigpending.store(false, Ordering::SeqCst);
+    recalc_sigpending_tsk(me, p);
+}
+
+/// Linux's recalc_sigpending_tsk: flags `t` (any thread, e.g. a stopped
+/// tracee whose mask its tracer changed) when a shared signal it does not
+/// block is pending; never clears.
+pub fn recalc_sigpending_tsk(t: &Task, p: &Process) {
+    // Against a sender that queued, then saw this thread stopped or
+    // blocking and picked no one: one of the two sees the other.
+    core::sync::atomic::fence(Ordering::SeqCst);
+    if p.shared_pending.load(Ordering::SeqCst) & !t.sig_blocked.load(Ordering::SeqCst) != 0 {
+        t.sigpending.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Linux's set_current_blocked: the current thread `me` blocks `new`
+/// (SIGKILL and SIGSTOP aside); shared signals it now blocks go to
+/// other threads that take them (retarget_shared_pending), and its own
+/// flag follows the new mask. Returns the old mask.
+pub fn set_current_blocked(me: &Task, new: u64) -> u64 {
+    let new = new & !UNBLOCKABLE;
+    // The mask first, then the pending set: a sender that saw the old
+    // mask and picked `me` had queued already, and is seen below.
+    let old = me.sig_blocked.swap(new, Ordering::SeqCst);
+    if let Some(p) = me.process.get() {
+        let newly = new & !old;
+        if newly != 0 && p.shared_pending.load(Ordering::SeqCst) & newly != 0 {
+            retarget_shared_pending(me, p, newly);
+        }
+        recalc_sigpending(me, p);
+    }
+    old
+}
+
+/// Linux's retarget_shared_pending: the shared signals of `which` that
+/// `me` will not take (it blocks them, or exits) are given to the other
+/// threads that do not block them, each woken for its share.
+fn retarget_shared_pending(me: &Task, p: &Process, which: u64) {
+    let mut retarget = p.shared_pending.load(Ordering::SeqCst) & which;
+    if retarget == 0 {
+        return;
+    }
+    let threads = p.threads.lock();
+    for t in threads.iter().filter(|t| !core::ptr::eq(Arc::as_ptr(t), me)) {
+        let blocked = t.sig_blocked.load(Ordering::SeqCst);
+        if retarget & !blocked == 0 {
+            continue;
+        }
+        // What `t` takes, the next thread need not.
+        retarget &= blocked;
+        signal_wake_up(t, false);
+        if retarget == 0 {
+            break;
+        }
+    }
+}
+
+/// Linux's signal_wake_up: `t` is to take the shared signals; an
+/// interruptible sleep ends (a fatal signal ends any).
+fn signal_wake_up(t: &Arc<Task>, fatal: bool) {
+    t.sigpending.store(true, Ordering::SeqCst);
+    if fatal || t.state() == TaskState::Interruptible {
+        sched::wake_up(t);
+    }
+}
+
+/// Linux's wants_signal: whether `t` may be picked for the shared `sig`
+/// (`shared`: the process's pending set, `sig` in it). A thread already
+/// on its way to take signals (running, or runnable with some pending)
+/// is passed over in favour of one that is not, so that signals spread
+/// over threads; one asleep is always woken for it.
+fn wants_signal(t: &Task, sig: u32, shared: u64) -> bool {
+    // SIGKILL and SIGSTOP are never blocked, whatever a temporary mask
+    // (sigtimedwait's look at its set) says.
+    let blocked = t.sig_blocked.load(Ordering::SeqCst) & !UNBLOCKABLE;
+    if blocked & sigmask(sig) != 0 {
+        return false;
+    }
+    if sig == SIGKILL {
+        return true;
+    }
+    let state = t.state();
+    // Linux's task_is_stopped_or_traced.
+    if state == TaskState::Stopped {
+        return false;
+    }
+    if t.on_cpu.load(Ordering::Acquire) || state == TaskState::Interruptible {
+        return true;
+    }
+    let others = if t.sigpending.load(Ordering::SeqCst) {
+        shared & !sigmask(sig)
+    } else {
+        0
+    };
+    let already = (t.sig_pending.load(Ordering::Acquire) | others) & (!blocked | UNBLOCKABLE) != 0
+        || t.ptrace.trap_pending()
+        || group_stop_pending(t);
+    !already
+}
+
+/// Linux's complete_signal for a signal sent to process `p`, now in its
+/// shared set: picks ONE thread to take it (the leader, to which kill
+/// sends, if it wants it; else the next that does, from the last one
+/// picked), and flags and wakes only that one. A signal that will kill
+/// the group (default action, not a core dump, not traced, not awaited
+/// by sigtimedwait) takes every thread down at once, as SIGKILL to each.
+/// When no thread wants it now, it stays pending for the first thread
+/// that unblocks it.
+fn complete_signal(p: &Arc<Process>, sig: u32) {
+    let threads = p.threads.lock();
+    // The signal's bit before the threads' masks, states and flags (see
+    // recalc_sigpending_tsk).
+    core::sync::atomic::fence(Ordering::SeqCst);
+    let shared = p.shared_pending.load(Ordering::SeqCst);
+    let leader = threads.iter().find(|t| t.tid() == p.pid);
+    let chosen = match leader.filter(|t| wants_signal(t, sig, shared)) {
+        Some(t) => t.clone(),
+        None => {
+            let n = threads.len();
+            let from = p.curr_target.load(Ordering::Relaxed);
+            let start = threads.iter().position(|t| t.tid() == from).unwrap_or(0);
+            let Some(t) = (0..n)
+                .map(|i| &threads[(start + i) % n])
+                .find(|t| wants_signal(t, sig, shared))
+            else {
+                // SIGKILL wants every thread, so none means no thread.
+                return;
+            };
+            p.curr_target.store(t.tid(), Ordering::Relaxed);
+            t.clone()
+        }
+    };
+    let action = p.sighand.get(sig);
+    // Linux's sig_fatal, less the core-dumping signals, which the picked
+    // thread takes as any other.
+    let fatal = sig == SIGKILL || (action.handler == SIG_DFL && default_action(sig) == DefaultAction::Term);
+    let traced = leader.unwrap_or(&chosen).ptrace.is_traced();
+    if fatal
+        && chosen.real_blocked.load(Ordering::SeqCst) & sigmask(sig) == 0
+        && (sig == SIGKILL || !traced)
+        && !p.exiting.swap(true, Ordering::AcqRel)
+    {
+        p.group_exit.store(sig as i32, Ordering::Release);
+        p.group_stop_count.store(0, Ordering::Release);
+        for t in threads.iter() {
+            t.jobctl
+                .fetch_and(!(jobctl::STOP_PENDING | jobctl::STOP_CONSUME), Ordering::AcqRel);
+            t.sig_pending.fetch_or(sigmask(SIGKILL), Ordering::AcqRel);
+            signal_wake_up(t, true);
+        }
+        return;
+    }
+    if sig == SIGKILL {
+        // A group exit or exec is under way already: SIGKILL still
+        // reaches every thread.
+        for t in threads.iter() {
+            t.sig_pending.fetch_or(sigmask(SIGKILL), Ordering::AcqRel);
+            signal_wake_up(t, true);
+        }
+        return;
+    }
+    signal_wake_up(&chosen, false);
 }
 
 /// Whether a thread of `p` is traced: a tracer hears even of ignored
@@ -419,7 +606,7 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
     });
     resume_stopped(&resumed);
     queued?;
-    wake_for_signal(p, sig);
+    complete_signal(p, sig);
     Ok(())
 }
 
@@ -511,21 +698,6 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) -> Vec<Arc<Task>> {
     Vec::new()
 }
 
-fn wake_for_signal(p: &Arc<Process>, sig: u32) {
-    let threads = p.threads.lock().clone();
-    for t in threads.iter() {
-        if sig == SIGKILL {
-            t.sig_pending.fetch_or(sigmask(SIGKILL), Ordering::AcqRel);
-            sched::wake_up(t);
-        } else if t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) == 0 {
-            if t.state() == TaskState::Interruptible {
-                sched::wake_up(t);
-            }
-            return;
-        }
-    }
-}
-
 /// SIGCHLD to `parent` for `child`'s exit with wait status `status`.
 pub fn send_child_signal(parent: &Arc<Process>, child: &Process, status: i32) {
     let (code, st) = if status & 0x7f == 0 {
@@ -573,7 +745,7 @@ pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
         let blocked = me.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
         if blocked || a.handler == SIG_IGN {
             p.sighand.set(sig, SigAction::default());
-            me.sig_blocked.fetch_and(!sigmask(sig), Ordering::AcqRel);
+            set_current_blocked(&me, me.sig_blocked.load(Ordering::Acquire) & !sigmask(sig));
         }
     }
     send_to_task(
@@ -597,7 +769,7 @@ pub(crate) fn force_sigsegv(sig: u32) {
         if let Some(p) = me.process.get() {
             p.sighand.set(SIGSEGV, SigAction::default());
         }
-        me.sig_blocked.fetch_and(!sigmask(SIGSEGV), Ordering::AcqRel);
+        set_current_blocked(&me, me.sig_blocked.load(Ordering::Acquire) & !sigmask(SIGSEGV));
     }
     force_sig_fault(SIGSEGV, code::SI_KERNEL, 0);
 }
@@ -656,14 +828,20 @@ pub fn sigtimedwait(set: u64, deadline: Option<u64>) -> Result<SigInfo, Errno> {
     let blocked = me.sig_blocked.load(Ordering::Acquire);
     // Only the signals of `set` may be taken: dequeue as if every other
     // one were blocked.
+    // While it waits, a signal of `set` may kill the group only if the
+    // caller did not block it (Linux's real_blocked).
+    me.real_blocked.store(blocked, Ordering::SeqCst);
     let take = |me: &Task| {
-        me.sig_blocked.store(!set, Ordering::Release);
+        me.sig_blocked.store(!set, Ordering::SeqCst);
         let info = dequeue(me, &p);
-        me.sig_blocked.store(blocked & !set, Ordering::Release);
+        me.sig_blocked.store(blocked & !set, Ordering::SeqCst);
+        // Picked for a signal of `set` while it looked: ends the wait.
+        recalc_sigpending(me, &p);
         info
     };
     let finish = |me: &Task, r| {
-        me.sig_blocked.store(blocked, Ordering::Release);
+        me.real_blocked.store(0, Ordering::SeqCst);
+        set_current_blocked(me, blocked);
         r
     };
     if let Some(info) = take(&me) {
@@ -808,7 +986,10 @@ pub fn do_signal(regs: &mut PtRegs) {
         if action.flags & sa::SA_NODEFER == 0 {
             block |= sigmask(sig);
         }
-        me.sig_blocked.fetch_or(block & !UNBLOCKABLE, Ordering::AcqRel);
+        // Linux's signal_delivered: shared signals the handler's mask
+        // blocks go to other threads; more this thread may take keep it
+        // flagged, for the next pass of the return to user mode.
+        set_current_blocked(&me, me.sig_blocked.load(Ordering::Acquire) | block);
         if action.flags & sa::SA_RESETHAND != 0 {
             p.sighand.set(sig, SigAction::default());
         }
@@ -819,8 +1000,11 @@ pub fn do_signal(regs: &mut PtRegs) {
         return;
     }
     if me.restore_sigmask.swap(false, Ordering::AcqRel) {
-        me.sig_blocked
-            .store(me.saved_sigmask.load(Ordering::Acquire), Ordering::Release);
+        set_current_blocked(&me, me.saved_sigmask.load(Ordering::Acquire));
+    } else {
+        // Nothing left to take: no longer picked (Linux's recalc_sigpending
+        // after dequeue_signal).
+        recalc_sigpending(&me, &p);
     }
     // No handler ran: the rewound call runs again (through restart_syscall
     // for a restart block), and a step in progress steps the svc again

@@ -482,17 +482,14 @@ syscall!(__arm64_sys_ppoll, r, {
 /// mask comes back only after its handler ran, as with sigsuspend.
 fn with_sigmask(mask: Option<u64>, wait: impl FnOnce() -> Result<u64, Errno>) -> Result<u64, Errno> {
     let me = crate::sched::current();
-    let saved = mask.map(|m| {
-        me.sig_blocked
-            .swap(m & !crate::signal::unblockable(), core::sync::atomic::Ordering::AcqRel)
-    });
+    let saved = mask.map(|m| crate::signal::set_current_blocked(&me, m));
     let res = wait();
     if let Some(old) = saved {
         if res == Err(Errno::ERESTARTNOHAND) {
             me.saved_sigmask.store(old, core::sync::atomic::Ordering::Release);
             me.restore_sigmask.store(true, core::sync::atomic::Ordering::Release);
         } else {
-            me.sig_blocked.store(old, core::sync::atomic::Ordering::Release);
+            crate::signal::set_current_blocked(&me, old);
         }
     }
     res

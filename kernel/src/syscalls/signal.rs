@@ -83,7 +83,7 @@ syscall!(__arm64_sys_rt_sigprocmask, r, {
             SIG_SETMASK => new,
             _ => return Err(Errno::EINVAL),
         };
-        me.sig_blocked.store(v & !sig::unblockable(), Ordering::Release);
+        sig::set_current_blocked(&me, v);
     }
     if !oset.is_null() {
         put_user_u64(oset, old)?;
@@ -106,7 +106,7 @@ syscall!(__arm64_sys_rt_sigsuspend, r, {
     let mask = crate::uaccess::get_user_u64(UserPtr::new(r.regs[0]))? & !sig::unblockable();
     let me = sched::current();
     me.saved_sigmask
-        .store(me.sig_blocked.swap(mask, Ordering::AcqRel), Ordering::Release);
+        .store(sig::set_current_blocked(&me, mask), Ordering::Release);
     me.restore_sigmask.store(true, Ordering::Release);
     loop {
         me.set_state(sched::TaskState::Interruptible);

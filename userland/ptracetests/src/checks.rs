@@ -104,6 +104,7 @@ pub static ALL: &[Check] = checks![
     job_control_stops_are_discarded_in_an_orphaned_process_group_and_sigstop_still_stops,
     thread_cloned_while_its_group_stops_joins_the_stop_until_sigcont,
     proc_task_stat_and_status_show_each_threads_own_state,
+    process_directed_signal_stops_the_leader_not_the_running_thread,
     proc_stat_of_a_process_whose_leader_exited_shows_the_zombie_leader,
     orphaned_process_group_with_a_stopped_member_gets_sighup_then_sigcont,
     fork_held_while_a_signal_comes_restarts_after_the_handler_and_forks_once,

@@ -22,6 +22,7 @@ pub mod procfd;
 pub mod rseq;
 pub mod signal;
 pub mod sigrobust;
+pub mod sigtarget;
 pub mod sigwait;
 pub mod splice;
 pub mod system;
@@ -52,6 +53,7 @@ pub static ALL: &[&[Check]] = &[
     links::CHECKS,
     system::CHECKS,
     sigwait::CHECKS,
+    sigtarget::CHECKS,
     procfd::CHECKS,
     rseq::CHECKS,
     splice::CHECKS,
