@@ -7,6 +7,7 @@ use crate::syscalls::SysResult;
 use crate::uaccess::{self, UserPtr};
 use alloc::vec::Vec;
 use arch::addr::UserVirtAddr;
+use uapi::uio::IoVec;
 
 /// The page size of user address spaces.
 const PAGE: u64 = arch::memory::PAGE_SIZE as u64;
@@ -121,11 +122,18 @@ fn import_iovecs(p: UserPtr, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Res
             v.into_iter().map(|io| (io.base, io.len as usize)).collect(),
         ));
     }
-    let mut raw = [0u8; FAST_IOV * uapi::uio::IoVec::SIZE];
-    let raw = &mut raw[..count * uapi::uio::IoVec::SIZE];
+    let mut raw = [0u8; FAST_IOV * IoVec::SIZE];
+    let raw = &mut raw[..count * IoVec::SIZE];
     uaccess::copy_from_user(raw, p)?;
-    let iovs = uapi::uio::IoVecs::parse(raw).ok_or(Errno::EINVAL)?;
-    for (slot, io) in fast.iter_mut().zip(iovs.iter()) {
+    // Checked as IoVecs::parse checks (each length and their sum at most
+    // isize::MAX), in the one pass that fills the slots.
+    let mut total: u64 = 0;
+    for (slot, c) in fast.iter_mut().zip(raw.chunks_exact(IoVec::SIZE)) {
+        let io = IoVec::from_bytes(c.try_into().map_err(|_| Errno::EINVAL)?);
+        total = total
+            .checked_add(io.len)
+            .filter(|&t| t <= isize::MAX as u64)
+            .ok_or(Errno::EINVAL)?;
         *slot = (io.base, io.len as usize);
     }
     Ok(Iovecs::Fast(count))
