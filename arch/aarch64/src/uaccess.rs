@@ -36,11 +36,13 @@ fn sttrb(addr: u64, val: u64) -> Result<(), Fault> {
 // they return in x0 the count not copied. The kernel side moves 16 bytes
 // per LDP/STP; the user side has no pair form of its unprivileged
 // accesses, so each pair is two LDTR/STTR. 64 bytes a round, then 8, then
-// single bytes. The pointers and the count advance only after a whole
-// round, so a fault anywhere in it resumes (through __ex_table) at the
-// round's start in the byte loop, which copies up to the exact first byte
-// EL0 cannot reach; a fault there returns what is left. Neither touches
-// the stack nor any register but x0-x10.
+// single bytes; copies to user memory first go 128 bytes a round (fewer
+// loop instructions per byte, for a 4 KiB process_vm_readv's copy). The
+// pointers and the count advance only after a whole round, so a fault
+// anywhere in it resumes (through __ex_table) at the round's start in the
+// byte loop, which copies up to the exact first byte EL0 cannot reach; a
+// fault there returns what is left. Neither touches the stack nor any
+// register but x0-x10.
 core::arch::global_asm!(
     r#"
 .section .text
@@ -48,7 +50,39 @@ core::arch::global_asm!(
 .type __arch_copy_to_user, %function
 .balign 16
 __arch_copy_to_user:
-    cmp     x2, #64
+    cmp     x2, #128
+    b.lo    6f
+7:
+    ldp     x3, x4, [x1]
+    ldp     x5, x6, [x1, #16]
+    ldp     x7, x8, [x1, #32]
+    ldp     x9, x10, [x1, #48]
+40: sttr    x3, [x0]
+41: sttr    x4, [x0, #8]
+42: sttr    x5, [x0, #16]
+43: sttr    x6, [x0, #24]
+44: sttr    x7, [x0, #32]
+45: sttr    x8, [x0, #40]
+46: sttr    x9, [x0, #48]
+47: sttr    x10, [x0, #56]
+    ldp     x3, x4, [x1, #64]
+    ldp     x5, x6, [x1, #80]
+    ldp     x7, x8, [x1, #96]
+    ldp     x9, x10, [x1, #112]
+50: sttr    x3, [x0, #64]
+51: sttr    x4, [x0, #72]
+52: sttr    x5, [x0, #80]
+53: sttr    x6, [x0, #88]
+54: sttr    x7, [x0, #96]
+55: sttr    x8, [x0, #104]
+56: sttr    x9, [x0, #112]
+57: sttr    x10, [x0, #120]
+    add     x0, x0, #128
+    add     x1, x1, #128
+    sub     x2, x2, #128
+    cmp     x2, #128
+    b.hs    7b
+6:  cmp     x2, #64
     b.lo    2f
 1:  ldp     x3, x4, [x1]
     ldp     x5, x6, [x1, #16]
@@ -104,6 +138,38 @@ __arch_copy_to_user:
 .long 16b - .
 .long 9b - .
 .long 17b - .
+.long 9b - .
+.long 40b - .
+.long 9b - .
+.long 41b - .
+.long 9b - .
+.long 42b - .
+.long 9b - .
+.long 43b - .
+.long 9b - .
+.long 44b - .
+.long 9b - .
+.long 45b - .
+.long 9b - .
+.long 46b - .
+.long 9b - .
+.long 47b - .
+.long 9b - .
+.long 50b - .
+.long 9b - .
+.long 51b - .
+.long 9b - .
+.long 52b - .
+.long 9b - .
+.long 53b - .
+.long 9b - .
+.long 54b - .
+.long 9b - .
+.long 55b - .
+.long 9b - .
+.long 56b - .
+.long 9b - .
+.long 57b - .
 .long 9b - .
 .long 20b - .
 .long 9b - .

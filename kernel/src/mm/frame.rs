@@ -8,7 +8,7 @@ crate::notrace_module!();
 
 use super::PhysRange;
 use crate::sync::IrqSpinLock;
-use arch::addr::{PhysAddr, UserVirtAddr};
+use arch::addr::{PhysAddr, UserPtr, UserVirtAddr};
 use arch::memory::{align_up, phys_to_virt, PAGE_SHIFT, PAGE_SIZE};
 
 /// The frame size, as physical addresses count.
@@ -472,6 +472,28 @@ pub fn copy_frame_to_user(
     // keeps allocated by holding a reference to it while this runs.
     let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };
     crate::uaccess::copy_to_user(dst.into(), src)
+}
+
+/// [`copy_frame_to_user`] with page faults disabled (Linux's
+/// `copy_to_user_nofault` pattern): a destination that is not mapped
+/// writable now fails at once instead of being faulted in, so the caller
+/// may hold a lock its own fault would take (the source space's, when it
+/// is the caller's own). Whether every byte was copied; a failed copy may
+/// have written part of `dst`. The caller keeps `pa` allocated (a
+/// reference, or the lock of a space that maps it).
+pub fn copy_frame_to_user_nofault(pa: PhysAddr, offset: usize, len: usize, dst: UserPtr) -> bool {
+    assert!(offset + len <= PAGE_SIZE, "copy_frame_to_user_nofault past the frame");
+    // SAFETY: inside one allocated frame (checked above), which the caller
+    // keeps allocated while this runs.
+    let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };
+    // Interrupts stay on: this kernel switches tasks only where they
+    // block, never inside the copy, so the count stays this task's; an
+    // interrupt handler that meets it only reads user memory nofault
+    // itself.
+    crate::fault::pagefault_disable();
+    let left = arch::uaccess::raw_copy_to_user(dst, src);
+    crate::fault::pagefault_enable();
+    left == 0
 }
 
 /// Makes instructions written into frame `pa` at `[offset, offset + len)`

@@ -7,7 +7,7 @@ use crate::errno::Errno;
 use crate::sync::IrqSpinLock;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
-use arch::addr::{PhysAddr, UserVirtAddr};
+use arch::addr::{PhysAddr, UserPtr, UserVirtAddr};
 use arch::pgtable_user::{self, UserPageTable, UserPte};
 use arch::uaccess::TASK_SIZE;
 
@@ -1113,6 +1113,47 @@ impl Mm {
         }
         frame::page_ref_inc(pte.pa);
         Ok(Some(pte.pa))
+    }
+
+    /// Copies `len` bytes at `addr`, all in one page, to the calling
+    /// task's user memory at `dst` on another process's behalf
+    /// (process_vm_readv: no FOLL_FORCE, the region must be readable to its
+    /// owner). The common case copies once, straight from the frame's
+    /// linear-map address, under this space's lock (which does not mask
+    /// interrupts) with page faults disabled: the owner cannot unmap the
+    /// page meanwhile, and nothing is pinned. When `dst` would fault (not
+    /// touched yet, copy-on-write, or in this very space, whose lock is
+    /// held), the frame is pinned instead and copied again without the
+    /// lock, as Linux's process_vm_rw_pages copies from pinned pages. An
+    /// untouched anonymous page reads as zeros. EFAULT where the space has
+    /// no readable mapping or `dst` cannot be written.
+    pub fn read_to_user(&self, addr: UserVirtAddr, len: usize, dst: UserPtr) -> Result<(), Errno> {
+        let off = addr.page_offset();
+        if off + len > super::PAGE_SIZE {
+            return Err(Errno::EFAULT);
+        }
+        {
+            let m = self.inner.lock();
+            match vma::find(&m.vmas, addr.as_u64()) {
+                Some((_, v)) if v.kind != VmaKind::Vvar && v.prot.read => {}
+                _ => return Err(Errno::EFAULT),
+            }
+            if let Some(pte) = m.pt.get(addr.page_base()) {
+                if frame::copy_frame_to_user_nofault(pte.pa, off, len, dst) {
+                    return Ok(());
+                }
+            }
+        }
+        match self.get_user_page_for_read(addr)? {
+            Some(pa) => {
+                let r = UserVirtAddr::new(dst.addr())
+                    .ok_or(Errno::EFAULT)
+                    .and_then(|dst| frame::copy_frame_to_user(pa, off, len, dst));
+                frame::page_ref_dec(pa);
+                r
+            }
+            None => Ok(arch::uaccess::clear_user(dst, len)?),
+        }
     }
 
     /// Pages mapped now (resident set).

@@ -98,7 +98,51 @@ pub struct Process {
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
-static TASKS: IrqSpinLock<BTreeMap<u32, Arc<Task>>> = IrqSpinLock::new(BTreeMap::new());
+/// Every task by TID. A lookup (each kill, ptrace request and
+/// process_vm call makes one) takes it for reading, neither masking
+/// interrupts nor excluding other lookups, as Linux finds tasks under RCU;
+/// clone, exit and exec take it for writing through [`tasks_write`].
+static TASKS: spin::RwLock<BTreeMap<u32, Arc<Task>>> = spin::RwLock::new(BTreeMap::new());
+
+/// `TASKS` held for writing, with interrupts masked on this CPU so that an
+/// interrupt handler's lookup never waits for the CPU it interrupted.
+struct TasksWrite {
+    guard: Option<spin::RwLockWriteGuard<'static, BTreeMap<u32, Arc<Task>>>>,
+    flags: arch::cpu::IrqFlags,
+}
+
+/// Takes `TASKS` for writing. It waits with interrupts on: a reader may be
+/// held in a stop_machine rendezvous, which this CPU must be able to join.
+fn tasks_write() -> TasksWrite {
+    loop {
+        let flags = arch::cpu::local_irq_save();
+        if let Some(g) = TASKS.try_write() {
+            return TasksWrite { guard: Some(g), flags };
+        }
+        arch::cpu::local_irq_restore(flags);
+        core::hint::spin_loop();
+    }
+}
+
+impl core::ops::Deref for TasksWrite {
+    type Target = BTreeMap<u32, Arc<Task>>;
+    fn deref(&self) -> &Self::Target {
+        self.guard.as_ref().expect("guard present until drop")
+    }
+}
+
+impl core::ops::DerefMut for TasksWrite {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.guard.as_mut().expect("guard present until drop")
+    }
+}
+
+impl Drop for TasksWrite {
+    fn drop(&mut self) {
+        self.guard.take();
+        arch::cpu::local_irq_restore(self.flags);
+    }
+}
 
 /// The process with `pid`.
 pub fn find_process(pid: u32) -> Option<Arc<Process>> {
@@ -107,7 +151,7 @@ pub fn find_process(pid: u32) -> Option<Arc<Process>> {
 
 /// The task with `tid`.
 pub fn find_task(tid: u32) -> Option<Arc<Task>> {
-    TASKS.lock().get(&tid).cloned()
+    TASKS.read().get(&tid).cloned()
 }
 
 /// All processes, by PID.
@@ -194,7 +238,7 @@ pub fn spawn_init(mm: Arc<Mm>, pc: u64, sp: u64, fs: crate::fs::ProcessFs, name:
     task.process.call_once(|| proc_.clone());
     proc_.threads.lock().push(task.clone());
     PROCESSES.lock().insert(tid, proc_);
-    TASKS.lock().insert(tid, task.clone());
+    tasks_write().insert(tid, task.clone());
     sched::wake_up(&task);
     Ok(task)
 }
@@ -425,7 +469,7 @@ fn do_clone(
     if flags & CLONE_THREAD == 0 {
         PROCESSES.lock().insert(tid, proc_.clone());
     }
-    TASKS.lock().insert(tid, task.clone());
+    tasks_write().insert(tid, task.clone());
     // Attached before it first runs (Linux's ptrace_init_task).
     let trace = crate::ptrace::clone_event(&me, flags, exit_signal);
     crate::ptrace::ptrace_init_task(
@@ -547,7 +591,7 @@ fn exit_thread(status: i32) {
     {
         // Only this task's own entry: a thread that exec'd may already have
         // taken over this ID (see `take_leader_id`).
-        let mut tasks = TASKS.lock();
+        let mut tasks = tasks_write();
         if tasks.get(&me.tid()).is_some_and(|t| Arc::ptr_eq(t, &me)) {
             tasks.remove(&me.tid());
         }
@@ -690,7 +734,7 @@ pub fn take_leader_id(me: &Arc<Task>, p: &Process) {
     if let Some(l) = old_leader {
         crate::ptrace::forget_exited_leader(&l);
     }
-    let mut tasks = TASKS.lock();
+    let mut tasks = tasks_write();
     if tasks.get(&old).is_some_and(|t| Arc::ptr_eq(t, me)) {
         tasks.remove(&old);
     }

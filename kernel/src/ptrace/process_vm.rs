@@ -3,11 +3,11 @@
 //! target's protections (no FOLL_FORCE, unlike PEEK/POKE).
 
 use crate::errno::Errno;
-use crate::mm::frame;
 use crate::syscalls::SysResult;
 use crate::uaccess::{self, UserPtr};
 use alloc::vec::Vec;
 use arch::addr::UserVirtAddr;
+use uapi::uio::IoVec;
 
 /// The page size of user address spaces.
 const PAGE: u64 = arch::memory::PAGE_SIZE as u64;
@@ -54,20 +54,29 @@ pub fn process_vm_rw(
             };
             let n = (rlen - roff).min(llen - loff).min(CHUNK);
             let raddr = rbase.wrapping_add(roff as u64);
+            if !write {
+                // Page by page, so that a remote page that cannot be read
+                // ends the call with the bytes before it (Linux's
+                // process_vm_rw_single_vec pins what it can and copies
+                // that much).
+                let (done, r) = read_remote(&mm, raddr, n, UserPtr::new(lbase).wrapping_add(loff as u64));
+                moved += done;
+                if let Err(e) = r {
+                    return if moved == 0 { Err(e) } else { Ok(moved as u64) };
+                }
+                roff += n;
+                loff += n;
+                continue;
+            }
             let laddr = UserPtr::new(lbase).wrapping_add(loff as u64);
-            let r = if write {
-                // The bounce buffer only writes need: a read copies
-                // straight from the pinned frame, and zeroing 4 KiB per
-                // call was a third of a read's cost.
-                let mut buf = [0u8; CHUNK];
-                let chunk = &mut buf[..n];
-                uaccess::copy_from_user(chunk, laddr).and_then(|()| {
-                    let raddr = UserVirtAddr::new(raddr).ok_or(Errno::EFAULT)?;
-                    mm.access_remote_checked(raddr, chunk, true)
-                })
-            } else {
-                read_remote(&mm, raddr, n, laddr)
-            };
+            // Only writes need a bounce buffer; a read copies straight
+            // from the remote frame.
+            let mut buf = [0u8; CHUNK];
+            let chunk = &mut buf[..n];
+            let r = uaccess::copy_from_user(chunk, laddr).and_then(|()| {
+                let raddr = UserVirtAddr::new(raddr).ok_or(Errno::EFAULT)?;
+                mm.access_remote_checked(raddr, chunk, true)
+            });
             if let Err(e) = r {
                 if moved == 0 {
                     return Err(e);
@@ -113,40 +122,39 @@ fn import_iovecs(p: UserPtr, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Res
             v.into_iter().map(|io| (io.base, io.len as usize)).collect(),
         ));
     }
-    let mut raw = [0u8; FAST_IOV * uapi::uio::IoVec::SIZE];
-    let raw = &mut raw[..count * uapi::uio::IoVec::SIZE];
+    let mut raw = [0u8; FAST_IOV * IoVec::SIZE];
+    let raw = &mut raw[..count * IoVec::SIZE];
     uaccess::copy_from_user(raw, p)?;
-    let iovs = uapi::uio::IoVecs::parse(raw).ok_or(Errno::EINVAL)?;
-    for (slot, io) in fast.iter_mut().zip(iovs.iter()) {
+    // Checked as IoVecs::parse checks (each length and their sum at most
+    // isize::MAX), in the one pass that fills the slots.
+    let mut total: u64 = 0;
+    for (slot, c) in fast.iter_mut().zip(raw.chunks_exact(IoVec::SIZE)) {
+        let io = IoVec::from_bytes(c.try_into().map_err(|_| Errno::EINVAL)?);
+        total = total
+            .checked_add(io.len)
+            .filter(|&t| t <= isize::MAX as u64)
+            .ok_or(Errno::EINVAL)?;
         *slot = (io.base, io.len as usize);
     }
     Ok(Iovecs::Fast(count))
 }
 
-/// Copies `n` bytes at `raddr` of `mm` to the caller's `laddr`, a page at a
-/// time straight from the pinned frame (Linux's process_vm_rw_pages: the
-/// one copy, no bounce buffer); whole or EFAULT.
-fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: UserPtr) -> Result<(), Errno> {
+/// Copies `n` bytes at `raddr` of `mm` to the caller's `laddr` a page at a
+/// time, straight from the remote frame (Linux's process_vm_rw_pages: one
+/// copy, no bounce buffer): the bytes copied, and the error that stopped
+/// the copy short (EFAULT) if it did. Whole pages count: a page is copied
+/// whole or not at all.
+fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: UserPtr) -> (usize, Result<(), Errno>) {
     let mut done = 0usize;
     while done < n {
-        let va = raddr
-            .checked_add(done as u64)
-            .and_then(UserVirtAddr::new)
-            .ok_or(Errno::EFAULT)?;
-        let off = va.page_offset();
-        let len = (n - done).min(PAGE as usize - off);
-        let dst = laddr.wrapping_add(done as u64);
-        match mm.get_user_page_for_read(va)? {
-            Some(pa) => {
-                let r = UserVirtAddr::new(dst.addr())
-                    .ok_or(Errno::EFAULT)
-                    .and_then(|dst| frame::copy_frame_to_user(pa, off, len, dst));
-                frame::page_ref_dec(pa);
-                r?
-            }
-            None => arch::uaccess::clear_user(dst, len)?,
+        let Some(va) = raddr.checked_add(done as u64).and_then(UserVirtAddr::new) else {
+            return (done, Err(Errno::EFAULT));
+        };
+        let len = (n - done).min(PAGE as usize - va.page_offset());
+        if let Err(e) = mm.read_to_user(va, len, laddr.wrapping_add(done as u64)) {
+            return (done, Err(e));
         }
         done += len;
     }
-    Ok(())
+    (done, Ok(()))
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::errno::Errno;
+use crate::mm::vm::Mm;
 use crate::process::regs;
 use crate::syscalls::SysResult;
 use crate::uaccess::{self, UserPtr};
@@ -31,17 +32,28 @@ pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {
     if attach {
         return ptrace_attach(&me, &child, request == PTRACE_SEIZE, addr, data);
     }
-    check_attach(&me, &child, request == PTRACE_KILL || request == PTRACE_INTERRUPT)?;
+    // PEEK and POKE read the stopped tracee's address space under the
+    // lock the check takes anyway.
+    let want_mm = matches!(
+        request,
+        PTRACE_PEEKTEXT | PTRACE_PEEKDATA | PTRACE_POKETEXT | PTRACE_POKEDATA
+    );
+    let mm = check_attach(
+        &me,
+        &child,
+        request == PTRACE_KILL || request == PTRACE_INTERRUPT,
+        want_mm,
+    )?;
     match request {
         PTRACE_PEEKTEXT | PTRACE_PEEKDATA => {
             let mut word = [0u8; 8];
-            access_vm(&child, addr, &mut word, false)?;
+            access_vm(mm, addr, &mut word, false)?;
             uaccess::copy_to_user(UserPtr::new(data), &word)?;
             Ok(0)
         }
         PTRACE_POKETEXT | PTRACE_POKEDATA => {
             let mut word = data.to_le_bytes();
-            access_vm(&child, addr, &mut word, true)?;
+            access_vm(mm, addr, &mut word, true)?;
             Ok(0)
         }
         PTRACE_CONT | PTRACE_SYSCALL | PTRACE_SINGLESTEP | PTRACE_SYSEMU | PTRACE_SYSEMU_SINGLESTEP => {
@@ -287,19 +299,34 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
 /// Linux's ptrace_check_attach: `child` is traced by `me`, and (unless
 /// `ignore_state`) in a ptrace stop that is not LISTEN's, and switched
 /// out, so that its saved registers are the ones it will resume with.
-fn check_attach(me: &Arc<Task>, child: &Arc<Task>, ignore_state: bool) -> Result<(), Errno> {
-    {
+/// With `want_mm`, it also hands back the tracee's address space (None if
+/// it has none), read under the tracee's ptrace lock while it is stopped,
+/// so that exec cannot change it meanwhile, with no interrupt-masking lock
+/// of its own.
+fn check_attach(
+    me: &Arc<Task>,
+    child: &Arc<Task>,
+    ignore_state: bool,
+    want_mm: bool,
+) -> Result<Option<Arc<Mm>>, Errno> {
+    let mm = {
         let st = child.ptrace.state.lock();
         if !child.ptrace.is_traced() || !is_tracer(&st, me) || st.exit_report.is_some() {
             return Err(Errno::ESRCH);
         }
         if ignore_state {
-            return Ok(());
+            return Ok(None);
         }
         if !st.stopped || st.listening || signal::fatal_pending(child) {
             return Err(Errno::ESRCH);
         }
-    }
+        // Interrupts are masked by the state lock; `mm` is a leaf lock.
+        if want_mm {
+            child.mm.lock_irqs_off().clone()
+        } else {
+            None
+        }
+    };
     // Linux's wait_task_inactive: the tracee may still be leaving its CPU.
     while child.on_cpu.load(Ordering::Acquire) {
         if !child.ptrace.state.lock().stopped {
@@ -307,7 +334,7 @@ fn check_attach(me: &Arc<Task>, child: &Arc<Task>, ignore_state: bool) -> Result
         }
         sched::yield_now();
     }
-    Ok(())
+    Ok(mm)
 }
 
 /// Linux's ptrace_resume: the request says which of syscall tracing,
@@ -340,9 +367,9 @@ fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
 /// Linux's ptrace_access_vm: PEEK/POKE in the tracee's address space,
 /// forced past its protections (a write to read-only text breaks
 /// copy-on-write and keeps the instruction cache coherent). EIO when the
-/// address is not mapped.
-fn access_vm(child: &Arc<Task>, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
-    let mm = child.mm.lock().clone().ok_or(Errno::EIO)?;
+/// address is not mapped (or the tracee has no address space, `mm`).
+fn access_vm(mm: Option<Arc<Mm>>, addr: u64, buf: &mut [u8], write: bool) -> Result<(), Errno> {
+    let mm = mm.ok_or(Errno::EIO)?;
     let addr = UserVirtAddr::new(addr).ok_or(Errno::EIO)?;
     mm.access_remote(addr, buf, write).map_err(|_| Errno::EIO)
 }

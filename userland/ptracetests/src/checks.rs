@@ -74,6 +74,8 @@ pub static ALL: &[Check] = checks![
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
     process_vm_readv_and_writev_copy_and_honour_protections,
+    process_vm_readv_stops_at_an_unmapped_remote_page_and_faults_local_pages_in,
+    process_vm_readv_races_the_targets_munmap_of_the_page_read,
     // strace's start and SIGCONT's traps for seized tracees
     seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
     sigcont_to_running_seized_tracee_traps_before_its_delivery,
@@ -1263,6 +1265,132 @@ fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
     );
     cont(pid, 0)?;
     expect_exit(pid, 0)
+}
+
+/// process_vm_readv as Linux's process_vm_rw_core: a remote range that
+/// runs into an unmapped page copies the bytes before it and returns their
+/// count (EFAULT only when nothing was copied); local pages that would
+/// fault (never touched, shared copy-on-write with the child, or in the
+/// very space read from) are faulted in; a read-only local page is EFAULT.
+fn process_vm_readv_stops_at_an_unmapped_remote_page_and_faults_local_pages_in() -> Outcome {
+    let page = rt::mm::mmap_anon(8192).ctx("mmap")? as usize;
+    // SAFETY: the first page is ours, mapped just above; the second is
+    // unused.
+    unsafe {
+        core::ptr::write_bytes(page as *mut u8, 0xa5, 4096);
+        rt::mm::munmap((page + 4096) as *mut u8, 4096)
+    }
+    .ctx("munmap the second page")?;
+    let pid = spawn_traced(|| 0)?;
+    let fresh = rt::mm::mmap_anon(8192).ctx("mmap the local buffer")? as usize;
+    // SAFETY: `fresh` is ours, mapped just above, and read only through this.
+    let local = || unsafe { core::slice::from_raw_parts(fresh as *const u8, 8192) };
+    check_eq!(
+        process_vm(false, pid, &[(fresh, 8192)], &[(page, 8192)], 0),
+        Ok(4096),
+        "a remote range running into an unmapped page, into untouched pages"
+    );
+    check_eq!(local()[..4096].iter().all(|&b| b == 0xa5), true, "the page read");
+    check_eq!(local()[4096], 0, "past what was read");
+    check_eq!(
+        process_vm(false, pid, &[(fresh, 16)], &[(page + 4088, 16)], 0),
+        Ok(8),
+        "the last word before the unmapped page"
+    );
+    check_eq!(
+        process_vm(false, pid, &[(fresh, 8)], &[(page + 4096, 8)], 0),
+        Err(Errno::EFAULT),
+        "the unmapped page itself"
+    );
+    check_eq!(
+        process_vm(
+            false,
+            pid,
+            &[(fresh, 8), (fresh + 8, 8)],
+            &[(page, 8), (page + 4096, 8)],
+            0
+        ),
+        Ok(8),
+        "a second remote iovec on the unmapped page"
+    );
+    // The child shares `page` copy-on-write since the fork: our write
+    // into it breaks the sharing, and the child's copy stays as it was.
+    check_eq!(
+        process_vm(false, pid, &[(page, 8)], &[(page + 8, 8)], 0),
+        Ok(8),
+        "into our page shared copy-on-write with the child"
+    );
+    let own = rt::mm::mmap_anon(4096).ctx("mmap")? as usize;
+    check_eq!(
+        process_vm(false, sys::getpid(), &[(own, 4096)], &[(fresh, 4096)], 0),
+        Ok(4096),
+        "from our own space into an untouched page of it"
+    );
+    // SAFETY: `own` is ours, mapped above.
+    let own = unsafe { core::slice::from_raw_parts(own as *const u8, 4096) };
+    check_eq!(own.iter().all(|&b| b == 0xa5), true, "the bytes read from ourselves");
+    check_eq!(
+        process_vm(false, pid, &[(sys::answer_addr(), 8)], &[(page, 8)], 0),
+        Err(Errno::EFAULT),
+        "into our read-only text"
+    );
+    let mut w = [0u8; 8];
+    check_eq!(
+        process_vm(false, pid, &[(w.as_mut_ptr() as usize, 8)], &[(page, 8)], 0),
+        Ok(8),
+        "the child's first word after our write"
+    );
+    check_eq!(w, [0xa5; 8], "the child's copy");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// A target that unmaps and maps back the second of two pages while the
+/// caller reads both: each read returns the first page whole and the
+/// second page whole or not at all (Linux pins page by page), and the
+/// first page's bytes are right every time.
+fn process_vm_readv_races_the_targets_munmap_of_the_page_read() -> Outcome {
+    const MAP_FIXED: usize = 0x10;
+    let page = rt::mm::mmap_anon(8192).ctx("mmap")? as usize;
+    // SAFETY: both pages are ours, mapped just above.
+    unsafe { core::ptr::write_bytes(page as *mut u8, 0xa5, 8192) };
+    let pid = match fork().ctx("fork")? {
+        Fork::Child => loop {
+            let second = page + 4096;
+            // SAFETY: the second page is this child's own and unused but
+            // by the parent's reads; it is mapped back at once, fixed.
+            unsafe {
+                let _ = rt::mm::munmap(second as *mut u8, 4096);
+                let _ = rt::syscall::syscall6(
+                    rt::syscall::nr::MMAP,
+                    second,
+                    4096,
+                    rt::mm::PROT_READ | rt::mm::PROT_WRITE,
+                    rt::mm::MAP_PRIVATE | rt::mm::MAP_ANONYMOUS | MAP_FIXED,
+                    usize::MAX,
+                    0,
+                );
+            }
+        },
+        Fork::Parent(pid) => pid,
+    };
+    let mut buf = alloc::vec![0u8; 8192];
+    let mut outcome = Ok(());
+    for i in 0..2000 {
+        buf[..4096].fill(0);
+        let r = process_vm(false, pid, &[(buf.as_mut_ptr() as usize, 8192)], &[(page, 8192)], 0);
+        if !matches!(r, Ok(4096) | Ok(8192)) || buf[..4096].iter().any(|&b| b != 0xa5) {
+            outcome = Err(Fail(format!("read {i}: {r:?}, first byte {:#x}", buf[0])));
+            break;
+        }
+    }
+    let _ = rt::process::kill(pid, SIGKILL);
+    check_eq!(
+        wait(pid, 0).map(|(p, st)| (p, st & 0x7f)),
+        Ok((pid, SIGKILL)),
+        "the child's end"
+    );
+    outcome
 }
 
 // ------------------------------------------------------------- SIGCONT and seize
