@@ -63,10 +63,7 @@ static CALLSITES: spin::Mutex<BTreeMap<u32, Box<Callsite>>> = spin::Mutex::new(B
 
 /// The address of the callsite of site `site`, for its literal.
 fn callsite_of(site: u32) -> Option<usize> {
-    CALLSITES
-        .lock()
-        .get(&site)
-        .map(|c| &**c as *const Callsite as usize)
+    CALLSITES.lock().get(&site).map(|c| &**c as *const Callsite as usize)
 }
 
 /// The probes at `addr` (a function's entry or its `bl`) changed in the
@@ -80,10 +77,18 @@ pub(super) fn site_changed(addr: usize) {
     };
     let (entry, bl) = {
         let sites = SITES.read();
-        (sites.get(&func).cloned(), sites.get(&(func + FTRACE_BL_OFFSET)).cloned())
+        (
+            sites.get(&func).cloned(),
+            sites.get(&(func + FTRACE_BL_OFFSET)).cloned(),
+        )
     };
-    let new = (entry.is_some() || bl.is_some())
-        .then(|| Box::new(Callsite::new(kprobe_ftrace_callsite, true, ProbedFunction { entry, bl })));
+    let new = (entry.is_some() || bl.is_some()).then(|| {
+        Box::new(Callsite::new(
+            kprobe_ftrace_callsite,
+            true,
+            ProbedFunction { entry, bl },
+        ))
+    });
     let old = {
         let mut map = CALLSITES.lock();
         match new {

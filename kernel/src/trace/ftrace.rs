@@ -225,7 +225,11 @@ impl<T> FtraceCallsite<T> {
     ) -> FtraceCallsite<T> {
         FtraceCallsite {
             func,
-            arch_flags: if save_regs { arch::ftrace::FTRACE_OPS_FL_SAVE_REGS } else { 0 },
+            arch_flags: if save_regs {
+                arch::ftrace::FTRACE_OPS_FL_SAVE_REGS
+            } else {
+                0
+            },
             data,
         }
     }
