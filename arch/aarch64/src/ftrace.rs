@@ -20,6 +20,7 @@
 //! know that no CPU is between loading a site's literal and leaving the
 //! ops it names once a `stop_machine` has completed.
 
+use crate::ptrace::PtRegs;
 use core::mem::{offset_of, size_of};
 
 /// Bytes before a function's entry holding the ops literal.
@@ -34,13 +35,28 @@ pub const FTRACE_BL_OFFSET: usize = 4;
 /// saved them (Linux's `struct __arch_ftrace_regs`): what a tracer may read
 /// (the arguments, the return address) and change (`lr` to hook the
 /// return, `pc` to divert the call).
+///
+/// Laid out as [`PtRegs`], word for word, so that a kprobe on the site
+/// hands its handlers this frame as their `pt_regs`
+/// ([`FtraceRegs::as_pt_regs_mut`]) instead of a copy: `x9..x18` are
+/// `scratch`, `x29`/`x30` are `fp`/`lr`, DAIF sits where `pstate` is.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FtraceRegs {
     /// x0..x8: the arguments and the indirect result register.
     pub regs: [u64; 9],
-    /// DAIF of the traced function (restored on the way back).
-    pub daif: u64,
+    /// x9..x18: temporaries with no meaning at a function's entry (x9
+    /// holds the parent there). Zero for an ops with
+    /// [`FTRACE_OPS_FL_SAVE_REGS`], stale stack words for the others;
+    /// never restored.
+    pub scratch: [u64; 10],
+    /// x19..x28, the caller's callee-saved registers, so that a kprobe on
+    /// the site sees every register a `BRK` probe would. Saved, and
+    /// restored from here, only for an ops with
+    /// [`FTRACE_OPS_FL_SAVE_REGS`]; for the others they hold stale stack
+    /// words (their callbacks keep x19..x28 themselves, as the AAPCS
+    /// says, so the function gets them back untouched).
+    pub callee_saved: [u64; 10],
     /// x29 at the call.
     pub fp: u64,
     /// x30 at the call: the traced function's return address (the parent).
@@ -49,15 +65,34 @@ pub struct FtraceRegs {
     pub sp: u64,
     /// Where the trampoline returns: the instruction after the site's `bl`.
     pub pc: u64,
-    /// x19..x28, the caller's callee-saved registers, so that a kprobe on
-    /// the site sees every register a `BRK` probe would (x9..x18 are
-    /// temporaries with no meaning at a function's entry). Saved, and
-    /// restored from here, only for an ops with
-    /// [`FTRACE_OPS_FL_SAVE_REGS`]; for the others they hold stale stack
-    /// words (their callbacks keep x19..x28 themselves, as the AAPCS
-    /// says, so the function gets them back untouched).
-    pub callee_saved: [u64; 10],
+    /// DAIF of the traced function (restored on the way back; only its
+    /// DAIF bits count).
+    pub daif: u64,
+    /// `pt_regs`' `orig_x0`, `syscallno` and `stackframe`: not saved by
+    /// the trampoline; room for a kprobe handler to fill.
+    pub orig_x0: u64,
+    /// See `orig_x0`.
+    pub syscallno: i64,
+    /// See `orig_x0`.
+    pub stackframe: [u64; 2],
 }
+
+// The frame is a `PtRegs`, field for field.
+const _: () = {
+    use core::mem::offset_of as off;
+    assert!(size_of::<FtraceRegs>() == size_of::<PtRegs>());
+    assert!(off!(FtraceRegs, regs) == off!(PtRegs, regs));
+    assert!(off!(FtraceRegs, scratch) == off!(PtRegs, regs) + 9 * 8);
+    assert!(off!(FtraceRegs, callee_saved) == off!(PtRegs, regs) + 19 * 8);
+    assert!(off!(FtraceRegs, fp) == off!(PtRegs, regs) + 29 * 8);
+    assert!(off!(FtraceRegs, lr) == off!(PtRegs, regs) + 30 * 8);
+    assert!(off!(FtraceRegs, sp) == off!(PtRegs, sp));
+    assert!(off!(FtraceRegs, pc) == off!(PtRegs, pc));
+    assert!(off!(FtraceRegs, daif) == off!(PtRegs, pstate));
+    assert!(off!(FtraceRegs, orig_x0) == off!(PtRegs, orig_x0));
+    assert!(off!(FtraceRegs, syscallno) == off!(PtRegs, syscallno));
+    assert!(off!(FtraceRegs, stackframe) == off!(PtRegs, stackframe));
+};
 
 /// Offset in an ops of the word whose flags the trampoline reads (the
 /// kernel's `FtraceOps` asserts it has its flags there, right after its
@@ -78,6 +113,17 @@ impl FtraceRegs {
     /// The traced function's return address.
     pub fn return_address(&self) -> u64 {
         self.lr
+    }
+
+    /// The frame seen as the `pt_regs` it is laid out as: `regs[n]` is
+    /// xn, `pstate` the DAIF word (a kprobe handler that hands it on puts
+    /// the mode bits in and takes them out again).
+    pub fn as_pt_regs_mut(&mut self) -> &mut PtRegs {
+        // SAFETY: both types are repr(C), of the same size, with every
+        // field at the same offset (asserted above) and of an integer type
+        // of the same width, so every bit pattern of one is a valid value
+        // of the other; the borrow of `self` covers the whole result.
+        unsafe { &mut *(self as *mut FtraceRegs).cast::<PtRegs>() }
     }
 }
 
@@ -122,6 +168,11 @@ core::arch::global_asm!(
     "stp x23, x24, [sp, #{x19} + 32]",
     "stp x25, x26, [sp, #{x19} + 48]",
     "stp x27, x28, [sp, #{x19} + 64]",
+    "stp xzr, xzr, [sp, #{x9} + 0]",
+    "stp xzr, xzr, [sp, #{x9} + 16]",
+    "stp xzr, xzr, [sp, #{x9} + 32]",
+    "stp xzr, xzr, [sp, #{x9} + 48]",
+    "stp xzr, xzr, [sp, #{x9} + 64]",
     "1:",
     // Frame records: the call site's (its caller is in x9), then ours, so
     // that backtraces from a tracer show the traced function and its
@@ -173,6 +224,7 @@ core::arch::global_asm!(
     sp = const offset_of!(FtraceRegs, sp),
     pc = const offset_of!(FtraceRegs, pc),
     x19 = const offset_of!(FtraceRegs, callee_saved),
+    x9 = const offset_of!(FtraceRegs, scratch),
 );
 
 /// The address of `ftrace_caller`.

@@ -12,20 +12,102 @@
 //! function continues there and the post-handlers do not run. The
 //! instruction the probe stands on (`mov x9, x30`, or the `bl` itself) has
 //! no effect the function relies on, so nothing is executed in its place.
+//!
+//! The fast path is Linux's DYNAMIC_FTRACE_WITH_CALL_OPS turned to
+//! kprobes: each probed function has a callsite ([`ProbedFunction`]) that
+//! holds its probe sites, and while kprobes alone use the function its
+//! literal names that callsite, so the trampoline calls
+//! [`kprobe_ftrace_callsite`] straight with the sites: no map, no lock.
+//! The handlers get the trampoline's frame itself as their `pt_regs` (it
+//! is laid out as one). A callsite is immutable; a change of the
+//! function's probes makes a new one, moves the literal to it (in
+//! `stop_machine`, by [`ftrace::ftrace_refresh`]) and only then frees the
+//! old one: the trampoline runs with interrupts masked from before it
+//! reads the literal until it returns, so once that `stop_machine` is
+//! over no CPU is in the old callsite. A function that the function
+//! tracer or an fprobe uses too is called through the list ops, which
+//! calls [`kprobe_ftrace_handler`], which finds the sites in the map.
 
-use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Status, CTL, SITES};
+use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Status, CTL, DAIF_MASK, SITES};
 use crate::errno::Errno;
-use crate::trace::ftrace::{self, FtraceHash, FtraceOps};
+use crate::trace::ftrace::{self, FtraceCallsite, FtraceHash, FtraceOps};
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 use arch::ftrace::{FtraceRegs, FtraceRetRegs, FTRACE_BL_OFFSET};
 use arch::ptrace::{PtRegs, NO_SYSCALL, PSR};
 use core::sync::atomic::Ordering;
 
 /// The one ops of every ftrace-based probe (Linux's `kprobe_ftrace_ops`);
-/// its filter is the set of functions with an armed probe.
+/// its filter is the set of functions with an armed probe, and the
+/// literal of a function it alone uses names the function's callsite.
 static KPROBE_FTRACE_OPS: FtraceOps = FtraceOps::new("kprobe_ftrace_ops", kprobe_ftrace_handler)
     .with_own_recursion()
-    .with_save_regs();
+    .with_save_regs()
+    .with_site_literal(callsite_of);
+
+/// A probed function's probe sites, as a site's literal names them.
+struct ProbedFunction {
+    /// The probes at its entry.
+    entry: Option<Arc<Site>>,
+    /// The probes on its site's `bl`.
+    bl: Option<Arc<Site>>,
+}
+
+type Callsite = FtraceCallsite<ProbedFunction>;
+
+/// The callsite of each function with probes, by site index. Taken
+/// inside ftrace's lock (by [`callsite_of`]), never held while calling
+/// into ftrace; changed under the kprobe mutex only.
+static CALLSITES: spin::Mutex<BTreeMap<u32, Box<Callsite>>> = spin::Mutex::new(BTreeMap::new());
+
+/// The address of the callsite of site `site`, for its literal.
+fn callsite_of(site: u32) -> Option<usize> {
+    CALLSITES.lock().get(&site).map(|c| &**c as *const Callsite as usize)
+}
+
+/// The probes at `addr` (a function's entry or its `bl`) changed in the
+/// site map: the function gets a new callsite, its literal moves there,
+/// and the old callsite is freed once no CPU can be in it. Under the
+/// kprobe mutex.
+pub(super) fn site_changed(addr: usize) {
+    let Ok(site) = site_of(addr) else { return };
+    let Some(func) = ftrace::sites().get(site as usize).map(|s| s.func) else {
+        return;
+    };
+    let (entry, bl) = {
+        let sites = SITES.read();
+        (
+            sites.get(&func).cloned(),
+            sites.get(&(func + FTRACE_BL_OFFSET)).cloned(),
+        )
+    };
+    let new = (entry.is_some() || bl.is_some()).then(|| {
+        Box::new(Callsite::new(
+            kprobe_ftrace_callsite,
+            true,
+            ProbedFunction { entry, bl },
+        ))
+    });
+    let old = {
+        let mut map = CALLSITES.lock();
+        match new {
+            Some(n) => map.insert(site, n),
+            None => map.remove(&site),
+        }
+    };
+    if old.is_some() {
+        // Moves the literal off the old callsite. If that fails the
+        // literal may still name it: it is leaked, not freed.
+        if let Err(e) = ftrace::ftrace_refresh(&KPROBE_FTRACE_OPS) {
+            crate::pr_warn!("kprobes: cannot update the ftrace site of {func:#x} ({e:?})");
+            core::mem::forget(old);
+            return;
+        }
+    }
+    // Dropped here, outside every lock: freeing may hit a probe.
+    drop(old);
+}
 
 /// Armed ftrace-based sites per function (site index): a function may
 /// have a probe at offset 0 and one at its `bl`. Changed under the kprobe
@@ -167,19 +249,15 @@ pub(crate) fn ret_pt_regs(rregs: &FtraceRetRegs, pc: usize) -> PtRegs {
     }
 }
 
-/// What the handlers changed goes back to the function.
-fn write_back(regs: &PtRegs, fregs: &mut FtraceRegs) {
-    copy_words!(fregs.regs, regs.regs, 0, 0 1 2 3 4 5 6 7 8);
-    copy_words!(fregs.callee_saved, regs.regs, 19, 0 1 2 3 4 5 6 7 8 9);
-    fregs.fp = regs.regs[29];
-    fregs.lr = regs.regs[30];
-}
-
 /// The results a return handler changed (x0..x8) go back to the caller.
 pub(crate) fn ret_write_back(regs: &PtRegs, rregs: &mut FtraceRetRegs) {
     copy_words!(rregs.regs, regs.regs, 0, 0 1 2 3 4 5 6 7 8);
 }
 
+/// One probe site's hit, on the trampoline's frame: the handlers see it as
+/// their `pt_regs` (pc at the probe, then past it; pstate with the
+/// function's DAIF), and what they change in it reaches the function.
+#[inline(always)]
 fn hit(site: &Site, fregs: &mut FtraceRegs) {
     let cpu = CTL.this();
     if cpu.cur().is_some() {
@@ -196,30 +274,60 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
         status: Status::HitActive,
         saved_daif: 0,
     }));
-    let mut regs = pt_regs(fregs, site.addr);
-    if run_pre_handlers(&site.probes, &mut regs) {
-        // The pre-handler moved the PC: the function goes on there.
-        write_back(&regs, fregs);
-        fregs.pc = regs.pc;
-    } else {
+    let (ret_pc, daif) = (fregs.pc, fregs.daif);
+    fregs.orig_x0 = fregs.regs[0];
+    fregs.syscallno = NO_SYSCALL;
+    fregs.stackframe = [0; 2];
+    fregs.daif = (daif & DAIF_MASK) | PSR::M::EL1h.value;
+    fregs.pc = site.addr as u64;
+    let regs = fregs.as_pt_regs_mut();
+    // A pre-handler returning non-zero moved the PC itself: the function
+    // goes on there, with no post-handlers.
+    if !run_pre_handlers(&site.probes, regs) {
         regs.pc = site.addr as u64 + 4;
         if site.has_post {
-            run_post_handlers(&site.probes, &mut regs);
+            run_post_handlers(&site.probes, regs);
         }
-        write_back(&regs, fregs);
+        regs.pc = ret_pc;
     }
+    fregs.daif = daif;
     cpu.set_cur(None);
 }
 
-/// The ops' callback (Linux's `kprobe_ftrace_handler`): `ip` is the
-/// site's `bl`; the probes at the function's entry run first, then those
-/// on the `bl`. Interrupts are masked (by the trampoline).
+/// The trampoline's call through a callsite (interrupts masked): the
+/// probes at the function's entry, then those on its `bl`.
+#[allow(improper_ctypes_definitions)] // called from ftrace_caller, which passes the literal
+extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, fregs: &mut FtraceRegs) {
+    let rec = ftrace::ftrace_recursion_enter();
+    let f = &cs.data;
+    if let Some(site) = &f.entry {
+        hit(site, fregs);
+    }
+    if let Some(site) = &f.bl {
+        if f.entry.is_some() {
+            // As the trampoline left them for the entry's handlers.
+            fregs.scratch = core::hint::black_box([0; 10]);
+        }
+        hit(site, fregs);
+    }
+    ftrace::ftrace_recursion_exit(rec);
+}
+
+/// The ops' callback (Linux's `kprobe_ftrace_handler`), for a function
+/// other ops use too: `ip` is the site's `bl`; the probes at the
+/// function's entry run first, then those on the `bl`. Interrupts are
+/// masked (by the trampoline).
 fn kprobe_ftrace_handler(_: &FtraceOps, ip: usize, _parent: usize, fregs: &mut FtraceRegs) {
     // Two lookups: a range walk of the map costs more.
     let sites = SITES.read();
-    for addr in [ip - FTRACE_BL_OFFSET, ip] {
-        if let Some(site) = sites.get(&addr) {
-            hit(site, fregs);
+    let entry = sites.get(&(ip - FTRACE_BL_OFFSET));
+    if let Some(site) = entry {
+        hit(site, fregs);
+    }
+    if let Some(site) = sites.get(&ip) {
+        if entry.is_some() {
+            fregs.scratch = core::hint::black_box([0; 10]);
         }
+        hit(site, fregs);
     }
 }

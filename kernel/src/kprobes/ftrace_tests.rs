@@ -327,3 +327,110 @@ fn entry_probe_sees_the_callee_saved_registers() {
     assert_eq!(r, 14 ^ 1);
     assert_eq!(seen.load(Ordering::SeqCst), 0x5eed, "x20 at the entry");
 }
+
+/// A value a handler checks on every hit; poisoned when its owner is
+/// dropped, so that a handler running after its probe was freed sees it.
+struct Canary(AtomicUsize);
+
+const CANARY_LIVE: usize = 0x11fe_11fe;
+
+impl Drop for Canary {
+    fn drop(&mut self) {
+        self.0.store(0xdead_dead, Ordering::SeqCst);
+    }
+}
+
+/// A probe at the target's entry whose handler counts its hits and any
+/// hit that finds its canary dead into `bad`.
+fn canary_probe(offset: usize, hits: &Arc<AtomicUsize>, bad: &Arc<AtomicUsize>) -> Arc<Kprobe> {
+    let canary = Arc::new(Canary(AtomicUsize::new(CANARY_LIVE)));
+    let (h, b) = (hits.clone(), bad.clone());
+    Arc::new(
+        Kprobe::symbol("ktest_kprobe_ftrace_target", offset).pre(move |_, regs| {
+            if canary.0.load(Ordering::SeqCst) != CANARY_LIVE || regs.regs[1] != 5 {
+                b.fetch_add(1, Ordering::Relaxed);
+            }
+            h.fetch_add(1, Ordering::Relaxed);
+            0
+        }),
+    )
+}
+
+#[kernel_test]
+fn probes_come_and_go_on_an_armed_function_while_other_cpus_call_it() {
+    // Every change below makes a new callsite for the function and frees
+    // the old one, or moves the function between its callsite and the
+    // list ops (a function tracer joining): other CPUs calling it all the
+    // while must only ever run live probes, and the calls' results stay
+    // right.
+    let me = arch::cpu::cpu_id();
+    let workers: alloc::vec::Vec<usize> = crate::smp::online_cpus().filter(|&c| c != me).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicUsize::new(0));
+    let wrong = Arc::new(AtomicUsize::new(0));
+    let (s, d, w) = (stop.clone(), done.clone(), wrong.clone());
+    crate::smp::smp_call_function_many(
+        workers.iter().copied(),
+        Arc::new(move || {
+            let mut i = 0u64;
+            while !s.load(Ordering::Acquire) {
+                if call_target(i, 5) != i.wrapping_mul(7) ^ 5 {
+                    w.fetch_add(1, Ordering::Relaxed);
+                }
+                i += 1;
+                crate::smp::flush_pending_calls();
+            }
+            d.fetch_add(1, Ordering::AcqRel);
+        }),
+        false,
+    );
+    let (hits, bad) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let keeper = canary_probe(0, &hits, &bad);
+    register_kprobe(&keeper).unwrap();
+    let site = ftrace::site_index(target()).unwrap();
+    for round in 0..12u64 {
+        let extra = canary_probe(if round % 3 == 0 { 4 } else { 0 }, &hits, &bad);
+        register_kprobe(&extra).unwrap();
+        if round % 4 == 1 {
+            // The function tracer joins: the site goes to the list ops.
+            KTEST_TRACER
+                .set_hash(FtraceHash {
+                    filter: BTreeSet::from([site]),
+                    notrace: BTreeSet::new(),
+                })
+                .unwrap();
+            ftrace::register_ftrace_function(&KTEST_TRACER).unwrap();
+        }
+        call_target(round, 5);
+        if round % 2 == 0 {
+            disable_kprobe(&keeper).unwrap();
+            call_target(round, 5);
+            enable_kprobe(&keeper).unwrap();
+        }
+        if KTEST_TRACER.is_registered() {
+            ftrace::unregister_ftrace_function(&KTEST_TRACER).unwrap();
+        }
+        unregister_kprobe(&extra);
+        // The last reference: the canary is poisoned and freed now.
+        drop(extra);
+    }
+    unregister_kprobe(&keeper);
+    drop(keeper);
+    stop.store(true, Ordering::Release);
+    while done.load(Ordering::Acquire) < workers.len() {
+        core::hint::spin_loop();
+    }
+    assert_eq!(wrong.load(Ordering::Relaxed), 0, "a call returned a wrong result");
+    assert_eq!(
+        bad.load(Ordering::Relaxed),
+        0,
+        "a handler ran on a freed probe or wrong registers"
+    );
+    assert!(hits.load(Ordering::Relaxed) >= 12);
+    assert!(!is_bl_to_trampoline(target() + FTRACE_BL_OFFSET));
+    assert_eq!(
+        crate::patching::read_insn(target()),
+        Some(MOV_X9_X30),
+        "entry bytes not restored"
+    );
+}

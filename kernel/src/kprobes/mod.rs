@@ -420,6 +420,9 @@ pub fn register_kprobe(kp: &Arc<Kprobe>) -> Result<(), Errno> {
     update_sites(|sites| {
         sites.insert(addr, site.clone());
     });
+    if site.exec == Exec::Ftrace {
+        ftrace::site_changed(addr);
+    }
     drop(old);
     kp.registered.store(true, Ordering::Release);
     if !site.armed.load(Ordering::Acquire) && should_be_armed(&site) {
@@ -477,6 +480,10 @@ pub fn unregister_kprobe(kp: &Arc<Kprobe>) {
         update_sites(|sites| {
             sites.insert(new.addr, new.clone());
         });
+    }
+    if site.exec == Exec::Ftrace {
+        // After this no CPU runs the probe from the function's callsite.
+        ftrace::site_changed(site.addr);
     }
     if site.armed.load(Ordering::Acquire) {
         // The site stays armed for other probes: wait until no CPU can

@@ -8,8 +8,10 @@
 //! traceable functions (not notrace, see `crate::notrace`) and writes each
 //! one's "initialised NOP" state: `mov x9, x30` at the entry and the
 //! address of [`FTRACE_NOP_OPS`] in its literal. From then on a site is
-//! switched with NOP<->BL only, and its literal names the one ops using it,
-//! or [`FTRACE_LIST_OPS`] when several do.
+//! switched with NOP<->BL only, and its literal names the one ops using it
+//! (or that ops' callsite for this site, see
+//! [`FtraceOps::with_site_literal`]), or [`FTRACE_LIST_OPS`] when several
+//! do.
 //!
 //! Every change to the sites, their literals and the table of registered
 //! ops ([`ACTIVE`]) happens inside one `stop_machine`. The trampoline runs
@@ -62,6 +64,9 @@ pub struct FtraceOps {
     /// Its owner's data (Linux's `ops->private`: the trace array of an
     /// instance's function tracer), set once.
     private: spin::Once<&'static (dyn core::any::Any + Send + Sync)>,
+    /// What the literal of a site this ops alone uses names instead of the
+    /// ops itself, if anything: see [`FtraceOps::with_site_literal`].
+    site_literal: Option<fn(u32) -> Option<usize>>,
 }
 
 /// A filter entry that names no site (Linux's `FTRACE_HASH_FL_MOD`): a
@@ -103,6 +108,7 @@ impl FtraceOps {
             slot: AtomicUsize::new(usize::MAX),
             own_recursion: false,
             private: spin::Once::new(),
+            site_literal: None,
         }
     }
 
@@ -131,6 +137,20 @@ impl FtraceOps {
     /// saves only what Linux's `ftrace_caller` saves.
     pub const fn with_save_regs(mut self) -> FtraceOps {
         self.arch_flags |= arch::ftrace::FTRACE_OPS_FL_SAVE_REGS;
+        self
+    }
+
+    /// The same ops, whose sites may each name their own callsite (Linux's
+    /// per-callsite ops of DYNAMIC_FTRACE_WITH_CALL_OPS): for a site this
+    /// ops alone uses, `f(site)` gives the address of an
+    /// [`FtraceCallsite`] that the site's literal names, so that the
+    /// trampoline calls its handler with its data, with no look-up. The
+    /// owner keeps that callsite alive until [`ftrace_refresh`] (or a
+    /// filter change) has run after `f` stopped returning it: by then no
+    /// literal names it and no CPU is inside it. `None` (and sites several
+    /// ops use) get the usual call of the ops' callback.
+    pub const fn with_site_literal(mut self, f: fn(u32) -> Option<usize>) -> FtraceOps {
+        self.site_literal = Some(f);
         self
     }
 
@@ -178,6 +198,42 @@ impl FtraceOps {
 }
 
 fn ftrace_stub(_: &FtraceOps, _: usize, _: usize, _: &mut FtraceRegs) {}
+
+/// What a site's literal may name instead of an ops (see
+/// [`FtraceOps::with_site_literal`]): a handler the trampoline calls as
+/// `func(ip, parent_ip, callsite, regs)`, the flags it reads, and the
+/// handler's data. Laid out as the head of [`FtraceOps`].
+#[repr(C)]
+pub struct FtraceCallsite<T> {
+    func: extern "C" fn(usize, usize, &FtraceCallsite<T>, &mut FtraceRegs),
+    arch_flags: u64,
+    /// The handler's data.
+    pub data: T,
+}
+
+const _: () = assert!(core::mem::offset_of!(FtraceCallsite<u64>, arch_flags) == arch::ftrace::FTRACE_OPS_FLAGS_OFFSET);
+
+impl<T> FtraceCallsite<T> {
+    /// A callsite calling `func` with `data`; it sees x19..x28 (and may
+    /// change them) if `save_regs`, as an ops [`FtraceOps::with_save_regs`].
+    /// `func` runs with interrupts masked; it guards itself against
+    /// recursion (see [`ftrace_recursion_enter`]).
+    pub const fn new(
+        func: extern "C" fn(usize, usize, &FtraceCallsite<T>, &mut FtraceRegs),
+        save_regs: bool,
+        data: T,
+    ) -> FtraceCallsite<T> {
+        FtraceCallsite {
+            func,
+            arch_flags: if save_regs {
+                arch::ftrace::FTRACE_OPS_FL_SAVE_REGS
+            } else {
+                0
+            },
+            data,
+        }
+    }
+}
 
 /// The literal of a site nobody uses (Linux's `ftrace_nop_ops`): a CPU
 /// that took the `bl` just before the site was turned off lands here.
@@ -337,12 +393,12 @@ pub fn ftrace_init() {
             name: sym.name,
             flags: AtomicU32::new(0),
             users: AtomicU64::new(0),
-            literal_ops: AtomicUsize::new(&FTRACE_NOP_OPS as *const FtraceOps as usize),
+            literal_ops: AtomicUsize::new(ops_addr(&FTRACE_NOP_OPS)),
         });
     }
     sites.sort_by_key(|s| s.func);
     sites.dedup_by_key(|s| s.func);
-    let nop_ops = literal_words(&FTRACE_NOP_OPS);
+    let nop_ops = literal_words(ops_addr(&FTRACE_NOP_OPS));
     let mut addrs = Vec::with_capacity(sites.len() * 3);
     let mut insns = Vec::with_capacity(sites.len() * 3);
     for s in &sites {
@@ -370,9 +426,10 @@ pub fn ftrace_init() {
     SITES.call_once(|| sites);
 }
 
-/// The two words of a literal naming `ops`, low first.
-fn literal_words(ops: &'static FtraceOps) -> [u32; 2] {
-    let a = ops as *const FtraceOps as u64;
+/// The two words of a literal naming the ops (or callsite) at `addr`,
+/// low first.
+fn literal_words(addr: usize) -> [u32; 2] {
+    let a = addr as u64;
     [a as u32, (a >> 32) as u32]
 }
 
@@ -395,6 +452,18 @@ pub fn register_ftrace_function(ops: &'static FtraceOps) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Brings `ops`'s sites up to date with what its
+/// [`FtraceOps::with_site_literal`] function returns now (nothing if it
+/// is not registered). Once this returns, no literal names a callsite the
+/// function no longer returns, and no CPU is running one.
+pub fn ftrace_refresh(ops: &'static FtraceOps) -> Result<(), Errno> {
+    let mut reg = FTRACE_LOCK.lock();
+    if ops.is_registered() {
+        ftrace_update(&mut reg)?;
+    }
+    Ok(())
+}
+
 /// Unregisters `ops`; once this returns no CPU runs its callback. `EINVAL`
 /// if it is not registered.
 pub fn unregister_ftrace_function(ops: &'static FtraceOps) -> Result<(), Errno> {
@@ -413,8 +482,13 @@ pub fn unregister_ftrace_function(ops: &'static FtraceOps) -> Result<(), Errno> 
 struct SiteUpdate {
     index: usize,
     users: u64,
-    literal: Option<&'static FtraceOps>,
+    /// The address its literal names from now on, if it changes.
+    literal: Option<usize>,
     bl: Option<u32>,
+}
+
+fn ops_addr(ops: &'static FtraceOps) -> usize {
+    ops as *const FtraceOps as usize
 }
 
 /// Brings every site in line with the registered ops and their hashes, in
@@ -436,13 +510,15 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
             .filter(|(_, _, h)| h.matches(i as u32))
             .fold(0u64, |m, (s, _, _)| m | 1 << s);
         let old = site.users.load(Ordering::Acquire);
-        let new_literal: &'static FtraceOps = match users.count_ones() {
-            0 => &FTRACE_NOP_OPS,
-            1 => reg.ops[users.trailing_zeros() as usize].unwrap_or(&FTRACE_NOP_OPS),
-            _ => &FTRACE_LIST_OPS,
+        let new_literal: usize = match users.count_ones() {
+            0 => ops_addr(&FTRACE_NOP_OPS),
+            1 => match reg.ops[users.trailing_zeros() as usize] {
+                Some(ops) => ops.site_literal.and_then(|f| f(i as u32)).unwrap_or(ops_addr(ops)),
+                None => ops_addr(&FTRACE_NOP_OPS),
+            },
+            _ => ops_addr(&FTRACE_LIST_OPS),
         };
-        let literal = (site.literal_ops.load(Ordering::Acquire) != new_literal as *const FtraceOps as usize)
-            .then_some(new_literal);
+        let literal = (site.literal_ops.load(Ordering::Acquire) != new_literal).then_some(new_literal);
         let bl = if (users != 0) != (site.flags() & flags::ENABLED != 0) {
             Some(if users != 0 {
                 insn::encode::bl(site.ip() as u64, caller).map_err(|_| Errno::ERANGE)?
@@ -476,8 +552,8 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
         for u in &updates {
             let site = &sites[u.index];
             site.users.store(u.users, Ordering::Release);
-            if let Some(ops) = u.literal {
-                let [lo, hi] = literal_words(ops);
+            if let Some(addr) = u.literal {
+                let [lo, hi] = literal_words(addr);
                 // SAFETY: the literal words are data before the function's
                 // entry that no code executes; every other CPU is parked in
                 // stop_machine, and the trampoline reads the literal with
@@ -487,8 +563,7 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
                     crate::patching::patch_text_nosync_unchecked(site.literal(), lo)?;
                     crate::patching::patch_text_nosync_unchecked(site.literal() + 4, hi)?;
                 }
-                site.literal_ops
-                    .store(ops as *const FtraceOps as usize, Ordering::Release);
+                site.literal_ops.store(addr, Ordering::Release);
             }
             if let Some(bl) = u.bl {
                 crate::patching::patch_text_nosync(site.ip(), bl)?;
@@ -522,6 +597,29 @@ fn call_protected(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut Ftrac
     busy.store(true, Ordering::Relaxed);
     (ops.callback)(ops, ip, parent_ip, regs);
     busy.store(false, Ordering::Relaxed);
+}
+
+/// Enters a callsite handler's callback (see [`FtraceCallsite`]), as
+/// [`call_protected`] enters an ops [`FtraceOps::with_own_recursion`]:
+/// the callback always runs, and traced functions it calls are not
+/// traced. Returns what [`ftrace_recursion_exit`] takes. Interrupts must
+/// be masked.
+#[inline(always)]
+pub fn ftrace_recursion_enter() -> bool {
+    let busy = RECURSION.this();
+    let was = busy.load(Ordering::Relaxed);
+    if !was {
+        busy.store(true, Ordering::Relaxed);
+    }
+    was
+}
+
+/// Leaves what [`ftrace_recursion_enter`] entered.
+#[inline(always)]
+pub fn ftrace_recursion_exit(was: bool) {
+    if !was {
+        RECURSION.this().store(false, Ordering::Relaxed);
+    }
 }
 
 /// Runs `f` under this CPU's recursion bit, as a callback runs, so that

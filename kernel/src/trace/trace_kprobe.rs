@@ -306,13 +306,32 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
         return;
     }
     let def = &hit.def;
-    // Sized once: the fetch fills exactly the room reserved (Linux's
-    // `__get_data_size` then `store_trace_args` with that size).
-    let dsize = def.dynamic_size(env, edata);
-    let len = def.fixed_size() + dsize;
-    let recorded = hit
-        .ev
-        .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok());
+    let recorded = if def.args.is_empty() && def.entry_args.is_empty() {
+        // Nothing to fetch: the record is the probe's own fields, written
+        // in place.
+        let head = match site {
+            ProbeSite::Entry { ip } => [ip, 0],
+            ProbeSite::Return { func, ret_ip } => [func, ret_ip],
+        };
+        let n = def.probe_header_size() / 8;
+        hit.ev.record_entry_full(def.fixed_size(), |e| {
+            for (i, v) in head.iter().take(n).enumerate() {
+                let at = trace_probe::COMMON_HEADER_SIZE + 8 * i;
+                let Some(w) = e.get_mut(at..at + 8) else {
+                    return false;
+                };
+                w.copy_from_slice(&v.to_le_bytes());
+            }
+            true
+        })
+    } else {
+        // Sized once: the fetch fills exactly the room reserved (Linux's
+        // `__get_data_size` then `store_trace_args` with that size).
+        let dsize = def.dynamic_size(env, edata);
+        let len = def.fixed_size() + dsize;
+        hit.ev
+            .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok())
+    };
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
     // array recording it is not.
