@@ -1,4 +1,4 @@
-//! `ftracebench [--calls N]`: what the function tracers, fprobes,
+//! `ftracebench [--calls N] [--only FIGURE]`: what the function tracers, fprobes,
 //! tracepoints and hist triggers cost, timed with the virtual counter
 //! (`CNTVCT_EL0`, read at EL0). Each figure is the median of 5
 //! repetitions, in ns per operation:
@@ -156,12 +156,7 @@ const FIGURES: &[Figure] = &[
 
 /// Median over `reps` runs of `f` (at most [`PINGPONG_REPS`]), each doing
 /// `n` operations, in ns per operation.
-fn measure(
-    n: u64,
-    freq: u64,
-    reps: usize,
-    mut f: impl FnMut(u64) -> Result<(), rt::Errno>,
-) -> Result<u64, rt::Errno> {
+fn measure(n: u64, freq: u64, reps: usize, mut f: impl FnMut(u64) -> Result<(), rt::Errno>) -> Result<u64, rt::Errno> {
     let mut t = [0u64; PINGPONG_REPS];
     let t = &mut t[..reps.clamp(1, PINGPONG_REPS)];
     for slot in t.iter_mut() {
@@ -272,13 +267,24 @@ fn apply(t: &Tracefs, steps: &[Step]) -> Result<(), rt::Errno> {
 
 fn main(args: rt::Args) -> i32 {
     let mut calls = 20_000u64;
+    let mut only: Option<&[u8]> = None;
     let argv: Vec<&[u8]> = args.iter().skip(1).collect();
-    match argv.as_slice() {
-        [] => {}
-        [b"--calls", v] if decimal(v).is_some_and(|v| v > 0) => calls = decimal(v).unwrap_or(calls),
-        _ => {
-            println!("usage: ftracebench [--calls N]");
-            return 2;
+    let mut rest = argv.as_slice();
+    loop {
+        match rest {
+            [] => break,
+            [b"--calls", v, r @ ..] if decimal(v).is_some_and(|v| v > 0) => {
+                calls = decimal(v).unwrap_or(calls);
+                rest = r;
+            }
+            [b"--only", f, r @ ..] => {
+                only = Some(f);
+                rest = r;
+            }
+            _ => {
+                println!("usage: ftracebench [--calls N] [--only FIGURE]");
+                return 2;
+            }
         }
     }
     let t = match Tracefs::find() {
@@ -291,7 +297,7 @@ fn main(args: rt::Args) -> i32 {
     let freq = cntfrq();
     println!("ftracebench: counter {freq} Hz, calls {calls}, reps {REPS}");
     let mut status = 0;
-    for f in FIGURES {
+    for f in FIGURES.iter().filter(|f| only.is_none_or(|o| o == f.name.as_bytes())) {
         let n = match f.work {
             Work::Getpid => calls,
             Work::PingPong => (calls / 4).max(1),
