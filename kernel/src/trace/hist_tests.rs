@@ -168,7 +168,7 @@ fn hist_tables_stay_whole_while_triggers_come_and_go_under_hits_from_other_cpus(
         Arc::new(move || {
             let mut i = 0u64;
             while !s.load(Ordering::Acquire) {
-                hit(&e, i % 64, if i % 3 == 0 { "x" } else { "y" });
+                hit(&e, i % 64, if i.is_multiple_of(3) { "x" } else { "y" });
                 i += 1;
             }
             d.fetch_add(1, Ordering::AcqRel);
@@ -189,7 +189,7 @@ fn hist_tables_stay_whole_while_triggers_come_and_go_under_hits_from_other_cpus(
             );
         }
         append(path, "!hist:keys=value:size=256").unwrap();
-        if round % 2 == 0 {
+        if round.is_multiple_of(2) {
             append(path, "!hist:keys=name:vals=value").unwrap();
         } else {
             // O_TRUNC removes every hist trigger at once.
