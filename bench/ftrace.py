@@ -11,6 +11,15 @@ most 0.1 of Linux's; raw_syscalls, sched_switch and the hist trigger at
 most Linux's. Debian's Linux has no fprobe events (CONFIG_FPROBE_EVENTS is
 off), so those show n/a on its side. A figure a kernel refuses shows n/a.
 
+The pingpong figures (a pipe round trip between two processes, without
+and with `sched_switch` enabled) pin both processes to one CPU, so that a
+round trip is two context switches on either kernel whatever `--smp` is
+(unpinned, each kernel's placement and idle path decide how many switches
+happen and what they cost, and sched_switch's few percent of a round trip
+drowned in that: Linux's extra cost once came out negative); the echoing
+child is forked once per figure, outside the timed runs, and each figure
+is the median of 9 runs of `--calls`/4 round trips.
+
 `--icount` runs both QEMUs with `-icount shift=0`: the guest's clock then
 counts instructions (1 ns each), so every figure is an instruction count,
 the same on a loaded host as on a quiet one (use it with `--smp 1`: with

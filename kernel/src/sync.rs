@@ -49,6 +49,13 @@ impl<T> IrqSpinLock<T> {
         self.inner.lock()
     }
 
+    /// [`IrqSpinLock::lock_irqs_off`] if the lock is free.
+    #[inline]
+    pub fn try_lock_irqs_off(&self) -> Option<spin::MutexGuard<'_, T>> {
+        debug_assert!(arch::cpu::irqs_disabled());
+        self.inner.try_lock()
+    }
+
     /// Takes the lock if it is free.
     pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T>> {
         let flags = local_irq_save();

@@ -83,7 +83,7 @@ const COMM: &[u8] = b"kprobe-names";
 static OUR_TASK: AtomicUsize = AtomicUsize::new(0);
 
 fn ours() -> bool {
-    crate::sched::try_current().is_some_and(|t| t.comm.lock().starts_with(COMM))
+    crate::sched::try_current().is_some_and(|t| t.comm.get().starts_with(COMM))
 }
 
 /// What one probe saw: all hits, and hits with the expected arguments.

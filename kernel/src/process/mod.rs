@@ -374,7 +374,7 @@ fn do_clone(
         child_regs.sp = newsp;
     }
     let tid = Task::alloc_tid();
-    let comm = *me.comm.lock();
+    let comm = me.comm.get();
     let name_len = comm.iter().position(|&b| b == 0).unwrap_or(16);
     let task = Task::new_user(tid, &child_regs, &comm[..name_len]).ok_or(Errno::ENOMEM)?;
     task.personality

@@ -150,7 +150,7 @@ pub struct Task {
     pub last_cpu: AtomicU32,
     idle: bool,
     /// Name shown by tracing and /proc (`comm`, 15 bytes and a NUL).
-    pub comm: IrqSpinLock<[u8; 16]>,
+    pub comm: TaskComm,
     /// User FP/SIMD registers while switched out.
     pub fpsimd: IrqSpinLock<FpsimdState>,
     /// User thread pointer (TPIDR_EL0) while switched out.
@@ -243,7 +243,7 @@ impl Task {
             cpus_allowed: AtomicU64::new(u64::MAX),
             last_cpu: AtomicU32::new(u32::MAX),
             idle,
-            comm: IrqSpinLock::new(comm),
+            comm: TaskComm::new(comm),
             fpsimd: IrqSpinLock::new(FpsimdState::default()),
             tls: AtomicU64::new(0),
             mm: IrqSpinLock::new(None),
@@ -361,7 +361,7 @@ impl Task {
 
     /// `comm` as text.
     pub fn comm_string(&self) -> alloc::string::String {
-        let c = *self.comm.lock();
+        let c = self.comm.get();
         let n = c.iter().position(|&b| b == 0).unwrap_or(16);
         alloc::string::String::from_utf8_lossy(&c[..n]).into_owned()
     }
@@ -371,7 +371,7 @@ impl Task {
         let mut c = [0u8; 16];
         let n = name.len().min(15);
         c[..n].copy_from_slice(&name[..n]);
-        *self.comm.lock() = c;
+        self.comm.set(c);
     }
 
     /// Whether an unblocked signal is pending for this task.
@@ -456,5 +456,51 @@ mod tests {
         }
         drop(t);
         assert!(translate(lo).is_none(), "a freed stack stays mapped");
+    }
+}
+
+/// A task's `comm` (`TASK_COMM_LEN` bytes), stored inline and read
+/// without a lock, as Linux's tracing copies `tsk->comm` with a plain
+/// memcpy: two atomic words, so a read racing a rename may see one word
+/// of each name (as on Linux, a torn name, never undefined behaviour),
+/// and a reader in probe context never waits for a writer.
+pub struct TaskComm([AtomicU64; 2]);
+
+impl TaskComm {
+    /// A name of 16 bytes (NUL-padded).
+    pub const fn new(c: [u8; 16]) -> TaskComm {
+        let (lo, hi) = Self::words(c);
+        TaskComm([AtomicU64::new(lo), AtomicU64::new(hi)])
+    }
+
+    const fn words(c: [u8; 16]) -> (u64, u64) {
+        let mut lo = [0u8; 8];
+        let mut hi = [0u8; 8];
+        let mut i = 0;
+        while i < 8 {
+            lo[i] = c[i];
+            hi[i] = c[i + 8];
+            i += 1;
+        }
+        (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+    }
+
+    /// The name's 16 bytes.
+    #[inline]
+    pub fn get(&self) -> [u8; 16] {
+        let lo = self.0[0].load(Ordering::Relaxed).to_le_bytes();
+        let hi = self.0[1].load(Ordering::Relaxed).to_le_bytes();
+        let mut c = [0u8; 16];
+        c[..8].copy_from_slice(&lo);
+        c[8..].copy_from_slice(&hi);
+        c
+    }
+
+    /// Replaces the name (writers are the task itself, at exec and
+    /// `PR_SET_NAME`, and its creator).
+    pub fn set(&self, c: [u8; 16]) {
+        let (lo, hi) = Self::words(c);
+        self.0[0].store(lo, Ordering::Relaxed);
+        self.0[1].store(hi, Ordering::Relaxed);
     }
 }

@@ -43,7 +43,7 @@ syscall!(__arm64_sys_prctl, r, {
             Ok(0)
         }
         PR_GET_NAME => {
-            let c = *me.comm.lock();
+            let c = me.comm.get();
             copy_to_user(UserPtr::new(r.regs[1]), &c)?;
             Ok(0)
         }

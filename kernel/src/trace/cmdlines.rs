@@ -79,9 +79,14 @@ pub fn sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
     if !flag.load(Ordering::Relaxed) {
         return;
     }
-    if save(prev) & save(next) {
-        flag.store(false, Ordering::Relaxed);
-    }
+    // Interrupts are masked here (in `schedule`): the table's lock is
+    // tried once for both tasks, without masking them again.
+    let Some(mut t) = TABLE.try_lock_irqs_off() else {
+        return;
+    };
+    save_locked(&mut t, prev);
+    save_locked(&mut t, next);
+    flag.store(false, Ordering::Relaxed);
 }
 
 /// Saves this CPU's current task if an event it recorded is not saved yet
@@ -100,38 +105,43 @@ fn save_pending_current() {
 }
 
 /// Saves `task`'s comm now (never waits, never allocates): false if the
-/// table or the task's name was busy. The idle tasks are not saved (their
-/// pid 0 prints as `<idle>`).
+/// table was busy. The idle tasks are not saved (their pid 0 prints as
+/// `<idle>`).
 pub fn save(task: &crate::sched::Task) -> bool {
     if task.is_idle() {
         return true;
     }
-    let pid = task.tid();
-    let Some(comm) = task.comm.try_lock().map(|c| *c) else {
-        return false;
-    };
     let Some(mut t) = TABLE.try_lock() else { return false };
-    let t = &mut *t;
+    save_locked(&mut t, task);
+    true
+}
+
+/// [`save`] with the table locked.
+fn save_locked(t: &mut Table, task: &crate::sched::Task) {
+    if task.is_idle() {
+        return;
+    }
+    let pid = task.tid();
+    let comm = task.comm.get();
     if t.entries.is_empty() || t.map.len() != PID_MAX_DEFAULT {
-        return true;
+        return;
     }
     let idx = pid_index(pid);
     let known = t.map[idx] as usize;
     if let Some(e) = known.checked_sub(1).and_then(|s| t.entries.get_mut(s)) {
         if e.0 == pid {
             e.1 = comm;
-            return true;
+            return;
         }
     }
     let slot = t.next;
     t.next = (slot + 1) % t.entries.len();
-    let Some(e) = t.entries.get_mut(slot) else { return true };
+    let Some(e) = t.entries.get_mut(slot) else { return };
     if e.0 != 0 && t.map[pid_index(e.0)] as usize == slot + 1 {
         t.map[pid_index(e.0)] = 0;
     }
     *e = (pid, comm);
     t.map[idx] = slot as u32 + 1;
-    true
 }
 
 fn comm_str(c: &[u8; 16]) -> String {

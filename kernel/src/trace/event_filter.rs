@@ -229,8 +229,16 @@ pub struct CpuOwnedLock<T> {
 
 /// A held [`CpuOwnedLock`].
 pub struct CpuOwnedGuard<'a, T> {
-    guard: crate::sync::IrqSpinLockGuard<'a, T>,
+    guard: Held<'a, T>,
     owner: &'a AtomicUsize,
+}
+
+/// How a [`CpuOwnedLock`] was taken: masking interrupts itself, or on a
+/// path that had masked them already (the record path), which then pays
+/// neither a second mask nor a preemption count.
+enum Held<'a, T> {
+    Irq(crate::sync::IrqSpinLockGuard<'a, T>),
+    IrqsOff(spin::MutexGuard<'a, T>),
 }
 
 impl<T> CpuOwnedLock<T> {
@@ -243,7 +251,19 @@ impl<T> CpuOwnedLock<T> {
 
     /// Takes the lock (task context: may wait for other CPUs).
     pub fn lock(&self) -> CpuOwnedGuard<'_, T> {
-        let guard = self.lock.lock();
+        let guard = Held::Irq(self.lock.lock());
+        self.owner.store(arch::cpu::cpu_id(), Ordering::Release);
+        CpuOwnedGuard {
+            guard,
+            owner: &self.owner,
+        }
+    }
+
+    /// Takes the lock with interrupts already masked (probe context: may
+    /// wait for other CPUs, never for this one).
+    #[inline]
+    fn lock_irqs_off(&self) -> CpuOwnedGuard<'_, T> {
+        let guard = Held::IrqsOff(self.lock.lock_irqs_off());
         self.owner.store(arch::cpu::cpu_id(), Ordering::Release);
         CpuOwnedGuard {
             guard,
@@ -253,11 +273,16 @@ impl<T> CpuOwnedLock<T> {
 
     /// Takes the lock from probe context if it is free: None if this or
     /// another CPU holds it.
+    #[inline]
     pub fn try_lock_from_probe(&self) -> Option<CpuOwnedGuard<'_, T>> {
         if self.owner.load(Ordering::Acquire) == arch::cpu::cpu_id() {
             return None;
         }
-        let guard = self.lock.try_lock()?;
+        let guard = if arch::cpu::irqs_disabled() {
+            Held::IrqsOff(self.lock.try_lock_irqs_off()?)
+        } else {
+            Held::Irq(self.lock.try_lock()?)
+        };
         self.owner.store(arch::cpu::cpu_id(), Ordering::Release);
         Some(CpuOwnedGuard {
             guard,
@@ -266,25 +291,37 @@ impl<T> CpuOwnedLock<T> {
     }
 
     /// Takes the lock from probe context (interrupts masked): None if this
-    /// CPU already holds it.
+    /// CPU already holds it. Inline: its guard is returned in registers,
+    /// not copied.
+    #[inline]
     pub fn lock_from_probe(&self) -> Option<CpuOwnedGuard<'_, T>> {
         if self.owner.load(Ordering::Acquire) == arch::cpu::cpu_id() {
             return None;
         }
-        Some(self.lock())
+        if arch::cpu::irqs_disabled() {
+            Some(self.lock_irqs_off())
+        } else {
+            Some(self.lock())
+        }
     }
 }
 
 impl<T> core::ops::Deref for CpuOwnedGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.guard
+        match &self.guard {
+            Held::Irq(g) => g,
+            Held::IrqsOff(g) => g,
+        }
     }
 }
 
 impl<T> core::ops::DerefMut for CpuOwnedGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        &mut self.guard
+        match &mut self.guard {
+            Held::Irq(g) => g,
+            Held::IrqsOff(g) => g,
+        }
     }
 }
 
@@ -308,15 +345,14 @@ const SCRATCH_NEST: usize = 3;
 
 /// What a filter sees of the task and CPU an event happens on. The task's
 /// name is read the first time something asks for it (a `comm` filter, a
-/// new hist entry): most hits never do, and reading it takes its lock.
+/// new hist entry): most hits never do.
 pub(super) struct ProbeContext {
     cpu: u32,
     comm: core::cell::OnceCell<[u8; TASK_COMM_LEN]>,
 }
 
 impl ProbeContext {
-    /// The current task on `cpu` (an empty comm if it cannot be read
-    /// without waiting).
+    /// The current task on `cpu`.
     pub(super) fn current(cpu: usize) -> ProbeContext {
         ProbeContext {
             cpu: cpu as u32,
@@ -328,11 +364,7 @@ impl ProbeContext {
         let mut comm = [0u8; TASK_COMM_LEN];
         match crate::sched::try_current() {
             Some(t) if t.is_idle() => comm[..9].copy_from_slice(b"swapper/0"),
-            Some(t) => {
-                if let Some(c) = t.comm.try_lock() {
-                    comm = *c;
-                }
-            }
+            Some(t) => comm = t.comm.get(),
             None => {}
         }
         comm
@@ -400,7 +432,7 @@ pub(super) fn record_slow_inner(
     let cpu = arch::cpu::cpu_id();
     let Some(mut scratch) = SCRATCH
         .get(cpu)
-        .and_then(|levels| levels.iter().find_map(IrqSpinLock::try_lock))
+        .and_then(|levels| levels.iter().find_map(IrqSpinLock::try_lock_irqs_off))
     else {
         drop(saved_ctx);
         arch::cpu::local_irq_restore(irq);
@@ -409,7 +441,7 @@ pub(super) fn record_slow_inner(
     let mut post = trigger::PostTriggers::default();
     let mut committed = false;
     if let Some(entry) = scratch.get_mut(..total) {
-        super::fill_entry_header(entry, ev.id);
+        super::fill_entry_header_ctx(entry, ev.id, ctx);
         if fill(entry) {
             let mut ctx = ProbeContext::current(cpu);
             let fl = file.flags();

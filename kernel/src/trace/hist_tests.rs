@@ -147,3 +147,75 @@ fn hist_triggers_count_every_hit_from_four_cpus_while_read() {
     assert!(text.contains(&alloc::format!("Hits: {}\n", N * cpus)), "{text}");
     remove(&ev);
 }
+
+/// The adversarial case of the lock-free hit path: the other CPUs hit an
+/// event without pause while this one adds and removes hist triggers on
+/// it and clears their tables. No hit may crash or corrupt a table: when
+/// the hitting stops, a cleared table counts exactly what follows.
+#[kernel_test]
+fn hist_tables_stay_whole_while_triggers_come_and_go_under_hits_from_other_cpus() {
+    const ROUNDS: usize = 40;
+    const AFTER: u64 = 300;
+    let ev = test_event("churn");
+    let path = "events/ktesth/churn/trigger";
+    let me = arch::cpu::cpu_id();
+    let hitters: Vec<usize> = tracing_cpus().filter(|&c| c != me).take(3).collect();
+    let stop = Arc::new(core::sync::atomic::AtomicBool::new(false));
+    let done = Arc::new(AtomicUsize::new(0));
+    let (s, d, e) = (stop.clone(), done.clone(), ev.clone());
+    crate::smp::smp_call_function_many(
+        hitters.iter().copied(),
+        Arc::new(move || {
+            let mut i = 0u64;
+            while !s.load(Ordering::Acquire) {
+                hit(&e, i % 64, if i.is_multiple_of(3) { "x" } else { "y" });
+                i += 1;
+            }
+            d.fetch_add(1, Ordering::AcqRel);
+        }),
+        false,
+    );
+    for round in 0..ROUNDS {
+        append(path, "hist:keys=value:size=256").unwrap();
+        append(path, "hist:keys=name:vals=value").unwrap();
+        hit(&ev, 1, "m");
+        append(path, "hist:keys=value:size=256:clear").unwrap();
+        let text = read_all("events/ktesth/churn/hist");
+        // Every entry line is whole, whatever raced with it.
+        for l in text.lines().filter(|l| l.starts_with('{')) {
+            assert!(
+                l.starts_with("{ value: ") || l.starts_with("{ name: "),
+                "round {round}: {l}"
+            );
+        }
+        append(path, "!hist:keys=value:size=256").unwrap();
+        if round.is_multiple_of(2) {
+            append(path, "!hist:keys=name:vals=value").unwrap();
+        } else {
+            // O_TRUNC removes every hist trigger at once.
+            write(path, "").ok();
+        }
+    }
+    stop.store(true, Ordering::Release);
+    while done.load(Ordering::Acquire) < hitters.len() {
+        core::hint::spin_loop();
+    }
+    assert_eq!(read_all("events/ktesth/churn/hist"), "");
+    append(path, "hist:keys=value:size=256").unwrap();
+    append(path, "hist:keys=value:size=256:clear").unwrap();
+    for i in 0..AFTER {
+        hit(&ev, i % 10, "m");
+    }
+    let text = read_all("events/ktesth/churn/hist");
+    assert!(
+        text.ends_with(&alloc::format!(
+            "Totals:\n    Hits: {AFTER}\n    Entries: 10\n    Dropped: 0\n"
+        )),
+        "{text}"
+    );
+    for v in 0..10 {
+        let line = alloc::format!("{{ value: {v:>10} }} hitcount: {:>10}\n", AFTER / 10);
+        assert!(text.contains(&line), "{line} in {text}");
+    }
+    remove(&ev);
+}

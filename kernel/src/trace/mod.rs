@@ -621,7 +621,12 @@ fn current_pid() -> i32 {
 /// `entry[..TRACE_ENTRY_SIZE]` (for entries built outside the buffer,
 /// which filters and triggers examine before they are written).
 pub(super) fn fill_entry_header(entry: &mut [u8], ty: u16) {
-    let (flags, preempt) = tracing_gen_ctx();
+    fill_entry_header_ctx(entry, ty, tracing_gen_ctx());
+}
+
+/// [`fill_entry_header`] with the context already taken.
+#[inline]
+pub(super) fn fill_entry_header_ctx(entry: &mut [u8], ty: u16, (flags, preempt): (u8, u8)) {
     // Borrowed, not counted: no atomic update per event.
     let pid = current_pid();
     if let Some(h) = entry.get_mut(..TRACE_ENTRY_SIZE) {

@@ -146,9 +146,7 @@ fn eprobe_hit(ep: &TraceEprobe, rec: &[u8]) {
     }
     let mut comm = [0u8; 16];
     if let Some(t) = crate::sched::try_current() {
-        if let Some(c) = t.comm.try_lock() {
-            comm = *c;
-        }
+        comm = t.comm.get();
     }
     let env = RecEnv { rec, comm };
     let def = &ep.def;

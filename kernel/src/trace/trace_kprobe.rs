@@ -165,13 +165,8 @@ impl FetchEnv for RegsEnv<'_> {
     }
 
     fn comm(&self) -> &[u8] {
-        self.comm.get_or_init(|| {
-            // try_lock: the probe may have hit inside a holder of this lock
-            // on this CPU; then the name reads as empty.
-            crate::sched::with_current(|t| t.comm.try_lock().map(|c| *c))
-                .flatten()
-                .unwrap_or([0; 16])
-        })
+        self.comm
+            .get_or_init(|| crate::sched::with_current(|t| t.comm.get()).unwrap_or([0; 16]))
     }
 
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {

@@ -264,10 +264,10 @@ fn find_tracepoint(name: &str) -> Option<TracepointProbe> {
     TRACEPOINTS.lock().iter().find(|t| t.name == name).copied()
 }
 
-/// A task's name for a `char comm[16]` field, without waiting on a lock
-/// its owner may hold on this CPU (empty then).
+/// A task's name for a `char comm[16]` field (two word loads, no lock).
+#[inline]
 pub fn task_comm(t: &crate::sched::Task) -> [u8; 16] {
-    t.comm.try_lock().map_or([0; 16], |c| *c)
+    t.comm.get()
 }
 
 /// The `prio` Linux shows for a task of this kernel: every task is

@@ -242,6 +242,7 @@ impl TriggerList {
     }
 
     /// The triggers, newest first.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = &Trigger> {
         self.triggers.iter()
     }

@@ -41,6 +41,11 @@ pub const HIST_PREFIX: &str = "hist:";
 /// The largest key, in words.
 const KEY_WORDS_MAX: usize = (HIST_KEY_SIZE_MAX as usize).div_ceil(8);
 
+/// Keys up to this many words (numbers, compound keys of numbers) are
+/// built in a buffer of this size, so that a hit clears a few words on
+/// its stack, not the [`KEY_WORDS_MAX`] a string or stack key needs.
+const SMALL_KEY_WORDS: usize = 4;
+
 /// A key and where it sits in the compound key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyField {
@@ -817,6 +822,7 @@ impl HistTrigger {
     }
 
     /// The `if` filter.
+    #[inline]
     pub fn filter(&self) -> Option<&EventFilter> {
         self.filter.as_ref().map(|(_, f)| f)
     }
@@ -832,6 +838,7 @@ impl HistTrigger {
     }
 
     /// Paused (`:pause`)?
+    #[inline]
     pub fn paused(&self) -> bool {
         self.paused.load(Ordering::Relaxed)
     }
@@ -877,8 +884,24 @@ impl HistTrigger {
         if self.paused() {
             return;
         }
+        let words = (self.core.data.key_size as usize / 8).min(KEY_WORDS_MAX);
+        // Variable references read other tables with this key padded to
+        // theirs: they get the full, zeroed, buffer.
+        if words <= SMALL_KEY_WORDS && self.core.refs.is_empty() {
+            let mut key = [0u64; SMALL_KEY_WORDS];
+            self.hit(&mut key, words, &mut [], rec, ctx);
+        } else {
+            let mut key = [0u64; KEY_WORDS_MAX];
+            let mut refs = [0u64; TRACING_MAP_VARS_MAX];
+            self.hit(&mut key, words, &mut refs, rec, ctx);
+        }
+    }
+
+    /// [`HistTrigger::event_hit`] with a zeroed `key` buffer of at least
+    /// `words` words and room for the values of its variable references.
+    #[inline(always)]
+    fn hit<C: HistContext + ?Sized>(&self, key: &mut [u64], words: usize, refs: &mut [u64], rec: &[u8], ctx: &mut C) {
         let d = &self.core.data;
-        let mut key = [0u64; KEY_WORDS_MAX];
         for k in &d.keys {
             let w = (k.offset / 8) as usize;
             match &k.field.src {
@@ -891,7 +914,7 @@ impl HistTrigger {
                         }
                     }
                 }
-                _ if k.field.is_string => copy_string_key(&mut key, k, rec),
+                _ if k.field.is_string => copy_string_key(key, k, rec),
                 _ => {
                     if let Some(slot) = key.get_mut(w) {
                         *slot = k.field.value(rec, ctx, d.ts_in_usecs, &[]);
@@ -899,20 +922,19 @@ impl HistTrigger {
                 }
             }
         }
-        let words = (d.key_size as usize / 8).min(KEY_WORDS_MAX);
-        let mut refs = [0u64; TRACING_MAP_VARS_MAX];
         let has_refs = !self.core.refs.is_empty();
-        if has_refs && !self.resolve_var_refs(&key, &mut refs, false) {
+        if has_refs && !self.resolve_var_refs(key, refs, false) {
             return;
         }
         let Some((elt, new)) = self.core.map.insert(key.get(..words).unwrap_or(&[])) else {
             return;
         };
-        if new {
+        // The name is read only for a new entry of a table that shows it.
+        if new && self.core.map.layout().comm {
             elt.set_comm(ctx.comm());
         }
         for (i, v) in d.vals.iter().enumerate() {
-            elt.add_sum(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
+            elt.add_sum(i, v.value(rec, ctx, d.ts_in_usecs, refs));
         }
         for (i, v) in d.vars.iter().enumerate() {
             if let Some(Some((slot, words))) = d.var_stack_slots.get(i) {
@@ -928,13 +950,13 @@ impl HistTrigger {
                 elt.set_var(i, elt.index() as u64);
                 continue;
             }
-            elt.set_var(i, v.value(rec, ctx, d.ts_in_usecs, &refs));
+            elt.set_var(i, v.value(rec, ctx, d.ts_in_usecs, refs));
         }
-        if self.core.actions.is_empty() || !self.resolve_var_refs(&key, &mut refs, true) {
+        if self.core.actions.is_empty() || !self.resolve_var_refs(key, refs, true) {
             return;
         }
         for a in &self.core.actions {
-            self.run_action(a, &elt, key.get(..words).unwrap_or(&[]), rec, ctx, &refs);
+            self.run_action(a, &elt, key.get(..words).unwrap_or(&[]), rec, ctx, refs);
         }
     }
 
@@ -1214,6 +1236,7 @@ impl HistList {
     }
 
     /// The triggers, oldest first.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = &Arc<HistTrigger>> {
         self.hists.iter()
     }

@@ -227,7 +227,7 @@ fn print_val(out: &mut String, name: &str, f: Option<&HistField>, val: u64, tota
 }
 
 /// Compares two elements by one key field as Linux's `tracing_map_cmp_*`.
-fn cmp_key(a: &Elt<'_>, b: &Elt<'_>, k: &KeyField) -> Ordering {
+fn cmp_key(a: &[u64], b: &[u64], k: &KeyField) -> Ordering {
     if matches!(k.field.src, Source::Stacktrace) {
         return Ordering::Equal;
     }
@@ -249,10 +249,29 @@ fn cmp_key(a: &Elt<'_>, b: &Elt<'_>, k: &KeyField) -> Ordering {
     }
 }
 
-fn cmp_by(a: &Elt<'_>, b: &Elt<'_>, sk: &SortKey, keys: &[KeyField]) -> Ordering {
+/// An element with its key and sums read once: hits go on while the
+/// file is read, and a sort whose comparisons changed their answer midway
+/// would be left inconsistent (Rust's sort then panics).
+struct SortEntry<'a> {
+    elt: Elt<'a>,
+    key: Vec<u64>,
+    sums: Vec<u64>,
+}
+
+impl<'a> SortEntry<'a> {
+    fn new(elt: Elt<'a>, key_words: usize, n_sums: usize) -> SortEntry<'a> {
+        SortEntry {
+            key: (0..key_words).map(|i| elt.key_word(i)).collect(),
+            sums: (0..n_sums).map(|i| elt.sum(i)).collect(),
+            elt,
+        }
+    }
+}
+
+fn cmp_by(a: &SortEntry<'_>, b: &SortEntry<'_>, sk: &SortKey, keys: &[KeyField]) -> Ordering {
     let o = match sk.field {
-        SortField::Sum(i) => a.sum(i).cmp(&b.sum(i)),
-        SortField::Key(i) => keys.get(i).map_or(Ordering::Equal, |k| cmp_key(a, b, k)),
+        SortField::Sum(i) => a.sums.get(i).cmp(&b.sums.get(i)),
+        SortField::Key(i) => keys.get(i).map_or(Ordering::Equal, |k| cmp_key(&a.key, &b.key, k)),
     };
     if sk.descending {
         o.reverse()
@@ -267,14 +286,20 @@ fn hist_trigger_show(out: &mut String, t: &HistTrigger, sym: &dyn HistSymbols) {
     out.push_str(&t.line());
     out.push_str("#\n\n");
     let d = t.data();
-    let mut elts: Vec<Elt<'_>> = t.map().elts().collect();
-    elts.sort_by(|a, b| {
+    let layout = t.map().layout();
+    let mut sorted: Vec<SortEntry<'_>> = t
+        .map()
+        .elts()
+        .map(|e| SortEntry::new(e, layout.key_words, layout.n_sums))
+        .collect();
+    sorted.sort_by(|a, b| {
         let mut o = Ordering::Equal;
         for sk in &d.sort_keys {
             o = o.then_with(|| cmp_by(a, b, sk, &d.keys));
         }
-        o.then_with(|| a.index().cmp(&b.index()))
+        o.then_with(|| a.elt.index().cmp(&b.elt.index()))
     });
+    let elts: Vec<Elt<'_>> = sorted.into_iter().map(|s| s.elt).collect();
     let mut totals = Vec::new();
     let mut maxes = Vec::new();
     for i in 0..d.vals.len() {

@@ -56,6 +56,20 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), Errno> {
     check(unsafe { syscall3(nr::SCHED_SETAFFINITY, 0, 8, &mask as *const u64 as usize) }).map(drop)
 }
 
+/// The calling task's CPU mask (`sched_getaffinity(0, 8, &mask)`).
+pub fn affinity() -> Result<u64, Errno> {
+    let mut mask: u64 = 0;
+    // SAFETY: mask is a writable 8-byte cpu set.
+    check(unsafe { syscall3(nr::SCHED_GETAFFINITY, 0, 8, &mut mask as *mut u64 as usize) })?;
+    Ok(mask)
+}
+
+/// Sets the calling task's CPU mask (`sched_setaffinity(0, 8, &mask)`).
+pub fn set_affinity(mask: u64) -> Result<(), Errno> {
+    // SAFETY: mask is a readable 8-byte cpu set.
+    check(unsafe { syscall3(nr::SCHED_SETAFFINITY, 0, 8, &mask as *const u64 as usize) }).map(drop)
+}
+
 /// `CLOCK_MONOTONIC` in nanoseconds.
 pub fn now_ns() -> u64 {
     const CLOCK_MONOTONIC: usize = 1;

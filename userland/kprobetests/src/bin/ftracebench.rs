@@ -1,4 +1,4 @@
-//! `ftracebench [--calls N]`: what the function tracers, fprobes,
+//! `ftracebench [--calls N] [--only FIGURE]`: what the function tracers, fprobes,
 //! tracepoints and hist triggers cost, timed with the virtual counter
 //! (`CNTVCT_EL0`, read at EL0). Each figure is the median of 5
 //! repetitions, in ns per operation:
@@ -16,6 +16,13 @@
 //! events, and a `hist:keys=common_pid` trigger on `raw_syscalls/sys_enter`.
 //! `pingpong` is one round trip of a byte between two processes through
 //! two pipes, with nothing enabled and with `sched/sched_switch` enabled.
+//! Both processes are pinned to one CPU, so that every round trip is two
+//! context switches on any kernel (with a CPU each, a kernel may spin or
+//! idle instead, and the figure measures its idle path); the echoing child
+//! is forked once per figure, outside the timed runs, and each pingpong
+//! figure is the median of [`PINGPONG_REPS`] runs of `calls / 4` round
+//! trips, so that sched_switch's cost (a few percent of a round trip)
+//! stands out of the noise.
 //!
 //! A figure whose set-up is refused prints `n/a` with the error and the
 //! others go on; tracing is put back as found (nop tracer, no filters, no
@@ -27,13 +34,15 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 use kprobetests::parse::decimal;
-use kprobetests::sys::{cntfrq, cntvct, getpid, ticks_to_ns};
+use kprobetests::sys::{affinity, cntfrq, cntvct, getpid, pin_to_cpu, set_affinity, ticks_to_ns};
 use kprobetests::tracefs::Tracefs;
 use rt::println;
 
 rt::main!(main);
 
 const REPS: usize = 5;
+/// Timed runs of a pingpong figure.
+const PINGPONG_REPS: usize = 9;
 
 /// One write of a figure's set-up: `(file, text, append)`.
 type Step = (&'static str, &'static str, bool);
@@ -145,17 +154,18 @@ const FIGURES: &[Figure] = &[
     },
 ];
 
-/// Median over [`REPS`] runs of `f`, each doing `n` operations, in ns per
-/// operation.
-fn measure(n: u64, freq: u64, mut f: impl FnMut(u64) -> Result<(), rt::Errno>) -> Result<u64, rt::Errno> {
-    let mut t = [0u64; REPS];
+/// Median over `reps` runs of `f` (at most [`PINGPONG_REPS`]), each doing
+/// `n` operations, in ns per operation.
+fn measure(n: u64, freq: u64, reps: usize, mut f: impl FnMut(u64) -> Result<(), rt::Errno>) -> Result<u64, rt::Errno> {
+    let mut t = [0u64; PINGPONG_REPS];
+    let t = &mut t[..reps.clamp(1, PINGPONG_REPS)];
     for slot in t.iter_mut() {
         let start = cntvct();
         f(n)?;
         *slot = ticks_to_ns(cntvct() - start, freq) / n.max(1);
     }
     t.sort_unstable();
-    Ok(t[REPS / 2])
+    Ok(t[t.len() / 2])
 }
 
 fn getpids(n: u64) -> Result<(), rt::Errno> {
@@ -165,35 +175,83 @@ fn getpids(n: u64) -> Result<(), rt::Errno> {
     Ok(())
 }
 
-/// `n` round trips of one byte to a child that echoes it back.
-fn pingpong(n: u64) -> Result<(), rt::Errno> {
-    let there = rt::fs::pipe2(0)?;
-    let back = rt::fs::pipe2(0)?;
-    let mut b = [0u8; 1];
-    match rt::process::fork()? {
-        rt::process::Fork::Child => {
-            let ok = (0..n).all(|_| rt::fs::read(there[0], &mut b) == Ok(1) && rt::fs::write(back[1], &b) == Ok(1));
-            rt::process::exit(if ok { 0 } else { 1 })
-        }
-        rt::process::Fork::Parent(pid) => {
-            let mut r = Ok(());
-            for i in 0..n {
-                b[0] = i as u8;
-                if rt::fs::write(there[1], &b) != Ok(1) || rt::fs::read(back[0], &mut b) != Ok(1) {
-                    r = Err(rt::Errno::EIO);
-                    break;
+/// A child that echoes every byte back, both pinned to one CPU.
+struct PingPong {
+    there: [i32; 2],
+    back: [i32; 2],
+    child: i32,
+    /// The CPU mask to restore when done.
+    mask: u64,
+}
+
+impl PingPong {
+    /// Pins this process to its first allowed CPU and forks the echoing
+    /// child there (it inherits the pinning).
+    fn start() -> Result<PingPong, rt::Errno> {
+        let mask = affinity()?;
+        pin_to_cpu(mask.trailing_zeros() as usize)?;
+        let there = rt::fs::pipe2(0)?;
+        let back = rt::fs::pipe2(0)?;
+        match rt::process::fork()? {
+            rt::process::Fork::Child => {
+                // Its own copies of the parent's ends would keep EOF away.
+                let _ = rt::fs::close(there[1]);
+                let _ = rt::fs::close(back[0]);
+                let mut b = [0u8; 1];
+                // Echo until the parent closes its end (EOF).
+                loop {
+                    match rt::fs::read(there[0], &mut b) {
+                        Ok(1) if rt::fs::write(back[1], &b) == Ok(1) => {}
+                        Ok(0) => rt::process::exit(0),
+                        _ => rt::process::exit(1),
+                    }
                 }
             }
-            for fd in there.iter().chain(back.iter()) {
-                let _ = rt::fs::close(*fd);
-            }
-            let st = rt::process::waitpid(pid)?;
-            if st != rt::process::WaitStatus::Exited(0) {
-                return Err(rt::Errno::EIO);
-            }
-            r
+            rt::process::Fork::Parent(child) => Ok(PingPong {
+                there,
+                back,
+                child,
+                mask,
+            }),
         }
     }
+
+    /// `n` round trips of one byte.
+    fn run(&self, n: u64) -> Result<(), rt::Errno> {
+        let mut b = [0u8; 1];
+        for i in 0..n {
+            b[0] = i as u8;
+            if rt::fs::write(self.there[1], &b) != Ok(1) || rt::fs::read(self.back[0], &mut b) != Ok(1) {
+                return Err(rt::Errno::EIO);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the child (EOF on its pipe), reaps it and unpins this process.
+    fn finish(self) -> Result<(), rt::Errno> {
+        for fd in self.there.iter().chain(self.back.iter()) {
+            let _ = rt::fs::close(*fd);
+        }
+        let st = rt::process::waitpid(self.child);
+        let _ = set_affinity(self.mask);
+        if st? != rt::process::WaitStatus::Exited(0) {
+            return Err(rt::Errno::EIO);
+        }
+        Ok(())
+    }
+}
+
+/// A pingpong figure: [`PINGPONG_REPS`] timed runs of `n` round trips
+/// after one warm-up run, with one child.
+fn pingpong(n: u64, freq: u64) -> Result<u64, rt::Errno> {
+    let pp = PingPong::start()?;
+    let r = pp
+        .run(n / 10 + 1)
+        .and_then(|()| measure(n, freq, PINGPONG_REPS, |n| pp.run(n)));
+    let done = pp.finish();
+    let ns = r?;
+    done.map(|()| ns)
 }
 
 fn apply(t: &Tracefs, steps: &[Step]) -> Result<(), rt::Errno> {
@@ -209,13 +267,24 @@ fn apply(t: &Tracefs, steps: &[Step]) -> Result<(), rt::Errno> {
 
 fn main(args: rt::Args) -> i32 {
     let mut calls = 20_000u64;
+    let mut only: Option<&[u8]> = None;
     let argv: Vec<&[u8]> = args.iter().skip(1).collect();
-    match argv.as_slice() {
-        [] => {}
-        [b"--calls", v] if decimal(v).is_some_and(|v| v > 0) => calls = decimal(v).unwrap_or(calls),
-        _ => {
-            println!("usage: ftracebench [--calls N]");
-            return 2;
+    let mut rest = argv.as_slice();
+    loop {
+        match rest {
+            [] => break,
+            [b"--calls", v, r @ ..] if decimal(v).is_some_and(|v| v > 0) => {
+                calls = decimal(v).unwrap_or(calls);
+                rest = r;
+            }
+            [b"--only", f, r @ ..] => {
+                only = Some(f);
+                rest = r;
+            }
+            _ => {
+                println!("usage: ftracebench [--calls N] [--only FIGURE]");
+                return 2;
+            }
         }
     }
     let t = match Tracefs::find() {
@@ -228,19 +297,18 @@ fn main(args: rt::Args) -> i32 {
     let freq = cntfrq();
     println!("ftracebench: counter {freq} Hz, calls {calls}, reps {REPS}");
     let mut status = 0;
-    for f in FIGURES {
+    for f in FIGURES.iter().filter(|f| only.is_none_or(|o| o == f.name.as_bytes())) {
         let n = match f.work {
             Work::Getpid => calls,
-            Work::PingPong => (calls / 10).max(1),
+            Work::PingPong => (calls / 4).max(1),
         };
-        let r = apply(&t, f.setup).and_then(|()| {
-            // One warm-up pass (page faults, the buffer's first pages).
-            let run = |n| match f.work {
-                Work::Getpid => getpids(n),
-                Work::PingPong => pingpong(n),
-            };
-            run(n / 10 + 1)?;
-            measure(n, freq, run)
+        let r = apply(&t, f.setup).and_then(|()| match f.work {
+            Work::Getpid => {
+                // One warm-up pass (page faults, the buffer's first pages).
+                getpids(n / 10 + 1)?;
+                measure(n, freq, REPS, getpids)
+            }
+            Work::PingPong => pingpong(n, freq),
         });
         // Undone whatever happened, each step on its own.
         for step in f.teardown {
