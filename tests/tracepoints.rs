@@ -264,3 +264,55 @@ fn masking_names_pids_and_drops_the_context_columns() {
     ));
     assert!(!well_formed_sched("sched_switch: prev_comm=a prev_pid=x"));
 }
+
+/// The figures `toggle.sh` prints: `key value`.
+fn toggle_figure<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {key} figure in:\n{out}"))
+        .trim()
+}
+
+/// Switching the system-call gate and the interrupt-mask hooks (by the
+/// events and the irqsoff tracer that hold them) while four CPUs make
+/// system calls is sound: no crash, every line whole, every CPU recorded,
+/// and once all is off again nothing records.
+#[test]
+fn toggling_syscall_and_irq_events_while_four_cpus_make_system_calls_stays_sound() {
+    let files = [busybox(), script("toggle.sh")];
+    let (out, code) = run_commands(&["--smp", "4"], &files, "ROUNDS=12 busybox sh /bin/toggle.sh", 240);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.ends_with("toggle-done\n"), "{out}");
+    let lines: u64 = toggle_figure(&out, "lines").parse().expect("lines");
+    assert!(lines > 1000, "only {lines} lines:\n{out}");
+    assert_eq!(toggle_figure(&out, "malformed"), "0", "{out}");
+    let events: Vec<&str> = toggle_figure(&out, "events").split_whitespace().collect();
+    for e in ["sys_enter", "sys_exit", "sys_openat", "irq_enable", "irq_disable"] {
+        assert!(events.contains(&e), "no {e} among {events:?}");
+    }
+    assert_eq!(toggle_figure(&out, "cpus"), "4", "{out}");
+    assert_eq!(
+        toggle_figure(&out, "after"),
+        "0",
+        "records with every event off:\n{out}"
+    );
+}
+
+/// What `sysexit.sh` must print: the enabling write's exit and the
+/// other writes' (the gate tested again at exit), rt_sigreturn's exit as
+/// NR -1 and no `syscalls` exit event for it, execve's exit with its
+/// number and event, as on Linux.
+const SYSEXIT: &str = "caught\n2 sys_exit: NR -1 = X\n5 sys_exit: NR 64 = 2\n1 sys_exit: NR 64 = 7\n\
+                       execve exits: 2 events: 2\n";
+
+#[test]
+fn syscall_exit_is_traced_for_the_enabling_write_and_as_nr_minus_one_after_sigreturn() {
+    let files = [busybox(), script("sysexit.sh")];
+    let (out, code) = run_commands(&["--smp", "2"], &files, "busybox sh /bin/sysexit.sh", 60);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, SYSEXIT);
+    let Some(linux) = reflinux_stdout("2", 120, &files, "busybox sh /bin/sysexit.sh") else {
+        return;
+    };
+    assert_eq!(linux, SYSEXIT, "real Linux differs");
+}

@@ -249,7 +249,11 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
     arch::context::fpsimd_load(&arch::context::FpsimdState::default());
     arch::context::set_tls(0);
     crate::debug::hw_breakpoint::flush_ptrace_hw_breakpoint(&me);
+    // The system call number survives, as Linux's start_thread_common
+    // keeps it: execve's exit is still execve's (its events, ptrace).
+    let syscallno = regs.syscallno;
     *regs = crate::process::regs::start_thread(image.entry, image.sp);
+    regs.syscallno = syscallno;
     process::vfork_release(&me);
     crate::trace::tracepoint::sched::trace_sched_process_exec(&me, old_pid, path.as_bytes());
     Ok(())

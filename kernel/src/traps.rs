@@ -45,7 +45,9 @@ fn el1h_64_sync(regs: &mut PtRegs) {
 }
 
 /// Synchronous exception at EL0: system calls, and faults that become
-/// signals for the process (Linux's `el0t_64_sync_handler`).
+/// signals for the process (Linux's `el0t_64_sync_handler`). Does the work
+/// of the return to user mode itself, leaving every exception masked (the
+/// entry code then restores the frame, as Linux's `ret_to_user`).
 ///
 /// Built without a patch site, as Linux's `noinstr` entry code: the module
 /// is notrace anyway, and the two NOPs would run on every system call.
@@ -54,12 +56,19 @@ fn el1h_64_sync(regs: &mut PtRegs) {
 #[notrace]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGBUS};
+    let (esr_val, far) = read_esr_far();
+    let ec = Ec::from_esr(esr_val);
+    if ec == Some(Ec::Svc64) {
+        // A system call tells the interrupt-mask hooks itself and returns
+        // to user mode, from the slow path behind its one gate (Linux's
+        // el0_svc).
+        crate::syscalls::el0_svc(regs);
+        return;
+    }
     let me = el0t_64_sync_handler as *const () as usize;
     crate::trace::trace_preemptirq::irqentry_enter(me, me);
-    let (esr_val, far) = read_esr_far();
     arch::cpu::local_irq_enable();
-    match Ec::from_esr(esr_val) {
-        Some(Ec::Svc64) => crate::syscalls::el0_svc(regs),
+    match ec {
         Some(Ec::DabtLow | Ec::IabtLow) => crate::fault::do_user_fault(far, esr_val, regs),
         Some(Ec::PcAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.pc),
         Some(Ec::SpAlign) => force_sig_fault(SIGBUS, code::BUS_ADRALN, regs.sp),
@@ -78,6 +87,8 @@ pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
         }
         _ => do_el0_undef(regs),
     }
+    arch::cpu::local_daif_mask();
+    exit_to_user_mode(regs);
 }
 
 /// An undefined instruction at EL0: an `mrs` of the ID register space is
@@ -95,20 +106,37 @@ fn do_el0_undef(regs: &mut PtRegs) {
 }
 
 /// Work on the way back to EL0: rescheduling and signal delivery, with
-/// interrupts masked between checks so nothing new slips past. No patch
-/// site, as `el0t_64_sync_handler`.
+/// interrupts masked between checks so nothing new slips past; entered and
+/// left with every exception masked. No patch site, as
+/// `el0t_64_sync_handler`.
 #[allow(unsafe_code)] // exported for the entry code
 #[no_mangle]
 #[notrace]
 pub extern "C" fn exit_to_user_mode(regs: &mut PtRegs) {
-    // ret_to_user masked interrupts; the return to EL0 unmasks them.
+    // One static-key site for both hooks: the hooked variant is out of line.
+    if crate::trace::trace_preemptirq::irqflags_hooked() {
+        exit_to_user_mode_hooked(regs);
+    } else {
+        exit_to_user_mode_loop(regs);
+    }
+}
+
+/// `exit_to_user_mode` telling the interrupt-mask hooks: its caller masked
+/// interrupts, the return to EL0 unmasks them.
+#[cold]
+#[inline(never)]
+#[notrace]
+fn exit_to_user_mode_hooked(regs: &mut PtRegs) {
     let me = exit_to_user_mode as *const () as usize;
     crate::trace::trace_preemptirq::irqentry_enter(me, me);
     exit_to_user_mode_loop(regs);
     crate::trace::trace_preemptirq::irqentry_exit(me, me, true);
 }
 
-fn exit_to_user_mode_loop(regs: &mut PtRegs) {
+/// `exit_to_user_mode` without the hooks: for a path that knows them off
+/// (a system call's fast path, behind the gate they hold).
+#[inline(always)]
+pub fn exit_to_user_mode_loop(regs: &mut PtRegs) {
     loop {
         let resched = crate::sched::need_resched();
         let (sig, rseq) = crate::sched::try_current().map_or((false, false), |t| {

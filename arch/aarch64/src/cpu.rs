@@ -33,6 +33,7 @@ impl IrqFlags {
 // The interrupt-mask hooks (Linux's CONFIG_TRACE_IRQFLAGS): the kernel
 // defines the key and the two functions; while the key is off, each
 // masking and unmasking below costs one NOP.
+#[cfg(not(feature = "no_tracepoints"))]
 extern "C" {
     /// On while the kernel traces interrupt masking (its latency tracers
     /// and `preemptirq` events): a `jump_label` static key.
@@ -44,9 +45,17 @@ extern "Rust" {
 }
 
 /// Whether the kernel's interrupt-mask hooks are on.
+#[cfg(not(feature = "no_tracepoints"))]
 #[inline(always)]
 fn irqflags_hooked() -> bool {
     crate::arch_static_branch!(trace_irqflags_key, default = false, branch = false)
+}
+
+/// See above: a kernel built without static-key sites has no hooks.
+#[cfg(feature = "no_tracepoints")]
+#[inline(always)]
+fn irqflags_hooked() -> bool {
+    false
 }
 
 /// Tells the kernel interrupts were just masked.
@@ -136,6 +145,14 @@ pub fn local_irq_enable() {
     unsafe { core::arch::asm!("msr daifclr, #3", options(nomem, nostack)) };
 }
 
+/// Unmasks IRQs on this CPU, untraced (Linux's `raw_local_irq_enable`:
+/// for paths that tell the tracers themselves, or need not).
+#[inline(always)]
+pub fn raw_local_irq_enable() {
+    // SAFETY: as for `local_irq_enable`.
+    unsafe { core::arch::asm!("msr daifclr, #3", options(nomem, nostack)) };
+}
+
 /// Masks IRQs on this CPU.
 #[inline(always)]
 pub fn local_irq_disable() {
@@ -148,6 +165,15 @@ pub fn local_irq_disable() {
     } else {
         raw_local_irq_disable();
     }
+}
+
+/// Masks every exception (debug, SError, IRQ, FIQ) on this CPU, untraced
+/// (Linux's `local_daif_mask`), as the return to user mode wants.
+#[inline(always)]
+pub fn local_daif_mask() {
+    // SAFETY: masking exceptions is always sound. Not `nomem`: no memory
+    // access may move before it (the exit work reads its flags masked).
+    unsafe { core::arch::asm!("msr daifset, #0xf", options(nostack)) };
 }
 
 /// Masks IRQs on this CPU, untraced (Linux's `raw_local_irq_disable`).

@@ -156,17 +156,13 @@ vectors:
     ventry  el0t_32_fiq_invalid
     ventry  el0t_32_error_invalid
 
-.macro entry_handler el, name
+.macro entry_handler el, name, ret
 .type \name, %function
 \name:
     kernel_entry \el
     mov     x0, sp
     bl      \name\()_handler
-    .if \el == 0
-    b       ret_to_user
-    .else
-    b       ret_to_kernel
-    .endif
+    b       \ret
 .endm
 
 .macro invalid_entry el, reason, name
@@ -180,10 +176,13 @@ vectors:
     b       .
 .endm
 
-entry_handler 1, el1h_64_sync
-entry_handler 1, el1h_64_irq
-entry_handler 0, el0t_64_sync
-entry_handler 0, el0t_64_irq
+entry_handler 1, el1h_64_sync, ret_to_kernel
+entry_handler 1, el1h_64_irq, ret_to_kernel
+// The synchronous handler does the work of the return to user mode
+// itself (Linux's el0_svc and friends call exit_to_user_mode in C): a
+// system call's fast path then tests one key for its exit and that work.
+entry_handler 0, el0t_64_sync, .Lkernel_exit_el0
+entry_handler 0, el0t_64_irq, ret_to_user
 
 invalid_entry 1, 0, el1t_64_sync_invalid
 invalid_entry 1, 1, el1t_64_irq_invalid
@@ -233,6 +232,9 @@ ret_to_user:
     msr     daifset, #0xf
     mov     x0, sp
     bl      exit_to_user_mode
+// Where a handler that did exit_to_user_mode's work, with every DAIF bit
+// masked, returns.
+.Lkernel_exit_el0:
     kernel_exit 0
 "#,
     frame = const PT_REGS_SIZE,

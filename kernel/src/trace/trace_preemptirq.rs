@@ -1,7 +1,9 @@
 //! The interrupt-mask and preemption hooks (Linux's
 //! kernel/trace/trace_preemptirq.c): `trace_hardirqs_off/on`, which
 //! `arch::cpu::local_irq_*` call behind the `trace_irqflags_key` static
-//! key, the exception entry and exit's equivalents, and
+//! key, the exception entry and exit's equivalents (a system call's from
+//! behind the system-call gate, which the hooks hold too; the return to
+//! user mode's both behind one site), and
 //! `trace_preempt_off/on`, which [`crate::preempt`] calls behind its key.
 //! They feed the latency tracers (`irqsoff`, `preemptoff`,
 //! `preemptirqsoff`) and the `preemptirq` events
@@ -14,7 +16,8 @@
 //! the first masking of a section and of its last unmasking only.
 
 use super::tracepoint::preemptirq::{trace_irq_disable, trace_irq_enable, trace_preempt_disable, trace_preempt_enable};
-use crate::jump_label::{static_key_slow_dec, static_key_slow_inc, StaticKey};
+use super::tracepoint::syscalls::SYSCALL_WORK_KEY;
+use crate::jump_label::{static_key_batch, static_key_slow_dec, static_key_slow_inc, StaticKey};
 use crate::percpu::{PerCpu, NR_CPUS};
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -30,7 +33,9 @@ static TRACING_IRQ_CPU: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::ne
 static IN_HOOK: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 
 /// Takes a reference on the interrupt-mask hooks (a tracer starting).
-/// Task context.
+/// A system call tells the hooks of its entry from its slow path, so the
+/// hooks hold the system-call gate too, both switched under one
+/// `stop_machine`. Task context.
 pub fn irqflags_hooks_get() {
     if trace_irqflags_key.count() == 0 {
         // Nothing can set the flags while the key is off: start afresh.
@@ -38,12 +43,25 @@ pub fn irqflags_hooks_get() {
             f.store(false, Ordering::Relaxed);
         }
     }
-    static_key_slow_inc(&trace_irqflags_key);
+    static_key_batch(|b| {
+        b.slow_inc(&trace_irqflags_key);
+        b.slow_inc(&SYSCALL_WORK_KEY);
+    });
 }
 
 /// Drops a reference taken by [`irqflags_hooks_get`].
 pub fn irqflags_hooks_put() {
-    static_key_slow_dec(&trace_irqflags_key);
+    static_key_batch(|b| {
+        b.slow_dec(&SYSCALL_WORK_KEY);
+        b.slow_dec(&trace_irqflags_key);
+    });
+}
+
+/// Whether the interrupt-mask hooks are on: one static-key site, for an
+/// entry or exit path that takes a hooked variant of itself out of line.
+#[inline(always)]
+pub fn irqflags_hooked() -> bool {
+    crate::static_branch_unlikely!(trace_irqflags_key)
 }
 
 /// Takes a reference on the preemption hooks.
@@ -87,6 +105,7 @@ fn in_hook(f: impl FnOnce()) {
 /// Interrupts were just masked (Linux's `trace_hardirqs_off`).
 #[allow(unsafe_code)] // called by symbol from arch::cpu
 #[no_mangle]
+#[cold]
 #[inline(never)]
 pub fn trace_hardirqs_off() {
     let (a0, a1) = caller_addrs(arch::cpu::frame_pointer());
@@ -96,12 +115,17 @@ pub fn trace_hardirqs_off() {
 /// Interrupts are about to be unmasked (Linux's `trace_hardirqs_on`).
 #[allow(unsafe_code)] // called by symbol from arch::cpu
 #[no_mangle]
+#[cold]
 #[inline(never)]
 pub fn trace_hardirqs_on() {
     let (a0, a1) = caller_addrs(arch::cpu::frame_pointer());
     hardirqs_on(a0, a1);
 }
 
+// Out of line and cold: the entry paths that call these keep only a call
+// behind their site.
+#[cold]
+#[inline(never)]
 fn hardirqs_off(a0: usize, a1: usize) {
     in_hook(|| {
         let f = TRACING_IRQ_CPU.this();
@@ -113,6 +137,8 @@ fn hardirqs_off(a0: usize, a1: usize) {
     });
 }
 
+#[cold]
+#[inline(never)]
 fn hardirqs_on(a0: usize, a1: usize) {
     in_hook(|| {
         let f = TRACING_IRQ_CPU.this();

@@ -212,8 +212,9 @@ pub struct TracepointProbe {
     /// The address of `__probestub_<name>`.
     pub stub: usize,
     /// Switches on (true) or off what calls the tracepoint, where that is
-    /// not the key alone (the interrupt-mask and preemption hooks of the
-    /// `preemptirq` events; reference counted).
+    /// not the key alone (the system-call gate of the `raw_syscalls`
+    /// events, the interrupt-mask and preemption hooks of the `preemptirq`
+    /// events; reference counted).
     pub arm: Option<fn(bool)>,
 }
 

@@ -213,3 +213,73 @@ fn printk_console_event_records_each_log_line_without_its_newline() {
     assert_eq!(lines, ["ktest console line 42", "ktest warning line"], "{trace}");
     write("trace", "").unwrap();
 }
+
+#[kernel_test]
+fn syscall_gate_is_held_by_every_syscall_event_probe_and_the_irq_hooks() {
+    super::tracefs::tracefs();
+    let gate = &syscalls::SYSCALL_WORK_KEY;
+    let before = gate.count();
+    let on = [
+        "events/raw_syscalls/sys_enter/enable",
+        "events/raw_syscalls/sys_exit/enable",
+        "events/syscalls/sys_enter_getpid/enable",
+        "events/syscalls/sys_exit_getpid/enable",
+        "events/preemptirq/irq_enable/enable",
+    ];
+    for (i, f) in on.iter().enumerate() {
+        write(f, "1").unwrap();
+        assert_eq!(gate.count(), before + i + 1, "{f}");
+        assert!(gate.enabled(), "{f}");
+    }
+    // The irqsoff tracer holds the interrupt-mask hooks, so the gate too.
+    write("current_tracer", "irqsoff").unwrap();
+    assert_eq!(gate.count(), before + on.len() + 1);
+    write("current_tracer", "nop").unwrap();
+    // A tracepoint probe (`t:` event) on sys_enter holds it with the key.
+    let stub = super::tracepoint::tracepoint_probe_register("sys_enter").unwrap();
+    assert_ne!(stub, 0);
+    assert_eq!(gate.count(), before + on.len() + 1);
+    super::tracepoint::tracepoint_probe_unregister("sys_enter");
+    for f in on {
+        write(f, "0").unwrap();
+    }
+    assert_eq!(gate.count(), before);
+    assert_eq!(gate.enabled(), before > 0);
+    assert_eq!(syscalls::SYSCALL_ENTER_KEY.count(), 0);
+    assert_eq!(syscalls::SYSCALL_EXIT_KEY.count(), 0);
+}
+
+/// The static-key sites inside the function `name`, by key.
+fn key_sites_in(name: &str) -> alloc::vec::Vec<usize> {
+    let f = crate::kallsyms::lookup_unique_name(name).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    assert_ne!(f.size, 0, "{name} has no size");
+    let text = f.addr..f.addr + f.size;
+    arch::jump_label::jump_table()
+        .iter()
+        .filter(|e| text.contains(&(e.code() as u64)))
+        .map(|e| e.key())
+        .collect()
+}
+
+/// What a system call costs while every tracepoint is off: the handler it
+/// runs in tests the system-call gate twice (entry, and exit with the
+/// return to user mode) and none of the keys behind it, which only the
+/// out-of-line slow paths test.
+#[kernel_test]
+fn system_call_handler_tests_only_the_gate_at_entry_and_exit() {
+    let addr = |k: &'static crate::jump_label::StaticKey| k as *const _ as usize;
+    let gate = addr(&syscalls::SYSCALL_WORK_KEY);
+    let behind = [
+        addr(&syscalls::sys_enter::KEY),
+        addr(&syscalls::sys_exit::KEY),
+        addr(&syscalls::SYSCALL_ENTER_KEY),
+        addr(&syscalls::SYSCALL_EXIT_KEY),
+    ];
+    let handler = key_sites_in("el0t_64_sync_handler");
+    assert_eq!(handler.iter().filter(|&&k| k == gate).count(), 2, "{handler:x?}");
+    assert!(!handler.iter().any(|k| behind.contains(k)), "{handler:x?}");
+    for slow in ["kernel__syscalls__el0_svc_work", "kernel__syscalls__el0_svc_exit_work"] {
+        let sites = key_sites_in(slow);
+        assert!(!sites.contains(&gate), "{slow} tests the gate again: {sites:x?}");
+    }
+}

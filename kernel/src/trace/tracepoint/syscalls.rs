@@ -6,7 +6,11 @@
 //! `SYSCALL_DEFINEn`).
 //!
 //! Both are hooked at the dispatcher ([`trace_sys_enter`],
-//! [`trace_sys_exit`]); the `syscalls` events share one key, on while any
+//! [`trace_sys_exit`]) behind one gate, [`SYSCALL_WORK_KEY`] (Linux's
+//! `SYSCALL_WORK_SYSCALL_TRACEPOINT`): a system call costs one NOP at entry
+//! and one at exit while no event of either system is on, whatever the
+//! number of events. Inside the gate each `raw_syscalls` event has its own
+//! key, and the `syscalls` events share one key per direction, on while any
 //! of them is enabled, and a per-number flag.
 
 use super::super::events::{self, EventRecord, FieldDesc, TraceEvent, TraceEventDef};
@@ -48,7 +52,8 @@ define_trace_event! {
     print(out, e) {
         let a = e.args;
         write!(out, "NR {} ({:x}, {:x}, {:x}, {:x}, {:x}, {:x})", e.id, a[0], a[1], a[2], a[3], a[4], a[5])
-    }
+    },
+    arm syscall_work_arm
 }
 
 define_trace_event! {
@@ -62,16 +67,52 @@ define_trace_event! {
     printk "\"NR %ld = %ld\", REC->id, REC->ret",
     print(out, e) {
         write!(out, "NR {} = {}", e.id, e.ret)
-    }
+    },
+    arm syscall_work_arm
 }
 
 /// Numbers the per-call tables cover (arm64's highest is below).
 pub const NR_SYSCALLS: usize = 512;
 
+/// The system-call work gate (Linux's `SYSCALL_WORK_SYSCALL_TRACEPOINT`,
+/// one key for every task): on while anything needs the slow system-call
+/// path, that is any `raw_syscalls` or `syscalls` event (or `t:` probe on
+/// one) and the interrupt-mask hooks, which a system call's entry tells
+/// from inside the gate. The dispatcher tests it once at entry and once at
+/// exit ([`syscall_work`]); every other key of the path is tested inside.
+pub static SYSCALL_WORK_KEY: StaticKey = StaticKey::new_false();
 /// On while any `syscalls/sys_enter_*` event is enabled.
 pub static SYSCALL_ENTER_KEY: StaticKey = StaticKey::new_false();
 /// On while any `syscalls/sys_exit_*` event is enabled.
 pub static SYSCALL_EXIT_KEY: StaticKey = StaticKey::new_false();
+
+/// Whether a system call takes the slow path (one static-key site).
+#[inline(always)]
+pub fn syscall_work() -> bool {
+    crate::static_branch_unlikely!(SYSCALL_WORK_KEY)
+}
+
+/// Takes a reference on the gate (Linux's `syscall_regfunc`). Task
+/// context.
+pub fn syscall_regfunc() {
+    crate::jump_label::static_key_slow_inc(&SYSCALL_WORK_KEY);
+}
+
+/// Drops a reference taken by [`syscall_regfunc`] (Linux's
+/// `syscall_unregfunc`).
+pub fn syscall_unregfunc() {
+    crate::jump_label::static_key_slow_dec(&SYSCALL_WORK_KEY);
+}
+
+/// The `arm` of the `raw_syscalls` events: their key is tested only inside
+/// the gate, so whatever turns it on holds the gate too.
+fn syscall_work_arm(on: bool) {
+    if on {
+        syscall_regfunc();
+    } else {
+        syscall_unregfunc();
+    }
+}
 
 /// A `syscalls` event of one number: enabled flag and event.
 struct SyscallEvent {
@@ -101,8 +142,9 @@ pub fn syscall_proto(nr: u32) -> Option<&'static SyscallProto> {
     SYSCALL_PROTOS.iter().find(|p| p.nr == nr)
 }
 
-/// System call entry (from the dispatcher, after ptrace's stop): records
-/// `raw_syscalls/sys_enter` and the call's `syscalls/sys_enter_<name>`.
+/// System call entry (from the dispatcher's slow path, after ptrace's
+/// stop): records `raw_syscalls/sys_enter` and the call's
+/// `syscalls/sys_enter_<name>`.
 #[inline(always)]
 pub fn trace_sys_enter(regs: &PtRegs, nr: u32) {
     trace_raw_sys_enter(regs, i64::from(nr as i32));
@@ -111,14 +153,18 @@ pub fn trace_sys_enter(regs: &PtRegs, nr: u32) {
     }
 }
 
-/// System call exit with result `ret` (from the dispatcher, before
-/// ptrace's stop): records `raw_syscalls/sys_exit` and the call's
-/// `syscalls/sys_exit_<name>`.
-#[inline(always)]
-pub fn trace_sys_exit(nr: u32, ret: i64) {
-    trace_raw_sys_exit(i64::from(nr as i32), ret);
+/// System call exit with result `ret` (from the dispatcher behind
+/// [`syscall_work`], before ptrace's stop): records `raw_syscalls/sys_exit`
+/// and the call's `syscalls/sys_exit_<name>`. The number is the frame's,
+/// as Linux's `syscall_get_nr`: -1 after `rt_sigreturn`, which has no
+/// `syscalls` exit event then.
+#[cold]
+#[inline(never)]
+pub fn trace_sys_exit(regs: &PtRegs, ret: i64) {
+    let nr = regs.syscallno;
+    trace_raw_sys_exit(nr, ret);
     if crate::static_branch_unlikely!(SYSCALL_EXIT_KEY) {
-        record_exit(nr, ret);
+        record_exit(nr as u32, ret);
     }
 }
 
@@ -199,11 +245,18 @@ fn print_enter(p: &'static SyscallProto, out: &mut String, rec: &EventRecord<'_>
 
 fn reg_fn(se: &'static SyscallEvent, key: &'static StaticKey) -> events::RegFn {
     Box::new(move |on| {
+        // The gate and the direction's key switch under one stop_machine.
         if on {
             se.on.store(true, Ordering::Release);
-            crate::jump_label::static_key_slow_inc(key);
+            crate::jump_label::static_key_batch(|b| {
+                b.slow_inc(&SYSCALL_WORK_KEY);
+                b.slow_inc(key);
+            });
         } else {
-            crate::jump_label::static_key_slow_dec(key);
+            crate::jump_label::static_key_batch(|b| {
+                b.slow_dec(key);
+                b.slow_dec(&SYSCALL_WORK_KEY);
+            });
             se.on.store(false, Ordering::Release);
         }
         Ok(())
