@@ -57,14 +57,17 @@ fn el1h_64_sync(regs: &mut PtRegs) {
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGBUS};
     let (esr_val, far) = read_esr_far();
-    let ec = Ec::from_esr(esr_val);
-    if ec == Some(Ec::Svc64) {
+    // The class is compared in place first: the named lookup is an
+    // out-of-line search, a traced function with two patch-site NOPs, and
+    // only the other exceptions need it.
+    if esr::ec(esr_val) == Ec::Svc64 as u64 {
         // A system call tells the interrupt-mask hooks itself and returns
         // to user mode, from the slow path behind its one gate (Linux's
         // el0_svc).
         crate::syscalls::el0_svc(regs);
         return;
     }
+    let ec = Ec::from_esr(esr_val);
     let me = el0t_64_sync_handler as *const () as usize;
     crate::trace::trace_preemptirq::irqentry_enter(me, me);
     arch::cpu::local_irq_enable();

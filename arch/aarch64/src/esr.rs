@@ -87,11 +87,14 @@ impl Ec {
 }
 
 /// `esr` with its fields named, e.g. for an oops.
+#[inline]
 pub fn esr_reg(esr: u64) -> InMemoryRegister<u64, ESR::Register> {
     InMemoryRegister::new(esr)
 }
 
-/// The exception class field of `esr`.
+/// The exception class field of `esr`. Inline: every system call's
+/// entry tests it (an out-of-line call would be a traced function there).
+#[inline]
 pub fn ec(esr: u64) -> u64 {
     esr_reg(esr).read(ESR::EC)
 }
