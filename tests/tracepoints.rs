@@ -279,8 +279,15 @@ fn toggle_figure<'a>(out: &'a str, key: &str) -> &'a str {
 /// and once all is off again nothing records.
 #[test]
 fn toggling_syscall_and_irq_events_while_four_cpus_make_system_calls_stays_sound() {
+    // TOGGLE_ROUNDS=20 for the full length; six rounds keep the suite
+    // fast and already switch every holder on and off under load.
+    let rounds: u32 = match std::env::var("TOGGLE_ROUNDS") {
+        Ok(s) => s.parse().expect("TOGGLE_ROUNDS: a number"),
+        Err(_) => 6,
+    };
     let files = [busybox(), script("toggle.sh")];
-    let (out, code) = run_commands(&["--smp", "4"], &files, "ROUNDS=12 busybox sh /bin/toggle.sh", 240);
+    let cmd = format!("ROUNDS={rounds} busybox sh /bin/toggle.sh");
+    let (out, code) = run_commands(&["--smp", "4"], &files, &cmd, 240 + 10 * rounds);
     assert_eq!(code, 0, "{out}");
     assert!(out.ends_with("toggle-done\n"), "{out}");
     let lines: u64 = toggle_figure(&out, "lines").parse().expect("lines");
