@@ -38,10 +38,10 @@ median of the rounds: wall-clock time, or instructions with `--icount`.
 
 usage: bench/ftrace.py [--rounds N] [--smp N] [--calls N] [--icount] [--nop-cost]
 """
-import argparse, os, re, subprocess, sys, tempfile
+import argparse, os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tracing import ROOT, REFLINUX, run, med, fmt  # noqa: E402
+from tracing import ROOT, REFLINUX, run, med, fmt, use_icount  # noqa: E402
 
 FIGURES = ["getpid", "getpid_function_filtered", "getpid_function_all", "getpid_function_graph_filtered",
            "getpid_fprobe", "getpid_fprobe_return", "getpid_kprobe_entry", "getpid_raw_syscalls",
@@ -62,14 +62,7 @@ def main():
     ap.add_argument("--nop-cost", action="store_true", help="this kernel against ones without ftrace sites and without tracepoints")
     args = ap.parse_args()
     if args.icount:
-        # Both run.sh scripts call qemu-system-aarch64 by name: a shim first
-        # in PATH adds the option.
-        shim = tempfile.mkdtemp(prefix="ftrace-bench-")
-        real = subprocess.run(["sh", "-c", "command -v qemu-system-aarch64"], capture_output=True, text=True)
-        with open(os.path.join(shim, "qemu-system-aarch64"), "w") as f:
-            f.write(f'#!/bin/sh\nexec {real.stdout.strip()} "$@" -icount shift=0\n')
-        os.chmod(os.path.join(shim, "qemu-system-aarch64"), 0o755)
-        os.environ["PATH"] = shim + os.pathsep + os.environ["PATH"]
+        use_icount("ftrace-bench-")
     subprocess.run([os.path.join(ROOT, "scripts/setup.sh")], check=True, stdout=subprocess.DEVNULL)
     env = dict(os.environ, CARGO_PROFILE_RELEASE_DEBUG="0")
     subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "kprobetests", "--target",

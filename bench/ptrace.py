@@ -23,7 +23,10 @@ n/a; the script still prints the other side. Figures, not a pass/fail test.
 
 usage: bench/ptrace.py [--rounds N] [--smp N] [--iterations N] [--icount]
 """
-import argparse, os, re, statistics, subprocess, sys, tempfile
+import argparse, os, re, statistics, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracing import use_icount  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFLINUX = os.path.join(ROOT, "..", "shared", "reflinux", "run.sh")
@@ -86,14 +89,7 @@ def main():
     ap.add_argument("--icount", action="store_true", help="count instructions (-icount shift=0)")
     args = ap.parse_args()
     if args.icount:
-        # Both run.sh scripts call qemu-system-aarch64 by name: a shim first
-        # in PATH adds the option.
-        shim = tempfile.mkdtemp(prefix="ptrace-bench-")
-        real = subprocess.run(["sh", "-c", "command -v qemu-system-aarch64"], capture_output=True, text=True)
-        with open(os.path.join(shim, "qemu-system-aarch64"), "w") as f:
-            f.write(f'#!/bin/sh\nexec {real.stdout.strip()} "$@" -icount shift=0\n')
-        os.chmod(os.path.join(shim, "qemu-system-aarch64"), 0o755)
-        os.environ["PATH"] = shim + os.pathsep + os.environ["PATH"]
+        use_icount("ptrace-bench-")
     bench, image = build()
     cmd = f"ptracebench {args.iterations}"
     if args.icount:

@@ -72,6 +72,19 @@ def brk_roundtrip(image, smp):
     return int(m.group(1)) if m else None
 
 
+def use_icount(prefix):
+    """Makes every QEMU started from here on run with `-icount shift=0`
+    (guest time counts instructions): both run.sh scripts call
+    qemu-system-aarch64 by name, so a shim first in PATH adds the option."""
+    import tempfile
+    shim = tempfile.mkdtemp(prefix=prefix)
+    real = subprocess.run(["sh", "-c", "command -v qemu-system-aarch64"], capture_output=True, text=True)
+    with open(os.path.join(shim, "qemu-system-aarch64"), "w") as f:
+        f.write(f'#!/bin/sh\nexec {real.stdout.strip()} "$@" -icount shift=0\n')
+    os.chmod(os.path.join(shim, "qemu-system-aarch64"), 0o755)
+    os.environ["PATH"] = shim + os.pathsep + os.environ["PATH"]
+
+
 def med(v):
     return statistics.median(v) if v else None
 
