@@ -507,21 +507,22 @@ fn wants_signal(t: &Task, sig: u32, shared: u64) -> bool {
     !already
 }
 
-/// Linux's complete_signal for a signal sent to process `p`, now in its
-/// shared set: picks ONE thread to take it (the leader, to which kill
-/// sends, if it wants it; else the next that does, from the last one
-/// picked), and flags and wakes only that one. A signal that will kill
+/// Linux's complete_signal for a signal sent to process `p` through its
+/// thread `to` (the leader, unless kill named another thread's ID), now
+/// in its shared set: picks ONE thread to take it (`to` if it wants it;
+/// else the next that does, from the last one picked), and flags and
+/// wakes only that one. A signal that will kill
 /// the group (default action, not a core dump, not traced, not awaited
 /// by sigtimedwait) takes every thread down at once, as SIGKILL to each.
 /// When no thread wants it now, it stays pending for the first thread
 /// that unblocks it.
-fn complete_signal(p: &Arc<Process>, sig: u32) {
+fn complete_signal(p: &Arc<Process>, sig: u32, to: u32) {
     let threads = p.threads.lock();
     // The signal's bit before the threads' masks, states and flags (see
     // recalc_sigpending_tsk).
     core::sync::atomic::fence(Ordering::SeqCst);
     let shared = p.shared_pending.load(Ordering::SeqCst);
-    let leader = threads.iter().find(|t| t.tid() == p.pid);
+    let leader = threads.iter().find(|t| t.tid() == to);
     let chosen = match leader.filter(|t| wants_signal(t, sig, shared)) {
         Some(t) => t.clone(),
         None => {
@@ -586,6 +587,13 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
 /// `send_to_process` for senders that report a full queue: EAGAIN for a
 /// real-time signal that could not be queued (sigqueue), as Linux.
 pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno> {
+    send_sig_to_process_via(p, info, p.pid)
+}
+
+/// `send_sig_to_process` through thread `to` of `p`, which complete_signal
+/// offers the signal first (kill naming a thread's ID, as Linux's
+/// group_send_sig_info on the task that ID names).
+fn send_sig_to_process_via(p: &Arc<Process>, info: SigInfo, to: u32) -> Result<(), Errno> {
     let sig = info.signo;
     if sig == 0 || p.is_zombie() {
         return Ok(());
@@ -606,7 +614,7 @@ pub fn send_sig_to_process(p: &Arc<Process>, info: SigInfo) -> Result<(), Errno>
     });
     resume_stopped(&resumed);
     queued?;
-    complete_signal(p, sig);
+    complete_signal(p, sig, to);
     Ok(())
 }
 
@@ -1176,8 +1184,13 @@ pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
         pid: me.pid,
         ..Default::default()
     };
+    // A positive pid may name any thread (as Linux's find_vpid): its
+    // process gets the signal, offered to that thread first.
+    let named = |p: u32| {
+        crate::process::find_process(p).or_else(|| crate::process::find_task(p).and_then(|t| t.process.get().cloned()))
+    };
     let targets: Vec<Arc<Process>> = match pid {
-        p if p > 0 => crate::process::find_process(p as u32)
+        p if p > 0 => named(p as u32)
             .filter(|p| !p.is_zombie() || sig == 0)
             .into_iter()
             .collect(),
@@ -1203,7 +1216,7 @@ pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
     let targets: Vec<_> = targets.into_iter().filter(|p| !p.is_zombie()).collect();
     if targets.is_empty() {
         // A zombie still exists for kill(pid, 0) purposes.
-        if pid > 0 && crate::process::find_process(pid as u32).is_some() {
+        if pid > 0 && named(pid as u32).is_some() {
             return Ok(());
         }
         return Err(Errno::ESRCH);
@@ -1214,7 +1227,8 @@ pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
             continue;
         }
         if sig != 0 {
-            send_to_process(t, info);
+            let to = if pid > 0 { pid as u32 } else { t.pid };
+            let _ = send_sig_to_process_via(t, info, to);
         }
     }
     Ok(())

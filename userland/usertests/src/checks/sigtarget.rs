@@ -14,6 +14,7 @@ use crate::{check_eq, checks, ensure, Check, Context, Fail, Outcome};
 
 pub static CHECKS: &[Check] = checks![
     kill_self_is_handled_by_the_sender_while_a_thread_spins,
+    kill_naming_a_thread_is_handled_by_that_thread,
     kill_from_a_thread_is_handled_by_the_leader,
     kill_blocked_by_the_leader_goes_to_a_thread_that_takes_it,
     sigtimedwait_takes_a_default_fatal_signal_another_thread_allows,
@@ -95,6 +96,22 @@ fn kill_self_is_handled_by_the_sender_while_a_thread_spins() -> Outcome {
         check_eq!(HITS.load(SeqCst), i + 1, "handler calls when kill returned");
         check_eq!(HANDLER_TID.load(SeqCst), me, "the thread the handler ran on");
     }
+    stop_thread(ctid)
+}
+
+/// kill() given another thread's ID (Linux finds any thread by its ID)
+/// signals the process, offered to that thread first: the spinner takes
+/// it, not the sender.
+fn kill_naming_a_thread_is_handled_by_that_thread() -> Outcome {
+    handle(SIGUSR1, record_tid, 0, 0).ctx("install")?;
+    let (r, _, ctid, _) = start_thread(spinner, 0)?;
+    ensure!(r > 0, "clone returned {r}");
+    wait_until("the spinner starts", 2000, || THREAD_TID.load(SeqCst) != 0)?;
+    let tid = THREAD_TID.load(SeqCst);
+    kill(tid, SIGUSR1).ctx("kill naming the thread")?;
+    wait_until("the handler runs", 2000, || HITS.load(SeqCst) != 0)?;
+    check_eq!(HANDLER_TID.load(SeqCst), tid, "the thread the handler ran on");
+    check_eq!(HITS.load(SeqCst), 1, "handler calls");
     stop_thread(ctid)
 }
 
