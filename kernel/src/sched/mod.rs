@@ -337,6 +337,19 @@ pub fn wake_up_state(task: &Arc<Task>) -> bool {
     wake_up(task)
 }
 
+/// Linux's kick_process: interrupts `task` if it runs on another CPU, so
+/// that it looks at what was just flagged for it (a signal) on its way
+/// back to user mode now, instead of at its next tick.
+pub fn kick_process(task: &Task) {
+    if !task.on_cpu.load(Ordering::Acquire) {
+        return;
+    }
+    let cpu = task.last_cpu.load(Ordering::Acquire) as usize;
+    if cpu != arch::cpu::cpu_id() && crate::smp::online_cpus().any(|c| c == cpu) {
+        crate::smp::send_ipi(crate::smp::Ipi::Reschedule, core::iter::once(cpu));
+    }
+}
+
 /// Sends a reschedule IPI to an idle CPU `task` may run on, if any, so
 /// that new work starts at once instead of at its next tick.
 fn kick_idle_cpu(task: &Task) {

@@ -465,11 +465,14 @@ fn retarget_shared_pending(me: &Task, p: &Process, which: u64) {
 }
 
 /// Linux's signal_wake_up: `t` is to take the shared signals; an
-/// interruptible sleep ends (a fatal signal ends any).
+/// interruptible sleep ends (a fatal signal ends any), and a thread
+/// running on another CPU is interrupted to take them now.
 fn signal_wake_up(t: &Arc<Task>, fatal: bool) {
     t.sigpending.store(true, Ordering::SeqCst);
     if fatal || t.state() == TaskState::Interruptible {
         sched::wake_up(t);
+    } else {
+        sched::kick_process(t);
     }
 }
 
@@ -654,6 +657,8 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     queued?;
     if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
         sched::wake_up(t);
+    } else {
+        sched::kick_process(t);
     }
     Ok(())
 }
