@@ -482,7 +482,10 @@ pub fn copy_frame_to_user(
 /// have written part of `dst`. The caller keeps `pa` allocated (a
 /// reference, or the lock of a space that maps it).
 pub fn copy_frame_to_user_nofault(pa: PhysAddr, offset: usize, len: usize, dst: UserPtr) -> bool {
-    assert!(offset + len <= PAGE_SIZE, "copy_frame_to_user_nofault past the frame");
+    assert!(
+        offset <= PAGE_SIZE && len <= PAGE_SIZE - offset,
+        "copy_frame_to_user_nofault past the frame"
+    );
     // SAFETY: inside one allocated frame (checked above), which the caller
     // keeps allocated while this runs.
     let src = unsafe { core::slice::from_raw_parts(frame_ptr(pa).add(offset), len) };

@@ -1129,7 +1129,8 @@ impl Mm {
     /// no readable mapping or `dst` cannot be written.
     pub fn read_to_user(&self, addr: UserVirtAddr, len: usize, dst: UserPtr) -> Result<(), Errno> {
         let off = addr.page_offset();
-        if off + len > super::PAGE_SIZE {
+        // Written so that a huge `len` cannot wrap past the check.
+        if len > super::PAGE_SIZE - off {
             return Err(Errno::EFAULT);
         }
         {
