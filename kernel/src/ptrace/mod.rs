@@ -44,7 +44,7 @@ const EVENTMSG_SYSCALL_EXIT: u64 = 2;
 
 /// What a tracee's tracer can see and change; guarded by `TaskPtrace::state`.
 #[derive(Default)]
-struct PtraceState {
+pub(super) struct PtraceState {
     /// The tracing thread (Linux's `->parent` while traced).
     tracer: Option<Weak<Task>>,
     /// Its thread ID, for /proc's `TracerPid:`.
@@ -189,11 +189,36 @@ fn valid_signal(sig: u64) -> bool {
 
 // ------------------------------------------------------------- linking
 
-/// Links `child` to `tracer` (Linux's ptrace_link); the caller has checked
-/// that `child` is not traced.
-fn link(child: &Arc<Task>, tracer: &Arc<Task>, seized: bool, options: u64) {
+/// Why [`link`] refused.
+pub(super) enum LinkRefused {
+    /// The tracer's exit began: its `exit_ptrace` would never see the link.
+    TracerExiting,
+    /// The child is traced already, its exit began, or `may` said no.
+    Child(crate::errno::Errno),
+}
+
+/// Links `child` to `tracer` (Linux's ptrace_link) if `may` allows it.
+/// The check and the link happen under the tracer's list and then the
+/// child's state, as Linux does both under tasklist_lock: a task whose
+/// exit began is never linked (its exit has decided who hears of it), and
+/// a tracer whose exit began takes no new tracee.
+pub(super) fn link(
+    child: &Arc<Task>,
+    tracer: &Arc<Task>,
+    seized: bool,
+    options: u64,
+    may: impl FnOnce(&PtraceState) -> Result<(), crate::errno::Errno>,
+) -> Result<(), LinkRefused> {
+    let mut list = tracer.ptrace.ptraced.lock();
+    if tracer.ptrace.state.lock().exiting {
+        return Err(LinkRefused::TracerExiting);
+    }
     {
         let mut st = child.ptrace.state.lock();
+        if st.exiting || st.tracer.is_some() || child.ptrace.is_traced() {
+            return Err(LinkRefused::Child(crate::errno::Errno::EPERM));
+        }
+        may(&st).map_err(LinkRefused::Child)?;
         st.tracer = Some(Arc::downgrade(tracer));
         st.tracer_tid = tracer.tid();
         st.seized = seized;
@@ -203,7 +228,8 @@ fn link(child: &Arc<Task>, tracer: &Arc<Task>, seized: bool, options: u64) {
     }
     child.ptrace.trap_notify.store(false, Ordering::Release);
     child.ptrace.traced.store(true, Ordering::Release);
-    tracer.ptrace.ptraced.lock().push(child.clone());
+    list.push(child.clone());
+    Ok(())
 }
 
 /// Unlinks `child` from its tracer (Linux's __ptrace_unlink): the tracer
@@ -252,7 +278,9 @@ pub fn ptrace_init_task(child: &Arc<Task>, me: &Arc<Task>, event: Option<u32>, c
     if !(event.is_some() || clone_ptrace) {
         return;
     }
-    link(child, &tracer, seized, options);
+    if link(child, &tracer, seized, options, |_| Ok(())).is_err() {
+        return;
+    }
     if seized {
         child.ptrace.trap_pending.store(true, Ordering::Release);
     } else {

@@ -216,18 +216,18 @@ fn ptrace_traceme(me: &Arc<Task>) -> SysResult {
                 .is_some_and(|pp| pp.pid == p.ppid.load(Ordering::Acquire))
         })
         .or_else(|| crate::process::find_process(p.ppid.load(Ordering::Acquire)).and_then(|pp| pp.main_thread()));
-    let mut st = me.ptrace.state.lock();
-    if me.ptrace.is_traced() || st.tracer.is_some() {
+    if me.ptrace.is_traced() {
         return Err(Errno::EPERM);
     }
-    // A parent already gone: Linux pretends it untraced us at once.
+    // A parent already gone or going: Linux pretends it untraced us at
+    // once.
     let Some(parent) = parent.filter(|t| t.state() != TaskState::Dead) else {
         return Ok(0);
     };
-    st.tracer = Some(Arc::downgrade(&parent));
-    drop(st);
-    link(me, &parent, false, 0);
-    Ok(0)
+    match link(me, &parent, false, 0, |_| Ok(())) {
+        Ok(()) | Err(LinkRefused::TracerExiting) => Ok(0),
+        Err(LinkRefused::Child(e)) => Err(e),
+    }
 }
 
 fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flags: u64) -> SysResult {
@@ -249,22 +249,18 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
     if cp.pid == 1 {
         return Err(Errno::EPERM);
     }
-    {
-        let mut st = child.ptrace.state.lock();
-        if cp.is_zombie()
-            || st.exiting
-            || st.exit_report.is_some()
-            || matches!(child.state(), TaskState::Dead | TaskState::Zombie)
-        {
+    let may = |st: &super::PtraceState| {
+        if cp.is_zombie() || st.exit_report.is_some() || matches!(child.state(), TaskState::Dead | TaskState::Zombie) {
             return Err(Errno::EPERM);
         }
-        if st.tracer.is_some() || child.ptrace.is_traced() {
-            return Err(Errno::EPERM);
-        }
-        // Claimed under the lock: a second attacher sees it.
-        st.tracer = Some(Arc::downgrade(me));
+        Ok(())
+    };
+    match link(child, me, seize, if seize { flags } else { 0 }, may) {
+        Ok(()) => {}
+        Err(LinkRefused::Child(e)) => return Err(e),
+        // The caller is the tracer, and it is not exiting.
+        Err(LinkRefused::TracerExiting) => return Err(Errno::EPERM),
     }
-    link(child, me, seize, if seize { flags } else { 0 });
     if !seize {
         signal::send_to_task(
             child,

@@ -383,6 +383,42 @@ fn attach_while_exiting(rounds: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// A tracee detached with a fatal signal while its former tracer attaches
+/// again as it dies: the attach may win (0) or find it exiting (EPERM),
+/// but either way the process is reaped once and the caller is left with
+/// no child (ECHILD). An attach linked after the exit decided who hears
+/// of it left a tracee no wait could ever collect.
+fn attach_after_fatal_detach(rounds: u64) -> Result<(), String> {
+    const SIGRTMIN_13: usize = 47;
+    const EPERM: isize = 1;
+    for round in 0..rounds {
+        let pid = spawn(|| tracee_main(1_000_000));
+        let (r, st) = wait4(pid, WALL);
+        if r != pid as isize || st & 0xff != 0x7f {
+            return Err(format!("attach-after-detach: first stop: wait4 {r}, status {st:#x}"));
+        }
+        sys(PTRACE, &[PTRACE_DETACH, pid as usize, 0, SIGRTMIN_13]);
+        // A sweep of delays, so that some attach meets the exit midway.
+        for _ in 0..round % 24 {
+            getpid();
+        }
+        let a = sys(PTRACE, &[PTRACE_ATTACH_REQ, pid as usize, 0, 0]);
+        if a != 0 && a != -EPERM {
+            kill_and_reap(pid, 5000);
+            return Err(format!(
+                "PTRACE_ATTACH of a process dying of a signal returned {a} (round {round})"
+            ));
+        }
+        if !kill_and_reap(pid, 5000) {
+            return Err(format!(
+                "attach-after-detach: a wait never ended in ECHILD (round {round}, attach {a}; left: {})",
+                leftovers()
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn ptrace_fuzz(cfg: &Cfg) -> Result<(), String> {
     let mut rng = Rng(cfg.seed ^ 0x7074_667a);
     let arena = Arena::new();
@@ -443,5 +479,6 @@ pub fn ptrace_fuzz(cfg: &Cfg) -> Result<(), String> {
         }
         rounds += 1;
     }
-    attach_while_exiting(20 * cfg.scale)
+    attach_while_exiting(20 * cfg.scale)?;
+    attach_after_fatal_detach(40 * cfg.scale)
 }
