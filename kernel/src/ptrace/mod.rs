@@ -10,8 +10,10 @@
 //! the event message and the stop's siginfo. A tracer keeps the tasks it
 //! traces in its own list (Linux's `->ptraced`), which `wait` walks.
 //!
-//! Lock order: a tracer's `ptraced` list, then a tracee's `state`; the
-//! `regs_lock` of a tracee is taken before its `state`.
+//! Lock order: a tracer's `ptraced` list, then a tracee's `state` (or,
+//! briefly and alone, the tracer's own `state`, for [`link`]'s check that
+//! its exit has not begun); the `regs_lock` of a tracee is taken before
+//! its `state`.
 
 mod hw_breakpoint;
 mod peeksiginfo;
