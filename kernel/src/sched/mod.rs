@@ -226,8 +226,7 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
 /// wait), so a task it wakes is picked by this CPU's next `schedule`
 /// instead of being sent to an idle CPU. If the caller returns to user mode
 /// without blocking, the kick is sent then ([`flush_sync_kick`]), so a
-/// woken task waits at most for that; an idle CPU also finds it at its
-/// next tick.
+/// woken task waits at most for that; until then idle CPUs leave it alone.
 pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
     // Kernel code is not preempted between here and the reset (tasks
     // switch only in `schedule`, which `f` must not call), so the flag
@@ -245,8 +244,9 @@ pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
 /// that the tracee runs here once the tracer's wait blocks, with no
 /// cross-CPU wake-up of an idle CPU (which QEMU makes slow); any other
 /// call sends it then. A tracer that computes in user mode instead delays
-/// the tracee at most until an idle CPU's next tick, which picks up queued
-/// work.
+/// the tracee at most until its time slice ends (two ticks), when its own
+/// CPU runs the tracee and kicks an idle one for it: until the kick is
+/// paid, other CPUs leave the tracee to it ([`left_to_sync_waker`]).
 pub fn with_sync_wakeups_to_next_syscall<R>(f: impl FnOnce() -> R) -> R {
     let r = with_sync_wakeups(f);
     if KICK_OWED.this().load(Ordering::Relaxed) {
