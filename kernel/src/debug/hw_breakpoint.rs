@@ -90,17 +90,37 @@ impl DebugInfo {
 /// This CPU's debug registers hold something of the last task installed.
 static INSTALLED: crate::percpu::PerCpu<AtomicBool> =
     crate::percpu::PerCpu::new([const { AtomicBool::new(false) }; crate::percpu::NR_CPUS]);
+/// Some breakpoint or watchpoint register of this CPU is enabled: only
+/// then must a task without slots clear them. A single-stepped task has
+/// none, so each switch to and from it costs one MDSCR_EL1 write instead
+/// of a write of every control register (and the ID register reads that
+/// bound them).
+static SLOTS_INSTALLED: crate::percpu::PerCpu<AtomicBool> =
+    crate::percpu::PerCpu::new([const { AtomicBool::new(false) }; crate::percpu::NR_CPUS]);
 
 /// Programs this CPU for `t` (MDSCR_EL1.SS and every implemented slot).
 fn install(t: &Task) {
     let step = t.debug.single_step();
     arch::debug_monitors::mdscr_set_ss(step);
+    let slots = if t.debug.armed.load(Ordering::Acquire) || SLOTS_INSTALLED.this().load(Ordering::Relaxed) {
+        install_slots(t)
+    } else {
+        false
+    };
+    arch::barrier::isb();
+    SLOTS_INSTALLED.this().store(slots, Ordering::Relaxed);
+    INSTALLED.this().store(step || slots, Ordering::Relaxed);
+}
+
+/// Writes every implemented slot of this CPU from `t`'s state (disabled
+/// where `t` has none); whether any is enabled.
+fn install_slots(t: &Task) -> bool {
     let st = t.debug.state.lock();
     let banks = [
         (&st.hbp_break, hw::num_brps(), DbgReg::Bvr, DbgReg::Bcr),
         (&st.hbp_watch, hw::num_wrps(), DbgReg::Wvr, DbgReg::Wcr),
     ];
-    let mut any = step;
+    let mut any = false;
     for (slots, n, vr, cr) in banks {
         for (i, slot) in slots.iter().enumerate().take(n) {
             match slot.filter(HwSlot::enabled) {
@@ -113,9 +133,7 @@ fn install(t: &Task) {
             }
         }
     }
-    drop(st);
-    arch::barrier::isb();
-    INSTALLED.this().store(any, Ordering::Relaxed);
+    any
 }
 
 /// The context-switch hook (Linux's `hw_breakpoint_thread_switch` and the

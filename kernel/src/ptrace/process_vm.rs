@@ -122,20 +122,21 @@ fn import_iovecs(p: UserPtr, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Res
             v.into_iter().map(|io| (io.base, io.len as usize)).collect(),
         ));
     }
-    let mut raw = [0u8; FAST_IOV * IoVec::SIZE];
-    let raw = &mut raw[..count * IoVec::SIZE];
-    uaccess::copy_from_user(raw, p)?;
-    // Checked as IoVecs::parse checks (each length and their sum at most
-    // isize::MAX), in the one pass that fills the slots.
-    let mut total: u64 = 0;
-    for (slot, c) in fast.iter_mut().zip(raw.chunks_exact(IoVec::SIZE)) {
-        let io = IoVec::from_bytes(c.try_into().map_err(|_| Errno::EINVAL)?);
+    // Read an entry at a time into a 16-byte buffer: no zeroed staging
+    // array for all eight (the common call has one). Linux's order of
+    // errors stays: EFAULT for any entry that cannot be read before
+    // EINVAL for the lengths (each at most isize::MAX, and their sum).
+    let mut total: Option<u64> = Some(0);
+    for (i, slot) in fast.iter_mut().take(count).enumerate() {
+        let mut raw = [0u8; IoVec::SIZE];
+        uaccess::copy_from_user(&mut raw, p.wrapping_add((i * IoVec::SIZE) as u64))?;
+        let io = IoVec::from_bytes(&raw);
         total = total
-            .checked_add(io.len)
-            .filter(|&t| t <= isize::MAX as u64)
-            .ok_or(Errno::EINVAL)?;
+            .and_then(|t| t.checked_add(io.len))
+            .filter(|&t| t <= isize::MAX as u64);
         *slot = (io.base, io.len as usize);
     }
+    total.ok_or(Errno::EINVAL)?;
     Ok(Iovecs::Fast(count))
 }
 

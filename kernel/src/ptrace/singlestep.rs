@@ -13,6 +13,12 @@ pub(super) fn set_single_step(child: &Task, step: bool) {
         user_disable_single_step(child);
         return;
     }
+    // Already armed: only a first arming touches the frame (as Linux's
+    // test_and_set of TIF_SINGLESTEP); each step report re-sets SPSR.SS.
+    // A step after a step then copies no frame in and out.
+    if child.debug.single_step() {
+        return;
+    }
     let Some(addr) = child.user_regs_addr() else {
         return;
     };

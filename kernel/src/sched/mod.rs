@@ -52,6 +52,31 @@ static KICK_OWED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(fals
 /// system call (see [`with_sync_wakeups_to_next_syscall`]).
 static KICK_DEFERRED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
 
+/// No CPU (a task's `wake_sync_cpu` when no synchronous wake-up holds it).
+const NO_CPU: u32 = u32::MAX;
+
+/// Whether `cpu` leaves `t` to the CPU whose synchronous wake-up queued
+/// it: that CPU's task gives up the CPU next (or pays the kick it owes
+/// first). Without this, an idle CPU woken by anything else (its tick)
+/// took the task from the shared queue in that short window, and a
+/// tracer and its tracee, which ping-pong on one CPU, went on in a
+/// cross-CPU handoff, each stop then costing an idle CPU's wake-up.
+fn left_to_sync_waker(t: &Task, cpu: usize) -> bool {
+    let w = t.wake_sync_cpu.load(Ordering::Relaxed);
+    w != NO_CPU && w as usize != cpu && KICK_OWED.on(w as usize).load(Ordering::Relaxed)
+}
+
+/// The owed kick is paid (the caller holds the queue lock): the tasks
+/// this CPU's synchronous wake-ups queued are free for any CPU.
+fn release_sync_marks(rq: &VecDeque<Arc<Task>>, me: usize) {
+    for t in rq
+        .iter()
+        .filter(|t| t.wake_sync_cpu.load(Ordering::Relaxed) == me as u32)
+    {
+        t.wake_sync_cpu.store(NO_CPU, Ordering::Relaxed);
+    }
+}
+
 /// The running task on this CPU.
 #[notrace]
 pub fn current() -> Arc<Task> {
@@ -173,15 +198,21 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
     // under the run-queue lock).
     crate::trace::trace_sched_wakeup::wakeup_hook(task);
     if !task.on_rq.swap(true, Ordering::AcqRel) {
-        rq.push_back(task.clone());
-        drop(rq);
         let me = arch::cpu::cpu_id();
-        if WAKE_SYNC.on(me).load(Ordering::Relaxed) && task.may_run_on(me) {
-            // The waker is about to block: the task runs here next, with
-            // no cross-CPU wake-up (an idle CPU's wfi exit is slow, and
-            // under QEMU slower still).
+        // The waker is about to block: the task runs here next, with no
+        // cross-CPU wake-up (an idle CPU's wfi exit is slow, and under
+        // QEMU slower still). Marked before it is queued, under the queue
+        // lock, so that no other CPU picks it in between.
+        let sync = WAKE_SYNC.on(me).load(Ordering::Relaxed) && task.may_run_on(me);
+        if sync {
+            task.wake_sync_cpu.store(me as u32, Ordering::Relaxed);
             KICK_OWED.on(me).store(true, Ordering::Relaxed);
         } else {
+            task.wake_sync_cpu.store(NO_CPU, Ordering::Relaxed);
+        }
+        rq.push_back(task.clone());
+        drop(rq);
+        if !sync {
             kick_idle_cpu(task);
         }
     }
@@ -195,8 +226,7 @@ fn try_to_wake_up(task: &Arc<Task>) -> bool {
 /// wait), so a task it wakes is picked by this CPU's next `schedule`
 /// instead of being sent to an idle CPU. If the caller returns to user mode
 /// without blocking, the kick is sent then ([`flush_sync_kick`]), so a
-/// woken task waits at most for that; an idle CPU also finds it at its
-/// next tick.
+/// woken task waits at most for that; until then idle CPUs leave it alone.
 pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
     // Kernel code is not preempted between here and the reset (tasks
     // switch only in `schedule`, which `f` must not call), so the flag
@@ -214,8 +244,9 @@ pub fn with_sync_wakeups<R>(f: impl FnOnce() -> R) -> R {
 /// that the tracee runs here once the tracer's wait blocks, with no
 /// cross-CPU wake-up of an idle CPU (which QEMU makes slow); any other
 /// call sends it then. A tracer that computes in user mode instead delays
-/// the tracee at most until an idle CPU's next tick, which picks up queued
-/// work.
+/// the tracee at most until its time slice ends (two ticks), when its own
+/// CPU runs the tracee and kicks an idle one for it: until the kick is
+/// paid, other CPUs leave the tracee to it ([`left_to_sync_waker`]).
 pub fn with_sync_wakeups_to_next_syscall<R>(f: impl FnOnce() -> R) -> R {
     let r = with_sync_wakeups(f);
     if KICK_OWED.this().load(Ordering::Relaxed) {
@@ -255,7 +286,11 @@ pub fn flush_sync_kick() {
 
 /// Kicks an idle CPU for the first queued task, if any.
 fn kick_queued() {
-    let first = RUNQUEUE.lock().front().cloned();
+    let first = {
+        let rq = RUNQUEUE.lock();
+        release_sync_marks(&rq, arch::cpu::cpu_id());
+        rq.front().cloned()
+    };
     if let Some(t) = first {
         kick_idle_cpu(&t);
     }
@@ -320,7 +355,7 @@ pub fn sched_fork(parent: &Task, child: &Task) {
 fn pick_next_task(rq: &VecDeque<Arc<Task>>, cpu: usize) -> Option<usize> {
     let mut best: Option<(usize, i32)> = None;
     for (i, t) in rq.iter().enumerate() {
-        if !t.may_run_on(cpu) {
+        if !t.may_run_on(cpu) || left_to_sync_waker(t, cpu) {
             continue;
         }
         let prio = task_prio(t);
@@ -388,10 +423,12 @@ pub extern "C" fn schedule() {
         let next = pick_next_task(&rq, me)
             .and_then(|i| rq.remove(i))
             .unwrap_or_else(|| IDLE.this().get().expect("idle task").clone());
+        next.wake_sync_cpu.store(NO_CPU, Ordering::Relaxed);
         // A synchronous wake-up's task is picked (or waits behind others
         // this CPU serves first): what is still queued gets its kick now.
         KICK_DEFERRED.this().store(false, Ordering::Relaxed);
         if KICK_OWED.this().swap(false, Ordering::Relaxed) {
+            release_sync_marks(&rq, me);
             (next, rq.front().cloned())
         } else {
             (next, None)
@@ -593,7 +630,10 @@ pub fn cpu_idle() -> ! {
 /// Whether a queued task may run on this CPU.
 fn has_work_here() -> bool {
     let me = arch::cpu::cpu_id();
-    RUNQUEUE.lock().iter().any(|t| t.may_run_on(me))
+    RUNQUEUE
+        .lock()
+        .iter()
+        .any(|t| t.may_run_on(me) && !left_to_sync_waker(t, me))
 }
 
 /// Sets the CPUs `task` may run on (`sched_setaffinity`); a running task

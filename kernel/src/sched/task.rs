@@ -143,6 +143,9 @@ pub struct Task {
     pub on_cpu: AtomicBool,
     /// Queued or running (see `sched::wake_up`).
     pub on_rq: AtomicBool,
+    /// The CPU whose synchronous wake-up queued it and still owes the
+    /// kick (`u32::MAX`: none): other CPUs leave it to that one.
+    pub(crate) wake_sync_cpu: AtomicU32,
     /// The CPUs it may run on, one bit each (Linux's `cpus_mask`, set by
     /// sched_setaffinity, inherited by clone).
     pub cpus_allowed: AtomicU64,
@@ -240,6 +243,7 @@ impl Task {
             state: AtomicU8::new(TaskState::Running as u8),
             on_cpu: AtomicBool::new(false),
             on_rq: AtomicBool::new(false),
+            wake_sync_cpu: AtomicU32::new(u32::MAX),
             cpus_allowed: AtomicU64::new(u64::MAX),
             last_cpu: AtomicU32::new(u32::MAX),
             idle,

@@ -128,3 +128,53 @@ fn current_is_the_running_task_across_switches_and_cpus() {
         "a current() reference leaked"
     );
 }
+
+static SYNC_GATE: WaitQueue = WaitQueue::new();
+static SYNC_OPEN: AtomicUsize = AtomicUsize::new(0);
+static SYNC_DONE: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn sync_sleeper(_: usize) {
+    SYNC_GATE
+        .wait_event(false, || SYNC_OPEN.load(Ordering::Acquire) != 0)
+        .unwrap();
+    SYNC_DONE.fetch_add(1, Ordering::AcqRel);
+}
+
+#[kernel_test]
+fn a_synchronous_wake_up_leaves_the_task_to_the_wakers_cpu_until_its_kick_is_paid() {
+    SYNC_OPEN.store(0, Ordering::SeqCst);
+    SYNC_DONE.store(0, Ordering::SeqCst);
+    let t = Task::new_kthread(sync_sleeper, 0, "kworker/sync").unwrap();
+    wake_up(&t);
+    // A hang guard only: a loaded host can slow the guest many times over.
+    let deadline = crate::time::ktime_get_ns() + 30_000_000_000;
+    while t.state() == super::TaskState::Running || t.on_cpu.load(Ordering::Acquire) {
+        assert!(crate::time::ktime_get_ns() < deadline, "the sleeper never slept");
+        crate::sched::wait::sleep_ns(1_000_000).unwrap();
+    }
+    let me = arch::cpu::cpu_id();
+    let other = crate::smp::online_cpus().find(|&c| c != me);
+    SYNC_OPEN.store(1, Ordering::SeqCst);
+    // Nothing here blocks or returns to user mode, so the kick stays owed
+    // until it is paid below.
+    super::with_sync_wakeups(|| SYNC_GATE.wake_up_all());
+    assert_eq!(t.state(), super::TaskState::Running, "the sleeper was not woken");
+    assert!(!super::left_to_sync_waker(&t, me), "the waker's CPU may not run it");
+    if let Some(o) = other {
+        assert!(
+            super::left_to_sync_waker(&t, o),
+            "CPU{o} may take it while CPU{me} owes its kick"
+        );
+    }
+    super::flush_sync_kick();
+    if let Some(o) = other {
+        assert!(
+            !super::left_to_sync_waker(&t, o),
+            "CPU{o} still leaves it after the kick"
+        );
+    }
+    while SYNC_DONE.load(Ordering::SeqCst) == 0 {
+        assert!(crate::time::ktime_get_ns() < deadline, "the woken sleeper never ran");
+        super::yield_now();
+    }
+}
