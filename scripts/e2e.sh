@@ -15,9 +15,10 @@
 # the long tests.  FILTERs keep the tests whose `binary::name` contains one
 # of them.
 #
-# The kernel images come from $KERNEL_IMAGE and $KTEST_IMAGE, built first
-# when unset (once, not by each test), and the user test programs are built
-# once before the jobs start.  Prints one line per job as it ends (ok or
+# scripts/setup.sh runs once (then SETUP_DONE=1 spares each boot its
+# checks), the kernel images come from $KERNEL_IMAGE and $KTEST_IMAGE,
+# built first when unset (once, not by each test), and the user test
+# programs are built once before the jobs start.  Prints one line per job as it ends (ok or
 # FAILED, seconds), the output of each failed one, then a summary; exit
 # status 1 when any job failed.
 set -euo pipefail
@@ -53,6 +54,9 @@ long_first=(
     ktest::
 )
 
+# Everything the boots need is in place; each boot need not check again.
+scripts/setup.sh
+export SETUP_DONE=1
 if [ -z "${KERNEL_IMAGE:-}" ]; then KERNEL_IMAGE=$(cargo run --quiet --release -p kbuild); fi
 if [ -z "${KTEST_IMAGE:-}" ]; then KTEST_IMAGE=$(cargo run --quiet --release -p kbuild -- --test); fi
 export KERNEL_IMAGE KTEST_IMAGE
