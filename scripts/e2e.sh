@@ -45,13 +45,17 @@ done
 # here only runs later; a name here that no longer exists is ignored.
 long_first=(
     ftracetest::ftracetest_meets_linux_baseline_on_virt_smp4
-    tracepoints::
-    latency::ftracetest_tracer_tests_pass
+    tracepoints::toggling_
+    ktest::in_kernel_tests_pass_on_virt_gicv3
+    ktest::in_kernel_tests_pass_on_raspi4b
+    ktest::in_kernel_tests_pass_on_virt_smp4
     adversary::
     kprobetests::
+    trace_cmd::
+    ktest::in_kernel_tests_pass
     usertests::
     proof::
-    ktest::
+    hist::
 )
 
 # Everything the boots need is in place; each boot need not check again.
