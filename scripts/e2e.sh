@@ -75,7 +75,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/e2e.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # The test binaries, then their tests: "binary path test" lines.
-cargo test --quiet -p e2e --no-run --message-format=json 2>/dev/null |
+cargo test --quiet -p e2e --no-run --message-format=json |
     sed -n 's/.*"target":{[^}]*"kind":\["test"\][^}]*"name":"\([^"]*\)".*"executable":"\([^"]*\)".*/\1 \2/p' \
         > "$work/binaries"
 [ -s "$work/binaries" ] || { echo "e2e: found no test binaries" >&2; exit 1; }
