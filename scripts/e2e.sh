@@ -110,6 +110,12 @@ job() {
     shift 2
     "$@" > "$work/$id.log" 2>&1 < /dev/null || rc=$?
     local secs=$((SECONDS - t0))
+    # A test job passes only if its name chose exactly one test (libtest
+    # passes a filter that matches none).
+    if [ $rc = 0 ] && [[ "$name" == *::* ]] && ! grep -qx 'running 1 test' "$work/$id.log"; then
+        echo "e2e: $name chose no single test" >> "$work/$id.log"
+        rc=1
+    fi
     if [ $rc = 0 ]; then
         echo "e2e: ok     ${secs}s $name" >&2
     else
