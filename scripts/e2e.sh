@@ -104,15 +104,16 @@ done
 grep -vxFf "$work/order" "$work/chosen" >> "$work/order" || true
 
 n=0
-# job ID NAME CMD...: runs CMD into ID's log, then writes ID's result line.
+# job ID KIND NAME CMD...: runs CMD into ID's log, then writes ID's result
+# line; KIND is "test" (one test of a binary) or "cmd" (a --with command).
 job() {
-    local id=$1 name=$2 t0=$SECONDS rc=0
-    shift 2
+    local id=$1 kind=$2 name=$3 t0=$SECONDS rc=0
+    shift 3
     "$@" > "$work/$id.log" 2>&1 < /dev/null || rc=$?
     local secs=$((SECONDS - t0))
     # A test job passes only if its name chose exactly one test (libtest
     # passes a filter that matches none).
-    if [ $rc = 0 ] && [[ "$name" == *::* ]] && ! grep -qx 'running 1 test' "$work/$id.log"; then
+    if [ $rc = 0 ] && [ "$kind" = test ] && ! grep -qx 'running 1 test' "$work/$id.log"; then
         echo "e2e: $name chose no single test" >> "$work/$id.log"
         rc=1
     fi
@@ -137,11 +138,11 @@ start() {
 t0=$SECONDS
 total=0
 for w in ${withs[@]+"${withs[@]}"}; do
-    start "$w" bash -c "$w"
+    start cmd "$w" bash -c "$w"
     total=$((total + 1))
 done
 while read -r bin exe test; do
-    start "$bin::$test" bash -c 'cd tests && exec "$0" --exact "$1" --test-threads=1' "$exe" "$test"
+    start test "$bin::$test" bash -c 'cd tests && exec "$0" --exact "$1" --test-threads=1' "$exe" "$test"
     total=$((total + 1))
 done < "$work/order"
 wait
