@@ -57,7 +57,8 @@
 # Messages go to stderr.  Exit status 0 when everything is in place,
 # non-zero with a "setup: error: ..." line otherwise.  Installing needs
 # root (sudo is used when available).  Safe to run concurrently: the
-# installing part runs under a lock.
+# installing part runs under a lock.  With SETUP_DONE=1 in the environment
+# the first form returns at once (a caller that ran it already says so).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -565,6 +566,10 @@ ensure_trace_cmd() {
 }
 
 # ------------------------------------------------------------------- main
+# SETUP_DONE=1: a caller ran this in full already (scripts/e2e.sh, before
+# the hundred-odd boots of its tests, each of which would check it all
+# again under the lock).
+[ "$mode" = all ] && [ "${SETUP_DONE:-}" = 1 ] && exit 0
 mkdir -p "$cache"
 # Scratch directories the steps make, removed however the script ends.
 tmpdirs=()

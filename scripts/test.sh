@@ -38,8 +38,8 @@ if [ ! -x ../shared/reflinux/run.sh ]; then
         "are skipped (set REQUIRE_REFLINUX=1 to make that a failure)" >&2
 fi
 
-echo "== QEMU tests" >&2
-cargo test --quiet -p e2e -- --test-threads=2
-
-echo "== user programs on real Linux (../shared/reflinux; skipped if absent)" >&2
-userland/test-on-linux.sh
+# The QEMU tests, two at a time and test by test (scripts/e2e.sh), with the
+# user programs on real Linux (../shared/reflinux; skipped if absent) as one
+# more job among them.
+echo "== QEMU tests, and user programs on real Linux" >&2
+scripts/e2e.sh --jobs 2 --with userland/test-on-linux.sh
