@@ -621,7 +621,10 @@ pub fn cpu_idle() -> ! {
         // lost until the next tick.
         let flags = arch::cpu::local_irq_save();
         if !has_work_here() {
+            // The wait is not a latency (Linux's default_idle_call).
+            crate::trace::trace_irqsoff::stop_critical_timings();
             arch::cpu::wfi();
+            crate::trace::trace_irqsoff::start_critical_timings();
         }
         arch::cpu::local_irq_restore(flags);
     }

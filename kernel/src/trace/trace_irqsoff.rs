@@ -323,6 +323,37 @@ pub(super) fn tracer_hardirqs_on(a0: usize, a1: usize) {
     }
 }
 
+/// Linux's `stop_critical_timings`: the idle loop is about to wait for an
+/// interrupt with interrupts masked; the section so far ends here, so that
+/// the wait is not measured as a latency.
+pub fn stop_critical_timings() {
+    if TRACE_TYPE.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let irqs_off = arch::cpu::irqs_disabled();
+    if preempt_trace(crate::preempt::preempt_count()) || irq_trace(irqs_off) {
+        CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
+        stop_critical_timing(
+            stop_critical_timings as *const () as usize,
+            0,
+            stop_critical_timings as *const () as usize,
+        );
+    }
+}
+
+/// Linux's `start_critical_timings`: the idle wait is over, and a section
+/// starts again if interrupts (or preemption) are still off.
+pub fn start_critical_timings() {
+    if TRACE_TYPE.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let irqs_off = arch::cpu::irqs_disabled();
+    if preempt_trace(crate::preempt::preempt_count()) || irq_trace(irqs_off) {
+        CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
+        start_critical_timing(start_critical_timings as *const () as usize, 0);
+    }
+}
+
 /// Preemption was disabled (from the hook).
 pub(super) fn tracer_preempt_off(a0: usize, a1: usize, irqs_off: bool) {
     CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
