@@ -253,7 +253,11 @@ pub fn flush_sync_kick() {
     }
 }
 
-/// Kicks an idle CPU for the first queued task, if any.
+/// Kicks an idle CPU for the first queued task, if any. Out of line and
+/// cold: its run-queue lock and interrupt-mask hooks would otherwise give
+/// [`flush_sync_kick`], on every return to user mode, a stack frame.
+#[cold]
+#[inline(never)]
 fn kick_queued() {
     let first = RUNQUEUE.lock().front().cloned();
     if let Some(t) = first {
