@@ -425,10 +425,19 @@ pub static TASKS_FREED_IRQS_OFF: AtomicU64 = AtomicU64::new(0);
 
 impl Drop for Task {
     fn drop(&mut self) {
-        if arch::cpu::irqs_disabled() {
-            // Warned once: the count tells the rest.
-            let first = TASKS_FREED_IRQS_OFF.fetch_add(1, Ordering::Relaxed) == 0;
-            crate::warn_on!(first);
+        if !arch::cpu::irqs_disabled() {
+            return;
+        }
+        // Reported once, where it happened, at warning level (off the
+        // console while commands run); the count tells the rest.
+        if TASKS_FREED_IRQS_OFF.fetch_add(1, Ordering::Relaxed) == 0 {
+            let mut trace = alloc::string::String::new();
+            crate::stacktrace::dump_backtrace(&mut trace, 0, arch::cpu::frame_pointer());
+            crate::pr_warn!(
+                "task {} freed with interrupts masked:\n{}",
+                self.tid(),
+                trace.trim_end()
+            );
         }
     }
 }
