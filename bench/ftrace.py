@@ -140,7 +140,7 @@ def nop_cost(args, image, bench, cmd):
     print(f"{'cost of (getpid, median)':<26} {'full':>9} {'without':>9} {'cost':>8}  target")
     for flag, what, target in BASELINES:
         base = med(got[flag])
-        cost = f"{100 * (full - base) / base:+.1f}%" if full is not None and base else "n/a"
+        cost = f"{100 * (full - base) / base:+.2f}%" if full is not None and base else "n/a"
         print(f"{what:<26} {fmt(full):>9} {fmt(base):>9} {cost:>8}  {target} (baseline: kbuild {flag})")
 
 

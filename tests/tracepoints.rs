@@ -276,7 +276,8 @@ fn toggle_figure<'a>(out: &'a str, key: &str) -> &'a str {
 /// Switching the system-call gate and the interrupt-mask hooks (by the
 /// events and the irqsoff tracer that hold them) while four CPUs make
 /// system calls is sound: no crash, every line whole, every CPU recorded,
-/// and once all is off again nothing records.
+/// no task freed with interrupts masked, and once all is off again
+/// nothing records.
 #[test]
 fn toggling_syscall_and_irq_events_while_four_cpus_make_system_calls_stays_sound() {
     // TOGGLE_ROUNDS=20 for the full length; six rounds keep the suite
@@ -298,6 +299,7 @@ fn toggling_syscall_and_irq_events_while_four_cpus_make_system_calls_stays_sound
         assert!(events.contains(&e), "no {e} among {events:?}");
     }
     assert_eq!(toggle_figure(&out, "cpus"), "4", "{out}");
+    assert_eq!(toggle_figure(&out, "irqs-off-frees"), "0", "{out}");
     assert_eq!(
         toggle_figure(&out, "after"),
         "0",

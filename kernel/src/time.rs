@@ -8,7 +8,7 @@ use crate::sync::IrqSpinLock;
 use alloc::collections::BinaryHeap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// Ticks per second (Debian's arm64 kernels use 250).
 pub const HZ: u64 = 250;
@@ -131,6 +131,13 @@ static TIMERS: IrqSpinLock<TimerQueue> = IrqSpinLock::new(TimerQueue {
 });
 /// Timeout IDs; 0 means "none armed".
 static NEXT_TIMEOUT_ID: AtomicU64 = AtomicU64::new(1);
+/// The task whose timeout each CPU's tick is expiring, from the moment it
+/// takes the entry's reference (under the timer lock) until that reference
+/// is dropped; else null. [`forget_dead_task`] waits for it to move on, as
+/// Linux's `hrtimer_cancel` waits for a running callback, so that a tick's
+/// reference is never a task's last (which would free the task in
+/// interrupt context).
+static EXPIRING: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(core::ptr::null_mut()) }; NR_CPUS]);
 
 /// A wake-up of the current task at a deadline for the wait in progress
 /// (Linux's `hrtimer_sleeper` under `schedule_timeout`): when the deadline
@@ -219,26 +226,44 @@ impl Drop for Timeout {
     }
 }
 
-/// Takes a dead task's cancelled timeouts out of the queue, so that the
-/// last reference to its memory is not an entry's, dropped by a tick in
-/// interrupt context, but the caller's (`delayed_put_task_struct`, with
-/// interrupts on). Cheap when the task has no entry: only its weak count
-/// is looked at.
+/// Takes a dead task's cancelled timeouts out of the queue and waits for
+/// a tick that is expiring one of them on another CPU, so that the last
+/// reference to its memory is not one a tick drops in interrupt context
+/// but the caller's (`delayed_put_task_struct`, with interrupts on).
+/// Cheap when the task has no entry: its weak count and each CPU's
+/// [`EXPIRING`] are looked at.
 pub fn forget_dead_task(t: &Arc<Task>) {
-    if Arc::weak_count(t) == 0 {
-        return;
+    if Arc::weak_count(t) != 0 {
+        let armed = t.timeout_id.load(Ordering::Acquire);
+        let mut q = TIMERS.lock();
+        let mut gone = 0;
+        // `t` is held, so the entries' weak references dropped here free
+        // nothing under the lock.
+        q.heap.retain(|e| {
+            let its = core::ptr::eq(e.task.as_ptr(), Arc::as_ptr(t));
+            gone += usize::from(its && e.id != armed);
+            !its
+        });
+        q.cancelled = q.cancelled.saturating_sub(gone);
+    } else {
+        // A tick that took the last entry dropped its weak reference after
+        // it set EXPIRING (a release): seeing the count it left, see that.
+        core::sync::atomic::fence(Ordering::Acquire);
     }
-    let armed = t.timeout_id.load(Ordering::Acquire);
-    let mut q = TIMERS.lock();
-    let mut gone = 0;
-    // `t` is held, so the entries' weak references dropped here free
-    // nothing under the lock.
-    q.heap.retain(|e| {
-        let its = core::ptr::eq(e.task.as_ptr(), Arc::as_ptr(t));
-        gone += usize::from(its && e.id != armed);
-        !its
-    });
-    q.cancelled = q.cancelled.saturating_sub(gone);
+    // No entry of `t` is left, so no tick can take a new reference: wait
+    // for the ones taken (never on this CPU, whose tick ran to its end).
+    let me = Arc::as_ptr(t).cast_mut();
+    for cpu in 0..NR_CPUS {
+        while EXPIRING.on(cpu).load(Ordering::Acquire) == me {
+            core::hint::spin_loop();
+        }
+    }
+}
+
+/// Whether a tick is expiring a timeout of `t` (holding a reference).
+#[cfg(feature = "ktest")]
+fn expiring(t: &Arc<Task>) -> bool {
+    (0..NR_CPUS).any(|cpu| EXPIRING.on(cpu).load(Ordering::Acquire) == Arc::as_ptr(t).cast_mut())
 }
 
 /// Number of timeouts in the queue, including cancelled ones not yet
@@ -250,34 +275,52 @@ pub fn pending_timers() -> usize {
 fn run_timers() {
     let now = ktime_get_ns();
     // One entry per lock hold: waking takes the run-queue lock, and the
-    // tick must not allocate. A task is dropped only after the lock is
-    // released, in case it was the last reference.
+    // tick must not allocate.
     loop {
-        let (task, due) = {
-            let mut q = TIMERS.lock();
-            if !q.heap.peek().is_some_and(|e| e.deadline_ns <= now) {
-                return;
-            }
-            let Some(e) = q.heap.pop() else { return };
-            let task = e.task.upgrade();
-            let due = task.as_ref().is_some_and(|t| {
-                t.timeout_id
-                    .compare_exchange(e.id, 0, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-            });
-            if !due {
-                // A cancelled entry reached its deadline before compaction.
-                q.cancelled = q.cancelled.saturating_sub(1);
-            }
-            (task, due)
+        let Some((task, due)) = take_due(&mut TIMERS.lock(), now) else {
+            return;
         };
         if let (Some(t), true) = (&task, due) {
             crate::trace::tracepoint::timer::trace_hrtimer_expire_entry(t, now);
             crate::sched::wake_up(t);
             crate::trace::tracepoint::timer::trace_hrtimer_expire_exit(t);
         }
-        drop(task);
+        put_expired(task);
     }
+}
+
+/// Takes the earliest entry due at `now` out of the queue: its task, if
+/// it lives (the reference published in [`EXPIRING`] until
+/// [`put_expired`]), and whether its wait is still armed (now disarmed).
+fn take_due(q: &mut TimerQueue, now: u64) -> Option<(Option<Arc<Task>>, bool)> {
+    if !q.heap.peek().is_some_and(|e| e.deadline_ns <= now) {
+        return None;
+    }
+    let e = q.heap.pop()?;
+    let task = e.task.upgrade();
+    if let Some(t) = &task {
+        // Before the entry's weak reference goes (below, a release), which
+        // `forget_dead_task` may look at instead of the queue.
+        EXPIRING.this().store(Arc::as_ptr(t).cast_mut(), Ordering::Release);
+    }
+    let due = task.as_ref().is_some_and(|t| {
+        t.timeout_id
+            .compare_exchange(e.id, 0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    });
+    if !due {
+        // A cancelled entry reached its deadline before compaction.
+        q.cancelled = q.cancelled.saturating_sub(1);
+    }
+    drop(e);
+    Some((task, due))
+}
+
+/// Drops the reference [`take_due`] took, then lets a `forget_dead_task`
+/// waiting for it go on: the reference was not the task's last.
+fn put_expired(task: Option<Arc<Task>>) {
+    drop(task);
+    EXPIRING.this().store(core::ptr::null_mut(), Ordering::Release);
 }
 
 /// Starts ticks on the boot CPU; `irq` is the virtual timer's interrupt ID.
@@ -441,6 +484,94 @@ mod tests {
             me.set_state(crate::sched::TaskState::Running);
         }
         assert_eq!(me.timeout_id.load(Ordering::Acquire), 0);
+    }
+
+    /// The task the freeing thread of the test below holds, and its steps.
+    static VICTIM: IrqSpinLock<Option<Arc<Task>>> = IrqSpinLock::new(None);
+    static FREEING: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    static FREED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+    extern "C" fn never_runs(_: usize) {}
+
+    /// Drops the victim's scheduler reference as a dead task's end does.
+    extern "C" fn free_victim(_: usize) {
+        let Some(t) = VICTIM.lock().take() else { return };
+        FREEING.store(true, Ordering::SeqCst);
+        crate::sched::delayed_put_task_struct(t);
+        FREED.store(true, Ordering::SeqCst);
+    }
+
+    /// The race of a tick expiring a cancelled timeout of a task whose end
+    /// runs on another CPU meanwhile, in the order that used to free the
+    /// task in interrupt context: the tick takes its reference, the other
+    /// CPU drops every other one, the tick drops its own. The end now
+    /// waits for the tick, so the memory goes on the other CPU, with
+    /// interrupts on.
+    #[kernel_test]
+    fn a_dead_task_whose_timeout_a_tick_is_expiring_is_freed_after_the_tick_not_by_it() {
+        use crate::sched::task::TASKS_FREED_IRQS_OFF;
+        let victim = Task::new_kthread(never_runs, 0, "ktest/victim").expect("kthread");
+        let weak = Arc::downgrade(&victim);
+        let flags = arch::cpu::local_irq_save();
+        let me = arch::cpu::cpu_id();
+        let Some(other) = crate::smp::online_cpus().find(|&c| c != me) else {
+            // One CPU: nothing can run beside its tick.
+            arch::cpu::local_irq_restore(flags);
+            return;
+        };
+        let freer = Task::new_kthread(free_victim, 0, "ktest/freer").expect("kthread");
+        crate::sched::set_cpus_allowed(&freer, 1 << other);
+        FREEING.store(false, Ordering::SeqCst);
+        FREED.store(false, Ordering::SeqCst);
+        let freed_irqs_off = TASKS_FREED_IRQS_OFF.load(Ordering::SeqCst);
+        // A cancelled entry due now, taken as this CPU's tick takes it
+        // (interrupts masked, as in the tick).
+        let tick_ref = {
+            let mut q = TIMERS.lock();
+            q.heap.try_reserve(1).expect("memory");
+            let id = NEXT_TIMEOUT_ID.fetch_add(1, Ordering::Relaxed);
+            q.heap.push(TimerEntry {
+                deadline_ns: 0,
+                id,
+                task: weak.clone(),
+            });
+            q.cancelled += 1;
+            let (task, due) = take_due(&mut q, ktime_get_ns()).expect("the entry is due");
+            assert!(!due, "a cancelled entry was found armed");
+            task.expect("the task lives")
+        };
+        assert!(Arc::ptr_eq(&tick_ref, &victim), "the tick took another task's entry");
+        assert!(expiring(&tick_ref));
+        // Every other reference goes to the other CPU's end of the task.
+        *VICTIM.lock() = Some(victim);
+        crate::sched::wake_up(&freer);
+        let deadline = ktime_get_ns() + 2_000_000_000;
+        while !FREEING.load(Ordering::SeqCst) {
+            assert!(ktime_get_ns() < deadline, "the freeing thread did not run");
+            core::hint::spin_loop();
+        }
+        // It waits for this tick as long as the tick holds the task.
+        let wait_until = ktime_get_ns() + 100_000_000;
+        while ktime_get_ns() < wait_until {
+            assert!(
+                !FREED.load(Ordering::SeqCst),
+                "the task's end did not wait for the tick"
+            );
+            core::hint::spin_loop();
+        }
+        put_expired(Some(tick_ref));
+        assert_eq!(
+            TASKS_FREED_IRQS_OFF.load(Ordering::SeqCst),
+            freed_irqs_off,
+            "the tick freed the task"
+        );
+        arch::cpu::local_irq_restore(flags);
+        while !FREED.load(Ordering::SeqCst) {
+            assert!(ktime_get_ns() < deadline, "the task's end never went on");
+            crate::sched::wait::sleep_ns(1_000_000).expect("sleep");
+        }
+        assert_eq!(weak.strong_count(), 0, "the task was not freed");
+        assert_eq!(TASKS_FREED_IRQS_OFF.load(Ordering::SeqCst), freed_irqs_off);
     }
 
     #[kernel_test]

@@ -3,7 +3,8 @@
 # events of an instance, the irqsoff tracer of the top level, which resets
 # its own buffer) while shells make system calls on every CPU; then every
 # line of the instance's `trace` is checked, and with everything off again
-# a workload records nothing.
+# a workload records nothing. The shells' tasks, ending on every CPU, must
+# all be freed with interrupts on.
 bb=busybox
 ROUNDS=${ROUNDS:-20}
 top=/sys/kernel/tracing
@@ -42,6 +43,8 @@ echo 1 > events/syscalls/sys_enter_openat/enable
 $bb cat /proc/self/stat > /dev/null
 echo 0 > events/syscalls/sys_enter_openat/enable
 echo 0 > events/raw_syscalls/enable
+# Tasks freed with interrupts masked (the kernel reports the first).
+echo "irqs-off-frees $($bb dmesg | $bb grep -c 'freed with interrupts masked')"
 echo 0 > tracing_on
 $bb grep -v '^#' trace > /tmp/t
 echo "lines $($bb wc -l < /tmp/t)"

@@ -71,9 +71,12 @@ impl ProcessFs {
         }
     }
 
-    /// At exit: drop the table (closing files if this was its last user).
-    pub fn release(&mut self) {
-        self.files = Arc::new(FdTable::new());
+    /// At exit: takes the table out, for the caller to drop (closing files
+    /// if this was its last user) once it has let go of the lock it holds
+    /// this under: closing wakes waiters, whose tasks may go with it.
+    #[must_use = "the table is closed where it is dropped"]
+    pub fn release(&mut self) -> Arc<FdTable> {
+        core::mem::replace(&mut self.files, Arc::new(FdTable::new()))
     }
 
     /// At exec: close the close-on-exec descriptors.

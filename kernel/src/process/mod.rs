@@ -634,7 +634,9 @@ pub fn do_group_exit(status: i32) -> ! {
 }
 
 fn exit_process(p: &Arc<Process>, status: i32) {
-    p.fs.lock().release();
+    // Closed with interrupts on, outside the process's `fs` lock.
+    let files = p.fs.lock().release();
+    drop(files);
     // Orphans go to init, which reaps them.
     let orphans: Vec<Arc<Process>> = core::mem::take(&mut *p.children.lock());
     if !orphans.is_empty() {

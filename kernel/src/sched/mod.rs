@@ -28,11 +28,11 @@ static CURRENT: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(co
 static IDLE: PerCpu<spin::Once<Arc<Task>>> = PerCpu::new([const { spin::Once::new() }; NR_CPUS]);
 /// The task a CPU switched away from, whose `on_cpu` the next task clears.
 static PREV: PerCpu<IrqSpinLock<Option<Arc<Task>>>> = PerCpu::new([const { IrqSpinLock::new(None) }; NR_CPUS]);
-/// A dead task switched away from, whose last scheduler reference waits
-/// for this CPU to unmask interrupts (see [`delayed_put_task_struct`]):
-/// a strong reference held as a raw pointer (`Arc::into_raw`), so that
-/// the check on every switch is one load. Only this CPU's scheduler
-/// touches it.
+/// The dead tasks switched away from, whose last scheduler references
+/// wait for this CPU to unmask interrupts (see [`delayed_put_task_struct`]):
+/// the latest, a strong reference held as a raw pointer (`Arc::into_raw`),
+/// so that the check on every switch is one load, and through its
+/// `dead_next` those before it. Only this CPU's scheduler touches it.
 static DEAD_TASK: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(core::ptr::null_mut()) }; NR_CPUS]);
 /// Set by the tick: reschedule at the next opportunity.
 static NEED_RESCHED: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
@@ -284,7 +284,11 @@ pub fn flush_sync_kick() {
     }
 }
 
-/// Kicks an idle CPU for the first queued task, if any.
+/// Kicks an idle CPU for the first queued task, if any. Out of line and
+/// cold: its run-queue lock and interrupt-mask hooks would otherwise give
+/// [`flush_sync_kick`], on every return to user mode, a stack frame.
+#[cold]
+#[inline(never)]
 fn kick_queued() {
     let first = {
         let rq = RUNQUEUE.lock();
@@ -490,39 +494,49 @@ fn finish_task_switch() {
     };
     prev.on_cpu.store(false, Ordering::Release);
     if prev.state() == TaskState::Dead {
-        let older = DEAD_TASK.this().swap(Arc::into_raw(prev).cast_mut(), Ordering::AcqRel);
-        // Only if the last switch here had interrupts masked throughout
-        // (see `put_dead_task`): that task goes now, in this context.
-        if let Some(t) = dead_task_from_raw(older) {
-            delayed_put_task_struct(t);
-        }
+        // Pushed on this CPU's list with interrupts masked, so that no
+        // `put_dead_task` here runs between the load and the store. Older
+        // ones are there only if every switch here since they died had
+        // interrupts masked throughout (see `put_dead_task`).
+        let slot = DEAD_TASK.this();
+        prev.dead_next.store(slot.load(Ordering::Acquire), Ordering::Relaxed);
+        slot.store(Arc::into_raw(prev).cast_mut(), Ordering::Release);
     }
 }
 
-/// The reference a [`DEAD_TASK`] slot held, if any.
+/// The reference a [`DEAD_TASK`] slot or a `dead_next` link held, if any.
 fn dead_task_from_raw(p: *mut Task) -> Option<Arc<Task>> {
     if p.is_null() {
         return None;
     }
-    // SAFETY: a non-null DEAD_TASK value came from `Arc::into_raw` and
-    // owned one strong count, which the swap that read it took out of the
-    // slot: it is handed back exactly once.
+    // SAFETY: a non-null DEAD_TASK or `dead_next` value came from
+    // `Arc::into_raw` and owned one strong count, which the swap that read
+    // it took out of the slot or link: it is handed back exactly once.
     #[allow(unsafe_code)]
     Some(unsafe { Arc::from_raw(p) })
 }
 
-/// Drops the dead task this CPU switched away from, once interrupts are
+/// Drops the dead tasks this CPU switched away from, once interrupts are
 /// unmasked: the end of `schedule` and `schedule_tail`, right after
 /// `finish_task_switch`, so that nothing else runs on this CPU in between.
 /// A switch back to a task that called `schedule` with interrupts masked
-/// leaves it for the next switch here.
+/// leaves them for the next switch here.
 #[inline(always)]
 fn put_dead_task() {
     let slot = DEAD_TASK.this();
     if slot.load(Ordering::Relaxed).is_null() || arch::cpu::irqs_disabled() {
         return;
     }
-    if let Some(t) = dead_task_from_raw(slot.swap(core::ptr::null_mut(), Ordering::AcqRel)) {
+    put_dead_tasks(slot.swap(core::ptr::null_mut(), Ordering::AcqRel));
+}
+
+/// [`delayed_put_task_struct`] for each task of a list taken off
+/// [`DEAD_TASK`], latest first.
+#[cold]
+#[inline(never)]
+fn put_dead_tasks(mut p: *mut Task) {
+    while let Some(t) = dead_task_from_raw(p) {
+        p = t.dead_next.swap(core::ptr::null_mut(), Ordering::AcqRel);
         delayed_put_task_struct(t);
     }
 }

@@ -9,7 +9,7 @@ use alloc::sync::Arc;
 use arch::addr::{PhysAddr, VirtAddr};
 use arch::context::{FpsimdState, TaskContext};
 use arch::ptrace::{PtRegs, PT_REGS_SIZE};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// Scheduling state (Linux's `__state` values, by meaning).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,6 +213,11 @@ pub struct Task {
     pub policy: AtomicU32,
     /// Real-time priority, 1..=99 under SCHED_FIFO/SCHED_RR, else 0.
     pub rt_priority: AtomicU32,
+    /// Once dead and switched out: the dead task parked before it on the
+    /// same CPU, waiting with it for interrupts to be unmasked (a strong
+    /// reference from `Arc::into_raw`, or null; Linux chains its
+    /// `delayed_put_task_struct` callbacks through `task_struct::rcu`).
+    pub(super) dead_next: AtomicPtr<Task>,
 }
 
 /// The cache of tasks (Linux's `task_struct_cachep`): every kernel thread
@@ -273,6 +278,7 @@ impl Task {
             personality: AtomicU32::new(0),
             policy: AtomicU32::new(0),
             rt_priority: AtomicU32::new(0),
+            dead_next: AtomicPtr::new(core::ptr::null_mut()),
         }
     }
 
@@ -413,6 +419,31 @@ impl Task {
 #[inline(never)]
 pub fn free_task(t: Arc<Task>) {
     drop(t);
+}
+
+/// Tasks whose memory was freed with interrupts masked: by a reference
+/// dropped in interrupt context or under an interrupt-masking lock. Linux
+/// frees a `task_struct` from an RCU callback, never there; this stays 0
+/// unless a path forgets to leave its reference to `free_task`.
+pub static TASKS_FREED_IRQS_OFF: AtomicU64 = AtomicU64::new(0);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        if !arch::cpu::irqs_disabled() {
+            return;
+        }
+        // Reported once, where it happened, at warning level (off the
+        // console while commands run); the count tells the rest.
+        if TASKS_FREED_IRQS_OFF.fetch_add(1, Ordering::Relaxed) == 0 {
+            let mut trace = alloc::string::String::new();
+            crate::stacktrace::dump_backtrace(&mut trace, 0, arch::cpu::frame_pointer());
+            crate::pr_warn!(
+                "task {} freed with interrupts masked:\n{}",
+                self.tid(),
+                trace.trim_end()
+            );
+        }
+    }
 }
 
 /// End of a kernel thread whose function returned.
