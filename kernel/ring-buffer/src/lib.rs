@@ -318,6 +318,15 @@ fn wr64(b: &mut [u8], off: usize, v: u64) {
     }
 }
 
+/// Zeroes what follows an event's `len` payload bytes in its `rest`.
+#[cold]
+#[inline(never)]
+fn zero_pad(rest: &mut [u8], len: usize) {
+    if let Some(pad) = rest.get_mut(len..) {
+        pad.fill(0);
+    }
+}
+
 #[inline]
 fn header(type_len: u32, delta: u32) -> u32 {
     (type_len & 0x1f) | (delta << 5)
@@ -738,8 +747,11 @@ impl CpuBuffer {
                         let type_len = ((length - RB_EVNT_HDR_SIZE) / RB_ALIGNMENT) as u32;
                         let (hdr, rest) = ev.split_at_mut(RB_EVNT_HDR_SIZE);
                         hdr.copy_from_slice(&header(type_len, delta as u32).to_le_bytes());
-                        if let Some(pad) = rest.get_mut(len..) {
-                            pad.fill(0);
+                        // Most payloads fill their event to the word: no
+                        // padding, and no `memset` call for nothing (out of
+                        // line, so that this path stays a leaf).
+                        if len + RB_EVNT_HDR_SIZE != length {
+                            zero_pad(rest, len);
                         }
                         return Ok(Reservation {
                             buf: self,
@@ -1110,18 +1122,19 @@ pub struct Reservation<'a> {
 
 impl Reservation<'_> {
     /// Its payload (what `DerefMut` gives), to borrow once for many writes.
-    #[inline]
+    #[inline(always)]
     pub fn entry_mut(&mut self) -> &mut [u8] {
-        let tail = self.buf.tail;
-        let data = match self.buf.slots.get_mut(tail) {
-            Some(s) => s.page.get_mut(BUF_PAGE_HDR_SIZE..).unwrap_or(&mut []),
+        // One range check on the page: the payload offset is from the
+        // start of its data, which follows the page header.
+        let start = BUF_PAGE_HDR_SIZE + self.payload;
+        match self.buf.slots.get_mut(self.buf.tail) {
+            Some(s) => s.page.get_mut(start..start + self.len).unwrap_or(&mut []),
             None => &mut [],
-        };
-        data.get_mut(self.payload..self.payload + self.len).unwrap_or(&mut [])
+        }
     }
 
     /// Makes the event visible to readers and counts it.
-    #[inline]
+    #[inline(always)]
     pub fn commit(self) {
         let b = self.buf;
         let length = self.end - b.write;
