@@ -167,13 +167,7 @@ fn register(def: &ProbeDef, fp: &Arc<Fprobe>) -> Result<(), Errno> {
 }
 
 fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &FprobeEvent) -> Arc<Hit> {
-    Arc::new(Hit {
-        def: def.clone(),
-        ev: ev.clone(),
-        tracing: pe.tracing.clone(),
-        nhit: AtomicU64::new(0),
-        func: AtomicU64::new(0),
-    })
+    Arc::new(Hit::new(def, ev, &pe.tracing))
 }
 
 /// Runs one `f` definition (Linux's `register_trace_fprobe` and its

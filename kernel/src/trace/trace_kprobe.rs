@@ -265,6 +265,29 @@ pub(super) struct Hit {
     /// The probed address (`__probe_func` of return records), known once
     /// the probe is registered.
     pub(super) func: AtomicU64,
+    /// For a definition without arguments, its record's size and how many
+    /// words its probe header has (1 at an entry, 2 at a return), so that
+    /// a hit writes them in place without the fetch machinery; 0 words for
+    /// the others.
+    plain: (usize, usize),
+}
+
+impl Hit {
+    pub(super) fn new(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, tracing: &Arc<AtomicBool>) -> Hit {
+        let words = if def.args.is_empty() && def.entry_args.is_empty() {
+            def.probe_header_size() / 8
+        } else {
+            0
+        };
+        Hit {
+            def: def.clone(),
+            ev: ev.clone(),
+            tracing: tracing.clone(),
+            nhit: AtomicU64::new(0),
+            func: AtomicU64::new(0),
+            plain: (def.fixed_size(), words),
+        }
+    }
 }
 
 /// One definition (Linux's `trace_kprobe`).
@@ -301,21 +324,21 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
         return;
     }
     let def = &hit.def;
-    let recorded = if def.args.is_empty() && def.entry_args.is_empty() {
+    let (plain_len, words) = hit.plain;
+    let recorded = if words != 0 {
         // Nothing to fetch: the record is the probe's own fields, written
         // in place.
         let head = match site {
             ProbeSite::Entry { ip } => [ip, 0],
             ProbeSite::Return { func, ret_ip } => [func, ret_ip],
         };
-        let n = def.probe_header_size() / 8;
-        hit.ev.record_entry_full(def.fixed_size(), |e| {
-            for (i, v) in head.iter().take(n).enumerate() {
-                let at = trace_probe::COMMON_HEADER_SIZE + 8 * i;
-                let Some(w) = e.get_mut(at..at + 8) else {
-                    return false;
-                };
-                w.copy_from_slice(&v.to_le_bytes());
+        const AT: usize = trace_probe::COMMON_HEADER_SIZE;
+        hit.ev.record_entry_full(plain_len, |e| {
+            let Some(w) = e.get_mut(AT..AT + 8 * words) else {
+                return false;
+            };
+            for (w, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(head) {
+                arch::ftrace::put_unaligned_le64(w, v);
             }
             true
         })
@@ -557,13 +580,7 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
 }
 
 fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &ProbeEvent) -> Arc<Hit> {
-    Arc::new(Hit {
-        def: def.clone(),
-        ev: ev.clone(),
-        tracing: pe.tracing.clone(),
-        nhit: AtomicU64::new(0),
-        func: AtomicU64::new(0),
-    })
+    Arc::new(Hit::new(def, ev, &pe.tracing))
 }
 
 /// Removes definition `i` of `list` (Linux's `unregister_trace_kprobe`):
