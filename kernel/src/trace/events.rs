@@ -435,7 +435,7 @@ pub const FIRST_DYNAMIC_ID: u16 = 32;
 
 /// Whether events should save command lines now (`record-cmd` and an
 /// enabled event, as Linux records them from sched_switch then).
-#[inline]
+#[inline(always)]
 pub fn cmdline_recording() -> bool {
     ENABLED_EVENTS.load(Ordering::Acquire) > 0 && super::options::is_set(super::options::RECORD_CMD)
 }

@@ -29,7 +29,7 @@ use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use arch::ftrace::{FtraceRegs, FtraceRetRegs};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use trace_probe::{command_text, parse_fprobe_command, CmdError, ProbeDef, ProbeKind, ProbeSite, MAX_TRACE_ARGS};
 use uapi::Errno;
 

@@ -319,11 +319,11 @@ fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
 /// `kprobe_profile` counts is either in the buffer or counted lost there,
 /// even for a hit racing the event's disabling (or a return probe's
 /// instance returning after it); Linux counts those too, then drops them.
+#[inline(always)]
 pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
     if !hit.tracing.load(Ordering::Acquire) {
         return;
     }
-    let def = &hit.def;
     let (plain_len, words) = hit.plain;
     let recorded = if words != 0 {
         // Nothing to fetch: the record is the probe's own fields, written
@@ -343,12 +343,7 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
             true
         })
     } else {
-        // Sized once: the fetch fills exactly the room reserved (Linux's
-        // `__get_data_size` then `store_trace_args` with that size).
-        let dsize = def.dynamic_size(env, edata);
-        let len = def.fixed_size() + dsize;
-        hit.ev
-            .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok())
+        record_fetched(hit, env, site, edata)
     };
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
@@ -356,6 +351,19 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     if recorded || hit.ev.is_traced() {
         hit.nhit.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// [`record`] of a definition with arguments: sized once, the fetch fills
+/// exactly the room reserved (Linux's `__get_data_size` then
+/// `store_trace_args` with that size). Out of line, so that [`record`]'s
+/// callers inline only the no-args path.
+#[inline(never)]
+fn record_fetched(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) -> bool {
+    let def = &hit.def;
+    let dsize = def.dynamic_size(env, edata);
+    let len = def.fixed_size() + dsize;
+    hit.ev
+        .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok())
 }
 
 /// A return probe's entry: saves the arguments `$argN` reads at return.
