@@ -435,6 +435,7 @@ pub const FIRST_DYNAMIC_ID: u16 = 32;
 
 /// Whether events should save command lines now (`record-cmd` and an
 /// enabled event, as Linux records them from sched_switch then).
+#[inline(always)]
 pub fn cmdline_recording() -> bool {
     ENABLED_EVENTS.load(Ordering::Acquire) > 0 && super::options::is_set(super::options::RECORD_CMD)
 }
@@ -1090,11 +1091,20 @@ impl EventPidList {
 /// `trace_ignore_this_task`): not in the first when it has pids, or in
 /// the second. From probe context: a list being changed lets the event
 /// through.
+#[inline]
 pub fn ignore_this_task(tr: &TraceArray) -> bool {
     let (pids, no_pids) = (&tr.event_pids, &tr.event_notrace_pids);
     if !pids.on.load(Ordering::Acquire) && !no_pids.on.load(Ordering::Acquire) {
         return false;
     }
+    ignore_this_task_slow(tr)
+}
+
+/// [`ignore_this_task`] with a pid list on, out of line: the common case
+/// (no lists) costs its callers two loads.
+#[inline(never)]
+fn ignore_this_task_slow(tr: &TraceArray) -> bool {
+    let (pids, no_pids) = (&tr.event_pids, &tr.event_notrace_pids);
     let pid = match crate::sched::try_current() {
         Some(t) if !t.is_idle() => t.tid(),
         _ => 0,

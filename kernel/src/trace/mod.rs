@@ -710,7 +710,7 @@ fn trace_event_write_raw(
             if let Ok(mut r) = buf.reserve_uninit(ts, len) {
                 let e = r.entry_mut();
                 if let Some((h, rest)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() {
-                    *h = header.to_le_bytes();
+                    arch::ftrace::put_unaligned_le64(h, header);
                     if zero {
                         rest.fill(0);
                     }

@@ -29,7 +29,7 @@ use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use arch::ftrace::{FtraceRegs, FtraceRetRegs};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use trace_probe::{command_text, parse_fprobe_command, CmdError, ProbeDef, ProbeKind, ProbeSite, MAX_TRACE_ARGS};
 use uapi::Errno;
 
@@ -167,13 +167,7 @@ fn register(def: &ProbeDef, fp: &Arc<Fprobe>) -> Result<(), Errno> {
 }
 
 fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &FprobeEvent) -> Arc<Hit> {
-    Arc::new(Hit {
-        def: def.clone(),
-        ev: ev.clone(),
-        tracing: pe.tracing.clone(),
-        nhit: AtomicU64::new(0),
-        func: AtomicU64::new(0),
-    })
+    Arc::new(Hit::new(def, ev, &pe.tracing))
 }
 
 /// Runs one `f` definition (Linux's `register_trace_fprobe` and its

@@ -265,6 +265,29 @@ pub(super) struct Hit {
     /// The probed address (`__probe_func` of return records), known once
     /// the probe is registered.
     pub(super) func: AtomicU64,
+    /// For a definition without arguments, its record's size and how many
+    /// words its probe header has (1 at an entry, 2 at a return), so that
+    /// a hit writes them in place without the fetch machinery; 0 words for
+    /// the others.
+    plain: (usize, usize),
+}
+
+impl Hit {
+    pub(super) fn new(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, tracing: &Arc<AtomicBool>) -> Hit {
+        let words = if def.args.is_empty() && def.entry_args.is_empty() {
+            def.probe_header_size() / 8
+        } else {
+            0
+        };
+        Hit {
+            def: def.clone(),
+            ev: ev.clone(),
+            tracing: tracing.clone(),
+            nhit: AtomicU64::new(0),
+            func: AtomicU64::new(0),
+            plain: (def.fixed_size(), words),
+        }
+    }
 }
 
 /// One definition (Linux's `trace_kprobe`).
@@ -296,36 +319,31 @@ fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
 /// `kprobe_profile` counts is either in the buffer or counted lost there,
 /// even for a hit racing the event's disabling (or a return probe's
 /// instance returning after it); Linux counts those too, then drops them.
+#[inline(always)]
 pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) {
     if !hit.tracing.load(Ordering::Acquire) {
         return;
     }
-    let def = &hit.def;
-    let recorded = if def.args.is_empty() && def.entry_args.is_empty() {
+    let (plain_len, words) = hit.plain;
+    let recorded = if words != 0 {
         // Nothing to fetch: the record is the probe's own fields, written
         // in place.
         let head = match site {
             ProbeSite::Entry { ip } => [ip, 0],
             ProbeSite::Return { func, ret_ip } => [func, ret_ip],
         };
-        let n = def.probe_header_size() / 8;
-        hit.ev.record_entry_full(def.fixed_size(), |e| {
-            for (i, v) in head.iter().take(n).enumerate() {
-                let at = trace_probe::COMMON_HEADER_SIZE + 8 * i;
-                let Some(w) = e.get_mut(at..at + 8) else {
-                    return false;
-                };
-                w.copy_from_slice(&v.to_le_bytes());
+        const AT: usize = trace_probe::COMMON_HEADER_SIZE;
+        hit.ev.record_entry_full(plain_len, |e| {
+            let Some(w) = e.get_mut(AT..AT + 8 * words) else {
+                return false;
+            };
+            for (w, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(head) {
+                arch::ftrace::put_unaligned_le64(w, v);
             }
             true
         })
     } else {
-        // Sized once: the fetch fills exactly the room reserved (Linux's
-        // `__get_data_size` then `store_trace_args` with that size).
-        let dsize = def.dynamic_size(env, edata);
-        let len = def.fixed_size() + dsize;
-        hit.ev
-            .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok())
+        record_fetched(hit, env, site, edata)
     };
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
@@ -333,6 +351,19 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     if recorded || hit.ev.is_traced() {
         hit.nhit.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// [`record`] of a definition with arguments: sized once, the fetch fills
+/// exactly the room reserved (Linux's `__get_data_size` then
+/// `store_trace_args` with that size). Out of line, so that [`record`]'s
+/// callers inline only the no-args path.
+#[inline(never)]
+fn record_fetched(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64]) -> bool {
+    let def = &hit.def;
+    let dsize = def.dynamic_size(env, edata);
+    let len = def.fixed_size() + dsize;
+    hit.ev
+        .record_entry_full(len, |e| def.fetch_sized(env, site, edata, e, dsize).is_ok())
 }
 
 /// A return probe's entry: saves the arguments `$argN` reads at return.
@@ -557,13 +588,7 @@ fn define(mut def: ProbeDef) -> Result<(), CmdError> {
 }
 
 fn new_hit(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, pe: &ProbeEvent) -> Arc<Hit> {
-    Arc::new(Hit {
-        def: def.clone(),
-        ev: ev.clone(),
-        tracing: pe.tracing.clone(),
-        nhit: AtomicU64::new(0),
-        func: AtomicU64::new(0),
-    })
+    Arc::new(Hit::new(def, ev, &pe.tracing))
 }
 
 /// Removes definition `i` of `list` (Linux's `unregister_trace_kprobe`):

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Instruction profile of one ftrace-based probe hit, from a QEMU log.
+
+Boot with QEMU's `-d exec,in_asm,nochain -D LOG -dfilter
+0xffffffff80000000..0xffffffff81000000` (a shim first in PATH adding them,
+as bench/tracing.py's use_icount adds -icount), enable a `p:` event on
+FUNC, call FUNC a few dozen times, then:
+
+    bench/hitprofile.py LOG target/kernel/System.map FUNC [x]
+
+Every hit is the run of translated blocks from `ftrace_caller` to FUNC+8
+(the instruction after the site's `bl`); prints each hit's instruction
+count, the instructions per function of a late hit, and with `x` that
+hit's instructions one by one. Counts are exact (nochain logs every block
+executed); a block's instructions come from its in_asm listing.
+"""
+import re, sys, bisect, collections
+log, smap, fname = sys.argv[1], sys.argv[2], sys.argv[3]
+syms = []
+for l in open(smap):
+    p = l.split()
+    if len(p) >= 3 and p[1] in 'tTwW': syms.append((int(p[0], 16), p[2]))
+syms.sort(); addrs = [a for a, _ in syms]
+def sym(pc):
+    i = bisect.bisect_right(addrs, pc) - 1
+    return syms[i][1] if i >= 0 else '?'
+caller = [a for a, n in syms if n == 'ftrace_caller'][0]
+ret = [a for a, n in syms if n == fname][0] + 8
+tbs = {}; cur = None; hits = []; active = None
+insn_re = re.compile(r'^0x([0-9a-f]+):\s+([0-9a-f]{8})\s+(.*)$')
+with open(log, errors='replace') as f:
+    for l in f:
+        if l.startswith('IN:'):
+            cur = []; continue
+        if cur is not None:
+            m = insn_re.match(l)
+            if m:
+                cur.append((int(m.group(1), 16), m.group(3).strip())); continue
+            if cur: tbs[cur[0][0]] = cur
+            cur = None
+        if l.startswith('Trace'):
+            pc = int(l.split('/')[1], 16)
+            if active is None:
+                if pc != caller: continue
+                active = []
+            if pc == ret:
+                hits.append(active); active = None; continue
+            active.append(tbs.get(pc, [(pc, '?')]))
+print('hits', len(hits), [sum(len(t) for t in h) for h in hits][-8:])
+h = hits[-3]
+per = collections.Counter(); ntb = 0
+for t in h:
+    ntb += 1
+    for pc, txt in t: per[sym(pc)] += 1
+print('TBs', ntb, 'insns', sum(per.values()))
+for s, n in per.most_common(): print(f'{n:5} {s}')
+if len(sys.argv) > 4:
+    for t in h:
+        for pc, txt in t: print(hex(pc), sym(pc)[-40:], txt)
