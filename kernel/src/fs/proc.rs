@@ -713,9 +713,9 @@ impl ProcProvider for Provider {
     }
 
     /// `mem` of a process (its first thread's) or of one of its threads.
-    /// Opening needs ptrace-attach access (Linux's mm_access with
-    /// PTRACE_MODE_ATTACH): every task here runs as root, which has
-    /// CAP_SYS_PTRACE, so any process's memory is open to it, as on Linux.
+    /// Opening needs ptrace-attach access with the caller's filesystem IDs
+    /// (Linux's proc_mem_open: mm_access with PTRACE_MODE_ATTACH_FSCREDS,
+    /// EACCES when refused).
     fn open_file(&self, scope: ProcScope, rel: &[u8], flags: u32) -> vfs::Result<Option<Arc<dyn vfs::file::FileOps>>> {
         // A write-only sysctl cannot be opened for reading, by root either
         // (Linux's proc_sys_permission checks the mode alone).
@@ -732,7 +732,14 @@ impl ProcProvider for Provider {
                 _ => return Ok(None),
             },
         };
-        let mm = task.and_then(|t| t.mm.lock().clone());
+        let mm = match task {
+            Some(t) => match crate::ptrace::access::mm_access(&t, crate::ptrace::access::PtraceMode::AttachFsCreds) {
+                Ok(mm) => Some(mm),
+                Err(uapi::Errno::ESRCH) => None,
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
         Ok(Some(Arc::new(MemFile { mm })))
     }
 }

@@ -13,6 +13,7 @@
 //! Lock order: a tracer's `ptraced` list, then a tracee's `state`; the
 //! `regs_lock` of a tracee is taken before its `state`.
 
+pub mod access;
 mod hw_breakpoint;
 mod peeksiginfo;
 mod process_vm;
