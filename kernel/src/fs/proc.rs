@@ -438,8 +438,11 @@ impl vfs::file::FileOps for MemFile {
 
 /// The thread `task/<tid>` of `rel` names in process `pid`, and what
 /// follows its directory (`b""`, `b"mem"`); `None` if `rel` is no such
-/// path or `tid` is not a thread of `pid`.
-fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
+/// path or `tid` is not a thread of `pid`. The thread is `None` for the
+/// leader of a process all of whose threads have exited (a zombie not yet
+/// reaped), which Linux still lists: its task is gone here, and the
+/// process stands for it.
+fn task_path(pid: u32, rel: &[u8]) -> Option<(Option<Arc<crate::sched::Task>>, &[u8])> {
     let rest = rel.strip_prefix(b"task/")?;
     let (tid, tail) = match rest.iter().position(|&b| b == b'/') {
         Some(i) => (&rest[..i], &rest[i + 1..]),
@@ -449,10 +452,13 @@ fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
     let p = process::find_process(pid)?;
     // Under `threads`, where the exiting leader moves to `exited_leader`.
     let threads = p.threads.lock();
+    if threads.is_empty() {
+        return (tid == pid).then_some((None, tail));
+    }
     let t = threads.iter().find(|t| t.tid() == tid).cloned();
     let t = t.or_else(|| p.exited_leader.lock().clone().filter(|t| t.tid() == tid));
     drop(threads);
-    Some((t?, tail))
+    Some((Some(t?), tail))
 }
 
 impl ProcProvider for Provider {
@@ -499,8 +505,12 @@ impl ProcProvider for Provider {
             (ProcScope::Pid(pid), b"task") => {
                 let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
                 // A zombie leader stays listed, first, as on Linux (looked
-                // at under `threads`, where the exiting leader moves).
+                // at under `threads`, where the exiting leader moves); with
+                // every thread gone, the process's zombie leader alone.
                 let threads = p.threads.lock();
+                if threads.is_empty() {
+                    return Ok(alloc::vec![ProcEntry::dir(p.pid.to_string().as_bytes())]);
+                }
                 let leader = p.exited_leader.lock().clone();
                 let entries = leader
                     .iter()
@@ -622,14 +632,17 @@ impl ProcProvider for Provider {
                 .and_then(|t| t.mm.lock().clone())
                 .map(|mm| mm.saved_auxv())
                 .unwrap_or_default()),
+            // The zombie leader's (no task): the process's, as Linux's
+            // files of the leader are.
             (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => match task_path(pid, rel) {
                 Some((t, b"stat")) => process::find_process(pid)
-                    .map(|p| stat(&p, Some(t)))
+                    .map(|p| stat(&p, t))
                     .ok_or(uapi::Errno::ESRCH),
                 Some((t, b"status")) => process::find_process(pid)
-                    .map(|p| status(&p, Some(t)))
+                    .map(|p| status(&p, t))
                     .ok_or(uapi::Errno::ESRCH),
-                Some((t, b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
+                Some((Some(t), b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
+                Some((None, b"comm")) => Err(uapi::Errno::ESRCH),
                 _ => Err(uapi::Errno::ENOENT),
             },
             (ProcScope::Pid(pid), b"cmdline") => Ok(process::find_process(pid)
@@ -728,7 +741,7 @@ impl ProcProvider for Provider {
         let task = match rel {
             b"mem" => process::find_process(pid).ok_or(uapi::Errno::ESRCH)?.main_thread(),
             rel => match task_path(pid, rel) {
-                Some((t, b"mem")) => Some(t),
+                Some((t, b"mem")) => t,
                 _ => return Ok(None),
             },
         };

@@ -1470,8 +1470,16 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
             Err(Errno::EINVAL),
             "flags before either array ({write})"
         );
-        check_eq!(call(write, pid, l, 1025, r, 1, 0), Err(Errno::EINVAL), "1025 local ({write})");
-        check_eq!(call(write, pid, l, 1, r, 1025, 0), Err(Errno::EINVAL), "1025 remote ({write})");
+        check_eq!(
+            call(write, pid, l, 1025, r, 1, 0),
+            Err(Errno::EINVAL),
+            "1025 local ({write})"
+        );
+        check_eq!(
+            call(write, pid, l, 1, r, 1025, 0),
+            Err(Errno::EINVAL),
+            "1025 remote ({write})"
+        );
         check_eq!(
             call(write, pid, empty.as_ptr() as usize, 1, 16, 1, 0),
             Ok(0),
@@ -1482,13 +1490,21 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
             Ok(0),
             "no local iovecs, 1025 remote ({write})"
         );
-        check_eq!(call(write, pid, l, 1, 16, 1, 0), Err(Errno::EFAULT), "an unmapped remote array ({write})");
+        check_eq!(
+            call(write, pid, l, 1, 16, 1, 0),
+            Err(Errno::EFAULT),
+            "an unmapped remote array ({write})"
+        );
         check_eq!(
             call(write, 0x3fff_fff0, l, 1, rempty.as_ptr() as usize, 1, 0),
             Ok(0),
             "empty remote iovecs, no such pid ({write})"
         );
-        check_eq!(call(write, 0x3fff_fff0, l, 1, r, 1, 0), Err(Errno::ESRCH), "no such pid ({write})");
+        check_eq!(
+            call(write, 0x3fff_fff0, l, 1, r, 1, 0),
+            Err(Errno::ESRCH),
+            "no such pid ({write})"
+        );
         check_eq!(call(write, -1, l, 1, r, 1, 0), Err(Errno::ESRCH), "pid -1 ({write})");
         check_eq!(call(write, pid, l, 1, r, 1, 0), Ok(8), "the word ({write})");
     }
