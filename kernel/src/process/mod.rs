@@ -222,6 +222,31 @@ impl Process {
     }
 }
 
+#[cfg(feature = "ktest")]
+impl Process {
+    /// A process outside the process table, with no descriptors and `/` as
+    /// its directory: for in-kernel tests that build a signal situation on
+    /// threads that never run. The caller adds the threads and clears
+    /// `threads` at the end (each thread's `process` points back here).
+    pub fn new_for_ktest(pid: u32) -> Arc<Process> {
+        // The test kernel mounts no root at boot; mounting is idempotent.
+        crate::fs::mount_root(None).expect("root filesystem");
+        let fs = crate::fs::ProcessFs {
+            files: Arc::new(vfs::FdTable::new()),
+            cwd: Arc::new(IrqSpinLock::new(crate::fs::vfs().root())),
+        };
+        Process::new(
+            pid,
+            0,
+            pid,
+            pid,
+            Arc::new(SigHand::new()),
+            (fs, Arc::new(AtomicU32::new(0o022))),
+            signal::SIGCHLD,
+        )
+    }
+}
+
 /// Creates PID 1 from the current kernel context: a user task that will
 /// return to EL0 at `pc` with stack `sp` in `mm`.
 pub fn spawn_init(mm: Arc<Mm>, pc: u64, sp: u64, fs: crate::fs::ProcessFs, name: &[u8]) -> Result<Arc<Task>, Errno> {
