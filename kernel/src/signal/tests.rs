@@ -128,15 +128,28 @@ fn shared_signal_picked_for_an_exiting_thread_goes_to_a_thread_that_takes_it() {
     .expect("send");
     assert_eq!(p.shared_pending.load(Ordering::SeqCst), sigmask(SIGUSR1));
     assert!(has_pending(&leader), "the leader was not picked");
-    assert!(!has_pending(&blocker) && !has_pending(&taker), "more than one thread picked");
+    assert!(
+        !has_pending(&blocker) && !has_pending(&taker),
+        "more than one thread picked"
+    );
     // The leader exits as exit_thread has it: off the list, then its
     // signals.
     p.threads.lock().retain(|t| !Arc::ptr_eq(t, &leader));
     exit_signals(&leader, &p, false);
-    assert!(!leader.sigpending.load(Ordering::SeqCst), "the exited thread still flagged");
-    assert!(!blocker.sigpending.load(Ordering::SeqCst), "handed to the thread that blocks it");
+    assert!(
+        !leader.sigpending.load(Ordering::SeqCst),
+        "the exited thread still flagged"
+    );
+    assert!(
+        !blocker.sigpending.load(Ordering::SeqCst),
+        "handed to the thread that blocks it"
+    );
     assert!(has_pending(&taker), "not handed on to the thread that may take it");
-    assert_eq!(p.shared_pending.load(Ordering::SeqCst), sigmask(SIGUSR1), "the signal left the shared set");
+    assert_eq!(
+        p.shared_pending.load(Ordering::SeqCst),
+        sigmask(SIGUSR1),
+        "the signal left the shared set"
+    );
     // The threads point at the process: break the cycle.
     p.threads.lock().clear();
     flush_process_signals(&p, u64::MAX);
