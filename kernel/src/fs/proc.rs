@@ -69,6 +69,13 @@ fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
     leader.map_or('S', |t| task_state_char(&t))
 }
 
+/// The name of `p`'s leader once every thread exited.
+fn zombie_comm(p: &Process) -> String {
+    let c = *p.zombie_comm.lock();
+    let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&c[..n]).into_owned()
+}
+
 /// `/proc/<pid>/stat` (of the process, through its first thread) and
 /// `/proc/<pid>/task/<tid>/stat` (of thread `t`): Linux's 52 fields, those
 /// the kernel does not track 0. Debuggers read `processor` (field 39), the
@@ -77,7 +84,7 @@ fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
     let state = state_char(p, t.as_deref());
     let tid = t.as_ref().map_or(p.pid, |t| t.tid());
     let t = t.or_else(|| p.main_thread());
-    let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
+    let comm = t.as_ref().map_or_else(|| zombie_comm(p), |t| t.comm_string());
     let threads = thread_count(p);
     let (vsize, rss) = p
         .main_thread()
@@ -117,7 +124,7 @@ fn status(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
     let state = state_char(p, t.as_deref());
     let tid = t.as_ref().map_or(p.pid, |t| t.tid());
     let t = t.or_else(|| p.main_thread());
-    let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
+    let comm = t.as_ref().map_or_else(|| zombie_comm(p), |t| t.comm_string());
     let state = match state {
         'R' => "R (running)",
         'D' => "D (disk sleep)",
@@ -642,7 +649,9 @@ impl ProcProvider for Provider {
                     .map(|p| status(&p, t))
                     .ok_or(uapi::Errno::ESRCH),
                 Some((Some(t), b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
-                Some((None, b"comm")) => Err(uapi::Errno::ESRCH),
+                Some((None, b"comm")) => process::find_process(pid)
+                    .map(|p| format!("{}\n", zombie_comm(&p)).into_bytes())
+                    .ok_or(uapi::Errno::ESRCH),
                 _ => Err(uapi::Errno::ENOENT),
             },
             (ProcScope::Pid(pid), b"cmdline") => Ok(process::find_process(pid)
@@ -661,8 +670,10 @@ impl ProcProvider for Provider {
                 .map(|mm| mm.maps().into_bytes())
                 .unwrap_or_default()),
             (ProcScope::Pid(pid), b"comm") => process::find_process(pid)
-                .and_then(|p| p.main_thread())
-                .map(|t| format!("{}\n", t.comm_string()).into_bytes())
+                .map(|p| {
+                    let name = p.main_thread().map_or_else(|| zombie_comm(&p), |t| t.comm_string());
+                    format!("{name}\n").into_bytes()
+                })
                 .ok_or(uapi::Errno::ESRCH),
             _ => Err(uapi::Errno::ENOENT),
         }

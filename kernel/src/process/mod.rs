@@ -95,6 +95,10 @@ pub struct Process {
     /// still listed in `/proc/PID/task` until the group ends (Linux keeps
     /// it on the thread list, delay_group_leader).
     pub exited_leader: IrqSpinLock<Option<Arc<Task>>>,
+    /// The leader's name, kept when the last thread exits: a zombie's
+    /// `/proc` files still show it (Linux keeps the leader's task until
+    /// the reap).
+    pub zombie_comm: IrqSpinLock<[u8; 16]>,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -202,6 +206,7 @@ impl Process {
             ptrace_delayed_leader: IrqSpinLock::new(None),
             curr_target: AtomicU32::new(pid),
             exited_leader: IrqSpinLock::new(None),
+            zombie_comm: IrqSpinLock::new([0; 16]),
         })
     }
 
@@ -615,6 +620,9 @@ fn exit_thread(status: i32) {
         };
         (threads.is_empty(), zombie_leader)
     };
+    if last {
+        *p.zombie_comm.lock() = zombie_leader.as_deref().unwrap_or(&me).comm.get();
+    }
     drop(zombie_leader);
     {
         // Only this task's own entry: a thread that exec'd may already have

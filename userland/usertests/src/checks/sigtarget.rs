@@ -375,6 +375,16 @@ fn proc_task_of_a_zombie_process_lists_its_leader_alone_in_state_z() -> Outcome 
         Some(alloc::format!("{pid}").into_bytes()),
         "task/PID/stat's pid"
     );
+    // The leader's name stays with it (ours, inherited at the fork).
+    let comm = |s: &[u8]| {
+        let open = s.iter().position(|&b| b == b'(').unwrap_or(0);
+        let close = s.iter().rposition(|&b| b == b')').unwrap_or(0);
+        s.get(open + 1..close).map(<[u8]>::to_vec).unwrap_or_default()
+    };
+    let ours = read_small(b"/proc/self/comm").ctx("read our comm")?;
+    let ours = ours.strip_suffix(b"\n").unwrap_or(&ours).to_vec();
+    check_eq!(comm(&stat), ours.clone(), "task/PID/stat's comm");
+    check_eq!(comm(&pstat), ours, "stat's comm");
     Ok(())
 }
 
