@@ -123,3 +123,51 @@ fn same_thread_group(a: &Task, b: &Task) -> bool {
 fn task_still_dumpable(task_mm: Option<&Arc<Mm>>, cred: &Cred) -> bool {
     task_mm.is_some() || cred.cap_sys_ptrace
 }
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use ktest_macros::kernel_test;
+
+    /// A user's credentials, `uid`/`gid` in every slot, no capability.
+    fn user(uid: u32, gid: u32) -> Cred {
+        Cred {
+            uid,
+            euid: uid,
+            suid: uid,
+            fsuid: uid,
+            gid,
+            egid: gid,
+            sgid: gid,
+            fsgid: gid,
+            cap_sys_ptrace: false,
+        }
+    }
+
+    /// Linux's __ptrace_may_access credential rule: the caller's real (or
+    /// filesystem) IDs must equal all of the target's real, effective and
+    /// saved IDs, unless it holds CAP_SYS_PTRACE.
+    #[kernel_test]
+    fn ptrace_access_needs_all_the_targets_ids_or_cap_sys_ptrace() {
+        let (a, b) = (user(1000, 100), user(1001, 100));
+        for mode in [PtraceMode::AttachRealCreds, PtraceMode::AttachFsCreds] {
+            assert!(creds_allow(&a, &a, mode), "same user");
+            assert!(!creds_allow(&a, &b, mode), "another user");
+            assert!(!creds_allow(&a, &Cred::ROOT, mode), "a user on root");
+            assert!(creds_allow(&Cred::ROOT, &a, mode), "root (CAP_SYS_PTRACE) on a user");
+            assert!(!creds_allow(&a, &user(1000, 101), mode), "another group");
+            // A set-ID target: its saved (or effective) ID differs.
+            assert!(!creds_allow(&a, &Cred { suid: 0, ..a }, mode), "saved uid 0");
+            assert!(!creds_allow(&a, &Cred { egid: 0, ..a }, mode), "effective gid 0");
+        }
+        // Which of the caller's IDs speak: real for a system call, fs for
+        // a /proc file.
+        let fs_other = Cred { fsuid: 1001, ..a };
+        assert!(creds_allow(&fs_other, &a, PtraceMode::AttachRealCreds));
+        assert!(!creds_allow(&fs_other, &a, PtraceMode::AttachFsCreds));
+        // The thread group itself is always allowed, and every task here
+        // has root's credentials: the current task on itself.
+        let me = crate::sched::current();
+        assert_eq!(ptrace_may_access(&me, &me, None, PtraceMode::AttachRealCreds), Ok(()));
+    }
+}
