@@ -69,6 +69,13 @@ fn state_char(p: &Process, t: Option<&crate::sched::Task>) -> char {
     leader.map_or('S', |t| task_state_char(&t))
 }
 
+/// The name of `p`'s leader once every thread exited.
+fn zombie_comm(p: &Process) -> String {
+    let c = *p.zombie_comm.lock();
+    let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&c[..n]).into_owned()
+}
+
 /// `/proc/<pid>/stat` (of the process, through its first thread) and
 /// `/proc/<pid>/task/<tid>/stat` (of thread `t`): Linux's 52 fields, those
 /// the kernel does not track 0. Debuggers read `processor` (field 39), the
@@ -77,7 +84,7 @@ fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
     let state = state_char(p, t.as_deref());
     let tid = t.as_ref().map_or(p.pid, |t| t.tid());
     let t = t.or_else(|| p.main_thread());
-    let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
+    let comm = t.as_ref().map_or_else(|| zombie_comm(p), |t| t.comm_string());
     let threads = thread_count(p);
     let (vsize, rss) = p
         .main_thread()
@@ -117,7 +124,7 @@ fn status(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
     let state = state_char(p, t.as_deref());
     let tid = t.as_ref().map_or(p.pid, |t| t.tid());
     let t = t.or_else(|| p.main_thread());
-    let comm = t.as_ref().map(|t| t.comm_string()).unwrap_or_default();
+    let comm = t.as_ref().map_or_else(|| zombie_comm(p), |t| t.comm_string());
     let state = match state {
         'R' => "R (running)",
         'D' => "D (disk sleep)",
@@ -438,8 +445,11 @@ impl vfs::file::FileOps for MemFile {
 
 /// The thread `task/<tid>` of `rel` names in process `pid`, and what
 /// follows its directory (`b""`, `b"mem"`); `None` if `rel` is no such
-/// path or `tid` is not a thread of `pid`.
-fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
+/// path or `tid` is not a thread of `pid`. The thread is `None` for the
+/// leader of a process all of whose threads have exited (a zombie not yet
+/// reaped), which Linux still lists: its task is gone here, and the
+/// process stands for it.
+fn task_path(pid: u32, rel: &[u8]) -> Option<(Option<Arc<crate::sched::Task>>, &[u8])> {
     let rest = rel.strip_prefix(b"task/")?;
     let (tid, tail) = match rest.iter().position(|&b| b == b'/') {
         Some(i) => (&rest[..i], &rest[i + 1..]),
@@ -449,10 +459,13 @@ fn task_path(pid: u32, rel: &[u8]) -> Option<(Arc<crate::sched::Task>, &[u8])> {
     let p = process::find_process(pid)?;
     // Under `threads`, where the exiting leader moves to `exited_leader`.
     let threads = p.threads.lock();
+    if threads.is_empty() {
+        return (tid == pid).then_some((None, tail));
+    }
     let t = threads.iter().find(|t| t.tid() == tid).cloned();
     let t = t.or_else(|| p.exited_leader.lock().clone().filter(|t| t.tid() == tid));
     drop(threads);
-    Some((t?, tail))
+    Some((Some(t?), tail))
 }
 
 impl ProcProvider for Provider {
@@ -499,8 +512,12 @@ impl ProcProvider for Provider {
             (ProcScope::Pid(pid), b"task") => {
                 let p = process::find_process(pid).ok_or(uapi::Errno::ESRCH)?;
                 // A zombie leader stays listed, first, as on Linux (looked
-                // at under `threads`, where the exiting leader moves).
+                // at under `threads`, where the exiting leader moves); with
+                // every thread gone, the process's zombie leader alone.
                 let threads = p.threads.lock();
+                if threads.is_empty() {
+                    return Ok(alloc::vec![ProcEntry::dir(p.pid.to_string().as_bytes())]);
+                }
                 let leader = p.exited_leader.lock().clone();
                 let entries = leader
                     .iter()
@@ -622,14 +639,19 @@ impl ProcProvider for Provider {
                 .and_then(|t| t.mm.lock().clone())
                 .map(|mm| mm.saved_auxv())
                 .unwrap_or_default()),
+            // The zombie leader's (no task): the process's, as Linux's
+            // files of the leader are.
             (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") => match task_path(pid, rel) {
                 Some((t, b"stat")) => process::find_process(pid)
-                    .map(|p| stat(&p, Some(t)))
+                    .map(|p| stat(&p, t))
                     .ok_or(uapi::Errno::ESRCH),
                 Some((t, b"status")) => process::find_process(pid)
-                    .map(|p| status(&p, Some(t)))
+                    .map(|p| status(&p, t))
                     .ok_or(uapi::Errno::ESRCH),
-                Some((t, b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
+                Some((Some(t), b"comm")) => Ok(format!("{}\n", t.comm_string()).into_bytes()),
+                Some((None, b"comm")) => process::find_process(pid)
+                    .map(|p| format!("{}\n", zombie_comm(&p)).into_bytes())
+                    .ok_or(uapi::Errno::ESRCH),
                 _ => Err(uapi::Errno::ENOENT),
             },
             (ProcScope::Pid(pid), b"cmdline") => Ok(process::find_process(pid)
@@ -648,8 +670,10 @@ impl ProcProvider for Provider {
                 .map(|mm| mm.maps().into_bytes())
                 .unwrap_or_default()),
             (ProcScope::Pid(pid), b"comm") => process::find_process(pid)
-                .and_then(|p| p.main_thread())
-                .map(|t| format!("{}\n", t.comm_string()).into_bytes())
+                .map(|p| {
+                    let name = p.main_thread().map_or_else(|| zombie_comm(&p), |t| t.comm_string());
+                    format!("{name}\n").into_bytes()
+                })
                 .ok_or(uapi::Errno::ESRCH),
             _ => Err(uapi::Errno::ENOENT),
         }
@@ -713,9 +737,9 @@ impl ProcProvider for Provider {
     }
 
     /// `mem` of a process (its first thread's) or of one of its threads.
-    /// Opening needs ptrace-attach access (Linux's mm_access with
-    /// PTRACE_MODE_ATTACH): every task here runs as root, which has
-    /// CAP_SYS_PTRACE, so any process's memory is open to it, as on Linux.
+    /// Opening needs ptrace-attach access with the caller's filesystem IDs
+    /// (Linux's proc_mem_open: mm_access with PTRACE_MODE_ATTACH_FSCREDS,
+    /// EACCES when refused).
     fn open_file(&self, scope: ProcScope, rel: &[u8], flags: u32) -> vfs::Result<Option<Arc<dyn vfs::file::FileOps>>> {
         // A write-only sysctl cannot be opened for reading, by root either
         // (Linux's proc_sys_permission checks the mode alone).
@@ -728,11 +752,18 @@ impl ProcProvider for Provider {
         let task = match rel {
             b"mem" => process::find_process(pid).ok_or(uapi::Errno::ESRCH)?.main_thread(),
             rel => match task_path(pid, rel) {
-                Some((t, b"mem")) => Some(t),
+                Some((t, b"mem")) => t,
                 _ => return Ok(None),
             },
         };
-        let mm = task.and_then(|t| t.mm.lock().clone());
+        let mm = match task {
+            Some(t) => match crate::ptrace::access::mm_access(&t, crate::ptrace::access::PtraceMode::AttachFsCreds) {
+                Ok(mm) => Some(mm),
+                Err(uapi::Errno::ESRCH) => None,
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
         Ok(Some(Arc::new(MemFile { mm })))
     }
 }

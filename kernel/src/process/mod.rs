@@ -95,6 +95,10 @@ pub struct Process {
     /// still listed in `/proc/PID/task` until the group ends (Linux keeps
     /// it on the thread list, delay_group_leader).
     pub exited_leader: IrqSpinLock<Option<Arc<Task>>>,
+    /// The leader's name, kept when the last thread exits: a zombie's
+    /// `/proc` files still show it (Linux keeps the leader's task until
+    /// the reap).
+    pub zombie_comm: IrqSpinLock<[u8; 16]>,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -202,6 +206,7 @@ impl Process {
             ptrace_delayed_leader: IrqSpinLock::new(None),
             curr_target: AtomicU32::new(pid),
             exited_leader: IrqSpinLock::new(None),
+            zombie_comm: IrqSpinLock::new([0; 16]),
         })
     }
 
@@ -219,6 +224,31 @@ impl Process {
     /// to hear about.
     pub fn is_reapable(&self) -> bool {
         self.is_zombie() && self.ptrace_hold.load(Ordering::Acquire) == 0
+    }
+}
+
+#[cfg(feature = "ktest")]
+impl Process {
+    /// A process outside the process table, with no descriptors and `/` as
+    /// its directory: for in-kernel tests that build a signal situation on
+    /// threads that never run. The caller adds the threads and clears
+    /// `threads` at the end (each thread's `process` points back here).
+    pub fn new_for_ktest(pid: u32) -> Arc<Process> {
+        // The test kernel mounts no root at boot; mounting is idempotent.
+        crate::fs::mount_root(None).expect("root filesystem");
+        let fs = crate::fs::ProcessFs {
+            files: Arc::new(vfs::FdTable::new()),
+            cwd: Arc::new(IrqSpinLock::new(crate::fs::vfs().root())),
+        };
+        Process::new(
+            pid,
+            0,
+            pid,
+            pid,
+            Arc::new(SigHand::new()),
+            (fs, Arc::new(AtomicU32::new(0o022))),
+            signal::SIGCHLD,
+        )
     }
 }
 
@@ -590,6 +620,9 @@ fn exit_thread(status: i32) {
         };
         (threads.is_empty(), zombie_leader)
     };
+    if last {
+        *p.zombie_comm.lock() = zombie_leader.as_deref().unwrap_or(&me).comm.get();
+    }
     drop(zombie_leader);
     {
         // Only this task's own entry: a thread that exec'd may already have

@@ -15,6 +15,7 @@
 //! its exit has not begun); the `regs_lock` of a tracee is taken before
 //! its `state`.
 
+pub mod access;
 mod hw_breakpoint;
 mod peeksiginfo;
 mod process_vm;

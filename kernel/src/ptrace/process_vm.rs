@@ -31,15 +31,26 @@ pub fn process_vm_rw(
         return Err(Errno::EINVAL);
     }
     let (mut lfast, mut rfast) = ([(0, 0); FAST_IOV], [(0, 0); FAST_IOV]);
+    // In Linux's order: nothing to move locally ends the call before the
+    // remote array is read, nothing remotely before the target is looked
+    // up.
     let local = import_iovecs(lvec, liovcnt, &mut lfast)?;
+    let local = local.as_slice(&lfast);
+    if local.iter().all(|&(_, l)| l == 0) {
+        return Ok(0);
+    }
     let remote = import_iovecs(rvec, riovcnt, &mut rfast)?;
-    let (local, remote) = (local.as_slice(&lfast), remote.as_slice(&rfast));
-    if local.iter().all(|&(_, l)| l == 0) || remote.iter().all(|&(_, l)| l == 0) {
+    let remote = remote.as_slice(&rfast);
+    if remote.iter().all(|&(_, l)| l == 0) {
         return Ok(0);
     }
     let pid = u32::try_from(pid).ok().filter(|&p| p != 0).ok_or(Errno::ESRCH)?;
     let task = crate::process::find_task(pid).ok_or(Errno::ESRCH)?;
-    let mm = task.mm.lock().clone().ok_or(Errno::ESRCH)?;
+    // EPERM rather than mm_access's EACCES, as Linux maps it here.
+    let mm = match super::access::mm_access(&task, super::access::PtraceMode::AttachRealCreds) {
+        Err(Errno::EACCES) => return Err(Errno::EPERM),
+        r => r?,
+    };
     let (mut li, mut loff) = (0usize, 0usize);
     let mut moved = 0usize;
     'remote: for &(rbase, rlen) in remote {
@@ -68,22 +79,15 @@ pub fn process_vm_rw(
                 loff += n;
                 continue;
             }
-            let laddr = UserPtr::new(lbase).wrapping_add(loff as u64);
-            // Only writes need a bounce buffer; a read copies straight
-            // from the remote frame.
-            let mut buf = [0u8; CHUNK];
-            let chunk = &mut buf[..n];
-            let r = uaccess::copy_from_user(chunk, laddr).and_then(|()| {
-                let raddr = UserVirtAddr::new(raddr).ok_or(Errno::EFAULT)?;
-                mm.access_remote_checked(raddr, chunk, true)
-            });
+            // Page by page on both sides, so that the first page that
+            // cannot be written remotely (absent, or read-only: no
+            // FOLL_FORCE) or read locally ends the call with the bytes
+            // before it, as Linux's pinning loop does.
+            let (done, r) = write_remote(&mm, raddr, n, UserPtr::new(lbase).wrapping_add(loff as u64));
+            moved += done;
             if let Err(e) = r {
-                if moved == 0 {
-                    return Err(e);
-                }
-                break 'remote;
+                return if moved == 0 { Err(e) } else { Ok(moved as u64) };
             }
-            moved += n;
             roff += n;
             loff += n;
         }
@@ -153,6 +157,31 @@ fn read_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: UserPtr) -> 
         };
         let len = (n - done).min(PAGE as usize - va.page_offset());
         if let Err(e) = mm.read_to_user(va, len, laddr.wrapping_add(done as u64)) {
+            return (done, Err(e));
+        }
+        done += len;
+    }
+    (done, Ok(()))
+}
+
+/// Copies `n` bytes from the caller's `laddr` to `raddr` of `mm` through a
+/// one-page bounce buffer, in pieces that cross neither a remote nor a
+/// local page boundary, so a fault on either side stops the copy exactly
+/// where its page begins: the bytes written, and the error that stopped
+/// the copy short (EFAULT) if it did.
+fn write_remote(mm: &crate::mm::vm::Mm, raddr: u64, n: usize, laddr: UserPtr) -> (usize, Result<(), Errno>) {
+    let mut buf = [0u8; CHUNK];
+    let mut done = 0usize;
+    while done < n {
+        let Some(va) = raddr.checked_add(done as u64).and_then(UserVirtAddr::new) else {
+            return (done, Err(Errno::EFAULT));
+        };
+        let src = laddr.wrapping_add(done as u64);
+        let local_room = (PAGE - src.addr() % PAGE) as usize;
+        let len = (n - done).min(PAGE as usize - va.page_offset()).min(local_room);
+        let piece = &mut buf[..len];
+        let r = uaccess::copy_from_user(piece, src).and_then(|()| mm.access_remote_checked(va, piece, true));
+        if let Err(e) = r {
             return (done, Err(e));
         }
         done += len;

@@ -249,6 +249,8 @@ fn ptrace_attach(me: &Arc<Task>, child: &Arc<Task>, seize: bool, addr: u64, flag
     if cp.pid == 1 {
         return Err(Errno::EPERM);
     }
+    let child_mm = child.mm.lock().clone();
+    super::access::ptrace_may_access(me, child, child_mm.as_ref(), super::access::PtraceMode::AttachRealCreds)?;
     let may = |st: &super::PtraceState| {
         if cp.is_zombie() || st.exit_report.is_some() || matches!(child.state(), TaskState::Dead | TaskState::Zombie) {
             return Err(Errno::EPERM);

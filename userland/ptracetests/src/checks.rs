@@ -76,6 +76,8 @@ pub static ALL: &[Check] = checks![
     process_vm_readv_and_writev_copy_and_honour_protections,
     process_vm_readv_stops_at_an_unmapped_remote_page_and_faults_local_pages_in,
     process_vm_readv_races_the_targets_munmap_of_the_page_read,
+    process_vm_writev_stops_at_a_read_only_or_unmapped_remote_page_or_a_local_fault,
+    process_vm_calls_check_flags_counts_and_pid_in_linux_order,
     // strace's start and SIGCONT's traps for seized tracees
     seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
     sigcont_to_running_seized_tracee_traps_before_its_delivery,
@@ -1341,6 +1343,171 @@ fn process_vm_readv_stops_at_an_unmapped_remote_page_and_faults_local_pages_in()
         "the child's first word after our write"
     );
     check_eq!(w, [0xa5; 8], "the child's copy");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// process_vm_writev as Linux's process_vm_rw_core, the twin of the readv
+/// check above: the remote pages are pinned for writing without
+/// FOLL_FORCE, so a read-only page stops the copy as an unmapped one does;
+/// the bytes before it are written and counted (EFAULT only when none
+/// were), and a local iovec that faults ends the copy there as well.
+fn process_vm_writev_stops_at_a_read_only_or_unmapped_remote_page_or_a_local_fault() -> Outcome {
+    // Three pages in the child: writable, read-only, unmapped.
+    let page = rt::mm::mmap_anon(3 * 4096).ctx("mmap")? as usize;
+    // SAFETY: the pages are ours, mapped just above; the second is made
+    // read-only and the third given back, neither used after.
+    unsafe {
+        core::ptr::write_bytes(page as *mut u8, 0xa5, 2 * 4096);
+        rt::syscall::check(rt::syscall::syscall6(
+            rt::syscall::nr::MPROTECT,
+            page + 4096,
+            4096,
+            rt::mm::PROT_READ,
+            0,
+            0,
+            0,
+        ))
+        .ctx("mprotect the second page")?;
+        rt::mm::munmap((page + 8192) as *mut u8, 4096)
+    }
+    .ctx("munmap the third page")?;
+    // The local source: a page of 0x5a, then one unmapped page.
+    let src = rt::mm::mmap_anon(2 * 4096).ctx("mmap the local buffer")? as usize;
+    // SAFETY: `src` is ours, mapped just above; its second page is unused.
+    unsafe {
+        core::ptr::write_bytes(src as *mut u8, 0x5a, 4096);
+        rt::mm::munmap((src + 4096) as *mut u8, 4096)
+    }
+    .ctx("munmap the local second page")?;
+    let pid = spawn_traced(|| 0)?;
+    check_eq!(
+        process_vm(true, pid, &[(src, 4096), (src, 4096)], &[(page, 8192)], 0),
+        Ok(4096),
+        "a remote range running into a read-only page"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src, 16)], &[(page + 4088, 16)], 0),
+        Ok(8),
+        "the last word before the read-only page"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src, 8)], &[(page + 4096, 8)], 0),
+        Err(Errno::EFAULT),
+        "the read-only page itself"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src, 8)], &[(page + 8192, 8)], 0),
+        Err(Errno::EFAULT),
+        "the unmapped page"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src, 16)], &[(page, 8), (page + 8192, 8)], 0),
+        Ok(8),
+        "a second remote iovec on the unmapped page"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src, 8), (src + 4096, 8)], &[(page + 8, 16)], 0),
+        Ok(8),
+        "a second local iovec on an unmapped page"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src + 4000, 192)], &[(page + 16, 192)], 0),
+        Ok(96),
+        "a local iovec running into an unmapped page"
+    );
+    check_eq!(
+        process_vm(true, pid, &[(src + 4096, 8)], &[(page, 8)], 0),
+        Err(Errno::EFAULT),
+        "a local iovec on an unmapped page"
+    );
+    // What the child holds now: its first page written, 0x5a, the
+    // read-only one as it was.
+    let mut back = alloc::vec![0u8; 8192];
+    check_eq!(
+        process_vm(false, pid, &[(back.as_mut_ptr() as usize, 8192)], &[(page, 8192)], 0),
+        Ok(8192),
+        "readv of the two pages"
+    );
+    check_eq!(back[..4096].iter().all(|&b| b == 0x5a), true, "the written page");
+    check_eq!(back[4096..].iter().all(|&b| b == 0xa5), true, "the read-only page");
+    // Ours, shared copy-on-write with the child until its write: as it was.
+    // SAFETY: `page` is ours and readable.
+    check_eq!(unsafe { *(page as *const u8) }, 0xa5, "our copy of the first page");
+    cont(pid, 0)?;
+    expect_exit(pid, 0)
+}
+
+/// The argument checks of both calls, in Linux's order: flags (EINVAL),
+/// the local array (more than UIO_MAXIOV: EINVAL), nothing to copy
+/// locally (0, before the remote array is read), the remote array, nothing
+/// to copy remotely (0, before the pid is looked up), then the pid
+/// (ESRCH).
+fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
+    let pid = spawn_traced(|| 0)?;
+    let mut word = [0u8; 8];
+    let w = word.as_mut_ptr() as usize;
+    let remote = WORD.as_ptr() as usize;
+    let call = |write: bool, pid: i32, lvec: usize, lcnt: usize, rvec: usize, rcnt: usize, flags: usize| {
+        let n = if write {
+            rt::syscall::nr::PROCESS_VM_WRITEV
+        } else {
+            rt::syscall::nr::PROCESS_VM_READV
+        };
+        // SAFETY: the kernel reads the iovec arrays, which are ours or
+        // unmapped; it writes only to `word`, ours.
+        rt::syscall::check(unsafe { rt::syscall::syscall6(n, pid as usize, lvec, lcnt, rvec, rcnt, flags) })
+    };
+    let one = [(w, 8usize)];
+    let rone = [(remote, 8usize)];
+    let empty = [(w, 0usize)];
+    let rempty = [(remote, 0usize)];
+    for write in [false, true] {
+        let (l, r) = (one.as_ptr() as usize, rone.as_ptr() as usize);
+        check_eq!(call(write, pid, l, 1, r, 1, 1), Err(Errno::EINVAL), "flags 1 ({write})");
+        check_eq!(
+            call(write, pid, 16, 1, 16, 1, 1),
+            Err(Errno::EINVAL),
+            "flags before either array ({write})"
+        );
+        check_eq!(
+            call(write, pid, l, 1025, r, 1, 0),
+            Err(Errno::EINVAL),
+            "1025 local ({write})"
+        );
+        check_eq!(
+            call(write, pid, l, 1, r, 1025, 0),
+            Err(Errno::EINVAL),
+            "1025 remote ({write})"
+        );
+        check_eq!(
+            call(write, pid, empty.as_ptr() as usize, 1, 16, 1, 0),
+            Ok(0),
+            "empty local iovecs, an unmapped remote array ({write})"
+        );
+        check_eq!(
+            call(write, pid, l, 0, r, 1025, 0),
+            Ok(0),
+            "no local iovecs, 1025 remote ({write})"
+        );
+        check_eq!(
+            call(write, pid, l, 1, 16, 1, 0),
+            Err(Errno::EFAULT),
+            "an unmapped remote array ({write})"
+        );
+        check_eq!(
+            call(write, 0x3fff_fff0, l, 1, rempty.as_ptr() as usize, 1, 0),
+            Ok(0),
+            "empty remote iovecs, no such pid ({write})"
+        );
+        check_eq!(
+            call(write, 0x3fff_fff0, l, 1, r, 1, 0),
+            Err(Errno::ESRCH),
+            "no such pid ({write})"
+        );
+        check_eq!(call(write, -1, l, 1, r, 1, 0), Err(Errno::ESRCH), "pid -1 ({write})");
+        check_eq!(call(write, pid, l, 1, r, 1, 0), Ok(8), "the word ({write})");
+    }
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }

@@ -19,6 +19,7 @@ pub static CHECKS: &[Check] = checks![
     kill_blocked_by_the_leader_goes_to_a_thread_that_takes_it,
     sigtimedwait_takes_a_default_fatal_signal_another_thread_allows,
     proc_task_lists_the_zombie_leader,
+    proc_task_of_a_zombie_process_lists_its_leader_alone_in_state_z,
 ];
 
 /// Handler calls so far.
@@ -313,6 +314,126 @@ fn watch_zombie_leader(pid: i32) -> Outcome {
     want.sort();
     check_eq!(names, want, "/proc/self/task");
     Ok(())
+}
+
+/// A process all of whose threads have exited but which is not yet reaped
+/// (here: its leader exited first, then its second thread): Linux keeps
+/// the leader's task until the reap, so `/proc/PID/task` lists it, alone,
+/// and its `task/PID/stat` shows state `Z`, as the process's `stat` does.
+fn proc_task_of_a_zombie_process_lists_its_leader_alone_in_state_z() -> Outcome {
+    let pid = fork().ctx("fork")?;
+    if pid == 0 {
+        // The child: a second thread that exits after the leader did.
+        let code = match start_thread(exit_after_the_leader, 0) {
+            Ok((r, _, _, _)) if r > 0 => 0,
+            _ => 1,
+        };
+        if code != 0 {
+            exit_group(code);
+        }
+        // SAFETY: exit takes no pointer and does not return.
+        let _ = unsafe { raw(nr::EXIT, &[0]) };
+        exit_group(2)
+    }
+    let mut info = SigInfo::zeroed();
+    // SAFETY: info is a live siginfo_t; no rusage. WNOWAIT leaves the
+    // child a zombie; the wait ends once its last thread has exited.
+    unsafe {
+        raw(
+            nr::WAITID,
+            &[
+                P_PID,
+                pid as usize,
+                &mut info as *mut SigInfo as usize,
+                WEXITED | WNOWAIT,
+                0,
+            ],
+        )
+    }
+    .ctx("waitid WNOWAIT")?;
+    check_eq!((info.pid(), info.status()), (pid, 0), "the exit, with the thread's 0");
+    let names = list_dir(alloc::format!("/proc/{pid}/task").as_bytes()).ctx("list task");
+    let stat = read_small(alloc::format!("/proc/{pid}/task/{pid}/stat").as_bytes()).ctx("read task/PID/stat");
+    let pstat = read_small(alloc::format!("/proc/{pid}/stat").as_bytes()).ctx("read stat");
+    check_eq!(wait4(pid, 0).map(|(p, _)| p), Ok(pid), "the reap");
+    check_eq!(
+        names?,
+        alloc::vec![alloc::format!("{pid}")],
+        "/proc/PID/task of the zombie"
+    );
+    let (stat, pstat) = (stat?, pstat?);
+    let state = |s: &[u8]| {
+        // "PID (comm) S ...": the state follows the comm's closing paren.
+        let close = s.iter().rposition(|&b| b == b')').unwrap_or(0);
+        s.get(close + 2).copied().unwrap_or(0) as char
+    };
+    check_eq!(state(&stat), 'Z', "task/PID/stat's state");
+    check_eq!(state(&pstat), 'Z', "stat's state");
+    let first = |s: &[u8]| s.split(|&b| b == b' ').next().map(<[u8]>::to_vec);
+    check_eq!(
+        first(&stat),
+        Some(alloc::format!("{pid}").into_bytes()),
+        "task/PID/stat's pid"
+    );
+    // The leader's name stays with it (ours, inherited at the fork).
+    let comm = |s: &[u8]| {
+        let open = s.iter().position(|&b| b == b'(').unwrap_or(0);
+        let close = s.iter().rposition(|&b| b == b')').unwrap_or(0);
+        s.get(open + 1..close).map(<[u8]>::to_vec).unwrap_or_default()
+    };
+    let ours = read_small(b"/proc/self/comm").ctx("read our comm")?;
+    let ours = ours.strip_suffix(b"\n").unwrap_or(&ours).to_vec();
+    check_eq!(comm(&stat), ours.clone(), "task/PID/stat's comm");
+    check_eq!(comm(&pstat), ours, "stat's comm");
+    Ok(())
+}
+
+/// Waits for the process's leader to be a zombie (`Z` in the process's
+/// stat, which is the leader's), then exits this thread, the last.
+extern "C" fn exit_after_the_leader(_: usize) -> usize {
+    let deadline = now_ns() + 5_000_000_000;
+    while now_ns() < deadline {
+        // Allocates (the path): the leader is exiting or gone, and
+        // allocates nothing meanwhile.
+        let Ok(stat) = read_small(b"/proc/self/stat") else {
+            break;
+        };
+        let close = stat.iter().rposition(|&b| b == b')').unwrap_or(0);
+        if stat.get(close + 2) == Some(&b'Z') {
+            break;
+        }
+        sleep_ms(2);
+    }
+    // SAFETY: exit takes no pointer and does not return.
+    let _ = unsafe { raw(nr::EXIT, &[0]) };
+    0
+}
+
+/// The names in directory `path`, but `.` and `..`, sorted.
+fn list_dir(path: &[u8]) -> Result<alloc::vec::Vec<alloc::string::String>, Errno> {
+    let fd = rt::fs::open(path, rt::fs::O_RDONLY | rt::fs::O_DIRECTORY, 0)?;
+    let mut buf = [0u8; 1024];
+    let mut names = alloc::vec::Vec::new();
+    loop {
+        let n = match rt::fs::getdents64(fd, &mut buf) {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = rt::fs::close(fd);
+                return Err(e);
+            }
+        };
+        if n == 0 {
+            break;
+        }
+        for e in rt::fs::dirents(&buf[..n]) {
+            if e.name != b"." && e.name != b".." {
+                names.push(alloc::string::String::from_utf8_lossy(e.name).into_owned());
+            }
+        }
+    }
+    let _ = rt::fs::close(fd);
+    names.sort();
+    Ok(names)
 }
 
 /// The first KiB of a small file.
