@@ -327,31 +327,30 @@ pub(super) fn tracer_hardirqs_on(a0: usize, a1: usize) {
 /// interrupt with interrupts masked; the section so far ends here, so that
 /// the wait is not measured as a latency.
 pub fn stop_critical_timings() {
-    if TRACE_TYPE.load(Ordering::Relaxed) == 0 {
-        return;
-    }
-    let irqs_off = arch::cpu::irqs_disabled();
-    if preempt_trace(crate::preempt::preempt_count()) || irq_trace(irqs_off) {
+    if let Some(irqs_off) = idle_section_traced() {
         CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
-        stop_critical_timing(
-            stop_critical_timings as *const () as usize,
-            0,
-            stop_critical_timings as *const () as usize,
-        );
+        let ip = stop_critical_timings as *const () as usize;
+        stop_critical_timing(ip, 0, ip);
     }
 }
 
 /// Linux's `start_critical_timings`: the idle wait is over, and a section
 /// starts again if interrupts (or preemption) are still off.
 pub fn start_critical_timings() {
-    if TRACE_TYPE.load(Ordering::Relaxed) == 0 {
-        return;
-    }
-    let irqs_off = arch::cpu::irqs_disabled();
-    if preempt_trace(crate::preempt::preempt_count()) || irq_trace(irqs_off) {
+    if let Some(irqs_off) = idle_section_traced() {
         CALLER_IRQS_OFF.this().store(irqs_off, Ordering::Relaxed);
         start_critical_timing(start_critical_timings as *const () as usize, 0);
     }
+}
+
+/// Whether the idle loop's section is timed now; with whether interrupts
+/// are masked.
+fn idle_section_traced() -> Option<bool> {
+    if TRACE_TYPE.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let irqs_off = arch::cpu::irqs_disabled();
+    (preempt_trace(crate::preempt::preempt_count()) || irq_trace(irqs_off)).then_some(irqs_off)
 }
 
 /// Preemption was disabled (from the hook).

@@ -294,22 +294,7 @@ fn watch_zombie_leader(pid: i32) -> Outcome {
         ensure!(now_ns() < deadline, "task/{pid}/stat state {:?}, want Z", state as char);
         sleep_ms(5);
     }
-    let fd = rt::fs::open(b"/proc/self/task", rt::fs::O_RDONLY | rt::fs::O_DIRECTORY, 0).ctx("open task")?;
-    let mut buf = [0u8; 1024];
-    let mut names = alloc::vec::Vec::new();
-    loop {
-        let n = rt::fs::getdents64(fd, &mut buf).ctx("getdents64")?;
-        if n == 0 {
-            break;
-        }
-        for e in rt::fs::dirents(&buf[..n]) {
-            if e.name != b"." && e.name != b".." {
-                names.push(alloc::string::String::from_utf8_lossy(e.name).into_owned());
-            }
-        }
-    }
-    let _ = rt::fs::close(fd);
-    names.sort();
+    let names = list_dir(b"/proc/self/task").ctx("list /proc/self/task")?;
     let mut want = alloc::vec![alloc::format!("{pid}"), alloc::format!("{}", gettid())];
     want.sort();
     check_eq!(names, want, "/proc/self/task");

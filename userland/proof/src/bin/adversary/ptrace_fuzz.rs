@@ -348,6 +348,17 @@ impl Log {
     }
 }
 
+/// A tracee that would run long, in its first stop (`what` names the
+/// attack in the error).
+fn long_tracee_stopped(what: &str) -> Result<i32, String> {
+    let pid = spawn(|| tracee_main(1_000_000));
+    let (r, st) = wait4(pid, WALL);
+    if r != pid as isize || st & 0xff != 0x7f {
+        return Err(format!("{what}: first stop: wait4 {r}, status {st:#x}"));
+    }
+    Ok(pid)
+}
+
 /// The exiting state on purpose: a stopped tracee resumed with a fatal
 /// signal, and its tracer attaching to it again while it dies. Linux
 /// answers EPERM (still traced, or exiting) until the tracer reaps it,
@@ -357,11 +368,7 @@ fn attach_while_exiting(rounds: u64) -> Result<(), String> {
     const SIGXFSZ: usize = 25;
     const EPERM: isize = 1;
     for round in 0..rounds {
-        let pid = spawn(|| tracee_main(1_000_000));
-        let (r, st) = wait4(pid, WALL);
-        if r != pid as isize || st & 0xff != 0x7f {
-            return Err(format!("attach-while-exiting: first stop: wait4 {r}, status {st:#x}"));
-        }
+        let pid = long_tracee_stopped("attach-while-exiting")?;
         sys(PTRACE, &[PTRACE_CONT, pid as usize, 0, SIGXFSZ]);
         loop {
             let a = sys(PTRACE, &[PTRACE_ATTACH_REQ, pid as usize, 0, 0]);
@@ -392,11 +399,7 @@ fn attach_after_fatal_detach(rounds: u64) -> Result<(), String> {
     const SIGRTMIN_13: usize = 47;
     const EPERM: isize = 1;
     for round in 0..rounds {
-        let pid = spawn(|| tracee_main(1_000_000));
-        let (r, st) = wait4(pid, WALL);
-        if r != pid as isize || st & 0xff != 0x7f {
-            return Err(format!("attach-after-detach: first stop: wait4 {r}, status {st:#x}"));
-        }
+        let pid = long_tracee_stopped("attach-after-detach")?;
         sys(PTRACE, &[PTRACE_DETACH, pid as usize, 0, SIGRTMIN_13]);
         // A sweep of delays, so that some attach meets the exit midway.
         for _ in 0..round % 24 {
