@@ -601,7 +601,7 @@ fn send_sig_to_process_via(p: &Arc<Process>, info: SigInfo, to: u32) -> Result<(
     if sig == 0 || p.is_zombie() {
         return Ok(());
     }
-    let resumed = prepare_signal(p, sig);
+    prepare_signal(p, sig);
     // Blocked signals are never ignored at sending: the action may change
     // before they are unblocked (Linux's sig_ignored).
     let blocked = p
@@ -609,25 +609,16 @@ fn send_sig_to_process_via(p: &Arc<Process>, info: SigInfo, to: u32) -> Result<(
         .is_some_and(|t| t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0);
     if is_ignored(p, sig) && sig != SIGKILL && !blocked && !any_traced(p) {
         crate::trace::tracepoint::signal::ignored(&info, p);
-        resume_stopped(&resumed);
+        end_group_stop(p, sig);
         return Ok(());
     }
     let queued = crate::trace::tracepoint::signal::queued(&info, p, || {
         queue_signal(&p.shared_pending, &p.shared_sigqueue, info)
     });
-    resume_stopped(&resumed);
+    end_group_stop(p, sig);
     queued?;
     complete_signal(p, sig, to);
     Ok(())
-}
-
-/// Wakes the threads a SIGCONT or SIGKILL took out of a group stop, once
-/// the signal is queued: a resumed thread finds it pending (Linux does
-/// both under siglock, which the woken thread needs to go on).
-fn resume_stopped(resumed: &[Arc<Task>]) {
-    for t in resumed.iter().filter(|t| t.state() == TaskState::Stopped) {
-        sched::wake_up(t);
-    }
 }
 
 /// Sends `info` to thread `t` (tkill, faults).
@@ -645,15 +636,15 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
     if p.is_zombie() {
         return Ok(());
     }
-    let resumed = prepare_signal(&p, sig);
+    prepare_signal(&p, sig);
     let blocked = t.sig_blocked.load(Ordering::Acquire) & sigmask(sig) != 0;
     if is_ignored(&p, sig) && sig != SIGKILL && info.code <= 0 && !blocked && !t.ptrace.is_traced() {
         crate::trace::tracepoint::signal::ignored(&info, t);
-        resume_stopped(&resumed);
+        end_group_stop(&p, sig);
         return Ok(());
     }
     let queued = crate::trace::tracepoint::signal::queued(&info, t, || queue_signal(&t.sig_pending, &t.sigqueue, info));
-    resume_stopped(&resumed);
+    end_group_stop(&p, sig);
     queued?;
     if t.state() == TaskState::Interruptible || sig == SIGKILL || (sig == SIGCONT && t.state() == TaskState::Stopped) {
         sched::wake_up(t);
@@ -664,51 +655,61 @@ pub fn send_sig_to_task(t: &Arc<Task>, info: SigInfo) -> Result<(), Errno> {
 }
 
 /// Stop and continue signals cancel each other when sent (Linux's
-/// `prepare_signal`); SIGCONT ends a group stop at once. Returns the
-/// threads it took out of the stop, for the caller to wake once the signal
-/// is queued.
-fn prepare_signal(p: &Arc<Process>, sig: u32) -> Vec<Arc<Task>> {
+/// `prepare_signal`): before `sig` is queued.
+fn prepare_signal(p: &Arc<Process>, sig: u32) {
     let stop_mask = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
     if sig == SIGCONT || sig == SIGKILL {
         flush_process_signals(p, stop_mask);
-        // Every thread leaves the group stop, stopped or still to stop
-        // (under `threads`, as the stop's bookkeeping).
-        let (was_stopped, was_stopping, woken) = {
-            let threads = p.threads.lock();
-            let mut woken = Vec::new();
-            for t in threads.iter() {
-                let old = t.jobctl.fetch_and(
-                    !(jobctl::STOP_PENDING | jobctl::STOP_CONSUME | jobctl::STOPPED),
-                    Ordering::AcqRel,
-                );
-                if old & jobctl::STOPPED != 0 {
-                    woken.push(t.clone());
-                }
-            }
-            let stopping = p.group_stop_count.swap(0, Ordering::AcqRel) != 0;
-            (p.stopped.swap(false, Ordering::AcqRel), stopping, woken)
-        };
-        if sig == SIGCONT {
-            // Seized tracees hear of every SIGCONT, stopped or not; after
-            // the group stop ended, so that a trap reporting it sees that.
-            crate::ptrace::group_stop_changed(p);
-            // A stop cut short is reported as completed, then continued
-            // (SIGCHLD does not queue: the parent hears CLD_STOPPED).
-            if was_stopped || was_stopping {
-                *p.wait_event.lock() = Some(ChildEvent::Continued);
-                let why = if was_stopped {
-                    code::CLD_CONTINUED
-                } else {
-                    code::CLD_STOPPED
-                };
-                notify_parent_cldstop(p, why, if was_stopped { SIGCONT } else { 0 });
-            }
-        }
-        return woken;
     } else if stop_mask & sigmask(sig) != 0 {
         flush_process_signals(p, sigmask(SIGCONT));
     }
-    Vec::new()
+}
+
+/// SIGCONT and SIGKILL end a group stop (the rest of Linux's
+/// `prepare_signal`), once the signal is queued: Linux does both under
+/// siglock, which a resumed thread needs to go on, so it always finds the
+/// signal pending; here the stop ends only after the queueing, so a thread
+/// on its way into the stop (awake still) cannot leave it without it.
+fn end_group_stop(p: &Arc<Process>, sig: u32) {
+    if sig != SIGCONT && sig != SIGKILL {
+        return;
+    }
+    // Every thread leaves the group stop, stopped or still to stop
+    // (under `threads`, as the stop's bookkeeping).
+    let (was_stopped, was_stopping, woken) = {
+        let threads = p.threads.lock();
+        let mut woken = Vec::new();
+        for t in threads.iter() {
+            let old = t.jobctl.fetch_and(
+                !(jobctl::STOP_PENDING | jobctl::STOP_CONSUME | jobctl::STOPPED),
+                Ordering::AcqRel,
+            );
+            if old & jobctl::STOPPED != 0 {
+                woken.push(t.clone());
+            }
+        }
+        let stopping = p.group_stop_count.swap(0, Ordering::AcqRel) != 0;
+        (p.stopped.swap(false, Ordering::AcqRel), stopping, woken)
+    };
+    if sig == SIGCONT {
+        // Seized tracees hear of every SIGCONT, stopped or not; after
+        // the group stop ended, so that a trap reporting it sees that.
+        crate::ptrace::group_stop_changed(p);
+        // A stop cut short is reported as completed, then continued
+        // (SIGCHLD does not queue: the parent hears CLD_STOPPED).
+        if was_stopped || was_stopping {
+            *p.wait_event.lock() = Some(ChildEvent::Continued);
+            let why = if was_stopped {
+                code::CLD_CONTINUED
+            } else {
+                code::CLD_STOPPED
+            };
+            notify_parent_cldstop(p, why, if was_stopped { SIGCONT } else { 0 });
+        }
+    }
+    for t in woken.iter().filter(|t| t.state() == TaskState::Stopped) {
+        sched::wake_up(t);
+    }
 }
 
 /// SIGCHLD to `parent` for `child`'s exit with wait status `status`.
