@@ -30,7 +30,8 @@ pub fn process_vm_rw(
     if flags != 0 {
         return Err(Errno::EINVAL);
     }
-    let (mut lfast, mut rfast) = ([(0, 0); FAST_IOV], [(0, 0); FAST_IOV]);
+    // Zeroed only for a call with two to eight entries on that side.
+    let (mut lfast, mut rfast) = (None, None);
     // In Linux's order: nothing to move locally ends the call before the
     // remote array is read, nothing remotely before the target is looked
     // up.
@@ -99,17 +100,22 @@ pub fn process_vm_rw(
 /// the common one-iovec call allocates nothing.
 const FAST_IOV: usize = 8;
 
-/// Where `import_iovecs` put an array: the first `n` slots of the caller's
-/// stack array, or the heap.
+/// Where `import_iovecs` put an array: in itself (one entry, the common
+/// call), the first `n` slots of the caller's stack array, or the heap.
 enum Iovecs {
+    One((u64, usize)),
     Fast(usize),
     Heap(Vec<(u64, usize)>),
 }
 
+/// The caller's stack array for two to eight entries, made on first use.
+type FastIovecs = Option<[(u64, usize); FAST_IOV]>;
+
 impl Iovecs {
-    fn as_slice<'a>(&'a self, fast: &'a [(u64, usize); FAST_IOV]) -> &'a [(u64, usize)] {
+    fn as_slice<'a>(&'a self, fast: &'a FastIovecs) -> &'a [(u64, usize)] {
         match self {
-            Iovecs::Fast(n) => &fast[..*n],
+            Iovecs::One(io) => core::slice::from_ref(io),
+            Iovecs::Fast(n) => fast.as_ref().map_or(&[], |f| &f[..*n]),
             Iovecs::Heap(v) => v,
         }
     }
@@ -118,7 +124,7 @@ impl Iovecs {
 /// A user iovec array as (base, length) pairs, checked as Linux's
 /// import_iovec: EINVAL for too many entries or lengths past
 /// `isize::MAX`, EFAULT when it cannot be read.
-fn import_iovecs(p: UserPtr, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Result<Iovecs, Errno> {
+fn import_iovecs(p: UserPtr, n: u64, fast: &mut FastIovecs) -> Result<Iovecs, Errno> {
     let count = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
     if count > FAST_IOV {
         let v = uaccess::import_iovec(p, n)?;
@@ -126,15 +132,29 @@ fn import_iovecs(p: UserPtr, n: u64, fast: &mut [(u64, usize); FAST_IOV]) -> Res
             v.into_iter().map(|io| (io.base, io.len as usize)).collect(),
         ));
     }
-    // Read an entry at a time into a 16-byte buffer: no zeroed staging
-    // array for all eight (the common call has one). Linux's order of
-    // errors stays: EFAULT for any entry that cannot be read before
-    // EINVAL for the lengths (each at most isize::MAX, and their sum).
-    let mut total: Option<u64> = Some(0);
-    for (i, slot) in fast.iter_mut().take(count).enumerate() {
+    let read = |i: usize| -> Result<IoVec, Errno> {
         let mut raw = [0u8; IoVec::SIZE];
         uaccess::copy_from_user(&mut raw, p.wrapping_add((i * IoVec::SIZE) as u64))?;
-        let io = IoVec::from_bytes(&raw);
+        Ok(IoVec::from_bytes(&raw))
+    };
+    if count == 0 {
+        return Ok(Iovecs::Fast(0));
+    }
+    if count == 1 {
+        let io = read(0)?;
+        if io.len > isize::MAX as u64 {
+            return Err(Errno::EINVAL);
+        }
+        return Ok(Iovecs::One((io.base, io.len as usize)));
+    }
+    // Read an entry at a time into a 16-byte buffer, with no staging
+    // array. Linux's order of errors stays: EFAULT for any entry that
+    // cannot be read before EINVAL for the lengths (each at most
+    // isize::MAX, and their sum).
+    let slots = fast.get_or_insert([(0, 0); FAST_IOV]);
+    let mut total: Option<u64> = Some(0);
+    for (i, slot) in slots.iter_mut().take(count).enumerate() {
+        let io = read(i)?;
         total = total
             .and_then(|t| t.checked_add(io.len))
             .filter(|&t| t <= isize::MAX as u64);
