@@ -177,7 +177,20 @@ fn mask_strace(out: &str) -> String {
         }
         masked.push(collapse_result_padding(&l));
     }
+    sigchld_after_wait(&mut masked);
     group_interleaved(&masked).join("\n") + "\n"
+}
+
+/// A child's SIGCHLD reaches its parent before its `wait4` (the child
+/// ended first) or during it (strace prints it after the call), as the
+/// two processes happened to run, on Linux as here: the first order is
+/// put into the second, so that runs compare.
+fn sigchld_after_wait(lines: &mut [String]) {
+    for i in 1..lines.len() {
+        if lines[i - 1].starts_with("--- SIGCHLD ") && lines[i].starts_with("wait4(") {
+            lines.swap(i - 1, i);
+        }
+    }
 }
 
 /// `strace -f`'s interleaved trace (the lines after `--- interleaved
@@ -325,6 +338,19 @@ fn collapse_result_padding_keeps_one_space_before_the_result() {
     assert_eq!(
         collapse_result_padding("+++ exited with 3 +++"),
         "+++ exited with 3 +++"
+    );
+}
+
+#[test]
+fn mask_strace_puts_a_sigchld_before_wait4_after_it() {
+    let out = "--- trace of 5\nclone(child_stack=NULL, flags=SIGCHLD) = 6\n\
+        --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=6, si_uid=0, si_status=0, si_utime=0, si_stime=0} ---\n\
+        wait4(6, NULL, 0, NULL) = 6\n--- trace of 6\n";
+    assert_eq!(
+        mask_strace(out),
+        "--- trace of PID1\nclone(child_stack=NULL, flags=SIGCHLD) = PID2\nwait4(PID2, NULL, 0, NULL) = PID2\n\
+         --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=PID2, si_uid=0, si_status=0, si_utime=#, si_stime=#} ---\n\
+         --- trace of PID2\n"
     );
 }
 
