@@ -888,16 +888,6 @@ pub fn sigtimedwait(set: u64, deadline: Option<u64>) -> Result<SigInfo, Errno> {
     finish(&me, r)
 }
 
-/// Kernel-internal restart codes a system call may return, as numbers (the
-/// one definition is `uapi::Errno`).
-pub const ERESTARTSYS: i64 = Errno::ERESTARTSYS as i64;
-/// Restart unconditionally.
-pub const ERESTARTNOINTR: i64 = Errno::ERESTARTNOINTR as i64;
-/// Restart if no handler runs.
-pub const ERESTARTNOHAND: i64 = Errno::ERESTARTNOHAND as i64;
-/// Restart through restart_syscall when no handler runs, else EINTR.
-pub const ERESTART_RESTARTBLOCK: i64 = Errno::ERESTART_RESTARTBLOCK as i64;
-
 /// Delivers pending signals before returning to user mode (Linux's
 /// `do_signal`): default actions, or a handler frame on the user stack.
 pub fn do_signal(regs: &mut PtRegs) {
@@ -1024,7 +1014,8 @@ pub fn do_signal(regs: &mut PtRegs) {
     // for a restart block), and a step in progress steps the svc again
     // instead of trapping before it (Linux's user_rewind_single_step).
     if restart != 0 && regs.pc == restart_addr {
-        if restart == ERESTART_RESTARTBLOCK {
+        // x0 holds the code negated, as every error.
+        if restart == Errno::ERESTART_RESTARTBLOCK.as_neg() {
             regs.regs[8] = signal_core::NR_RESTART_SYSCALL;
         }
         crate::debug::hw_breakpoint::user_rewind_single_step(&me, regs);
