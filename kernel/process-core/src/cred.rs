@@ -309,7 +309,11 @@ impl Cred {
     /// sets are masked to the capabilities Linux knows first. Ambient
     /// capabilities no longer both permitted and inheritable go.
     pub fn capset(&self, effective: u64, permitted: u64, inheritable: u64) -> Result<Cred, Errno> {
-        let (e, p, i) = (effective & CAP_VALID_MASK, permitted & CAP_VALID_MASK, inheritable & CAP_VALID_MASK);
+        let (e, p, i) = (
+            effective & CAP_VALID_MASK,
+            permitted & CAP_VALID_MASK,
+            inheritable & CAP_VALID_MASK,
+        );
         if !self.capable(CAP_SETPCAP) && !is_subset(i, self.cap_inheritable | self.cap_permitted) {
             return Err(Errno::EPERM);
         }
@@ -565,10 +569,20 @@ mod tests {
     #[test]
     fn capset_only_shrinks_permitted_and_keeps_effective_within_it() {
         let r = Cred::root();
-        let fewer = r.capset(bit(CAP_SYS_PTRACE), bit(CAP_SYS_PTRACE) | bit(CAP_SETUID), 0).unwrap();
+        let fewer = r
+            .capset(bit(CAP_SYS_PTRACE), bit(CAP_SYS_PTRACE) | bit(CAP_SETUID), 0)
+            .unwrap();
         assert_eq!(fewer.cap_permitted, bit(CAP_SYS_PTRACE) | bit(CAP_SETUID));
-        assert_eq!(fewer.capset(0, CAP_VALID_MASK, 0), Err(Errno::EPERM), "permitted may not grow");
-        assert_eq!(r.capset(CAP_VALID_MASK, 0, 0), Err(Errno::EPERM), "effective outside permitted");
+        assert_eq!(
+            fewer.capset(0, CAP_VALID_MASK, 0),
+            Err(Errno::EPERM),
+            "permitted may not grow"
+        );
+        assert_eq!(
+            r.capset(CAP_VALID_MASK, 0, 0),
+            Err(Errno::EPERM),
+            "effective outside permitted"
+        );
         // Inheritable: only old permitted or inheritable ones without CAP_SETPCAP.
         assert_eq!(fewer.capset(0, 0, bit(CAP_SETGID)), Err(Errno::EPERM));
         assert!(fewer.capset(0, 0, bit(CAP_SETUID)).is_ok());
@@ -606,7 +620,10 @@ mod tests {
         let u = Cred { uid: 5, ..r.clone() };
         assert!(!commit_resets_dumpable(&r, &u));
         assert!(!commit_resets_dumpable(&r, &r.setgroups(vec![4]).unwrap()));
-        assert!(!commit_resets_dumpable(&r, &r.capset(0, 0, 0).unwrap()), "capabilities shrank");
+        assert!(
+            !commit_resets_dumpable(&r, &r.capset(0, 0, 0).unwrap()),
+            "capabilities shrank"
+        );
     }
 
     /// Linux's __ptrace_may_access credential rule: the caller's real (or
@@ -619,10 +636,19 @@ mod tests {
             assert!(ptrace_creds_allow(&a, &a, mode), "same user");
             assert!(!ptrace_creds_allow(&a, &b, mode), "another user");
             assert!(!ptrace_creds_allow(&a, &Cred::root(), mode), "a user on root");
-            assert!(ptrace_creds_allow(&Cred::root(), &a, mode), "root (CAP_SYS_PTRACE) on a user");
+            assert!(
+                ptrace_creds_allow(&Cred::root(), &a, mode),
+                "root (CAP_SYS_PTRACE) on a user"
+            );
             assert!(!ptrace_creds_allow(&a, &user(1000, 101), mode), "another group");
-            assert!(!ptrace_creds_allow(&a, &Cred { suid: 0, ..a.clone() }, mode), "saved uid 0");
-            assert!(!ptrace_creds_allow(&a, &Cred { egid: 0, ..a.clone() }, mode), "effective gid 0");
+            assert!(
+                !ptrace_creds_allow(&a, &Cred { suid: 0, ..a.clone() }, mode),
+                "saved uid 0"
+            );
+            assert!(
+                !ptrace_creds_allow(&a, &Cred { egid: 0, ..a.clone() }, mode),
+                "effective gid 0"
+            );
             // Same IDs but more capabilities (cap_ptrace_access_check).
             let capped = Cred {
                 cap_permitted: bit(CAP_SETUID),
@@ -649,9 +675,27 @@ mod tests {
         assert!(kill_ok_by_cred(&Cred::root(), &b));
         assert!(!kill_ok_by_cred(&a, &Cred::root()));
         // The target's effective ID does not count; its saved one does.
-        assert!(!kill_ok_by_cred(&a, &Cred { euid: 1000, ..b.clone() }));
-        assert!(kill_ok_by_cred(&a, &Cred { suid: 1000, ..b.clone() }));
+        assert!(!kill_ok_by_cred(
+            &a,
+            &Cred {
+                euid: 1000,
+                ..b.clone()
+            }
+        ));
+        assert!(kill_ok_by_cred(
+            &a,
+            &Cred {
+                suid: 1000,
+                ..b.clone()
+            }
+        ));
         // The caller's effective ID counts.
-        assert!(kill_ok_by_cred(&Cred { euid: 1001, ..a.clone() }, &b));
+        assert!(kill_ok_by_cred(
+            &Cred {
+                euid: 1001,
+                ..a.clone()
+            },
+            &b
+        ));
     }
 }

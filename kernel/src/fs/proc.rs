@@ -144,15 +144,37 @@ fn status(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
             _ => cgt |= crate::signal::sigmask(sig),
         }
     }
+    let c = t
+        .as_ref()
+        .map_or_else(|| p.leader_cred(), |t| crate::cred::task_cred(t));
+    // Linux ends the list with a space, even an empty one.
+    let mut groups: String = c.groups.iter().map(|g| format!("{g} ")).collect();
+    if groups.is_empty() {
+        groups.push(' ');
+    }
     format!(
         "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{tid}\nPPid:\t{}\nTracerPid:\t{}\n\
-         Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t{}\n\
-         SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n",
+         Uid:\t{}\t{}\t{}\t{}\nGid:\t{}\t{}\t{}\t{}\nFDSize:\t64\nGroups:\t{groups}\nThreads:\t{}\n\
+         SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n\
+         CapInh:\t{:016x}\nCapPrm:\t{:016x}\nCapEff:\t{:016x}\nCapBnd:\t{:016x}\nCapAmb:\t{:016x}\n",
         p.umask.load(Ordering::Relaxed),
         p.ppid.load(Ordering::Relaxed),
         t.as_ref().map_or(0, |t| t.ptrace.tracer_tid()),
+        c.uid,
+        c.euid,
+        c.suid,
+        c.fsuid,
+        c.gid,
+        c.egid,
+        c.sgid,
+        c.fsgid,
         thread_count(p),
         p.shared_pending.load(Ordering::Relaxed),
+        c.cap_inheritable,
+        c.cap_permitted,
+        c.cap_effective,
+        c.cap_bset,
+        c.cap_ambient,
         pid = p.pid,
     )
     .into_bytes()

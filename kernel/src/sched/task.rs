@@ -162,6 +162,9 @@ pub struct Task {
     pub mm: IrqSpinLock<Option<Arc<Mm>>>,
     /// The process this thread belongs to (user tasks).
     pub process: spin::Once<Arc<Process>>,
+    /// Its credentials (Linux's `task->cred`): root's for kernel threads
+    /// and init, copied by clone, replaced whole by `cred::commit_creds`.
+    pub cred: IrqSpinLock<Arc<crate::cred::Cred>>,
     /// Signals sent to this thread (`task->pending.signal`).
     pub sig_pending: AtomicU64,
     /// Their queued information (`task->pending.list`).
@@ -257,6 +260,7 @@ impl Task {
             tls: AtomicU64::new(0),
             mm: IrqSpinLock::new(None),
             process: spin::Once::new(),
+            cred: IrqSpinLock::new(Arc::new(crate::cred::Cred::root())),
             sig_pending: AtomicU64::new(0),
             sigqueue: crate::signal::SigQueue::new(),
             sas: IrqSpinLock::new(crate::signal::frame::AltStack::DISABLED),

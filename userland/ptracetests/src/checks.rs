@@ -22,9 +22,12 @@ const SI_USER: i32 = 0;
 const SI_KERNEL: i32 = 0x80;
 const CLD_TRAPPED: i32 = 4;
 
+mod cred;
 mod groupstop;
 mod hwdebug;
 mod peeksiginfo;
+pub use cred::creds_after_exec;
+use cred::*;
 use groupstop::*;
 use hwdebug::*;
 use peeksiginfo::*;
@@ -73,6 +76,11 @@ pub static ALL: &[Check] = checks![
     exitkill_kills_tracees_when_tracer_exits,
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
+    // credentials
+    set_id_calls_follow_linux_rules_and_getresuid_shows_them,
+    root_may_attach_to_and_read_a_process_that_dropped_root,
+    a_user_may_not_attach_to_root_nor_to_an_undumpable_user_until_it_sets_dumpable,
+    exec_keeps_ids_resets_the_saved_uid_and_makes_the_process_dumpable,
     process_vm_readv_and_writev_copy_and_honour_protections,
     process_vm_readv_stops_at_an_unmapped_remote_page_and_faults_local_pages_in,
     process_vm_readv_races_the_targets_munmap_of_the_page_read,
