@@ -67,7 +67,7 @@ fn become_user() -> Result<(), Errno> {
 
 /// A word at the same address in every process forked from the check,
 /// for process_vm_readv to read.
-static MARK: AtomicU64 = AtomicU64::new(0x5eed_0f_c0ffee);
+static MARK: AtomicU64 = AtomicU64::new(0x5eed_0fc0_ffee);
 
 fn read_mark(pid: i32) -> Result<usize, Errno> {
     let mut v = 0u64;
