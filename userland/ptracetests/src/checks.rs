@@ -95,6 +95,7 @@ pub static ALL: &[Check] = checks![
     proc_mem_reads_and_writes_tracee_data_and_text,
     proc_mem_unmapped_address_is_eio_and_ends_a_transfer,
     proc_task_mem_is_the_thread_address_space,
+    proc_mem_of_a_zombie_is_esrch_and_an_earlier_fd_reads_nothing,
     singlestep_runs_one_instruction_and_reports_trap_trace,
     singlestep_over_svc_stops_after_the_call_with_si_user,
     singlestep_into_a_restarted_svc_stops_after_the_restarted_call,
@@ -1760,4 +1761,37 @@ fn proc_task_mem_is_the_thread_address_space() -> Outcome {
     );
     cont(pid, 0)?;
     expect_exit(pid, 0)
+}
+
+/// Linux's __mem_open refuses a task without an address space (ESRCH),
+/// and a file opened earlier holds the space without its memory: once the
+/// process died, reads and writes transfer nothing (mem_rw's
+/// mmget_not_zero), after the reap too.
+fn proc_mem_of_a_zombie_is_esrch_and_an_earlier_fd_reads_nothing() -> Outcome {
+    let pid = spawn(sleeper)?;
+    let path = format!("/proc/{pid}/mem");
+    let fd = open_mem(&path)?;
+    let mut w = [0u8; 8];
+    let at = sys::answer_addr();
+    check_eq!(sys::pread(fd, &mut w, at), Ok(8), "pread64 while alive");
+    rt::process::kill(pid, SIGKILL).ctx("kill")?;
+    sys::waitid(pid, sys::WEXITED | sys::WNOWAIT).ctx("waitid(WNOWAIT)")?;
+    check_eq!(sys::pread(fd, &mut w, at), Ok(0), "pread64 of a dead process's space");
+    check_eq!(sys::pwrite(fd, &w, at), Ok(0), "pwrite64 of a dead process's space");
+    for flags in [rt::fs::O_RDWR, rt::fs::O_RDONLY] {
+        check_eq!(
+            rt::fs::open(path.as_bytes(), flags, 0).err(),
+            Some(Errno::ESRCH),
+            "open a zombie's mem ({flags:#x})"
+        );
+    }
+    check_eq!(wait(pid, 0).ctx("reap")?.0, pid, "reaped");
+    check_eq!(
+        rt::fs::open(path.as_bytes(), rt::fs::O_RDWR, 0).err(),
+        Some(Errno::ENOENT),
+        "open a reaped process's mem"
+    );
+    check_eq!(sys::pread(fd, &mut w, at), Ok(0), "pread64 after the reap");
+    let _ = rt::fs::close(fd);
+    Ok(())
 }
