@@ -86,6 +86,7 @@ pub static ALL: &[Check] = checks![
     process_vm_readv_races_the_targets_munmap_of_the_page_read,
     process_vm_writev_stops_at_a_read_only_or_unmapped_remote_page_or_a_local_fault,
     process_vm_calls_check_flags_counts_and_pid_in_linux_order,
+    iovec_lengths_are_checked_each_and_their_total_cut_as_import_iovec,
     // strace's start and SIGCONT's traps for seized tracees
     seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
     sigcont_to_running_seized_tracee_traps_before_its_delivery,
@@ -1519,6 +1520,107 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
     }
     cont(pid, 0)?;
     expect_exit(pid, 0)
+}
+
+/// Linux's import_iovec for the caller's own buffers (readv, writev, the
+/// local side of process_vm_readv/writev): every length must be a valid
+/// ssize_t (EINVAL, checked for all entries first), every buffer inside
+/// the user address space (EFAULT; a lone entry is cut to MAX_RW_COUNT
+/// before its range is checked, several are checked whole), and the total
+/// is cut to MAX_RW_COUNT rather than refused. The remote side of
+/// process_vm_readv is checked for negative lengths only.
+fn iovec_lengths_are_checked_each_and_their_total_cut_as_import_iovec() -> Outcome {
+    static LOCAL: AtomicU64 = AtomicU64::new(0);
+    const MAX_RW_COUNT: usize = 0x7fff_f000;
+    const HUGE: usize = 1 << 62;
+    const NEGATIVE: usize = 1 << 63;
+    const KERNEL: usize = 0xffff_8000_0000_0000;
+    let null = rt::fs::open(b"/dev/null", rt::fs::O_RDWR, 0).ctx("open /dev/null")?;
+    // /dev/null never touches the buffers: only the checks speak. Low
+    // addresses, so that two gigabytes past them are still user space.
+    let low = 0x10_0000usize;
+    let vectored = |n: usize, iov: &[(usize, usize)]| {
+        // SAFETY: /dev/null reads nothing into and writes nothing from
+        // the buffers; the kernel only reads the iovec array.
+        rt::syscall::check(unsafe { rt::syscall::syscall3(n, null as usize, iov.as_ptr() as usize, iov.len()) })
+    };
+    let (readv, writev) = (rt::syscall::nr::READV, rt::syscall::nr::WRITEV);
+    check_eq!(
+        vectored(writev, &[(low, MAX_RW_COUNT), (low, 4096)]),
+        Ok(MAX_RW_COUNT),
+        "writev of more than MAX_RW_COUNT in all"
+    );
+    check_eq!(
+        vectored(writev, &[(low, HUGE)]),
+        Ok(MAX_RW_COUNT),
+        "writev of one buffer of 2^62 bytes"
+    );
+    check_eq!(
+        vectored(readv, &[(low, HUGE)]),
+        Ok(0),
+        "readv of one buffer of 2^62 bytes"
+    );
+    check_eq!(
+        vectored(writev, &[(low, 1), (low, HUGE)]),
+        Err(Errno::EFAULT),
+        "writev of 2^62 bytes in the second buffer"
+    );
+    check_eq!(
+        vectored(readv, &[(low, 1), (low, HUGE)]),
+        Err(Errno::EFAULT),
+        "readv of 2^62 bytes in the second buffer"
+    );
+    check_eq!(
+        vectored(writev, &[(low, 1), (low, NEGATIVE)]),
+        Err(Errno::EINVAL),
+        "writev with a negative length"
+    );
+    check_eq!(
+        vectored(writev, &[(KERNEL, 1), (low, NEGATIVE)]),
+        Err(Errno::EINVAL),
+        "a negative length is found before a kernel address"
+    );
+    check_eq!(
+        vectored(writev, &[(KERNEL, 1)]),
+        Err(Errno::EFAULT),
+        "writev from a kernel address"
+    );
+    let _ = rt::fs::close(null);
+
+    let me = sys::getpid();
+    let mut word = [0u8; 8];
+    let w = word.as_mut_ptr() as usize;
+    let remote = WORD.as_ptr() as usize;
+    for write in [false, true] {
+        check_eq!(
+            process_vm(write, me, &[(w, 8), (w, HUGE)], &[(remote, 8)], 0),
+            Err(Errno::EFAULT),
+            "a second local length of 2^62 ({write})"
+        );
+        // Cut to MAX_RW_COUNT from a static word of the program, low
+        // enough that the range stays in the user address space.
+        check_eq!(
+            process_vm(write, me, &[(LOCAL.as_ptr() as usize, HUGE)], &[(remote, 8)], 0),
+            Ok(8),
+            "a lone local length of 2^62 is cut ({write})"
+        );
+        check_eq!(
+            process_vm(write, me, &[(w, 8), (w, NEGATIVE)], &[(remote, 8)], 0),
+            Err(Errno::EINVAL),
+            "a negative local length ({write})"
+        );
+        check_eq!(
+            process_vm(write, me, &[(w, 8)], &[(remote, NEGATIVE)], 0),
+            Err(Errno::EINVAL),
+            "a negative remote length ({write})"
+        );
+        check_eq!(
+            process_vm(write, me, &[(w, 8)], &[(remote, HUGE)], 0),
+            Ok(8),
+            "a remote length of 2^62 moves what the local side holds ({write})"
+        );
+    }
+    Ok(())
 }
 
 /// A target that unmaps and maps back the second of two pages while the
