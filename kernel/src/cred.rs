@@ -16,6 +16,13 @@ pub fn task_cred(t: &Task) -> Arc<Cred> {
     t.cred.lock().clone()
 }
 
+/// `f` of the credentials of `t`, read in place (no reference taken):
+/// `f` must not read another task's credentials, as two such reads nested
+/// in opposite orders on two CPUs would wait for each other.
+pub fn with_task_cred<R>(t: &Task, f: impl FnOnce(&Cred) -> R) -> R {
+    f(&t.cred.lock())
+}
+
 /// The calling task's credentials (`current_cred`).
 pub fn current_cred() -> Arc<Cred> {
     task_cred(&crate::sched::current())

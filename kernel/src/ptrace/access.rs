@@ -7,8 +7,8 @@ use crate::mm::vm::Mm;
 use crate::sched::Task;
 use alloc::sync::Arc;
 
-use crate::cred::task_cred;
 pub use crate::cred::PtraceMode;
+use crate::cred::{task_cred, with_task_cred};
 use process_core::cred::ptrace_creds_allow;
 
 /// Whether `caller` may control `task` (Linux's `__ptrace_may_access`
@@ -23,7 +23,7 @@ pub fn ptrace_may_access(caller: &Task, task: &Task, task_mm: Option<&Arc<Mm>>, 
         return Ok(());
     }
     let cred = task_cred(caller);
-    if !ptrace_creds_allow(&cred, &task_cred(task), mode) {
+    if !with_task_cred(task, |tcred| ptrace_creds_allow(&cred, tcred, mode)) {
         return Err(Errno::EPERM);
     }
     // Read after the credentials: commit_creds closes the space before it

@@ -141,10 +141,13 @@ fn import_iovecs(p: UserPtr, n: u64, local: bool, fast: &mut FastIovecs) -> Resu
     // Linux's order: each entry read and its length checked in turn
     // (EFAULT, EINVAL), then, for local buffers, every address range
     // (EFAULT) and the total.
+    /// An entry's user image, aligned for two word loads.
+    #[repr(align(8))]
+    struct Raw([u8; IoVec::SIZE]);
     let read = |i: usize| -> Result<IoVec, Errno> {
-        let mut raw = [0u8; IoVec::SIZE];
-        uaccess::copy_from_user(&mut raw, p.wrapping_add((i * IoVec::SIZE) as u64))?;
-        let io = IoVec::from_bytes(&raw);
+        let mut raw = Raw([0; IoVec::SIZE]);
+        uaccess::copy_from_user(&mut raw.0, p.wrapping_add((i * IoVec::SIZE) as u64))?;
+        let io = IoVec::from_bytes(&raw.0);
         if !io.len_ok() {
             return Err(Errno::EINVAL);
         }

@@ -164,7 +164,11 @@ pub struct Task {
     pub process: spin::Once<Arc<Process>>,
     /// Its credentials (Linux's `task->cred`): root's for kernel threads
     /// and init, copied by clone, replaced whole by `cred::commit_creds`.
-    pub cred: IrqSpinLock<Arc<crate::cred::Cred>>,
+    /// Read and written from task context only (system calls, /proc),
+    /// never from an interrupt handler, and the kernel is not preempted in
+    /// EL1, so a plain spin lock does: held for a pointer copy, it keeps
+    /// the access checks of process_vm_readv and ptrace cheap.
+    pub cred: spin::Mutex<Arc<crate::cred::Cred>>,
     /// Signals sent to this thread (`task->pending.signal`).
     pub sig_pending: AtomicU64,
     /// Their queued information (`task->pending.list`).
@@ -260,7 +264,7 @@ impl Task {
             tls: AtomicU64::new(0),
             mm: IrqSpinLock::new(None),
             process: spin::Once::new(),
-            cred: IrqSpinLock::new(Arc::new(crate::cred::Cred::root())),
+            cred: spin::Mutex::new(Arc::new(crate::cred::Cred::root())),
             sig_pending: AtomicU64::new(0),
             sigqueue: crate::signal::SigQueue::new(),
             sas: IrqSpinLock::new(crate::signal::frame::AltStack::DISABLED),

@@ -25,15 +25,26 @@ impl IoVec {
         b
     }
 
-    /// Reads the bytes a user program wrote.
+    /// Reads the bytes a user program wrote. Inlined, so that a caller's
+    /// aligned buffer is read with two loads rather than byte by byte (the
+    /// kernel is built for strict alignment).
+    #[inline(always)]
     pub fn from_bytes(b: &[u8; Self::SIZE]) -> IoVec {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[..8]);
-        let base = u64::from_le_bytes(w);
-        w.copy_from_slice(&b[8..]);
+        let word = |o: usize| {
+            u64::from_le_bytes([
+                b[o],
+                b[o + 1],
+                b[o + 2],
+                b[o + 3],
+                b[o + 4],
+                b[o + 5],
+                b[o + 6],
+                b[o + 7],
+            ])
+        };
         IoVec {
-            base,
-            len: u64::from_le_bytes(w),
+            base: word(0),
+            len: word(8),
         }
     }
 }
