@@ -78,6 +78,7 @@ pub static ALL: &[Check] = checks![
     proc_status_shows_tracer_pid,
     // credentials
     set_id_calls_follow_linux_rules_and_getresuid_shows_them,
+    set_id_calls_change_the_calling_thread_only,
     root_may_attach_to_and_read_a_process_that_dropped_root,
     a_user_may_not_attach_to_root_nor_to_an_undumpable_user_until_it_sets_dumpable,
     exec_keeps_ids_resets_the_saved_uid_and_makes_the_process_dumpable,

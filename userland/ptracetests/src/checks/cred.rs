@@ -376,3 +376,87 @@ pub(super) fn exec_keeps_ids_resets_the_saved_uid_and_makes_the_process_dumpable
     };
     expect_exit(pid, 63)
 }
+
+/// A stack for [`thread_seteuid_user`]'s thread, which never touches it.
+static mut SETEUID_THREAD_STACK: [u128; 64] = [0; 64];
+
+/// Starts a thread (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+/// CLONE_THREAD | CLONE_SYSVSEM) that makes the raw call
+/// setresuid(-1, 1000, -1) and then waits in ppoll until the process
+/// ends; its tid.
+fn thread_seteuid_user() -> isize {
+    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    let top = core::ptr::addr_of_mut!(SETEUID_THREAD_STACK) as usize + 64 * 16;
+    let ret: isize;
+    // SAFETY: the thread only makes system calls that take no memory, on a
+    // stack of its own that nothing else uses.
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            "cbnz x0, 1f",
+            "mov x0, #0xffffffff",
+            "mov x1, #1000",
+            "mov x2, #0xffffffff",
+            "mov x8, #147",
+            "svc #0",
+            "2:",
+            "mov x0, #0",
+            "mov x1, #0",
+            "mov x2, #0",
+            "mov x3, #0",
+            "mov x4, #0",
+            "mov x8, #73",
+            "svc #0",
+            "b 2b",
+            "1:",
+            in("x8") nr::CLONE,
+            inlateout("x0") FLAGS => ret,
+            in("x1") top,
+            in("x2") 0,
+            in("x3") 0,
+            in("x4") 0,
+            options(nostack)
+        )
+    };
+    ret
+}
+
+/// The kernel's set*id calls change the calling thread's credentials
+/// only (glibc's setuid makes them process-wide by signalling every
+/// thread): a thread's raw setresuid shows in its own status, not in its
+/// leader's.
+pub(super) fn set_id_calls_change_the_calling_thread_only() -> Outcome {
+    let me = sys::getpid();
+    let tid = thread_seteuid_user();
+    if tid <= 0 {
+        return Err(Fail(format!("clone: {tid}")));
+    }
+    let theirs = format!("{me}/task/{tid}");
+    let mut uid = status_field(&theirs, "Uid")?;
+    for _ in 0..200 {
+        if uid != "0\t0\t0\t0" {
+            break;
+        }
+        sys::sleep_ms(10);
+        uid = status_field(&theirs, "Uid")?;
+    }
+    check_eq!(uid, "0\t1000\t0\t1000", "the thread's status Uid");
+    check_eq!(
+        status_field(&theirs, "CapEff")?,
+        "0000000000000000",
+        "the thread's CapEff"
+    );
+    check_eq!(
+        status_field(&format!("{me}"), "Uid")?,
+        "0\t0\t0\t0",
+        "the leader's status Uid"
+    );
+    check_eq!(res_ids(nr::GETRESUID)?, [0, 0, 0], "the leader's getresuid");
+    check_eq!(capget(0).ctx("capget")?.0, CAP_VALID_MASK, "the leader's effective set");
+    check_eq!(
+        capget(tid as i32).ctx("capget of the thread")?.0,
+        0,
+        "the thread's effective set"
+    );
+    Ok(())
+}
