@@ -237,8 +237,20 @@ pub fn do_execve(path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>, regs: &mut 
         process::do_group_exit(crate::signal::SIGKILL as i32);
     }
     image.mm.activate();
+    // Linux's begin_new_exec: the new space is dumpable unless the caller
+    // runs with effective IDs other than its real ones; then the exec's
+    // credentials (no set-ID or file-capability programs here, so the IDs
+    // stay) are installed, which may close it again (commit_creds).
+    let cred = crate::cred::task_cred(&me);
+    image.mm.set_dumpable(if cred.exec_dumpable() {
+        uapi::capability::SUID_DUMP_USER
+    } else {
+        uapi::capability::SUID_DUMP_DISABLE
+    });
     let old = me.mm.lock().replace(image.mm);
     drop(old);
+    crate::cred::commit_creds(cred.for_exec());
+    drop(cred);
     crate::trace::tracepoint::task::trace_task_rename(&me, &image.comm);
     me.set_comm(&image.comm);
     p.fs.lock().close_on_exec();

@@ -13,6 +13,7 @@ extern crate alloc;
 
 pub mod btf;
 pub mod cputime;
+pub mod cred;
 pub mod debug;
 pub mod drivers;
 pub mod errno;

@@ -283,14 +283,40 @@ pub fn user_string_array(src: UserPtr) -> Result<Vec<Vec<u8>>, Errno> {
     Ok(out)
 }
 
-/// Reads and checks a user iovec array (Linux's `import_iovec`): EINVAL
-/// for more than `UIO_MAXIOV` entries or lengths past `isize::MAX`,
-/// EFAULT when the array cannot be read.
-pub fn import_iovec(p: UserPtr, n: u64) -> Result<Vec<uapi::uio::IoVec>, Errno> {
+/// Reads a user iovec array (Linux's `iovec_from_user`): EINVAL for more
+/// than `UIO_MAXIOV` entries or a length negative as an `ssize_t`, EFAULT
+/// when the array cannot be read. The lengths are as given (the remote
+/// side of process_vm_readv/writev).
+pub fn iovec_from_user(p: UserPtr, n: u64) -> Result<Vec<uapi::uio::IoVec>, Errno> {
     if n > uapi::uio::UIO_MAXIOV as u64 {
         return Err(Errno::EINVAL);
     }
     let raw = copy_from_user_vec(p, n as usize * uapi::uio::IoVec::SIZE)?;
     let v = uapi::uio::IoVecs::parse(&raw).ok_or(Errno::EINVAL)?;
     Ok(v.iter().collect())
+}
+
+/// Reads and checks the iovec array of the caller's own buffers (Linux's
+/// `import_iovec`): `iovec_from_user`'s checks, then EFAULT for a buffer
+/// outside the user address space (`access_ok`), and the lengths cut to
+/// add up to at most `MAX_RW_COUNT`.
+pub fn import_iovec(p: UserPtr, n: u64) -> Result<Vec<uapi::uio::IoVec>, Errno> {
+    let mut v = iovec_from_user(p, n)?;
+    check_iovec_access(&mut v)?;
+    Ok(v)
+}
+
+/// `import_iovec`'s second pass over entries already read and checked:
+/// every buffer inside the user address space, the total cut. A single
+/// entry is cut first and its range checked after (Linux's
+/// `import_ubuf`), several are checked whole.
+pub fn check_iovec_access(v: &mut [uapi::uio::IoVec]) -> Result<(), Errno> {
+    if v.len() == 1 {
+        uapi::uio::clamp_to_max_rw(v.iter_mut());
+    }
+    if v.iter().any(|io| UserPtr::new(io.base).range(io.len).is_none()) {
+        return Err(Errno::EFAULT);
+    }
+    uapi::uio::clamp_to_max_rw(v.iter_mut());
+    Ok(())
 }

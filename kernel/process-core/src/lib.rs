@@ -1,9 +1,15 @@
 //! The CPU-free part of process lifecycle logic, host-tested: Linux's wait
 //! status encodings (`include/uapi/linux/wait.h`, `WIFEXITED` and friends)
 //! and the option rules and child selection of `wait4`/`waitid`
-//! (`kernel/exit.c`: `kernel_wait4`, `kernel_waitid`, `eligible_child`).
+//! (`kernel/exit.c`: `kernel_wait4`, `kernel_waitid`, `eligible_child`);
+//! and credentials with the rules for changing and comparing them
+//! ([`cred`]).
 
 #![no_std]
+
+extern crate alloc;
+
+pub mod cred;
 
 use uapi::Errno;
 

@@ -144,15 +144,37 @@ fn status(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
             _ => cgt |= crate::signal::sigmask(sig),
         }
     }
+    let c = t
+        .as_ref()
+        .map_or_else(|| p.leader_cred(), |t| crate::cred::task_cred(t));
+    // Linux ends the list with a space, even an empty one.
+    let mut groups: String = c.groups.iter().map(|g| format!("{g} ")).collect();
+    if groups.is_empty() {
+        groups.push(' ');
+    }
     format!(
         "Name:\t{comm}\nUmask:\t{:04o}\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{tid}\nPPid:\t{}\nTracerPid:\t{}\n\
-         Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t{}\n\
-         SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n",
+         Uid:\t{}\t{}\t{}\t{}\nGid:\t{}\t{}\t{}\t{}\nFDSize:\t64\nGroups:\t{groups}\nThreads:\t{}\n\
+         SigPnd:\t{pending:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ign:016x}\nSigCgt:\t{cgt:016x}\n\
+         CapInh:\t{:016x}\nCapPrm:\t{:016x}\nCapEff:\t{:016x}\nCapBnd:\t{:016x}\nCapAmb:\t{:016x}\n",
         p.umask.load(Ordering::Relaxed),
         p.ppid.load(Ordering::Relaxed),
         t.as_ref().map_or(0, |t| t.ptrace.tracer_tid()),
+        c.uid,
+        c.euid,
+        c.suid,
+        c.fsuid,
+        c.gid,
+        c.egid,
+        c.sgid,
+        c.fsgid,
         thread_count(p),
         p.shared_pending.load(Ordering::Relaxed),
+        c.cap_inheritable,
+        c.cap_permitted,
+        c.cap_effective,
+        c.cap_bset,
+        c.cap_ambient,
         pid = p.pid,
     )
     .into_bytes()
@@ -384,21 +406,24 @@ fn fd_link_target(f: &vfs::OpenFile) -> Vec<u8> {
 
 /// An open `/proc/<pid>/mem` or `/proc/<pid>/task/<tid>/mem`: the address
 /// space the thread had at open (Linux's proc_mem_open keeps the mm, so
-/// the file follows it, not a later exec), `None` for a thread without
-/// one (a zombie), whose file reads and writes nothing. Reads and writes
-/// go through the tracer's path (Linux's access_remote_vm with
-/// FOLL_FORCE): past protections, writes to read-only text by
-/// copy-on-write with the instruction cache kept coherent; an unmapped
-/// address ends the transfer there, EIO if nothing was transferred.
+/// the file follows it, not a later exec). It is held weakly, as Linux's
+/// mmgrab holds the structure but not the memory: once no task uses the
+/// space (its owner died, or exec'd), reads and writes transfer nothing.
+/// Reads and writes go through the tracer's path (Linux's
+/// access_remote_vm with FOLL_FORCE): past protections, writes to
+/// read-only text by copy-on-write with the instruction cache kept
+/// coherent; an unmapped address ends the transfer there, EIO if nothing
+/// was transferred.
 struct MemFile {
-    mm: Option<Arc<crate::mm::vm::Mm>>,
+    mm: alloc::sync::Weak<crate::mm::vm::Mm>,
 }
 
 impl MemFile {
     /// Linux's mem_rw: page by page from `*pos`, which ends past the last
-    /// byte transferred.
+    /// byte transferred; nothing once the space has no user
+    /// (`mmget_not_zero` fails).
     fn rw(&self, buf: &mut [u8], pos: &mut u64, write: bool) -> vfs::Result<usize> {
-        let Some(mm) = &self.mm else { return Ok(0) };
+        let Some(mm) = self.mm.upgrade() else { return Ok(0) };
         const PAGE: u64 = arch::memory::PAGE_SIZE as u64;
         let mut done = 0;
         while done < buf.len() {
@@ -739,7 +764,7 @@ impl ProcProvider for Provider {
     /// `mem` of a process (its first thread's) or of one of its threads.
     /// Opening needs ptrace-attach access with the caller's filesystem IDs
     /// (Linux's proc_mem_open: mm_access with PTRACE_MODE_ATTACH_FSCREDS,
-    /// EACCES when refused).
+    /// EACCES when refused, ESRCH for a zombie).
     fn open_file(&self, scope: ProcScope, rel: &[u8], flags: u32) -> vfs::Result<Option<Arc<dyn vfs::file::FileOps>>> {
         // A write-only sysctl cannot be opened for reading, by root either
         // (Linux's proc_sys_permission checks the mode alone).
@@ -756,14 +781,12 @@ impl ProcProvider for Provider {
                 _ => return Ok(None),
             },
         };
-        let mm = match task {
-            Some(t) => match crate::ptrace::access::mm_access(&t, crate::ptrace::access::PtraceMode::AttachFsCreds) {
-                Ok(mm) => Some(mm),
-                Err(uapi::Errno::ESRCH) => None,
-                Err(e) => return Err(e),
-            },
-            None => None,
-        };
-        Ok(Some(Arc::new(MemFile { mm })))
+        // A zombie (no thread, or one without an address space) is ESRCH,
+        // as Linux's __mem_open answers a task mm_access finds no mm for.
+        let task = task.ok_or(uapi::Errno::ESRCH)?;
+        let mm = crate::ptrace::access::mm_access(&task, crate::ptrace::access::PtraceMode::AttachFsCreds)?;
+        Ok(Some(Arc::new(MemFile {
+            mm: Arc::downgrade(&mm),
+        })))
     }
 }

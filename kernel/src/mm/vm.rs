@@ -180,6 +180,11 @@ pub struct Mm {
     asid: u16,
     /// The concurrency IDs of rseq's `mm_cid` for this address space.
     pub mm_cid: Arc<crate::rseq::MmCid>,
+    /// Whether its owner may inspect it without CAP_SYS_PTRACE (Linux's
+    /// `MMF_DUMPABLE` bits of `mm->flags`: `SUID_DUMP_USER` or
+    /// `SUID_DUMP_DISABLE`), set at exec, by prctl and by credential
+    /// changes, inherited by fork.
+    dumpable: core::sync::atomic::AtomicU8,
 }
 
 // ---------------------------------------------------------------- ASIDs
@@ -241,6 +246,7 @@ impl Mm {
             }),
             asid,
             mm_cid: Default::default(),
+            dumpable: core::sync::atomic::AtomicU8::new(uapi::capability::SUID_DUMP_USER),
         }))
     }
 
@@ -430,9 +436,20 @@ impl Mm {
         Ok(())
     }
 
+    /// Its dumpable setting (`get_dumpable`).
+    pub fn dumpable(&self) -> u8 {
+        self.dumpable.load(core::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Changes its dumpable setting (`set_dumpable`).
+    pub fn set_dumpable(&self, v: u8) {
+        self.dumpable.store(v, core::sync::atomic::Ordering::Release);
+    }
+
     /// A copy for `fork`: regions copied, pages shared copy-on-write.
     pub fn fork(&self) -> Result<Arc<Mm>, Errno> {
         let child = Mm::new()?;
+        child.set_dumpable(self.dumpable());
         {
             let mut m = self.inner.lock();
             let mut c = child.inner.lock();

@@ -99,6 +99,9 @@ pub struct Process {
     /// `/proc` files still show it (Linux keeps the leader's task until
     /// the reap).
     pub zombie_comm: IrqSpinLock<[u8; 16]>,
+    /// The leader's credentials, kept likewise: a zombie may still be
+    /// signalled (kill's permission check) and shown in `/proc`.
+    pub zombie_cred: IrqSpinLock<Option<Arc<crate::cred::Cred>>>,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -207,12 +210,32 @@ impl Process {
             curr_target: AtomicU32::new(pid),
             exited_leader: IrqSpinLock::new(None),
             zombie_comm: IrqSpinLock::new([0; 16]),
+            zombie_cred: IrqSpinLock::new(None),
         })
     }
 
     /// The main (first) thread, if alive.
     pub fn main_thread(&self) -> Option<Arc<Task>> {
         self.threads.lock().first().cloned()
+    }
+
+    /// The credentials signals to it are checked against: its leader's
+    /// (Linux's `group_send_sig_info` on the thread-group leader), kept
+    /// after the leader or the whole group exited.
+    pub fn leader_cred(&self) -> Arc<crate::cred::Cred> {
+        let threads = self.threads.lock();
+        let leader = threads.iter().find(|t| t.tid() == self.pid).or(threads.first());
+        if let Some(t) = leader {
+            return crate::cred::task_cred(t);
+        }
+        drop(threads);
+        if let Some(t) = self.exited_leader.lock().as_ref() {
+            return crate::cred::task_cred(t);
+        }
+        self.zombie_cred
+            .lock()
+            .clone()
+            .unwrap_or_else(|| Arc::new(crate::cred::Cred::root()))
     }
 
     /// Whether it has exited and awaits reaping.
@@ -438,6 +461,7 @@ fn do_clone(
         *task.sas.lock() = *me.sas.lock();
     }
     task.rseq.fork_from(&me.rseq, flags & CLONE_VM != 0);
+    *task.cred.lock() = crate::cred::task_cred(&me);
     *task.mm.lock() = Some(child_mm.clone());
     if flags & CLONE_CHILD_CLEARTID != 0 {
         task.clear_child_tid.store(child_tid.addr(), Ordering::Relaxed);
@@ -621,7 +645,9 @@ fn exit_thread(status: i32) {
         (threads.is_empty(), zombie_leader)
     };
     if last {
-        *p.zombie_comm.lock() = zombie_leader.as_deref().unwrap_or(&me).comm.get();
+        let leader = zombie_leader.as_deref().unwrap_or(&me);
+        *p.zombie_comm.lock() = leader.comm.get();
+        *p.zombie_cred.lock() = Some(crate::cred::task_cred(leader));
     }
     drop(zombie_leader);
     {

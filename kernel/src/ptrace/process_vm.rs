@@ -35,12 +35,12 @@ pub fn process_vm_rw(
     // In Linux's order: nothing to move locally ends the call before the
     // remote array is read, nothing remotely before the target is looked
     // up.
-    let local = import_iovecs(lvec, liovcnt, &mut lfast)?;
+    let local = import_iovecs(lvec, liovcnt, true, &mut lfast)?;
     let local = local.as_slice(&lfast);
     if local.iter().all(|&(_, l)| l == 0) {
         return Ok(0);
     }
-    let remote = import_iovecs(rvec, riovcnt, &mut rfast)?;
+    let remote = import_iovecs(rvec, riovcnt, false, &mut rfast)?;
     let remote = remote.as_slice(&rfast);
     if remote.iter().all(|&(_, l)| l == 0) {
         return Ok(0);
@@ -121,46 +121,61 @@ impl Iovecs {
     }
 }
 
-/// A user iovec array as (base, length) pairs, checked as Linux's
-/// import_iovec: EINVAL for too many entries or lengths past
-/// `isize::MAX`, EFAULT when it cannot be read.
-fn import_iovecs(p: UserPtr, n: u64, fast: &mut FastIovecs) -> Result<Iovecs, Errno> {
+/// A user iovec array as (base, length) pairs: for the caller's own
+/// buffers (`local`) checked as Linux's import_iovec (EINVAL for too many
+/// entries or a negative length, EFAULT for a buffer outside the user
+/// address space, the total cut to MAX_RW_COUNT), for the target's as its
+/// iovec_from_user (the first two only); EFAULT when it cannot be read.
+fn import_iovecs(p: UserPtr, n: u64, local: bool, fast: &mut FastIovecs) -> Result<Iovecs, Errno> {
     let count = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
     if count > FAST_IOV {
-        let v = uaccess::import_iovec(p, n)?;
+        let v = if local {
+            uaccess::import_iovec(p, n)?
+        } else {
+            uaccess::iovec_from_user(p, n)?
+        };
         return Ok(Iovecs::Heap(
             v.into_iter().map(|io| (io.base, io.len as usize)).collect(),
         ));
     }
+    // Linux's order: each entry read and its length checked in turn
+    // (EFAULT, EINVAL), then, for local buffers, every address range
+    // (EFAULT) and the total.
+    /// An entry's user image, aligned for two word loads.
+    #[repr(align(8))]
+    struct Raw([u8; IoVec::SIZE]);
     let read = |i: usize| -> Result<IoVec, Errno> {
-        let mut raw = [0u8; IoVec::SIZE];
-        uaccess::copy_from_user(&mut raw, p.wrapping_add((i * IoVec::SIZE) as u64))?;
-        Ok(IoVec::from_bytes(&raw))
+        let mut raw = Raw([0; IoVec::SIZE]);
+        uaccess::copy_from_user(&mut raw.0, p.wrapping_add((i * IoVec::SIZE) as u64))?;
+        let io = IoVec::from_bytes(&raw.0);
+        if !io.len_ok() {
+            return Err(Errno::EINVAL);
+        }
+        Ok(io)
     };
     if count == 0 {
         return Ok(Iovecs::Fast(0));
     }
     if count == 1 {
-        let io = read(0)?;
-        if io.len > isize::MAX as u64 {
-            return Err(Errno::EINVAL);
+        let mut io = [read(0)?];
+        if local {
+            uaccess::check_iovec_access(&mut io)?;
         }
-        return Ok(Iovecs::One((io.base, io.len as usize)));
+        return Ok(Iovecs::One((io[0].base, io[0].len as usize)));
     }
     // Read an entry at a time into a 16-byte buffer, with no staging
-    // array. Linux's order of errors stays: EFAULT for any entry that
-    // cannot be read before EINVAL for the lengths (each at most
-    // isize::MAX, and their sum).
+    // array.
+    let mut ios = [IoVec::default(); FAST_IOV];
+    for (i, io) in ios.iter_mut().take(count).enumerate() {
+        *io = read(i)?;
+    }
+    if local {
+        uaccess::check_iovec_access(&mut ios[..count])?;
+    }
     let slots = fast.get_or_insert([(0, 0); FAST_IOV]);
-    let mut total: Option<u64> = Some(0);
-    for (i, slot) in slots.iter_mut().take(count).enumerate() {
-        let io = read(i)?;
-        total = total
-            .and_then(|t| t.checked_add(io.len))
-            .filter(|&t| t <= isize::MAX as u64);
+    for (slot, io) in slots.iter_mut().zip(&ios[..count]) {
         *slot = (io.base, io.len as usize);
     }
-    total.ok_or(Errno::EINVAL)?;
     Ok(Iovecs::Fast(count))
 }
 

@@ -162,6 +162,13 @@ pub struct Task {
     pub mm: IrqSpinLock<Option<Arc<Mm>>>,
     /// The process this thread belongs to (user tasks).
     pub process: spin::Once<Arc<Process>>,
+    /// Its credentials (Linux's `task->cred`): root's for kernel threads
+    /// and init, copied by clone, replaced whole by `cred::commit_creds`.
+    /// Read and written from task context only (system calls, /proc),
+    /// never from an interrupt handler, and the kernel is not preempted in
+    /// EL1, so a plain spin lock does: held for a pointer copy, it keeps
+    /// the access checks of process_vm_readv and ptrace cheap.
+    pub cred: spin::Mutex<Arc<crate::cred::Cred>>,
     /// Signals sent to this thread (`task->pending.signal`).
     pub sig_pending: AtomicU64,
     /// Their queued information (`task->pending.list`).
@@ -257,6 +264,7 @@ impl Task {
             tls: AtomicU64::new(0),
             mm: IrqSpinLock::new(None),
             process: spin::Once::new(),
+            cred: spin::Mutex::new(Arc::new(crate::cred::Cred::root())),
             sig_pending: AtomicU64::new(0),
             sigqueue: crate::signal::SigQueue::new(),
             sas: IrqSpinLock::new(crate::signal::frame::AltStack::DISABLED),

@@ -1169,6 +1169,22 @@ fn do_signal_stop(me: &Arc<Task>, p: &Arc<Process>, signr: u32) -> Option<u32> {
     None
 }
 
+/// Whether the caller may send `sig` to `target`, a thread of process `p`
+/// whose credentials are `tcred` (Linux's `check_kill_permission` for a
+/// signal from user space): its own process always; another only if
+/// `kill_ok_by_cred` allows it, or for SIGCONT within the caller's
+/// session. EPERM otherwise.
+pub fn check_kill_permission(p: &Process, tcred: &crate::cred::Cred, sig: u32) -> Result<(), Errno> {
+    let me = current_process();
+    if core::ptr::eq(p, &*me) || process_core::cred::kill_ok_by_cred(&crate::cred::current_cred(), tcred) {
+        return Ok(());
+    }
+    if sig == SIGCONT && p.sid.load(Ordering::Relaxed) == me.sid.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    Err(Errno::EPERM)
+}
+
 /// `kill(pid, sig)` semantics for the pid forms.
 pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
     if sig as usize > NSIG {
@@ -1212,13 +1228,27 @@ pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
     };
     let targets: Vec<_> = targets.into_iter().filter(|p| !p.is_zombie()).collect();
     if targets.is_empty() {
-        // A zombie still exists for kill(pid, 0) purposes.
-        if pid > 0 && named(pid as u32).is_some() {
-            return Ok(());
+        // A zombie still exists for kill(pid, 0) purposes, and is still
+        // checked against.
+        if pid > 0 {
+            if let Some(z) = named(pid as u32) {
+                return check_kill_permission(&z, &z.leader_cred(), sig);
+            }
         }
         return Err(Errno::ESRCH);
     }
+    // Linux's results: one process gives its own; a group succeeds if any
+    // member took the signal, else fails as the last did; kill(-1) ignores
+    // EPERM (__kill_pgrp_info, kill_something_info).
+    let mut result = Err(Errno::EPERM);
     for t in &targets {
+        if let Err(e) = check_kill_permission(t, &t.leader_cred(), sig) {
+            if result.is_err() && pid != -1 {
+                result = Err(e);
+            }
+            continue;
+        }
+        result = Ok(());
         // init only gets signals it has handlers for (SIGKILL cannot kill it).
         if t.pid == 1 && t.sighand.get(sig.max(1)).handler == SIG_DFL && sig != 0 && t.pid != me.pid {
             continue;
@@ -1228,7 +1258,10 @@ pub fn kill(pid: i64, sig: u32) -> Result<(), Errno> {
             let _ = send_sig_to_process_via(t, info, to);
         }
     }
-    Ok(())
+    if pid == -1 {
+        return Ok(());
+    }
+    result
 }
 
 /// Current thread's pending set (rt_sigpending).

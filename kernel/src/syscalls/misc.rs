@@ -4,6 +4,7 @@ use super::syscall;
 use crate::errno::Errno;
 use crate::uaccess::{copy_from_user, copy_to_user, UserPtr};
 use core::sync::atomic::Ordering;
+use uapi::capability::{PR_GET_DUMPABLE, PR_SET_DUMPABLE, SUID_DUMP_DISABLE, SUID_DUMP_USER};
 use uapi::resource::Rlimit;
 
 syscall!(__arm64_sys_newuname, r, {
@@ -45,6 +46,19 @@ syscall!(__arm64_sys_prctl, r, {
         PR_GET_NAME => {
             let c = me.comm.get();
             copy_to_user(UserPtr::new(r.regs[1]), &c)?;
+            Ok(0)
+        }
+        // The dumpable flag of the caller's address space (ptrace access
+        // by its owner), which credential changes clear.
+        PR_GET_DUMPABLE => Ok(me.mm.lock().as_ref().map_or(0, |mm| u64::from(mm.dumpable()))),
+        PR_SET_DUMPABLE => {
+            let v = r.regs[1];
+            if v != u64::from(SUID_DUMP_DISABLE) && v != u64::from(SUID_DUMP_USER) {
+                return Err(Errno::EINVAL);
+            }
+            if let Some(mm) = me.mm.lock().as_ref() {
+                mm.set_dumpable(v as u8);
+            }
             Ok(0)
         }
         _ => Err(Errno::EINVAL),

@@ -2,6 +2,7 @@
 //! x0-x5, result or -errno in x0. Each handler is exported under Linux's
 //! name, `__arm64_sys_<name>`, so kallsyms (and probes) find it.
 
+mod cred;
 mod fs;
 mod misc;
 mod mm;
@@ -156,6 +157,7 @@ fn syscall_exit_ptrace(regs: &mut PtRegs, traced: bool) {
 
 #[inline(always)]
 fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
+    use cred::*;
     use fs::*;
     use misc::*;
     use mm::*;
@@ -292,6 +294,18 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::SYSINFO => __arm64_sys_sysinfo,
         nr::GETRESUID => __arm64_sys_getresuid,
         nr::GETRESGID => __arm64_sys_getresgid,
+        nr::SETUID => __arm64_sys_setuid,
+        nr::SETGID => __arm64_sys_setgid,
+        nr::SETREUID => __arm64_sys_setreuid,
+        nr::SETREGID => __arm64_sys_setregid,
+        nr::SETRESUID => __arm64_sys_setresuid,
+        nr::SETRESGID => __arm64_sys_setresgid,
+        nr::SETFSUID => __arm64_sys_setfsuid,
+        nr::SETFSGID => __arm64_sys_setfsgid,
+        nr::GETGROUPS => __arm64_sys_getgroups,
+        nr::SETGROUPS => __arm64_sys_setgroups,
+        nr::CAPGET => __arm64_sys_capget,
+        nr::CAPSET => __arm64_sys_capset,
         nr::FADVISE64 => __arm64_sys_fadvise64,
         nr::GETCPU => __arm64_sys_getcpu,
         nr::RT_SIGTIMEDWAIT => __arm64_sys_rt_sigtimedwait,

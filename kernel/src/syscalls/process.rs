@@ -14,10 +14,6 @@ syscall!(
     _r,
     Ok(current_process().ppid.load(Ordering::Relaxed) as u64)
 );
-syscall!(__arm64_sys_getuid, _r, Ok(0));
-syscall!(__arm64_sys_geteuid, _r, Ok(0));
-syscall!(__arm64_sys_getgid, _r, Ok(0));
-syscall!(__arm64_sys_getegid, _r, Ok(0));
 
 syscall!(__arm64_sys_set_tid_address, r, {
     let me = sched::current();

@@ -144,6 +144,7 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
             return Err(Errno::ESRCH);
         }
     }
+    check_task_kill_permission(&t, signum as u32)?;
     if signum != 0 {
         let me = process::current_process();
         sig::send_sig_to_task(
@@ -157,6 +158,15 @@ fn tkill(tgid: Option<u32>, tid: i32, signum: u64) -> Result<u64, Errno> {
         )?;
     }
     Ok(0)
+}
+
+/// `check_kill_permission` for a signal to thread `t`: its own
+/// credentials speak.
+fn check_task_kill_permission(t: &sched::Task, signum: u32) -> Result<(), Errno> {
+    match t.process.get() {
+        Some(p) => sig::check_kill_permission(p, &crate::cred::task_cred(t), signum),
+        None => Err(Errno::ESRCH),
+    }
 }
 
 /// The `siginfo_t` a sigqueue caller supplies, all 128 bytes as Linux's
@@ -191,6 +201,7 @@ syscall!(__arm64_sys_rt_sigqueueinfo, r, {
     if signum as usize > sig::NSIG {
         return Err(Errno::EINVAL);
     }
+    sig::check_kill_permission(&p, &p.leader_cred(), signum as u32)?;
     if signum != 0 {
         sig::send_sig_to_process(&p, info)?;
     }
@@ -211,6 +222,7 @@ syscall!(__arm64_sys_rt_tgsigqueueinfo, r, {
     if signum as usize > sig::NSIG {
         return Err(Errno::EINVAL);
     }
+    check_task_kill_permission(&t, signum as u32)?;
     if signum != 0 {
         sig::send_sig_to_task(&t, info)?;
     }

@@ -1,7 +1,7 @@
-//! System calls about the system and the caller's scheduling and
-//! credentials: sched_getaffinity, sched_setaffinity, sched_setscheduler
-//! and its kin (policy and real-time priority), sysinfo, getresuid,
-//! getresgid, getcpu, fadvise64.
+//! System calls about the system and the caller's scheduling:
+//! sched_getaffinity, sched_setaffinity, sched_setscheduler
+//! and its kin (policy and real-time priority), sysinfo, getcpu,
+//! fadvise64.
 
 use super::syscall;
 use crate::errno::Errno;
@@ -169,18 +169,6 @@ syscall!(__arm64_sys_sysinfo, r, {
     copy_to_user(UserPtr::new(r.regs[0]), &b)?;
     Ok(0)
 });
-
-/// getresuid/getresgid: every task runs as root, so real, effective and
-/// saved ids are all 0.
-fn put_res_ids(r: &arch::ptrace::PtRegs) -> Result<u64, Errno> {
-    for &p in &r.regs[..3] {
-        put_user_u32(UserPtr::new(p), 0)?;
-    }
-    Ok(0)
-}
-
-syscall!(__arm64_sys_getresuid, r, put_res_ids(r));
-syscall!(__arm64_sys_getresgid, r, put_res_ids(r));
 
 syscall!(__arm64_sys_fadvise64, r, {
     let (fd, len, advice) = (r.regs[0] as i32, r.regs[2] as i64, r.regs[3] as u32);

@@ -195,8 +195,8 @@ syscalls! {
     TIMERFD_GETTIME = 87 => timerfd_gettime(ufd: Fd, otmr: Ptr);
     UTIMENSAT = 88 => utimensat(dfd: Fd, filename: Str, utimes: Ptr, flags: Flags);
     ACCT = 89 => acct(name: Str);
-    CAPGET = 90 => capget(header: Int, dataptr: Int);
-    CAPSET = 91 => capset(header: Int, data: Int);
+    CAPGET = 90 => capget(header: Ptr, dataptr: Ptr);
+    CAPSET = 91 => capset(header: Ptr, data: PtrIn);
     PERSONALITY = 92 => personality(personality: Int);
     EXIT = 93 => exit(error_code: Int);
     EXIT_GROUP = 94 => exit_group(error_code: Int);
@@ -264,7 +264,7 @@ syscalls! {
     GETSID = 156 => getsid(pid: Pid);
     SETSID = 157 => setsid();
     GETGROUPS = 158 => getgroups(gidsetsize: Int, grouplist: Ptr);
-    SETGROUPS = 159 => setgroups(gidsetsize: Int, grouplist: Ptr);
+    SETGROUPS = 159 => setgroups(gidsetsize: Int, grouplist: PtrIn);
     UNAME = 160 => uname(name: Ptr);
     SETHOSTNAME = 161 => sethostname(name: PtrIn, len: Size);
     SETDOMAINNAME = 162 => setdomainname(name: PtrIn, len: Size);

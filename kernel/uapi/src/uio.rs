@@ -25,18 +25,33 @@ impl IoVec {
         b
     }
 
-    /// Reads the bytes a user program wrote.
+    /// Reads the bytes a user program wrote. Inlined, so that a caller's
+    /// aligned buffer is read with two loads rather than byte by byte (the
+    /// kernel is built for strict alignment).
+    #[inline(always)]
     pub fn from_bytes(b: &[u8; Self::SIZE]) -> IoVec {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[..8]);
-        let base = u64::from_le_bytes(w);
-        w.copy_from_slice(&b[8..]);
+        let word = |o: usize| {
+            u64::from_le_bytes([
+                b[o],
+                b[o + 1],
+                b[o + 2],
+                b[o + 3],
+                b[o + 4],
+                b[o + 5],
+                b[o + 6],
+                b[o + 7],
+            ])
+        };
         IoVec {
-            base,
-            len: u64::from_le_bytes(w),
+            base: word(0),
+            len: word(8),
         }
     }
 }
+
+/// The most one read or write moves (Linux's `MAX_RW_COUNT`, `INT_MAX`
+/// rounded down to a page): a vectored call's lengths are cut to it.
+pub const MAX_RW_COUNT: u64 = 0x7fff_f000;
 
 /// A checked iovec array, iterated without allocating.
 #[derive(Clone, Copy, Debug)]
@@ -45,18 +60,18 @@ pub struct IoVecs<'a> {
 }
 
 impl<'a> IoVecs<'a> {
-    /// Checks an iovec array's user image as Linux's `import_iovec` does:
-    /// at most [`UIO_MAXIOV`] entries (a partial tail is ignored), each
-    /// length and their sum at most `isize::MAX`. `None` is Linux's
-    /// `EINVAL`.
+    /// Checks an iovec array's user image as Linux's `iovec_from_user`
+    /// does: at most [`UIO_MAXIOV`] entries (a partial tail is ignored),
+    /// no length negative as an `ssize_t`. `None` is Linux's `EINVAL`.
+    /// Their sum is not limited: `import_iovec` cuts it (see
+    /// [`clamp_to_max_rw`]).
     pub fn parse(raw: &'a [u8]) -> Option<IoVecs<'a>> {
         if raw.len() / IoVec::SIZE > UIO_MAXIOV {
             return None;
         }
         let v = IoVecs { raw };
-        let mut total: u64 = 0;
-        for io in v.iter() {
-            total = total.checked_add(io.len).filter(|&t| t <= isize::MAX as u64)?;
+        if v.iter().any(|io| !io.len_ok()) {
+            return None;
         }
         Some(v)
     }
@@ -66,6 +81,24 @@ impl<'a> IoVecs<'a> {
         self.raw
             .chunks_exact(IoVec::SIZE)
             .filter_map(|c| c.try_into().ok().map(IoVec::from_bytes))
+    }
+}
+
+impl IoVec {
+    /// Whether its length is a valid `ssize_t` (not negative).
+    pub const fn len_ok(&self) -> bool {
+        self.len <= i64::MAX as u64
+    }
+}
+
+/// Cuts the lengths so that they add up to at most [`MAX_RW_COUNT`], as
+/// Linux's `__import_iovec` does: the entry that crosses the limit is
+/// shortened, the later ones emptied.
+pub fn clamp_to_max_rw<'a>(iovs: impl IntoIterator<Item = &'a mut IoVec>) {
+    let mut total = 0u64;
+    for io in iovs {
+        io.len = io.len.min(MAX_RW_COUNT - total);
+        total += io.len;
     }
 }
 
@@ -90,12 +123,32 @@ mod tests {
         let ok = img(&[IoVec { base: 1, len: 2 }, IoVec { base: 3, len: 4 }]);
         let got: std::vec::Vec<IoVec> = IoVecs::parse(&ok).unwrap().iter().collect();
         assert_eq!(got, [IoVec { base: 1, len: 2 }, IoVec { base: 3, len: 4 }]);
-        // One length past isize::MAX, or a sum past it.
+        // One length negative as an ssize_t; a sum past it is no error.
         assert!(IoVecs::parse(&img(&[IoVec { base: 0, len: 1 << 63 }])).is_none());
         let half = (isize::MAX as u64) / 2 + 1;
-        assert!(IoVecs::parse(&img(&[IoVec { base: 0, len: half }, IoVec { base: 0, len: half }])).is_none());
+        assert!(IoVecs::parse(&img(&[IoVec { base: 0, len: half }, IoVec { base: 0, len: half }])).is_some());
         // More than UIO_MAXIOV entries.
         assert!(IoVecs::parse(&std::vec![0u8; (UIO_MAXIOV + 1) * 16]).is_none());
         assert!(IoVecs::parse(&std::vec![0u8; UIO_MAXIOV * 16]).is_some());
+    }
+
+    #[test]
+    fn lengths_are_cut_to_max_rw_count_in_order() {
+        let mut v = [
+            IoVec {
+                base: 0,
+                len: 0x7000_0000,
+            },
+            IoVec {
+                base: 0,
+                len: 0x1000_0000,
+            },
+            IoVec { base: 0, len: 5 },
+        ];
+        clamp_to_max_rw(&mut v);
+        assert_eq!(v.map(|io| io.len), [0x7000_0000, MAX_RW_COUNT - 0x7000_0000, 0]);
+        let mut small = [IoVec { base: 0, len: 3 }, IoVec { base: 0, len: 4 }];
+        clamp_to_max_rw(&mut small);
+        assert_eq!(small.map(|io| io.len), [3, 4]);
     }
 }

@@ -22,9 +22,12 @@ const SI_USER: i32 = 0;
 const SI_KERNEL: i32 = 0x80;
 const CLD_TRAPPED: i32 = 4;
 
+mod cred;
 mod groupstop;
 mod hwdebug;
 mod peeksiginfo;
+pub use cred::creds_after_exec;
+use cred::*;
 use groupstop::*;
 use hwdebug::*;
 use peeksiginfo::*;
@@ -73,11 +76,18 @@ pub static ALL: &[Check] = checks![
     exitkill_kills_tracees_when_tracer_exits,
     real_parent_reaps_after_tracer_collects_exit,
     proc_status_shows_tracer_pid,
+    // credentials
+    set_id_calls_follow_linux_rules_and_getresuid_shows_them,
+    set_id_calls_change_the_calling_thread_only,
+    root_may_attach_to_and_read_a_process_that_dropped_root,
+    a_user_may_not_attach_to_root_nor_to_an_undumpable_user_until_it_sets_dumpable,
+    exec_keeps_ids_resets_the_saved_uid_and_makes_the_process_dumpable,
     process_vm_readv_and_writev_copy_and_honour_protections,
     process_vm_readv_stops_at_an_unmapped_remote_page_and_faults_local_pages_in,
     process_vm_readv_races_the_targets_munmap_of_the_page_read,
     process_vm_writev_stops_at_a_read_only_or_unmapped_remote_page_or_a_local_fault,
     process_vm_calls_check_flags_counts_and_pid_in_linux_order,
+    iovec_lengths_are_checked_each_and_their_total_cut_as_import_iovec,
     // strace's start and SIGCONT's traps for seized tracees
     seize_of_self_stopped_child_then_sigcont_retraps_at_listen,
     sigcont_to_running_seized_tracee_traps_before_its_delivery,
@@ -87,6 +97,7 @@ pub static ALL: &[Check] = checks![
     proc_mem_reads_and_writes_tracee_data_and_text,
     proc_mem_unmapped_address_is_eio_and_ends_a_transfer,
     proc_task_mem_is_the_thread_address_space,
+    proc_mem_of_a_zombie_is_esrch_and_an_earlier_fd_reads_nothing,
     singlestep_runs_one_instruction_and_reports_trap_trace,
     singlestep_over_svc_stops_after_the_call_with_si_user,
     singlestep_into_a_restarted_svc_stops_after_the_restarted_call,
@@ -1512,6 +1523,107 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
     expect_exit(pid, 0)
 }
 
+/// Linux's import_iovec for the caller's own buffers (readv, writev, the
+/// local side of process_vm_readv/writev): every length must be a valid
+/// ssize_t (EINVAL, checked for all entries first), every buffer inside
+/// the user address space (EFAULT; a lone entry is cut to MAX_RW_COUNT
+/// before its range is checked, several are checked whole), and the total
+/// is cut to MAX_RW_COUNT rather than refused. The remote side of
+/// process_vm_readv is checked for negative lengths only.
+fn iovec_lengths_are_checked_each_and_their_total_cut_as_import_iovec() -> Outcome {
+    static LOCAL: AtomicU64 = AtomicU64::new(0);
+    const MAX_RW_COUNT: usize = 0x7fff_f000;
+    const HUGE: usize = 1 << 62;
+    const NEGATIVE: usize = 1 << 63;
+    const KERNEL: usize = 0xffff_8000_0000_0000;
+    let null = rt::fs::open(b"/dev/null", rt::fs::O_RDWR, 0).ctx("open /dev/null")?;
+    // /dev/null never touches the buffers: only the checks speak. Low
+    // addresses, so that two gigabytes past them are still user space.
+    let low = 0x10_0000usize;
+    let vectored = |n: usize, iov: &[(usize, usize)]| {
+        // SAFETY: /dev/null reads nothing into and writes nothing from
+        // the buffers; the kernel only reads the iovec array.
+        rt::syscall::check(unsafe { rt::syscall::syscall3(n, null as usize, iov.as_ptr() as usize, iov.len()) })
+    };
+    let (readv, writev) = (rt::syscall::nr::READV, rt::syscall::nr::WRITEV);
+    check_eq!(
+        vectored(writev, &[(low, MAX_RW_COUNT), (low, 4096)]),
+        Ok(MAX_RW_COUNT),
+        "writev of more than MAX_RW_COUNT in all"
+    );
+    check_eq!(
+        vectored(writev, &[(low, HUGE)]),
+        Ok(MAX_RW_COUNT),
+        "writev of one buffer of 2^62 bytes"
+    );
+    check_eq!(
+        vectored(readv, &[(low, HUGE)]),
+        Ok(0),
+        "readv of one buffer of 2^62 bytes"
+    );
+    check_eq!(
+        vectored(writev, &[(low, 1), (low, HUGE)]),
+        Err(Errno::EFAULT),
+        "writev of 2^62 bytes in the second buffer"
+    );
+    check_eq!(
+        vectored(readv, &[(low, 1), (low, HUGE)]),
+        Err(Errno::EFAULT),
+        "readv of 2^62 bytes in the second buffer"
+    );
+    check_eq!(
+        vectored(writev, &[(low, 1), (low, NEGATIVE)]),
+        Err(Errno::EINVAL),
+        "writev with a negative length"
+    );
+    check_eq!(
+        vectored(writev, &[(KERNEL, 1), (low, NEGATIVE)]),
+        Err(Errno::EINVAL),
+        "a negative length is found before a kernel address"
+    );
+    check_eq!(
+        vectored(writev, &[(KERNEL, 1)]),
+        Err(Errno::EFAULT),
+        "writev from a kernel address"
+    );
+    let _ = rt::fs::close(null);
+
+    let me = sys::getpid();
+    let mut word = [0u8; 8];
+    let w = word.as_mut_ptr() as usize;
+    let remote = WORD.as_ptr() as usize;
+    for write in [false, true] {
+        check_eq!(
+            process_vm(write, me, &[(w, 8), (w, HUGE)], &[(remote, 8)], 0),
+            Err(Errno::EFAULT),
+            "a second local length of 2^62 ({write})"
+        );
+        // Cut to MAX_RW_COUNT from a static word of the program, low
+        // enough that the range stays in the user address space.
+        check_eq!(
+            process_vm(write, me, &[(LOCAL.as_ptr() as usize, HUGE)], &[(remote, 8)], 0),
+            Ok(8),
+            "a lone local length of 2^62 is cut ({write})"
+        );
+        check_eq!(
+            process_vm(write, me, &[(w, 8), (w, NEGATIVE)], &[(remote, 8)], 0),
+            Err(Errno::EINVAL),
+            "a negative local length ({write})"
+        );
+        check_eq!(
+            process_vm(write, me, &[(w, 8)], &[(remote, NEGATIVE)], 0),
+            Err(Errno::EINVAL),
+            "a negative remote length ({write})"
+        );
+        check_eq!(
+            process_vm(write, me, &[(w, 8)], &[(remote, HUGE)], 0),
+            Ok(8),
+            "a remote length of 2^62 moves what the local side holds ({write})"
+        );
+    }
+    Ok(())
+}
+
 /// A target that unmaps and maps back the second of two pages while the
 /// caller reads both: each read returns the first page whole and the
 /// second page whole or not at all (Linux pins page by page), and the
@@ -1752,4 +1864,37 @@ fn proc_task_mem_is_the_thread_address_space() -> Outcome {
     );
     cont(pid, 0)?;
     expect_exit(pid, 0)
+}
+
+/// Linux's __mem_open refuses a task without an address space (ESRCH),
+/// and a file opened earlier holds the space without its memory: once the
+/// process died, reads and writes transfer nothing (mem_rw's
+/// mmget_not_zero), after the reap too.
+fn proc_mem_of_a_zombie_is_esrch_and_an_earlier_fd_reads_nothing() -> Outcome {
+    let pid = spawn(sleeper)?;
+    let path = format!("/proc/{pid}/mem");
+    let fd = open_mem(&path)?;
+    let mut w = [0u8; 8];
+    let at = sys::answer_addr();
+    check_eq!(sys::pread(fd, &mut w, at), Ok(8), "pread64 while alive");
+    rt::process::kill(pid, SIGKILL).ctx("kill")?;
+    sys::waitid(pid, sys::WEXITED | sys::WNOWAIT).ctx("waitid(WNOWAIT)")?;
+    check_eq!(sys::pread(fd, &mut w, at), Ok(0), "pread64 of a dead process's space");
+    check_eq!(sys::pwrite(fd, &w, at), Ok(0), "pwrite64 of a dead process's space");
+    for flags in [rt::fs::O_RDWR, rt::fs::O_RDONLY] {
+        check_eq!(
+            rt::fs::open(path.as_bytes(), flags, 0).err(),
+            Some(Errno::ESRCH),
+            "open a zombie's mem ({flags:#x})"
+        );
+    }
+    check_eq!(wait(pid, 0).ctx("reap")?.0, pid, "reaped");
+    check_eq!(
+        rt::fs::open(path.as_bytes(), rt::fs::O_RDWR, 0).err(),
+        Some(Errno::ENOENT),
+        "open a reaped process's mem"
+    );
+    check_eq!(sys::pread(fd, &mut w, at), Ok(0), "pread64 after the reap");
+    let _ = rt::fs::close(fd);
+    Ok(())
 }

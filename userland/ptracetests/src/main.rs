@@ -7,7 +7,9 @@
 //! prints `PASS NAME` or `FAIL NAME: WHY` per check, then `N passed, M
 //! failed`; the exit status is 0 iff nothing failed. With arguments, only
 //! the checks whose names contain one of them run. `ptracetests --exit N`
-//! just exits with N (the program the exec checks run).
+//! just exits with N (the program the exec checks run); `ptracetests
+//! --creds` exits with what it finds of its credentials (the credential
+//! exec check's).
 #![no_std]
 #![no_main]
 
@@ -117,6 +119,9 @@ fn main(args: rt::Args) -> i32 {
             .and_then(|s| s.parse().ok())
             .unwrap_or(99);
         return n;
+    }
+    if args.first() == Some(&&b"--creds"[..]) {
+        return checks::creds_after_exec();
     }
     let (mut passed, mut failed) = (0, 0);
     for check in checks::ALL {
