@@ -54,12 +54,12 @@ fn ptracetests_pass_on_virt_smp4() {
 
 /// Linux's own selftests that these checks' subject covers, unmodified
 /// (`scripts/ptrace-selftests.sh table`): each must pass here with Linux's
-/// TAP counts. Opt-in with `PTRACE_SELFTESTS=1` (about 90 s: it boots
-/// both kernels and builds the programs on first use).
+/// TAP counts (about 40 s: it boots both kernels, and builds the
+/// programs on first use). Skipped without ../shared/reflinux.
 #[test]
 fn linux_ptrace_selftests_pass_as_on_linux() {
-    if std::env::var("PTRACE_SELFTESTS").map_or(true, |v| v.is_empty()) {
-        eprintln!("ptrace selftests: skipped (set PTRACE_SELFTESTS=1)");
+    if !e2e::root().join("../shared/reflinux/run.sh").exists() {
+        eprintln!("ptrace selftests: skipped (no ../shared/reflinux to compare with)");
         return;
     }
     let out = Command::new(e2e::root().join("scripts/ptrace-selftests.sh"))
@@ -84,13 +84,26 @@ fn linux_ptrace_selftests_pass_as_on_linux() {
         assert_eq!(cols.get(1), Some(&"PASS"), "{name} here: {row}");
         assert_eq!(cols.last(), Some(&"yes"), "{name} differs from Linux: {row}");
     }
-    // These fail on arm64 Linux too (no syscall user dispatch; vmaccess's
-    // attach expects EAGAIN): the same verdict and counts.
-    for name in ["get_set_sud", "vmaccess"] {
-        let row = table
+    // get_set_sud fails on arm64 Linux too (no syscall user dispatch):
+    // the same verdict and counts.
+    let row_of = |name: &str| {
+        table
             .lines()
             .find(|l| l.split_whitespace().next() == Some(name))
-            .unwrap_or_else(|| panic!("{name} missing from the table"));
-        assert!(row.ends_with(" yes"), "{name} differs from Linux: {row}");
-    }
+            .unwrap_or_else(|| panic!("{name} missing from the table"))
+            .to_string()
+    };
+    let row = row_of("get_set_sud");
+    assert!(row.ends_with(" yes"), "get_set_sud differs from Linux: {row}");
+    // vmaccess fails on Linux too (its attach expects EAGAIN), and which
+    // of its two cases fails depends on timing there as here (its first
+    // case opens /proc/PID/mem while the child's exec waits for a traced
+    // thread to be reaped: 1/0/1 or 0/0/2 on Linux from run to run), so
+    // only the verdicts are compared.
+    let row = row_of("vmaccess");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert!(
+        cols.get(1).is_some_and(|v| v.starts_with("FAIL")) && cols.get(1) == cols.get(2),
+        "vmaccess differs from Linux: {row}"
+    );
 }
