@@ -30,6 +30,12 @@ fn at(dirfd: u64, path: &[u8], flags: u32) -> Result<Path, Errno> {
 }
 
 fn do_read(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
+    do_read_wait(f, ubuf, len, pos, true)
+}
+
+/// [`do_read`], sleeping while the file has nothing to give only if
+/// `wait` (else EAGAIN).
+fn do_read_wait(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>, wait: bool) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     // Linux checks only that the range is user space, then faults on the
     // first byte it copies: a read with nothing to give (end of file)
@@ -42,9 +48,11 @@ fn do_read(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<
     // offset lock.
     let start = crate::uaccess::user_range(ubuf, len)?;
     let mut to = crate::uaccess::UserIter::new(start, len.min(vfs::inode::BOUNCE_MAX));
-    let n = match pos {
-        Some(off) => blocking(f, || f.pread_iter(&mut to, off))?,
-        None => blocking(f, || f.read_iter(&mut to))?,
+    let n = match (pos, wait) {
+        (Some(off), true) => blocking(f, || f.pread_iter(&mut to, off))?,
+        (None, true) => blocking(f, || f.read_iter(&mut to))?,
+        (Some(off), false) => f.pread_iter(&mut to, off)?,
+        (None, false) => f.read_iter(&mut to)?,
     };
     Ok(n as u64)
 }
@@ -170,12 +178,20 @@ syscall!(__arm64_sys_pwrite64, r, {
     ))
 });
 
+// Segment by segment, as Linux's do_loop_readv_writev, with what its
+// read_iter/write_iter give: an error after some bytes moved ends the
+// call with those bytes, and once data has arrived readv waits no more
+// (a pipe holding 5 bytes fills the first of [5, 100] and returns 5).
 syscall!(__arm64_sys_readv, r, {
     let f = file(r.regs[0])?;
     let mut total = 0;
     for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(UserPtr::new(r.regs[1]), r.regs[2])? {
         let len = len as usize;
-        let n = do_read(&f, UserPtr::new(base), len, None)?;
+        let n = match do_read_wait(&f, UserPtr::new(base), len, None, total == 0) {
+            Ok(n) => n,
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => break,
+        };
         total += n;
         if (n as usize) < len {
             break;
@@ -189,7 +205,11 @@ syscall!(__arm64_sys_writev, r, {
     let mut total = 0;
     for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(UserPtr::new(r.regs[1]), r.regs[2])? {
         let len = len as usize;
-        let n = do_write(&f, UserPtr::new(base), len, None)?;
+        let n = match do_write(&f, UserPtr::new(base), len, None) {
+            Ok(n) => n,
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => break,
+        };
         total += n;
         if (n as usize) < len {
             break;

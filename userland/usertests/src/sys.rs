@@ -27,6 +27,8 @@ pub mod nr {
     pub const GETDENTS64: usize = 61;
     pub const READ: usize = 63;
     pub const WRITE: usize = 64;
+    pub const READV: usize = 65;
+    pub const WRITEV: usize = 66;
     pub const PPOLL: usize = 73;
     pub const NEWFSTATAT: usize = 79;
     pub const FSTAT: usize = 80;

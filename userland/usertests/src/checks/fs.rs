@@ -30,6 +30,7 @@ pub static CHECKS: &[Check] = checks![
     dup_lowest_fd_shared_offset,
     dup3_replace_cloexec_errors,
     pipe2_data_eof,
+    readv_writev_return_what_moved_before_a_fault_or_an_empty_pipe,
     pipe2_nonblock_cloexec_errors,
     ppoll_readiness,
     ppoll_timeout_and_errors,
@@ -596,6 +597,64 @@ fn pipe2_data_eof() -> Outcome {
     close(w);
     check_eq!(read(r, &mut buf), Ok(0), "EOF once the writer is closed");
     check_eq!(write(r, b"x"), Err(Errno::EBADF), "write to the read end");
+    Ok(())
+}
+
+/// readv/writev of a file move segment by segment: a fault in a later
+/// segment ends the call with the bytes already moved (EFAULT only when
+/// none were), and readv from a pipe returns once the data there is taken
+/// instead of waiting to fill the next segment. (A fault in a pipe's
+/// readv/writev is not checked: Linux copies a pipe buffer whole or not
+/// at all, which this kernel's segment-by-segment loop does not.)
+fn readv_writev_return_what_moved_before_a_fault_or_an_empty_pipe() -> Outcome {
+    // An address in user space with nothing mapped.
+    const UNMAPPED: usize = 0x1000;
+    let vectored = |n: usize, fd: i32, iov: &[(usize, usize)]| {
+        // SAFETY: every mapped buffer named is a live local array of at
+        // least its length; the unmapped one is refused by the kernel.
+        unsafe { raw(n, &[fd as usize, iov.as_ptr() as usize, iov.len()]) }
+    };
+    let mut a = [0u8; 5];
+    let mut b = [0u8; 100];
+    let [r, w] = pipe().ctx("pipe2")?;
+    check_eq!(write(w, b"abcde"), Ok(5), "write 5");
+    check_eq!(
+        vectored(
+            nr::READV,
+            r,
+            &[(a.as_mut_ptr() as usize, 5), (b.as_mut_ptr() as usize, 100)]
+        ),
+        Ok(5),
+        "readv [5, 100] of a pipe holding 5 bytes"
+    );
+    check_eq!(&a, b"abcde", "the first segment");
+    close(r);
+    close(w);
+    let (path, fd) = temp_file("vecfault", b"0123456789")?;
+    check_eq!(
+        vectored(nr::READV, fd, &[(a.as_mut_ptr() as usize, 5), (UNMAPPED, 5)]),
+        Ok(5),
+        "readv [5, unmapped] of a file"
+    );
+    check_eq!(&a, b"01234", "the segment read");
+    check_eq!(
+        vectored(nr::WRITEV, fd, &[(b"vwxyz".as_ptr() as usize, 5), (UNMAPPED, 5)]),
+        Ok(5),
+        "writev [5, unmapped] to a file"
+    );
+    check_eq!(
+        vectored(nr::WRITEV, fd, &[(UNMAPPED, 5), (b"vwxyz".as_ptr() as usize, 5)]),
+        Err(Errno::EFAULT),
+        "writev [unmapped, 5] to a file"
+    );
+    check_eq!(
+        rt::fs::lseek(fd, 0, SEEK_CUR),
+        Ok(10),
+        "the offset after 5 read and 5 written"
+    );
+    check_eq!(rt::fs::lseek(fd, 0, SEEK_SET), Ok(0), "rewind");
+    check_eq!(read_all(fd), Ok(b"01234vwxyz".to_vec()), "the file");
+    remove(&path);
     Ok(())
 }
 
