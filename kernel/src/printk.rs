@@ -41,7 +41,8 @@ pub fn console_uart() -> Option<Pl011> {
     UART.get().copied()
 }
 
-/// Nanoseconds since kernel entry.
+/// Nanoseconds since kernel entry. Inlined: every trace event reads it.
+#[inline(always)]
 pub fn uptime_ns() -> u64 {
     let freq = arch::timer::frequency().max(1);
     let ticks = arch::timer::counter().wrapping_sub(BOOT_COUNTER.load(Ordering::Relaxed));

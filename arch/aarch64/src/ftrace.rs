@@ -173,6 +173,9 @@ const _: () = assert!(FREGS_SIZE.is_multiple_of(16));
 const FRAME_SIZE: usize = FREGS_SIZE + 48;
 /// Where the frame keeps the ops across the call (for the restore).
 const FRAME_OPS: usize = FREGS_SIZE + 32;
+/// Where it keeps the address of this CPU's depth count (the word after
+/// the ops, in the same 16 bytes).
+const FRAME_DEPTH: usize = FRAME_OPS + 8;
 
 core::arch::global_asm!(
     ".section .text",
@@ -184,12 +187,12 @@ core::arch::global_asm!(
     // update that moved the literal waits for this CPU (see the module
     // comment).
     "mrs x10, tpidr_el1",
-    "adrp x11, {depth}",
-    "add x11, x11, :lo12:{depth}",
-    "add x11, x11, x10, lsl #{depth_shift}",
-    "ldr x12, [x11]",
+    "adrp x14, {depth}",
+    "add x14, x14, :lo12:{depth}",
+    "add x14, x14, x10, lsl #{depth_shift}",
+    "ldr x12, [x14]",
     "add x12, x12, #1",
-    "str x12, [x11]",
+    "str x12, [x14]",
     "mrs x10, daif",
     // x30 = func + 8 (8-aligned), the literal is at func - 8.
     "ldr x11, [x30, #-16]",
@@ -210,6 +213,7 @@ core::arch::global_asm!(
     "str x12, [sp, #{sp}]",
     "str x30, [sp, #{pc}]",
     "str x11, [sp, #{ops}]",
+    "str x14, [sp, #{depth_slot}]",
     "tbz x13, #{save_regs_bit}, 1f",
     "stp x19, x20, [sp, #{x19} + 0]",
     "stp x21, x22, [sp, #{x19} + 16]",
@@ -256,13 +260,11 @@ core::arch::global_asm!(
     "ldr x30, [sp, #{lr}]",
     "ldr x9, [sp, #{pc}]",
     "ldr x10, [sp, #{daif}]",
+    "ldr x12, [sp, #{depth_slot}]",
     "add sp, sp, #{frame}",
     // Counted out, done with the ops: released, so that an update that
-    // reads the count at zero frees nothing this call still reads.
-    "mrs x11, tpidr_el1",
-    "adrp x12, {depth}",
-    "add x12, x12, :lo12:{depth}",
-    "add x12, x12, x11, lsl #{depth_shift}",
+    // reads the count at zero frees nothing this call still reads. (The
+    // CPU is the one counted in: kernel code is not moved off it.)
     "ldr x11, [x12]",
     "sub x11, x11, #1",
     "stlr x11, [x12]",
@@ -272,6 +274,7 @@ core::arch::global_asm!(
     "ret x9",
     ".size ftrace_caller, . - ftrace_caller",
     depth = sym FTRACE_DEPTH,
+    depth_slot = const FRAME_DEPTH,
     depth_shift = const FTRACE_DEPTH_SHIFT,
     unmasked_bit = const FTRACE_OPS_FL_UNMASKED.trailing_zeros(),
     fregs = const FREGS_SIZE,

@@ -285,7 +285,7 @@ impl TraceArray {
     }
 
     /// Its clock's current value (what an event recorded now is stamped).
-    #[inline]
+    #[inline(always)]
     pub fn clock_now(&self) -> u64 {
         clock::clock_now(self.clock_id.load(Ordering::Relaxed))
     }
@@ -345,7 +345,9 @@ impl TraceArray {
         self.wq.clone()
     }
 
-    /// Wakes sleeping readers (from the next tick).
+    /// Wakes sleeping readers (from the next tick). Inlined: every event
+    /// calls it, and its fast path is two loads.
+    #[inline(always)]
     pub fn wake_readers(&self) {
         // A plain load first: between two ticks only the first event
         // needs the atomic swap that queues the wake-up.
@@ -624,8 +626,16 @@ impl TraceCtxSave {
 /// all trap.
 #[inline(always)]
 pub fn probe_ctx_irqs_off() -> TraceCtxSave {
-    let (flags, preempt) = tracing_gen_ctx();
-    TraceCtxSave::new((flags | TRACE_FLAG_IRQS_OFF, preempt))
+    // As `tracing_gen_ctx` without the read of DAIF (a call into the
+    // emulator's helpers) whose answer is forced here.
+    let mut flags = TRACE_FLAG_IRQS_OFF;
+    if crate::sched::need_resched() {
+        flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
+    }
+    if crate::irq::in_hardirq() {
+        flags |= TRACE_FLAG_HARDIRQ;
+    }
+    TraceCtxSave::new((flags, crate::preempt::preempt_count().min(0xf) as u8))
 }
 
 impl Drop for TraceCtxSave {
@@ -742,7 +752,7 @@ fn trace_event_write_raw(
                         rest.fill(0);
                     }
                     if fill(e) {
-                        r.commit();
+                        r.commit_with(arch::ftrace::put_unaligned_le64);
                         committed = true;
                     }
                 }
