@@ -27,9 +27,11 @@
 //! calls a callsite with interrupts on (no DAIF write on the hit path, the
 //! dearest instruction there under emulation), as Linux's ftrace-based
 //! kprobes run: an interrupt arriving during the handlers whose own code
-//! hits a probe counts as missed on it, as any nested hit. A function that the function
-//! tracer or an fprobe uses too is called through the list ops, which
-//! calls [`kprobe_ftrace_handler`], which finds the sites in the map.
+//! hits a probe counts as missed on it, as any nested hit; the events the
+//! handlers record still show interrupts off, as a trap's would. A
+//! function that the function tracer or an fprobe uses too is called
+//! through the list ops (interrupts masked), which calls
+//! [`kprobe_ftrace_handler`], which finds the sites in the map.
 
 use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Status, CTL, DAIF_MASK, SITES};
 use crate::errno::Errno;
