@@ -19,7 +19,19 @@ static OOPS_IN_PROGRESS: AtomicBool = AtomicBool::new(false);
 /// Records the counter value at kernel entry.
 pub fn set_boot_counter(c: u64) {
     BOOT_COUNTER.store(c, Ordering::Relaxed);
+    let freq = arch::timer::frequency().max(1);
+    let per_tick = 1_000_000_000 / freq;
+    NS_PER_TICK.store(
+        if per_tick * freq == 1_000_000_000 { per_tick } else { 0 },
+        Ordering::Relaxed,
+    );
 }
+
+/// Nanoseconds per counter tick, if a whole number (else 0), computed once
+/// at boot: the frequency does not change, and reading `CNTFRQ_EL0` (and
+/// dividing by it) on every trace event costs more than the rest of the
+/// clock read under emulation.
+static NS_PER_TICK: AtomicU64 = AtomicU64::new(0);
 
 /// The virtual counter's value at `ns` since boot, rounded up, so that a
 /// timer armed for it never fires before that time.
@@ -41,19 +53,20 @@ pub fn console_uart() -> Option<Pl011> {
     UART.get().copied()
 }
 
-/// Nanoseconds since kernel entry.
+/// Nanoseconds since kernel entry. Inlined: every trace event reads it.
+#[inline(always)]
 pub fn uptime_ns() -> u64 {
-    let freq = arch::timer::frequency().max(1);
     let ticks = arch::timer::counter().wrapping_sub(BOOT_COUNTER.load(Ordering::Relaxed));
     // A counter whose tick is a whole number of nanoseconds (QEMU virt's
     // 62.5 MHz: 16 ns) needs one multiply, not a 128-bit division (every
     // trace event reads this clock); the result is the same.
-    let per_tick = 1_000_000_000 / freq;
-    if per_tick * freq == 1_000_000_000 {
+    let per_tick = NS_PER_TICK.load(Ordering::Relaxed);
+    if per_tick != 0 {
         if let Some(ns) = ticks.checked_mul(per_tick) {
             return ns;
         }
     }
+    let freq = arch::timer::frequency().max(1);
     (ticks as u128 * 1_000_000_000 / freq as u128) as u64
 }
 

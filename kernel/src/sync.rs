@@ -49,6 +49,32 @@ impl<T> IrqSpinLock<T> {
         self.inner.lock()
     }
 
+    /// Takes the lock with interrupts left as they are, for a path that
+    /// keeps every other taker on this CPU out by other means (the trace
+    /// event write path: its per-CPU writing flag, set before and
+    /// cleared after, turns away a writer in an interrupt that arrives in
+    /// between, and the lock's other users mask interrupts). Kernel code
+    /// is not preempted, so the holder stays on this CPU until it unlocks.
+    #[inline]
+    pub fn lock_guarded(&self) -> spin::MutexGuard<'_, T> {
+        self.inner.lock()
+    }
+
+    /// [`IrqSpinLock::lock`] for a lock that [`IrqSpinLock::lock_guarded`]
+    /// takers hold with interrupts on: such a holder may be stopped by a
+    /// `stop_machine` (its stopper runs in an interrupt) that waits for
+    /// every CPU, this one too. So this one waits with its cross-calls
+    /// served between attempts, never spinning masked on the lock.
+    pub fn lock_serving_calls(&self) -> IrqSpinLockGuard<'_, T> {
+        loop {
+            if let Some(g) = self.try_lock() {
+                return g;
+            }
+            crate::smp::flush_pending_calls();
+            core::hint::spin_loop();
+        }
+    }
+
     /// [`IrqSpinLock::lock_irqs_off`] if the lock is free.
     #[inline]
     pub fn try_lock_irqs_off(&self) -> Option<spin::MutexGuard<'_, T>> {

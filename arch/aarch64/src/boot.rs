@@ -304,7 +304,7 @@ enable_mmu:
 secondary_entry:
     bl      el2_to_el1
     adrp    x0, secondary_data
-    ldr     x0, [x0]                        // final TTBR1 root
+    ldr     x0, [x0, :lo12:secondary_data]  // final TTBR1 root
     bl      enable_mmu
     ldr     x8, =secondary_switched
     br      x8

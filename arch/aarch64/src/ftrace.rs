@@ -15,10 +15,14 @@
 //! return or branch). Once `mov x9, x30` is in place, turning a site on
 //! and off is a NOP<->BL swap, which the architecture allows on live code.
 //!
-//! `ftrace_caller` runs with interrupts masked from its first instruction
-//! until it returns into the function: the kernel side relies on that to
-//! know that no CPU is between loading a site's literal and leaving the
-//! ops it names once a `stop_machine` has completed.
+//! `ftrace_caller` counts itself in this CPU's [`ftrace_depth`] before it
+//! loads a site's literal and until it is done with the ops that names:
+//! the kernel side waits for every CPU's count to be seen at zero after a
+//! `stop_machine` that moved literals ([`ftrace_depth`]) before it frees
+//! or reuses what they named. It masks interrupts for the call, unless the
+//! ops asks for interrupts as the traced function had them
+//! ([`FTRACE_OPS_FL_UNMASKED`]): every masking is paid back with an
+//! unmasking write to DAIF, which a kprobe's hot path does without.
 
 use crate::ptrace::PtRegs;
 use core::mem::{offset_of, size_of};
@@ -103,6 +107,40 @@ pub const FTRACE_OPS_FLAGS_OFFSET: usize = 8;
 /// `ftrace_regs_caller`). Without it the trampoline saves what Linux's
 /// `ftrace_caller` saves: the argument registers, fp, lr, sp and pc.
 pub const FTRACE_OPS_FL_SAVE_REGS: u64 = 1 << 0;
+/// Ops flag: the trampoline calls the ops with interrupts as the traced
+/// function had them, instead of masked. Its handler must cope with
+/// interrupts (and their traced functions) arriving while it runs.
+pub const FTRACE_OPS_FL_UNMASKED: u64 = 1 << 1;
+
+/// Most CPUs counted by [`ftrace_depth`] (`TPIDR_EL1` holds a CPU number
+/// below this).
+pub const FTRACE_MAX_CPUS: usize = crate::entry::MAX_CPUS;
+
+/// One CPU's count of `ftrace_caller` calls it is inside, alone on its
+/// cache line (the other CPUs read it only while an update waits).
+#[repr(C, align(64))]
+pub struct FtraceDepth(core::sync::atomic::AtomicU64);
+
+const FTRACE_DEPTH_SHIFT: u32 = 6;
+const _: () = assert!(size_of::<FtraceDepth>() == 1 << FTRACE_DEPTH_SHIFT);
+
+/// Per CPU, how many `ftrace_caller` calls it is inside (nested when an
+/// interrupt inside an unmasked call hits a traced function). Only the CPU
+/// itself changes its count, with a plain load and store: an interrupt
+/// between them puts back what it added, and kernel code is never
+/// preempted (or moved to another CPU) in the middle.
+static FTRACE_DEPTH: [FtraceDepth; FTRACE_MAX_CPUS] =
+    [const { FtraceDepth(core::sync::atomic::AtomicU64::new(0)) }; FTRACE_MAX_CPUS];
+
+/// How many `ftrace_caller` calls CPU `cpu` is inside now (0 for a CPU
+/// number out of range). A call that this reads as finished is done with
+/// the ops it loaded (the count drops with a release store), and a call
+/// that began after a `stop_machine` loaded the literals that one left.
+pub fn ftrace_depth(cpu: usize) -> u64 {
+    FTRACE_DEPTH
+        .get(cpu)
+        .map_or(0, |d| d.0.load(core::sync::atomic::Ordering::Acquire))
+}
 
 impl FtraceRegs {
     /// Argument `n` (x0..x7), as Linux's `ftrace_regs_get_argument`.
@@ -135,6 +173,9 @@ const _: () = assert!(FREGS_SIZE.is_multiple_of(16));
 const FRAME_SIZE: usize = FREGS_SIZE + 48;
 /// Where the frame keeps the ops across the call (for the restore).
 const FRAME_OPS: usize = FREGS_SIZE + 32;
+/// Where it keeps the address of this CPU's depth count (the word after
+/// the ops, in the same 16 bytes).
+const FRAME_DEPTH: usize = FRAME_OPS + 8;
 
 core::arch::global_asm!(
     ".section .text",
@@ -142,12 +183,23 @@ core::arch::global_asm!(
     ".type ftrace_caller, %function",
     ".balign 8",
     "ftrace_caller:",
-    // Interrupts off first: from the literal load to the return no
-    // stop_machine may pass this CPU (see the module comment).
+    // Counted in first: from the literal load until the ops is left, an
+    // update that moved the literal waits for this CPU (see the module
+    // comment).
+    "mrs x10, tpidr_el1",
+    "adrp x14, {depth}",
+    "add x14, x14, :lo12:{depth}",
+    "add x14, x14, x10, lsl #{depth_shift}",
+    "ldr x12, [x14]",
+    "add x12, x12, #1",
+    "str x12, [x14]",
     "mrs x10, daif",
-    "msr daifset, #3",
     // x30 = func + 8 (8-aligned), the literal is at func - 8.
     "ldr x11, [x30, #-16]",
+    "ldr x13, [x11, #{flags}]",
+    "tbnz x13, #{unmasked_bit}, 3f",
+    "msr daifset, #3",
+    "3:",
     "mov x12, sp",
     "sub sp, sp, #{frame}",
     "stp x0, x1, [sp, #{x0} + 0]",
@@ -161,7 +213,7 @@ core::arch::global_asm!(
     "str x12, [sp, #{sp}]",
     "str x30, [sp, #{pc}]",
     "str x11, [sp, #{ops}]",
-    "ldr x13, [x11, #{flags}]",
+    "str x14, [sp, #{depth_slot}]",
     "tbz x13, #{save_regs_bit}, 1f",
     "stp x19, x20, [sp, #{x19} + 0]",
     "stp x21, x22, [sp, #{x19} + 16]",
@@ -208,10 +260,23 @@ core::arch::global_asm!(
     "ldr x30, [sp, #{lr}]",
     "ldr x9, [sp, #{pc}]",
     "ldr x10, [sp, #{daif}]",
+    "ldr x12, [sp, #{depth_slot}]",
     "add sp, sp, #{frame}",
+    // Counted out, done with the ops: released, so that an update that
+    // reads the count at zero frees nothing this call still reads. (The
+    // CPU is the one counted in: kernel code is not moved off it.)
+    "ldr x11, [x12]",
+    "sub x11, x11, #1",
+    "stlr x11, [x12]",
+    "tbnz x13, #{unmasked_bit}, 4f",
     "msr daif, x10",
+    "4:",
     "ret x9",
     ".size ftrace_caller, . - ftrace_caller",
+    depth = sym FTRACE_DEPTH,
+    depth_slot = const FRAME_DEPTH,
+    depth_shift = const FTRACE_DEPTH_SHIFT,
+    unmasked_bit = const FTRACE_OPS_FL_UNMASKED.trailing_zeros(),
     fregs = const FREGS_SIZE,
     frame = const FRAME_SIZE,
     ops = const FRAME_OPS,

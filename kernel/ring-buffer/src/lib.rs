@@ -318,27 +318,12 @@ fn wr64(b: &mut [u8], off: usize, v: u64) {
     }
 }
 
-/// `*dst = v.to_le_bytes()` in one store. The kernel's target is built for
-/// strict alignment, under which the compiler makes this eight byte
-/// stores (the commit of every event pays them); the CPU allows an
-/// unaligned store there (SCTLR_EL1.A is clear with the MMU on).
-#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+/// `*dst = v.to_le_bytes()`: what [`Reservation::commit`] stores the
+/// page's commit word with (a kernel whose target splits this into byte
+/// stores passes its own one-store version to
+/// [`Reservation::commit_with`]).
 #[inline(always)]
-#[allow(unsafe_code)]
-fn put_le64(dst: &mut [u8; 8], v: u64) {
-    // SAFETY: `dst` is eight bytes borrowed exclusively, so the store
-    // touches nothing else; alignment checking is off and a page is heap
-    // memory (Normal), where an unaligned STR is allowed; the target is
-    // little-endian, as the page format.
-    unsafe {
-        core::arch::asm!("str {v}, [{p}]", v = in(reg) v, p = in(reg) dst.as_mut_ptr(), options(nostack, preserves_flags));
-    }
-}
-
-/// `*dst = v.to_le_bytes()` (hosts: the compiler makes it one store).
-#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
-#[inline(always)]
-fn put_le64(dst: &mut [u8; 8], v: u64) {
+pub fn put_le64(dst: &mut [u8; 8], v: u64) {
     *dst = v.to_le_bytes();
 }
 
@@ -756,7 +741,7 @@ impl CpuBuffer {
     /// after the last one of the tail page, with a delta that fits its
     /// header, takes the inlined fast path; the rest (a new page, a time
     /// extend, a large event) the out-of-line one.
-    #[inline]
+    #[inline(always)]
     pub fn reserve_uninit(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
         let write = self.write;
         let delta = ts.saturating_sub(self.write_stamp);
@@ -1160,6 +1145,16 @@ impl Reservation<'_> {
     /// Makes the event visible to readers and counts it.
     #[inline(always)]
     pub fn commit(self) {
+        self.commit_with(put_le64)
+    }
+
+    /// [`Reservation::commit`], storing the page's commit word (at offset
+    /// 8 of the page) with `put`, which must do what [`put_le64`] does:
+    /// the write path of a kernel built for strict alignment passes a
+    /// single unaligned store, so that the crate itself stays free of CPU
+    /// specifics.
+    #[inline(always)]
+    pub fn commit_with(self, put: impl FnOnce(&mut [u8; 8], u64)) {
         let b = self.buf;
         let length = self.end - b.write;
         b.write = self.end;
@@ -1168,7 +1163,9 @@ impl Reservation<'_> {
         b.bytes += length as u64;
         if let Some(s) = b.slots.get_mut(b.tail) {
             s.entries += 1;
-            wr64(&mut s.page[..], 8, self.end as u64);
+            if let Some(w) = s.page.get_mut(8..16).and_then(|w| w.as_mut_array::<8>()) {
+                put(w, self.end as u64);
+            }
         }
     }
 }

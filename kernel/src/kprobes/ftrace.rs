@@ -22,11 +22,16 @@
 //! is laid out as one). A callsite is immutable; a change of the
 //! function's probes makes a new one, moves the literal to it (in
 //! `stop_machine`, by [`ftrace::ftrace_refresh`]) and only then frees the
-//! old one: the trampoline runs with interrupts masked from before it
-//! reads the literal until it returns, so once that `stop_machine` is
-//! over no CPU is in the old callsite. A function that the function
-//! tracer or an fprobe uses too is called through the list ops, which
-//! calls [`kprobe_ftrace_handler`], which finds the sites in the map.
+//! old one: that update returns once every CPU has been seen outside the
+//! trampoline, so no CPU is in the old callsite any more. The trampoline
+//! calls a callsite with interrupts on (no DAIF write on the hit path, the
+//! dearest instruction there under emulation), as Linux's ftrace-based
+//! kprobes run: an interrupt arriving during the handlers whose own code
+//! hits a probe counts as missed on it, as any nested hit; the events the
+//! handlers record still show interrupts off, as a trap's would. A
+//! function that the function tracer or an fprobe uses too is called
+//! through the list ops (interrupts masked), which calls
+//! [`kprobe_ftrace_handler`], which finds the sites in the map.
 
 use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Status, CTL, DAIF_MASK, SITES};
 use crate::errno::Errno;
@@ -82,13 +87,8 @@ pub(super) fn site_changed(addr: usize) {
             sites.get(&(func + FTRACE_BL_OFFSET)).cloned(),
         )
     };
-    let new = (entry.is_some() || bl.is_some()).then(|| {
-        Box::new(Callsite::new(
-            kprobe_ftrace_callsite,
-            true,
-            ProbedFunction { entry, bl },
-        ))
-    });
+    let new = (entry.is_some() || bl.is_some())
+        .then(|| Box::new(Callsite::new(kprobe_ftrace_callsite, true, ProbedFunction { entry, bl }).unmasked()));
     let old = {
         let mut map = CALLSITES.lock();
         match new {
@@ -294,11 +294,13 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
     cpu.set_cur(None);
 }
 
-/// The trampoline's call through a callsite (interrupts masked): the
-/// probes at the function's entry, then those on its `bl`.
+/// The trampoline's call through a callsite (interrupts as the function
+/// had them): the probes at the function's entry, then those on its `bl`.
 #[allow(improper_ctypes_definitions)] // called from ftrace_caller, which passes the literal
 extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, fregs: &mut FtraceRegs) {
     let rec = ftrace::ftrace_recursion_enter();
+    // The events the handlers record read as from a trap's handlers.
+    let ctx = crate::trace::probe_ctx_irqs_off();
     let f = &cs.data;
     if let Some(site) = &f.entry {
         hit(site, fregs);
@@ -310,6 +312,7 @@ extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, 
         }
         hit(site, fregs);
     }
+    drop(ctx);
     ftrace::ftrace_recursion_exit(rec);
 }
 

@@ -434,3 +434,67 @@ fn probes_come_and_go_on_an_armed_function_while_other_cpus_call_it() {
         "entry bytes not restored"
     );
 }
+
+#[kernel_test]
+fn update_returns_only_once_no_cpu_is_inside_the_callsite_it_replaced() {
+    // A CPU inside a probe's handler when an update replaces the function's
+    // callsite (here by adding a probe) may still read the old callsite:
+    // the trampoline calls it with interrupts on, so the update's
+    // stop_machine can run on that CPU in the middle (emulated here by the
+    // handler serving its cross-calls, as the stopper's interrupt would).
+    // The update must not return, and the old callsite must not be freed,
+    // before that CPU has left the trampoline.
+    let me = arch::cpu::cpu_id();
+    let Some(worker) = crate::smp::online_cpus().find(|&c| c != me) else {
+        return; // needs a second CPU
+    };
+    let entered = Arc::new(AtomicBool::new(false));
+    let left = Arc::new(AtomicBool::new(false));
+    let (e, l) = (entered.clone(), left.clone());
+    let (hits, bad) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let lingering = Arc::new(Kprobe::symbol("ktest_kprobe_ftrace_target", 0).pre(move |_, regs| {
+        if regs.regs[1] != 77 {
+            return 0;
+        }
+        e.store(true, Ordering::Release);
+        // Long enough for the update below to run its stop_machine and,
+        // without a grace period, to return and free the old callsite.
+        let deadline = crate::time::ktime_get_ns() + 200_000_000;
+        while crate::time::ktime_get_ns() < deadline {
+            crate::smp::flush_pending_calls();
+            core::hint::spin_loop();
+        }
+        l.store(true, Ordering::Release);
+        0
+    }));
+    register_kprobe(&lingering).unwrap();
+    let finished = Arc::new(AtomicBool::new(false));
+    let f = finished.clone();
+    crate::smp::smp_call_function_many(
+        core::iter::once(worker),
+        Arc::new(move || {
+            call_target(1, 77);
+            f.store(true, Ordering::Release);
+        }),
+        false,
+    );
+    while !entered.load(Ordering::Acquire) {
+        crate::smp::flush_pending_calls();
+        core::hint::spin_loop();
+    }
+    // A second probe: the function gets a new callsite, the old one goes.
+    let other = canary_probe(0, &hits, &bad);
+    register_kprobe(&other).unwrap();
+    let left_before_return = left.load(Ordering::Acquire);
+    unregister_kprobe(&other);
+    unregister_kprobe(&lingering);
+    while !finished.load(Ordering::Acquire) {
+        crate::smp::flush_pending_calls();
+        core::hint::spin_loop();
+    }
+    assert!(
+        left_before_return,
+        "the update returned while a CPU was still inside the callsite it replaced"
+    );
+    assert_eq!(bad.load(Ordering::Relaxed), 0, "a handler ran on a freed probe");
+}

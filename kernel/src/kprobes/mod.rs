@@ -183,9 +183,11 @@ enum Status {
 /// The probe a CPU is handling (Linux's `current_kprobe` and
 /// `kprobe_ctlblk`): its address, and its status with the DAIF bits saved
 /// while its slot runs; plus one level of nesting. Only the CPU itself
-/// touches its slots, always in exception context with interrupts masked,
-/// so plain loads and stores suffice: no lock, no reference counting, on
-/// the hit path.
+/// touches its slots, in exception context with interrupts masked, or
+/// from an ftrace-based hit with interrupts on (an interrupt there that
+/// hits a probe finds the status set first, see [`CpuState::set_cur`], and
+/// puts everything back before it returns), so plain loads and stores
+/// suffice: no lock, no reference counting, on the hit path.
 struct CpuState {
     cur_addr: AtomicUsize,
     cur_info: AtomicU64,
@@ -236,9 +238,12 @@ impl CpuState {
             self.cur_info.load(Ordering::Relaxed),
         )
     }
+    /// The status first: an interrupt between the two stores then sees
+    /// either no probe, or a probe being handled (a nested hit), never a
+    /// fresh status under a stale address.
     fn set_cur(&self, a: Option<Active>) {
-        self.cur_addr.store(a.map_or(0, |a| a.addr), Ordering::Relaxed);
         self.cur_info.store(encode_info(a), Ordering::Relaxed);
+        self.cur_addr.store(a.map_or(0, |a| a.addr), Ordering::Relaxed);
     }
     /// Saves the current probe as the outer one (nested hit).
     fn push(&self) {

@@ -14,12 +14,16 @@
 //! do.
 //!
 //! Every change to the sites, their literals and the table of registered
-//! ops ([`ACTIVE`]) happens inside one `stop_machine`. The trampoline runs
-//! with interrupts masked from its first instruction, so once a
-//! `stop_machine` is over no CPU is still running, or about to run, an ops
-//! it removed; ops are `'static` anyway. Callbacks run with interrupts
-//! masked, behind a per-CPU recursion bit (Linux's `trace_recursion`), so
-//! a traced function called by a tracer is simply not traced again.
+//! ops ([`ACTIVE`]) happens inside one `stop_machine`, after which
+//! [`ftrace_update`] waits until every other CPU has been seen outside the
+//! trampoline (which counts itself in before it loads a literal, see
+//! `arch::ftrace::ftrace_depth`): the grace period Linux gets from
+//! `synchronize_rcu_tasks`. Once an update returns, no CPU is still
+//! running, or about to run, an ops or callsite it removed; ops are
+//! `'static` anyway, callsites are freed then. Callbacks run with
+//! interrupts masked (but see [`FtraceCallsite::unmasked`]), behind a
+//! per-CPU recursion bit (Linux's `trace_recursion`), so a traced function
+//! called by a tracer is simply not traced again.
 
 #![allow(unsafe_code)] // the site table and the literal and entry writes, each with its SAFETY
 
@@ -216,7 +220,8 @@ const _: () = assert!(core::mem::offset_of!(FtraceCallsite<u64>, arch_flags) == 
 impl<T> FtraceCallsite<T> {
     /// A callsite calling `func` with `data`; it sees x19..x28 (and may
     /// change them) if `save_regs`, as an ops [`FtraceOps::with_save_regs`].
-    /// `func` runs with interrupts masked; it guards itself against
+    /// `func` runs with interrupts masked (unless
+    /// [`FtraceCallsite::unmasked`]); it guards itself against
     /// recursion (see [`ftrace_recursion_enter`]).
     pub const fn new(
         func: extern "C" fn(usize, usize, &FtraceCallsite<T>, &mut FtraceRegs),
@@ -232,6 +237,16 @@ impl<T> FtraceCallsite<T> {
             },
             data,
         }
+    }
+
+    /// The same callsite, whose handler the trampoline calls with
+    /// interrupts as the traced function had them instead of masked (no
+    /// DAIF write on its path). The handler must then cope with an
+    /// interrupt arriving while it runs, whose own traced functions find
+    /// this CPU inside a callback (see [`ftrace_recursion_enter`]).
+    pub const fn unmasked(mut self) -> FtraceCallsite<T> {
+        self.arch_flags |= arch::ftrace::FTRACE_OPS_FL_UNMASKED;
+        self
     }
 }
 
@@ -545,7 +560,7 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
     if updates.is_empty() && active.iter().zip(&ACTIVE).all(|(a, b)| *a == b.load(Ordering::Relaxed)) {
         return Ok(());
     }
-    crate::stop_machine::stop_machine(|| -> Result<(), Errno> {
+    let r = crate::stop_machine::stop_machine(|| -> Result<(), Errno> {
         for (a, slot) in active.iter().zip(&ACTIVE) {
             slot.store(*a, Ordering::Release);
         }
@@ -556,9 +571,8 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
                 let [lo, hi] = literal_words(addr);
                 // SAFETY: the literal words are data before the function's
                 // entry that no code executes; every other CPU is parked in
-                // stop_machine, and the trampoline reads the literal with
-                // interrupts masked, so none is between reading the old
-                // half and the new one.
+                // stop_machine, and the trampoline reads the literal in one
+                // load, so none sees half the old and half the new.
                 unsafe {
                     crate::patching::patch_text_nosync_unchecked(site.literal(), lo)?;
                     crate::patching::patch_text_nosync_unchecked(site.literal() + 4, hi)?;
@@ -578,7 +592,27 @@ fn ftrace_update(reg: &mut Registry) -> Result<(), Errno> {
             site.flags.store(f, Ordering::Release);
         }
         Ok(())
-    })
+    });
+    // Even a failed update may have moved some literals.
+    ftrace_sync_trampolines();
+    r
+}
+
+/// Waits until every other CPU has been seen outside `ftrace_caller`
+/// (the grace period of an update, see the module comment): a call that
+/// began before the `stop_machine` may still hold an old literal's ops,
+/// since the trampoline may run with interrupts on, and the stopper runs
+/// in an interrupt. A CPU is inside a call for the length of one
+/// callback (which never sleeps: kernel code is not preempted), plus the
+/// calls of interrupts nested in it, so each wait is short. This CPU is
+/// not inside one: updates are not made from callbacks.
+pub fn ftrace_sync_trampolines() {
+    let me = arch::cpu::cpu_id();
+    for cpu in (0..arch::ftrace::FTRACE_MAX_CPUS).filter(|&c| c != me) {
+        while arch::ftrace::ftrace_depth(cpu) != 0 {
+            core::hint::spin_loop();
+        }
+    }
 }
 
 /// Runs `ops`'s callback unless this CPU is already inside one (then the
@@ -602,8 +636,9 @@ fn call_protected(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut Ftrac
 /// Enters a callsite handler's callback (see [`FtraceCallsite`]), as
 /// [`call_protected`] enters an ops [`FtraceOps::with_own_recursion`]:
 /// the callback always runs, and traced functions it calls are not
-/// traced. Returns what [`ftrace_recursion_exit`] takes. Interrupts must
-/// be masked.
+/// traced. Returns what [`ftrace_recursion_exit`] takes. On this CPU, with
+/// interrupts masked or not: an interrupt between the load and the store
+/// leaves the bit as it found it.
 #[inline(always)]
 pub fn ftrace_recursion_enter() -> bool {
     let busy = RECURSION.this();

@@ -236,7 +236,7 @@ impl TraceArray {
         };
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
-                *tr.buffers[cpu].lock() = Some(b);
+                *tr.buffers[cpu].lock_serving_calls() = Some(b);
                 tr.nr_pages[cpu].store(MIN_PAGES, Ordering::Release);
                 tr.entries[cpu].store(MIN_PAGES * BUF_PAGE_SIZE, Ordering::Release);
             }
@@ -285,7 +285,7 @@ impl TraceArray {
     }
 
     /// Its clock's current value (what an event recorded now is stamped).
-    #[inline]
+    #[inline(always)]
     pub fn clock_now(&self) -> u64 {
         clock::clock_now(self.clock_id.load(Ordering::Relaxed))
     }
@@ -345,7 +345,9 @@ impl TraceArray {
         self.wq.clone()
     }
 
-    /// Wakes sleeping readers (from the next tick).
+    /// Wakes sleeping readers (from the next tick). Inlined: every event
+    /// calls it, and its fast path is two loads.
+    #[inline(always)]
     pub fn wake_readers(&self) {
         // A plain load first: between two ticks only the first event
         // needs the atomic swap that queues the wake-up.
@@ -357,7 +359,7 @@ impl TraceArray {
     /// Runs `f` on CPU `cpu`'s buffer under its lock (readers: keep it
     /// short, one event or one page).
     pub fn with_buffer<R>(&self, cpu: usize, f: impl FnOnce(&mut CpuBuffer) -> R) -> Option<R> {
-        let mut b = self.buffers.get(cpu)?.lock();
+        let mut b = self.buffers.get(cpu)?.lock_serving_calls();
         b.as_mut().map(f)
     }
 
@@ -498,7 +500,7 @@ impl TraceArray {
             let _g = self.resize_lock.lock();
             for cpu in tracing_cpus() {
                 if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
-                    *self.buffers[cpu].lock() = Some(b);
+                    *self.buffers[cpu].lock_serving_calls() = Some(b);
                     self.nr_pages[cpu].store(MIN_PAGES, Ordering::Release);
                     self.entries[cpu].store(MIN_PAGES * BUF_PAGE_SIZE, Ordering::Release);
                 }
@@ -567,7 +569,9 @@ pub(super) fn instance_array_free(tr: &'static TraceArray) {
 #[inline]
 pub(super) fn tracing_gen_ctx() -> (u8, u8) {
     let saved = SAVED_CTX.this().load(Ordering::Relaxed);
-    if saved & CTX_SAVED != 0 {
+    // Not for an interrupt that arrived while a context was saved (the
+    // saver may run with interrupts on): it records its own.
+    if saved & CTX_SAVED != 0 && (saved & CTX_HARDIRQ != 0) == crate::irq::in_hardirq() {
         return ((saved >> 8) as u8, saved as u8);
     }
     let mut flags = 0;
@@ -585,6 +589,8 @@ pub(super) fn tracing_gen_ctx() -> (u8, u8) {
 
 /// Set in [`SAVED_CTX`] while it holds a context.
 const CTX_SAVED: u32 = 1 << 31;
+/// Set in [`SAVED_CTX`] when it was saved in an interrupt handler.
+const CTX_HARDIRQ: u32 = 1 << 30;
 
 /// The caller's context, saved by the slow path of event recording
 /// (filters, triggers, stack traces), which masks interrupts and takes a
@@ -593,16 +599,43 @@ const CTX_SAVED: u32 = 1 << 31;
 static SAVED_CTX: PerCpu<AtomicU32> = PerCpu::new([const { AtomicU32::new(0) }; NR_CPUS]);
 
 /// A context saved for the entries recorded until it is dropped (on this
-/// CPU, with interrupts masked for its whole life).
-pub(super) struct TraceCtxSave(u32);
+/// CPU, which kernel code does not leave before it is dropped).
+pub struct TraceCtxSave(u32);
 
 impl TraceCtxSave {
     /// Keeps `ctx` (from [`tracing_gen_ctx`], taken before interrupts were
-    /// masked) as the context of this CPU's entries; nests.
+    /// masked) as the context of this CPU's entries at this interrupt
+    /// level; nests.
     pub(super) fn new(ctx: (u8, u8)) -> TraceCtxSave {
-        let v = CTX_SAVED | u32::from(ctx.0) << 8 | u32::from(ctx.1);
-        TraceCtxSave(SAVED_CTX.this().swap(v, Ordering::Relaxed))
+        let irq = if crate::irq::in_hardirq() { CTX_HARDIRQ } else { 0 };
+        let v = CTX_SAVED | irq | u32::from(ctx.0) << 8 | u32::from(ctx.1);
+        // An interrupt between the load and the store puts back what it
+        // found: no atomic swap needed on this CPU.
+        let slot = SAVED_CTX.this();
+        let old = slot.load(Ordering::Relaxed);
+        slot.store(v, Ordering::Relaxed);
+        TraceCtxSave(old)
     }
+}
+
+/// Until the result is dropped, the events this CPU records (outside
+/// interrupt handlers that arrive meanwhile) show the context of a `BRK`
+/// probe's handlers, interrupts masked: for the handlers of an
+/// ftrace-based probe, which run with interrupts as the probed function
+/// had them, so that their events read as on Linux arm64, whose kprobes
+/// all trap.
+#[inline(always)]
+pub fn probe_ctx_irqs_off() -> TraceCtxSave {
+    // As `tracing_gen_ctx` without the read of DAIF (a call into the
+    // emulator's helpers) whose answer is forced here.
+    let mut flags = TRACE_FLAG_IRQS_OFF;
+    if crate::sched::need_resched() {
+        flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
+    }
+    if crate::irq::in_hardirq() {
+        flags |= TRACE_FLAG_HARDIRQ;
+    }
+    TraceCtxSave::new((flags, crate::preempt::preempt_count().min(0xf) as u8))
 }
 
 impl Drop for TraceCtxSave {
@@ -666,12 +699,15 @@ pub fn trace_event_write_full(tr: &TraceArray, ty: u16, len: usize, fill: impl F
 }
 
 /// The record path (Linux's `trace_event_buffer_lock_reserve` then
-/// `trace_event_buffer_commit`): the context taken once, interrupts masked
-/// once (which also keeps the task on this CPU), the nesting guard a plain
-/// per-CPU flag (only an exception taken inside this path could find it
-/// set, and such an event is dropped rather than waiting on the lock its
-/// CPU holds), the entry reserved in place in the page, its header written
-/// in one store.
+/// `trace_event_buffer_commit`): the context taken once, the nesting guard
+/// a plain per-CPU flag, the entry reserved in place in the page, its
+/// header written in one store. Interrupts are left as they are (no DAIF
+/// write, as Linux's ring buffer, which never masks them): kernel code is
+/// not preempted, so the task stays on this CPU; an interrupt (or an
+/// exception) that arrives while the guard is set and records an event
+/// finds it set, and its event is dropped rather than waiting on the lock
+/// its CPU holds. Callers with interrupts on are few (a tracepoint in task
+/// context, an ftrace-based probe) and their window is this function.
 #[inline(always)]
 fn trace_event_write_raw(
     tr: &TraceArray,
@@ -686,25 +722,26 @@ fn trace_event_write_raw(
     let (flags, preempt) = tracing_gen_ctx();
     let pid = current_pid();
     let header = u64::from(ty) | u64::from(flags) << 16 | u64::from(preempt) << 24 | u64::from(pid as u32) << 32;
-    let irq = arch::cpu::local_irq_save();
     let cpu = arch::cpu::cpu_id();
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
-        arch::cpu::local_irq_restore(irq);
         return false;
     }
     let Some(lock) = tr.buffers.get(cpu) else {
-        arch::cpu::local_irq_restore(irq);
         return false;
     };
     let guard = tr.writing.on(cpu);
+    // An interrupt between the load and the store sets and clears the
+    // flag itself: it is clear again when this continues.
     if guard.load(Ordering::Relaxed) {
-        arch::cpu::local_irq_restore(irq);
         return false;
     }
     guard.store(true, Ordering::Relaxed);
+    // The guard is set before the lock is taken and cleared after it is
+    // released; the compiler keeps the order, and only this CPU reads it.
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
     let mut committed = false;
     {
-        let mut b = lock.lock_irqs_off();
+        let mut b = lock.lock_guarded();
         if let Some(buf) = b.as_mut() {
             let ts = tr.clock_now();
             if let Ok(mut r) = buf.reserve_uninit(ts, len) {
@@ -715,15 +752,15 @@ fn trace_event_write_raw(
                         rest.fill(0);
                     }
                     if fill(e) {
-                        r.commit();
+                        r.commit_with(arch::ftrace::put_unaligned_le64);
                         committed = true;
                     }
                 }
             }
         }
     }
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
     guard.store(false, Ordering::Relaxed);
-    arch::cpu::local_irq_restore(irq);
     if committed {
         tr.wake_readers();
         if pid != 0 {

@@ -125,7 +125,7 @@ pub fn tracing_alloc_snapshot(tr: &TraceArray) -> Result<(), Errno> {
     for (cpu, b) in made {
         max.nr_pages[cpu].store(b.nr_pages(), Ordering::Release);
         max.entries[cpu].store(tr.entries[cpu].load(Ordering::Acquire), Ordering::Release);
-        *max.buffers[cpu].lock() = Some(b);
+        *max.buffers[cpu].lock_serving_calls() = Some(b);
     }
     max.subbuf.store(subbuf, Ordering::Release);
     max.expanded.store(true, Ordering::Release);
@@ -192,7 +192,7 @@ pub fn update_max_tr(tr: &TraceArray, cpu: Option<usize>) -> bool {
             return;
         };
         // Lock order: live, then snapshot (the only place holding both).
-        let mut a = live.lock();
+        let mut a = live.lock_serving_calls();
         let mut b = saved.lock();
         core::mem::swap(&mut *a, &mut *b);
         let n = tr.nr_pages[c].load(Ordering::Acquire);

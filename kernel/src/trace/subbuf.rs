@@ -67,7 +67,7 @@ pub fn set_subbuf_size(tr: &TraceArray, size: usize) -> Result<(), Errno> {
     tr.tracing_stop();
     for (cpu, b) in made {
         let n = b.nr_pages();
-        let prev = tr.buffers[cpu].lock().replace(b);
+        let prev = tr.buffers[cpu].lock_serving_calls().replace(b);
         tr.nr_pages[cpu].store(n, Ordering::Release);
         old_bufs.extend(prev);
     }
