@@ -149,8 +149,14 @@ pub struct TraceArray {
     cpumask: AtomicU64,
     /// `tracing_stop` depth (pause-on-trace while `trace` is open).
     stopped: AtomicUsize,
-    /// Set on the CPU while it writes: a nested write drops its event.
+    /// Set on the CPU while it writes: a nested write (an interrupt's
+    /// event while a writer with interrupts on is between reserve and
+    /// commit) drops its event ...
     writing: PerCpu<AtomicBool>,
+    /// ... and counts it here, shown in `dropped events` (the ring
+    /// buffer's own count sits behind the lock the interrupted writer
+    /// holds).
+    nested_dropped: PerCpu<AtomicU64>,
     /// Woken (through `waker`) when events arrive.
     wq: Arc<WaitQueueHead>,
     waker: Option<IrqWakerHandle>,
@@ -223,6 +229,7 @@ impl TraceArray {
             cpumask: AtomicU64::new(u64::MAX),
             stopped: AtomicUsize::new(0),
             writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
+            nested_dropped: PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]),
             // Without it (no memory) readers wake at their next poll only.
             waker: IrqWaker::register(wq.clone()).ok(),
             wq,
@@ -365,7 +372,9 @@ impl TraceArray {
 
     /// Counters of CPU `cpu`.
     pub fn stats(&self, cpu: usize) -> Stats {
-        self.with_buffer(cpu, |b| b.stats()).unwrap_or_default()
+        let mut s = self.with_buffer(cpu, |b| b.stats()).unwrap_or_default();
+        s.dropped_events += self.nested_dropped.on(cpu).load(Ordering::Relaxed);
+        s
     }
 
     /// `entries-in-buffer` and `entries-written` over all CPUs.
@@ -471,10 +480,12 @@ impl TraceArray {
         match cpu {
             Some(c) => {
                 self.with_buffer(c, CpuBuffer::reset);
+                self.nested_dropped.on(c).store(0, Ordering::Relaxed);
             }
             None => {
                 for c in tracing_cpus() {
                     self.with_buffer(c, CpuBuffer::reset);
+                    self.nested_dropped.on(c).store(0, Ordering::Relaxed);
                 }
             }
         }
@@ -733,6 +744,7 @@ fn trace_event_write_raw(
     // An interrupt between the load and the store sets and clears the
     // flag itself: it is clear again when this continues.
     if guard.load(Ordering::Relaxed) {
+        tr.nested_dropped.on(cpu).fetch_add(1, Ordering::Relaxed);
         return false;
     }
     guard.store(true, Ordering::Relaxed);
