@@ -11,7 +11,11 @@ use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
+    // As kbuild's workspace_root: cargo's run-time value first, so that a
+    // test binary copied with another checkout's target/ tests this one.
+    let dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    dir.join("..").canonicalize().unwrap()
 }
 
 /// `../shared/reflinux/run.sh`, which runs commands on real Linux, or

@@ -79,10 +79,12 @@ fn parse_args() -> Result<Options, String> {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
+    // `cargo run` names the package's directory at run time too: that one
+    // wins, so that a binary built in a copy of another checkout's target/
+    // (cargo does not rebuild it) builds this checkout, not the other.
+    let dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    dir.join("../..").canonicalize().expect("workspace root")
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {
