@@ -42,15 +42,16 @@ pub fn ptrace_may_access(caller: &Task, task: &Task, task_mm: Option<&Arc<Mm>>, 
 /// does not share it.
 pub fn mm_access(task: &Task, mode: PtraceMode) -> Result<Arc<Mm>, Errno> {
     let mm = task.mm.lock().clone().ok_or(Errno::ESRCH)?;
-    let me = crate::sched::current();
-    if ptrace_may_access(&me, task, Some(&mm), mode).is_err() {
+    // The caller without a reference taken to it (no atomic count update).
+    let allowed = crate::sched::with_current(|me| {
         // Linux skips the check for the caller's own address space; asked
         // only after a refusal here, so that the common case takes no
         // second lock.
-        let mine = me.mm.lock().as_ref().is_some_and(|m| Arc::ptr_eq(m, &mm));
-        if !mine {
-            return Err(Errno::EACCES);
-        }
+        ptrace_may_access(me, task, Some(&mm), mode).is_ok()
+            || me.mm.lock().as_ref().is_some_and(|m| Arc::ptr_eq(m, &mm))
+    });
+    if allowed != Some(true) {
+        return Err(Errno::EACCES);
     }
     Ok(mm)
 }

@@ -46,9 +46,13 @@ pub fn process_vm_rw(
         return Ok(0);
     }
     let pid = u32::try_from(pid).ok().filter(|&p| p != 0).ok_or(Errno::ESRCH)?;
-    let task = crate::process::find_task(pid).ok_or(Errno::ESRCH)?;
+    // The target's address space taken under the lookup, with no
+    // reference to the task itself (two atomic updates fewer a call).
+    let mm = crate::process::with_task(pid, |task| {
+        super::access::mm_access(task, super::access::PtraceMode::AttachRealCreds)
+    });
     // EPERM rather than mm_access's EACCES, as Linux maps it here.
-    let mm = match super::access::mm_access(&task, super::access::PtraceMode::AttachRealCreds) {
+    let mm = match mm.ok_or(Errno::ESRCH)? {
         Err(Errno::EACCES) => return Err(Errno::EPERM),
         r => r?,
     };
