@@ -7,9 +7,9 @@ use crate::mm::vm::Mm;
 use crate::sched::Task;
 use alloc::sync::Arc;
 
+use crate::cred::with_task_cred;
 pub use crate::cred::PtraceMode;
-use crate::cred::{task_cred, with_task_cred};
-use process_core::cred::ptrace_creds_allow;
+use process_core::cred::PtraceSubject;
 
 /// Whether `caller` may control `task` (Linux's `__ptrace_may_access`
 /// with commoncap's `cap_ptrace_access_check`): its own thread group
@@ -22,15 +22,18 @@ pub fn ptrace_may_access(caller: &Task, task: &Task, task_mm: Option<&Arc<Mm>>, 
     if same_thread_group(caller, task) {
         return Ok(());
     }
-    let cred = task_cred(caller);
-    if !with_task_cred(task, |tcred| ptrace_creds_allow(&cred, tcred, mode)) {
+    // The caller's part copied out (no reference taken to its
+    // credentials); a caller with CAP_SYS_PTRACE passes whatever the
+    // target's are, so they are not read.
+    let me = with_task_cred(caller, |cred| PtraceSubject::of(cred, mode));
+    if !me.sys_ptrace && !with_task_cred(task, |tcred| me.allows(tcred)) {
         return Err(Errno::EPERM);
     }
     // Read after the credentials: commit_creds closes the space before it
     // installs new ones, so a target that just dropped privileges is seen
     // undumpable here.
     let undumpable = task_mm.is_some_and(|mm| mm.dumpable() != uapi::capability::SUID_DUMP_USER);
-    if undumpable && !cred.capable(uapi::capability::CAP_SYS_PTRACE) {
+    if undumpable && !me.sys_ptrace {
         return Err(Errno::EPERM);
     }
     Ok(())

@@ -145,13 +145,8 @@ fn import_iovecs(p: UserPtr, n: u64, local: bool, fast: &mut FastIovecs) -> Resu
     // Linux's order: each entry read and its length checked in turn
     // (EFAULT, EINVAL), then, for local buffers, every address range
     // (EFAULT) and the total.
-    /// An entry's user image, aligned for two word loads.
-    #[repr(align(8))]
-    struct Raw([u8; IoVec::SIZE]);
     let read = |i: usize| -> Result<IoVec, Errno> {
-        let mut raw = Raw([0; IoVec::SIZE]);
-        uaccess::copy_from_user(&mut raw.0, p.wrapping_add((i * IoVec::SIZE) as u64))?;
-        let io = IoVec::from_bytes(&raw.0);
+        let io = uaccess::get_user_iovec(p.wrapping_add((i * IoVec::SIZE) as u64))?;
         if !io.len_ok() {
             return Err(Errno::EINVAL);
         }
@@ -167,8 +162,7 @@ fn import_iovecs(p: UserPtr, n: u64, local: bool, fast: &mut FastIovecs) -> Resu
         }
         return Ok(Iovecs::One((io[0].base, io[0].len as usize)));
     }
-    // Read an entry at a time into a 16-byte buffer, with no staging
-    // array.
+    // Read an entry at a time (two loads each), with no staging array.
     let mut ios = [IoVec::default(); FAST_IOV];
     for (i, io) in ios.iter_mut().take(count).enumerate() {
         *io = read(i)?;
