@@ -135,6 +135,13 @@ pub fn copy_from_user(dst: &mut [u8], src: UserPtr) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_from_user(dst, src)?)
 }
 
+/// Reads a `struct iovec` at user address `src` (two loads, no copy).
+#[inline]
+pub fn get_user_iovec(src: UserPtr) -> Result<uapi::uio::IoVec, Errno> {
+    let [base, len] = arch::uaccess::get_user_u64_pair(src)?;
+    Ok(uapi::uio::IoVec { base, len })
+}
+
 /// Copies `src` to user address `dst`.
 pub fn copy_to_user(dst: UserPtr, src: &[u8]) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_to_user(dst, src)?)

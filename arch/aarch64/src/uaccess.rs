@@ -36,9 +36,10 @@ fn sttrb(addr: u64, val: u64) -> Result<(), Fault> {
 // they return in x0 the count not copied. The kernel side moves 16 bytes
 // per LDP/STP; the user side has no pair form of its unprivileged
 // accesses, so each pair is two LDTR/STTR. 64 bytes a round, then 8, then
-// single bytes; copies to user memory first go 128 bytes a round (fewer
-// loop instructions per byte, for a 4 KiB process_vm_readv's copy). The
-// pointers and the count advance only after a whole round, so a fault
+// single bytes; copies to user memory first go 256 bytes a round (fewer
+// loop instructions per byte, for a 4 KiB process_vm_readv's copy: 848
+// instructions against 928 at 128 a round; STTR's 9-bit offset reaches
+// 255). The pointers and the count advance only after a whole round, so a fault
 // anywhere in it resumes (through __ex_table) at the round's start in the
 // byte loop, which copies up to the exact first byte EL0 cannot reach; a
 // fault there returns what is left. Neither touches the stack nor any
@@ -50,7 +51,7 @@ core::arch::global_asm!(
 .type __arch_copy_to_user, %function
 .balign 16
 __arch_copy_to_user:
-    cmp     x2, #128
+    cmp     x2, #256
     b.lo    6f
 7:
     ldp     x3, x4, [x1]
@@ -77,10 +78,34 @@ __arch_copy_to_user:
 55: sttr    x8, [x0, #104]
 56: sttr    x9, [x0, #112]
 57: sttr    x10, [x0, #120]
-    add     x0, x0, #128
-    add     x1, x1, #128
-    sub     x2, x2, #128
-    cmp     x2, #128
+    ldp     x3, x4, [x1, #128]
+    ldp     x5, x6, [x1, #144]
+    ldp     x7, x8, [x1, #160]
+    ldp     x9, x10, [x1, #176]
+60: sttr    x3, [x0, #128]
+61: sttr    x4, [x0, #136]
+62: sttr    x5, [x0, #144]
+63: sttr    x6, [x0, #152]
+64: sttr    x7, [x0, #160]
+65: sttr    x8, [x0, #168]
+66: sttr    x9, [x0, #176]
+67: sttr    x10, [x0, #184]
+    ldp     x3, x4, [x1, #192]
+    ldp     x5, x6, [x1, #208]
+    ldp     x7, x8, [x1, #224]
+    ldp     x9, x10, [x1, #240]
+70: sttr    x3, [x0, #192]
+71: sttr    x4, [x0, #200]
+72: sttr    x5, [x0, #208]
+73: sttr    x6, [x0, #216]
+74: sttr    x7, [x0, #224]
+75: sttr    x8, [x0, #232]
+76: sttr    x9, [x0, #240]
+77: sttr    x10, [x0, #248]
+    add     x0, x0, #256
+    add     x1, x1, #256
+    sub     x2, x2, #256
+    cmp     x2, #256
     b.hs    7b
 6:  cmp     x2, #64
     b.lo    2f
@@ -170,6 +195,38 @@ __arch_copy_to_user:
 .long 56b - .
 .long 9b - .
 .long 57b - .
+.long 9b - .
+.long 60b - .
+.long 9b - .
+.long 61b - .
+.long 9b - .
+.long 62b - .
+.long 9b - .
+.long 63b - .
+.long 9b - .
+.long 64b - .
+.long 9b - .
+.long 65b - .
+.long 9b - .
+.long 66b - .
+.long 9b - .
+.long 67b - .
+.long 9b - .
+.long 70b - .
+.long 9b - .
+.long 71b - .
+.long 9b - .
+.long 72b - .
+.long 9b - .
+.long 73b - .
+.long 9b - .
+.long 74b - .
+.long 9b - .
+.long 75b - .
+.long 9b - .
+.long 76b - .
+.long 9b - .
+.long 77b - .
 .long 9b - .
 .long 20b - .
 .long 9b - .
@@ -353,6 +410,17 @@ pub fn get_user_u64(src: UserPtr) -> Result<u64, Fault> {
     let mut b = [0u8; 8];
     copy_from_user(&mut b, src)?;
     Ok(u64::from_le_bytes(b))
+}
+
+/// Reads the two u64s at user address `src` (any alignment: an iovec),
+/// each with one unprivileged load, inline: the bulk copy's call and
+/// loop cost more than the loads for so few bytes.
+#[inline]
+pub fn get_user_u64_pair(src: UserPtr) -> Result<[u64; 2], Fault> {
+    if !access_ok(src, 16) {
+        return Err(Fault);
+    }
+    Ok([ldtr_x(src.addr())?, ldtr_x(src.addr() + 8)?])
 }
 
 /// Writes a u64 to user address `dst` (any alignment).

@@ -400,16 +400,43 @@ pub fn commit_resets_dumpable(old: &Cred, new: &Cred) -> bool {
 /// and its permitted (or effective) capabilities must cover the target's
 /// permitted ones, unless it holds CAP_SYS_PTRACE.
 pub fn ptrace_creds_allow(cred: &Cred, tcred: &Cred, mode: PtraceMode) -> bool {
-    if cred.capable(CAP_SYS_PTRACE) {
-        return true;
+    PtraceSubject::of(cred, mode).allows(tcred)
+}
+
+/// What of a caller's credentials `ptrace_creds_allow` reads, copied out
+/// so that the caller's credentials need not stay held (nor referenced)
+/// while the target's are read.
+#[derive(Clone, Copy, Debug)]
+pub struct PtraceSubject {
+    /// Holds CAP_SYS_PTRACE (effective): passes every check.
+    pub sys_ptrace: bool,
+    uid: u32,
+    gid: u32,
+    caps: u64,
+}
+
+impl PtraceSubject {
+    /// The caller with `cred` checking in `mode`.
+    pub fn of(cred: &Cred, mode: PtraceMode) -> PtraceSubject {
+        let (uid, gid, caps) = match mode {
+            PtraceMode::AttachRealCreds => (cred.uid, cred.gid, cred.cap_permitted),
+            PtraceMode::AttachFsCreds => (cred.fsuid, cred.fsgid, cred.cap_effective),
+        };
+        PtraceSubject {
+            sys_ptrace: cred.capable(CAP_SYS_PTRACE),
+            uid,
+            gid,
+            caps,
+        }
     }
-    let (uid, gid, caps) = match mode {
-        PtraceMode::AttachRealCreds => (cred.uid, cred.gid, cred.cap_permitted),
-        PtraceMode::AttachFsCreds => (cred.fsuid, cred.fsgid, cred.cap_effective),
-    };
-    [tcred.euid, tcred.suid, tcred.uid].iter().all(|&u| u == uid)
-        && [tcred.egid, tcred.sgid, tcred.gid].iter().all(|&g| g == gid)
-        && is_subset(tcred.cap_permitted, caps)
+
+    /// `ptrace_creds_allow` of this caller on a target with `tcred`.
+    pub fn allows(&self, tcred: &Cred) -> bool {
+        self.sys_ptrace
+            || ([tcred.euid, tcred.suid, tcred.uid].iter().all(|&u| u == self.uid)
+                && [tcred.egid, tcred.sgid, tcred.gid].iter().all(|&g| g == self.gid)
+                && is_subset(tcred.cap_permitted, self.caps))
+    }
 }
 
 /// Whether a caller with `cred` may signal a task with `tcred`

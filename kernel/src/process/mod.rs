@@ -161,6 +161,15 @@ pub fn find_task(tid: u32) -> Option<Arc<Task>> {
     TASKS.read().get(&tid).cloned()
 }
 
+/// `f` of the task with `tid`, run under the lookup's read lock with no
+/// reference taken (no atomic count update and release, as Linux's
+/// find_task_by_vpid under RCU): `f` must not block nor take `TASKS`
+/// for writing, and may take only locks that no holder of `TASKS` for
+/// writing waits for (a task's `mm` and `cred` locks are such).
+pub fn with_task<R>(tid: u32, f: impl FnOnce(&Task) -> R) -> Option<R> {
+    TASKS.read().get(&tid).map(|t| f(t))
+}
+
 /// All processes, by PID.
 pub fn all_processes() -> Vec<Arc<Process>> {
     PROCESSES.lock().values().cloned().collect()

@@ -7,9 +7,9 @@ use crate::mm::vm::Mm;
 use crate::sched::Task;
 use alloc::sync::Arc;
 
+use crate::cred::with_task_cred;
 pub use crate::cred::PtraceMode;
-use crate::cred::{task_cred, with_task_cred};
-use process_core::cred::ptrace_creds_allow;
+use process_core::cred::PtraceSubject;
 
 /// Whether `caller` may control `task` (Linux's `__ptrace_may_access`
 /// with commoncap's `cap_ptrace_access_check`): its own thread group
@@ -22,15 +22,18 @@ pub fn ptrace_may_access(caller: &Task, task: &Task, task_mm: Option<&Arc<Mm>>, 
     if same_thread_group(caller, task) {
         return Ok(());
     }
-    let cred = task_cred(caller);
-    if !with_task_cred(task, |tcred| ptrace_creds_allow(&cred, tcred, mode)) {
+    // The caller's part copied out (no reference taken to its
+    // credentials); a caller with CAP_SYS_PTRACE passes whatever the
+    // target's are, so they are not read.
+    let me = with_task_cred(caller, |cred| PtraceSubject::of(cred, mode));
+    if !me.sys_ptrace && !with_task_cred(task, |tcred| me.allows(tcred)) {
         return Err(Errno::EPERM);
     }
     // Read after the credentials: commit_creds closes the space before it
     // installs new ones, so a target that just dropped privileges is seen
     // undumpable here.
     let undumpable = task_mm.is_some_and(|mm| mm.dumpable() != uapi::capability::SUID_DUMP_USER);
-    if undumpable && !cred.capable(uapi::capability::CAP_SYS_PTRACE) {
+    if undumpable && !me.sys_ptrace {
         return Err(Errno::EPERM);
     }
     Ok(())
@@ -42,15 +45,16 @@ pub fn ptrace_may_access(caller: &Task, task: &Task, task_mm: Option<&Arc<Mm>>, 
 /// does not share it.
 pub fn mm_access(task: &Task, mode: PtraceMode) -> Result<Arc<Mm>, Errno> {
     let mm = task.mm.lock().clone().ok_or(Errno::ESRCH)?;
-    let me = crate::sched::current();
-    if ptrace_may_access(&me, task, Some(&mm), mode).is_err() {
+    // The caller without a reference taken to it (no atomic count update).
+    let allowed = crate::sched::with_current(|me| {
         // Linux skips the check for the caller's own address space; asked
         // only after a refusal here, so that the common case takes no
         // second lock.
-        let mine = me.mm.lock().as_ref().is_some_and(|m| Arc::ptr_eq(m, &mm));
-        if !mine {
-            return Err(Errno::EACCES);
-        }
+        ptrace_may_access(me, task, Some(&mm), mode).is_ok()
+            || me.mm.lock().as_ref().is_some_and(|m| Arc::ptr_eq(m, &mm))
+    });
+    if allowed != Some(true) {
+        return Err(Errno::EACCES);
     }
     Ok(mm)
 }

@@ -46,9 +46,13 @@ pub fn process_vm_rw(
         return Ok(0);
     }
     let pid = u32::try_from(pid).ok().filter(|&p| p != 0).ok_or(Errno::ESRCH)?;
-    let task = crate::process::find_task(pid).ok_or(Errno::ESRCH)?;
+    // The target's address space taken under the lookup, with no
+    // reference to the task itself (two atomic updates fewer a call).
+    let mm = crate::process::with_task(pid, |task| {
+        super::access::mm_access(task, super::access::PtraceMode::AttachRealCreds)
+    });
     // EPERM rather than mm_access's EACCES, as Linux maps it here.
-    let mm = match super::access::mm_access(&task, super::access::PtraceMode::AttachRealCreds) {
+    let mm = match mm.ok_or(Errno::ESRCH)? {
         Err(Errno::EACCES) => return Err(Errno::EPERM),
         r => r?,
     };
@@ -141,13 +145,8 @@ fn import_iovecs(p: UserPtr, n: u64, local: bool, fast: &mut FastIovecs) -> Resu
     // Linux's order: each entry read and its length checked in turn
     // (EFAULT, EINVAL), then, for local buffers, every address range
     // (EFAULT) and the total.
-    /// An entry's user image, aligned for two word loads.
-    #[repr(align(8))]
-    struct Raw([u8; IoVec::SIZE]);
     let read = |i: usize| -> Result<IoVec, Errno> {
-        let mut raw = Raw([0; IoVec::SIZE]);
-        uaccess::copy_from_user(&mut raw.0, p.wrapping_add((i * IoVec::SIZE) as u64))?;
-        let io = IoVec::from_bytes(&raw.0);
+        let io = uaccess::get_user_iovec(p.wrapping_add((i * IoVec::SIZE) as u64))?;
         if !io.len_ok() {
             return Err(Errno::EINVAL);
         }
@@ -163,8 +162,7 @@ fn import_iovecs(p: UserPtr, n: u64, local: bool, fast: &mut FastIovecs) -> Resu
         }
         return Ok(Iovecs::One((io[0].base, io[0].len as usize)));
     }
-    // Read an entry at a time into a 16-byte buffer, with no staging
-    // array.
+    // Read an entry at a time (two loads each), with no staging array.
     let mut ios = [IoVec::default(); FAST_IOV];
     for (i, io) in ios.iter_mut().take(count).enumerate() {
         *io = read(i)?;
