@@ -20,6 +20,7 @@ use super::tracefs::{readme_add, ReadmeSection};
 use crate::fs::pseudo::PseudoDir;
 use crate::kprobes::kretprobe::{register_kretprobe, unregister_kretprobe, Kretprobe, KretprobeInstance};
 use crate::kprobes::{disable_kprobe, enable_kprobe, register_kprobe, unregister_kprobe, Kprobe};
+use crate::percpu::{PerCpu, NR_CPUS};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -261,7 +262,10 @@ pub(super) struct Hit {
     pub(super) ev: Arc<TraceEvent>,
     /// Its event's [`ProbeEvent::tracing`].
     pub(super) tracing: Arc<AtomicBool>,
-    pub(super) nhit: AtomicU64,
+    /// Hits counted per CPU (Linux's per-CPU `nhit`, summed by
+    /// `kprobe_profile`): a shared counter would be an atomic
+    /// read-modify-write on every hit.
+    nhit: PerCpu<AtomicU64>,
     /// The probed address (`__probe_func` of return records), known once
     /// the probe is registered.
     pub(super) func: AtomicU64,
@@ -283,10 +287,30 @@ impl Hit {
             def: def.clone(),
             ev: ev.clone(),
             tracing: tracing.clone(),
-            nhit: AtomicU64::new(0),
+            nhit: PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]),
             func: AtomicU64::new(0),
             plain: (def.fixed_size(), words),
         }
+    }
+
+    /// Counts a hit on this CPU's counter: a load and a store, no atomic
+    /// read-modify-write. Kernel code is not preempted, so the task stays
+    /// on this CPU; only this CPU writes its slot. An interrupt recording
+    /// a hit of the same definition between the load and the store loses
+    /// one count, as Linux's `raw_cpu_inc(*tk->nhit)` (not interrupt-safe
+    /// either) may; the slot is atomic so that `kprobe_profile` on another
+    /// CPU reads a whole value.
+    #[inline(always)]
+    fn count(&self) {
+        let n = self.nhit.this();
+        n.store(n.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// Every CPU's hits (Linux's `trace_kprobe_nhit`).
+    pub(super) fn nhit(&self) -> u64 {
+        self.nhit
+            .iter()
+            .fold(0u64, |a, n| a.wrapping_add(n.load(Ordering::Relaxed)))
     }
 }
 
@@ -349,7 +373,7 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     // that raced the event's disabling past `tracing` and found no trace
     // array recording it is not.
     if recorded || hit.ev.is_traced() {
-        hit.nhit.fetch_add(1, Ordering::Relaxed);
+        hit.count();
     }
 }
 
@@ -768,12 +792,7 @@ fn profile_show() -> Vec<u8> {
     let mut s = String::new();
     for t in DYN_EVENTS.lock().iter() {
         let missed = t.probe.as_ref().map_or(0, Probe::nmissed);
-        s.push_str(&format!(
-            "  {:<44} {:>15} {:>15}\n",
-            t.def.event,
-            t.hit.nhit.load(Ordering::Relaxed),
-            missed
-        ));
+        s.push_str(&format!("  {:<44} {:>15} {:>15}\n", t.def.event, t.hit.nhit(), missed));
     }
     s.into_bytes()
 }
