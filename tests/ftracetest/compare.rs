@@ -15,12 +15,6 @@ use std::fmt::Write;
 /// and kprobe-event tracer; here they may report UNSUPPORTED or UNRESOLVED
 /// (never FAIL). The kernel's README must not advertise these features.
 pub const NOT_OFFERED: &[(&str, &str)] = &[
-    ("dynevent/add_remove_eprobe.tc", "event probes"),
-    ("dynevent/eprobes_syntax_errors.tc", "event probes"),
-    ("dynevent/test_duplicates.tc", "event probes"),
-    ("dynevent/add_remove_synth.tc", "synthetic events"),
-    ("dynevent/clear_select_events.tc", "synthetic events"),
-    ("dynevent/generic_clear_event.tc", "synthetic events"),
     ("kprobe/uprobe_syntax_errors.tc", "uprobe events"),
     (
         "kprobe/kprobe_eventname.tc",

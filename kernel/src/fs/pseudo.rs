@@ -387,7 +387,17 @@ impl PseudoDir {
     /// Adds a subdirectory at run time: EEXIST if the name is taken,
     /// ENOENT if this directory was removed.
     pub fn try_dir(self: &Arc<Self>, name: &str) -> Result<Arc<PseudoDir>, Errno> {
-        let d = PseudoDir::new(self.dev, self.owner.clone(), self.child_inherit());
+        self.try_dir_mode(name, 0o755)
+    }
+
+    /// [`try_dir`](Self::try_dir) with permission bits `perm` (a tracefs
+    /// directory outside `events/` is 0750, as Linux's `__create_dir`
+    /// makes it).
+    pub fn try_dir_mode(self: &Arc<Self>, name: &str, perm: u32) -> Result<Arc<PseudoDir>, Errno> {
+        let mut d = PseudoDir::new(self.dev, self.owner.clone(), self.child_inherit());
+        if let Some(dm) = Arc::get_mut(&mut d) {
+            dm.mode = 0o040000 | (perm & 0o7777);
+        }
         *d.parent.write() = Arc::downgrade(self);
         self.add(name, Node::Dir(d.clone()))?;
         Ok(d)

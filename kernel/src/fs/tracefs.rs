@@ -18,7 +18,9 @@ use core::ffi::CStr;
 #[no_mangle]
 #[inline(never)]
 pub fn tracefs_create_dir(name: &CStr, parent: &Arc<PseudoDir>) -> Result<Arc<PseudoDir>, Errno> {
-    parent.try_dir(name.to_str().map_err(|_| Errno::EINVAL)?)
+    // Linux's __create_dir: rwx for the owner, r-x for the group, nothing
+    // for others.
+    parent.try_dir_mode(name.to_str().map_err(|_| Errno::EINVAL)?, 0o750)
 }
 
 /// Linux's `eventfs_create_dir(name, parent, entries, ...)`: the directory

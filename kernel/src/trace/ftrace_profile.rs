@@ -325,7 +325,8 @@ pub fn function_stat_file(cpu: usize) -> String {
 /// Makes `function_profile_enabled` and `trace_stat/functionN` (one per
 /// online CPU) in `root`.
 pub fn init(root: &Arc<PseudoDir>) {
-    let stat_dir = root.dir("trace_stat");
+    // 0750, as Linux's tracefs_create_dir makes it.
+    let stat_dir = root.dir_mode("trace_stat", 0o750);
     for cpu in super::tracing_cpus() {
         stat_dir.file(
             &alloc::format!("function{cpu}"),

@@ -228,7 +228,8 @@ fn create(root: &Arc<PseudoDir>) {
     );
     create_array_files(root, tr);
     readme_add(ReadmeSection::Files, super::snapshot::README_SNAPSHOT);
-    let instances = root.dir("instances");
+    // 0750, as Linux's tracefs_create_instance_dir makes it.
+    let instances = root.dir_mode("instances", 0o750);
     let (mk, rm) = (instances.clone(), instances.clone());
     instances.set_dir_ops(
         Box::new(move |name| instance_mkdir(&mk, name)),
