@@ -95,16 +95,19 @@ pub fn on_queue_overflow(sig: u32, si_code: i32) -> QueueOverflow {
 /// `si_code` of kill().
 pub const SI_USER: i32 = 0;
 
-/// Kernel-internal restart codes a system call may return (positive).
-pub const ERESTARTSYS: i64 = 512;
+// The kernel-internal restart codes a system call may return (positive),
+// as i64 for comparison with a return register: uapi's `Errno` is their
+// one definition.
+/// Restart if the handler has `SA_RESTART`, else EINTR.
+pub const ERESTARTSYS: i64 = uapi::Errno::ERESTARTSYS as i64;
 /// Restart unconditionally.
-pub const ERESTARTNOINTR: i64 = 513;
+pub const ERESTARTNOINTR: i64 = uapi::Errno::ERESTARTNOINTR as i64;
 /// Restart if no handler runs.
-pub const ERESTARTNOHAND: i64 = 514;
+pub const ERESTARTNOHAND: i64 = uapi::Errno::ERESTARTNOHAND as i64;
 /// Restart through `restart_syscall` when no handler runs.
-pub const ERESTART_RESTARTBLOCK: i64 = 516;
+pub const ERESTART_RESTARTBLOCK: i64 = uapi::Errno::ERESTART_RESTARTBLOCK as i64;
 /// EINTR.
-pub const EINTR: i64 = 4;
+pub const EINTR: i64 = uapi::Errno::EINTR as i64;
 
 /// How an interrupted system call is settled before returning to user mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,8 +159,8 @@ pub fn restart_decision(ret: i64, handler_flags: Option<u64>) -> Restart {
     }
 }
 
-/// `SA_RESTART`.
-pub const SA_RESTART: u64 = 0x1000_0000;
+/// `SA_RESTART` (uapi's).
+pub use uapi::signal::sa::SA_RESTART;
 
 /// Linux's default `RLIMIT_SIGPENDING` for a machine with `total_pages`
 /// pages of RAM (4 KiB): `fork_init` sets it to `max_threads / 2`, where
