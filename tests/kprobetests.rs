@@ -3,6 +3,9 @@
 //! tracefs), which proves that what they assert is what Linux 6.12 does,
 //! and on this kernel on virt -smp 1, virt -smp 4 and raspi4b.
 //!
+//! The suite's stress runs are short (2 to 5 s of guest time, sized for
+//! QEMU's emulation on 2 shared cores); `KPROBE_STRESS_FULL=1` runs each
+//! for the 10 s issue 9 asks of the 4-CPU stress.
 
 use e2e::{proof_binary, run_commands};
 use std::process::Command;
@@ -23,9 +26,11 @@ fn stress_ok(out: &str) {
 
 const CHECKS: usize = 26;
 
-/// The commands: every check, then `stress_s` seconds of stress, its
-/// churn in an instance.
+/// The commands: every check, then `stress_s` seconds of stress (10 with
+/// `KPROBE_STRESS_FULL=1`), its churn in an instance.
 fn commands(stress_s: u32) -> String {
+    let full = std::env::var("KPROBE_STRESS_FULL").is_ok_and(|v| v == "1");
+    let stress_s = if full { stress_s.max(10) } else { stress_s };
     format!("cd /tmp && kprobetests; echo checks=$?; kprobetests stress --seconds {stress_s}")
 }
 
