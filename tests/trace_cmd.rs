@@ -13,7 +13,8 @@
 //! script checks that file first). Then perf-tools' `kprobe` script
 //! (Debian's bash) traces the workload. (Its `funccount` is not run: it
 //! needs the function profiler, which Debian's Linux lacks and this kernel
-//! has, so the two cannot be compared.)
+//! has, so the two cannot be compared.) Last, trace-cmd's `list -e`,
+//! `start` and `show`, `stat` and `reset` on a kprobe event.
 //!
 //! The reports, masked (pids, CPUs, times, addresses; of the other tasks'
 //! lines and of sched_switch events, which depend on timing, only their

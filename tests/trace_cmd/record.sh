@@ -56,3 +56,26 @@ echo "=== perf-tools kprobe"
 bash /usr/sbin/kprobe-perf -d 3 'p:tcmd __arm64_sys_getpid' 2>&1
 echo "kprobe status $?"
 wait
+
+# trace-cmd's other commands on a kprobe event: list, start and show (the
+# trace file), stat, and reset (which disables the events and removes the
+# kprobe events, so that stat then shows none).
+echo 'p:tcmd_getpid __arm64_sys_getpid' >>$T/kprobe_events || echo "kprobe_events: $?"
+echo "=== list"
+trace-cmd list -e kprobes 2>&1
+echo "list status $?"
+echo "=== show"
+trace-cmd start -e kprobes:tcmd_getpid >/dev/null 2>&1
+echo "start status $?"
+/bin/tcmdload
+trace-cmd show 2>&1 | busybox grep -e tcmdload -e '^# tracer'
+echo "show status $?"
+echo "=== stat"
+trace-cmd stat 2>&1
+echo "stat status $?"
+echo "=== reset"
+trace-cmd reset 2>&1
+echo "reset status $?"
+busybox cat $T/kprobe_events $T/tracing_on
+trace-cmd stat 2>&1
+echo "stat status $?"
