@@ -20,6 +20,7 @@ pub static CHECKS: &[Check] = checks![
     madvise_dontneed_of_vvar_is_einval_and_vdso_survives_it,
     mincore_reports_resident_pages,
     mremap_shrinks_grows_and_moves,
+    mprotect_munmap_and_mremap_split_and_move_file_mappings,
 ];
 
 const MAP_SHARED: usize = 0x01;
@@ -65,6 +66,31 @@ fn read_all(path: &[u8]) -> Result<alloc::vec::Vec<u8>, Errno> {
     }
     close(fd);
     Ok(out)
+}
+
+/// A `/proc/self/maps` line: (permissions, offset, end, last field).
+type MapsLine = (
+    alloc::string::String,
+    alloc::string::String,
+    usize,
+    alloc::string::String,
+);
+
+/// The `/proc/self/maps` line of the region starting at `addr`.
+fn maps_line(addr: usize) -> Result<MapsLine, crate::Fail> {
+    let maps = read_all(b"/proc/self/maps").ctx("read maps")?;
+    let maps = alloc::string::String::from_utf8_lossy(&maps);
+    let start = alloc::format!("{addr:08x}-");
+    let line = maps.lines().find(|l| l.starts_with(&start));
+    let line = line.ok_or_else(|| crate::Fail(alloc::format!("no line for {addr:#x} in:\n{maps}")))?;
+    let fields: alloc::vec::Vec<&str> = line.split_whitespace().collect();
+    let end = fields
+        .first()
+        .and_then(|r| r.split_once('-'))
+        .and_then(|(_, e)| usize::from_str_radix(e, 16).ok())
+        .unwrap_or(0);
+    let field = |i: usize| fields.get(i).copied().unwrap_or("").into();
+    Ok((field(1), field(2), end, fields.last().copied().unwrap_or("").into()))
 }
 
 fn byte(addr: usize) -> u8 {
@@ -429,5 +455,71 @@ fn mremap_shrinks_grows_and_moves() -> Outcome {
     for (m, len) in [(a, PAGE), (b, 8 * PAGE), (blocker, PAGE)] {
         let _ = munmap(m, len);
     }
+    Ok(())
+}
+
+/// mprotect, munmap and mremap over a private file mapping split and move
+/// it as Linux does: each piece keeps its file offset and name, a page
+/// written (copied on write) moves with its mapping, and growing maps the
+/// file's next pages.
+fn mprotect_munmap_and_mremap_split_and_move_file_mappings() -> Outcome {
+    let (path, fd) = pattern_file("mremapf", 6).ctx("file")?;
+    let name: alloc::string::String = core::str::from_utf8(&path).unwrap_or_default().into();
+    let rw = PROT_READ | PROT_WRITE;
+    // File pages 1, 2 and 3 (bytes 2, 3, 4).
+    let a = mmap(0, 3 * PAGE, rw, MAP_PRIVATE, fd, PAGE).ctx("mmap")?;
+    // SAFETY: inside the private mapping.
+    unsafe { store(a, 0x77) };
+    mprotect(a + PAGE, PAGE, PROT_READ).ctx("mprotect the middle page")?;
+    munmap(a + 2 * PAGE, PAGE).ctx("munmap the last page")?;
+    let (perm, off, end, last) = maps_line(a)?;
+    check_eq!(
+        (perm.as_str(), off.as_str(), end, last.as_str()),
+        ("rw-p", "00001000", a + PAGE, name.as_str()),
+        "first piece"
+    );
+    let (perm, off, end, last) = maps_line(a + PAGE)?;
+    check_eq!(
+        (perm.as_str(), off.as_str(), end, last.as_str()),
+        ("r--p", "00002000", a + 2 * PAGE, name.as_str()),
+        "read-only piece"
+    );
+    // The first piece cannot grow in place (the read-only one is above):
+    // it moves, with its written page, and its new pages are the file's.
+    let b = call(MREMAP, &[a, PAGE, 3 * PAGE, MREMAP_MAYMOVE, 0]).ctx("mremap grow")?;
+    ensure!(b != a, "moved");
+    check_eq!(
+        (byte(b), byte(b + PAGE), byte(b + 2 * PAGE + 9)),
+        (0x77, 3, 4),
+        "the written page moved, the file's next pages follow"
+    );
+    let (perm, off, end, last) = maps_line(b)?;
+    check_eq!(
+        (perm.as_str(), off.as_str(), end, last.as_str()),
+        ("rw-p", "00001000", b + 3 * PAGE, name.as_str()),
+        "moved piece"
+    );
+    // The read-only piece moves back to where the mapping began.
+    check_eq!(
+        call(MREMAP, &[a + PAGE, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, a]),
+        Ok(a),
+        "mremap FIXED"
+    );
+    check_eq!(byte(a), 3, "file page 2 at the old start");
+    let (perm, off, end, last) = maps_line(a)?;
+    check_eq!(
+        (perm.as_str(), off.as_str(), end, last.as_str()),
+        ("r--p", "00002000", a + PAGE, name.as_str()),
+        "piece moved back"
+    );
+    check_eq!(
+        call(MINCORE, &[a + PAGE, PAGE, [0u8; 1].as_ptr() as usize]),
+        Err(Errno::ENOMEM),
+        "nothing left after it"
+    );
+    munmap(a, PAGE).ctx("munmap")?;
+    munmap(b, 3 * PAGE).ctx("munmap")?;
+    close(fd);
+    remove(&path);
     Ok(())
 }
