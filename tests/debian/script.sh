@@ -15,6 +15,20 @@ read -r x y <<< "left right"; echo "$y $x"
 trap 'echo trapped USR1' USR1; kill -USR1 $$
 ( sleep 0.1; echo background done ) & wait $!; echo "wait status $?"
 sleep 5 & kill $!; wait $!; echo "killed status $?"
+# Job control in a script: jobs, %N, kill, fg, a job that stops itself
+# and bg.
+set -m
+sleep 5 &
+jobs
+kill %1
+wait %1; echo "killed %1 status $?"
+( sleep 0.2; echo "fg job done" ) &
+fg %1 >/dev/null; echo "fg status $?"
+( kill -STOP $BASHPID; echo "continued" ) &
+until jobs -l | busybox grep -q Stopped; do sleep 0.1; done
+jobs -l | busybox sed 's/+ *[0-9]* Stopped/+ PID Stopped/'
+bg %1 >/dev/null; wait; echo "bg done"
+set +m
 n=0; while [ $n -lt 100 ]; do n=$((n + 1)); done; echo "counted $n"
 seq 1 20 | sort -rn | head -3 | tr '\n' ' '; echo
 seq 10 | tail -n 2
