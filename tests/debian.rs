@@ -44,6 +44,11 @@ fn debian_bash_and_coreutils_run_dynamically_linked_as_on_linux() {
         "removed\n",
         "timeout status 124\n",
         "nproc 4 4\n",
+        "AT_PHDR is the program's first page + 0x40: 1\n",
+        "AT_ENTRY is in the program's text: 1\n",
+        "AT_BASE is the interpreter's first page: 1\n",
+        "the interpreter lies above the program: 1\n",
+        "AT_EXECFN: /usr/bin/cat\n",
     ] {
         assert!(out.contains(want), "no {want:?} in:\n{out}");
     }

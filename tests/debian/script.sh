@@ -45,3 +45,17 @@ timeout 0.5 sleep 5; echo "timeout status $?"
 wc -c < /usr/bin/bash
 echo "nproc $(nproc) $(busybox nproc)"
 mkdir /tmp/bb && busybox --install -s /tmp/bb && echo "installed $(ls /tmp/bb | wc -l) applets, ls -> $(busybox readlink /tmp/bb/ls)"
+# The ELF interpreter's layout: glibc's loader prints the auxiliary vector
+# of the very process whose maps cat prints.
+LD_SHOW_AUXV=1 /usr/bin/cat /proc/self/maps > /tmp/auxmaps
+LD_SHOW_AUXV=1 /usr/bin/true | busybox sed -e 's/0x[0-9a-f]\{8,\}/ADDR/' -e '/^AT_HWCAP:/d'
+aux() { busybox awk -v k="$1:" '$1 == k { print $2 }' /tmp/auxmaps; }
+first_map() { busybox awk -v f="$1" '$6 == f { split($1, r, "-"); print r[1], r[2]; exit }' /tmp/auxmaps; }
+read -r exe_lo exe_hi <<< "$(first_map /usr/bin/cat)"
+read -r ld_lo ld_hi <<< "$(first_map /lib/aarch64-linux-gnu/ld-linux-aarch64.so.1)"
+phdr=$(( $(aux AT_PHDR) )); entry=$(( $(aux AT_ENTRY) )); base=$(( $(aux AT_BASE) ))
+echo "AT_PHDR is the program's first page + 0x40: $(( phdr == 16#$exe_lo + 0x40 ))"
+echo "AT_ENTRY is in the program's text: $(( entry > 16#$exe_lo && entry < 16#$exe_hi ))"
+echo "AT_BASE is the interpreter's first page: $(( base == 16#$ld_lo ))"
+echo "the interpreter lies above the program: $(( 16#$ld_lo > 16#$exe_hi ))"
+echo "AT_EXECFN: $(aux AT_EXECFN)"
