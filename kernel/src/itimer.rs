@@ -1,26 +1,56 @@
 //! ITIMER_REAL per process: SIGALRM when it expires, re-armed by interval.
 //! (ITIMER_VIRTUAL/PROF are accepted and reported as disarmed.)
+//!
+//! The timer's state lives in its process ([`RealTimer`], Linux's
+//! `signal->real_timer` and `it_real_incr`) and is cancelled when the
+//! process's last thread exits, as Linux's `do_exit` cancels it; the tick
+//! finds armed timers through [`ARMED`], which holds no state and no
+//! strong reference.
 
+use crate::process::Process;
 use crate::sync::IrqSpinLock;
 use crate::trace::tracepoint::timer::{
     trace_timer_cancel, trace_timer_expire_entry, trace_timer_expire_exit, trace_timer_start,
 };
-use alloc::collections::BTreeMap;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
 
-/// pid → (deadline ns, interval ns).
-static TIMERS: IrqSpinLock<BTreeMap<u32, (u64, u64)>> = IrqSpinLock::new(BTreeMap::new());
+/// A process's ITIMER_REAL: (deadline ns, interval ns) while armed.
+pub struct RealTimer(IrqSpinLock<Option<(u64, u64)>>);
+
+impl RealTimer {
+    /// Disarmed (a new process's; fork does not copy the parent's).
+    pub const fn new() -> RealTimer {
+        RealTimer(IrqSpinLock::new(None))
+    }
+}
+
+impl Default for RealTimer {
+    fn default() -> RealTimer {
+        RealTimer::new()
+    }
+}
+
+/// The processes whose timer was armed, for the tick to look at (the
+/// timer wheel). An entry whose process is gone or whose timer is
+/// disarmed is dropped at the next tick. Lock order: ARMED, then a
+/// process's [`RealTimer`].
+static ARMED: IrqSpinLock<Vec<Weak<Process>>> = IrqSpinLock::new(Vec::new());
+
+/// (time left, interval) of `t` at `now`.
+fn left(t: Option<(u64, u64)>, now: u64) -> (u64, u64) {
+    t.map_or((0, 0), |(d, i)| (d.saturating_sub(now).max(1), i))
+}
 
 /// (time left, interval) of the current process's timer.
 pub fn get(real: bool) -> (u64, u64) {
     if !real {
         return (0, 0);
     }
-    let pid = crate::process::current_process().pid;
+    let p = crate::process::current_process();
     let now = crate::time::ktime_get_ns();
-    TIMERS
-        .lock()
-        .get(&pid)
-        .map_or((0, 0), |&(d, i)| (d.saturating_sub(now).max(1), i))
+    let t = *p.real_timer.0.lock();
+    left(t, now)
 }
 
 /// The `timer` field of the `timer_*` events for process `p`'s timer.
@@ -33,16 +63,17 @@ pub fn set(real: bool, value: u64, interval: u64) -> (u64, u64) {
     if !real {
         return (0, 0);
     }
-    let old = get(true);
     let p = crate::process::current_process();
     let now = crate::time::ktime_get_ns();
-    let was_armed = {
-        let mut t = TIMERS.lock();
-        if value == 0 {
-            t.remove(&p.pid).is_some()
-        } else {
-            t.insert(p.pid, (now + value, interval)).is_some()
+    let (old, was_armed) = {
+        let mut armed = ARMED.lock();
+        let mut t = p.real_timer.0.lock();
+        let old = (left(*t, now), t.is_some());
+        *t = (value != 0).then_some((now + value, interval));
+        if value != 0 && !armed.iter().any(|w| Weak::as_ptr(w) == Arc::as_ptr(&p)) {
+            armed.push(Arc::downgrade(&p));
         }
+        old
     };
     // Linux's del_timer / mod_timer: a pending timer leaves the wheel
     // before it is re-armed.
@@ -53,6 +84,16 @@ pub fn set(real: bool, value: u64, interval: u64) -> (u64, u64) {
         trace_timer_start(timer_of(&p), crate::time::ns_to_jiffies(now + value));
     }
     old
+}
+
+/// The process's last thread exits: its timer is cancelled (Linux's
+/// `hrtimer_cancel(&sig->real_timer)` in `do_exit`), so that no expiry
+/// reaches a zombie.
+pub fn exit(p: &Process) {
+    let was_armed = p.real_timer.0.lock().take().is_some();
+    if was_armed {
+        trace_timer_cancel(timer_of(p));
+    }
 }
 
 /// The timer's function: SIGALRM for the process (Linux's `it_real_fn`;
@@ -74,34 +115,37 @@ pub fn it_real_fn(p: &alloc::sync::Arc<crate::process::Process>) {
 /// From the tick: sends SIGALRM for expired timers.
 pub fn run() {
     let now = crate::time::ktime_get_ns();
-    let due: alloc::vec::Vec<(u32, u64, u64)> = {
-        let mut t = TIMERS.lock();
-        let due: alloc::vec::Vec<(u32, u64, u64)> = t
-            .iter()
-            .filter(|(_, &(d, _))| d <= now)
-            .map(|(&p, &(d, i))| (p, d, i))
-            .collect();
-        for (p, _, i) in &due {
-            if *i == 0 {
-                t.remove(p);
-            } else {
-                t.insert(*p, (now + i, *i));
+    // The processes looked at are dropped after ARMED is unlocked.
+    let mut seen: Vec<Arc<Process>> = Vec::new();
+    let mut due: Vec<(Arc<Process>, u64, u64)> = Vec::new();
+    ARMED.lock().retain(|w| {
+        let Some(p) = w.upgrade() else { return false };
+        let keep = {
+            let mut t = p.real_timer.0.lock();
+            match *t {
+                None => false,
+                Some((d, i)) if d <= now => {
+                    *t = (i != 0).then_some((now + i, i));
+                    due.push((p.clone(), d, i));
+                    i != 0
+                }
+                Some(_) => true,
             }
-        }
-        due
-    };
-    for (pid, deadline, interval) in due {
-        if let Some(p) = crate::process::find_process(pid) {
-            let timer = timer_of(&p);
-            // As Linux's expire_timers: off the wheel, then the callback.
-            trace_timer_cancel(timer);
-            // The wheel's clock when it expired: never after now.
-            trace_timer_expire_entry(timer, crate::time::ns_to_jiffies_floor(deadline));
-            it_real_fn(&p);
-            trace_timer_expire_exit(timer);
-            if interval != 0 {
-                trace_timer_start(timer, crate::time::ns_to_jiffies(now + interval));
-            }
+        };
+        seen.push(p);
+        keep
+    });
+    for (p, deadline, interval) in due {
+        let timer = timer_of(&p);
+        // As Linux's expire_timers: off the wheel, then the callback.
+        trace_timer_cancel(timer);
+        // The wheel's clock when it expired: never after now.
+        trace_timer_expire_entry(timer, crate::time::ns_to_jiffies_floor(deadline));
+        it_real_fn(&p);
+        trace_timer_expire_exit(timer);
+        if interval != 0 {
+            trace_timer_start(timer, crate::time::ns_to_jiffies(now + interval));
         }
     }
+    drop(seen);
 }

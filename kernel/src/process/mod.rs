@@ -102,6 +102,8 @@ pub struct Process {
     /// The leader's credentials, kept likewise: a zombie may still be
     /// signalled (kill's permission check) and shown in `/proc`.
     pub zombie_cred: IrqSpinLock<Option<Arc<crate::cred::Cred>>>,
+    /// ITIMER_REAL (Linux's `signal->real_timer`), cancelled at exit.
+    pub real_timer: crate::itimer::RealTimer,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -220,6 +222,7 @@ impl Process {
             exited_leader: IrqSpinLock::new(None),
             zombie_comm: IrqSpinLock::new([0; 16]),
             zombie_cred: IrqSpinLock::new(None),
+            real_timer: crate::itimer::RealTimer::new(),
         })
     }
 
@@ -702,6 +705,7 @@ pub fn do_group_exit(status: i32) -> ! {
 }
 
 fn exit_process(p: &Arc<Process>, status: i32) {
+    crate::itimer::exit(p);
     // Closed with interrupts on, outside the process's `fs` lock.
     let files = p.fs.lock().release();
     drop(files);

@@ -11,6 +11,7 @@ pub static CHECKS: &[Check] = checks![
     getpid_calls_are_counted_in_kprobe_profile_and_traced,
     disabled_event_counts_no_hits,
     tracing_off_counts_hits_but_records_nothing,
+    interval_timer_of_an_exited_process_expires_no_more,
 ];
 
 const GETPID: &str = "__arm64_sys_getpid";
@@ -101,6 +102,70 @@ fn tracing_off_counts_hits_but_records_nothing() -> Outcome {
         lines_of(&t, "kt_off", getpid())?.len(),
         4,
         "lines after tracing on again"
+    );
+    Ok(())
+}
+
+/// An interval ITIMER_REAL dies with its process, as Linux's `do_exit`
+/// cancels `signal->real_timer`: `it_real_fn` (the expiry, probed) runs
+/// while the process lives, and not once while it is a zombie or after
+/// it is reaped.
+fn interval_timer_of_an_exited_process_expires_no_more() -> Outcome {
+    use kprobetests::sys::sleep_ms;
+    use rt::process::{exit, fork, signal_disposition, waitpid, Fork, WaitStatus, SIG_IGN};
+    use rt::syscall::{check, nr, syscall4, syscall5};
+    const SIGALRM: i32 = 14;
+    const ITIMER_REAL: usize = 0;
+    const P_PID: usize = 1;
+    const WEXITED: usize = 4;
+    const WNOWAIT: usize = 0x0100_0000;
+    let t = tracefs()?;
+    t.define("p:kt_itreal it_real_fn").ctx("define")?;
+    t.enable("kt_itreal", true).ctx("enable")?;
+    let child = match fork().ctx("fork")? {
+        Fork::Child => {
+            // Expiries every 5 ms for 40 ms, each SIGALRM ignored.
+            let _ = signal_disposition(SIGALRM, SIG_IGN);
+            let every: [i64; 4] = [0, 5_000, 0, 5_000];
+            // SAFETY: `every` is a readable struct itimerval (interval, value;
+            // seconds and microseconds); no old value.
+            let armed = check(unsafe { syscall4(nr::SETITIMER, ITIMER_REAL, every.as_ptr() as usize, 0, 0) });
+            sleep_ms(40);
+            exit(i32::from(armed.is_err()))
+        }
+        Fork::Parent(pid) => pid,
+    };
+    // Until the child has exited, leaving it a zombie (WNOWAIT).
+    let mut info = [0u64; 16];
+    // SAFETY: `info` is a writable siginfo_t; no rusage.
+    let waited = check(unsafe {
+        syscall5(
+            nr::WAITID,
+            P_PID,
+            child as usize,
+            info.as_mut_ptr() as usize,
+            WEXITED | WNOWAIT,
+            0,
+        )
+    });
+    let alive = profile_of(&t, "kt_itreal")?.hits;
+    sleep_ms(100);
+    let as_zombie = profile_of(&t, "kt_itreal")?.hits;
+    let status = waitpid(child);
+    sleep_ms(50);
+    let reaped = profile_of(&t, "kt_itreal")?.hits;
+    t.enable("kt_itreal", false).ctx("disable")?;
+    waited.ctx("waitid WNOWAIT")?;
+    check_eq!(
+        status.ok(),
+        Some(WaitStatus::Exited(0)),
+        "the child armed its timer and exited"
+    );
+    ensure!(alive >= 1, "it_real_fn ran {alive} times while the child lived");
+    check_eq!(
+        (as_zombie, reaped),
+        (alive, alive),
+        "it_real_fn hits: while a zombie, after the reap"
     );
     Ok(())
 }
