@@ -134,14 +134,21 @@ pub fn mdscr_set_ss(on: bool) {
     }
 }
 
-/// Whether this CPU's OS lock is set (OSLSR_EL1.OSLK, bit 1): while it
-/// is, no debug exception is taken.
+register_bitfields! {u64,
+    /// OS Lock Status Register (not described by aarch64-cpu).
+    OSLSR_EL1 [
+        /// The OS lock is set.
+        OSLK OFFSET(1) NUMBITS(1) []
+    ]
+}
+
+/// Whether this CPU's OS lock is set (OSLSR_EL1.OSLK): while it is, no
+/// debug exception is taken.
 pub fn os_lock_held() -> bool {
     let v: u64;
-    // SAFETY: reading OSLSR_EL1 (no aarch64-cpu declaration) has no side
-    // effect.
+    // SAFETY: reading OSLSR_EL1 has no side effect.
     unsafe { core::arch::asm!("mrs {v}, oslsr_el1", v = out(reg) v, options(nomem, nostack, preserves_flags)) };
-    v & 0b10 != 0
+    InMemoryRegister::<u64, OSLSR_EL1::Register>::new(v).is_set(OSLSR_EL1::OSLK)
 }
 
 /// Whether MDSCR_EL1.MDE (breakpoint and watchpoint exceptions) is set.

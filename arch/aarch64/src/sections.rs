@@ -1,41 +1,26 @@
 //! Linker-script-defined regions of the image that the kernel reads.
 
-extern "C" {
-    static __kallsyms_start: u8;
-    static __kallsyms_end: u8;
-    static __kallsyms_data_start: u8;
-    static __kallsyms_data_end: u8;
-    static __start_BTF: u8;
-    static __stop_BTF: u8;
-}
+// SAFETY: the link script brackets the read-only `.kallsyms` section with
+// these symbols; it is mapped for the kernel's lifetime.
+crate::linker_table!(
+    /// The embedded kallsyms table (empty in the first link).
+    pub fn kallsyms_blob() -> [u8] = __kallsyms_start..__kallsyms_end
+);
 
-/// The embedded kallsyms table (empty in the first link).
-pub fn kallsyms_blob() -> &'static [u8] {
-    let start = core::ptr::addr_of!(__kallsyms_start);
-    let end = core::ptr::addr_of!(__kallsyms_end);
-    // SAFETY: the link script brackets the read-only `.kallsyms` section
-    // with these symbols; it is mapped for the kernel's lifetime.
-    unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
-}
+// SAFETY: the link script brackets the read-only `.kallsyms_data` section
+// with these symbols; it is mapped for the kernel's lifetime.
+crate::linker_table!(
+    /// The embedded table of data objects (`.kallsyms_data`; empty in the
+    /// first link), in the same format as [`kallsyms_blob`].
+    pub fn kallsyms_data_blob() -> [u8] = __kallsyms_data_start..__kallsyms_data_end
+);
 
-/// The embedded table of data objects (`.kallsyms_data`; empty in the
-/// first link), in the same format as [`kallsyms_blob`].
-pub fn kallsyms_data_blob() -> &'static [u8] {
-    let start = core::ptr::addr_of!(__kallsyms_data_start);
-    let end = core::ptr::addr_of!(__kallsyms_data_end);
-    // SAFETY: the link script brackets the read-only `.kallsyms_data`
-    // section with these symbols; it is mapped for the kernel's lifetime.
-    unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
-}
-
-/// The embedded function prototypes (`.BTF`; empty in the first link).
-pub fn btf_blob() -> &'static [u8] {
-    let start = core::ptr::addr_of!(__start_BTF);
-    let end = core::ptr::addr_of!(__stop_BTF);
-    // SAFETY: the link script brackets the read-only `.BTF` section with
-    // these symbols; it is mapped for the kernel's lifetime.
-    unsafe { core::slice::from_raw_parts(start, end as usize - start as usize) }
-}
+// SAFETY: the link script brackets the read-only `.BTF` section with these
+// symbols; it is mapped for the kernel's lifetime.
+crate::linker_table!(
+    /// The embedded function prototypes (`.BTF`; empty in the first link).
+    pub fn btf_blob() -> [u8] = __start_BTF..__stop_BTF
+);
 
 /// The entries between two link-script symbols, as a slice.
 ///
