@@ -18,6 +18,7 @@ pub static CHECKS: &[Check] = checks![
     proc_fd_of_a_closed_descriptor_is_enoent,
     symlink_walk_follows_40_links_and_not_41,
     fstatat_nofollow_describes_dangling_link,
+    proc_self_exe_is_a_link_to_the_running_program,
 ];
 
 const SYMLINKAT: usize = 36;
@@ -233,5 +234,27 @@ fn fstatat_nofollow_describes_dangling_link() -> Outcome {
         "the link: its body's length"
     );
     check_eq!(follow, Err(Errno::ENOENT), "stat follows it nowhere");
+    Ok(())
+}
+
+/// `/proc/self/exe` is a symbolic link (mode 0777) whose body is the
+/// absolute path of the running program, and which leads to that file.
+fn proc_self_exe_is_a_link_to_the_running_program() -> Outcome {
+    let (mode, _, _) = stat_at(b"/proc/self/exe", AT_SYMLINK_NOFOLLOW).ctx("lstat /proc/self/exe")?;
+    check_eq!(mode, S_IFLNK | 0o777, "lstat mode of /proc/self/exe");
+    let target = readlink(b"/proc/self/exe").ctx("readlink /proc/self/exe")?;
+    ensure!(
+        target.first() == Some(&b'/') && target.ends_with(b"/usertests"),
+        "/proc/self/exe -> {:?}",
+        alloc::string::String::from_utf8_lossy(&target)
+    );
+    let (followed_mode, followed_ino, _) = stat_at(b"/proc/self/exe", 0).ctx("stat /proc/self/exe")?;
+    let (target_mode, target_ino, _) = stat_at(&target, 0).ctx("stat the link's target")?;
+    check_eq!(followed_mode & S_IFMT, S_IFREG, "the link leads to a regular file");
+    check_eq!(
+        (followed_mode, followed_ino),
+        (target_mode, target_ino),
+        "the file /proc/self/exe leads to is its body's"
+    );
     Ok(())
 }
