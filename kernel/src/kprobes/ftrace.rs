@@ -33,7 +33,7 @@
 //! through the list ops (interrupts masked), which calls
 //! [`kprobe_ftrace_handler`], which finds the sites in the map.
 
-use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Status, CTL, DAIF_MASK, SITES};
+use super::{count_missed, run_post_handlers, run_pre_handlers, Active, CpuState, Site, Status, CTL, DAIF_MASK, SITES};
 use crate::errno::Errno;
 use crate::trace::ftrace::{self, FtraceCallsite, FtraceHash, FtraceOps};
 use alloc::boxed::Box;
@@ -258,8 +258,7 @@ pub(crate) fn ret_write_back(regs: &PtRegs, rregs: &mut FtraceRetRegs) {
 /// their `pt_regs` (pc at the probe, then past it; pstate with the
 /// function's DAIF), and what they change in it reaches the function.
 #[inline(always)]
-fn hit(site: &Site, fregs: &mut FtraceRegs) {
-    let cpu = CTL.this();
+fn hit(site: &Site, fregs: &mut FtraceRegs, cpu: &CpuState) {
     if cpu.cur().is_some() {
         // Inside a probe's handlers on this CPU (ftrace-based or BRK).
         count_missed(site);
@@ -298,22 +297,25 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
 /// had them): the probes at the function's entry, then those on its `bl`.
 #[allow(improper_ctypes_definitions)] // called from ftrace_caller, which passes the literal
 extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, fregs: &mut FtraceRegs) {
-    let rec = ftrace::ftrace_recursion_enter();
+    // The CPU number, read once (the task stays on this CPU).
+    let n = crate::percpu::this_cpu();
+    let rec = ftrace::ftrace_recursion_enter_on(n);
     // The events the handlers record read as from a trap's handlers.
-    let ctx = crate::trace::probe_ctx_irqs_off();
+    let ctx = crate::trace::probe_ctx_irqs_off(n);
+    let cpu = CTL.on(n);
     let f = &cs.data;
     if let Some(site) = &f.entry {
-        hit(site, fregs);
+        hit(site, fregs, cpu);
     }
     if let Some(site) = &f.bl {
         if f.entry.is_some() {
             // As the trampoline left them for the entry's handlers.
             fregs.scratch = core::hint::black_box([0; 10]);
         }
-        hit(site, fregs);
+        hit(site, fregs, cpu);
     }
     drop(ctx);
-    ftrace::ftrace_recursion_exit(rec);
+    ftrace::ftrace_recursion_exit_on(n, rec);
 }
 
 /// The ops' callback (Linux's `kprobe_ftrace_handler`), for a function
@@ -323,14 +325,15 @@ extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, 
 fn kprobe_ftrace_handler(_: &FtraceOps, ip: usize, _parent: usize, fregs: &mut FtraceRegs) {
     // Two lookups: a range walk of the map costs more.
     let sites = SITES.read();
+    let cpu = CTL.this();
     let entry = sites.get(&(ip - FTRACE_BL_OFFSET));
     if let Some(site) = entry {
-        hit(site, fregs);
+        hit(site, fregs, cpu);
     }
     if let Some(site) = sites.get(&ip) {
         if entry.is_some() {
             fregs.scratch = core::hint::black_box([0; 10]);
         }
-        hit(site, fregs);
+        hit(site, fregs, cpu);
     }
 }
