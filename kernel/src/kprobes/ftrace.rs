@@ -87,8 +87,15 @@ pub(super) fn site_changed(addr: usize) {
             sites.get(&(func + FTRACE_BL_OFFSET)).cloned(),
         )
     };
+    // The trampoline saves x19..x28 unless every probe says its handlers
+    // read only pc (a `p:` event without arguments): 15 instructions of
+    // every hit.
+    let save_regs = [&entry, &bl]
+        .into_iter()
+        .flatten()
+        .any(|s| s.has_post || s.probes.iter().any(|p| !p.only_pc));
     let new = (entry.is_some() || bl.is_some())
-        .then(|| Box::new(Callsite::new(kprobe_ftrace_callsite, true, ProbedFunction { entry, bl }).unmasked()));
+        .then(|| Box::new(Callsite::new(kprobe_ftrace_callsite, save_regs, ProbedFunction { entry, bl }).unmasked()));
     let old = {
         let mut map = CALLSITES.lock();
         match new {
