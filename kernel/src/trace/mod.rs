@@ -779,7 +779,7 @@ fn trace_event_write_raw(
         let mut b = lock.lock_guarded();
         if let Some(buf) = b.as_mut() {
             let ts = tr.clock_now();
-            if let Ok(mut r) = buf.reserve_uninit(ts, len) {
+            if let Ok(mut r) = buf.reserve_uninit_with(ts, len, arch::ftrace::put_unaligned_le32) {
                 let e = r.entry_mut();
                 if let Some((h, rest)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() {
                     arch::ftrace::put_unaligned_le64(h, header);
