@@ -33,7 +33,10 @@
 //! through the list ops (interrupts masked), which calls
 //! [`kprobe_ftrace_handler`], which finds the sites in the map.
 
-use super::{count_missed, run_post_handlers, run_pre_handlers, Active, CpuState, Site, Status, CTL, DAIF_MASK, SITES};
+use super::{
+    count_missed, run_post_handlers, run_pre_handler, run_pre_handlers, Active, CpuState, Site, Status, CTL, DAIF_MASK,
+    SITES,
+};
 use crate::errno::Errno;
 use crate::trace::ftrace::{self, FtraceCallsite, FtraceHash, FtraceOps};
 use alloc::boxed::Box;
@@ -94,8 +97,14 @@ pub(super) fn site_changed(addr: usize) {
         .into_iter()
         .flatten()
         .any(|s| s.has_post || s.probes.iter().any(|p| !p.only_pc));
+    // One probe at the entry and none on the `bl` (a `p:` event on a
+    // function): its own handler, with no loops.
+    let handler = match (&entry, &bl) {
+        (Some(s), None) if s.probes.len() == 1 && !s.has_post => kprobe_ftrace_callsite_one,
+        _ => kprobe_ftrace_callsite,
+    };
     let new = (entry.is_some() || bl.is_some())
-        .then(|| Box::new(Callsite::new(kprobe_ftrace_callsite, save_regs, ProbedFunction { entry, bl }).unmasked()));
+        .then(|| Box::new(Callsite::new(handler, save_regs, ProbedFunction { entry, bl }).unmasked()));
     let old = {
         let mut map = CALLSITES.lock();
         match new {
@@ -264,8 +273,11 @@ pub(crate) fn ret_write_back(regs: &PtRegs, rregs: &mut FtraceRetRegs) {
 /// One probe site's hit, on the trampoline's frame: the handlers see it as
 /// their `pt_regs` (pc at the probe, then past it; pstate with the
 /// function's DAIF), and what they change in it reaches the function.
+///
+/// `ONE`: the site has exactly one probe and no post-handler (see
+/// [`kprobe_ftrace_callsite_one`]).
 #[inline(always)]
-fn hit(site: &Site, fregs: &mut FtraceRegs, cpu: &CpuState) {
+fn hit<const ONE: bool>(site: &Site, fregs: &mut FtraceRegs, cpu: &CpuState) {
     if cpu.cur().is_some() {
         // Inside a probe's handlers on this CPU (ftrace-based or BRK).
         count_missed(site);
@@ -289,9 +301,14 @@ fn hit(site: &Site, fregs: &mut FtraceRegs, cpu: &CpuState) {
     let regs = fregs.as_pt_regs_mut();
     // A pre-handler returning non-zero moved the PC itself: the function
     // goes on there, with no post-handlers.
-    if !run_pre_handlers(&site.probes, regs) {
+    let moved = if ONE {
+        site.probes.first().is_some_and(|p| run_pre_handler(p, regs))
+    } else {
+        run_pre_handlers(&site.probes, regs)
+    };
+    if !moved {
         regs.pc = site.addr as u64 + 4;
-        if site.has_post {
+        if !ONE && site.has_post {
             run_post_handlers(&site.probes, regs);
         }
         regs.pc = ret_pc;
@@ -312,14 +329,30 @@ extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, 
     let cpu = CTL.on(n);
     let f = &cs.data;
     if let Some(site) = &f.entry {
-        hit(site, fregs, cpu);
+        hit::<false>(site, fregs, cpu);
     }
     if let Some(site) = &f.bl {
         if f.entry.is_some() {
             // As the trampoline left them for the entry's handlers.
             fregs.scratch = core::hint::black_box([0; 10]);
         }
-        hit(site, fregs, cpu);
+        hit::<false>(site, fregs, cpu);
+    }
+    drop(ctx);
+    ftrace::ftrace_recursion_exit_on(n, rec);
+}
+
+/// [`kprobe_ftrace_callsite`] for a function with one probe, at its entry,
+/// without a post-handler (Linux's direct call of a single ops): its
+/// pre-handler is called with no walk of the probe list and no check of
+/// the `bl` site.
+#[allow(improper_ctypes_definitions)] // as kprobe_ftrace_callsite
+extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsite, fregs: &mut FtraceRegs) {
+    let n = crate::percpu::this_cpu();
+    let rec = ftrace::ftrace_recursion_enter_on(n);
+    let ctx = crate::trace::probe_ctx_irqs_off(n);
+    if let Some(site) = &cs.data.entry {
+        hit::<true>(site, fregs, CTL.on(n));
     }
     drop(ctx);
     ftrace::ftrace_recursion_exit_on(n, rec);
@@ -335,12 +368,12 @@ fn kprobe_ftrace_handler(_: &FtraceOps, ip: usize, _parent: usize, fregs: &mut F
     let cpu = CTL.this();
     let entry = sites.get(&(ip - FTRACE_BL_OFFSET));
     if let Some(site) = entry {
-        hit(site, fregs, cpu);
+        hit::<false>(site, fregs, cpu);
     }
     if let Some(site) = sites.get(&ip) {
         if entry.is_some() {
             fregs.scratch = core::hint::black_box([0; 10]);
         }
-        hit(site, fregs, cpu);
+        hit::<false>(site, fregs, cpu);
     }
 }

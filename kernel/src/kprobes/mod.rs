@@ -631,14 +631,20 @@ impl insn::simulate::LiteralMemory for KernelMemory {
 /// read once for the whole hit).
 fn run_pre_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) -> bool {
     let mut skip = false;
-    for p in probes.iter().filter(|p| !p.is_disabled()) {
-        if let Some(h) = &p.pre_handler {
-            if h(p, regs) != 0 {
-                skip = true;
-            }
-        }
+    for p in probes.iter() {
+        skip |= run_pre_handler(p, regs);
     }
     skip
+}
+
+/// Runs `p`'s pre-handler if it is enabled; true if it moved the PC
+/// (returned non-zero).
+#[inline(always)]
+fn run_pre_handler(p: &Kprobe, regs: &mut PtRegs) -> bool {
+    if p.is_disabled() {
+        return false;
+    }
+    p.pre_handler.as_ref().is_some_and(|h| h(p, regs) != 0)
 }
 
 /// Runs the post-handlers of the enabled probes in `probes`.

@@ -590,11 +590,15 @@ fn tracing_gen_ctx_on(cpu: usize) -> (u8, u8) {
     let hardirq = crate::irq::in_hardirq_on(cpu);
     // Not for an interrupt that arrived while a context was saved (the
     // saver may run with interrupts on): it records its own.
-    if saved & CTX_SAVED != 0 && (saved & CTX_HARDIRQ != 0) == hardirq {
-        return ((saved >> 8) as u8, saved as u8);
-    }
     let mut flags = 0;
-    if arch::cpu::irqs_disabled() {
+    if saved & CTX_SAVED != 0 && (saved & CTX_HARDIRQ != 0) == hardirq {
+        if saved & CTX_IRQS_OFF_ONLY == 0 {
+            return ((saved >> 8) as u8, saved as u8);
+        }
+        // A probe's handlers: the rest is read now, as on Linux, whose
+        // handlers' events take their context when they are recorded.
+        flags |= TRACE_FLAG_IRQS_OFF;
+    } else if arch::cpu::irqs_disabled() {
         flags |= TRACE_FLAG_IRQS_OFF;
     }
     if crate::sched::need_resched_on(cpu) {
@@ -610,6 +614,10 @@ fn tracing_gen_ctx_on(cpu: usize) -> (u8, u8) {
 const CTX_SAVED: u32 = 1 << 31;
 /// Set in [`SAVED_CTX`] when it was saved in an interrupt handler.
 const CTX_HARDIRQ: u32 = 1 << 30;
+/// Set in [`SAVED_CTX`] by [`probe_ctx_irqs_off`]: only the interrupt mask
+/// is forced (to masked); the rest of the context is read when an event
+/// is recorded.
+const CTX_IRQS_OFF_ONLY: u32 = 1 << 29;
 
 /// The caller's context, saved by the slow path of event recording
 /// (filters, triggers, stack traces), which masks interrupts and takes a
@@ -627,14 +635,18 @@ impl TraceCtxSave {
     /// masked) as the context of this CPU's entries at this interrupt
     /// level; nests.
     pub(super) fn new(ctx: (u8, u8)) -> TraceCtxSave {
-        TraceCtxSave::new_on(crate::percpu::this_cpu(), ctx)
+        TraceCtxSave::save_on(
+            crate::percpu::this_cpu(),
+            CTX_SAVED | u32::from(ctx.0) << 8 | u32::from(ctx.1),
+        )
     }
 
-    /// [`TraceCtxSave::new`] on `cpu`, which must be this CPU.
+    /// Saves `v` (with [`CTX_SAVED`], and without the interrupt level,
+    /// which this adds) on `cpu`, which must be this CPU.
     #[inline(always)]
-    fn new_on(cpu: usize, ctx: (u8, u8)) -> TraceCtxSave {
+    fn save_on(cpu: usize, v: u32) -> TraceCtxSave {
         let irq = if crate::irq::in_hardirq_on(cpu) { CTX_HARDIRQ } else { 0 };
-        let v = CTX_SAVED | irq | u32::from(ctx.0) << 8 | u32::from(ctx.1);
+        let v = v | irq;
         // An interrupt between the load and the store puts back what it
         // found: no atomic swap needed on this CPU.
         let slot = SAVED_CTX.on(cpu);
@@ -653,16 +665,9 @@ impl TraceCtxSave {
 /// `cpu` must be this CPU (see [`crate::percpu::this_cpu`]).
 #[inline(always)]
 pub fn probe_ctx_irqs_off(cpu: usize) -> TraceCtxSave {
-    // As `tracing_gen_ctx` without the read of DAIF (a call into the
-    // emulator's helpers) whose answer is forced here.
-    let mut flags = TRACE_FLAG_IRQS_OFF;
-    if crate::sched::need_resched_on(cpu) {
-        flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
-    }
-    if crate::irq::in_hardirq_on(cpu) {
-        flags |= TRACE_FLAG_HARDIRQ;
-    }
-    TraceCtxSave::new_on(cpu, (flags, crate::preempt::preempt_count_on(cpu).min(0xf) as u8))
+    // Only the mask is forced; `tracing_gen_ctx` then skips its read of
+    // DAIF (a call into the emulator's helpers) and reads the rest.
+    TraceCtxSave::save_on(cpu, CTX_SAVED | CTX_IRQS_OFF_ONLY)
 }
 
 impl Drop for TraceCtxSave {
