@@ -18,6 +18,11 @@
 //! holds its probe sites, and while kprobes alone use the function its
 //! literal names that callsite, so the trampoline calls
 //! [`kprobe_ftrace_callsite`] straight with the sites: no map, no lock.
+//! A function with a single probe, at its entry and without a
+//! post-handler (a `p:` event), gets [`kprobe_ftrace_callsite_one`],
+//! which calls that probe's pre-handler with no list walk; a callsite
+//! whose probes all read only pc ([`super::Kprobe::reads_only_pc`]) does not
+//! have the trampoline save x19..x28.
 //! The handlers get the trampoline's frame itself as their `pt_regs` (it
 //! is laid out as one). A callsite is immutable; a change of the
 //! function's probes makes a new one, moves the literal to it (in
