@@ -124,7 +124,14 @@ static HARDIRQ_COUNT: PerCpu<AtomicU32> = PerCpu::new([const { AtomicU32::new(0)
 /// `in_hardirq`).
 #[inline(always)] // read by the tracer's record path, which must not be traced
 pub fn in_hardirq() -> bool {
-    HARDIRQ_COUNT.this().load(Ordering::Relaxed) != 0
+    in_hardirq_on(crate::percpu::this_cpu())
+}
+
+/// [`in_hardirq`] for `cpu`, which must be this CPU (read once by a hot
+/// path, see [`crate::percpu::this_cpu`]).
+#[inline(always)]
+pub fn in_hardirq_on(cpu: usize) -> bool {
+    HARDIRQ_COUNT.on(cpu).load(Ordering::Relaxed) != 0
 }
 
 /// IRQ taken at EL1.

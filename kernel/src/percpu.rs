@@ -41,3 +41,14 @@ impl<T> PerCpu<T> {
 pub fn smp_processor_id() -> usize {
     arch::cpu::cpu_id()
 }
+
+/// This CPU's number, known to the compiler to be below [`NR_CPUS`], for
+/// a hot path that reads it once and indexes several [`PerCpu`]s with it
+/// ([`PerCpu::on`] then needs no bounds check): each [`PerCpu::this`] is
+/// a read of `TPIDR_EL1` of its own, which the compiler may not merge.
+/// Kernel code is not preempted, so the number stays right until the
+/// caller blocks.
+#[inline(always)]
+pub fn this_cpu() -> usize {
+    arch::cpu::cpu_id() % NR_CPUS
+}

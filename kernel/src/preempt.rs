@@ -29,7 +29,14 @@ pub static TRACE_PREEMPT_KEY: StaticKey = StaticKey::new_false();
 /// This CPU's preemption count.
 #[inline(always)]
 pub fn preempt_count() -> u32 {
-    PREEMPT_COUNT.this().load(Ordering::Relaxed)
+    preempt_count_on(crate::percpu::this_cpu())
+}
+
+/// [`preempt_count`] for `cpu`, which must be this CPU (see
+/// [`crate::percpu::this_cpu`]).
+#[inline(always)]
+pub fn preempt_count_on(cpu: usize) -> u32 {
+    PREEMPT_COUNT.on(cpu).load(Ordering::Relaxed)
 }
 
 /// Disables preemption (Linux's `preempt_disable`): the count goes up; the

@@ -386,11 +386,23 @@ pub fn return_to_handler_addr() -> usize {
 }
 
 /// Stores `v` little-endian into `dst`, whatever its alignment, in one
-/// instruction (Linux's `put_unaligned_le64`), for the trace records
-/// written on every hit. The kernel is built for strict alignment, under
-/// which the compiler splits such a store into eight byte stores; the CPU
+/// instruction (Linux's `put_unaligned_le32`), for the ring buffer's event
+/// header written on every hit. The kernel is built for strict alignment,
+/// under which the compiler splits such a store into byte stores; the CPU
 /// itself allows it (SCTLR_EL1.A is clear once the MMU is on, and byte
 /// slices live in Normal memory).
+#[inline(always)]
+pub fn put_unaligned_le32(dst: &mut [u8; 4], v: u32) {
+    // SAFETY: `dst` is four writable bytes borrowed exclusively, so the
+    // store touches nothing else; an unaligned STR is allowed for the
+    // reasons above; the target is little-endian, as the record format.
+    unsafe {
+        core::arch::asm!("str {v:w}, [{p}]", v = in(reg) v, p = in(reg) dst.as_mut_ptr(), options(nostack, preserves_flags));
+    }
+}
+
+/// [`put_unaligned_le32`] for eight bytes (Linux's `put_unaligned_le64`),
+/// for the trace records' words.
 #[inline(always)]
 pub fn put_unaligned_le64(dst: &mut [u8; 8], v: u64) {
     // SAFETY: `dst` is eight writable bytes borrowed exclusively, so the

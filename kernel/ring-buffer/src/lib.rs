@@ -327,6 +327,13 @@ pub fn put_le64(dst: &mut [u8; 8], v: u64) {
     *dst = v.to_le_bytes();
 }
 
+/// Stores `v` little-endian into `dst`: the plain 32-bit store of
+/// [`CpuBuffer::reserve_uninit_with`].
+#[inline(always)]
+pub fn put_le32(dst: &mut [u8; 4], v: u32) {
+    *dst = v.to_le_bytes();
+}
+
 /// Zeroes what follows an event's `len` payload bytes in its `rest`.
 #[cold]
 #[inline(never)]
@@ -743,6 +750,21 @@ impl CpuBuffer {
     /// extend, a large event) the out-of-line one.
     #[inline(always)]
     pub fn reserve_uninit(&mut self, ts: u64, len: usize) -> Result<Reservation<'_>, WriteError> {
+        self.reserve_uninit_with(ts, len, put_le32)
+    }
+
+    /// [`CpuBuffer::reserve_uninit`], storing the event's header word with
+    /// `put`, which must do what [`put_le32`] does (a kernel built for
+    /// strict alignment passes a single unaligned store: the byte slice's
+    /// alignment is unknown to the compiler, which otherwise writes four
+    /// bytes one by one).
+    #[inline(always)]
+    pub fn reserve_uninit_with(
+        &mut self,
+        ts: u64,
+        len: usize,
+        put: impl FnOnce(&mut [u8; 4], u32),
+    ) -> Result<Reservation<'_>, WriteError> {
         let write = self.write;
         let delta = ts.saturating_sub(self.write_stamp);
         // Small events only: their length is in the header's type_len.
@@ -754,8 +776,10 @@ impl CpuBuffer {
                 if let Some(slot) = self.slots.get_mut(self.tail) {
                     if let Some(ev) = slot.page.get_mut(BUF_PAGE_HDR_SIZE + write..BUF_PAGE_HDR_SIZE + end) {
                         let type_len = ((length - RB_EVNT_HDR_SIZE) / RB_ALIGNMENT) as u32;
-                        let (hdr, rest) = ev.split_at_mut(RB_EVNT_HDR_SIZE);
-                        hdr.copy_from_slice(&header(type_len, delta as u32).to_le_bytes());
+                        let Some((hdr, rest)) = ev.split_first_chunk_mut::<RB_EVNT_HDR_SIZE>() else {
+                            return Err(WriteError::Full);
+                        };
+                        put(hdr, header(type_len, delta as u32));
                         // Most payloads fill their event to the word: no
                         // padding, and no `memset` call for nothing (out of
                         // line, so that this path stays a leaf).

@@ -18,6 +18,11 @@
 //! holds its probe sites, and while kprobes alone use the function its
 //! literal names that callsite, so the trampoline calls
 //! [`kprobe_ftrace_callsite`] straight with the sites: no map, no lock.
+//! A function with a single probe, at its entry and without a
+//! post-handler (a `p:` event), gets [`kprobe_ftrace_callsite_one`],
+//! which calls that probe's pre-handler with no list walk; a callsite
+//! whose probes all read only pc ([`super::Kprobe::reads_only_pc`]) does not
+//! have the trampoline save x19..x28.
 //! The handlers get the trampoline's frame itself as their `pt_regs` (it
 //! is laid out as one). A callsite is immutable; a change of the
 //! function's probes makes a new one, moves the literal to it (in
@@ -33,7 +38,10 @@
 //! through the list ops (interrupts masked), which calls
 //! [`kprobe_ftrace_handler`], which finds the sites in the map.
 
-use super::{count_missed, run_post_handlers, run_pre_handlers, Active, Site, Status, CTL, DAIF_MASK, SITES};
+use super::{
+    count_missed, run_post_handlers, run_pre_handler, run_pre_handlers, Active, CpuState, Site, Status, CTL, DAIF_MASK,
+    SITES,
+};
 use crate::errno::Errno;
 use crate::trace::ftrace::{self, FtraceCallsite, FtraceHash, FtraceOps};
 use alloc::boxed::Box;
@@ -87,8 +95,21 @@ pub(super) fn site_changed(addr: usize) {
             sites.get(&(func + FTRACE_BL_OFFSET)).cloned(),
         )
     };
+    // The trampoline saves x19..x28 unless every probe says its handlers
+    // read only pc (a `p:` event without arguments): 15 instructions of
+    // every hit.
+    let save_regs = [&entry, &bl]
+        .into_iter()
+        .flatten()
+        .any(|s| s.has_post || s.probes.iter().any(|p| !p.only_pc));
+    // One probe at the entry and none on the `bl` (a `p:` event on a
+    // function): its own handler, with no loops.
+    let handler = match (&entry, &bl) {
+        (Some(s), None) if s.probes.len() == 1 && !s.has_post => kprobe_ftrace_callsite_one,
+        _ => kprobe_ftrace_callsite,
+    };
     let new = (entry.is_some() || bl.is_some())
-        .then(|| Box::new(Callsite::new(kprobe_ftrace_callsite, true, ProbedFunction { entry, bl }).unmasked()));
+        .then(|| Box::new(Callsite::new(handler, save_regs, ProbedFunction { entry, bl }).unmasked()));
     let old = {
         let mut map = CALLSITES.lock();
         match new {
@@ -257,9 +278,11 @@ pub(crate) fn ret_write_back(regs: &PtRegs, rregs: &mut FtraceRetRegs) {
 /// One probe site's hit, on the trampoline's frame: the handlers see it as
 /// their `pt_regs` (pc at the probe, then past it; pstate with the
 /// function's DAIF), and what they change in it reaches the function.
+///
+/// `ONE`: the site has exactly one probe and no post-handler (see
+/// [`kprobe_ftrace_callsite_one`]).
 #[inline(always)]
-fn hit(site: &Site, fregs: &mut FtraceRegs) {
-    let cpu = CTL.this();
+fn hit<const ONE: bool>(site: &Site, fregs: &mut FtraceRegs, cpu: &CpuState) {
     if cpu.cur().is_some() {
         // Inside a probe's handlers on this CPU (ftrace-based or BRK).
         count_missed(site);
@@ -283,9 +306,14 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
     let regs = fregs.as_pt_regs_mut();
     // A pre-handler returning non-zero moved the PC itself: the function
     // goes on there, with no post-handlers.
-    if !run_pre_handlers(&site.probes, regs) {
+    let moved = if ONE {
+        site.probes.first().is_some_and(|p| run_pre_handler(p, regs))
+    } else {
+        run_pre_handlers(&site.probes, regs)
+    };
+    if !moved {
         regs.pc = site.addr as u64 + 4;
-        if site.has_post {
+        if !ONE && site.has_post {
             run_post_handlers(&site.probes, regs);
         }
         regs.pc = ret_pc;
@@ -298,22 +326,41 @@ fn hit(site: &Site, fregs: &mut FtraceRegs) {
 /// had them): the probes at the function's entry, then those on its `bl`.
 #[allow(improper_ctypes_definitions)] // called from ftrace_caller, which passes the literal
 extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, fregs: &mut FtraceRegs) {
-    let rec = ftrace::ftrace_recursion_enter();
+    // The CPU number, read once (the task stays on this CPU).
+    let n = crate::percpu::this_cpu();
+    let rec = ftrace::ftrace_recursion_enter_on(n);
     // The events the handlers record read as from a trap's handlers.
-    let ctx = crate::trace::probe_ctx_irqs_off();
+    let ctx = crate::trace::probe_ctx_irqs_off(n);
+    let cpu = CTL.on(n);
     let f = &cs.data;
     if let Some(site) = &f.entry {
-        hit(site, fregs);
+        hit::<false>(site, fregs, cpu);
     }
     if let Some(site) = &f.bl {
         if f.entry.is_some() {
             // As the trampoline left them for the entry's handlers.
             fregs.scratch = core::hint::black_box([0; 10]);
         }
-        hit(site, fregs);
+        hit::<false>(site, fregs, cpu);
     }
     drop(ctx);
-    ftrace::ftrace_recursion_exit(rec);
+    ftrace::ftrace_recursion_exit_on(n, rec);
+}
+
+/// [`kprobe_ftrace_callsite`] for a function with one probe, at its entry,
+/// without a post-handler (Linux's direct call of a single ops): its
+/// pre-handler is called with no walk of the probe list and no check of
+/// the `bl` site.
+#[allow(improper_ctypes_definitions)] // as kprobe_ftrace_callsite
+extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsite, fregs: &mut FtraceRegs) {
+    let n = crate::percpu::this_cpu();
+    let rec = ftrace::ftrace_recursion_enter_on(n);
+    let ctx = crate::trace::probe_ctx_irqs_off(n);
+    if let Some(site) = &cs.data.entry {
+        hit::<true>(site, fregs, CTL.on(n));
+    }
+    drop(ctx);
+    ftrace::ftrace_recursion_exit_on(n, rec);
 }
 
 /// The ops' callback (Linux's `kprobe_ftrace_handler`), for a function
@@ -323,14 +370,15 @@ extern "C" fn kprobe_ftrace_callsite(_ip: usize, _parent: usize, cs: &Callsite, 
 fn kprobe_ftrace_handler(_: &FtraceOps, ip: usize, _parent: usize, fregs: &mut FtraceRegs) {
     // Two lookups: a range walk of the map costs more.
     let sites = SITES.read();
+    let cpu = CTL.this();
     let entry = sites.get(&(ip - FTRACE_BL_OFFSET));
     if let Some(site) = entry {
-        hit(site, fregs);
+        hit::<false>(site, fregs, cpu);
     }
     if let Some(site) = sites.get(&ip) {
         if entry.is_some() {
             fregs.scratch = core::hint::black_box([0; 10]);
         }
-        hit(site, fregs);
+        hit::<false>(site, fregs, cpu);
     }
 }

@@ -328,6 +328,71 @@ fn entry_probe_sees_the_callee_saved_registers() {
     assert_eq!(seen.load(Ordering::SeqCst), 0x5eed, "x20 at the entry");
 }
 
+/// Calls the target with `x20` holding `x20`; returns the result and
+/// `x20` after the call (which the callee, traced or not, must preserve).
+fn call_target_with_x20(x20: u64) -> (u64, u64) {
+    let (r, after): (u64, u64);
+    #[allow(unsafe_code)]
+    // SAFETY: a plain AAPCS call of an extern "C" function with two
+    // integer arguments; x20 is an input the callee preserves (read back
+    // to check it), and every register the call may clobber is declared
+    // so.
+    unsafe {
+        core::arch::asm!(
+            "bl {f}",
+            f = sym ktest_kprobe_ftrace_target,
+            inout("x20") x20 => after,
+            inout("x0") 2u64 => r,
+            in("x1") 1u64,
+            clobber_abi("C"),
+        );
+    }
+    (r, after)
+}
+
+#[kernel_test]
+fn a_probe_reading_registers_joining_an_only_pc_probe_gets_them_saved() {
+    let (pc_hits, seen) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (h, s) = (pc_hits.clone(), seen.clone());
+    // Alone, it gets the one-probe callsite that does not save x19..x28.
+    let only_pc = Arc::new(
+        Kprobe::symbol("ktest_kprobe_ftrace_target", 0)
+            .pre(move |kp, regs| {
+                if regs.pc as usize == kp.addr() {
+                    h.fetch_add(1, Ordering::SeqCst);
+                }
+                0
+            })
+            .reads_only_pc(),
+    );
+    register_kprobe(&only_pc).unwrap();
+    assert_eq!(
+        call_target_with_x20(0x5eed),
+        (14 ^ 1, 0x5eed),
+        "result and x20 after the call"
+    );
+    assert_eq!(pc_hits.load(Ordering::SeqCst), 1);
+    let regs_probe = Arc::new(Kprobe::symbol("ktest_kprobe_ftrace_target", 0).pre(move |_, regs| {
+        s.store(regs.regs[20] as usize, Ordering::SeqCst);
+        0
+    }));
+    register_kprobe(&regs_probe).unwrap();
+    let both = call_target_with_x20(0xbeef);
+    unregister_kprobe(&regs_probe);
+    // Back to the only-pc probe alone.
+    let alone = call_target_with_x20(0xcafe);
+    unregister_kprobe(&only_pc);
+    assert_eq!(both, (14 ^ 1, 0xbeef));
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        0xbeef,
+        "x20 at the entry, with both probes"
+    );
+    assert_eq!(alone, (14 ^ 1, 0xcafe));
+    assert_eq!(pc_hits.load(Ordering::SeqCst), 3, "the only-pc probe ran on every call");
+    assert_eq!(only_pc.nmissed(), 0);
+}
+
 /// A value a handler checks on every hit; poisoned when its owner is
 /// dropped, so that a handler running after its probe was freed sees it.
 struct Canary(AtomicUsize);

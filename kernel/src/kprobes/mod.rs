@@ -62,6 +62,9 @@ pub struct Kprobe {
     registered: AtomicBool,
     /// Set for the internal probe of a kretprobe (shown as `r` in the list).
     pub is_return: bool,
+    /// Its handlers read no register but `pc` and change none (see
+    /// [`Kprobe::reads_only_pc`]).
+    only_pc: bool,
 }
 
 impl Kprobe {
@@ -86,7 +89,19 @@ impl Kprobe {
             disabled: AtomicBool::new(false),
             registered: AtomicBool::new(false),
             is_return: false,
+            only_pc: false,
         }
+    }
+
+    /// Declares that its handlers read no register but `pc`, change none
+    /// and return 0 (a `p:` event without fetch arguments records only
+    /// the probed address). An ftrace-based hit of a function whose
+    /// probes all say so and have no post-handler skips saving (and
+    /// restoring) the caller's x19..x28, which nothing then reads: their
+    /// slots in the `pt_regs` are stale.
+    pub fn reads_only_pc(mut self) -> Kprobe {
+        self.only_pc = true;
+        self
     }
 
     /// Sets the pre-handler.
@@ -616,14 +631,20 @@ impl insn::simulate::LiteralMemory for KernelMemory {
 /// read once for the whole hit).
 fn run_pre_handlers(probes: &[Arc<Kprobe>], regs: &mut PtRegs) -> bool {
     let mut skip = false;
-    for p in probes.iter().filter(|p| !p.is_disabled()) {
-        if let Some(h) = &p.pre_handler {
-            if h(p, regs) != 0 {
-                skip = true;
-            }
-        }
+    for p in probes.iter() {
+        skip |= run_pre_handler(p, regs);
     }
     skip
+}
+
+/// Runs `p`'s pre-handler if it is enabled; true if it moved the PC
+/// (returned non-zero).
+#[inline(always)]
+fn run_pre_handler(p: &Kprobe, regs: &mut PtRegs) -> bool {
+    if p.is_disabled() {
+        return false;
+    }
+    p.pre_handler.as_ref().is_some_and(|h| h(p, regs) != 0)
 }
 
 /// Runs the post-handlers of the enabled probes in `probes`.

@@ -89,7 +89,14 @@ pub fn current() -> Arc<Task> {
 /// so never traced itself (the probe hit paths call it).
 #[inline(always)]
 pub fn with_current<R, F: FnOnce(&Task) -> R>(f: F) -> Option<R> {
-    let p = CURRENT.this().load(Ordering::Acquire);
+    with_current_on(crate::percpu::this_cpu(), f)
+}
+
+/// [`with_current`] for `cpu`, which must be this CPU (see
+/// [`crate::percpu::this_cpu`]).
+#[inline(always)]
+pub fn with_current_on<R, F: FnOnce(&Task) -> R>(cpu: usize, f: F) -> Option<R> {
+    let p = CURRENT.on(cpu).load(Ordering::Acquire);
     if p.is_null() {
         return None;
     }
@@ -603,7 +610,14 @@ pub fn scheduler_tick() {
 /// Whether this CPU should reschedule.
 #[inline(always)] // read by the tracer's record path, which must not be traced
 pub fn need_resched() -> bool {
-    NEED_RESCHED.this().load(Ordering::Relaxed)
+    need_resched_on(crate::percpu::this_cpu())
+}
+
+/// [`need_resched`] for `cpu`, which must be this CPU (see
+/// [`crate::percpu::this_cpu`]).
+#[inline(always)]
+pub fn need_resched_on(cpu: usize) -> bool {
+    NEED_RESCHED.on(cpu).load(Ordering::Relaxed)
 }
 
 /// Requests a reschedule on this CPU.

@@ -211,7 +211,10 @@ impl TraceEvent {
         self.def.ignore_enable || self.file.is_enabled() || self.instances_enabled.load(Ordering::Acquire) != 0
     }
 
-    /// One trace array's part of [`TraceEvent::record_entry`].
+    /// One trace array's part of [`TraceEvent::record_entry`]. Inlined in
+    /// the event's record function: a call and a return fewer per event,
+    /// and one frame.
+    #[inline(always)]
     fn file_record(
         &self,
         f: &TraceEventFile,

@@ -641,7 +641,14 @@ fn call_protected(ops: &FtraceOps, ip: usize, parent_ip: usize, regs: &mut Ftrac
 /// leaves the bit as it found it.
 #[inline(always)]
 pub fn ftrace_recursion_enter() -> bool {
-    let busy = RECURSION.this();
+    ftrace_recursion_enter_on(crate::percpu::this_cpu())
+}
+
+/// [`ftrace_recursion_enter`] on `cpu`, which must be this CPU (see
+/// [`crate::percpu::this_cpu`]).
+#[inline(always)]
+pub fn ftrace_recursion_enter_on(cpu: usize) -> bool {
+    let busy = RECURSION.on(cpu);
     let was = busy.load(Ordering::Relaxed);
     if !was {
         busy.store(true, Ordering::Relaxed);
@@ -652,8 +659,14 @@ pub fn ftrace_recursion_enter() -> bool {
 /// Leaves what [`ftrace_recursion_enter`] entered.
 #[inline(always)]
 pub fn ftrace_recursion_exit(was: bool) {
+    ftrace_recursion_exit_on(crate::percpu::this_cpu(), was)
+}
+
+/// [`ftrace_recursion_exit`] on `cpu`, which must be this CPU.
+#[inline(always)]
+pub fn ftrace_recursion_exit_on(cpu: usize, was: bool) {
     if !was {
-        RECURSION.this().store(false, Ordering::Relaxed);
+        RECURSION.on(cpu).store(false, Ordering::Relaxed);
     }
 }
 

@@ -579,29 +579,45 @@ pub(super) fn instance_array_free(tr: &'static TraceArray) {
 /// the path saved before it masked interrupts.
 #[inline]
 pub(super) fn tracing_gen_ctx() -> (u8, u8) {
-    let saved = SAVED_CTX.this().load(Ordering::Relaxed);
+    tracing_gen_ctx_on(crate::percpu::this_cpu())
+}
+
+/// [`tracing_gen_ctx`] for `cpu`, which must be this CPU (the record path
+/// reads the number once, see [`crate::percpu::this_cpu`]).
+#[inline(always)]
+fn tracing_gen_ctx_on(cpu: usize) -> (u8, u8) {
+    let saved = SAVED_CTX.on(cpu).load(Ordering::Relaxed);
+    let hardirq = crate::irq::in_hardirq_on(cpu);
     // Not for an interrupt that arrived while a context was saved (the
     // saver may run with interrupts on): it records its own.
-    if saved & CTX_SAVED != 0 && (saved & CTX_HARDIRQ != 0) == crate::irq::in_hardirq() {
-        return ((saved >> 8) as u8, saved as u8);
-    }
     let mut flags = 0;
-    if arch::cpu::irqs_disabled() {
+    if saved & CTX_SAVED != 0 && (saved & CTX_HARDIRQ != 0) == hardirq {
+        if saved & CTX_IRQS_OFF_ONLY == 0 {
+            return ((saved >> 8) as u8, saved as u8);
+        }
+        // A probe's handlers: the rest is read now, as on Linux, whose
+        // handlers' events take their context when they are recorded.
+        flags |= TRACE_FLAG_IRQS_OFF;
+    } else if arch::cpu::irqs_disabled() {
         flags |= TRACE_FLAG_IRQS_OFF;
     }
-    if crate::sched::need_resched() {
+    if crate::sched::need_resched_on(cpu) {
         flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
     }
-    if crate::irq::in_hardirq() {
+    if hardirq {
         flags |= TRACE_FLAG_HARDIRQ;
     }
-    (flags, crate::preempt::preempt_count().min(0xf) as u8)
+    (flags, crate::preempt::preempt_count_on(cpu).min(0xf) as u8)
 }
 
 /// Set in [`SAVED_CTX`] while it holds a context.
 const CTX_SAVED: u32 = 1 << 31;
 /// Set in [`SAVED_CTX`] when it was saved in an interrupt handler.
 const CTX_HARDIRQ: u32 = 1 << 30;
+/// Set in [`SAVED_CTX`] by [`probe_ctx_irqs_off`]: only the interrupt mask
+/// is forced (to masked); the rest of the context is read when an event
+/// is recorded.
+const CTX_IRQS_OFF_ONLY: u32 = 1 << 29;
 
 /// The caller's context, saved by the slow path of event recording
 /// (filters, triggers, stack traces), which masks interrupts and takes a
@@ -610,22 +626,33 @@ const CTX_HARDIRQ: u32 = 1 << 30;
 static SAVED_CTX: PerCpu<AtomicU32> = PerCpu::new([const { AtomicU32::new(0) }; NR_CPUS]);
 
 /// A context saved for the entries recorded until it is dropped (on this
-/// CPU, which kernel code does not leave before it is dropped).
-pub struct TraceCtxSave(u32);
+/// CPU, which kernel code does not leave before it is dropped): what it
+/// replaced, and the CPU.
+pub struct TraceCtxSave(u32, usize);
 
 impl TraceCtxSave {
     /// Keeps `ctx` (from [`tracing_gen_ctx`], taken before interrupts were
     /// masked) as the context of this CPU's entries at this interrupt
     /// level; nests.
     pub(super) fn new(ctx: (u8, u8)) -> TraceCtxSave {
-        let irq = if crate::irq::in_hardirq() { CTX_HARDIRQ } else { 0 };
-        let v = CTX_SAVED | irq | u32::from(ctx.0) << 8 | u32::from(ctx.1);
+        TraceCtxSave::save_on(
+            crate::percpu::this_cpu(),
+            CTX_SAVED | u32::from(ctx.0) << 8 | u32::from(ctx.1),
+        )
+    }
+
+    /// Saves `v` (with [`CTX_SAVED`], and without the interrupt level,
+    /// which this adds) on `cpu`, which must be this CPU.
+    #[inline(always)]
+    fn save_on(cpu: usize, v: u32) -> TraceCtxSave {
+        let irq = if crate::irq::in_hardirq_on(cpu) { CTX_HARDIRQ } else { 0 };
+        let v = v | irq;
         // An interrupt between the load and the store puts back what it
         // found: no atomic swap needed on this CPU.
-        let slot = SAVED_CTX.this();
+        let slot = SAVED_CTX.on(cpu);
         let old = slot.load(Ordering::Relaxed);
         slot.store(v, Ordering::Relaxed);
-        TraceCtxSave(old)
+        TraceCtxSave(old, cpu)
     }
 }
 
@@ -635,30 +662,30 @@ impl TraceCtxSave {
 /// ftrace-based probe, which run with interrupts as the probed function
 /// had them, so that their events read as on Linux arm64, whose kprobes
 /// all trap.
+/// `cpu` must be this CPU (see [`crate::percpu::this_cpu`]).
 #[inline(always)]
-pub fn probe_ctx_irqs_off() -> TraceCtxSave {
-    // As `tracing_gen_ctx` without the read of DAIF (a call into the
-    // emulator's helpers) whose answer is forced here.
-    let mut flags = TRACE_FLAG_IRQS_OFF;
-    if crate::sched::need_resched() {
-        flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
-    }
-    if crate::irq::in_hardirq() {
-        flags |= TRACE_FLAG_HARDIRQ;
-    }
-    TraceCtxSave::new((flags, crate::preempt::preempt_count().min(0xf) as u8))
+pub fn probe_ctx_irqs_off(cpu: usize) -> TraceCtxSave {
+    // Only the mask is forced; `tracing_gen_ctx` then skips its read of
+    // DAIF (a call into the emulator's helpers) and reads the rest.
+    TraceCtxSave::save_on(cpu, CTX_SAVED | CTX_IRQS_OFF_ONLY)
 }
 
 impl Drop for TraceCtxSave {
     fn drop(&mut self) {
-        SAVED_CTX.this().store(self.0, Ordering::Relaxed);
+        SAVED_CTX.on(self.1).store(self.0, Ordering::Relaxed);
     }
 }
 
 /// The current task's pid for `common_pid` (0 for the idle tasks),
 /// without taking a reference to it.
 fn current_pid() -> i32 {
-    crate::sched::with_current(|t| if t.is_idle() { 0 } else { t.tid() as i32 }).unwrap_or(0)
+    current_pid_on(crate::percpu::this_cpu())
+}
+
+/// [`current_pid`] for `cpu`, which must be this CPU.
+#[inline(always)]
+fn current_pid_on(cpu: usize) -> i32 {
+    crate::sched::with_current_on(cpu, |t| if t.is_idle() { 0 } else { t.tid() as i32 }).unwrap_or(0)
 }
 
 /// Writes the common fields of an entry of type `ty` recorded now into
@@ -730,10 +757,11 @@ fn trace_event_write_raw(
     if !tr.is_on() || len < TRACE_ENTRY_SIZE {
         return false;
     }
-    let (flags, preempt) = tracing_gen_ctx();
-    let pid = current_pid();
+    // Read once for the whole write (kernel code stays on its CPU).
+    let cpu = crate::percpu::this_cpu();
+    let (flags, preempt) = tracing_gen_ctx_on(cpu);
+    let pid = current_pid_on(cpu);
     let header = u64::from(ty) | u64::from(flags) << 16 | u64::from(preempt) << 24 | u64::from(pid as u32) << 32;
-    let cpu = arch::cpu::cpu_id();
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
         return false;
     }
@@ -756,7 +784,7 @@ fn trace_event_write_raw(
         let mut b = lock.lock_guarded();
         if let Some(buf) = b.as_mut() {
             let ts = tr.clock_now();
-            if let Ok(mut r) = buf.reserve_uninit(ts, len) {
+            if let Ok(mut r) = buf.reserve_uninit_with(ts, len, arch::ftrace::put_unaligned_le32) {
                 let e = r.entry_mut();
                 if let Some((h, rest)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() {
                     arch::ftrace::put_unaligned_le64(h, header);

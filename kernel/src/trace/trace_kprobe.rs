@@ -519,6 +519,10 @@ fn register_probe(def: &Arc<ProbeDef>, hit: &Arc<Hit>, armed: bool) -> Result<Op
             kprobe_dispatcher(&h, kp.addr(), regs);
             0
         });
+        if hit.plain.1 != 0 {
+            // Nothing to fetch: the record is the probed address.
+            kp = kp.reads_only_pc();
+        }
         if !armed {
             kp = kp.disabled();
         }
