@@ -270,7 +270,9 @@ fn initramfs_main(args: &[String]) -> Result<PathBuf, String> {
             "-o" => out = Some(PathBuf::from(it.next().ok_or("-o needs a file")?)),
             "--rc" => rc = Some(std::fs::read(it.next().ok_or("--rc needs a file")?).map_err(|e| e.to_string())?),
             "--cmd" => cmd = Some(std::fs::read(it.next().ok_or("--cmd needs a file")?).map_err(|e| e.to_string())?),
-            "--root" => roots.push(PathBuf::from(it.next().ok_or("--root needs a directory or an archive")?)),
+            "--root" => roots.push(PathBuf::from(
+                it.next().ok_or("--root needs a directory or an archive")?,
+            )),
             f => extra.push(PathBuf::from(f)),
         }
     }

@@ -84,6 +84,7 @@ impl Tree {
     }
 
     /// The entry at `path` (normalised), if any.
+    #[cfg(test)]
     pub fn get(&self, path: &str) -> Option<&Node> {
         self.nodes.get(path)
     }
@@ -104,11 +105,7 @@ impl Tree {
             let parent = &path[..at + i];
             match self.nodes.get(parent) {
                 Some(Node { kind: Kind::Dir, .. }) => {}
-                Some(_) => {
-                    return Err(format!(
-                        "'{path}' lies below '{parent}', which is not a directory"
-                    ))
-                }
+                Some(_) => return Err(format!("'{path}' lies below '{parent}', which is not a directory")),
                 None => {
                     self.nodes.insert(
                         parent.to_string(),
@@ -187,7 +184,11 @@ impl Tree {
                         .to_string(),
                 )
             } else if t.is_char_device() || t.is_block_device() {
-                let dev = if t.is_char_device() { DeviceKind::Char } else { DeviceKind::Block };
+                let dev = if t.is_char_device() {
+                    DeviceKind::Char
+                } else {
+                    DeviceKind::Block
+                };
                 let rdev = m.rdev();
                 Kind::Device(dev, major(rdev), minor(rdev))
             } else {
@@ -223,7 +224,11 @@ impl Tree {
                 }
             };
             // The reader has removed leading `/`; refuse them as tar names are.
-            let name = if e.raw_name.starts_with('/') { e.raw_name } else { e.name };
+            let name = if e.raw_name.starts_with('/') {
+                e.raw_name
+            } else {
+                e.name
+            };
             self.insert(name, Node { kind, meta })?;
         }
         Ok(())
@@ -254,8 +259,9 @@ impl Tree {
             }
             let size = match pax_size.take() {
                 Some(s) => s,
-                None => usize::try_from(number(&header[124..136]).map_err(at)?)
-                    .map_err(|_| at("size too large".into()))?,
+                None => {
+                    usize::try_from(number(&header[124..136]).map_err(at)?).map_err(|_| at("size too large".into()))?
+                }
             };
             let data_at = pos + 512;
             let data = bytes
@@ -329,7 +335,11 @@ impl Tree {
                     }
                 }
                 b'3' | b'4' => {
-                    let dev = if typeflag == b'3' { DeviceKind::Char } else { DeviceKind::Block };
+                    let dev = if typeflag == b'3' {
+                        DeviceKind::Char
+                    } else {
+                        DeviceKind::Block
+                    };
                     let num = |r: std::ops::Range<usize>| -> Result<u32, String> {
                         u32::try_from(number(&header[r]).map_err(at)?).map_err(|_| at("device number too large".into()))
                     };
@@ -426,7 +436,10 @@ fn number(field: &[u8]) -> Result<u64, String> {
 fn pax_records(mut data: &[u8]) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     while !data.is_empty() && data[0] != 0 {
-        let sp = data.iter().position(|&b| b == b' ').ok_or("pax record without length")?;
+        let sp = data
+            .iter()
+            .position(|&b| b == b' ')
+            .ok_or("pax record without length")?;
         let len: usize = std::str::from_utf8(&data[..sp])
             .ok()
             .and_then(|s| s.parse().ok())
@@ -544,7 +557,11 @@ mod tests {
             assert!(st.success());
             let mut t = Tree::new();
             t.add_source(&tar).unwrap();
-            assert_eq!(t.get(&format!("{deep}/f")).unwrap().kind, Kind::File(b"deep".to_vec()), "{format}");
+            assert_eq!(
+                t.get(&format!("{deep}/f")).unwrap().kind,
+                Kind::File(b"deep".to_vec()),
+                "{format}"
+            );
             assert_eq!(t.get("link").unwrap().kind, Kind::File(b"deep".to_vec()), "{format}");
         }
         std::fs::remove_dir_all(&d).unwrap();
@@ -592,7 +609,10 @@ mod tests {
         assert!(e.contains("absolute name"), "{e}");
         t.insert("bin", dir(0o755)).unwrap();
         let e = t.insert("bin", file(b"", 0o644)).unwrap_err();
-        assert!(e.contains("'bin' is not a directory here but a directory before"), "{e}");
+        assert!(
+            e.contains("'bin' is not a directory here but a directory before"),
+            "{e}"
+        );
         t.insert(
             "lib",
             Node {
