@@ -3,7 +3,8 @@
 //! written as one newc archive. QEMU loads that archive with the kernel, so
 //! nothing is unpacked in the guest.
 //!
-//! Sources: a host directory (walked without following symbolic links;
+//! Modes and modification times are kept, as `tar -x` and `cp -a` keep
+//! them. Sources: a host directory (walked without following symbolic links;
 //! every entry owned by root, as gen_init_cpio lists make it, since the
 //! host's owner means nothing in the guest), a tar archive (ustar, GNU long
 //! names, pax `path`/`linkpath`/`size`; `.tar.gz`/`.tgz` through the host's
@@ -169,7 +170,10 @@ impl Tree {
                 .to_str()
                 .ok_or_else(|| format!("'{}' is not valid UTF-8", rel.display()))?;
             let m = std::fs::symlink_metadata(&path).map_err(|e| format!("{rel}: {e}"))?;
-            let meta = Metadata::new(m.mode() & 0o7777, 0, 0);
+            let meta = Metadata {
+                mtime: clamp_time(m.mtime()),
+                ..Metadata::new(m.mode() & 0o7777, 0, 0)
+            };
             let t = m.file_type();
             let kind = if t.is_dir() {
                 Kind::Dir
@@ -208,7 +212,10 @@ impl Tree {
         let archive = cpio::Archive::new(bytes);
         for e in archive.entries() {
             let e = e.map_err(|e| e.to_string())?;
-            let meta = Metadata::new(e.permissions(), e.uid, e.gid);
+            let meta = Metadata {
+                mtime: e.mtime,
+                ..Metadata::new(e.permissions(), e.uid, e.gid)
+            };
             let kind = match e.file_type() {
                 FileType::Directory => Kind::Dir,
                 FileType::Regular => Kind::File(archive.link_data(&e).map_err(|e| e.to_string())?.to_vec()),
@@ -317,7 +324,11 @@ impl Tree {
             let id = |r: std::ops::Range<usize>| -> Result<u32, String> {
                 u32::try_from(number(&header[r]).map_err(at)?).map_err(|_| at("owner id too large".into()))
             };
-            let meta = Metadata::new(mode, id(108..116)?, id(116..124)?);
+            let mtime = i64::try_from(number(&header[136..148]).map_err(at)?).unwrap_or(i64::MAX);
+            let meta = Metadata {
+                mtime: clamp_time(mtime),
+                ..Metadata::new(mode, id(108..116)?, id(116..124)?)
+            };
             let at = |m: String| format!("'{name}': {m}");
             let kind = match typeflag {
                 b'0' | 0 | b'7' => Kind::File(data.to_vec()),
@@ -365,6 +376,12 @@ impl Tree {
         }
         Ok(())
     }
+}
+
+/// A modification time as newc's 32-bit field holds it (before 1970 is
+/// 0, after 2106 the field's largest).
+fn clamp_time(t: i64) -> u32 {
+    u32::try_from(t.max(0)).unwrap_or(u32::MAX)
 }
 
 /// Linux's `MAJOR()` of a 64-bit `dev_t` as glibc encodes it.
@@ -492,19 +509,29 @@ mod tests {
         std::fs::set_permissions(top.join("usr/bin/su"), std::fs::Permissions::from_mode(0o4750)).unwrap();
         std::fs::set_permissions(top.join("var/empty"), std::fs::Permissions::from_mode(0o700)).unwrap();
         std::os::unix::fs::symlink("usr/bin/tool", top.join("tool")).unwrap();
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(top.join("usr/bin/tool"))
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
         top
     }
 
     fn check_sample(t: &Tree) {
-        assert_eq!(t.get("usr/bin/tool"), Some(&file(b"#!/bin/sh\n", 0o755)));
+        assert_eq!(t.get("usr/bin/tool").unwrap().kind, Kind::File(b"#!/bin/sh\n".to_vec()));
+        assert_eq!(t.get("usr/bin/tool").unwrap().meta.mode, 0o755);
+        assert_eq!(t.get("usr/bin/tool").unwrap().meta.mtime, 1_000_000_000);
         assert_eq!(t.get("usr/bin/su").unwrap().meta.mode, 0o4750);
-        assert_eq!(t.get("var/empty"), Some(&dir(0o700)));
+        assert_eq!(t.get("var/empty").unwrap().kind, Kind::Dir);
+        assert_eq!(t.get("var/empty").unwrap().meta.mode, 0o700);
         assert_eq!(t.get("tool").unwrap().kind, Kind::Symlink("usr/bin/tool".into()));
         assert_eq!(t.get("usr").unwrap().kind, Kind::Dir);
     }
 
     #[test]
-    fn a_directory_keeps_paths_modes_and_symlinks() {
+    fn a_directory_keeps_paths_modes_times_and_symlinks() {
         let d = scratch("dir");
         let top = sample_tree(&d);
         let mut t = Tree::new();
@@ -571,14 +598,18 @@ mod tests {
     fn a_cpio_archive_reads_back_what_was_written() {
         let mut w = Writer::new();
         w.dir("etc", Metadata::new(0o750, 1, 2)).unwrap();
-        w.file("etc/motd", Metadata::new(0o644, 0, 0), b"hi").unwrap();
+        let dated = Metadata {
+            mtime: 1_700_000_000,
+            ..Metadata::new(0o644, 0, 0)
+        };
+        w.file("etc/motd", dated, b"hi").unwrap();
         w.symlink("motd", "etc/motd", Metadata::new(0o777, 0, 0)).unwrap();
         w.device("null", DeviceKind::Char, 1, 3, Metadata::new(0o666, 0, 0))
             .unwrap();
         let mut t = Tree::new();
         t.add_cpio(&w.finish()).unwrap();
         assert_eq!(t.get("etc").unwrap().meta, Metadata::new(0o750, 1, 2));
-        assert_eq!(t.get("etc/motd"), Some(&file(b"hi", 0o644)));
+        assert_eq!(t.get("etc/motd").unwrap().meta, dated);
         assert_eq!(t.get("motd").unwrap().kind, Kind::Symlink("etc/motd".into()));
         assert_eq!(t.get("null").unwrap().kind, Kind::Device(DeviceKind::Char, 1, 3));
     }
