@@ -4,7 +4,7 @@
 #   scripts/qemu-run.sh [--machine virt|raspi4b] [--smp N] [--mem SIZE]
 #                       [--append 'BOOTARGS'] [--timeout SECONDS] [--gdb]
 #                       [--test] [--kernel IMAGE] [--no-dtb] [--log FILE]
-#                       [FILE...] [-- 'SHELL COMMANDS']
+#                       [--root PATH]... [FILE...] [-- 'SHELL COMMANDS']
 #
 # Defaults: virt, 4 CPUs, cortex-a72, 1G. The initramfs holds init, sh and
 # the utilities; each FILE is copied into its /bin.
@@ -29,13 +29,24 @@
 #   --no-dtb       raspi4b only: pass no device tree (to see the kernel say so)
 #   --log FILE     where the boot log goes in command mode
 #   --gdb          start QEMU's gdb stub, halted; prints how to attach
+#   --root PATH    add PATH's contents at the guest's / (repeatable): PATH is
+#                  a directory or a .tar, .tar.gz/.tgz or newc .cpio archive.
+#                  Files, directories, symlinks, devices and modes are kept
+#                  (a directory's entries are owned by root, an archive's
+#                  keep their ids); hard links become copies. It is packed
+#                  on the host into the one initramfs, so the guest unpacks
+#                  nothing. A path in several places takes the last one's
+#                  entry (--root over FILEs, a later --root over an earlier);
+#                  a directory in several places merges. Refused: names with
+#                  '..' or a leading '/', a directory meeting a non-directory,
+#                  a path below a symlink, FIFOs and sockets.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 machine=virt cpu=cortex-a72 gic=2 el2=off smp=4 mem=1G append="" timeout_s="" gdb=0 test=0 kernel="" no_dtb=0 log=""
-files=() cmds="" have_cmds=0
+files=() roots=() cmds="" have_cmds=0
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' >&2; }
 die() { echo "qemu-run: error: $*" >&2; exit 125; }
 
 while [ $# -gt 0 ]; do
@@ -58,6 +69,8 @@ while [ $# -gt 0 ]; do
         --test) test=1; shift ;;
         --kernel) kernel=${2:?}; shift 2 ;;
         --no-dtb) no_dtb=1; shift ;;
+        --root) roots+=("${2:?}"); shift 2 ;;
+        --root=*) roots+=("${1#*=}"); shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; have_cmds=1; cmds=$*; shift $# ;;
         -*) usage; die "unknown option: $1" ;;
@@ -70,6 +83,10 @@ case "$gic" in 2|3) ;; *) die "--gic must be 2 or 3" ;; esac
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 for f in ${files[@]+"${files[@]}"}; do
     [ -f "$f" ] || die "no such file: $f"
+done
+for r in ${roots[@]+"${roots[@]}"}; do
+    [ -e "$r" ] || die "--root: no such directory or archive: $r"
+    [ "$test" = 0 ] || die "--root: the --test image boots without an initramfs"
 done
 
 "$root/scripts/setup.sh" >&2
@@ -100,11 +117,15 @@ if [ "$have_cmds" = 1 ]; then
     } > "$work/rc"
     initrd_args+=(--rc "$work/rc" --cmd "$work/cmd.sh")
 fi
+for r in ${roots[@]+"${roots[@]}"}; do
+    initrd_args+=(--root "$(cd "$(dirname "$r")" && pwd)/$(basename "$r")")
+done
 for f in ${files[@]+"${files[@]}"}; do
     initrd_args+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
 done
 if [ "$test" = 0 ]; then
-    cargo run --quiet --release -p kbuild -- initramfs "${initrd_args[@]}" > /dev/null
+    cargo run --quiet --release -p kbuild -- initramfs "${initrd_args[@]}" > /dev/null ||
+        die "could not build the initramfs"
 fi
 
 qemu=(qemu-system-aarch64 -nographic -no-reboot -semihosting-config enable=on,target=native)

@@ -1,5 +1,6 @@
 //! The normal kernel boots on every supported configuration and brings all
-//! CPUs online; a missing device tree is reported, not a silent hang.
+//! CPUs online; a missing device tree is reported, not a silent hang;
+//! `qemu-run.sh --root` trees and archives appear at the guest's root.
 
 use e2e::{boot, boot_log, kernel_image};
 use std::time::Duration;
@@ -117,4 +118,91 @@ fn a_panic_powers_off_virt() {
 #[test]
 fn a_panic_powers_off_raspi4b() {
     panic_powers_the_machine_off(&["--machine", "raspi4b"]);
+}
+
+/// A scratch directory under target/ for the `--root` tests.
+fn rootfs_scratch(name: &str) -> std::path::PathBuf {
+    let d = e2e::root().join("target/rootfs-tests").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create a scratch directory");
+    d
+}
+
+fn host_tar(dir: &std::path::Path, args: &[&str]) {
+    let st = std::process::Command::new("tar")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("run tar");
+    assert!(st.success(), "tar {args:?}");
+}
+
+/// `qemu-run.sh --root` puts a directory's and archives' files, modes and
+/// symlinks at the guest's / with nothing unpacked in the guest; a path in
+/// several places takes the last source's entry (a --root over a FILE, a
+/// later --root over an earlier one). On -smp 1 and -smp 4.
+#[test]
+fn root_trees_and_archives_appear_at_the_guests_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = rootfs_scratch("merge");
+    let tree = d.join("tree");
+    std::fs::create_dir_all(tree.join("etc")).unwrap();
+    std::fs::create_dir_all(tree.join("bin")).unwrap();
+    std::fs::write(tree.join("etc/greeting"), "hello\n").unwrap();
+    std::fs::set_permissions(tree.join("etc/greeting"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::write(tree.join("bin/note"), "from the tree\n").unwrap();
+    std::os::unix::fs::symlink("etc/greeting", tree.join("link")).unwrap();
+    let note = d.join("note");
+    std::fs::write(&note, "from FILE\n").unwrap();
+    for (archive, text, mode) in [("first", "first\n", 0o600), ("second", "second\n", 0o604)] {
+        let src = d.join(archive);
+        std::fs::create_dir_all(src.join("opt/a")).unwrap();
+        std::fs::write(src.join("opt/a/x"), text).unwrap();
+        std::fs::set_permissions(src.join("opt/a/x"), std::fs::Permissions::from_mode(mode)).unwrap();
+        host_tar(
+            &src,
+            &["--owner=0", "--group=0", "-czf", &format!("../{archive}.tar.gz"), "opt"],
+        );
+    }
+    let roots = [tree, d.join("first.tar.gz"), d.join("second.tar.gz")];
+    let cmds = "busybox stat -c '%A %s %N' /etc/greeting /link /opt/a/x; cat /bin/note /opt/a/x /link";
+    for smp in ["1", "4"] {
+        let (out, code) =
+            e2e::run_commands_with_roots(&["--smp", smp], &roots, &[e2e::busybox(), note.clone()], cmds, 60);
+        assert_eq!(code, 0, "-smp {smp}: {out}");
+        assert_eq!(
+            out,
+            "-rw-r----- 6 /etc/greeting\n\
+             lrwxrwxrwx 12 '/link' -> 'etc/greeting'\n\
+             -rw----r-- 7 /opt/a/x\n\
+             from the tree\nsecond\nhello\n",
+            "-smp {smp}"
+        );
+    }
+}
+
+/// An archive whose names leave the root is refused on the host with a
+/// message that names it, and the machine is not started (status 125).
+#[test]
+fn root_archive_with_dot_dot_is_refused_before_boot() {
+    let d = rootfs_scratch("escape");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(d.join("x"), "x").unwrap();
+    host_tar(&d, &["-P", "-cf", "evil.tar", "sub/../x"]);
+    let out = std::process::Command::new(e2e::root().join("scripts/qemu-run.sh"))
+        .arg("--kernel")
+        .arg(kernel_image())
+        .arg("--root")
+        .arg(d.join("evil.tar"))
+        .args(["--timeout", "30", "--", "echo booted"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run qemu-run.sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        err.contains("evil.tar") && err.contains("'sub/../x' has a '..' component"),
+        "{err}"
+    );
 }

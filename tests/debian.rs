@@ -1,6 +1,7 @@
 //! Unmodified dynamically linked Linux programs: Debian's arm64 bash and
 //! coreutils with glibc's dynamic linker (the archive `scripts/setup.sh
-//! --print-debian` packs), unpacked into the guest's root and run by a bash
+//! --print-debian` packs), added at the guest's root (`qemu-run.sh --root`
+//! here; unpacked by the commands on reflinux) and run by a bash
 //! script (`tests/debian/script.sh`) on `virt -smp 4` and, when
 //! ../shared/reflinux is there, on real Linux: the outputs must be equal.
 //! Debian's strace too (`strace -f -ff` of a static program that forks,
@@ -8,26 +9,26 @@
 //! one; `-e inject=` with an error and a return value, and `-e signal=`):
 //! see [`debian_strace_traces_fork_write_open_exit_as_on_linux`].
 
-use e2e::{root, run_commands, setup_path};
+use e2e::{reflinux_unpacking, root, run_commands_with_roots, setup_path};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Unpacks the archive at / (the libraries at their Debian paths) and runs
-/// the script with Debian's bash; the same on both kernels.
-const COMMANDS: &str = "busybox tar -xf /bin/debian.tar -C / && PATH=/usr/bin:/bin /usr/bin/bash /bin/script.sh";
+/// Runs the script with Debian's bash, the libraries at their Debian paths.
+const COMMANDS: &str = "PATH=/usr/bin:/bin /usr/bin/bash /bin/script.sh";
+
+/// Debian's tree, added at the guest's root.
+fn roots() -> Vec<PathBuf> {
+    vec![setup_path("--print-debian")]
+}
 
 fn files() -> Vec<PathBuf> {
-    vec![
-        setup_path("--print-busybox"),
-        setup_path("--print-debian"),
-        root().join("tests/debian/script.sh"),
-    ]
+    vec![setup_path("--print-busybox"), root().join("tests/debian/script.sh")]
 }
 
 #[test]
 fn debian_bash_and_coreutils_run_dynamically_linked_as_on_linux() {
     let files = files();
-    let (out, code) = run_commands(&["--smp", "4"], &files, COMMANDS, 120);
+    let (out, code) = run_commands_with_roots(&["--smp", "4"], &roots(), &files, COMMANDS, 120);
     assert_eq!(code, 0, "{out}");
     // Spot checks that hold whatever Linux says: bash's features and the
     // CPU count through sched_getaffinity (coreutils) and busybox.
@@ -53,10 +54,11 @@ fn debian_bash_and_coreutils_run_dynamically_linked_as_on_linux() {
         assert!(out.contains(want), "no {want:?} in:\n{out}");
     }
     let Some(reflinux) = e2e::reflinux() else { return };
+    let (files, commands) = reflinux_unpacking(&roots(), &files, COMMANDS);
     let linux = Command::new(reflinux)
         .args(["--smp", "2", "--timeout", "120"])
         .args(&files)
-        .args(["--", COMMANDS])
+        .args(["--", &commands])
         .output()
         .expect("reflinux");
     assert!(
@@ -265,7 +267,7 @@ fn debian_strace_traces_fork_write_open_exit_as_on_linux() {
     files.push(cross_compile("straceinj"));
     files.push(root().join("tests/debian/strace.sh"));
     const COMMANDS: &str = "busybox sh /bin/strace.sh";
-    let (out, code) = run_commands(&["--smp", "4"], &files, COMMANDS, 120);
+    let (out, code) = run_commands_with_roots(&["--smp", "4"], &roots(), &files, COMMANDS, 120);
     assert_eq!(code, 0, "{out}");
     let ours = mask_strace(&out);
     for want in [
@@ -300,10 +302,11 @@ fn debian_strace_traces_fork_write_open_exit_as_on_linux() {
         "-e signal=SIGUSR1 showed SIGUSR2:\n{ours}"
     );
     let Some(reflinux) = e2e::reflinux() else { return };
+    let (files, commands) = reflinux_unpacking(&roots(), &files, COMMANDS);
     let linux = Command::new(reflinux)
         .args(["--smp", "2", "--timeout", "120"])
         .args(&files)
-        .args(["--", COMMANDS])
+        .args(["--", &commands])
         .output()
         .expect("reflinux");
     assert!(

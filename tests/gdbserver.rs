@@ -8,7 +8,7 @@
 //! two correct kernels may differ, must equal `tests/gdbserver/expected`,
 //! on this kernel and, when ../shared/reflinux is there, on Linux.
 
-use e2e::{root, run_commands, setup_path};
+use e2e::{reflinux_unpacking, root, run_commands_with_roots, setup_path};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -223,8 +223,13 @@ fn mask(out: &str, syms: &[Symbol]) -> String {
     text
 }
 
-/// The guest's files: busybox, the Debian archives, the programs, the
-/// instantiated sessions and the script; and the debuggee's symbols.
+/// Debian's and gdbserver's trees, added at the guest's root.
+fn roots() -> Vec<PathBuf> {
+    vec![setup_path("--print-debian"), setup_path("--print-gdbserver")]
+}
+
+/// The guest's files: busybox, the programs, the instantiated sessions and
+/// the script; and the debuggee's symbols.
 fn files() -> (Vec<PathBuf>, Vec<Symbol>) {
     let dir = root().join("target/gdbserver-tests");
     std::fs::create_dir_all(&dir).expect("create target/gdbserver-tests");
@@ -234,8 +239,6 @@ fn files() -> (Vec<PathBuf>, Vec<Symbol>) {
     assert_eq!(syms.len(), 5, "symbols of the debuggee: {syms:?}");
     let mut files = vec![
         setup_path("--print-busybox"),
-        setup_path("--print-debian"),
-        setup_path("--print-gdbserver"),
         debuggee,
         client,
         root().join("tests/gdbserver/run.sh"),
@@ -253,7 +256,7 @@ fn files() -> (Vec<PathBuf>, Vec<Symbol>) {
 #[test]
 fn debian_gdbserver_session_replies_as_on_linux() {
     let (files, syms) = files();
-    let (out, code) = run_commands(&["--smp", "4"], &files, COMMANDS, 120);
+    let (out, code) = run_commands_with_roots(&["--smp", "4"], &roots(), &files, COMMANDS, 120);
     assert_eq!(code, 0, "{out}");
     let ours = mask(&out, &syms);
     let dir = root().join("target/gdbserver-tests");
@@ -267,7 +270,8 @@ fn debian_gdbserver_session_replies_as_on_linux() {
         ours == expected,
         "this kernel differs from tests/gdbserver/expected (masked: target/gdbserver-tests/ours.masked)\nraw:\n{out}"
     );
-    let Some(linux) = e2e::reflinux_stdout("2", 120, &files, COMMANDS) else {
+    let (files, commands) = reflinux_unpacking(&roots(), &files, COMMANDS);
+    let Some(linux) = e2e::reflinux_stdout("2", 120, &files, &commands) else {
         return;
     };
     let linux_masked = mask(&linux, &syms);

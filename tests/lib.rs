@@ -232,11 +232,28 @@ pub fn proof_binary(name: &str) -> PathBuf {
 
 /// Runs `cmds` on the kernel with `files` copied into /bin; (stdout, status).
 pub fn run_commands(args: &[&str], files: &[PathBuf], cmds: &str, timeout_s: u32) -> (String, i32) {
+    run_commands_with_roots(args, &[], files, cmds, timeout_s)
+}
+
+/// [`run_commands`] with each of `roots` (a directory or archive) added at
+/// the guest's `/` by `qemu-run.sh --root`, packed on the host.
+pub fn run_commands_with_roots(
+    args: &[&str],
+    roots: &[PathBuf],
+    files: &[PathBuf],
+    cmds: &str,
+    timeout_s: u32,
+) -> (String, i32) {
     let out = Command::new(root().join("scripts/qemu-run.sh"))
         .arg("--kernel")
         .arg(kernel_image())
         .args(args)
         .args(["--timeout", &timeout_s.to_string()])
+        .args(
+            roots
+                .iter()
+                .flat_map(|r| [std::ffi::OsStr::new("--root"), r.as_os_str()]),
+        )
         .args(files)
         .args(["--", cmds])
         .stdin(Stdio::null())
@@ -246,6 +263,22 @@ pub fn run_commands(args: &[&str], files: &[PathBuf], cmds: &str, timeout_s: u32
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),
     )
+}
+
+/// The files and commands that give reflinux the root `roots` (tar
+/// archives) which this kernel gets through `qemu-run.sh --root`:
+/// reflinux's runner only copies files into /bin, so the archives go there
+/// and the commands first unpack them at `/` with busybox tar (busybox must
+/// be among `files`), exiting 125 if that fails.
+pub fn reflinux_unpacking(roots: &[PathBuf], files: &[PathBuf], cmds: &str) -> (Vec<PathBuf>, String) {
+    let mut all = files.to_vec();
+    let mut unpack = String::new();
+    for r in roots {
+        let name = r.file_name().and_then(|n| n.to_str()).expect("an archive's file name");
+        unpack.push_str(&format!("busybox tar -xf /bin/{name} -C / || exit 125; "));
+        all.push(r.clone());
+    }
+    (all, format!("{unpack}{cmds}"))
 }
 
 /// What `scripts/setup.sh FLAG` prints: the path of something setup

@@ -22,7 +22,7 @@
 //! tests/trace_cmd/report.golden, which is what real Linux prints; when
 //! ../shared/reflinux is there, Linux's own run is checked against it too.
 
-use e2e::{root, run_commands, setup_path};
+use e2e::{reflinux_unpacking, root, run_commands_with_roots, setup_path};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -219,11 +219,14 @@ fn assert_sleeps_seen(out: &str) {
     );
 }
 
+/// Debian's and trace-cmd's trees, added at the guest's root.
+fn roots() -> Vec<PathBuf> {
+    vec![setup_path("--print-debian"), setup_path("--print-trace-cmd")]
+}
+
 fn files() -> Vec<PathBuf> {
     vec![
         setup_path("--print-busybox"),
-        setup_path("--print-debian"),
-        setup_path("--print-trace-cmd"),
         workload(),
         root().join("tests/trace_cmd/record.sh"),
     ]
@@ -232,7 +235,7 @@ fn files() -> Vec<PathBuf> {
 #[test]
 fn debian_trace_cmd_records_events_functions_and_kprobes_as_on_linux() {
     let files = files();
-    let (out, code) = run_commands(&["--smp", "2"], &files, COMMANDS, 180);
+    let (out, code) = run_commands_with_roots(&["--smp", "2"], &roots(), &files, COMMANDS, 180);
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         mask_report(&out),
@@ -245,10 +248,11 @@ fn debian_trace_cmd_records_events_functions_and_kprobes_as_on_linux() {
     assert_getpid_gaps(&out, "function", "function");
     assert_getpid_gaps(&out, "kprobe", "tcmd_getpid");
     let Some(reflinux) = e2e::reflinux() else { return };
+    let (files, commands) = reflinux_unpacking(&roots(), &files, COMMANDS);
     let linux = Command::new(reflinux)
         .args(["--smp", "2", "--timeout", "240", "--tracefs"])
         .args(&files)
-        .args(["--", COMMANDS])
+        .args(["--", &commands])
         .output()
         .expect("reflinux");
     assert!(

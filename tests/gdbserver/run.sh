@@ -1,9 +1,9 @@
 # tests/gdbserver/run.sh - run by busybox sh in the guest (this kernel and
 # reflinux alike): Debian's gdbserver over stdio, driven by rspclient
 # through each recorded session. Prints every dialogue, then gdbserver's
-# own messages (which hold the debuggee's output).
-busybox tar -xf /bin/debian.tar -C / || exit 125
-busybox tar -xf /bin/gdbserver.tar -C / || exit 125
+# own messages (which hold the debuggee's output). Debian's and
+# gdbserver's trees are at / already (qemu-run.sh --root here; unpacked by
+# the commands on reflinux).
 cd /tmp || exit 125
 for s in session session-kill session-detach; do
     echo "=== $s"

@@ -6,9 +6,8 @@
 # traces a probe while tcmdload runs. (Its funccount needs the function
 # profiler, which Debian's Linux lacks; tests/ftrace/profile.sh covers ours.)
 # Each part prints its status and output; tests/trace_cmd.rs masks and
-# compares them.
-busybox tar -xf /bin/debian.tar -C / || exit 125
-busybox tar -xf /bin/trace-cmd.tar -C / || exit 125
+# compares them. Debian's and trace-cmd's trees are at / already
+# (qemu-run.sh --root here; unpacked by the commands on reflinux).
 # perf-tools' scripts need awk, sed, grep...: busybox's, after Debian's.
 busybox mkdir -p /tmp/bb /var/tmp && busybox --install -s /tmp/bb || exit 125
 export PATH=/usr/bin:/bin:/usr/sbin:/tmp/bb

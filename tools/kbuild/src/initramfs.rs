@@ -2,6 +2,7 @@
 //! any extra files and an optional `/etc/rc`, packed as a newc cpio archive
 //! (the format Linux's initramfs and our kernel read).
 
+use crate::rootfs::{Kind, Node, Tree};
 use cpio::{DeviceKind, Metadata, Writer};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,24 +67,33 @@ pub fn build_userland(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// Packs the archive: directories, the programs, `extra` files into `/bin`
-/// (keeping their mode), `/etc/rc` and `/etc/cmd.sh` if given, and
-/// `/tracing -> /sys/kernel/tracing`.
-pub fn pack(bin_dir: &Path, extra: &[PathBuf], rc: Option<&[u8]>, cmd: Option<&[u8]>) -> Result<Vec<u8>, String> {
+/// (keeping their mode), `/tracing -> /sys/kernel/tracing`, then each of
+/// `roots` (directories or archives, merged at `/` by the rules of
+/// [`rootfs`](crate::rootfs): a later entry replaces an earlier one), then
+/// `/etc/rc` and `/etc/cmd.sh` if given, which no root can replace as the
+/// runner needs them.
+pub fn pack(
+    bin_dir: &Path,
+    extra: &[PathBuf],
+    roots: &[PathBuf],
+    rc: Option<&[u8]>,
+    cmd: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::PermissionsExt;
-    let mut w = Writer::new();
-    let err = |e: cpio::WriteError| format!("initramfs: {e:?}");
+    let mut t = Tree::new();
+    let node = |kind, mode| Node {
+        kind,
+        meta: Metadata::new(mode, 0, 0),
+    };
     for d in DIRS {
         let mode = if *d == "tmp" { 0o1777 } else { 0o755 };
-        w.dir(d, Metadata::new(mode, 0, 0)).map_err(err)?;
+        t.insert(d, node(Kind::Dir, mode))?;
     }
-    w.device("dev/console", DeviceKind::Char, 5, 1, Metadata::new(0o600, 0, 0))
-        .map_err(err)?;
-    w.symlink("tracing", "/sys/kernel/tracing", Metadata::new(0o777, 0, 0))
-        .map_err(err)?;
+    t.insert("dev/console", node(Kind::Device(DeviceKind::Char, 5, 1), 0o600))?;
+    t.insert("tracing", node(Kind::Symlink("/sys/kernel/tracing".into()), 0o777))?;
     for (prog, dest) in PROGRAMS {
         let data = std::fs::read(bin_dir.join(prog)).map_err(|e| format!("{}: {e}", bin_dir.join(prog).display()))?;
-        w.file(dest.trim_start_matches('/'), Metadata::new(0o755, 0, 0), &data)
-            .map_err(err)?;
+        t.insert(dest.trim_start_matches('/'), node(Kind::File(data), 0o755))?;
     }
     for f in extra {
         let data = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
@@ -92,14 +102,20 @@ pub fn pack(bin_dir: &Path, extra: &[PathBuf], rc: Option<&[u8]>, cmd: Option<&[
             .file_name()
             .and_then(|n| n.to_str())
             .ok_or_else(|| format!("bad file name: {}", f.display()))?;
-        w.file(&format!("bin/{name}"), Metadata::new(mode, 0, 0), &data)
-            .map_err(err)?;
+        t.insert(&format!("bin/{name}"), node(Kind::File(data), mode))?;
+    }
+    for r in roots {
+        t.add_source(r).map_err(|e| format!("--root {e}"))?;
     }
     if let Some(rc) = rc {
-        w.file("etc/rc", Metadata::new(0o644, 0, 0), rc).map_err(err)?;
+        t.insert("etc/rc", node(Kind::File(rc.to_vec()), 0o644))
+            .map_err(|e| format!("/etc/rc: {e}"))?;
     }
     if let Some(cmd) = cmd {
-        w.file("etc/cmd.sh", Metadata::new(0o644, 0, 0), cmd).map_err(err)?;
+        t.insert("etc/cmd.sh", node(Kind::File(cmd.to_vec()), 0o644))
+            .map_err(|e| format!("/etc/cmd.sh: {e}"))?;
     }
+    let mut w = Writer::new();
+    t.write(&mut w).map_err(|e| format!("initramfs: {e}"))?;
     Ok(w.finish())
 }

@@ -29,13 +29,16 @@
 //! CONFIG_TRACEPOINTS), into `target/kernel-notp`; both, into
 //! `target/kernel-notrace`. Prints the image path on stdout.
 //!
-//! `kbuild initramfs -o FILE [--rc FILE] [--cmd FILE] [EXTRA...]` builds the user
-//! programs and packs them, the EXTRA files (into /bin) and an /etc/rc,
-//! into a newc archive for QEMU's `-initrd`; `--cmd` becomes /etc/cmd.sh.
+//! `kbuild initramfs -o FILE [--rc FILE] [--cmd FILE] [--root PATH]... [EXTRA...]`
+//! builds the user programs and packs them, the EXTRA files (into /bin) and
+//! an /etc/rc, into a newc archive for QEMU's `-initrd`; `--cmd` becomes
+//! /etc/cmd.sh. Each `--root` directory or .tar/.tar.gz/.cpio archive is
+//! merged in at `/`, later ones winning (see rootfs.rs).
 
 mod btf;
 mod image;
 mod initramfs;
+mod rootfs;
 mod symbols;
 
 use std::path::{Path, PathBuf};
@@ -260,18 +263,22 @@ fn initramfs_main(args: &[String]) -> Result<PathBuf, String> {
     let mut rc = None;
     let mut cmd = None;
     let mut extra = Vec::new();
+    let mut roots = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "-o" => out = Some(PathBuf::from(it.next().ok_or("-o needs a file")?)),
             "--rc" => rc = Some(std::fs::read(it.next().ok_or("--rc needs a file")?).map_err(|e| e.to_string())?),
             "--cmd" => cmd = Some(std::fs::read(it.next().ok_or("--cmd needs a file")?).map_err(|e| e.to_string())?),
+            "--root" => roots.push(PathBuf::from(
+                it.next().ok_or("--root needs a directory or an archive")?,
+            )),
             f => extra.push(PathBuf::from(f)),
         }
     }
-    let out = out.ok_or("usage: kbuild initramfs -o FILE [--rc FILE] [EXTRA...]")?;
+    let out = out.ok_or("usage: kbuild initramfs -o FILE [--rc FILE] [--cmd FILE] [--root PATH]... [EXTRA...]")?;
     let bin = initramfs::build_userland(&workspace_root())?;
-    let archive = initramfs::pack(&bin, &extra, rc.as_deref(), cmd.as_deref())?;
+    let archive = initramfs::pack(&bin, &extra, &roots, rc.as_deref(), cmd.as_deref())?;
     std::fs::write(&out, archive).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(out)
 }
