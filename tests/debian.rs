@@ -38,7 +38,7 @@ fn debian_bash_and_coreutils_run_dynamically_linked_as_on_linux() {
         "right left\n",
         "trapped USR1\n",
         "killed status 143\n",
-        "killed %1 status 143\n",
+        "killed %+ status 143\n",
         "fg status 0\n",
         "continued\nbg done\n",
         "counted 100\n",

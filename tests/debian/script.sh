@@ -17,17 +17,23 @@ trap 'echo trapped USR1' USR1; kill -USR1 $$
 sleep 5 & kill $!; wait $!; echo "killed status $?"
 # Job control in a script: jobs, %N, kill, fg, a job that stops itself
 # and bg.
+# Each step waits for a state the script can see, never for a time:
+# under load a timed job could end before `fg` reaches it, and a job
+# killed with %N may be reaped and forgotten before `wait %N` (Linux's
+# bash then says "no such job"), so the kill is waited for by pid.
 set -m
 sleep 5 &
+p=$!
 jobs
-kill %1
-wait %1; echo "killed %1 status $?"
-( sleep 0.2; echo "fg job done" ) &
-fg %1 >/dev/null; echo "fg status $?"
+kill %+
+wait $p; echo "killed %+ status $?"
+( kill -STOP $BASHPID; echo "fg job done" ) &
+until jobs -l | busybox grep -q Stopped; do sleep 0.1; done
+fg %+ >/dev/null; echo "fg status $?"
 ( kill -STOP $BASHPID; echo "continued" ) &
 until jobs -l | busybox grep -q Stopped; do sleep 0.1; done
 jobs -l | busybox sed 's/+ *[0-9]* Stopped/+ PID Stopped/'
-bg %1 >/dev/null; wait; echo "bg done"
+bg %+ >/dev/null; wait; echo "bg done"
 set +m
 n=0; while [ $n -lt 100 ]; do n=$((n + 1)); done; echo "counted $n"
 seq 1 20 | sort -rn | head -3 | tr '\n' ' '; echo
