@@ -86,11 +86,14 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                         continue;
                     }
                     found_any = true;
-                    let has_report = match *c.wait_event.lock() {
-                        Some(ChildEvent::Stopped(_)) => stopped,
-                        Some(ChildEvent::Continued) => continued,
-                        _ => false,
-                    };
+                    // A wait for neither (a plain wait4) leaves the
+                    // child's event lock alone.
+                    let has_report = (stopped || continued)
+                        && match *c.wait_event.lock() {
+                            Some(ChildEvent::Stopped(_)) => stopped,
+                            Some(ChildEvent::Continued) => continued,
+                            _ => false,
+                        };
                     if has_report {
                         reporting = Some(c.clone());
                         break;
@@ -150,16 +153,26 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             if tracee_ready {
                 return true;
             }
-            me.children
-                .lock()
-                .iter()
-                .filter(|c| selected(who, options, c))
-                .any(|c| {
-                    (exited && c.is_reapable())
-                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
-                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
-                })
-                || (!any_tracee && !me.children.lock().iter().any(|c| selected(who, options, c)))
+            // One pass under one lock: a child with something to report,
+            // or no selected child (nor tracee) at all.
+            let children = me.children.lock();
+            let mut any_child = false;
+            for c in children.iter().filter(|c| selected(who, options, c)) {
+                any_child = true;
+                if exited && c.is_reapable() {
+                    return true;
+                }
+                if (stopped || continued)
+                    && match *c.wait_event.lock() {
+                        Some(ChildEvent::Stopped(_)) => stopped,
+                        Some(ChildEvent::Continued) => continued,
+                        _ => false,
+                    }
+                {
+                    return true;
+                }
+            }
+            !any_tracee && !any_child
         };
         match me.child_wait.wait_event(true, ready) {
             Ok(()) => continue,

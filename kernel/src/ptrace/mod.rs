@@ -80,7 +80,10 @@ pub(super) struct PtraceState {
     holds_parent: bool,
     /// FP/SIMD registers the tracer set, loaded as the tracee resumes (the
     /// live registers belong to the tracee's CPU while it is switched in).
-    pending_fpsimd: Option<FpsimdState>,
+    /// Boxed: every stop's end takes it, and an inline 528-byte option was
+    /// copied out whole each time (a memcpy longer than the rest of the
+    /// stop's end) though a tracer seldom sets it.
+    pending_fpsimd: Option<alloc::boxed::Box<FpsimdState>>,
     /// TPIDR_EL0 the tracer set, loaded likewise.
     pending_tls: Option<u64>,
 }
@@ -464,7 +467,7 @@ fn ptrace_stop(
     };
     drop(guard);
     if let Some(fp) = fp {
-        *me.fpsimd.lock() = fp;
+        *me.fpsimd.lock() = *fp;
         arch::context::fpsimd_load(&fp);
     }
     if let Some(tls) = tls {
@@ -876,11 +879,15 @@ fn tracee_selected(who: process_core::WaitWho, t: &Task) -> bool {
 
 /// The `i`th of the tracers whose lists a wait by `me` covers: every
 /// thread of its process, or with __WNOTHREAD only itself. One at a time,
-/// so that a wait allocates nothing.
-fn waiting_thread(me: &Arc<Task>, options: u32, i: usize) -> Option<Arc<Task>> {
+/// so that a wait allocates nothing; with whether it is the last one now,
+/// so that a walk ends without taking the threads lock once more.
+fn waiting_thread(me: &Arc<Task>, options: u32, i: usize) -> Option<(Arc<Task>, bool)> {
     match me.process.get() {
-        Some(p) if options & process_core::WNOTHREAD == 0 => p.threads.lock().get(i).cloned(),
-        _ => (i == 0).then(|| me.clone()),
+        Some(p) if options & process_core::WNOTHREAD == 0 => {
+            let threads = p.threads.lock();
+            threads.get(i).map(|t| (t.clone(), i + 1 >= threads.len()))
+        }
+        _ => (i == 0).then(|| (me.clone(), true)),
     }
 }
 
@@ -893,7 +900,7 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
     let keep = options & process_core::WNOWAIT != 0;
     let mut found_any = false;
     let mut i = 0;
-    while let Some(tracer) = waiting_thread(&me, options, i) {
+    while let Some((tracer, last)) = waiting_thread(&me, options, i) {
         let found = {
             let list = tracer.ptrace.ptraced.lock();
             let mut found = None;
@@ -941,6 +948,7 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
                     report: Some((t.tid(), event, t)),
                 }
             }
+            None if last => break,
             None => i += 1,
         }
     }
@@ -956,7 +964,7 @@ pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bo
     let me = sched::current();
     let mut any = false;
     let mut i = 0;
-    while let Some(tracer) = waiting_thread(&me, options, i) {
+    while let Some((tracer, last)) = waiting_thread(&me, options, i) {
         for t in tracer.ptrace.ptraced.lock().iter().filter(|t| tracee_selected(who, t)) {
             any = true;
             let st = t.ptrace.state.lock();
@@ -965,6 +973,9 @@ pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bo
             {
                 return (true, true);
             }
+        }
+        if last {
+            break;
         }
         i += 1;
     }
