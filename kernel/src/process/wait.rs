@@ -149,6 +149,8 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             return Ok(None);
         }
         let ready = || {
+            // One masking for all the locks of the check.
+            let _irqs = crate::sync::IrqsMasked::new();
             let (any_tracee, tracee_ready) = crate::ptrace::wait_tracees_ready(who, options);
             if tracee_ready {
                 return true;

@@ -357,6 +357,10 @@ fn ptrace_stop(
     }
     let mut exit_code = exit_code;
     let mut info = info;
+    // From the stop's record to the tracer's wake-up, its locks (this
+    // task's state, the tracer's signal and wait queues, the run queue)
+    // unmask interrupts once.
+    let irqs = crate::sync::IrqsMasked::new();
     let tracer = {
         let mut st = me.ptrace.state.lock();
         let Some(tracer) = st.tracer.as_ref().and_then(Weak::upgrade) else {
@@ -411,6 +415,7 @@ fn ptrace_stop(
         notify_tracer(&tracer, &me, why, exit_code);
     });
     drop(tracer);
+    drop(irqs);
     loop {
         {
             let mut st = me.ptrace.state.lock();
@@ -445,6 +450,8 @@ fn ptrace_stop(
         sched::schedule();
     }
     me.set_state(TaskState::Running);
+    // The stop's end, as its start, unmasks once.
+    let _irqs = crate::sync::IrqsMasked::new();
     // Shared signals sent while it was stopped picked no stopped thread:
     // this one takes them now (Linux's recalc_sigpending_tsk here).
     if let Some(p) = me.process.get() {
@@ -900,7 +907,12 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
     let keep = options & process_core::WNOWAIT != 0;
     let mut found_any = false;
     let mut i = 0;
-    while let Some((tracer, last)) = waiting_thread(&me, options, i) {
+    loop {
+        // Each list's scan unmasks interrupts once, not once per lock.
+        let irqs = crate::sync::IrqsMasked::new();
+        let Some((tracer, last)) = waiting_thread(&me, options, i) else {
+            break;
+        };
         let found = {
             let list = tracer.ptrace.ptraced.lock();
             let mut found = None;
@@ -925,6 +937,7 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
             }
             found
         };
+        drop(irqs);
         match found {
             Some((t, ChildEvent::Exited(status))) => {
                 if !keep {
@@ -961,6 +974,7 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
 /// Whether a wait would find something among the tracees (its sleep's
 /// condition): a report, or no selected tracee at all.
 pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bool) {
+    let _irqs = crate::sync::IrqsMasked::new();
     let me = sched::current();
     let mut any = false;
     let mut i = 0;

@@ -349,6 +349,8 @@ fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
         .syscall_trace
         .store(request == PTRACE_SYSCALL, Ordering::Release);
     child.ptrace.syscall_emu.store(emu, Ordering::Release);
+    // The state's lock and the run queue's unmask interrupts once.
+    let _irqs = crate::sync::IrqsMasked::new();
     {
         let mut st = child.ptrace.state.lock();
         st.exit_code = data as u32;

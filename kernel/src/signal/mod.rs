@@ -754,6 +754,8 @@ fn notify_parent_cldstop(p: &Process, why: i32, sig: u32) {
 
 /// A synchronous fault signal for the current thread.
 pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
+    // Its locks (the handlers', the queue's, the wake-up's) unmask once.
+    let _irqs = crate::sync::IrqsMasked::new();
     let me = sched::current();
     // A fault signal that is blocked or ignored cannot be left pending: the
     // instruction would fault again forever. Linux unblocks and resets it.
