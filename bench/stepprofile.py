@@ -78,6 +78,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the QEMU log")
     ap.add_argument("--handler", help="single_step_handler's address (a log of another build)")
     ap.add_argument("-x", action="store_true", help="list the instructions")
+    ap.add_argument("--trip", type=int, default=4, help="which round trip, counted from the end (default 4)")
     args = ap.parse_args()
     log = args.log
     if not log:
@@ -140,7 +141,7 @@ def main():
     counts = [sum(len(e[2]) for e in t if e[0] == "tb") for t in trips[-31:-1]]
     kinds = [min(counts[k::3]) for k in range(3)]
     print("least of each kind:", kinds, "mean", round(sum(kinds) / 3))
-    t = trips[-4]
+    t = trips[-args.trip]
     cpus = sorted({e[1] for e in t if e[0] == "tb"})
     for c in cpus + [None]:
         ev = [e for e in t if e[0] == "tb" and (c is None or e[1] == c)]

@@ -46,6 +46,9 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
     crate::trace::tracepoint::sched::trace_sched_process_wait(who);
     let me = current_process();
     loop {
+        // The children scans below unmask interrupts once, not once per
+        // lock (a zombie found is reaped unmasked).
+        let irqs = crate::sync::IrqsMasked::new();
         let mut found_any = false;
         if exited {
             // Claim a zombie under the children lock (lock order: a
@@ -59,6 +62,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             if let Some(i) = zombie {
                 let c = if keep { children[i].clone() } else { children.remove(i) };
                 drop(children);
+                drop(irqs);
                 let status = c.exit_status.lock().unwrap_or(0);
                 if !keep {
                     crate::cputime::reap_cputime(&me, &c);
@@ -132,6 +136,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                 _ => {}
             }
         }
+        drop(irqs);
         let tracees = crate::ptrace::wait_tracees(who, options);
         found_any |= tracees.found_any;
         if let Some((pid, event, task)) = tracees.report {

@@ -415,12 +415,15 @@ fn ptrace_stop(
         notify_tracer(&tracer, &me, why, exit_code);
     });
     drop(tracer);
-    drop(irqs);
-    loop {
+    // The masking goes on into the first look at the stop, and one taken
+    // for the last look (the tracer resumed it) lasts to the stop's end.
+    let mut first = Some(irqs);
+    let _irqs = loop {
+        let masked = first.take().unwrap_or_else(crate::sync::IrqsMasked::new);
         {
             let mut st = me.ptrace.state.lock();
             if !st.stopped {
-                break;
+                break masked;
             }
             if st.listening && me.ptrace.trap_notify.swap(false, Ordering::AcqRel) {
                 // PTRACE_LISTEN: the group stop changed; report again.
@@ -445,13 +448,12 @@ fn ptrace_stop(
             me.set_state(TaskState::Stopped);
         }
         if dying(&me) {
-            break;
+            break masked;
         }
+        drop(masked);
         sched::schedule();
-    }
+    };
     me.set_state(TaskState::Running);
-    // The stop's end, as its start, unmasks once.
-    let _irqs = crate::sync::IrqsMasked::new();
     // Shared signals sent while it was stopped picked no stopped thread:
     // this one takes them now (Linux's recalc_sigpending_tsk here).
     if let Some(p) = me.process.get() {
