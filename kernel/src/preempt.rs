@@ -43,11 +43,15 @@ pub fn preempt_count_on(cpu: usize) -> u32 {
 /// tracers hear of the first level (`preempt_latency_start`).
 #[inline(always)]
 pub fn preempt_disable() {
-    // An interrupt between the CPU number and the update balances its own
-    // changes before it returns, and tasks do not move here: the slot stays
-    // this CPU's.
+    // A plain load and store, not an atomic read-modify-write (Linux's
+    // arm64 preempt_count_add is one too): only this CPU writes its slot,
+    // an interrupt between the load and the store balances its own changes
+    // before it returns, and tasks do not move here, so the slot stays this
+    // CPU's. Every IrqSpinLock section passes here; an LDXR/STXR pair each
+    // way was two of the most frequent atomics on a ptrace round trip.
     let c = PREEMPT_COUNT.this();
-    let now = c.fetch_add(1, Ordering::Relaxed) + 1;
+    let now = c.load(Ordering::Relaxed) + 1;
+    c.store(now, Ordering::Relaxed);
     if crate::static_branch_unlikely!(TRACE_PREEMPT_KEY) && now == 1 {
         crate::trace::trace_preemptirq::trace_preempt_off();
     }
@@ -66,7 +70,9 @@ pub fn preempt_enable() {
     if crate::static_branch_unlikely!(TRACE_PREEMPT_KEY) && now == 1 {
         crate::trace::trace_preemptirq::trace_preempt_on();
     }
-    c.fetch_sub(1, Ordering::Relaxed);
+    // Plain store, as in preempt_disable. The count is read again: a
+    // tracer hook above may have taken and released locks of its own.
+    c.store(c.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
 }
 
 /// Sets this CPU's count (the scheduler, restoring a task's count after a

@@ -125,12 +125,21 @@ pub fn debug_monitors_init_cpu() {
 /// Sets or clears MDSCR_EL1.SS: software step for EL0 (the step state
 /// machine then follows SPSR_EL1.SS at each return to EL0). KDE is clear,
 /// so this never steps the kernel.
+///
+/// Written only when SS changes: a switch between two tasks that both
+/// step, or a stepped task leaving a stop on the CPU it stopped on, finds
+/// it set already. A write is costly under emulation (QEMU leaves its
+/// translated code to recompute its cached CPU state); a read is not.
 pub fn mdscr_set_ss(on: bool) {
-    use aarch64_cpu::registers::{ReadWriteable, MDSCR_EL1};
-    if on {
-        MDSCR_EL1.modify(MDSCR_EL1::SS::SET);
+    use aarch64_cpu::registers::{Readable, Writeable, MDSCR_EL1};
+    let old = MDSCR_EL1.get();
+    let new = if on {
+        old | MDSCR_EL1::SS::SET.value
     } else {
-        MDSCR_EL1.modify(MDSCR_EL1::SS::CLEAR);
+        old & !MDSCR_EL1::SS::SET.value
+    };
+    if new != old {
+        MDSCR_EL1.set(new);
     }
 }
 

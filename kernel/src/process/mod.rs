@@ -54,6 +54,9 @@ pub struct Process {
     pub children: IrqSpinLock<Vec<Arc<Process>>>,
     /// Exit status once a zombie (Linux wait encoding).
     pub exit_status: IrqSpinLock<Option<i32>>,
+    /// Set once `exit_status` is, never cleared: [`Process::is_zombie`]
+    /// reads it without the lock (every wait asks it of every child).
+    zombie: AtomicBool,
     /// Stop/continue events for the parent's wait.
     pub wait_event: IrqSpinLock<Option<ChildEvent>>,
     /// Group exit in progress (the code threads exit with).
@@ -203,6 +206,7 @@ impl Process {
             threads: IrqSpinLock::new(Vec::new()),
             children: IrqSpinLock::new(Vec::new()),
             exit_status: IrqSpinLock::new(None),
+            zombie: AtomicBool::new(false),
             wait_event: IrqSpinLock::new(None),
             group_exit: AtomicI32::new(0),
             exiting: AtomicBool::new(false),
@@ -252,7 +256,7 @@ impl Process {
 
     /// Whether it has exited and awaits reaping.
     pub fn is_zombie(&self) -> bool {
-        self.exit_status.lock().is_some()
+        self.zombie.load(Ordering::Acquire)
     }
 
     /// Whether its real parent may reap it: a zombie no tracer still has
@@ -737,6 +741,7 @@ fn exit_process(p: &Arc<Process>, status: i32) {
             // exactly one of the two sends SIGCHLD.
             let mut children = pp.children.lock();
             *p.exit_status.lock() = Some(status);
+            p.zombie.store(true, Ordering::Release);
             // A tracer hears first; the parent's SIGCHLD waits for its wait.
             let held = p.ptrace_hold.load(Ordering::Acquire) != 0;
             if autoreap {
@@ -751,6 +756,7 @@ fn exit_process(p: &Arc<Process>, status: i32) {
         pp.child_wait.wake_up_all();
     } else {
         *p.exit_status.lock() = Some(status);
+        p.zombie.store(true, Ordering::Release);
         PROCESSES.lock().remove(&p.pid);
     }
     if p.pid == 1 {

@@ -46,6 +46,9 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
     crate::trace::tracepoint::sched::trace_sched_process_wait(who);
     let me = current_process();
     loop {
+        // The children scans below unmask interrupts once, not once per
+        // lock (a zombie found is reaped unmasked).
+        let irqs = crate::sync::IrqsMasked::new();
         let mut found_any = false;
         if exited {
             // Claim a zombie under the children lock (lock order: a
@@ -59,6 +62,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             if let Some(i) = zombie {
                 let c = if keep { children[i].clone() } else { children.remove(i) };
                 drop(children);
+                drop(irqs);
                 let status = c.exit_status.lock().unwrap_or(0);
                 if !keep {
                     crate::cputime::reap_cputime(&me, &c);
@@ -86,11 +90,14 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                         continue;
                     }
                     found_any = true;
-                    let has_report = match *c.wait_event.lock() {
-                        Some(ChildEvent::Stopped(_)) => stopped,
-                        Some(ChildEvent::Continued) => continued,
-                        _ => false,
-                    };
+                    // A wait for neither (a plain wait4) leaves the
+                    // child's event lock alone.
+                    let has_report = (stopped || continued)
+                        && match *c.wait_event.lock() {
+                            Some(ChildEvent::Stopped(_)) => stopped,
+                            Some(ChildEvent::Continued) => continued,
+                            _ => false,
+                        };
                     if has_report {
                         reporting = Some(c.clone());
                         break;
@@ -129,6 +136,7 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
                 _ => {}
             }
         }
+        drop(irqs);
         let tracees = crate::ptrace::wait_tracees(who, options);
         found_any |= tracees.found_any;
         if let Some((pid, event, task)) = tracees.report {
@@ -146,20 +154,32 @@ pub fn do_wait(who: WaitWho, options: u32) -> Result<Option<Reaped>, Errno> {
             return Ok(None);
         }
         let ready = || {
+            // One masking for all the locks of the check.
+            let _irqs = crate::sync::IrqsMasked::new();
             let (any_tracee, tracee_ready) = crate::ptrace::wait_tracees_ready(who, options);
             if tracee_ready {
                 return true;
             }
-            me.children
-                .lock()
-                .iter()
-                .filter(|c| selected(who, options, c))
-                .any(|c| {
-                    (exited && c.is_reapable())
-                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Stopped(_)) if stopped)
-                        || matches!(*c.wait_event.lock(), Some(ChildEvent::Continued) if continued)
-                })
-                || (!any_tracee && !me.children.lock().iter().any(|c| selected(who, options, c)))
+            // One pass under one lock: a child with something to report,
+            // or no selected child (nor tracee) at all.
+            let children = me.children.lock();
+            let mut any_child = false;
+            for c in children.iter().filter(|c| selected(who, options, c)) {
+                any_child = true;
+                if exited && c.is_reapable() {
+                    return true;
+                }
+                if (stopped || continued)
+                    && match *c.wait_event.lock() {
+                        Some(ChildEvent::Stopped(_)) => stopped,
+                        Some(ChildEvent::Continued) => continued,
+                        _ => false,
+                    }
+                {
+                    return true;
+                }
+            }
+            !any_tracee && !any_child
         };
         match me.child_wait.wait_event(true, ready) {
             Ok(()) => continue,

@@ -80,7 +80,10 @@ pub(super) struct PtraceState {
     holds_parent: bool,
     /// FP/SIMD registers the tracer set, loaded as the tracee resumes (the
     /// live registers belong to the tracee's CPU while it is switched in).
-    pending_fpsimd: Option<FpsimdState>,
+    /// Boxed: every stop's end takes it, and an inline 528-byte option was
+    /// copied out whole each time (a memcpy longer than the rest of the
+    /// stop's end) though a tracer seldom sets it.
+    pending_fpsimd: Option<alloc::boxed::Box<FpsimdState>>,
     /// TPIDR_EL0 the tracer set, loaded likewise.
     pending_tls: Option<u64>,
 }
@@ -354,6 +357,10 @@ fn ptrace_stop(
     }
     let mut exit_code = exit_code;
     let mut info = info;
+    // From the stop's record to the tracer's wake-up, its locks (this
+    // task's state, the tracer's signal and wait queues, the run queue)
+    // unmask interrupts once.
+    let irqs = crate::sync::IrqsMasked::new();
     let tracer = {
         let mut st = me.ptrace.state.lock();
         let Some(tracer) = st.tracer.as_ref().and_then(Weak::upgrade) else {
@@ -408,11 +415,15 @@ fn ptrace_stop(
         notify_tracer(&tracer, &me, why, exit_code);
     });
     drop(tracer);
-    loop {
+    // The masking goes on into the first look at the stop, and one taken
+    // for the last look (the tracer resumed it) lasts to the stop's end.
+    let mut first = Some(irqs);
+    let _irqs = loop {
+        let masked = first.take().unwrap_or_else(crate::sync::IrqsMasked::new);
         {
             let mut st = me.ptrace.state.lock();
             if !st.stopped {
-                break;
+                break masked;
             }
             if st.listening && me.ptrace.trap_notify.swap(false, Ordering::AcqRel) {
                 // PTRACE_LISTEN: the group stop changed; report again.
@@ -437,10 +448,11 @@ fn ptrace_stop(
             me.set_state(TaskState::Stopped);
         }
         if dying(&me) {
-            break;
+            break masked;
         }
+        drop(masked);
         sched::schedule();
-    }
+    };
     me.set_state(TaskState::Running);
     // Shared signals sent while it was stopped picked no stopped thread:
     // this one takes them now (Linux's recalc_sigpending_tsk here).
@@ -464,7 +476,7 @@ fn ptrace_stop(
     };
     drop(guard);
     if let Some(fp) = fp {
-        *me.fpsimd.lock() = fp;
+        *me.fpsimd.lock() = *fp;
         arch::context::fpsimd_load(&fp);
     }
     if let Some(tls) = tls {
@@ -876,11 +888,15 @@ fn tracee_selected(who: process_core::WaitWho, t: &Task) -> bool {
 
 /// The `i`th of the tracers whose lists a wait by `me` covers: every
 /// thread of its process, or with __WNOTHREAD only itself. One at a time,
-/// so that a wait allocates nothing.
-fn waiting_thread(me: &Arc<Task>, options: u32, i: usize) -> Option<Arc<Task>> {
+/// so that a wait allocates nothing; with whether it is the last one now,
+/// so that a walk ends without taking the threads lock once more.
+fn waiting_thread(me: &Arc<Task>, options: u32, i: usize) -> Option<(Arc<Task>, bool)> {
     match me.process.get() {
-        Some(p) if options & process_core::WNOTHREAD == 0 => p.threads.lock().get(i).cloned(),
-        _ => (i == 0).then(|| me.clone()),
+        Some(p) if options & process_core::WNOTHREAD == 0 => {
+            let threads = p.threads.lock();
+            threads.get(i).map(|t| (t.clone(), i + 1 >= threads.len()))
+        }
+        _ => (i == 0).then(|| (me.clone(), true)),
     }
 }
 
@@ -893,7 +909,12 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
     let keep = options & process_core::WNOWAIT != 0;
     let mut found_any = false;
     let mut i = 0;
-    while let Some(tracer) = waiting_thread(&me, options, i) {
+    loop {
+        // Each list's scan unmasks interrupts once, not once per lock.
+        let irqs = crate::sync::IrqsMasked::new();
+        let Some((tracer, last)) = waiting_thread(&me, options, i) else {
+            break;
+        };
         let found = {
             let list = tracer.ptrace.ptraced.lock();
             let mut found = None;
@@ -918,6 +939,7 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
             }
             found
         };
+        drop(irqs);
         match found {
             Some((t, ChildEvent::Exited(status))) => {
                 if !keep {
@@ -941,6 +963,7 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
                     report: Some((t.tid(), event, t)),
                 }
             }
+            None if last => break,
             None => i += 1,
         }
     }
@@ -953,10 +976,11 @@ pub fn wait_tracees(who: process_core::WaitWho, options: u32) -> TraceeWait {
 /// Whether a wait would find something among the tracees (its sleep's
 /// condition): a report, or no selected tracee at all.
 pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bool) {
+    let _irqs = crate::sync::IrqsMasked::new();
     let me = sched::current();
     let mut any = false;
     let mut i = 0;
-    while let Some(tracer) = waiting_thread(&me, options, i) {
+    while let Some((tracer, last)) = waiting_thread(&me, options, i) {
         for t in tracer.ptrace.ptraced.lock().iter().filter(|t| tracee_selected(who, t)) {
             any = true;
             let st = t.ptrace.state.lock();
@@ -965,6 +989,9 @@ pub fn wait_tracees_ready(who: process_core::WaitWho, options: u32) -> (bool, bo
             {
                 return (true, true);
             }
+        }
+        if last {
+            break;
         }
         i += 1;
     }

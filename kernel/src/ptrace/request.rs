@@ -349,6 +349,8 @@ fn ptrace_resume(child: &Arc<Task>, request: i64, data: u64) -> SysResult {
         .syscall_trace
         .store(request == PTRACE_SYSCALL, Ordering::Release);
     child.ptrace.syscall_emu.store(emu, Ordering::Release);
+    // The state's lock and the run queue's unmask interrupts once.
+    let _irqs = crate::sync::IrqsMasked::new();
     {
         let mut st = child.ptrace.state.lock();
         st.exit_code = data as u32;
@@ -422,7 +424,7 @@ fn regset_get(child: &Arc<Task>, nt: u32) -> Result<Vec<u8>, Errno> {
             .to_vec()
         })?,
         NT_PRFPREG => {
-            let pending = child.ptrace.state.lock().pending_fpsimd;
+            let pending = child.ptrace.state.lock().pending_fpsimd.as_deref().copied();
             let fp = pending.unwrap_or_else(|| *child.fpsimd.lock());
             UserFpsimdState {
                 vregs: fp.vregs,
@@ -473,15 +475,17 @@ fn regset_set(child: &Arc<Task>, nt: u32, new: &[u8]) -> Result<(), Errno> {
             let mut b = [0u8; UserFpsimdState::SIZE];
             b.copy_from_slice(&image);
             let s = UserFpsimdState::from_bytes(&b);
-            let mut st = child.ptrace.state.lock();
-            if !st.stopped {
-                return Err(Errno::ESRCH);
-            }
-            st.pending_fpsimd = Some(FpsimdState {
+            // Allocated before the lock, which masks interrupts.
+            let fp = alloc::boxed::Box::new(FpsimdState {
                 vregs: s.vregs,
                 fpsr: s.fpsr,
                 fpcr: s.fpcr,
             });
+            let mut st = child.ptrace.state.lock();
+            if !st.stopped {
+                return Err(Errno::ESRCH);
+            }
+            st.pending_fpsimd = Some(fp);
             Ok(())
         }
         NT_ARM_TLS => {

@@ -250,6 +250,9 @@ impl SigQueue {
 
 /// Linux's `__sigqueue_alloc` and `list_add_tail`: false when over the
 /// limit (unless `override_rlimit`) or out of memory; never panics.
+/// Entries a drained queue keeps room for (see [`dequeue`]).
+const SIGQUEUE_KEEP: usize = 4;
+
 fn sigqueue_add(list: &mut Vec<SlabBox<SigInfo>>, info: SigInfo, override_rlimit: bool) -> bool {
     let n = QUEUED.fetch_add(1, Ordering::AcqRel) + 1;
     let entry = if !override_rlimit && n > sigpending_limit() || list.try_reserve(1).is_err() {
@@ -751,6 +754,8 @@ fn notify_parent_cldstop(p: &Process, why: i32, sig: u32) {
 
 /// A synchronous fault signal for the current thread.
 pub fn force_sig_fault(sig: u32, code: i32, addr: u64) {
+    // Its locks (the handlers', the queue's, the wake-up's) unmask once.
+    let _irqs = crate::sync::IrqsMasked::new();
     let me = sched::current();
     // A fault signal that is blocked or ignored cannot be left pending: the
     // instruction would fault again forever. Linux unblocks and resets it.
@@ -824,7 +829,10 @@ fn dequeue(t: &Task, p: &Process) -> Option<SigInfo> {
         if !list.iter().any(|i| i.signo == sig) {
             bits.fetch_and(!sigmask(sig), Ordering::AcqRel);
         }
-        if list.is_empty() {
+        // A burst's large buffer goes back to the heap; a small one stays,
+        // so that a signal at a time (a single-stepped tracee's SIGTRAP, a
+        // tracer's SIGCHLD) does not allocate and free it every time.
+        if list.is_empty() && list.capacity() > SIGQUEUE_KEEP {
             *list = Vec::new();
         }
         return Some(info);
