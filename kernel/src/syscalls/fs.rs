@@ -670,7 +670,17 @@ syscall!(__arm64_sys_pipe2, r, {
 syscall!(
     __arm64_sys_ioctl,
     r,
-    Ok(file(r.regs[0])?.ioctl(r.regs[1] as u32, r.regs[2])? as u64)
+    {
+        let f = file(r.regs[0])?;
+        let n = f.ioctl(r.regs[1] as u32, r.regs[2])?;
+        // A pipe's FIONREAD gives its count back (the vfs crate has no
+        // user access); Linux's `pipe_ioctl` stores it at the argument.
+        if r.regs[1] as u32 == uapi::termios::FIONREAD && is_pipe(&f) {
+            crate::uaccess::put_user_i32(UserPtr::new(r.regs[2]), n as i32)?;
+            return Ok(0);
+        }
+        Ok(n as u64)
+    }
 );
 
 syscall!(__arm64_sys_sync, _r, Ok(0));
