@@ -146,7 +146,12 @@ impl UserIovIter {
     /// Over `iov`, as [`import_iovec`] returned it.
     pub fn new(iov: Vec<uapi::uio::IoVec>) -> Self {
         let left = iov.iter().map(|v| v.len as usize).sum();
-        UserIovIter { iov, seg: 0, done: 0, left }
+        UserIovIter {
+            iov,
+            seg: 0,
+            done: 0,
+            left,
+        }
     }
 
     /// The user address and length left of the current segment, moving
@@ -178,7 +183,9 @@ impl vfs::IovIter for UserIovIter {
         while copied < data.len() {
             let Some((addr, room)) = self.current() else { break };
             let want = room.min(data.len() - copied);
-            let Some(src) = data.get(copied..copied + want) else { break };
+            let Some(src) = data.get(copied..copied + want) else {
+                break;
+            };
             // The range was checked by `import_iovec`.
             let n = want - arch::uaccess::raw_copy_to_user(UserPtr::new(addr), src);
             self.advance(n);

@@ -64,7 +64,14 @@ fn do_write(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result
 /// [`do_write`], appending if `append` (O_APPEND, or pwritev2's
 /// RWF_APPEND/RWF_NOAPPEND), sleeping while the file has no room only if
 /// `wait` (else EAGAIN).
-fn do_write_flags(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>, append: bool, wait: bool) -> Result<u64, Errno> {
+fn do_write_flags(
+    f: &OpenFile,
+    ubuf: UserPtr,
+    len: usize,
+    pos: Option<i64>,
+    append: bool,
+    wait: bool,
+) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     // As Linux: the range must be user space; its bytes are read only by a
     // file that uses them (a write to /dev/null reads nothing), at most
@@ -667,21 +674,17 @@ syscall!(__arm64_sys_pipe2, r, {
     Ok(0)
 });
 
-syscall!(
-    __arm64_sys_ioctl,
-    r,
-    {
-        let f = file(r.regs[0])?;
-        let n = f.ioctl(r.regs[1] as u32, r.regs[2])?;
-        // A pipe's FIONREAD gives its count back (the vfs crate has no
-        // user access); Linux's `pipe_ioctl` stores it at the argument.
-        if r.regs[1] as u32 == uapi::termios::FIONREAD && is_pipe(&f) {
-            crate::uaccess::put_user_i32(UserPtr::new(r.regs[2]), n as i32)?;
-            return Ok(0);
-        }
-        Ok(n as u64)
+syscall!(__arm64_sys_ioctl, r, {
+    let f = file(r.regs[0])?;
+    let n = f.ioctl(r.regs[1] as u32, r.regs[2])?;
+    // A pipe's FIONREAD gives its count back (the vfs crate has no
+    // user access); Linux's `pipe_ioctl` stores it at the argument.
+    if r.regs[1] as u32 == uapi::termios::FIONREAD && is_pipe(&f) {
+        crate::uaccess::put_user_i32(UserPtr::new(r.regs[2]), n as i32)?;
+        return Ok(0);
     }
-);
+    Ok(n as u64)
+});
 
 syscall!(__arm64_sys_sync, _r, Ok(0));
 

@@ -19,8 +19,8 @@ use uapi::termios::FIONREAD;
 use uapi::Errno;
 
 use crate::file::{FileOps, OpenFile};
-use crate::iov_iter::{IovIter, IovSource};
 use crate::inode::{alloc_anon_dev, Inode, Metadata, Timespec};
+use crate::iov_iter::{IovIter, IovSource};
 use crate::wait::WaitQueueHead;
 use crate::Result;
 
@@ -342,5 +342,135 @@ impl Drop for WriteEnd {
     fn drop(&mut self) {
         self.0.state.lock().writers -= 1;
         self.0.wq.wake_up();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iov_iter::KernelSource;
+    use crate::KernelIter;
+    use alloc::vec;
+
+    fn pipe(flags: u32) -> (Arc<OpenFile>, Arc<OpenFile>) {
+        pipe2(flags, 0, 0, Timespec::default()).unwrap()
+    }
+
+    fn fionread(f: &OpenFile) -> i64 {
+        f.ioctl(FIONREAD, 0).unwrap()
+    }
+
+    /// A source of `len` bytes whose first `good` can be read.
+    struct Source {
+        good: usize,
+        len: usize,
+    }
+
+    impl IovSource for Source {
+        fn count(&self) -> usize {
+            self.len
+        }
+        fn consume(&mut self, len: usize, take: &mut dyn FnMut(&[u8]) -> Result<usize>) -> Result<usize> {
+            let len = len.min(self.len);
+            if len > self.good {
+                return Err(Errno::EFAULT);
+            }
+            let n = take(&vec![b's'; len])?;
+            self.good -= n;
+            self.len -= n;
+            Ok(n)
+        }
+    }
+
+    /// A destination of `len` bytes whose first `good` can be written.
+    struct Dest {
+        good: usize,
+        len: usize,
+    }
+
+    impl IovIter for Dest {
+        fn count(&self) -> usize {
+            self.len
+        }
+        fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+            let n = data.len().min(self.good).min(self.len);
+            self.good -= n;
+            self.len -= n;
+            n
+        }
+    }
+
+    #[test]
+    fn small_writes_share_a_page_and_a_full_pipe_takes_no_more() {
+        let (rd, wr) = pipe(0);
+        for _ in 0..16 {
+            assert_eq!(wr.write(&[1; 4000]), Ok(4000));
+        }
+        // 16 buffers of 4000 bytes: no room for a 97th byte on any page,
+        // and no free buffer.
+        assert_eq!(wr.write(&[1; 97]), Err(Errno::EAGAIN));
+        assert_eq!(wr.write(&[1; 96]), Ok(96));
+        assert_eq!(wr.poll(), 0);
+        assert_eq!(fionread(&rd), 16 * 4000 + 96);
+        let mut buf = vec![0u8; 4000];
+        assert_eq!(rd.read(&mut buf), Ok(4000));
+        assert_eq!(wr.poll() & POLLOUT, POLLOUT);
+        // A PIPE_BUF-sized write goes in whole, on the free buffer.
+        assert_eq!(wr.write(&[2; 4096]), Ok(4096));
+        assert_eq!(wr.write(&[2; 1]), Err(Errno::EAGAIN));
+    }
+
+    #[test]
+    fn a_read_takes_buffers_whole_until_one_faults() {
+        let (rd, wr) = pipe(0);
+        assert_eq!(wr.write(&[1; 4094]), Ok(4094));
+        assert_eq!(wr.write(b"tail"), Ok(4));
+        // The first buffer fits, the second faults: it stays.
+        assert_eq!(rd.read_iter(&mut Dest { good: 4096, len: 8192 }), Ok(4094));
+        assert_eq!(fionread(&rd), 4);
+        // A fault part way through the only buffer: nothing read.
+        assert_eq!(rd.read_iter(&mut Dest { good: 3, len: 4 }), Err(Errno::EFAULT));
+        let mut buf = [0u8; 8];
+        assert_eq!(rd.read(&mut buf), Ok(4));
+        assert_eq!(&buf[..4], b"tail");
+        assert_eq!(rd.read(&mut buf), Err(Errno::EAGAIN));
+        drop(wr);
+        assert_eq!(rd.read(&mut buf), Ok(0));
+    }
+
+    #[test]
+    fn a_write_puts_count_mod_page_on_the_last_buffer_then_whole_pages() {
+        let (rd, wr) = pipe(0);
+        // Empty pipe: a chunk that faults is not written.
+        assert_eq!(wr.write_iter(&mut Source { good: 4, len: 8 }), Err(Errno::EFAULT));
+        assert_eq!(fionread(&rd), 0);
+        let mut buf = vec![0u8; 8192];
+        // The empty buffer the fault left is read as nothing.
+        assert_eq!(rd.read(&mut buf), Err(Errno::EAGAIN));
+        assert_eq!(wr.write_iter(&mut Source { good: 4096, len: 4100 }), Ok(4096));
+        assert_eq!(rd.read(&mut buf), Ok(4096));
+        // Onto a 1-byte buffer: the first 4100 % 4096 bytes merge, the
+        // page after them faults.
+        assert_eq!(wr.write(b"1"), Ok(1));
+        assert_eq!(wr.write_iter(&mut Source { good: 4096, len: 4100 }), Ok(4));
+        assert_eq!(rd.read(&mut buf), Ok(5));
+        assert_eq!(&buf[..5], b"1ssss");
+        // Without readers: EPIPE, but an empty write is still 0.
+        drop(rd);
+        assert_eq!(wr.write(b""), Ok(0));
+        assert_eq!(wr.write(b"x"), Err(Errno::EPIPE));
+    }
+
+    #[test]
+    fn a_packet_pipe_reads_one_write_at_a_time() {
+        let (rd, wr) = pipe(O_DIRECT);
+        assert_eq!(wr.write(b"abc"), Ok(3));
+        assert_eq!(wr.write_iter(&mut KernelSource::new(b"defgh")), Ok(5));
+        let mut buf = [0u8; 16];
+        assert_eq!(rd.read(&mut buf), Ok(3));
+        // A short read drops the rest of the packet.
+        assert_eq!(rd.read_iter(&mut KernelIter::new(&mut buf[..2])), Ok(2));
+        assert_eq!(&buf[..2], b"de");
+        assert_eq!(rd.read(&mut buf), Err(Errno::EAGAIN));
     }
 }

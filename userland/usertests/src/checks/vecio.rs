@@ -158,7 +158,11 @@ fn preadv_pwritev_errors_as_linux_orders_them() -> Outcome {
     let [r, w] = pipe().ctx("pipe2")?;
     check_eq!(preadv(r, &one, 0), Err(Errno::ESPIPE), "preadv of a pipe");
     check_eq!(pwritev(w, &one, 0), Err(Errno::ESPIPE), "pwritev to a pipe");
-    check_eq!(preadv(w, &one, 0), Err(Errno::ESPIPE), "preadv of the write end: ESPIPE first");
+    check_eq!(
+        preadv(w, &one, 0),
+        Err(Errno::ESPIPE),
+        "preadv of the write end: ESPIPE first"
+    );
     close(r);
     close(w);
     let (path, fd) = temp_file("preadverr", b"0123", 0)?;
@@ -253,20 +257,36 @@ fn preadv2_pwritev2_at_minus_one_use_and_move_the_file_offset() -> Outcome {
     check_eq!(pwritev2(fd, &[iov(b"z")], 0, 0), Ok(1), "pwritev2 at 0");
     check_eq!(offset(fd), Ok(8), "the offset stays after pwritev2 at 0");
     check_eq!(contents(fd), Ok(b"z1234WXY89".to_vec()), "the file");
-    check_eq!(preadv2(fd, &[mut_iov(&mut a)], -2, 0), Err(Errno::EINVAL), "preadv2 at -2");
+    check_eq!(
+        preadv2(fd, &[mut_iov(&mut a)], -2, 0),
+        Err(Errno::EINVAL),
+        "preadv2 at -2"
+    );
     check_eq!(pwritev2(fd, &[iov(b"q")], -2, 0), Err(Errno::EINVAL), "pwritev2 at -2");
     close(fd);
     remove(&path);
     let [r, w] = rt::fs::pipe2(O_NONBLOCK | O_CLOEXEC).ctx("pipe2")?;
-    check_eq!(pwritev2(w, &[iov(b"ab"), iov(b"c")], -1, 0), Ok(3), "pwritev2 at -1 to a pipe");
-    check_eq!(pwritev2(w, &[iov(b"ab")], 0, 0), Err(Errno::ESPIPE), "pwritev2 at 0 to a pipe");
+    check_eq!(
+        pwritev2(w, &[iov(b"ab"), iov(b"c")], -1, 0),
+        Ok(3),
+        "pwritev2 at -1 to a pipe"
+    );
+    check_eq!(
+        pwritev2(w, &[iov(b"ab")], 0, 0),
+        Err(Errno::ESPIPE),
+        "pwritev2 at 0 to a pipe"
+    );
     check_eq!(
         preadv2(r, &[mut_iov(&mut a), mut_iov(&mut b)], -1, 0),
         Ok(3),
         "preadv2 at -1 from a pipe"
     );
     check_eq!(&a, b"ab", "from the pipe");
-    check_eq!(preadv2(r, &[mut_iov(&mut a)], -1, 0), Err(Errno::EAGAIN), "an empty pipe");
+    check_eq!(
+        preadv2(r, &[mut_iov(&mut a)], -1, 0),
+        Err(Errno::EAGAIN),
+        "an empty pipe"
+    );
     close(r);
     close(w);
     Ok(())
@@ -292,11 +312,19 @@ fn preadv2_pwritev2_take_the_rwf_flags_linux_takes() -> Outcome {
         check_eq!(&a, b"23", "preadv2 {what} read");
         check_eq!(pwritev2(fd, &[iov(b"ab")], 4, flags), Ok(2), "pwritev2 {what}");
     }
-    check_eq!(pwritev2(fd, &[iov(b"EN"), iov(b"D")], 1, RWF_APPEND), Ok(3), "RWF_APPEND at 1");
+    check_eq!(
+        pwritev2(fd, &[iov(b"EN"), iov(b"D")], 1, RWF_APPEND),
+        Ok(3),
+        "RWF_APPEND at 1"
+    );
     check_eq!(offset(fd), Ok(0), "RWF_APPEND at an offset leaves the file offset");
     check_eq!(pwritev2(fd, &[iov(b"!")], -1, RWF_APPEND), Ok(1), "RWF_APPEND at -1");
     check_eq!(offset(fd), Ok(14), "RWF_APPEND at -1 moves the offset to the end");
-    check_eq!(contents(fd), Ok(b"0123ab6789END!".to_vec()), "the file after RWF_APPEND");
+    check_eq!(
+        contents(fd),
+        Ok(b"0123ab6789END!".to_vec()),
+        "the file after RWF_APPEND"
+    );
     for (flags, err, what) in [
         (0x80, Errno::ENOTSUP, "an unknown bit"),
         (0x8000_0000, Errno::ENOTSUP, "the top bit"),
@@ -305,7 +333,11 @@ fn preadv2_pwritev2_take_the_rwf_flags_linux_takes() -> Outcome {
     ] {
         check_eq!(preadv2(fd, &[mut_iov(&mut a)], 0, flags), Err(err), "preadv2 {what}");
         check_eq!(pwritev2(fd, &[iov(b"x")], 0, flags), Err(err), "pwritev2 {what}");
-        check_eq!(preadv2(fd, &[mut_iov(&mut [])], 0, flags), Ok(0), "preadv2 {what}, nothing to read");
+        check_eq!(
+            preadv2(fd, &[mut_iov(&mut [])], 0, flags),
+            Ok(0),
+            "preadv2 {what}, nothing to read"
+        );
     }
     // Linux's rootfs, which holds /tmp, has no FMODE_NOWAIT.
     check_eq!(
@@ -327,7 +359,11 @@ fn preadv2_pwritev2_take_the_rwf_flags_linux_takes() -> Outcome {
     let afd = open(&path, O_RDWR | O_APPEND | O_CLOEXEC, 0).ctx("open O_APPEND")?;
     check_eq!(pwritev2(afd, &[iov(b"Z")], 0, RWF_NOAPPEND), Ok(1), "RWF_NOAPPEND at 0");
     check_eq!(pwritev2(afd, &[iov(b"+")], 0, 0), Ok(1), "O_APPEND at 0");
-    check_eq!(contents(afd), Ok(b"Z123ab6789END!+".to_vec()), "the file after RWF_NOAPPEND");
+    check_eq!(
+        contents(afd),
+        Ok(b"Z123ab6789END!+".to_vec()),
+        "the file after RWF_NOAPPEND"
+    );
     close(afd);
     remove(&path);
     let [r, w] = pipe().ctx("pipe2")?;
@@ -336,8 +372,16 @@ fn preadv2_pwritev2_take_the_rwf_flags_linux_takes() -> Outcome {
         Err(Errno::EAGAIN),
         "RWF_NOWAIT on an empty blocking pipe"
     );
-    check_eq!(pwritev2(w, &[iov(b"hi")], -1, RWF_NOWAIT), Ok(2), "RWF_NOWAIT write to a pipe");
-    check_eq!(preadv2(r, &[mut_iov(&mut a)], -1, RWF_NOWAIT), Ok(2), "RWF_NOWAIT read from a pipe");
+    check_eq!(
+        pwritev2(w, &[iov(b"hi")], -1, RWF_NOWAIT),
+        Ok(2),
+        "RWF_NOWAIT write to a pipe"
+    );
+    check_eq!(
+        preadv2(r, &[mut_iov(&mut a)], -1, RWF_NOWAIT),
+        Ok(2),
+        "RWF_NOWAIT read from a pipe"
+    );
     close(r);
     close(w);
     Ok(())
@@ -371,11 +415,7 @@ fn pipe_readv_moves_a_pipe_buffer_whole_or_not_at_all() -> Outcome {
         "readv [4094, unmapped]: the first buffer only"
     );
     check_eq!(fionread(r), Ok(4), "the second buffer stays");
-    check_eq!(
-        preadv2(r, &[mut_iov(&mut a)], -1, 0),
-        Ok(4),
-        "read the second buffer"
-    );
+    check_eq!(preadv2(r, &[mut_iov(&mut a)], -1, 0), Ok(4), "read the second buffer");
     check_eq!(&a, b"tail", "the second buffer");
     check_eq!(write(w, b"12345678"), Ok(8), "write 8");
     check_eq!(
