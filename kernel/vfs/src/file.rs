@@ -82,6 +82,13 @@ pub trait FileOps: Send + Sync {
         false
     }
 
+    /// For a pipe: the bytes a write is sure to find room for now (its
+    /// free buffers' pages), what splice into it may take. `None` for
+    /// other files.
+    fn pipe_room(&self) -> Option<usize> {
+        None
+    }
+
     /// `POLL*` bits ready now.
     fn poll(&self, _file: &OpenFile) -> u16 {
         POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM
@@ -618,6 +625,15 @@ impl OpenFile {
             Backend::Ops(ops) => ops.ioctl(self, cmd, arg),
             Backend::PathOnly => Err(Errno::EBADF),
             Backend::Inode => Err(Errno::ENOTTY),
+        }
+    }
+
+    /// For a pipe, the bytes a write has room for now (see
+    /// [`FileOps::pipe_room`]).
+    pub fn pipe_room(&self) -> Option<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.pipe_room(),
+            _ => None,
         }
     }
 

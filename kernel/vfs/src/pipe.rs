@@ -70,6 +70,11 @@ impl State {
         self.bufs.iter().map(PipeBuf::len).sum()
     }
 
+    /// The pages of the free buffers.
+    fn room(&self) -> usize {
+        PIPE_SLOTS.saturating_sub(self.bufs.len()) * PIPE_PAGE
+    }
+
     /// Every buffer in use (Linux's `pipe_full`): a writer waits.
     fn full(&self) -> bool {
         self.bufs.len() >= PIPE_SLOTS
@@ -212,6 +217,10 @@ impl FileOps for ReadEnd {
         true
     }
 
+    fn pipe_room(&self) -> Option<usize> {
+        Some(self.0.state.lock().room())
+    }
+
     fn poll(&self, _: &OpenFile) -> u16 {
         let s = self.0.state.lock();
         let mut ev = 0;
@@ -306,6 +315,10 @@ impl FileOps for WriteEnd {
 
     fn nowait(&self) -> bool {
         true
+    }
+
+    fn pipe_room(&self) -> Option<usize> {
+        Some(self.0.state.lock().room())
     }
 
     /// POLLOUT while a buffer is free (so a PIPE_BUF-sized write fits);

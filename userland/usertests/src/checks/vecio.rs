@@ -433,7 +433,7 @@ fn pipe_readv_moves_a_pipe_buffer_whole_or_not_at_all() -> Outcome {
 /// not at all: a fault part way into a buffer's bytes leaves that buffer
 /// unwritten (EFAULT when nothing was written before it). The first
 /// `count % 4096` bytes go onto the last buffer when they fit there, the
-/// rest into new pages.
+/// rest into new pages, of which a pipe has 16.
 fn pipe_writev_moves_a_pipe_buffer_whole_or_not_at_all() -> Outcome {
     let [r, w] = rt::fs::pipe2(O_NONBLOCK | O_CLOEXEC).ctx("pipe2")?;
     let page = vec![b'p'; 4096];
@@ -472,6 +472,21 @@ fn pipe_writev_moves_a_pipe_buffer_whole_or_not_at_all() -> Outcome {
     );
     check_eq!(read(r, &mut buf), Ok(4), "read it");
     check_eq!(&buf[..4], b"abcd", "both segments");
+    // 15 pages and one of 4060 bytes fill the 16 buffers; a write of 4097
+    // puts its first byte onto that page and finds no free buffer.
+    let fill = vec![b'f'; 65536 - 100];
+    check_eq!(write(w, &fill), Ok(65436), "fill a non-blocking pipe");
+    check_eq!(
+        write(w, &[b'1'; 200]),
+        Err(Errno::EAGAIN),
+        "200 bytes: whole or nothing"
+    );
+    check_eq!(
+        write(w, &[b'2'; 4097]),
+        Ok(1),
+        "4097 bytes: the 1 that fits the last page"
+    );
+    check_eq!(fionread(r), Ok(65437), "what the pipe holds");
     close(r);
     close(w);
     Ok(())
