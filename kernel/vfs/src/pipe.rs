@@ -47,9 +47,16 @@ struct PipeBuf {
 }
 
 impl PipeBuf {
-    fn new(merge: bool) -> Result<PipeBuf> {
-        let mut data = alloc::vec::Vec::new();
-        data.try_reserve_exact(PIPE_PAGE).map_err(|_| Errno::ENOMEM)?;
+    /// A new empty buffer, on the page `spare` if there is one.
+    fn new(merge: bool, spare: &mut Option<alloc::vec::Vec<u8>>) -> Result<PipeBuf> {
+        let data = match spare.take() {
+            Some(data) => data,
+            None => {
+                let mut data = alloc::vec::Vec::new();
+                data.try_reserve_exact(PIPE_PAGE).map_err(|_| Errno::ENOMEM)?;
+                data
+            }
+        };
         Ok(PipeBuf { data, off: 0, merge })
     }
 
@@ -60,6 +67,10 @@ impl PipeBuf {
 
 struct State {
     bufs: VecDeque<PipeBuf>,
+    /// The page of the last buffer read empty, for the next one written
+    /// (Linux's `tmp_page`): a pipe passing small messages back and forth
+    /// allocates nothing.
+    spare: Option<alloc::vec::Vec<u8>>,
     readers: usize,
     writers: usize,
 }
@@ -136,6 +147,7 @@ pub fn pipe2(flags: u32, uid: u32, gid: u32, now: Timespec) -> Result<(Arc<OpenF
     let pipe = Arc::new(Pipe {
         state: Mutex::new(State {
             bufs: VecDeque::new(),
+            spare: None,
             readers: 1,
             writers: 1,
         }),
@@ -188,7 +200,10 @@ impl FileOps for ReadEnd {
                 buf.off += chars;
                 let packet = !buf.merge;
                 if packet || buf.len() == 0 {
-                    s.bufs.pop_front();
+                    if let Some(mut page) = s.bufs.pop_front().map(|b| b.data) {
+                        page.clear();
+                        s.spare = Some(page);
+                    }
                 }
                 if packet || to.count() == 0 {
                     break;
@@ -284,7 +299,8 @@ impl FileOps for WriteEnd {
                     }
                     break;
                 }
-                s.bufs.push_back(PipeBuf::new(!packet)?);
+                let buf = PipeBuf::new(!packet, &mut s.spare)?;
+                s.bufs.push_back(buf);
                 let Some(buf) = s.bufs.back_mut() else { break };
                 let n = from.count().min(PIPE_PAGE);
                 match from.consume(n, &mut |d| {
