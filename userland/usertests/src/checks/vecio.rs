@@ -13,6 +13,7 @@ pub static CHECKS: &[Check] = checks![
     preadv_pwritev_use_the_offset_given_and_leave_the_file_offset,
     preadv_pwritev_errors_as_linux_orders_them,
     preadv_pwritev_stop_at_a_fault_with_the_bytes_moved,
+    vectored_lengths_past_max_rw_count_are_cut_not_refused,
     preadv2_pwritev2_at_minus_one_use_and_move_the_file_offset,
     preadv2_pwritev2_take_the_rwf_flags_linux_takes,
     pipe_readv_moves_a_pipe_buffer_whole_or_not_at_all,
@@ -231,6 +232,42 @@ fn preadv_pwritev_stop_at_a_fault_with_the_bytes_moved() -> Outcome {
     );
     check_eq!(contents(fd), Ok(b"0123ab6789".to_vec()), "the file");
     check_eq!(offset(fd), Ok(0), "the offset");
+    close(fd);
+    remove(&path);
+    Ok(())
+}
+
+/// A buffer in .bss: low in the address space on Linux too, so that a
+/// length far past it still ends in user space.
+static mut BSS: [u8; 64] = [0; 64];
+
+/// Lengths are cut to add up to MAX_RW_COUNT (0x7ffff000), not refused:
+/// a lone iovec is cut before its range is checked (any non-negative
+/// length passes), several are checked whole (a range past user space is
+/// EFAULT) and cut after.
+fn vectored_lengths_past_max_rw_count_are_cut_not_refused() -> Outcome {
+    let (path, fd) = temp_file("maxrw", b"0123456789abcdef", 0)?;
+    let bss = core::ptr::addr_of_mut!(BSS) as usize;
+    let mut a = [0u8; 4];
+    check_eq!(
+        preadv(fd, &[(bss, i64::MAX as usize)], 0),
+        Ok(16),
+        "one iovec of length i64::MAX"
+    );
+    check_eq!(
+        preadv(fd, &[mut_iov(&mut a), (bss, 1 << 40)], 0),
+        Ok(16),
+        "[4, 1 TiB]: the file"
+    );
+    check_eq!(&a, b"0123", "the first segment");
+    // SAFETY: BSS is only read here, after the kernel filled it.
+    let got = unsafe { core::ptr::addr_of!(BSS).read() };
+    check_eq!(&got[..12], b"456789abcdef", "the second segment");
+    check_eq!(
+        preadv(fd, &[mut_iov(&mut a), (bss, i64::MAX as usize)], 0),
+        Err(Errno::EFAULT),
+        "[4, i64::MAX]: the second range leaves user space"
+    );
     close(fd);
     remove(&path);
     Ok(())
