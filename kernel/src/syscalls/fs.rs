@@ -58,18 +58,18 @@ fn do_read_wait(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>, wait:
 }
 
 fn do_write(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
-    do_write_flags(f, ubuf, len, pos, f.flags() & uapi::fcntl::O_APPEND != 0, true)
+    do_write_flags(f, ubuf, len, pos, None, true)
 }
 
-/// [`do_write`], appending if `append` (O_APPEND, or pwritev2's
-/// RWF_APPEND/RWF_NOAPPEND), sleeping while the file has no room only if
-/// `wait` (else EAGAIN).
+/// [`do_write`], appending if `append` says so (pwritev2's RWF_APPEND or
+/// RWF_NOAPPEND) or, for `None`, if the file is O_APPEND; sleeping while
+/// the file has no room only if `wait` (else EAGAIN).
 fn do_write_flags(
     f: &OpenFile,
     ubuf: UserPtr,
     len: usize,
     pos: Option<i64>,
-    append: bool,
+    append: Option<bool>,
     wait: bool,
 ) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
@@ -81,6 +81,7 @@ fn do_write_flags(
     if pos.is_none() && is_pipe(f) {
         return pipe_write(f, &mut crate::uaccess::UserSource::new(start, len), !wait);
     }
+    let append = append.unwrap_or(f.flags() & uapi::fcntl::O_APPEND != 0);
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(vfs::inode::BOUNCE_MAX);
@@ -280,7 +281,7 @@ fn verify_area(pos: Option<i64>, total: u64) -> Result<(), Errno> {
 }
 
 fn is_pipe(f: &OpenFile) -> bool {
-    f.metadata().mode & uapi::stat::S_IFMT == uapi::stat::S_IFIFO
+    vfs::pipe::is_pipe(f)
 }
 
 /// readv(2), preadv(2) and preadv2(2) once the descriptor is resolved
@@ -350,12 +351,11 @@ fn vfs_writev(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u3
     if is_pipe(f) {
         return pipe_write(f, &mut crate::uaccess::UserIovSource::new(iov), fl.nowait);
     }
-    let append = fl.append.unwrap_or(f.flags() & uapi::fcntl::O_APPEND != 0);
     let mut total = 0;
     for uapi::uio::IoVec { base, len } in iov {
         let len = len as usize;
         let at = pos.map(|p| p + total as i64);
-        let n = match do_write_flags(f, UserPtr::new(base), len, at, append, !fl.nowait) {
+        let n = match do_write_flags(f, UserPtr::new(base), len, at, fl.append, !fl.nowait) {
             Ok(n) => n,
             Err(e) if total == 0 => return Err(e),
             Err(_) => break,

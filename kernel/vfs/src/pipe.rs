@@ -117,6 +117,12 @@ impl Inode for PipeInode {
     }
 }
 
+/// Whether `file` is an end of a pipe made by [`pipe2`] (one type test,
+/// cheaper than reading its mode on every write).
+pub fn is_pipe(file: &OpenFile) -> bool {
+    file.inode().as_any().is::<PipeInode>()
+}
+
 static PIPEFS_DEV: spin::Once<u64> = spin::Once::new();
 static NEXT_PIPE_INO: AtomicU64 = AtomicU64::new(1);
 
