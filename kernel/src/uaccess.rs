@@ -130,6 +130,138 @@ impl vfs::IovSource for UserSource {
     }
 }
 
+/// A checked user iovec array as the destination of a read (Linux's
+/// `ITER_IOVEC`): a file that moves data in units of its own (a pipe's
+/// buffers) copies one unit across segments, and a fault in any of them
+/// makes the copy short.
+pub struct UserIovIter {
+    iov: Vec<uapi::uio::IoVec>,
+    /// The segment being filled and the bytes of it already filled.
+    seg: usize,
+    done: usize,
+    left: usize,
+}
+
+impl UserIovIter {
+    /// Over `iov`, as [`import_iovec`] returned it.
+    pub fn new(iov: Vec<uapi::uio::IoVec>) -> Self {
+        let left = iov.iter().map(|v| v.len as usize).sum();
+        UserIovIter {
+            iov,
+            seg: 0,
+            done: 0,
+            left,
+        }
+    }
+
+    /// The user address and length left of the current segment, moving
+    /// past empty ones.
+    fn current(&mut self) -> Option<(u64, usize)> {
+        while let Some(v) = self.iov.get(self.seg) {
+            if self.done < v.len as usize {
+                return Some((v.base + self.done as u64, v.len as usize - self.done));
+            }
+            self.seg += 1;
+            self.done = 0;
+        }
+        None
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.done += n;
+        self.left -= n;
+    }
+}
+
+impl vfs::IovIter for UserIovIter {
+    fn count(&self) -> usize {
+        self.left
+    }
+
+    fn copy_to_iter(&mut self, data: &[u8]) -> usize {
+        let mut copied = 0;
+        while copied < data.len() {
+            let Some((addr, room)) = self.current() else { break };
+            let want = room.min(data.len() - copied);
+            let Some(src) = data.get(copied..copied + want) else {
+                break;
+            };
+            // The range was checked by `import_iovec`.
+            let n = want - arch::uaccess::raw_copy_to_user(UserPtr::new(addr), src);
+            self.advance(n);
+            copied += n;
+            if n < want {
+                break;
+            }
+        }
+        copied
+    }
+
+    fn fault_in_writeable(&mut self, len: usize) -> bool {
+        let mut want = len.min(self.left);
+        let (mut seg, mut done) = (self.seg, self.done);
+        while want > 0 {
+            let Some(v) = self.iov.get(seg) else { return true };
+            let n = (v.len as usize - done).min(want);
+            if n > 0 && arch::uaccess::probe_writable(UserPtr::new(v.base + done as u64), n).is_err() {
+                return false;
+            }
+            want -= n;
+            seg += 1;
+            done = 0;
+        }
+        true
+    }
+}
+
+/// A checked user iovec array as the source of a write: the bytes a file
+/// takes in one call are gathered from the segments, all of them or
+/// EFAULT (Linux's `copy_page_from_iter` into a pipe buffer).
+pub struct UserIovSource(UserIovIter);
+
+impl UserIovSource {
+    /// Over `iov`, as [`import_iovec`] returned it.
+    pub fn new(iov: Vec<uapi::uio::IoVec>) -> Self {
+        UserIovSource(UserIovIter::new(iov))
+    }
+}
+
+impl vfs::IovSource for UserIovSource {
+    fn count(&self) -> usize {
+        self.0.left
+    }
+
+    fn consume(&mut self, len: usize, take: &mut dyn FnMut(&[u8]) -> Result<usize, Errno>) -> Result<usize, Errno> {
+        let len = len.min(self.0.left);
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len).map_err(|_| Errno::ENOMEM)?;
+        let (seg, done) = (self.0.seg, self.0.done);
+        while buf.len() < len {
+            let Some((addr, room)) = self.0.current() else { break };
+            let n = room.min(len - buf.len());
+            let at = buf.len();
+            buf.resize(at + n, 0);
+            let dst = buf.get_mut(at..).ok_or(Errno::EFAULT)?;
+            if arch::uaccess::copy_from_user(dst, UserPtr::new(addr)).is_err() {
+                (self.0.seg, self.0.done) = (seg, done);
+                return Err(Errno::EFAULT);
+            }
+            self.0.done += n;
+        }
+        (self.0.seg, self.0.done) = (seg, done);
+        let n = take(&buf)?.min(buf.len());
+        // Advance by what the file took.
+        let mut left = n;
+        while left > 0 {
+            let Some((_, room)) = self.0.current() else { break };
+            let k = room.min(left);
+            self.0.advance(k);
+            left -= k;
+        }
+        Ok(n)
+    }
+}
+
 /// Fills `dst` from user address `src`.
 pub fn copy_from_user(dst: &mut [u8], src: UserPtr) -> Result<(), Errno> {
     Ok(arch::uaccess::copy_from_user(dst, src)?)

@@ -58,22 +58,37 @@ fn do_read_wait(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>, wait:
 }
 
 fn do_write(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<u64, Errno> {
+    do_write_flags(f, ubuf, len, pos, None, true)
+}
+
+/// [`do_write`], appending if `append` says so (pwritev2's RWF_APPEND or
+/// RWF_NOAPPEND) or, for `None`, if the file is O_APPEND; sleeping while
+/// the file has no room only if `wait` (else EAGAIN).
+fn do_write_flags(
+    f: &OpenFile,
+    ubuf: UserPtr,
+    len: usize,
+    pos: Option<i64>,
+    append: Option<bool>,
+    wait: bool,
+) -> Result<u64, Errno> {
     let len = len.min(MAX_RW);
     // As Linux: the range must be user space; its bytes are read only by a
     // file that uses them (a write to /dev/null reads nothing), at most
     // 1 MiB per call to the file, and a fault after some bytes were
     // written ends the write short.
     let start = crate::uaccess::user_range(ubuf, len)?;
+    if pos.is_none() && is_pipe(f) {
+        return pipe_write(f, &mut crate::uaccess::UserSource::new(start, len), !wait);
+    }
+    let append = append.unwrap_or(f.flags() & uapi::fcntl::O_APPEND != 0);
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(vfs::inode::BOUNCE_MAX);
         let at = start.checked_add(done as u64).ok_or(Errno::EFAULT)?;
-        let r = match pos {
-            Some(off) => blocking(f, || {
-                f.pwrite_iter(&mut crate::uaccess::UserSource::new(at, chunk), off + done as i64)
-            }),
-            None => blocking(f, || f.write_iter(&mut crate::uaccess::UserSource::new(at, chunk))),
-        };
+        let off = pos.map(|off| off + done as i64);
+        let op = || f.write_iter_append(&mut crate::uaccess::UserSource::new(at, chunk), off, append);
+        let r = if wait { blocking(f, op) } else { op() };
         match r {
             Ok(n) => {
                 done += n;
@@ -82,19 +97,52 @@ fn do_write(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result
                 }
             }
             Err(Errno::EPIPE) => {
-                crate::signal::send_to_task(
-                    &crate::sched::current(),
-                    crate::signal::SigInfo {
-                        signo: crate::signal::SIGPIPE,
-                        code: crate::signal::code::SI_USER,
-                        pid: crate::process::current_process().pid,
-                        ..Default::default()
-                    },
-                );
+                send_sigpipe();
                 return Err(Errno::EPIPE);
             }
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
+        }
+    }
+    Ok(done as u64)
+}
+
+/// SIGPIPE to the caller, for a write that found no reader.
+fn send_sigpipe() {
+    crate::signal::send_to_task(
+        &crate::sched::current(),
+        crate::signal::SigInfo {
+            signo: crate::signal::SIGPIPE,
+            code: crate::signal::code::SI_USER,
+            pid: crate::process::current_process().pid,
+            ..Default::default()
+        },
+    );
+}
+
+/// A write to a pipe (Linux's `pipe_write` with its sleeps): a blocking
+/// pipe waits for room until all of `from` is written (or a signal comes
+/// after some was); a non-blocking one, or `nowait`, takes what fits
+/// (EAGAIN if nothing). EPIPE and SIGPIPE without readers.
+fn pipe_write(f: &OpenFile, from: &mut dyn vfs::IovSource, nowait: bool) -> Result<u64, Errno> {
+    let mut done = 0;
+    loop {
+        let r = if nowait {
+            f.write_iter(from)
+        } else {
+            blocking(f, || f.write_iter(from))
+        };
+        match r {
+            Ok(n) => done += n,
+            Err(Errno::EPIPE) => {
+                send_sigpipe();
+                return if done == 0 { Err(Errno::EPIPE) } else { Ok(done as u64) };
+            }
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+        if from.count() == 0 || nowait || f.is_nonblocking() {
+            break;
         }
     }
     Ok(done as u64)
@@ -178,16 +226,100 @@ syscall!(__arm64_sys_pwrite64, r, {
     ))
 });
 
-// Segment by segment, as Linux's do_loop_readv_writev, with what its
-// read_iter/write_iter give: an error after some bytes moved ends the
-// call with those bytes, and once data has arrived readv waits no more
-// (a pipe holding 5 bytes fills the first of [5, 100] and returns 5).
-syscall!(__arm64_sys_readv, r, {
-    let f = file(r.regs[0])?;
+/// What preadv2/pwritev2's flags ask of one call (the kiocb flags this
+/// kernel acts on): not to wait, and to append or not whatever O_APPEND
+/// says. RWF_HIPRI, RWF_DSYNC and RWF_SYNC change nothing here: there is
+/// no polled I/O, and a write is in memory when it returns.
+#[derive(Clone, Copy)]
+struct RwFlags {
+    nowait: bool,
+    append: Option<bool>,
+}
+
+/// Checks preadv2/pwritev2 flags as Linux's `kiocb_set_rw_flags`:
+/// EOPNOTSUPP for a bit Linux does not know, for RWF_NOWAIT on a file
+/// that cannot honour it, and for RWF_ATOMIC (a read, or a write to a file
+/// without untorn writes: every file here; Linux has them only for direct
+/// I/O to some block devices and filesystems); EINVAL for RWF_APPEND with
+/// RWF_NOAPPEND.
+fn rw_flags(f: &OpenFile, flags: u32) -> Result<RwFlags, Errno> {
+    use uapi::uio::rwf::*;
+    let none = RwFlags {
+        nowait: false,
+        append: None,
+    };
+    if flags == 0 {
+        return Ok(none);
+    }
+    if flags & !RWF_SUPPORTED != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    if flags & RWF_APPEND != 0 && flags & RWF_NOAPPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let nowait = flags & RWF_NOWAIT != 0;
+    if (nowait && !f.can_nowait()) || flags & RWF_ATOMIC != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let append = if flags & RWF_APPEND != 0 {
+        Some(true)
+    } else if flags & RWF_NOAPPEND != 0 {
+        Some(false)
+    } else {
+        None
+    };
+    Ok(RwFlags { nowait, append })
+}
+
+/// Linux's `rw_verify_area` for a vectored call's total: EINVAL when the
+/// range at `pos` would pass the largest offset.
+fn verify_area(pos: Option<i64>, total: u64) -> Result<(), Errno> {
+    match pos {
+        Some(p) if p.checked_add(total as i64).is_none() => Err(Errno::EINVAL),
+        _ => Ok(()),
+    }
+}
+
+fn is_pipe(f: &OpenFile) -> bool {
+    vfs::pipe::is_pipe(f)
+}
+
+/// readv(2), preadv(2) and preadv2(2) once the descriptor is resolved
+/// (Linux's `vfs_readv`): at `pos`, or at the file's offset (advanced)
+/// for `None`. EBADF if not open for reading, then the iovec checks; an
+/// empty array reads nothing and checks no flags.
+///
+/// A pipe is read as Linux's `pipe_read` reads it, over the whole array a
+/// pipe buffer at a time (a buffer whose copy faults stays unread). Any
+/// other file segment by segment, as Linux's `do_loop_readv_writev` and
+/// what the `read_iter` of a file or device gives: an error after some
+/// bytes moved ends the call with those bytes, and once data has arrived
+/// the call waits no more.
+fn vfs_readv(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32) -> Result<u64, Errno> {
+    if !f.readable() {
+        return Err(Errno::EBADF);
+    }
+    let iov = crate::uaccess::import_iovec(vec, vlen)?;
+    let total_len: u64 = iov.iter().map(|v| v.len).sum();
+    if total_len == 0 {
+        return Ok(0);
+    }
+    verify_area(pos, total_len)?;
+    let fl = rw_flags(f, flags)?;
+    if is_pipe(f) {
+        let mut to = crate::uaccess::UserIovIter::new(iov);
+        let n = if fl.nowait {
+            f.read_iter(&mut to)?
+        } else {
+            blocking(f, || f.read_iter(&mut to))?
+        };
+        return Ok(n as u64);
+    }
     let mut total = 0;
-    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(UserPtr::new(r.regs[1]), r.regs[2])? {
+    for uapi::uio::IoVec { base, len } in iov {
         let len = len as usize;
-        let n = match do_read_wait(&f, UserPtr::new(base), len, None, total == 0) {
+        let at = pos.map(|p| p + total as i64);
+        let n = match do_read_wait(f, UserPtr::new(base), len, at, total == 0 && !fl.nowait) {
             Ok(n) => n,
             Err(e) if total == 0 => return Err(e),
             Err(_) => break,
@@ -198,24 +330,110 @@ syscall!(__arm64_sys_readv, r, {
         }
     }
     Ok(total)
+}
+
+/// writev(2), pwritev(2) and pwritev2(2) once the descriptor is resolved
+/// (Linux's `vfs_writev`), as [`vfs_readv`]. A pipe takes the array as
+/// Linux's `pipe_write` does: a chunk of up to 4096 bytes whose bytes
+/// cannot all be read is not written; a blocking pipe waits for room until
+/// all is written.
+fn vfs_writev(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32) -> Result<u64, Errno> {
+    if !f.writable() {
+        return Err(Errno::EBADF);
+    }
+    let iov = crate::uaccess::import_iovec(vec, vlen)?;
+    let total_len: u64 = iov.iter().map(|v| v.len).sum();
+    if total_len == 0 {
+        return Ok(0);
+    }
+    verify_area(pos, total_len)?;
+    let fl = rw_flags(f, flags)?;
+    if is_pipe(f) {
+        return pipe_write(f, &mut crate::uaccess::UserIovSource::new(iov), fl.nowait);
+    }
+    let mut total = 0;
+    for uapi::uio::IoVec { base, len } in iov {
+        let len = len as usize;
+        let at = pos.map(|p| p + total as i64);
+        let n = match do_write_flags(f, UserPtr::new(base), len, at, fl.append, !fl.nowait) {
+            Ok(n) => n,
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => break,
+        };
+        total += n;
+        if (n as usize) < len {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+/// preadv2/pwritev2's offset from its two halves (Linux's
+/// `pos_from_hilo`): on a 64-bit kernel `pos_l` is the whole offset and
+/// `pos_h` is ignored.
+fn pos_from_hilo(_pos_h: u64, pos_l: u64) -> i64 {
+    pos_l as i64
+}
+
+/// Linux's `do_preadv`: EINVAL for a negative offset before the
+/// descriptor is looked at, ESPIPE for a file without offsets.
+fn do_preadv(fd: u64, vec: u64, vlen: u64, pos: i64, flags: u32) -> Result<u64, Errno> {
+    if pos < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let f = file(fd)?;
+    if !f.is_positional() {
+        return Err(Errno::ESPIPE);
+    }
+    vfs_readv(&f, UserPtr::new(vec), vlen, Some(pos), flags)
+}
+
+/// Linux's `do_pwritev`, as [`do_preadv`].
+fn do_pwritev(fd: u64, vec: u64, vlen: u64, pos: i64, flags: u32) -> Result<u64, Errno> {
+    if pos < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let f = file(fd)?;
+    if !f.is_positional() {
+        return Err(Errno::ESPIPE);
+    }
+    vfs_writev(&f, UserPtr::new(vec), vlen, Some(pos), flags)
+}
+
+syscall!(__arm64_sys_readv, r, {
+    vfs_readv(&*file(r.regs[0])?, UserPtr::new(r.regs[1]), r.regs[2], None, 0)
 });
 
 syscall!(__arm64_sys_writev, r, {
-    let f = file(r.regs[0])?;
-    let mut total = 0;
-    for uapi::uio::IoVec { base, len } in crate::uaccess::import_iovec(UserPtr::new(r.regs[1]), r.regs[2])? {
-        let len = len as usize;
-        let n = match do_write(&f, UserPtr::new(base), len, None) {
-            Ok(n) => n,
-            Err(e) if total == 0 => return Err(e),
-            Err(_) => break,
-        };
-        total += n;
-        if (n as usize) < len {
-            break;
-        }
+    vfs_writev(&*file(r.regs[0])?, UserPtr::new(r.regs[1]), r.regs[2], None, 0)
+});
+
+syscall!(__arm64_sys_preadv, r, {
+    let pos = pos_from_hilo(r.regs[4], r.regs[3]);
+    do_preadv(r.regs[0], r.regs[1], r.regs[2], pos, 0)
+});
+
+syscall!(__arm64_sys_pwritev, r, {
+    let pos = pos_from_hilo(r.regs[4], r.regs[3]);
+    do_pwritev(r.regs[0], r.regs[1], r.regs[2], pos, 0)
+});
+
+// An offset of -1 reads or writes at the file's own offset and moves it,
+// as readv/writev would (and takes a pipe).
+syscall!(__arm64_sys_preadv2, r, {
+    let (pos, flags) = (pos_from_hilo(r.regs[4], r.regs[3]), r.regs[5] as u32);
+    if pos == -1 {
+        return vfs_readv(&*file(r.regs[0])?, UserPtr::new(r.regs[1]), r.regs[2], None, flags);
     }
-    Ok(total)
+    do_preadv(r.regs[0], r.regs[1], r.regs[2], pos, flags)
+});
+
+syscall!(__arm64_sys_pwritev2, r, {
+    let (pos, flags) = (pos_from_hilo(r.regs[4], r.regs[3]), r.regs[5] as u32);
+    if pos == -1 {
+        return vfs_writev(&*file(r.regs[0])?, UserPtr::new(r.regs[1]), r.regs[2], None, flags);
+    }
+    do_pwritev(r.regs[0], r.regs[1], r.regs[2], pos, flags)
 });
 
 /// Linux's `struct open_how` (openat2(2)): the open flags, the creation
@@ -456,11 +674,17 @@ syscall!(__arm64_sys_pipe2, r, {
     Ok(0)
 });
 
-syscall!(
-    __arm64_sys_ioctl,
-    r,
-    Ok(file(r.regs[0])?.ioctl(r.regs[1] as u32, r.regs[2])? as u64)
-);
+syscall!(__arm64_sys_ioctl, r, {
+    let f = file(r.regs[0])?;
+    let n = f.ioctl(r.regs[1] as u32, r.regs[2])?;
+    // A pipe's FIONREAD gives its count back (the vfs crate has no
+    // user access); Linux's `pipe_ioctl` stores it at the argument.
+    if r.regs[1] as u32 == uapi::termios::FIONREAD && is_pipe(&f) {
+        crate::uaccess::put_user_i32(UserPtr::new(r.regs[2]), n as i32)?;
+        return Ok(0);
+    }
+    Ok(n as u64)
+});
 
 syscall!(__arm64_sys_sync, _r, Ok(0));
 

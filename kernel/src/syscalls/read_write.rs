@@ -249,12 +249,9 @@ syscall!(__arm64_sys_splice, r, {
     let mut want = len.min(MAX_RW) as usize;
     if dst_pipe {
         // Wait for room in the pipe, then take no more than fits.
-        let room = maybe_blocking(&dst, flag_nonblock, || {
-            let held = dst.ioctl(uapi::termios::FIONREAD, 0)? as usize;
-            match vfs::pipe::PIPE_SIZE.saturating_sub(held) {
-                0 => Err(Errno::EAGAIN),
-                n => Ok(n),
-            }
+        let room = maybe_blocking(&dst, flag_nonblock, || match dst.pipe_room().unwrap_or(0) {
+            0 => Err(Errno::EAGAIN),
+            n => Ok(n),
         })?;
         want = want.min(room);
     } else {

@@ -53,6 +53,27 @@ impl IoVec {
 /// rounded down to a page): a vectored call's lengths are cut to it.
 pub const MAX_RW_COUNT: u64 = 0x7fff_f000;
 
+/// preadv2/pwritev2 flags (`rwf_t`, include/uapi/linux/fs.h).
+pub mod rwf {
+    /// High-priority (polled) I/O: only a hint for buffered I/O.
+    pub const RWF_HIPRI: u32 = 0x01;
+    /// Data synced as by O_DSYNC, for this write only.
+    pub const RWF_DSYNC: u32 = 0x02;
+    /// Data and metadata synced as by O_SYNC, for this write only.
+    pub const RWF_SYNC: u32 = 0x04;
+    /// EAGAIN instead of waiting (for data, room, or I/O).
+    pub const RWF_NOWAIT: u32 = 0x08;
+    /// Write at the end of the file, as O_APPEND, for this write only.
+    pub const RWF_APPEND: u32 = 0x10;
+    /// Write at the offset given even if the file is O_APPEND.
+    pub const RWF_NOAPPEND: u32 = 0x20;
+    /// Write all or nothing (untorn); only some files can.
+    pub const RWF_ATOMIC: u32 = 0x40;
+    /// Every flag Linux 6.12 knows; any other bit is EOPNOTSUPP.
+    pub const RWF_SUPPORTED: u32 =
+        RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND | RWF_ATOMIC;
+}
+
 /// A checked iovec array, iterated without allocating.
 #[derive(Clone, Copy, Debug)]
 pub struct IoVecs<'a> {

@@ -82,6 +82,10 @@ impl DeviceRegistry for DeviceTable {
 pub struct NullDevice;
 
 impl FileOps for NullDevice {
+    fn nowait(&self) -> bool {
+        true
+    }
+
     fn read(&self, _: &OpenFile, _: &mut [u8], _: &mut u64) -> Result<usize> {
         Ok(0)
     }
@@ -112,6 +116,10 @@ impl CharDevice for NullDevice {}
 pub struct ZeroDevice;
 
 impl FileOps for ZeroDevice {
+    fn nowait(&self) -> bool {
+        true
+    }
+
     fn read(&self, _: &OpenFile, buf: &mut [u8], _: &mut u64) -> Result<usize> {
         buf.fill(0);
         Ok(buf.len())

@@ -76,6 +76,19 @@ pub trait FileOps: Send + Sync {
         true
     }
 
+    /// Whether it honours a request not to wait (Linux's FMODE_NOWAIT,
+    /// for preadv2/pwritev2's RWF_NOWAIT): pipes and memory devices.
+    fn nowait(&self) -> bool {
+        false
+    }
+
+    /// For a pipe: the bytes a write is sure to find room for now (its
+    /// free buffers' pages), what splice into it may take. `None` for
+    /// other files.
+    fn pipe_room(&self) -> Option<usize> {
+        None
+    }
+
     /// `POLL*` bits ready now.
     fn poll(&self, _file: &OpenFile) -> u16 {
         POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM
@@ -407,6 +420,43 @@ impl OpenFile {
         Ok(n)
     }
 
+    /// write(2) (`offset` `None`) or pwrite64(2) from `from`, appending
+    /// if `append` whatever O_APPEND says (pwritev2's RWF_APPEND and
+    /// RWF_NOAPPEND). The file's offset moves only for write(2).
+    pub fn write_iter_append(&self, from: &mut dyn IovSource, offset: Option<i64>, append: bool) -> Result<usize> {
+        let Some(offset) = offset else {
+            if !self.writable() {
+                return Err(Errno::EBADF);
+            }
+            let mut pos = self.pos.lock();
+            let mut p = *pos;
+            let n = self.do_write_iter(from, &mut p, append)?;
+            *pos = p;
+            return Ok(n);
+        };
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        if !self.positional() {
+            return Err(Errno::ESPIPE);
+        }
+        if offset < 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.do_write_iter(from, &mut (offset as u64), append)
+    }
+
+    /// Whether a read or write may be asked not to wait (Linux's
+    /// FMODE_NOWAIT, which preadv2/pwritev2's RWF_NOWAIT needs): not a
+    /// file of the in-memory filesystems (Linux's rootfs, ramfs and tmpfs
+    /// do not set it either).
+    pub fn can_nowait(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.nowait(),
+            Backend::Inode | Backend::PathOnly => false,
+        }
+    }
+
     /// pwrite64(2) from `from`: as [`pwrite`](Self::pwrite).
     pub fn pwrite_iter(&self, from: &mut dyn IovSource, offset: i64) -> Result<usize> {
         if !self.writable() {
@@ -575,6 +625,15 @@ impl OpenFile {
             Backend::Ops(ops) => ops.ioctl(self, cmd, arg),
             Backend::PathOnly => Err(Errno::EBADF),
             Backend::Inode => Err(Errno::ENOTTY),
+        }
+    }
+
+    /// For a pipe, the bytes a write has room for now (see
+    /// [`FileOps::pipe_room`]).
+    pub fn pipe_room(&self) -> Option<usize> {
+        match &self.backend {
+            Backend::Ops(ops) => ops.pipe_room(),
+            _ => None,
         }
     }
 

@@ -29,6 +29,9 @@ pub mod nr {
     pub const WRITE: usize = 64;
     pub const READV: usize = 65;
     pub const WRITEV: usize = 66;
+    pub const PREAD64: usize = 67;
+    pub const PREADV: usize = 69;
+    pub const PWRITEV: usize = 70;
     pub const PPOLL: usize = 73;
     pub const NEWFSTATAT: usize = 79;
     pub const FSTAT: usize = 80;
@@ -72,6 +75,8 @@ pub mod nr {
     pub const MPROTECT: usize = 226;
     pub const WAIT4: usize = 260;
     pub const GETRANDOM: usize = 278;
+    pub const PREADV2: usize = 286;
+    pub const PWRITEV2: usize = 287;
 }
 
 /// An address below any mapping.

@@ -604,8 +604,8 @@ fn pipe2_data_eof() -> Outcome {
 /// segment ends the call with the bytes already moved (EFAULT only when
 /// none were), and readv from a pipe returns once the data there is taken
 /// instead of waiting to fill the next segment. (A fault in a pipe's
-/// readv/writev is not checked: Linux copies a pipe buffer whole or not
-/// at all, which this kernel's segment-by-segment loop does not.)
+/// readv/writev, where Linux moves a pipe buffer whole or not at all, is
+/// checked in `vecio`.)
 fn readv_writev_return_what_moved_before_a_fault_or_an_empty_pipe() -> Outcome {
     // An address in user space with nothing mapped.
     const UNMAPPED: usize = 0x1000;

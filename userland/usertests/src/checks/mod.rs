@@ -30,6 +30,7 @@ pub mod thread;
 pub mod time;
 pub mod timeouts;
 pub mod vdso;
+pub mod vecio;
 
 /// Every check, in the order they run.
 pub static ALL: &[&[Check]] = &[
@@ -57,6 +58,7 @@ pub static ALL: &[&[Check]] = &[
     procfd::CHECKS,
     rseq::CHECKS,
     splice::CHECKS,
+    vecio::CHECKS,
     probes::CHECKS,
 ];
 
