@@ -300,12 +300,13 @@ fn at_jiffies_grows_by_hz_per_second() -> Outcome {
         check_eq!(field(l, "j64")?, a.clone(), "jiffies and jiffies_64 in {:?}", l.body);
         *v = a.parse().map_err(|_| Fail(format!("j={a} is not a number")))?;
     }
-    // The reads are `elapsed` apart at most: HZ per second, give or take
-    // a tick at each end and a tenth for a loaded host's late ticks.
+    // The reads are `elapsed` apart: HZ per second, give or take a tick
+    // at each end and a tenth for a loaded host (late ticks here; under
+    // QEMU Linux's jiffies were seen 1% ahead of CLOCK_MONOTONIC).
     let want = elapsed * HZ / 1_000_000_000;
     let got = j[1].wrapping_sub(j[0]);
     ensure!(
-        got + 2 >= want * 9 / 10 && got <= want + 2,
+        got + 2 >= want * 9 / 10 && got <= want * 11 / 10 + 2,
         "jiffies went {} -> {} ({got}) in {elapsed} ns (HZ {HZ}: about {want})",
         j[0],
         j[1]
