@@ -196,6 +196,11 @@ pub fn account_process_tick() {
     } else {
         c.stime.fetch_add(TICK_NSEC, Ordering::Relaxed);
     }
+    // The process's CPU clocks moved: ITIMER_VIRTUAL and ITIMER_PROF may
+    // be due (Linux's run_posix_cpu_timers from the same tick).
+    if let Some(p) = t.process.get() {
+        crate::itimer::run_cpu_timers(p);
+    }
 }
 
 /// Counts a resolved page fault (minor: every page here is in memory)

@@ -1,11 +1,15 @@
-//! ITIMER_REAL per process: SIGALRM when it expires, re-armed by interval.
-//! (ITIMER_VIRTUAL/PROF are accepted and reported as disarmed.)
+//! The interval timers of `setitimer`: ITIMER_REAL (SIGALRM, wall
+//! time), ITIMER_VIRTUAL (SIGVTALRM, the process's user CPU time) and
+//! ITIMER_PROF (SIGPROF, its user + system CPU time).
 //!
-//! The timer's state lives in its process ([`RealTimer`], Linux's
-//! `signal->real_timer` and `it_real_incr`) and is cancelled when the
-//! process's last thread exits, as Linux's `do_exit` cancels it; the tick
-//! finds armed timers through [`ARMED`], which holds no state and no
-//! strong reference.
+//! Their state lives in the process (Linux's `signal->real_timer` with
+//! `it_real_incr`, and `signal->it[]`): fork does not copy it, exec keeps
+//! it. ITIMER_REAL is cancelled when the process's last thread exits, as
+//! Linux's `do_exit` cancels it; the tick finds armed real timers through
+//! [`ARMED`], which holds no state and no strong reference. The CPU-time
+//! timers are checked by the tick that charges CPU time to a thread of
+//! the process (Linux's `run_posix_cpu_timers` / `check_cpu_itimer`), so
+//! a process that does not run does not advance them.
 
 use crate::process::Process;
 use crate::sync::IrqSpinLock;
@@ -42,12 +46,65 @@ fn left(t: Option<(u64, u64)>, now: u64) -> (u64, u64) {
     t.map_or((0, 0), |(d, i)| (d.saturating_sub(now).max(1), i))
 }
 
-/// (time left, interval) of the current process's timer.
-pub fn get(real: bool) -> (u64, u64) {
-    if !real {
-        return (0, 0);
+pub use uapi::time::{ITIMER_PROF, ITIMER_REAL, ITIMER_VIRTUAL};
+
+/// One CPU-time interval timer (Linux's `struct cpu_itimer`): the
+/// process CPU time (ns) at which it fires, 0 while disarmed, and the
+/// interval it is re-armed with.
+#[derive(Clone, Copy, Default)]
+struct CpuItimer {
+    expires: u64,
+    incr: u64,
+}
+
+/// A process's ITIMER_VIRTUAL and ITIMER_PROF, in that order.
+pub struct CpuItimers(IrqSpinLock<[CpuItimer; 2]>);
+
+impl CpuItimers {
+    /// Disarmed (a new process's; fork does not copy the parent's).
+    pub const fn new() -> CpuItimers {
+        CpuItimers(IrqSpinLock::new([CpuItimer { expires: 0, incr: 0 }; 2]))
     }
+
+    fn armed(&self) -> bool {
+        self.0.lock().iter().any(|t| t.expires != 0)
+    }
+}
+
+impl Default for CpuItimers {
+    fn default() -> CpuItimers {
+        CpuItimers::new()
+    }
+}
+
+/// The process CPU time each CPU timer counts: user time for
+/// ITIMER_VIRTUAL, user + system for ITIMER_PROF, from the tick samples
+/// (Linux's `thread_group_sample_cputime`).
+fn cpu_samples(p: &Process) -> [u64; 2] {
+    let t = crate::cputime::thread_group_cputime(p);
+    [t.utime, t.total()]
+}
+
+/// (time left, interval) of a CPU timer whose expiry is `expires` when
+/// the clock reads `now`: one tick if it is due but not yet fired, as
+/// Linux's `get_cpu_itimer`.
+fn cpu_left(t: CpuItimer, now: u64) -> (u64, u64) {
+    match t.expires {
+        0 => (0, t.incr),
+        e if e <= now => (crate::cputime::TICK_NSEC, t.incr),
+        e => (e - now, t.incr),
+    }
+}
+
+/// (time left, interval) of the current process's timer `which`
+/// (ITIMER_REAL, ITIMER_VIRTUAL or ITIMER_PROF).
+pub fn get(which: u64) -> (u64, u64) {
     let p = crate::process::current_process();
+    if which != ITIMER_REAL {
+        let i = (which - 1) as usize;
+        let now = cpu_samples(&p)[i];
+        return cpu_left(p.cpu_itimers.0.lock()[i], now);
+    }
     let now = crate::time::ktime_get_ns();
     let t = *p.real_timer.0.lock();
     left(t, now)
@@ -58,12 +115,29 @@ fn timer_of(p: &crate::process::Process) -> u64 {
     p as *const crate::process::Process as u64
 }
 
-/// Arms (value > 0) or disarms the timer; returns the old (left, interval).
-pub fn set(real: bool, value: u64, interval: u64) -> (u64, u64) {
-    if !real {
-        return (0, 0);
-    }
+/// Arms (value > 0) or disarms the timer `which`; returns the old (left,
+/// interval).
+pub fn set(which: u64, value: u64, interval: u64) -> (u64, u64) {
     let p = crate::process::current_process();
+    if which != ITIMER_REAL {
+        // Linux's set_cpu_itimer: the expiry is a point on the process's
+        // CPU clock, one tick later than asked (the time is sampled a
+        // tick at a time, so a timer never fires early; getitimer shows
+        // the extra tick too); the interval is added to it at each expiry.
+        let i = (which - 1) as usize;
+        let now = cpu_samples(&p)[i];
+        let mut timers = p.cpu_itimers.0.lock();
+        let old = cpu_left(timers[i], now);
+        timers[i] = CpuItimer {
+            expires: if value == 0 {
+                0
+            } else {
+                now.saturating_add(value).saturating_add(crate::cputime::TICK_NSEC)
+            },
+            incr: interval,
+        };
+        return old;
+    }
     let now = crate::time::ktime_get_ns();
     let (old, was_armed) = {
         let mut armed = ARMED.lock();
@@ -148,4 +222,44 @@ pub fn run() {
         }
     }
     drop(seen);
+}
+
+/// From the tick that charged CPU time to a thread of `p`: sends
+/// SIGVTALRM / SIGPROF for the CPU timers the process's time has reached,
+/// re-arming each by its interval from its expiry (Linux's
+/// `check_cpu_itimer`), so that the signals keep to the interval on
+/// average even though the time is sampled a tick at a time.
+pub fn run_cpu_timers(p: &Arc<Process>) {
+    if !p.cpu_itimers.armed() {
+        return;
+    }
+    let now = cpu_samples(p);
+    let mut fire = [false; 2];
+    {
+        let mut timers = p.cpu_itimers.0.lock();
+        for (i, t) in timers.iter_mut().enumerate() {
+            if t.expires != 0 && now[i] >= t.expires {
+                t.expires = if t.incr != 0 {
+                    t.expires.saturating_add(t.incr)
+                } else {
+                    0
+                };
+                fire[i] = true;
+            }
+        }
+    }
+    for (signo, _) in [crate::signal::SIGVTALRM, crate::signal::SIGPROF]
+        .into_iter()
+        .zip(fire)
+        .filter(|(_, f)| *f)
+    {
+        crate::signal::send_to_process(
+            p,
+            crate::signal::SigInfo {
+                signo,
+                code: crate::signal::code::SI_KERNEL,
+                ..Default::default()
+            },
+        );
+    }
 }

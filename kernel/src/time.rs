@@ -77,6 +77,7 @@ fn tick() {
         // The coarse clocks read the time of the last tick (Linux's
         // timekeeping update by the tick_do_timer_cpu).
         let now = ktime_get_ns();
+        do_update_jiffies(now);
         crate::vdso::update_vsyscall(|s| s.coarse_mono = now);
         crate::itimer::run();
         crate::fs::console_poll();
@@ -348,9 +349,30 @@ pub fn ticks(cpu: usize) -> u64 {
 /// a 32-bit value (`INITIAL_JIFFIES`), as 64-bit kernels show it.
 pub const INITIAL_JIFFIES: u64 = (-300i32 * HZ as i32) as u32 as u64;
 
-/// Ticks since boot, counted from `INITIAL_JIFFIES` (Linux's `jiffies`).
+/// Linux's `jiffies_64`: ticks since boot, counted from
+/// `INITIAL_JIFFIES`. Exported under Linux's name as a data symbol, with
+/// `jiffies` an alias of the same storage (linker.ld, as arm64's
+/// vmlinux.lds.S), so that `@jiffies` fetch arguments and
+/// `/proc/kallsyms` readers find what they find on Linux. Only the
+/// timekeeping CPU's tick writes it, with one store ([`do_update_jiffies`]).
+#[allow(unsafe_code)] // #[no_mangle]: the symbol name is Linux's ABI for probes
+#[allow(non_upper_case_globals)]
+#[no_mangle]
+pub static jiffies_64: AtomicU64 = AtomicU64::new(INITIAL_JIFFIES);
+
+/// Ticks since boot, counted from `INITIAL_JIFFIES` (Linux's `jiffies`):
+/// the value the timekeeping CPU's last tick stored.
 pub fn jiffies() -> u64 {
-    INITIAL_JIFFIES.wrapping_add(ktime_get_ns() / (1_000_000_000 / HZ))
+    jiffies_64.load(Ordering::Relaxed)
+}
+
+/// Advances `jiffies_64` to the clock (Linux's `tick_do_update_jiffies64`):
+/// computed from the time rather than incremented, so that ticks the CPU
+/// missed while stalled are caught up, and so that it agrees with
+/// [`ns_to_jiffies_floor`]. Runs on CPU 0's tick only, so a plain store is
+/// the whole update and a reader never sees a torn or backward value.
+fn do_update_jiffies(now_ns: u64) {
+    jiffies_64.store(ns_to_jiffies_floor(now_ns), Ordering::Relaxed);
 }
 
 /// The first jiffy at or after `ns` since boot (when a timer due then
@@ -454,6 +476,29 @@ pub fn udelay(us: u64) {
 mod tests {
     use super::*;
     use ktest_macros::kernel_test;
+
+    #[kernel_test]
+    fn jiffies_and_jiffies_64_are_one_data_symbol_counting_from_initial_jiffies() {
+        let at = &jiffies_64 as *const AtomicU64 as u64;
+        let data = crate::kallsyms::data_table();
+        for name in ["jiffies", "jiffies_64"] {
+            let sym = data
+                .lookup_name(name)
+                .unwrap_or_else(|| panic!("{name} not in kallsyms"));
+            assert_eq!((sym.addr, sym.size), (at, 8), "{name}");
+        }
+        // The tick keeps it at the clock's count of ticks from
+        // INITIAL_JIFFIES: at most a tick or two behind (this CPU may be
+        // in the middle of CPU 0's tick).
+        let want = ns_to_jiffies_floor(ktime_get_ns());
+        let got = jiffies();
+        assert!(got <= want && want - got <= 2, "jiffies {got:#x}, clock says {want:#x}");
+        // And it moves: 20 ms is 5 ticks at HZ 250.
+        udelay(20_000);
+        let later = jiffies();
+        assert!(later - got >= 4, "jiffies {got:#x} then {later:#x} 20 ms later");
+        assert_eq!(INITIAL_JIFFIES, 0xfffe_db08, "Linux's -300*HZ, wrapped at 32 bits");
+    }
 
     #[kernel_test]
     fn cancelled_timeouts_do_not_accumulate() {

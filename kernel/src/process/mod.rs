@@ -107,6 +107,8 @@ pub struct Process {
     pub zombie_cred: IrqSpinLock<Option<Arc<crate::cred::Cred>>>,
     /// ITIMER_REAL (Linux's `signal->real_timer`), cancelled at exit.
     pub real_timer: crate::itimer::RealTimer,
+    /// ITIMER_VIRTUAL and ITIMER_PROF (Linux's `signal->it[]`).
+    pub cpu_itimers: crate::itimer::CpuItimers,
 }
 
 static PROCESSES: IrqSpinLock<BTreeMap<u32, Arc<Process>>> = IrqSpinLock::new(BTreeMap::new());
@@ -227,6 +229,7 @@ impl Process {
             zombie_comm: IrqSpinLock::new([0; 16]),
             zombie_cred: IrqSpinLock::new(None),
             real_timer: crate::itimer::RealTimer::new(),
+            cpu_itimers: crate::itimer::CpuItimers::new(),
         })
     }
 

@@ -315,14 +315,13 @@ syscall!(__arm64_sys_restart_syscall, _r, {
     }
 });
 
-const ITIMER_REAL: u64 = 0;
-const ITIMER_PROF: u64 = 2;
+use crate::itimer::ITIMER_PROF;
 
 syscall!(__arm64_sys_getitimer, r, {
     if r.regs[0] > ITIMER_PROF {
         return Err(Errno::EINVAL);
     }
-    let (value, interval) = crate::itimer::get(r.regs[0] == ITIMER_REAL);
+    let (value, interval) = crate::itimer::get(r.regs[0]);
     put_itimerval(UserPtr::new(r.regs[1]), interval, value)?;
     Ok(0)
 });
@@ -362,7 +361,7 @@ syscall!(__arm64_sys_setitimer, r, {
             .saturating_add(us as u64 * 1000)
     };
     let (interval, value) = (ns(is, iu), ns(vs, vu));
-    let (ov, oi) = crate::itimer::set(which == ITIMER_REAL, value, interval);
+    let (ov, oi) = crate::itimer::set(which, value, interval);
     if !old.is_null() {
         put_itimerval(old, oi, ov)?;
     }

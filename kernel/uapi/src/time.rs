@@ -89,6 +89,13 @@ impl Timeval {
     }
 }
 
+/// `setitimer`'s `which`: wall time, SIGALRM.
+pub const ITIMER_REAL: u64 = 0;
+/// The process's user CPU time, SIGVTALRM.
+pub const ITIMER_VIRTUAL: u64 = 1;
+/// The process's user + system CPU time, SIGPROF.
+pub const ITIMER_PROF: u64 = 2;
+
 /// `struct itimerval`: the reload interval, then the current value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Itimerval {

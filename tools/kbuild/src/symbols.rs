@@ -124,6 +124,17 @@ pub fn function_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
             name: kallsyms_name(&String::from_utf8_lossy(name)),
         });
     }
+    // A size-0 object is a linker-script alias (`jiffies = jiffies_64;`):
+    // it takes the size of the object it names, and is left out if it
+    // names none.
+    let sized: std::collections::HashMap<u64, u64> =
+        out.iter().filter(|f| f.size != 0).map(|f| (f.addr, f.size)).collect();
+    out.retain_mut(|f| {
+        if f.size == 0 {
+            f.size = sized.get(&f.addr).copied().unwrap_or(0);
+        }
+        f.size != 0
+    });
     out.sort_unstable();
     out.dedup();
     let mut names: Vec<String> = out.iter_mut().map(|f| std::mem::take(&mut f.name)).collect();
@@ -172,7 +183,7 @@ pub fn object_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
         let SymbolSection::Section(section) = sym.section() else {
             continue;
         };
-        if sym.elf_symbol().st_type() != elf::STT_OBJECT || sym.size() == 0 {
+        if sym.elf_symbol().st_type() != elf::STT_OBJECT {
             continue;
         }
         let sec = file
@@ -191,6 +202,17 @@ pub fn object_symbols(elf: &[u8]) -> Result<Vec<FuncSym>, String> {
             name: kallsyms_name(&String::from_utf8_lossy(name)),
         });
     }
+    // A size-0 object is a linker-script alias (`jiffies = jiffies_64;`):
+    // it takes the size of the object it names, and is left out if it
+    // names none.
+    let sized: std::collections::HashMap<u64, u64> =
+        out.iter().filter(|f| f.size != 0).map(|f| (f.addr, f.size)).collect();
+    out.retain_mut(|f| {
+        if f.size == 0 {
+            f.size = sized.get(&f.addr).copied().unwrap_or(0);
+        }
+        f.size != 0
+    });
     out.sort_unstable();
     out.dedup();
     let mut names: Vec<String> = out.iter_mut().map(|f| std::mem::take(&mut f.name)).collect();

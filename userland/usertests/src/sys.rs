@@ -312,6 +312,8 @@ pub const SIGPIPE: i32 = 13;
 pub const SIGALRM: i32 = 14;
 pub const SIGTERM: i32 = 15;
 pub const SIGCHLD: i32 = 17;
+pub const SIGVTALRM: i32 = 26;
+pub const SIGPROF: i32 = 27;
 pub const SIGCONT: i32 = 18;
 pub const SIGSTOP: i32 = 19;
 
@@ -576,6 +578,8 @@ pub const CLOCK_THREAD_CPUTIME_ID: usize = 3;
 pub const CLOCK_BOOTTIME: usize = 7;
 pub const TIMER_ABSTIME: usize = 1;
 pub const ITIMER_REAL: usize = 0;
+pub const ITIMER_VIRTUAL: usize = 1;
+pub const ITIMER_PROF: usize = 2;
 
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]

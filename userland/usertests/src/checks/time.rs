@@ -18,6 +18,10 @@ pub static CHECKS: &[Check] = checks![
     setitimer_getitimer_one_shot,
     setitimer_periodic,
     itimer_errors,
+    cpu_itimers_fire_at_their_interval_in_a_busy_loop,
+    cpu_itimers_stay_silent_while_the_process_sleeps,
+    cpu_itimer_remaining_value_decreases_with_cpu_time,
+    cpu_itimers_are_not_inherited_by_fork,
 ];
 
 fn clock_gettime_clocks() -> Outcome {
@@ -312,5 +316,181 @@ fn itimer_errors() -> Outcome {
         Err(Errno::EFAULT),
         "setitimer from 0x1"
     );
+    Ok(())
+}
+
+/// SIGVTALRM and SIGPROF deliveries seen by [`count_cpu_timer`], and the
+/// last si_code.
+static VTALRMS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+static PROFS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+static CPU_TIMER_CODE: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn count_cpu_timer(sig: i32, info: *mut SigInfo, _uc: *mut UContext) {
+    // SAFETY: the kernel passes a valid siginfo (SA_SIGINFO).
+    CPU_TIMER_CODE.store(unsafe { (*info).code }, SeqCst);
+    match sig {
+        SIGVTALRM => VTALRMS.fetch_add(1, SeqCst),
+        SIGPROF => PROFS.fetch_add(1, SeqCst),
+        _ => 0,
+    };
+}
+
+/// Spins at EL0 until `done()` or the process has used `ns` more CPU
+/// time, or `wall_limit_ns` of wall time passed; the CPU time used.
+fn burn_cpu_until(ns: i64, wall_limit_ns: i64, mut done: impl FnMut() -> bool) -> i64 {
+    let cpu = || clock_gettime(CLOCK_PROCESS_CPUTIME_ID).map_or(0, |t| t.as_ns());
+    let (c0, t0) = (cpu(), now_ns());
+    let mut x = 0u64;
+    while !done() && cpu() - c0 < ns && now_ns() - t0 < wall_limit_ns {
+        for i in 0..20_000u64 {
+            x = core::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+    }
+    cpu() - c0
+}
+
+fn usec(t: Timeval) -> i64 {
+    t.sec * 1_000_000 + t.usec
+}
+
+/// ITIMER_PROF counts user + system time and ITIMER_VIRTUAL user time:
+/// a process spinning at EL0 gets SIGPROF and SIGVTALRM about once per
+/// interval of CPU time it uses, with si_code SI_KERNEL, and the interval
+/// is kept for getitimer.
+fn cpu_itimers_fire_at_their_interval_in_a_busy_loop() -> Outcome {
+    handle(SIGPROF, count_cpu_timer, 0, 0).ctx("install SIGPROF")?;
+    handle(SIGVTALRM, count_cpu_timer, 0, 0).ctx("install SIGVTALRM")?;
+    let period = Timeval { sec: 0, usec: 20_000 };
+    let every = Itimerval {
+        interval: period,
+        value: period,
+    };
+    check_eq!(
+        setitimer(ITIMER_PROF, &every),
+        Ok(Itimerval::default()),
+        "arm ITIMER_PROF (old value)"
+    );
+    check_eq!(
+        setitimer(ITIMER_VIRTUAL, &every),
+        Ok(Itimerval::default()),
+        "arm ITIMER_VIRTUAL (old value)"
+    );
+    // Until ten of each; the CPU time the timers count is sampled by the
+    // tick, which on a loaded host (a vCPU descheduled) counts less than
+    // CLOCK_PROCESS_CPUTIME_ID, so the run is bounded generously.
+    let used = burn_cpu_until(3_000_000_000, 60_000_000_000, || {
+        PROFS.load(SeqCst) >= 10 && VTALRMS.load(SeqCst) >= 10
+    });
+    let (prof, virt) = (PROFS.load(SeqCst) as i64, VTALRMS.load(SeqCst) as i64);
+    setitimer(ITIMER_PROF, &Itimerval::default()).ctx("disarm PROF")?;
+    setitimer(ITIMER_VIRTUAL, &Itimerval::default()).ctx("disarm VIRTUAL")?;
+    ensure!(
+        prof >= 10 && virt >= 10,
+        "{prof} SIGPROF and {virt} SIGVTALRM in {used} ns of CPU time at 20 ms"
+    );
+    // Never early: no more expiries than 20 ms periods of CPU time used
+    // (give or take the one in flight).
+    ensure!(
+        prof <= used / 20_000_000 + 2 && virt <= prof + 1,
+        "{prof} SIGPROF and {virt} SIGVTALRM for only {used} ns of CPU time at 20 ms"
+    );
+    check_eq!(CPU_TIMER_CODE.load(SeqCst), SI_KERNEL, "si_code");
+    Ok(())
+}
+
+/// CPU-time timers do not advance while the process sleeps: no signal
+/// comes in 300 ms of sleep with 10 ms armed, and both stay armed.
+fn cpu_itimers_stay_silent_while_the_process_sleeps() -> Outcome {
+    handle(SIGPROF, count_cpu_timer, 0, 0).ctx("install SIGPROF")?;
+    handle(SIGVTALRM, count_cpu_timer, 0, 0).ctx("install SIGVTALRM")?;
+    let ten_ms = Itimerval {
+        interval: Timeval::default(),
+        value: Timeval { sec: 0, usec: 10_000 },
+    };
+    setitimer(ITIMER_PROF, &ten_ms).ctx("arm PROF")?;
+    setitimer(ITIMER_VIRTUAL, &ten_ms).ctx("arm VIRTUAL")?;
+    sleep_ms(300);
+    check_eq!(PROFS.load(SeqCst), 0, "SIGPROF while asleep");
+    check_eq!(VTALRMS.load(SeqCst), 0, "SIGVTALRM while asleep");
+    for (which, name) in [(ITIMER_PROF, "PROF"), (ITIMER_VIRTUAL, "VIRTUAL")] {
+        let v = getitimer(which).ctx("getitimer")?;
+        // Linux arms a CPU timer one tick (at most 10 ms) later than asked.
+        ensure!(
+            usec(v.value) > 0 && usec(v.value) <= 20_000,
+            "ITIMER_{name} after the sleep: {v:?}"
+        );
+    }
+    Ok(())
+}
+
+/// getitimer's remaining value of a CPU timer falls as the process uses
+/// CPU time, and setitimer returns it when disarming.
+fn cpu_itimer_remaining_value_decreases_with_cpu_time() -> Outcome {
+    let ten_s = Itimerval {
+        interval: Timeval { sec: 1, usec: 0 },
+        value: Timeval { sec: 10, usec: 0 },
+    };
+    for (which, name) in [(ITIMER_PROF, "PROF"), (ITIMER_VIRTUAL, "VIRTUAL")] {
+        setitimer(which, &ten_s).ctx("arm")?;
+        let a = getitimer(which).ctx("getitimer")?;
+        check_eq!(a.interval, ten_s.interval, "interval of ITIMER_{name}");
+        // Linux arms a CPU timer one tick (at most 10 ms) later than asked.
+        ensure!(
+            usec(a.value) > 9_000_000 && usec(a.value) <= 10_010_000,
+            "ITIMER_{name} just armed for 10 s: {a:?}"
+        );
+        // Until 40 ms of the timer's CPU time went by (ticks sample it).
+        let mut b = a;
+        let used = burn_cpu_until(3_000_000_000, 60_000_000_000, || {
+            b = getitimer(which).unwrap_or(a);
+            usec(b.value) <= usec(a.value) - 40_000
+        });
+        ensure!(
+            usec(b.value) <= usec(a.value) - 40_000,
+            "ITIMER_{name}: {a:?} then {b:?} after {used} ns of CPU time"
+        );
+        // It counts no more than the CPU time used (and a tick).
+        ensure!(
+            usec(a.value) - usec(b.value) <= used / 1000 + 10_000,
+            "ITIMER_{name}: {a:?} then {b:?} after only {used} ns of CPU time"
+        );
+        let old = setitimer(which, &Itimerval::default()).ctx("disarm")?;
+        ensure!(
+            usec(old.value) > 0 && usec(old.value) <= usec(b.value),
+            "ITIMER_{name}: old value {old:?} when disarming after {b:?}"
+        );
+        check_eq!(getitimer(which), Ok(Itimerval::default()), "disarmed");
+    }
+    Ok(())
+}
+
+/// A child does not inherit its parent's ITIMER_PROF and ITIMER_VIRTUAL,
+/// and the parent's stay armed.
+fn cpu_itimers_are_not_inherited_by_fork() -> Outcome {
+    let armed = Itimerval {
+        interval: Timeval { sec: 1, usec: 0 },
+        value: Timeval { sec: 10, usec: 0 },
+    };
+    setitimer(ITIMER_PROF, &armed).ctx("arm PROF")?;
+    setitimer(ITIMER_VIRTUAL, &armed).ctx("arm VIRTUAL")?;
+    let child = spawn(|| {
+        let clear = |w| getitimer(w) == Ok(Itimerval::default());
+        match (clear(ITIMER_PROF), clear(ITIMER_VIRTUAL)) {
+            (true, true) => 0,
+            (false, _) => 1,
+            (true, false) => 2,
+        }
+    })
+    .ctx("fork")?;
+    let status = wait_status(child).ctx("wait")?;
+    check_eq!(
+        status,
+        0,
+        "child's exit status (1: PROF inherited, 2: VIRTUAL inherited)"
+    );
+    for which in [ITIMER_PROF, ITIMER_VIRTUAL] {
+        let v = getitimer(which).ctx("getitimer")?;
+        check_eq!(v.interval, armed.interval, "the parent's timer after the fork");
+    }
     Ok(())
 }

@@ -6,7 +6,7 @@ use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
 
-use kprobetests::sys::{getpid, read_count, set_comm};
+use kprobetests::sys::{getpid, now_ns, read_count, set_comm, sleep_ms};
 use rt::fs;
 use rt::process::{fork, waitpid, Fork, WaitStatus};
 
@@ -22,6 +22,7 @@ pub static CHECKS: &[Check] = checks![
     do_exit_code_is_the_exit_status_as_the_kernel_encodes_it,
     pd_and_pD_name_the_file_read_and_released,
     pd_names_the_directory_a_relative_open_starts_from,
+    at_jiffies_grows_by_hz_per_second,
 ];
 
 /// A scratch file of `len` bytes.
@@ -268,4 +269,47 @@ fn pd_names_the_directory_a_relative_open_starts_from() -> Outcome {
     let _ = fs::unlinkat(fs::AT_FDCWD, file.as_bytes(), 0);
     let _ = fs::unlinkat(fs::AT_FDCWD, dir.as_bytes(), fs::AT_REMOVEDIR);
     outcome
+}
+
+/// `@jiffies` and `@jiffies_64` (one storage) read the tick count, which
+/// grows by HZ (Debian's 250) per second: two reads a second apart are
+/// about 250 apart, as on Linux.
+fn at_jiffies_grows_by_hz_per_second() -> Outcome {
+    const HZ: u64 = 250;
+    let t = tracefs()?;
+    let path = make_file("jiffies", 1)?;
+    let fd = fs::open(path.as_bytes(), fs::O_RDONLY | fs::O_CLOEXEC, 0).ctx("open")?;
+    t.define("p:kt_jiffies vfs_read j=@jiffies:u64 j64=@jiffies_64:u64")
+        .ctx("define")?;
+    let mut buf = [0u8; 8];
+    t.enable("kt_jiffies", true).ctx("enable")?;
+    let t0 = now_ns();
+    let first = read_count(fd, &mut buf, 8);
+    sleep_ms(1000);
+    let second = read_count(fd, &mut buf, 8);
+    let elapsed = now_ns() - t0;
+    t.enable("kt_jiffies", false).ctx("disable")?;
+    let _ = fs::close(fd);
+    let _ = fs::unlinkat(fs::AT_FDCWD, path.as_bytes(), 0);
+    check_eq!((first, second), (Ok(1), Ok(0)), "two reads of a 1-byte file");
+    let lines = super::lines_of(&t, "kt_jiffies", getpid())?;
+    check_eq!(lines.len(), 2, "lines of this task: {lines:?}");
+    let mut j = [0u64; 2];
+    for (l, v) in lines.iter().zip(j.iter_mut()) {
+        let a = field(l, "j")?;
+        check_eq!(field(l, "j64")?, a.clone(), "jiffies and jiffies_64 in {:?}", l.body);
+        *v = a.parse().map_err(|_| Fail(format!("j={a} is not a number")))?;
+    }
+    // The reads are `elapsed` apart: HZ per second, give or take a tick
+    // at each end and a tenth for a loaded host (late ticks here; under
+    // QEMU Linux's jiffies were seen 1% ahead of CLOCK_MONOTONIC).
+    let want = elapsed * HZ / 1_000_000_000;
+    let got = j[1].wrapping_sub(j[0]);
+    ensure!(
+        got + 2 >= want * 9 / 10 && got <= want * 11 / 10 + 2,
+        "jiffies went {} -> {} ({got}) in {elapsed} ns (HZ {HZ}: about {want})",
+        j[0],
+        j[1]
+    );
+    Ok(())
 }
