@@ -87,17 +87,29 @@ fn header_latency(text: &str) -> u64 {
 /// Runs a known section under `tracer` and checks what `trace` reports.
 fn check_section(tracer: &str, preempt: bool, function_trace: bool) -> alloc::string::String {
     assert_eq!(crate::preempt::preempt_count(), 0, "preemption count leaked");
-    reset();
-    write("options/function-trace", if function_trace { "1" } else { "0" }).expect("function-trace");
-    write("current_tracer", tracer).expect("tracer");
-    // Above the sections other CPUs have meanwhile (a busy host stalls
-    // QEMU's CPUs for milliseconds): a new maximum found elsewhere during
-    // ours would keep ours from counting (Linux's max_sequence).
-    write("tracing_max_latency", &alloc::format!("{}", SECTION_NS * 4 / 5000)).expect("max latency");
-    lat_test_section_caller(preempt, SECTION_NS);
-    let max: u64 = read_all("tracing_max_latency").trim().parse().expect("max");
-    let text = read_all("trace");
-    reset();
+    // A busy host can stall one of QEMU's CPUs for longer than our section
+    // inside some short masked section of its own (an idle CPU's timer
+    // interrupt was once recorded at 116 ms): that one is then the
+    // maximum, rightly. Such a run says nothing about ours, so it is run
+    // again, at most three times; a tracer that never records ours fails.
+    let mut tries = 0;
+    let (max, text) = loop {
+        tries += 1;
+        reset();
+        write("options/function-trace", if function_trace { "1" } else { "0" }).expect("function-trace");
+        write("current_tracer", tracer).expect("tracer");
+        // Above the sections other CPUs have meanwhile (a busy host stalls
+        // QEMU's CPUs for milliseconds): a new maximum found elsewhere
+        // during ours would keep ours from counting (Linux's max_sequence).
+        write("tracing_max_latency", &alloc::format!("{}", SECTION_NS * 4 / 5000)).expect("max latency");
+        lat_test_section_caller(preempt, SECTION_NS);
+        let max: u64 = read_all("tracing_max_latency").trim().parse().expect("max");
+        let text = read_all("trace");
+        reset();
+        if tries == 3 || text.contains("#  => started at: lat_test_section_caller\n") {
+            break (max, text);
+        }
+    };
     assert!(
         max >= SECTION_NS / 1000,
         "max latency {max} us below the section's length:\n{text}"
