@@ -2,6 +2,9 @@
 //! time.h): 64-bit `struct timespec`, `struct timeval`, `struct itimerval`,
 //! with their exact little-endian images.
 
+pub mod clockid;
+pub use clockid::*;
+
 /// Nanoseconds per second.
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 
