@@ -691,11 +691,23 @@ impl vfs::WaitHook for PollWaker {
     }
 }
 
-const MS_REMOUNT: u64 = 32;
-const MS_BIND: u64 = 4096;
+use uapi::mount::{
+    MS_BIND, MS_NOATIME, MS_NODEV, MS_NODIRATIME, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REC, MS_RELATIME, MS_REMOUNT,
+    MS_SILENT, MS_STRICTATIME, MS_SYNCHRONOUS,
+};
 /// Flags accepted and not acted on (no read-only or no-exec mounts here;
 /// MS_SILENT, which busybox always passes, only quiets kernel messages).
-const MS_IGNORED: u64 = 1 | 2 | 4 | 8 | 16 | 1024 | 2048 | (1 << 14) | (1 << 15) | (1 << 21) | (1 << 24);
+const MS_IGNORED: u64 = MS_RDONLY
+    | MS_NOSUID
+    | MS_NODEV
+    | MS_NOEXEC
+    | MS_SYNCHRONOUS
+    | MS_NOATIME
+    | MS_NODIRATIME
+    | MS_REC
+    | MS_SILENT
+    | MS_RELATIME
+    | MS_STRICTATIME;
 
 // mount(source, target, fstype, flags, data)
 syscall!(__arm64_sys_mount, r, {
