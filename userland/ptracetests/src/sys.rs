@@ -5,18 +5,8 @@ use alloc::vec::Vec;
 use rt::syscall::{check, nr, syscall0, syscall2, syscall3, syscall4, syscall5, syscall6};
 use rt::Errno;
 
-/// `__WALL`.
-pub const WALL: u32 = 0x4000_0000;
-/// `WNOHANG`.
-pub const WNOHANG: u32 = 1;
-/// `WUNTRACED`: also report a stopped untraced child.
-pub const WUNTRACED: u32 = 2;
-/// waitid's `WNOWAIT`.
-pub const WNOWAIT: u32 = 0x0100_0000;
-/// waitid's `WEXITED`.
-pub const WEXITED: u32 = 4;
-/// waitid's `WSTOPPED`.
-pub const WSTOPPED: u32 = 2;
+/// wait4/waitid options (`__WALL`, `WNOHANG`, ...), from uapi.
+pub use uapi::wait::{WALL, WEXITED, WNOHANG, WNOWAIT, WSTOPPED, WUNTRACED};
 
 /// `ptrace(request, pid, addr, data)` as the system call takes it.
 pub fn ptrace(request: i64, pid: i32, addr: usize, data: usize) -> Result<usize, Errno> {
@@ -203,7 +193,7 @@ pub fn syscall_raw(n: usize, a0: usize, a1: usize, a2: usize) -> isize {
 pub fn vfork_exit(code: usize) -> isize {
     const CLONE_VM: usize = 0x100;
     const CLONE_VFORK: usize = 0x4000;
-    const SIGCHLD: usize = 17;
+    const SIGCHLD: usize = uapi::signal::SIGCHLD as usize;
     let ret: isize;
     // SAFETY: the child runs only the exit_group below, touching no memory.
     unsafe {
