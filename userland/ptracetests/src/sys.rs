@@ -191,8 +191,8 @@ pub fn syscall_raw(n: usize, a0: usize, a1: usize, a2: usize) -> isize {
 /// vfork whose child exits at once with `code`: in one asm block, as the
 /// child shares this stack until it exits. Returns the child's pid.
 pub fn vfork_exit(code: usize) -> isize {
-    const CLONE_VM: usize = 0x100;
-    const CLONE_VFORK: usize = 0x4000;
+    const CLONE_VM: usize = uapi::sched::CLONE_VM as usize;
+    const CLONE_VFORK: usize = uapi::sched::CLONE_VFORK as usize;
     const SIGCHLD: usize = uapi::signal::SIGCHLD as usize;
     let ret: isize;
     // SAFETY: the child runs only the exit_group below, touching no memory.
@@ -249,7 +249,8 @@ static mut THREAD_STACK: [u128; 256] = [0; 256];
 /// Starts a thread (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
 /// CLONE_THREAD | CLONE_SYSVSEM) that exits at once with `code`; its tid.
 pub fn thread_exit(code: usize) -> isize {
-    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    use uapi::sched::{CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_SYSVSEM, CLONE_THREAD, CLONE_VM};
+    const FLAGS: usize = (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM) as usize;
     let top = core::ptr::addr_of_mut!(THREAD_STACK) as usize + 256 * 16;
     let ret: isize;
     // SAFETY: the thread runs only the exit below on a stack of its own
@@ -310,7 +311,8 @@ static WRITER_NAP: [u64; 2] = [0, 10_000_000];
 /// `fd` every 10 ms until the process ends: while it is stopped, nothing
 /// arrives. Its tid.
 pub fn thread_writer(fd: i32) -> isize {
-    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    use uapi::sched::{CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_SYSVSEM, CLONE_THREAD, CLONE_VM};
+    const FLAGS: usize = (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM) as usize;
     let top = core::ptr::addr_of_mut!(WRITER_STACK) as usize + 256 * 16;
     let ret: isize;
     // SAFETY: the thread runs only the loop below, on a stack of its own
