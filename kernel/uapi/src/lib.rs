@@ -15,6 +15,7 @@
 #![deny(unsafe_code)]
 #![allow(non_upper_case_globals)]
 
+pub mod auxvec;
 pub mod capability;
 pub mod errno;
 pub mod error;
