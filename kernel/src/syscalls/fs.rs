@@ -8,7 +8,7 @@ use crate::uaccess::{copy_to_user, strndup_user, Filename, UserPtr};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC, O_TRUNC};
-use uapi::poll::PollFd;
+use uapi::poll::{self, PollFd};
 use vfs::file::OpenFile;
 use vfs::mount::Path;
 
@@ -517,9 +517,9 @@ fn with_sigmask(mask: Option<u64>, wait: impl FnOnce() -> Result<u64, Errno>) ->
 
 /// What select's three sets wait for, in poll bits (Linux's POLLIN_SET,
 /// POLLOUT_SET and POLLEX_SET).
-const POLLIN_SET: u16 = 0x0001 | 0x0040 | 0x0080 | 0x0010 | 0x0008;
-const POLLOUT_SET: u16 = 0x0004 | 0x0100 | 0x0200 | 0x0008;
-const POLLEX_SET: u16 = 0x0002;
+const POLLIN_SET: u16 = poll::POLLIN | poll::POLLRDNORM | poll::POLLRDBAND | poll::POLLHUP | poll::POLLERR;
+const POLLOUT_SET: u16 = poll::POLLOUT | poll::POLLWRNORM | poll::POLLWRBAND | poll::POLLERR;
+const POLLEX_SET: u16 = poll::POLLPRI;
 
 // pselect6(n, inp, outp, exp, tsp, sig): select's fd_set bitmaps turned
 // into poll entries and back, as Linux's do_select.
