@@ -11,26 +11,11 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-/// futex operations.
-pub const FUTEX_WAIT: u32 = 0;
-/// Wake.
-pub const FUTEX_WAKE: u32 = 1;
-/// Wake some waiters, move the others to a second word.
-pub const FUTEX_REQUEUE: u32 = 3;
-/// FUTEX_REQUEUE if the first word still holds the expected value.
-pub const FUTEX_CMP_REQUEUE: u32 = 4;
-/// Modify a second word atomically, wake on both.
-pub const FUTEX_WAKE_OP: u32 = 5;
-/// FUTEX_WAIT with an absolute timeout and a bitset.
-pub const FUTEX_WAIT_BITSET: u32 = 9;
-/// Wake the waiters whose bitset meets the given one.
-pub const FUTEX_WAKE_BITSET: u32 = 10;
-/// The op is private to the process (same keys here).
-pub const FUTEX_PRIVATE_FLAG: u32 = 128;
-/// The absolute timeout of FUTEX_WAIT_BITSET is on CLOCK_REALTIME.
-pub const FUTEX_CLOCK_REALTIME: u32 = 256;
-/// Matches every waiter.
-pub const FUTEX_BITSET_MATCH_ANY: u32 = u32::MAX;
+/// futex operations and flags.
+pub use uapi::futex::{
+    FUTEX_BITSET_MATCH_ANY, FUTEX_CLOCK_REALTIME, FUTEX_CMP_REQUEUE, FUTEX_PRIVATE_FLAG, FUTEX_REQUEUE, FUTEX_WAIT,
+    FUTEX_WAIT_BITSET, FUTEX_WAKE, FUTEX_WAKE_BITSET, FUTEX_WAKE_OP,
+};
 
 /// (address space, user address).
 type Key = (usize, u64);

@@ -13,26 +13,9 @@ pub mod cred;
 
 use uapi::Errno;
 
-/// Return at once if no child is ready.
-pub const WNOHANG: u32 = 1;
-/// Report stopped children (waitid's WSTOPPED is the same bit).
-pub const WUNTRACED: u32 = 2;
-/// waitid: report stopped children.
-pub const WSTOPPED: u32 = WUNTRACED;
-/// waitid: report exited children.
-pub const WEXITED: u32 = 4;
-/// Report continued children.
-pub const WCONTINUED: u32 = 8;
-/// waitid: leave the child waitable.
-pub const WNOWAIT: u32 = 0x0100_0000;
-/// Do not wait for children of other threads in the group.
-pub const WNOTHREAD: u32 = 0x2000_0000;
-/// Wait for all children, whatever their exit signal.
-pub const WALL: u32 = 0x4000_0000;
-/// Wait only for "clone" children (exit signal other than SIGCHLD).
-pub const WCLONE: u32 = 0x8000_0000;
+pub use uapi::wait::{WALL, WCLONE, WCONTINUED, WEXITED, WNOHANG, WNOTHREAD, WNOWAIT, WSTOPPED, WUNTRACED};
 
-const SIGCHLD: u32 = 17;
+use uapi::signal::SIGCHLD;
 
 /// The status word of a child that exited with `code` (`exit(code)`).
 pub const fn exited(code: i32) -> i32 {
@@ -62,9 +45,7 @@ pub const CONTINUED: i32 = 0xffff;
 /// waitid's `si_code` and `si_status` for a dead child's status word:
 /// CLD_EXITED with the exit code, or CLD_KILLED/CLD_DUMPED with the signal.
 pub const fn cld_of_exit(status: i32) -> (i32, i32) {
-    const CLD_EXITED: i32 = 1;
-    const CLD_KILLED: i32 = 2;
-    const CLD_DUMPED: i32 = 3;
+    use uapi::signal::code::{CLD_DUMPED, CLD_EXITED, CLD_KILLED};
     if status & 0x7f == 0 {
         (CLD_EXITED, (status >> 8) & 0xff)
     } else if status & 0x80 != 0 {

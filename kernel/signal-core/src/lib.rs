@@ -11,13 +11,9 @@ extern crate alloc;
 
 pub mod records;
 
-/// SIGKILL's number.
-pub const SIGKILL: u32 = 9;
-/// SIGSTOP's number.
-pub const SIGSTOP: u32 = 19;
-/// The first real-time signal as the kernel counts (Linux's `SIGRTMIN`, 32;
-/// the C library reserves a few of them).
-pub const SIGRTMIN: u32 = 32;
+/// SIGKILL and SIGSTOP, and the first real-time signal as the kernel
+/// counts (Linux's `SIGRTMIN`, 32; the C library reserves a few of them).
+pub use uapi::signal::{SIGKILL, SIGRTMIN, SIGSTOP};
 
 /// Bit for signal `sig` in a mask.
 pub const fn sigmask(sig: u32) -> u64 {
@@ -93,7 +89,7 @@ pub fn on_queue_overflow(sig: u32, si_code: i32) -> QueueOverflow {
 }
 
 /// `si_code` of kill().
-pub const SI_USER: i32 = 0;
+pub use uapi::signal::code::SI_USER;
 
 // The kernel-internal restart codes a system call may return (positive),
 // as i64 for comparison with a return register: uapi's `Errno` is their

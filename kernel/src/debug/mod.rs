@@ -173,8 +173,6 @@ pub struct DebugFaultInfo {
 }
 
 use crate::signal::{code::*, SIGTRAP};
-const TRAP_HWBKPT: i32 = 4;
-const TRAP_UNK: i32 = 5;
 
 /// `debug_fault_info`, indexed by `DBG_ESR_EVT(esr)`.
 pub static DEBUG_FAULT_INFO: [DebugFaultInfo; 8] = [

@@ -307,18 +307,9 @@ fn kick_queued() {
     }
 }
 
-/// `SCHED_NORMAL` (Linux's `SCHED_OTHER`).
-pub const SCHED_NORMAL: u32 = 0;
-/// `SCHED_FIFO`.
-pub const SCHED_FIFO: u32 = 1;
-/// `SCHED_RR`.
-pub const SCHED_RR: u32 = 2;
-/// `SCHED_BATCH`.
-pub const SCHED_BATCH: u32 = 3;
-/// `SCHED_IDLE`.
-pub const SCHED_IDLE: u32 = 5;
-/// `SCHED_DEADLINE` (not supported: this kernel has no deadline class).
-pub const SCHED_DEADLINE: u32 = 6;
+/// Scheduling policies (`SCHED_DEADLINE` is not supported: this kernel has
+/// no deadline class).
+pub use uapi::sched::{SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_IDLE, SCHED_NORMAL, SCHED_RR};
 /// Highest real-time priority (`MAX_RT_PRIO - 1`).
 pub const MAX_USER_RT_PRIO: u32 = 99;
 

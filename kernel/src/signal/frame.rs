@@ -51,12 +51,8 @@ impl AltStack {
     };
 }
 
-/// `ss_flags`.
-pub const SS_ONSTACK: i32 = 1;
-/// Disabled.
-pub const SS_DISABLE: i32 = 2;
-/// Smallest alternate stack (arm64 MINSIGSTKSZ).
-pub const MINSIGSTKSZ: u64 = 5120;
+/// `ss_flags` and the smallest alternate stack.
+pub use uapi::signal::{MINSIGSTKSZ, SS_DISABLE, SS_ONSTACK};
 
 fn altstack(t: &Task) -> AltStack {
     *t.sas.lock()
@@ -248,7 +244,7 @@ pub fn set_altstack(t: &Task, sp: u64, flags: i32, size: u64, cur_sp: u64) -> Re
     if on_altstack(t, cur_sp) {
         return Err(Errno::EPERM);
     }
-    const SS_AUTODISARM: i32 = 1 << 31;
+    use uapi::signal::SS_AUTODISARM;
     let flags = flags & !SS_AUTODISARM;
     if flags != 0 && flags != SS_DISABLE && flags != SS_ONSTACK {
         return Err(Errno::EINVAL);

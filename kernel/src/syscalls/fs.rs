@@ -8,7 +8,7 @@ use crate::uaccess::{copy_to_user, strndup_user, Filename, UserPtr};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use uapi::fcntl::{AT_EMPTY_PATH, O_CLOEXEC, O_TRUNC};
-use uapi::poll::PollFd;
+use uapi::poll::{self, PollFd};
 use vfs::file::OpenFile;
 use vfs::mount::Path;
 
@@ -741,9 +741,9 @@ fn with_sigmask(mask: Option<u64>, wait: impl FnOnce() -> Result<u64, Errno>) ->
 
 /// What select's three sets wait for, in poll bits (Linux's POLLIN_SET,
 /// POLLOUT_SET and POLLEX_SET).
-const POLLIN_SET: u16 = 0x0001 | 0x0040 | 0x0080 | 0x0010 | 0x0008;
-const POLLOUT_SET: u16 = 0x0004 | 0x0100 | 0x0200 | 0x0008;
-const POLLEX_SET: u16 = 0x0002;
+const POLLIN_SET: u16 = poll::POLLIN | poll::POLLRDNORM | poll::POLLRDBAND | poll::POLLHUP | poll::POLLERR;
+const POLLOUT_SET: u16 = poll::POLLOUT | poll::POLLWRNORM | poll::POLLWRBAND | poll::POLLERR;
+const POLLEX_SET: u16 = poll::POLLPRI;
 
 // pselect6(n, inp, outp, exp, tsp, sig): select's fd_set bitmaps turned
 // into poll entries and back, as Linux's do_select.
@@ -915,11 +915,23 @@ impl vfs::WaitHook for PollWaker {
     }
 }
 
-const MS_REMOUNT: u64 = 32;
-const MS_BIND: u64 = 4096;
+use uapi::mount::{
+    MS_BIND, MS_NOATIME, MS_NODEV, MS_NODIRATIME, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REC, MS_RELATIME, MS_REMOUNT,
+    MS_SILENT, MS_STRICTATIME, MS_SYNCHRONOUS,
+};
 /// Flags accepted and not acted on (no read-only or no-exec mounts here;
 /// MS_SILENT, which busybox always passes, only quiets kernel messages).
-const MS_IGNORED: u64 = 1 | 2 | 4 | 8 | 16 | 1024 | 2048 | (1 << 14) | (1 << 15) | (1 << 21) | (1 << 24);
+const MS_IGNORED: u64 = MS_RDONLY
+    | MS_NOSUID
+    | MS_NODEV
+    | MS_NOEXEC
+    | MS_SYNCHRONOUS
+    | MS_NOATIME
+    | MS_NODIRATIME
+    | MS_REC
+    | MS_SILENT
+    | MS_RELATIME
+    | MS_STRICTATIME;
 
 // mount(source, target, fstype, flags, data)
 syscall!(__arm64_sys_mount, r, {

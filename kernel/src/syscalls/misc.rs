@@ -21,8 +21,7 @@ syscall!(__arm64_sys_newuname, r, {
     Ok(0)
 });
 
-const PR_SET_NAME: u64 = 15;
-const PR_GET_NAME: u64 = 16;
+use uapi::prctl::{PR_GET_NAME, PR_SET_NAME};
 
 syscall!(__arm64_sys_prctl, r, {
     let me = crate::sched::current();
@@ -65,13 +64,17 @@ syscall!(__arm64_sys_prctl, r, {
     }
 });
 
-const MAGIC1: u64 = 0xfee1_dead;
-const MAGIC2: [u64; 4] = [672274793, 85072278, 369367448, 537993216];
-const CMD_RESTART: u64 = 0x0123_4567;
-const CMD_HALT: u64 = 0xcdef_0123;
-const CMD_POWER_OFF: u64 = 0x4321_fedc;
-const CMD_CAD_ON: u64 = 0x89ab_cdef;
-const CMD_CAD_OFF: u64 = 0;
+use uapi::reboot::{
+    LINUX_REBOOT_CMD_CAD_OFF as CMD_CAD_OFF, LINUX_REBOOT_CMD_CAD_ON as CMD_CAD_ON, LINUX_REBOOT_CMD_HALT as CMD_HALT,
+    LINUX_REBOOT_CMD_POWER_OFF as CMD_POWER_OFF, LINUX_REBOOT_CMD_RESTART as CMD_RESTART,
+    LINUX_REBOOT_MAGIC1 as MAGIC1,
+};
+const MAGIC2: [u64; 4] = [
+    uapi::reboot::LINUX_REBOOT_MAGIC2,
+    uapi::reboot::LINUX_REBOOT_MAGIC2A,
+    uapi::reboot::LINUX_REBOOT_MAGIC2B,
+    uapi::reboot::LINUX_REBOOT_MAGIC2C,
+];
 
 syscall!(__arm64_sys_reboot, r, {
     if r.regs[0] & 0xffff_ffff != MAGIC1 || !MAGIC2.contains(&(r.regs[1] & 0xffff_ffff)) {
@@ -160,9 +163,7 @@ syscall!(__arm64_sys_prlimit64, r, {
 });
 
 syscall!(__arm64_sys_getrusage, r, {
-    const RUSAGE_SELF: i32 = 0;
-    const RUSAGE_CHILDREN: i32 = -1;
-    const RUSAGE_THREAD: i32 = 1;
+    use uapi::resource::{RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD};
     let t = match r.regs[0] as i32 {
         RUSAGE_SELF => crate::cputime::thread_group_cputime(&crate::process::current_process()),
         RUSAGE_CHILDREN => crate::process::current_process().cputime.children(),
@@ -247,17 +248,12 @@ syscall!(__arm64_sys_futex, r, {
 
 /// syslog(2) actions (Linux's SYSLOG_ACTION_*).
 mod syslog {
-    pub const CLOSE: u64 = 0;
-    pub const OPEN: u64 = 1;
-    pub const READ: u64 = 2;
-    pub const READ_ALL: u64 = 3;
-    pub const READ_CLEAR: u64 = 4;
-    pub const CLEAR: u64 = 5;
-    pub const CONSOLE_OFF: u64 = 6;
-    pub const CONSOLE_ON: u64 = 7;
-    pub const CONSOLE_LEVEL: u64 = 8;
-    pub const SIZE_UNREAD: u64 = 9;
-    pub const SIZE_BUFFER: u64 = 10;
+    pub use uapi::syslog::{
+        SYSLOG_ACTION_CLEAR as CLEAR, SYSLOG_ACTION_CLOSE as CLOSE, SYSLOG_ACTION_CONSOLE_LEVEL as CONSOLE_LEVEL,
+        SYSLOG_ACTION_CONSOLE_OFF as CONSOLE_OFF, SYSLOG_ACTION_CONSOLE_ON as CONSOLE_ON, SYSLOG_ACTION_OPEN as OPEN,
+        SYSLOG_ACTION_READ as READ, SYSLOG_ACTION_READ_ALL as READ_ALL, SYSLOG_ACTION_READ_CLEAR as READ_CLEAR,
+        SYSLOG_ACTION_SIZE_BUFFER as SIZE_BUFFER, SYSLOG_ACTION_SIZE_UNREAD as SIZE_UNREAD,
+    };
 }
 
 /// The console level CONSOLE_ON brings back.

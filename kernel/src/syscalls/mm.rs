@@ -13,14 +13,11 @@ fn mm() -> Result<Arc<Mm>, Errno> {
 
 syscall!(__arm64_sys_brk, r, Ok(mm()?.brk(r.regs[0])));
 
-const MAP_SHARED: u64 = 0x01;
-const MAP_PRIVATE: u64 = 0x02;
-const MAP_TYPE: u64 = 0x0f;
-const MAP_FIXED: u64 = 0x10;
-const MAP_ANONYMOUS: u64 = 0x20;
-const MAP_FIXED_NOREPLACE: u64 = 0x100000;
+use uapi::mman::{
+    MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE,
+    MREMAP_DONTUNMAP, MREMAP_FIXED, MREMAP_MAYMOVE,
+};
 
-const MAP_SHARED_VALIDATE: u64 = 0x03;
 /// The flags Linux 6.12 defines for mmap (MAP_SHARED_VALIDATE refuses others).
 const MAP_KNOWN_FLAGS: u64 = 0x0f
     | 0x10
@@ -174,10 +171,6 @@ syscall!(__arm64_sys_mincore, r, {
     crate::uaccess::copy_to_user(vec, &bytes)?;
     Ok(0)
 });
-
-const MREMAP_MAYMOVE: u64 = 1;
-const MREMAP_FIXED: u64 = 2;
-const MREMAP_DONTUNMAP: u64 = 4;
 
 syscall!(__arm64_sys_mremap, r, {
     let (addr, old_len, new_len, flags, new_addr) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4]);

@@ -82,9 +82,7 @@ syscall!(__arm64_sys_wait4, r, {
     Ok(reaped.pid as u64)
 });
 
-const P_ALL: u64 = 0;
-const P_PID: u64 = 1;
-const P_PGID: u64 = 2;
+use uapi::wait::{P_ALL, P_PGID, P_PID};
 
 syscall!(__arm64_sys_waitid, r, {
     let (idtype, id, infop, options) = (r.regs[0], r.regs[1] as u32, UserPtr::new(r.regs[2]), r.regs[3] as u32);

@@ -64,9 +64,7 @@ syscall!(__arm64_sys_rt_sigaction, r, {
     Ok(0)
 });
 
-const SIG_BLOCK: u64 = 0;
-const SIG_UNBLOCK: u64 = 1;
-const SIG_SETMASK: u64 = 2;
+use uapi::signal::{SIG_BLOCK, SIG_SETMASK, SIG_UNBLOCK};
 
 syscall!(__arm64_sys_rt_sigprocmask, r, {
     let (how, set, oset, size) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]), r.regs[3]);

@@ -63,7 +63,7 @@ syscall!(__arm64_sys_sched_setaffinity, r, {
 });
 
 /// `SCHED_RESET_ON_FORK`, or-ed into a policy.
-const SCHED_RESET_ON_FORK: u32 = 0x4000_0000;
+use uapi::sched::SCHED_RESET_ON_FORK;
 
 /// Checks `policy` and `prio` as Linux's `__sched_setscheduler` does:
 /// EINVAL for an unknown policy (SCHED_DEADLINE too, which needs

@@ -8,16 +8,10 @@ use crate::uaccess::{copy_from_user, copy_to_user, UserPtr};
 use core::sync::atomic::{AtomicU64, Ordering};
 use uapi::time::{Itimerval, Timespec, Timeval};
 
-const CLOCK_REALTIME: i32 = 0;
-const CLOCK_MONOTONIC: i32 = 1;
-const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
-const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-const CLOCK_MONOTONIC_RAW: i32 = 4;
-const CLOCK_REALTIME_COARSE: i32 = 5;
-const CLOCK_MONOTONIC_COARSE: i32 = 6;
-const CLOCK_BOOTTIME: i32 = 7;
-const CLOCK_TAI: i32 = 11;
-const TIMER_ABSTIME: u64 = 1;
+use uapi::time::{
+    CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID,
+    CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI, CLOCK_THREAD_CPUTIME_ID, ITIMER_PROF, ITIMER_REAL, TIMER_ABSTIME,
+};
 
 /// A CPU-time clock's reading (`CPUCLOCK_WHICH`): user + system time.
 const CPUCLOCK_PROF: i32 = 0;
@@ -314,8 +308,6 @@ syscall!(__arm64_sys_restart_syscall, _r, {
         RestartBlock::Nanosleep { deadline_ns, rmtp } => do_nanosleep(deadline_ns, rmtp),
     }
 });
-
-use crate::itimer::ITIMER_PROF;
 
 syscall!(__arm64_sys_getitimer, r, {
     if r.regs[0] > ITIMER_PROF {

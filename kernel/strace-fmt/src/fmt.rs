@@ -11,6 +11,7 @@ use uapi::ptrace::{
     PtraceSyscallInfo, SyscallInfoKind, PTRACE_SYSCALL_INFO_ENTRY, PTRACE_SYSCALL_INFO_EXIT,
     PTRACE_SYSCALL_INFO_SECCOMP,
 };
+use uapi::{fcntl, wait};
 
 /// strace's default `-s`: string arguments show at most this many bytes.
 pub const MAX_STRLEN: usize = 32;
@@ -102,29 +103,29 @@ pub fn flags(v: u64, table: &[(u64, &str)]) -> String {
 
 /// `O_*` flags after the access mode (arm64 values), in strace's order.
 pub const OPEN_FLAGS: &[(u64, &str)] = &[
-    (0o100, "O_CREAT"),
-    (0o200, "O_EXCL"),
-    (0o400, "O_NOCTTY"),
-    (0o1000, "O_TRUNC"),
-    (0o2000, "O_APPEND"),
-    (0o4000, "O_NONBLOCK"),
-    (0o4010000, "O_SYNC"),
-    (0o10000, "O_DSYNC"),
-    (0o20000, "O_ASYNC"),
-    (0o20040000, "O_TMPFILE"),
-    (0o40000, "O_DIRECTORY"),
-    (0o100000, "O_NOFOLLOW"),
-    (0o200000, "O_DIRECT"),
-    (0o400000, "O_LARGEFILE"),
-    (0o1000000, "O_NOATIME"),
-    (0o2000000, "O_CLOEXEC"),
-    (0o10000000, "O_PATH"),
+    (fcntl::O_CREAT as u64, "O_CREAT"),
+    (fcntl::O_EXCL as u64, "O_EXCL"),
+    (fcntl::O_NOCTTY as u64, "O_NOCTTY"),
+    (fcntl::O_TRUNC as u64, "O_TRUNC"),
+    (fcntl::O_APPEND as u64, "O_APPEND"),
+    (fcntl::O_NONBLOCK as u64, "O_NONBLOCK"),
+    (fcntl::O_SYNC as u64, "O_SYNC"),
+    (fcntl::O_DSYNC as u64, "O_DSYNC"),
+    (fcntl::FASYNC as u64, "O_ASYNC"),
+    (fcntl::O_TMPFILE as u64, "O_TMPFILE"),
+    (fcntl::O_DIRECTORY as u64, "O_DIRECTORY"),
+    (fcntl::O_NOFOLLOW as u64, "O_NOFOLLOW"),
+    (fcntl::O_DIRECT as u64, "O_DIRECT"),
+    (fcntl::O_LARGEFILE as u64, "O_LARGEFILE"),
+    (fcntl::O_NOATIME as u64, "O_NOATIME"),
+    (fcntl::O_CLOEXEC as u64, "O_CLOEXEC"),
+    (fcntl::O_PATH as u64, "O_PATH"),
 ];
 
 /// `O_CREAT`, which makes open's mode argument meaningful.
-pub const O_CREAT: u64 = 0o100;
+pub const O_CREAT: u64 = fcntl::O_CREAT as u64;
 /// `__O_TMPFILE`, which does too.
-pub const O_TMPFILE_BIT: u64 = 0o20000000;
+pub const O_TMPFILE_BIT: u64 = fcntl::__O_TMPFILE as u64;
 
 /// open's flags: the access mode (`O_RDONLY`, `O_WRONLY`, `O_RDWR`), then
 /// [`OPEN_FLAGS`].
@@ -249,23 +250,23 @@ pub fn clone_flags(v: u64) -> String {
 
 /// wait4/waitid options.
 pub const WAIT_FLAGS: &[(u64, &str)] = &[
-    (1, "WNOHANG"),
-    (2, "WUNTRACED"),
-    (4, "WEXITED"),
-    (8, "WCONTINUED"),
-    (0x0100_0000, "WNOWAIT"),
-    (0x2000_0000, "__WNOTHREAD"),
-    (0x4000_0000, "__WALL"),
-    (0x8000_0000, "__WCLONE"),
+    (wait::WNOHANG as u64, "WNOHANG"),
+    (wait::WUNTRACED as u64, "WUNTRACED"),
+    (wait::WEXITED as u64, "WEXITED"),
+    (wait::WCONTINUED as u64, "WCONTINUED"),
+    (wait::WNOWAIT as u64, "WNOWAIT"),
+    (wait::WNOTHREAD as u64, "__WNOTHREAD"),
+    (wait::WALL as u64, "__WALL"),
+    (wait::WCLONE as u64, "__WCLONE"),
 ];
 
 /// `AT_*` flags of the `*at` calls.
 pub const AT_FLAGS: &[(u64, &str)] = &[
-    (0x100, "AT_SYMLINK_NOFOLLOW"),
-    (0x200, "AT_REMOVEDIR"),
-    (0x400, "AT_SYMLINK_FOLLOW"),
-    (0x800, "AT_NO_AUTOMOUNT"),
-    (0x1000, "AT_EMPTY_PATH"),
+    (fcntl::AT_SYMLINK_NOFOLLOW as u64, "AT_SYMLINK_NOFOLLOW"),
+    (fcntl::AT_REMOVEDIR as u64, "AT_REMOVEDIR"),
+    (fcntl::AT_SYMLINK_FOLLOW as u64, "AT_SYMLINK_FOLLOW"),
+    (fcntl::AT_NO_AUTOMOUNT as u64, "AT_NO_AUTOMOUNT"),
+    (fcntl::AT_EMPTY_PATH as u64, "AT_EMPTY_PATH"),
 ];
 
 /// A signal number as strace names it: `SIGCHLD`, `SIGRTMIN`, `SIGRT_3`,

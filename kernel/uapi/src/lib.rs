@@ -15,24 +15,33 @@
 #![deny(unsafe_code)]
 #![allow(non_upper_case_globals)]
 
+pub mod auxvec;
 pub mod capability;
 pub mod errno;
 pub mod error;
 pub mod fcntl;
+pub mod futex;
 pub mod hw_breakpoint;
+pub mod mman;
+pub mod mount;
 pub mod poll;
+pub mod prctl;
 pub mod ptrace;
+pub mod reboot;
 pub mod resource;
 pub mod rseq;
+pub mod sched;
 pub mod sigframe;
 pub mod signal;
 pub mod socket;
 pub mod stat;
 pub mod syscalls;
+pub mod syslog;
 pub mod termios;
 pub mod time;
 pub mod uio;
 pub mod utsname;
+pub mod wait;
 
 pub use errno::Errno;
 pub use stat::Stat;

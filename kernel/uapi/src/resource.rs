@@ -1,5 +1,12 @@
 //! Resource limits (include/uapi/linux/resource.h).
 
+/// `getrusage`: the calling process (all its threads).
+pub const RUSAGE_SELF: i32 = 0;
+/// `getrusage`: its reaped children.
+pub const RUSAGE_CHILDREN: i32 = -1;
+/// `getrusage`: the calling thread.
+pub const RUSAGE_THREAD: i32 = 1;
+
 /// No limit.
 pub const RLIM_INFINITY: u64 = u64::MAX;
 

@@ -256,6 +256,7 @@ pub mod code {
     pub const TRAP_BRKPT: i32 = 1;
     pub const TRAP_TRACE: i32 = 2;
     pub const TRAP_HWBKPT: i32 = 4;
+    pub const TRAP_UNK: i32 = 5;
     pub const CLD_EXITED: i32 = 1;
     pub const CLD_KILLED: i32 = 2;
     pub const CLD_DUMPED: i32 = 3;
@@ -266,6 +267,22 @@ pub mod code {
     /// ptrace stop's code (0x85, event << 8 | 5) is above it.
     pub const NSIGTRAP: i32 = 6;
 }
+
+/// `rt_sigprocmask` how: add the set to the mask.
+pub const SIG_BLOCK: u64 = 0;
+/// Remove the set from the mask.
+pub const SIG_UNBLOCK: u64 = 1;
+/// Replace the mask with the set.
+pub const SIG_SETMASK: u64 = 2;
+
+/// `stack_t.ss_flags`: the thread runs on its alternate stack.
+pub const SS_ONSTACK: i32 = 1;
+/// The alternate stack is disabled.
+pub const SS_DISABLE: i32 = 2;
+/// Disable the alternate stack on entry to a handler.
+pub const SS_AUTODISARM: i32 = 1 << 31;
+/// Smallest alternate stack (arm64's `MINSIGSTKSZ`).
+pub const MINSIGSTKSZ: u64 = 5120;
 
 /// Signal handler values.
 pub const SIG_DFL: u64 = 0;

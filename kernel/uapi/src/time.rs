@@ -2,6 +2,9 @@
 //! time.h): 64-bit `struct timespec`, `struct timeval`, `struct itimerval`,
 //! with their exact little-endian images.
 
+pub mod clockid;
+pub use clockid::*;
+
 /// Nanoseconds per second.
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 
@@ -88,13 +91,6 @@ impl Timeval {
         Timeval { tv_sec, tv_usec }
     }
 }
-
-/// `setitimer`'s `which`: wall time, SIGALRM.
-pub const ITIMER_REAL: u64 = 0;
-/// The process's user CPU time, SIGVTALRM.
-pub const ITIMER_VIRTUAL: u64 = 1;
-/// The process's user + system CPU time, SIGPROF.
-pub const ITIMER_PROF: u64 = 2;
 
 /// `struct itimerval`: the reload interval, then the current value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -12,6 +12,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc)]
 
+#[path = "../../uapi/src/time/clockid.rs"]
+#[allow(dead_code)]
+mod clockid;
 #[path = "../src/datapage.rs"]
 #[allow(dead_code)]
 mod datapage;

@@ -13,20 +13,12 @@ use core::sync::atomic::{fence, AtomicI32, AtomicU32, AtomicU64, Ordering};
 /// Nanoseconds per second.
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 
-/// Linux's clock IDs (uapi/linux/time.h) that the vDSO serves.
-pub const CLOCK_REALTIME: i32 = 0;
-/// `CLOCK_MONOTONIC`.
-pub const CLOCK_MONOTONIC: i32 = 1;
-/// `CLOCK_MONOTONIC_RAW`.
-pub const CLOCK_MONOTONIC_RAW: i32 = 4;
-/// `CLOCK_REALTIME_COARSE`.
-pub const CLOCK_REALTIME_COARSE: i32 = 5;
-/// `CLOCK_MONOTONIC_COARSE`.
-pub const CLOCK_MONOTONIC_COARSE: i32 = 6;
-/// `CLOCK_BOOTTIME`.
-pub const CLOCK_BOOTTIME: i32 = 7;
-/// `CLOCK_TAI`.
-pub const CLOCK_TAI: i32 = 11;
+/// Linux's clock IDs (uapi/linux/time.h) that the vDSO serves, from
+/// `uapi::time` (the vDSO image includes that file by path).
+pub use crate::clockid::{
+    CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME,
+    CLOCK_REALTIME_COARSE, CLOCK_TAI,
+};
 
 /// `clock_mode`: user space cannot read the clock source, every call takes
 /// the system call (Linux's `VDSO_CLOCKMODE_NONE`).

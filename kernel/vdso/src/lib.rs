@@ -15,6 +15,8 @@
 
 pub mod datapage;
 
+use uapi::time::clockid;
+
 /// Names the vDSO exports, all under version [`VERSION`], as Linux's
 /// arm64 vdso.lds.S lists them (Linux 6.12 adds `__kernel_getrandom`,
 /// which this vDSO does not have: glibc then uses the system call).

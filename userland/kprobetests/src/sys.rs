@@ -38,7 +38,7 @@ pub fn lseek_raw(fd: i64, off: u64, whence: u64) -> Result<usize, Errno> {
 
 /// `prctl(PR_SET_NAME, name)`: the task's `comm` (at most 15 bytes).
 pub fn set_comm(name: &[u8]) -> Result<(), Errno> {
-    const PR_SET_NAME: usize = 15;
+    const PR_SET_NAME: usize = uapi::prctl::PR_SET_NAME as usize;
     let mut buf = [0u8; 16];
     let n = name.len().min(15);
     buf[..n].copy_from_slice(&name[..n]);
@@ -72,7 +72,7 @@ pub fn set_affinity(mask: u64) -> Result<(), Errno> {
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
 pub fn now_ns() -> u64 {
-    const CLOCK_MONOTONIC: usize = 1;
+    const CLOCK_MONOTONIC: usize = uapi::time::CLOCK_MONOTONIC as usize;
     let mut ts = [0i64; 2];
     // SAFETY: ts is a writable struct timespec.
     unsafe { syscall2(nr::CLOCK_GETTIME, CLOCK_MONOTONIC, ts.as_mut_ptr() as usize) };

@@ -7,10 +7,10 @@ use uapi::ptrace::req::*;
 use uapi::ptrace::UserPtRegs;
 
 /// `__WALL`: wait for the inferior whatever kind of child it is.
-const WALL: usize = 0x4000_0000;
+const WALL: usize = uapi::wait::WALL as usize;
 
 /// `si_code` of a hardware breakpoint or watchpoint trap.
-pub const TRAP_HWBKPT: i32 = 4;
+pub use uapi::signal::code::TRAP_HWBKPT;
 
 /// How the inferior changed state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use rt::Errno;
 use uapi::ptrace::{PtraceSyscallInfo, PTRACE_GET_SYSCALL_INFO, PTRACE_PEEKDATA};
 
 /// `__WALL`: wait for every child, clone or not.
-pub const WALL: u32 = 0x4000_0000;
+pub use uapi::wait::WALL;
 
 /// `ptrace(request, pid, addr, data)` as the system call takes it.
 ///

@@ -10,17 +10,16 @@ use rt::Errno;
 use uapi::ptrace::*;
 use uapi::signal::{SigInfo, SIGINFO_SIZE};
 
-const SIGTRAP: i32 = 5;
-const SIGKILL: i32 = 9;
-const SIGUSR1: i32 = 10;
-const SIGUSR2: i32 = 12;
-const SIGTERM: i32 = 15;
-const SIGCHLD: i32 = 17;
-const SIGCONT: i32 = 18;
-const SIGSTOP: i32 = 19;
-const SI_USER: i32 = 0;
-const SI_KERNEL: i32 = 0x80;
-const CLD_TRAPPED: i32 = 4;
+// Signal numbers as the `int`s kill() and wait statuses use, from uapi.
+const SIGTRAP: i32 = uapi::signal::SIGTRAP as i32;
+const SIGKILL: i32 = uapi::signal::SIGKILL as i32;
+const SIGUSR1: i32 = uapi::signal::SIGUSR1 as i32;
+const SIGUSR2: i32 = uapi::signal::SIGUSR2 as i32;
+const SIGTERM: i32 = uapi::signal::SIGTERM as i32;
+const SIGCHLD: i32 = uapi::signal::SIGCHLD as i32;
+const SIGCONT: i32 = uapi::signal::SIGCONT as i32;
+const SIGSTOP: i32 = uapi::signal::SIGSTOP as i32;
+use uapi::signal::code::{CLD_TRAPPED, SI_KERNEL, SI_USER};
 
 mod cred;
 mod groupstop;
@@ -1629,7 +1628,7 @@ fn iovec_lengths_are_checked_each_and_their_total_cut_as_import_iovec() -> Outco
 /// second page whole or not at all (Linux pins page by page), and the
 /// first page's bytes are right every time.
 fn process_vm_readv_races_the_targets_munmap_of_the_page_read() -> Outcome {
-    const MAP_FIXED: usize = 0x10;
+    const MAP_FIXED: usize = uapi::mman::MAP_FIXED as usize;
     let page = rt::mm::mmap_anon(8192).ctx("mmap")? as usize;
     // SAFETY: both pages are ours, mapped just above.
     unsafe { core::ptr::write_bytes(page as *mut u8, 0xa5, 8192) };

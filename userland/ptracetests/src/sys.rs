@@ -5,18 +5,8 @@ use alloc::vec::Vec;
 use rt::syscall::{check, nr, syscall0, syscall2, syscall3, syscall4, syscall5, syscall6};
 use rt::Errno;
 
-/// `__WALL`.
-pub const WALL: u32 = 0x4000_0000;
-/// `WNOHANG`.
-pub const WNOHANG: u32 = 1;
-/// `WUNTRACED`: also report a stopped untraced child.
-pub const WUNTRACED: u32 = 2;
-/// waitid's `WNOWAIT`.
-pub const WNOWAIT: u32 = 0x0100_0000;
-/// waitid's `WEXITED`.
-pub const WEXITED: u32 = 4;
-/// waitid's `WSTOPPED`.
-pub const WSTOPPED: u32 = 2;
+/// wait4/waitid options (`__WALL`, `WNOHANG`, ...), from uapi.
+pub use uapi::wait::{WALL, WEXITED, WNOHANG, WNOWAIT, WSTOPPED, WUNTRACED};
 
 /// `ptrace(request, pid, addr, data)` as the system call takes it.
 pub fn ptrace(request: i64, pid: i32, addr: usize, data: usize) -> Result<usize, Errno> {
@@ -201,9 +191,9 @@ pub fn syscall_raw(n: usize, a0: usize, a1: usize, a2: usize) -> isize {
 /// vfork whose child exits at once with `code`: in one asm block, as the
 /// child shares this stack until it exits. Returns the child's pid.
 pub fn vfork_exit(code: usize) -> isize {
-    const CLONE_VM: usize = 0x100;
-    const CLONE_VFORK: usize = 0x4000;
-    const SIGCHLD: usize = 17;
+    const CLONE_VM: usize = uapi::sched::CLONE_VM as usize;
+    const CLONE_VFORK: usize = uapi::sched::CLONE_VFORK as usize;
+    const SIGCHLD: usize = uapi::signal::SIGCHLD as usize;
     let ret: isize;
     // SAFETY: the child runs only the exit_group below, touching no memory.
     unsafe {
@@ -259,7 +249,8 @@ static mut THREAD_STACK: [u128; 256] = [0; 256];
 /// Starts a thread (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
 /// CLONE_THREAD | CLONE_SYSVSEM) that exits at once with `code`; its tid.
 pub fn thread_exit(code: usize) -> isize {
-    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    use uapi::sched::{CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_SYSVSEM, CLONE_THREAD, CLONE_VM};
+    const FLAGS: usize = (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM) as usize;
     let top = core::ptr::addr_of_mut!(THREAD_STACK) as usize + 256 * 16;
     let ret: isize;
     // SAFETY: the thread runs only the exit below on a stack of its own
@@ -320,7 +311,8 @@ static WRITER_NAP: [u64; 2] = [0, 10_000_000];
 /// `fd` every 10 ms until the process ends: while it is stopped, nothing
 /// arrives. Its tid.
 pub fn thread_writer(fd: i32) -> isize {
-    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    use uapi::sched::{CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_SYSVSEM, CLONE_THREAD, CLONE_VM};
+    const FLAGS: usize = (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM) as usize;
     let top = core::ptr::addr_of_mut!(WRITER_STACK) as usize + 256 * 16;
     let ret: isize;
     // SAFETY: the thread runs only the loop below, on a stack of its own

@@ -5,27 +5,13 @@ use alloc::vec::Vec;
 use crate::errno::Errno;
 use crate::syscall::{check, nr, syscall0, syscall1, syscall2, syscall3, syscall4, syscall5};
 
-/// `dirfd` meaning the current directory.
-pub const AT_FDCWD: i32 = -100;
-pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
-pub const AT_REMOVEDIR: u32 = 0x200;
-
-// open flags (arm64 uses the asm-generic values except for the directory
-// bits, which are arm64's own).
-pub const O_RDONLY: u32 = 0;
-pub const O_WRONLY: u32 = 1;
-pub const O_RDWR: u32 = 2;
-pub const O_CREAT: u32 = 0o100;
-pub const O_EXCL: u32 = 0o200;
-pub const O_NOCTTY: u32 = 0o400;
-pub const O_TRUNC: u32 = 0o1000;
-pub const O_APPEND: u32 = 0o2000;
-pub const O_NONBLOCK: u32 = 0o4000;
-pub const O_DIRECTORY: u32 = 0o40000;
-pub const O_NOFOLLOW: u32 = 0o100000;
-pub const O_CLOEXEC: u32 = 0o2000000;
-
-pub const F_DUPFD_CLOEXEC: u32 = 1030;
+/// `dirfd` meaning the current directory, `*at` flags, open flags (arm64
+/// uses the asm-generic values except for the directory bits) and
+/// `F_DUPFD_CLOEXEC`: uapi's.
+pub use uapi::fcntl::{
+    AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW, F_DUPFD_CLOEXEC, O_APPEND, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL,
+    O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
+};
 
 // st_mode file types and `struct stat`: the kernel's own definitions.
 pub use uapi::stat::{Stat, S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK};
@@ -230,7 +216,7 @@ pub fn sync() {
     unsafe { syscall0(nr::SYNC) };
 }
 
-const TCGETS: usize = 0x5401;
+const TCGETS: usize = uapi::termios::TCGETS as usize;
 
 /// Whether `fd` is a terminal (`TCGETS` succeeds), as `isatty` decides.
 pub fn isatty(fd: i32) -> bool {

@@ -3,10 +3,11 @@
 use crate::errno::Errno;
 use crate::syscall::{check, nr, syscall1, syscall2, syscall6};
 
-pub const PROT_READ: usize = 1;
-pub const PROT_WRITE: usize = 2;
-pub const MAP_PRIVATE: usize = 0x02;
-pub const MAP_ANONYMOUS: usize = 0x20;
+// mmap's `int` arguments as the registers carry them, from uapi.
+pub const PROT_READ: usize = uapi::mman::PROT_READ as usize;
+pub const PROT_WRITE: usize = uapi::mman::PROT_WRITE as usize;
+pub const MAP_PRIVATE: usize = uapi::mman::MAP_PRIVATE as usize;
+pub const MAP_ANONYMOUS: usize = uapi::mman::MAP_ANONYMOUS as usize;
 
 /// Maps `len` bytes of zeroed, private, read-write memory.
 pub fn mmap_anon(len: usize) -> Result<*mut u8, Errno> {

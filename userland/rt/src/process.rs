@@ -15,13 +15,14 @@ pub const SIGPIPE: i32 = uapi::signal::SIGPIPE as i32;
 pub const SIGTERM: i32 = uapi::signal::SIGTERM as i32;
 pub const SIGCHLD: i32 = uapi::signal::SIGCHLD as i32;
 
-pub const WNOHANG: u32 = 1;
+pub use uapi::wait::WNOHANG;
 
-pub const LINUX_REBOOT_MAGIC1: u32 = 0xfee1_dead;
-pub const LINUX_REBOOT_MAGIC2: u32 = 672_274_793;
-pub const LINUX_REBOOT_CMD_RESTART: u32 = 0x0123_4567;
-pub const LINUX_REBOOT_CMD_HALT: u32 = 0xcdef_0123;
-pub const LINUX_REBOOT_CMD_POWER_OFF: u32 = 0x4321_fedc;
+// reboot's `int` arguments, from uapi.
+pub const LINUX_REBOOT_MAGIC1: u32 = uapi::reboot::LINUX_REBOOT_MAGIC1 as u32;
+pub const LINUX_REBOOT_MAGIC2: u32 = uapi::reboot::LINUX_REBOOT_MAGIC2 as u32;
+pub const LINUX_REBOOT_CMD_RESTART: u32 = uapi::reboot::LINUX_REBOOT_CMD_RESTART as u32;
+pub const LINUX_REBOOT_CMD_HALT: u32 = uapi::reboot::LINUX_REBOOT_CMD_HALT as u32;
+pub const LINUX_REBOOT_CMD_POWER_OFF: u32 = uapi::reboot::LINUX_REBOOT_CMD_POWER_OFF as u32;
 
 /// Ends the process (all its threads) with `status & 0xff`.
 pub fn exit(status: i32) -> ! {
@@ -229,8 +230,8 @@ pub fn reboot(cmd: u32) -> Result<(), Errno> {
     .map(drop)
 }
 
-pub const SIG_DFL: usize = 0;
-pub const SIG_IGN: usize = 1;
+pub const SIG_DFL: usize = uapi::signal::SIG_DFL as usize;
+pub const SIG_IGN: usize = uapi::signal::SIG_IGN as usize;
 
 /// Sets the disposition of `sig` to `SIG_DFL` or `SIG_IGN` (no handlers:
 /// those would need a restorer).

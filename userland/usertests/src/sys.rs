@@ -2,6 +2,11 @@
 //! them, with Linux's numbers and layouts (`include/uapi/asm-generic/`,
 //! `arch/arm64/include/uapi/asm/`).
 //!
+//! usertests does not depend on `uapi`, on purpose: every number and
+//! layout here and in the checks is restated from Linux's headers, so that
+//! a wrong value in `uapi` (which the kernel uses) fails a check instead
+//! of agreeing with itself.
+//!
 //! Most calls go through [`raw`], so that a check can pass exactly what it
 //! wants, bad pointers included, and see the raw `-errno`.
 

@@ -6,7 +6,7 @@ use crate::sched::Task;
 
 /// The exit signal's bits of `clone`'s flags, which Linux keeps apart
 /// (`kernel_clone_args.exit_signal`) and `task_newtask` does not show.
-const CSIGNAL: u64 = 0xff;
+use uapi::sched::CSIGNAL;
 
 define_trace_event! {
     /// A task was created by `clone` with `clone_flags`.

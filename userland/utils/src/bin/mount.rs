@@ -8,7 +8,7 @@ use rt::{eprintln, fs};
 
 rt::main!(main);
 
-const MS_BIND: usize = 4096;
+const MS_BIND: usize = uapi::mount::MS_BIND as usize;
 
 fn main(args: rt::Args) -> i32 {
     let mut fstype: &[u8] = b"";

@@ -114,11 +114,11 @@ fn interval_timer_of_an_exited_process_expires_no_more() -> Outcome {
     use kprobetests::sys::sleep_ms;
     use rt::process::{exit, fork, signal_disposition, waitpid, Fork, WaitStatus, SIG_IGN};
     use rt::syscall::{check, nr, syscall4, syscall5};
-    const SIGALRM: i32 = 14;
-    const ITIMER_REAL: usize = 0;
-    const P_PID: usize = 1;
-    const WEXITED: usize = 4;
-    const WNOWAIT: usize = 0x0100_0000;
+    const SIGALRM: i32 = uapi::signal::SIGALRM as i32;
+    const ITIMER_REAL: usize = uapi::time::ITIMER_REAL as usize;
+    const P_PID: usize = uapi::wait::P_PID as usize;
+    const WEXITED: usize = uapi::wait::WEXITED as usize;
+    const WNOWAIT: usize = uapi::wait::WNOWAIT as usize;
     let t = tracefs()?;
     t.define("p:kt_itreal it_real_fn").ctx("define")?;
     t.enable("kt_itreal", true).ctx("enable")?;
