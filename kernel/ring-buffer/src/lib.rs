@@ -42,6 +42,8 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic))]
 
+pub mod nested;
+
 extern crate alloc;
 
 use alloc::boxed::Box;
@@ -706,6 +708,12 @@ impl CpuBuffer {
         // off.
         let head_done = self.slots.get(self.head).is_some_and(|h| self.read >= h.commit());
         pages - usize::from(head_done)
+    }
+
+    /// Time stamp of the last event written (where the next one's delta
+    /// starts): an event stamped earlier is written at this time instead.
+    pub fn write_stamp(&self) -> u64 {
+        self.write_stamp
     }
 
     /// Time stamp of the oldest unread event.

@@ -65,6 +65,8 @@ mod kprobe_tests;
 #[cfg(feature = "ktest")]
 pub mod latency_tests;
 #[cfg(feature = "ktest")]
+mod nested_tests;
+#[cfg(feature = "ktest")]
 mod preemptirq_tests;
 #[cfg(feature = "ktest")]
 mod synth_tests;
@@ -151,9 +153,13 @@ pub struct TraceArray {
     stopped: AtomicUsize,
     /// Set on the CPU while it writes: a nested write (an interrupt's
     /// event while a writer with interrupts on is between reserve and
-    /// commit) drops its event ...
+    /// commit) keeps its event in `deferred` ...
     writing: PerCpu<AtomicBool>,
-    /// ... and counts it here, shown in `dropped events` (the ring
+    /// ... which the writer it interrupted moves into the buffer after
+    /// its own event ...
+    deferred: PerCpu<ring_buffer::nested::Deferred>,
+    /// ... or, when the slots are full or the event too large for one,
+    /// drops it and counts it here, shown in `dropped events` (the ring
     /// buffer's own count sits behind the lock the interrupted writer
     /// holds).
     nested_dropped: PerCpu<AtomicU64>,
@@ -229,6 +235,7 @@ impl TraceArray {
             cpumask: AtomicU64::new(u64::MAX),
             stopped: AtomicUsize::new(0),
             writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
+            deferred: PerCpu::new([const { ring_buffer::nested::Deferred::new() }; NR_CPUS]),
             nested_dropped: PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]),
             // Without it (no memory) readers wake at their next poll only.
             waker: IrqWaker::register(wq.clone()).ok(),
@@ -746,6 +753,11 @@ pub fn trace_event_write_full(tr: &TraceArray, ty: u16, len: usize, fill: impl F
 /// finds it set, and its event is dropped rather than waiting on the lock
 /// its CPU holds. Callers with interrupts on are few (a tracepoint in task
 /// context, an ftrace-based probe) and their window is this function.
+///
+/// A nested writer (one that finds the guard set) keeps its event, stamped
+/// when it happened, in the CPU's deferred slots ([`write_nested`]); every
+/// writer moves waiting ones into the buffer before its own event and
+/// after it, under its guard, so they land in the order they happened.
 #[inline(always)]
 fn trace_event_write_raw(
     tr: &TraceArray,
@@ -772,9 +784,9 @@ fn trace_event_write_raw(
     // An interrupt between the load and the store sets and clears the
     // flag itself: it is clear again when this continues.
     if guard.load(Ordering::Relaxed) {
-        tr.nested_dropped.on(cpu).fetch_add(1, Ordering::Relaxed);
-        return false;
+        return write_nested(tr, cpu, header, len, fill);
     }
+    let deferred = tr.deferred.on(cpu);
     guard.store(true, Ordering::Relaxed);
     // The guard is set before the lock is taken and cleared after it is
     // released; the compiler keeps the order, and only this CPU reads it.
@@ -783,6 +795,11 @@ fn trace_event_write_raw(
     {
         let mut b = lock.lock_guarded();
         if let Some(buf) = b.as_mut() {
+            // Older events first: ones an interrupt deferred just after
+            // another writer's last look.
+            if deferred.pending() {
+                flush_deferred(deferred, buf);
+            }
             let ts = tr.clock_now();
             if let Ok(mut r) = buf.reserve_uninit_with(ts, len, arch::ftrace::put_unaligned_le32) {
                 let e = r.entry_mut();
@@ -797,10 +814,20 @@ fn trace_event_write_raw(
                     }
                 }
             }
+            // The interrupts' events of this window, after this one.
+            if deferred.pending() {
+                flush_deferred(deferred, buf);
+            }
         }
     }
     core::sync::atomic::compiler_fence(Ordering::SeqCst);
     guard.store(false, Ordering::Relaxed);
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    // An interrupt between the last look and the clear deferred its event;
+    // one after the clear wrote directly, moving the deferred ones first.
+    if deferred.pending() {
+        flush_deferred_late(tr, cpu);
+    }
     if committed {
         tr.wake_readers();
         if pid != 0 {
@@ -813,6 +840,77 @@ fn trace_event_write_raw(
         }
     }
     committed
+}
+
+/// Moves this CPU's deferred events into `buf`, oldest first. Called with
+/// the CPU's guard set and its buffer's lock held. An event stamped before
+/// the buffer's last one (an interrupt between the guard's store and the
+/// outer writer's clock read) is written at that last time, so that the
+/// buffer's deltas never go back. One that does not fit is counted by the
+/// buffer as any other.
+#[inline(never)]
+fn flush_deferred(deferred: &ring_buffer::nested::Deferred, buf: &mut CpuBuffer) {
+    let mut scratch = [0u8; ring_buffer::nested::SLOT_BYTES];
+    while deferred.take_oldest(&mut scratch, |ts, e| {
+        let ts = ts.max(buf.write_stamp());
+        if let Ok(mut r) = buf.reserve_uninit_with(ts, e.len(), arch::ftrace::put_unaligned_le32) {
+            r.entry_mut().copy_from_slice(e);
+            r.commit_with(arch::ftrace::put_unaligned_le64);
+        }
+    }) {}
+}
+
+/// [`flush_deferred`] after the guard was cleared: takes it again (an
+/// interrupt that finds it set defers, and is moved by this loop).
+#[inline(never)]
+fn flush_deferred_late(tr: &TraceArray, cpu: usize) {
+    let guard = tr.writing.on(cpu);
+    let deferred = tr.deferred.on(cpu);
+    let Some(lock) = tr.buffers.get(cpu) else {
+        return;
+    };
+    while deferred.pending() {
+        guard.store(true, Ordering::Relaxed);
+        core::sync::atomic::compiler_fence(Ordering::SeqCst);
+        {
+            let mut b = lock.lock_guarded();
+            match b.as_mut() {
+                Some(buf) => flush_deferred(deferred, buf),
+                None => deferred.clear(),
+            }
+        }
+        core::sync::atomic::compiler_fence(Ordering::SeqCst);
+        guard.store(false, Ordering::Relaxed);
+        core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    }
+    tr.wake_readers();
+}
+
+/// The write of an event that nests in another writer on this CPU (its
+/// guard set): the entry is built on the stack, stamped now, and kept in
+/// the CPU's deferred slots for the interrupted writer to move into the
+/// buffer. Dropped and counted in `dropped events` when the slots are
+/// full or the entry does not fit one. Returns whether it was kept.
+#[inline(never)]
+fn write_nested(tr: &TraceArray, cpu: usize, header: u64, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+    let mut entry = [0u8; ring_buffer::nested::SLOT_BYTES];
+    let kept = match entry.get_mut(..len) {
+        Some(e) => {
+            let ts = tr.clock_now();
+            if let Some((h, _)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() {
+                *h = header.to_le_bytes();
+            }
+            if !fill(e) {
+                return false;
+            }
+            tr.deferred.on(cpu).defer(ts, e)
+        }
+        None => false,
+    };
+    if !kept {
+        tr.nested_dropped.on(cpu).fetch_add(1, Ordering::Relaxed);
+    }
+    kept
 }
 
 /// The type of `ftrace/print`, the event of `trace_marker` (Linux's
