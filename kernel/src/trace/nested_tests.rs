@@ -104,7 +104,7 @@ fn nested_events_beyond_the_deferred_slots_or_too_large_are_dropped_and_counted(
     assert!(print_event(tr, b"outer again", || {
         assert!(print_event(tr, b"nested again", || {}));
     }));
-    assert_eq!(markers(cpu).len(), 2 + ring_buffer::nested::SLOTS);
+    assert_eq!(markers(cpu).len(), 3 + ring_buffer::nested::SLOTS);
     write("trace", "").unwrap();
     assert_eq!(dropped_events(cpu), 0);
 }
