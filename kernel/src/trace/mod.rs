@@ -157,7 +157,9 @@ pub struct TraceArray {
     writing: PerCpu<AtomicBool>,
     /// ... which the writer it interrupted moves into the buffer after
     /// its own event ...
-    deferred: PerCpu<ring_buffer::nested::Deferred>,
+    /// (On the heap, one CPU's at a time: NR_CPUS of them, a kilobyte
+    /// each, would not fit the stack the array is made on.)
+    deferred: alloc::boxed::Box<[ring_buffer::nested::Deferred]>,
     /// ... or, when the slots are full or the event too large for one,
     /// drops it and counts it here, shown in `dropped events` (the ring
     /// buffer's own count sits behind the lock the interrupted writer
@@ -235,7 +237,7 @@ impl TraceArray {
             cpumask: AtomicU64::new(u64::MAX),
             stopped: AtomicUsize::new(0),
             writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
-            deferred: PerCpu::new([const { ring_buffer::nested::Deferred::new() }; NR_CPUS]),
+            deferred: (0..NR_CPUS).map(|_| ring_buffer::nested::Deferred::new()).collect(),
             nested_dropped: PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]),
             // Without it (no memory) readers wake at their next poll only.
             waker: IrqWaker::register(wq.clone()).ok(),
@@ -786,7 +788,9 @@ fn trace_event_write_raw(
     if guard.load(Ordering::Relaxed) {
         return write_nested(tr, cpu, header, len, fill);
     }
-    let deferred = tr.deferred.on(cpu);
+    let Some(deferred) = tr.deferred.get(cpu) else {
+        return false;
+    };
     guard.store(true, Ordering::Relaxed);
     // The guard is set before the lock is taken and cleared after it is
     // released; the compiler keeps the order, and only this CPU reads it.
@@ -865,8 +869,7 @@ fn flush_deferred(deferred: &ring_buffer::nested::Deferred, buf: &mut CpuBuffer)
 #[inline(never)]
 fn flush_deferred_late(tr: &TraceArray, cpu: usize) {
     let guard = tr.writing.on(cpu);
-    let deferred = tr.deferred.on(cpu);
-    let Some(lock) = tr.buffers.get(cpu) else {
+    let (Some(deferred), Some(lock)) = (tr.deferred.get(cpu), tr.buffers.get(cpu)) else {
         return;
     };
     while deferred.pending() {
@@ -903,7 +906,7 @@ fn write_nested(tr: &TraceArray, cpu: usize, header: u64, len: usize, fill: impl
             if !fill(e) {
                 return false;
             }
-            tr.deferred.on(cpu).defer(ts, e)
+            tr.deferred.get(cpu).is_some_and(|d| d.defer(ts, e))
         }
         None => false,
     };
