@@ -159,7 +159,7 @@ pub struct TraceArray {
     /// its own event ...
     /// (On the heap, one CPU's at a time: NR_CPUS of them, a kilobyte
     /// each, would not fit the stack the array is made on.)
-    deferred: alloc::boxed::Box<[ring_buffer::nested::Deferred]>,
+    deferred: PerCpu<alloc::boxed::Box<ring_buffer::nested::Deferred>>,
     /// ... or, when the slots are full or the event too large for one,
     /// drops it and counts it here, shown in `dropped events` (the ring
     /// buffer's own count sits behind the lock the interrupted writer
@@ -237,7 +237,9 @@ impl TraceArray {
             cpumask: AtomicU64::new(u64::MAX),
             stopped: AtomicUsize::new(0),
             writing: PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]),
-            deferred: (0..NR_CPUS).map(|_| ring_buffer::nested::Deferred::new()).collect(),
+            deferred: PerCpu::new(core::array::from_fn(|_| {
+                alloc::boxed::Box::new(ring_buffer::nested::Deferred::new())
+            })),
             nested_dropped: PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]),
             // Without it (no memory) readers wake at their next poll only.
             waker: IrqWaker::register(wq.clone()).ok(),
@@ -758,8 +760,9 @@ pub fn trace_event_write_full(tr: &TraceArray, ty: u16, len: usize, fill: impl F
 ///
 /// A nested writer (one that finds the guard set) keeps its event, stamped
 /// when it happened, in the CPU's deferred slots ([`write_nested`]); every
-/// writer moves waiting ones into the buffer before its own event and
-/// after it, under its guard, so they land in the order they happened.
+/// writer moves waiting ones into the buffer before its own event, and
+/// after it (once its guard is cleared, taking it again), so they land in
+/// the order they happened.
 #[inline(always)]
 fn trace_event_write_raw(
     tr: &TraceArray,
@@ -788,9 +791,7 @@ fn trace_event_write_raw(
     if guard.load(Ordering::Relaxed) {
         return write_nested(tr, cpu, header, len, fill);
     }
-    let Some(deferred) = tr.deferred.get(cpu) else {
-        return false;
-    };
+    let deferred = &**tr.deferred.on(cpu % NR_CPUS);
     guard.store(true, Ordering::Relaxed);
     // The guard is set before the lock is taken and cleared after it is
     // released; the compiler keeps the order, and only this CPU reads it.
@@ -818,17 +819,14 @@ fn trace_event_write_raw(
                     }
                 }
             }
-            // The interrupts' events of this window, after this one.
-            if deferred.pending() {
-                flush_deferred(deferred, buf);
-            }
         }
     }
     core::sync::atomic::compiler_fence(Ordering::SeqCst);
     guard.store(false, Ordering::Relaxed);
     core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    // An interrupt between the last look and the clear deferred its event;
-    // one after the clear wrote directly, moving the deferred ones first.
+    // The interrupts' events of this window, after this one: moved with
+    // the guard taken again. An interrupt after the clear that records
+    // writes directly, moving the deferred ones first.
     if deferred.pending() {
         flush_deferred_late(tr, cpu);
     }
@@ -869,7 +867,8 @@ fn flush_deferred(deferred: &ring_buffer::nested::Deferred, buf: &mut CpuBuffer)
 #[inline(never)]
 fn flush_deferred_late(tr: &TraceArray, cpu: usize) {
     let guard = tr.writing.on(cpu);
-    let (Some(deferred), Some(lock)) = (tr.deferred.get(cpu), tr.buffers.get(cpu)) else {
+    let deferred = &**tr.deferred.on(cpu % NR_CPUS);
+    let Some(lock) = tr.buffers.get(cpu) else {
         return;
     };
     while deferred.pending() {
@@ -906,7 +905,7 @@ fn write_nested(tr: &TraceArray, cpu: usize, header: u64, len: usize, fill: impl
             if !fill(e) {
                 return false;
             }
-            tr.deferred.get(cpu).is_some_and(|d| d.defer(ts, e))
+            tr.deferred.on(cpu % NR_CPUS).defer(ts, e)
         }
         None => false,
     };
