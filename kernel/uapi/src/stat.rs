@@ -248,3 +248,10 @@ mod tests {
         assert_eq!(mode_to_dtype(S_IFCHR), DT_CHR);
     }
 }
+
+/// statx(2)'s mask: the fields of `struct stat` (include/uapi/linux/stat.h).
+pub const STATX_BASIC_STATS: u32 = 0x7ff;
+/// statx(2)'s mask: `stx_mnt_id`.
+pub const STATX_MNT_ID: u32 = 0x1000;
+/// statx(2)'s mask: reserved for a future `struct statx` extension.
+pub const STATX__RESERVED: u32 = 0x8000_0000;
