@@ -49,58 +49,33 @@ extern crate alloc;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+use uapi::tracefs::TS_SHIFT;
+// The layout user space reads from tracefs is uapi's; re-exported so the
+// kernel's tracing code keeps naming it from here.
+pub use uapi::tracefs::{
+    BUF_PAGE_HDR_SIZE, HEADER_EVENT, HEADER_PAGE, RB_MISSED_EVENTS, RB_MISSED_STORED, RINGBUF_TYPE_DATA_TYPE_LEN_MAX,
+    RINGBUF_TYPE_PADDING, RINGBUF_TYPE_TIME_EXTEND, RINGBUF_TYPE_TIME_STAMP,
+};
+
 /// Bytes in one buffer page (Linux's `PAGE_SIZE`, the default sub-buffer).
 pub const PAGE_SIZE: usize = 4096;
-/// Bytes of `buffer_data_page` before the events (time stamp, commit).
-pub const BUF_PAGE_HDR_SIZE: usize = 16;
 /// Bytes of events a default page holds (Linux's `BUF_PAGE_SIZE`).
 pub const BUF_PAGE_SIZE: usize = PAGE_SIZE - BUF_PAGE_HDR_SIZE;
 /// Largest payload one event of a default page may carry (Linux's
 /// `BUF_MAX_DATA_SIZE`).
 pub const BUF_MAX_DATA_SIZE: usize = BUF_PAGE_SIZE - 8;
 
-/// Largest `type_len` of a data event whose length is in its header.
-pub const RINGBUF_TYPE_DATA_TYPE_LEN_MAX: u32 = 28;
-/// `type_len` of padding (the rest of a page, or a discarded event).
-pub const RINGBUF_TYPE_PADDING: u32 = 29;
-/// `type_len` of a time extend.
-pub const RINGBUF_TYPE_TIME_EXTEND: u32 = 30;
-/// `type_len` of an absolute time stamp.
-pub const RINGBUF_TYPE_TIME_STAMP: u32 = 31;
-
 const RB_EVNT_HDR_SIZE: usize = 4;
 const RB_ALIGNMENT: usize = 4;
 const RB_MAX_SMALL_DATA: usize = RB_ALIGNMENT * RINGBUF_TYPE_DATA_TYPE_LEN_MAX as usize;
 const RB_EVNT_MIN_SIZE: usize = 8;
 const RB_LEN_TIME_EXTEND: usize = 8;
-const TS_SHIFT: u32 = 27;
 const TS_MASK: u64 = (1 << TS_SHIFT) - 1;
 
-/// Flag in a read page's commit: events were lost before this page.
-pub const RB_MISSED_EVENTS: u64 = 1 << 31;
-/// Flag in a read page's commit: the lost count is stored after the data.
-pub const RB_MISSED_STORED: u64 = 1 << 30;
 const RB_MISSED_MASK: u64 = RB_MISSED_EVENTS | RB_MISSED_STORED;
 
 /// The fewest pages a buffer has (Linux rounds smaller sizes up to two).
 pub const MIN_PAGES: usize = 2;
-
-/// `events/header_page`, as Linux prints it on a 64-bit machine.
-pub const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
-\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
-\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
-\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
-
-/// `events/header_event`, as Linux prints it.
-pub const HEADER_EVENT: &str = "# compressed entry header\n\
-\ttype_len    :    5 bits\n\
-\ttime_delta  :   27 bits\n\
-\tarray       :   32 bits\n\
-\n\
-\tpadding     : type == 29\n\
-\ttime_extend : type == 30\n\
-\ttime_stamp : type == 31\n\
-\tdata max type_len  == 28\n";
 
 /// One sub-buffer: a `buffer_data_page` of [`PAGE_SIZE`] bytes by
 /// default, or of a power of two pages (`buffer_subbuf_size_kb`); every

@@ -975,19 +975,19 @@ syscall!(__arm64_sys_mount, r, {
 // umount2(target, flags)
 syscall!(__arm64_sys_umount2, r, {
     let (target, flags) = (path_arg(UserPtr::new(r.regs[0]))?, r.regs[1]);
-    if flags & !0xf != 0 {
+    use uapi::mount::{MNT_DETACH, MNT_EXPIRE, MNT_FORCE, UMOUNT_NOFOLLOW};
+    if flags & !(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW) != 0 {
         return Err(Errno::EINVAL);
     }
-    let at = vfs().lookup(&cred(), &current_cwd(), &target, flags & 8 == 0)?;
+    let at = vfs().lookup(&cred(), &current_cwd(), &target, flags & UMOUNT_NOFOLLOW == 0)?;
     vfs().umount(&at)?;
     Ok(0)
 });
 
 /// `struct statfs` of arm64 (the generic 64-bit layout, 120 bytes).
 fn put_statfs(ubuf: UserPtr, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
-    /// `ST_VALID` (f_flags is meaningful) and `ST_RELATIME`, the flags of
-    /// a default mount (no per-mount flags are kept here).
-    const F_FLAGS: u64 = 0x0020 | 0x1000;
+    /// The flags of a default mount (no per-mount flags are kept here).
+    const F_FLAGS: u64 = uapi::mount::ST_VALID | uapi::mount::ST_RELATIME;
     let mut out = [0u8; 120];
     let words = [
         st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree, 0, st.namelen, st.bsize, F_FLAGS,

@@ -13,27 +13,28 @@ fn mm() -> Result<Arc<Mm>, Errno> {
 
 syscall!(__arm64_sys_brk, r, Ok(mm()?.brk(r.regs[0])));
 
+use uapi::mman;
 use uapi::mman::{
     MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE,
     MREMAP_DONTUNMAP, MREMAP_FIXED, MREMAP_MAYMOVE,
 };
 
 /// The flags Linux 6.12 defines for mmap (MAP_SHARED_VALIDATE refuses others).
-const MAP_KNOWN_FLAGS: u64 = 0x0f
-    | 0x10
-    | 0x20
-    | 0x100
-    | 0x800
-    | 0x1000
-    | 0x2000
-    | 0x4000
-    | 0x8000
-    | 0x1_0000
-    | 0x2_0000
-    | 0x4_0000
-    | 0x8_0000
-    | 0x10_0000
-    | 0xfc00_0000;
+const MAP_KNOWN_FLAGS: u64 = MAP_TYPE
+    | MAP_FIXED
+    | MAP_ANONYMOUS
+    | mman::MAP_GROWSDOWN
+    | mman::MAP_DENYWRITE
+    | mman::MAP_EXECUTABLE
+    | mman::MAP_LOCKED
+    | mman::MAP_NORESERVE
+    | mman::MAP_POPULATE
+    | mman::MAP_NONBLOCK
+    | mman::MAP_STACK
+    | mman::MAP_HUGETLB
+    | mman::MAP_SYNC
+    | MAP_FIXED_NOREPLACE
+    | (mman::MAP_HUGE_MASK << mman::MAP_HUGE_SHIFT);
 
 syscall!(__arm64_sys_mmap, r, {
     let (addr, len, prot, flags, fd, off) = (r.regs[0], r.regs[1], r.regs[2], r.regs[3], r.regs[4] as i32, r.regs[5]);

@@ -219,8 +219,7 @@ syscall!(__arm64_sys_utimensat, r, {
 /// `struct statx` (256 bytes) for `meta`, reporting the basic fields and
 /// the mount id (Linux's `cp_statx`).
 fn statx_bytes(meta: &vfs::Metadata, mnt_id: u64) -> [u8; 256] {
-    /// STATX_BASIC_STATS | STATX_MNT_ID.
-    const MASK: u32 = 0x7ff | 0x1000;
+    const MASK: u32 = uapi::stat::STATX_BASIC_STATS | uapi::stat::STATX_MNT_ID;
     let mut b = [0u8; 256];
     let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
     put(0, &MASK.to_le_bytes());
@@ -252,14 +251,13 @@ syscall!(__arm64_sys_statx, r, {
         r.regs[3] as u32,
         UserPtr::new(r.regs[4]),
     );
-    use uapi::fcntl::AT_SYMLINK_NOFOLLOW;
-    /// AT_NO_AUTOMOUNT and the AT_STATX_SYNC_TYPE bits.
-    const OTHER_FLAGS: u32 = 0x800 | 0x6000;
-    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | OTHER_FLAGS) != 0 || flags & 0x6000 == 0x6000 {
+    use uapi::fcntl::{AT_NO_AUTOMOUNT, AT_STATX_SYNC_TYPE, AT_SYMLINK_NOFOLLOW};
+    const KNOWN: u32 = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE;
+    // Both sync bits at once is not a sync type.
+    if flags & !KNOWN != 0 || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE {
         return Err(Errno::EINVAL);
     }
-    // STATX__RESERVED.
-    if mask & 0x8000_0000 != 0 {
+    if mask & uapi::stat::STATX__RESERVED != 0 {
         return Err(Errno::EINVAL);
     }
     let path = path_arg(upath)?;

@@ -148,9 +148,7 @@ syscall!(__arm64_sys_copy_file_range, r, {
     Ok(n)
 });
 
-/// splice(2) flags (Linux's SPLICE_F_*): MOVE, NONBLOCK, MORE, GIFT.
-const SPLICE_F_NONBLOCK: u32 = 2;
-const SPLICE_F_ALL: u32 = 1 | 2 | 4 | 8;
+use uapi::fcntl::{SPLICE_F_ALL, SPLICE_F_NONBLOCK};
 
 fn is_pipe(f: &OpenFile) -> bool {
     f.metadata().mode & uapi::stat::S_IFMT == uapi::stat::S_IFIFO

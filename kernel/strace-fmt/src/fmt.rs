@@ -11,7 +11,7 @@ use uapi::ptrace::{
     PtraceSyscallInfo, SyscallInfoKind, PTRACE_SYSCALL_INFO_ENTRY, PTRACE_SYSCALL_INFO_EXIT,
     PTRACE_SYSCALL_INFO_SECCOMP,
 };
-use uapi::{fcntl, wait};
+use uapi::{fcntl, mman, sched, wait};
 
 /// strace's default `-s`: string arguments show at most this many bytes.
 pub const MAX_STRLEN: usize = 32;
@@ -145,14 +145,14 @@ pub fn open_flags(v: u64) -> String {
 
 /// `PROT_*`.
 pub const PROT_FLAGS: &[(u64, &str)] = &[
-    (1, "PROT_READ"),
-    (2, "PROT_WRITE"),
-    (4, "PROT_EXEC"),
-    (8, "PROT_SEM"),
-    (0x10, "PROT_BTI"),
-    (0x20, "PROT_MTE"),
-    (0x0100_0000, "PROT_GROWSDOWN"),
-    (0x0200_0000, "PROT_GROWSUP"),
+    (mman::PROT_READ, "PROT_READ"),
+    (mman::PROT_WRITE, "PROT_WRITE"),
+    (mman::PROT_EXEC, "PROT_EXEC"),
+    (mman::PROT_SEM, "PROT_SEM"),
+    (mman::PROT_BTI, "PROT_BTI"),
+    (mman::PROT_MTE, "PROT_MTE"),
+    (mman::PROT_GROWSDOWN, "PROT_GROWSDOWN"),
+    (mman::PROT_GROWSUP, "PROT_GROWSUP"),
 ];
 
 /// mmap/mprotect's prot: `PROT_NONE` for 0.
@@ -166,32 +166,32 @@ pub fn prot(v: u64) -> String {
 
 /// `MAP_*` after the mapping type.
 pub const MAP_FLAGS: &[(u64, &str)] = &[
-    (0x10, "MAP_FIXED"),
-    (0x20, "MAP_ANONYMOUS"),
-    (0x100, "MAP_GROWSDOWN"),
-    (0x800, "MAP_DENYWRITE"),
-    (0x1000, "MAP_EXECUTABLE"),
-    (0x2000, "MAP_LOCKED"),
-    (0x4000, "MAP_NORESERVE"),
-    (0x8000, "MAP_POPULATE"),
-    (0x1_0000, "MAP_NONBLOCK"),
-    (0x2_0000, "MAP_STACK"),
-    (0x4_0000, "MAP_HUGETLB"),
-    (0x8_0000, "MAP_SYNC"),
-    (0x10_0000, "MAP_FIXED_NOREPLACE"),
-    (0x400_0000, "MAP_UNINITIALIZED"),
+    (mman::MAP_FIXED, "MAP_FIXED"),
+    (mman::MAP_ANONYMOUS, "MAP_ANONYMOUS"),
+    (mman::MAP_GROWSDOWN, "MAP_GROWSDOWN"),
+    (mman::MAP_DENYWRITE, "MAP_DENYWRITE"),
+    (mman::MAP_EXECUTABLE, "MAP_EXECUTABLE"),
+    (mman::MAP_LOCKED, "MAP_LOCKED"),
+    (mman::MAP_NORESERVE, "MAP_NORESERVE"),
+    (mman::MAP_POPULATE, "MAP_POPULATE"),
+    (mman::MAP_NONBLOCK, "MAP_NONBLOCK"),
+    (mman::MAP_STACK, "MAP_STACK"),
+    (mman::MAP_HUGETLB, "MAP_HUGETLB"),
+    (mman::MAP_SYNC, "MAP_SYNC"),
+    (mman::MAP_FIXED_NOREPLACE, "MAP_FIXED_NOREPLACE"),
+    (mman::MAP_UNINITIALIZED, "MAP_UNINITIALIZED"),
 ];
 
 /// mmap's flags: the type (`MAP_SHARED`, `MAP_PRIVATE`,
 /// `MAP_SHARED_VALIDATE`), then [`MAP_FLAGS`].
 pub fn map_flags(v: u64) -> String {
-    let kind = match v & 0xf {
-        1 => Some("MAP_SHARED"),
-        2 => Some("MAP_PRIVATE"),
-        3 => Some("MAP_SHARED_VALIDATE"),
+    let kind = match v & mman::MAP_TYPE {
+        mman::MAP_SHARED => Some("MAP_SHARED"),
+        mman::MAP_PRIVATE => Some("MAP_PRIVATE"),
+        mman::MAP_SHARED_VALIDATE => Some("MAP_SHARED_VALIDATE"),
         _ => None,
     };
-    let rest = if kind.is_some() { v & !0xf } else { v };
+    let rest = if kind.is_some() { v & !mman::MAP_TYPE } else { v };
     match (kind, rest) {
         (Some(k), 0) => String::from(k),
         (Some(k), r) => format!("{k}|{}", flags(r, MAP_FLAGS)),
@@ -201,36 +201,36 @@ pub fn map_flags(v: u64) -> String {
 
 /// `CLONE_*` (without the exit signal in the low byte).
 pub const CLONE_FLAGS: &[(u64, &str)] = &[
-    (0x100, "CLONE_VM"),
-    (0x200, "CLONE_FS"),
-    (0x400, "CLONE_FILES"),
-    (0x800, "CLONE_SIGHAND"),
-    (0x1000, "CLONE_PIDFD"),
-    (0x2000, "CLONE_PTRACE"),
-    (0x4000, "CLONE_VFORK"),
-    (0x8000, "CLONE_PARENT"),
-    (0x1_0000, "CLONE_THREAD"),
-    (0x2_0000, "CLONE_NEWNS"),
-    (0x4_0000, "CLONE_SYSVSEM"),
-    (0x8_0000, "CLONE_SETTLS"),
-    (0x10_0000, "CLONE_PARENT_SETTID"),
-    (0x20_0000, "CLONE_CHILD_CLEARTID"),
-    (0x40_0000, "CLONE_DETACHED"),
-    (0x80_0000, "CLONE_UNTRACED"),
-    (0x100_0000, "CLONE_CHILD_SETTID"),
-    (0x200_0000, "CLONE_NEWCGROUP"),
-    (0x400_0000, "CLONE_NEWUTS"),
-    (0x800_0000, "CLONE_NEWIPC"),
-    (0x1000_0000, "CLONE_NEWUSER"),
-    (0x2000_0000, "CLONE_NEWPID"),
-    (0x4000_0000, "CLONE_NEWNET"),
-    (0x8000_0000, "CLONE_IO"),
+    (sched::CLONE_VM, "CLONE_VM"),
+    (sched::CLONE_FS, "CLONE_FS"),
+    (sched::CLONE_FILES, "CLONE_FILES"),
+    (sched::CLONE_SIGHAND, "CLONE_SIGHAND"),
+    (sched::CLONE_PIDFD, "CLONE_PIDFD"),
+    (sched::CLONE_PTRACE, "CLONE_PTRACE"),
+    (sched::CLONE_VFORK, "CLONE_VFORK"),
+    (sched::CLONE_PARENT, "CLONE_PARENT"),
+    (sched::CLONE_THREAD, "CLONE_THREAD"),
+    (sched::CLONE_NEWNS, "CLONE_NEWNS"),
+    (sched::CLONE_SYSVSEM, "CLONE_SYSVSEM"),
+    (sched::CLONE_SETTLS, "CLONE_SETTLS"),
+    (sched::CLONE_PARENT_SETTID, "CLONE_PARENT_SETTID"),
+    (sched::CLONE_CHILD_CLEARTID, "CLONE_CHILD_CLEARTID"),
+    (sched::CLONE_DETACHED, "CLONE_DETACHED"),
+    (sched::CLONE_UNTRACED, "CLONE_UNTRACED"),
+    (sched::CLONE_CHILD_SETTID, "CLONE_CHILD_SETTID"),
+    (sched::CLONE_NEWCGROUP, "CLONE_NEWCGROUP"),
+    (sched::CLONE_NEWUTS, "CLONE_NEWUTS"),
+    (sched::CLONE_NEWIPC, "CLONE_NEWIPC"),
+    (sched::CLONE_NEWUSER, "CLONE_NEWUSER"),
+    (sched::CLONE_NEWPID, "CLONE_NEWPID"),
+    (sched::CLONE_NEWNET, "CLONE_NEWNET"),
+    (sched::CLONE_IO, "CLONE_IO"),
 ];
 
 /// clone's flags: the `CLONE_*` names, then the exit signal's name.
 pub fn clone_flags(v: u64) -> String {
-    let sig = v & 0xff;
-    let rest = v & !0xff;
+    let sig = v & sched::CSIGNAL;
+    let rest = v & !sched::CSIGNAL;
     let mut s = if rest != 0 {
         flags(rest, CLONE_FLAGS)
     } else {

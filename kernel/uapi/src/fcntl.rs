@@ -57,6 +57,18 @@ pub const RENAME_NOREPLACE: u32 = 1;
 pub const RENAME_EXCHANGE: u32 = 2;
 pub const RENAME_WHITEOUT: u32 = 4;
 
+/// splice(2), tee(2) and vmsplice(2) flags (include/linux/splice.h; glibc
+/// restates them in fcntl.h): move pages instead of copying (a hint).
+pub const SPLICE_F_MOVE: u32 = 1;
+/// Do not block on the pipe.
+pub const SPLICE_F_NONBLOCK: u32 = 2;
+/// More data will follow.
+pub const SPLICE_F_MORE: u32 = 4;
+/// vmsplice: the pages are a gift to the kernel.
+pub const SPLICE_F_GIFT: u32 = 8;
+/// Every `SPLICE_F_*` flag.
+pub const SPLICE_F_ALL: u32 = SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE | SPLICE_F_GIFT;
+
 /// fcntl(2) commands.
 pub const F_DUPFD: u32 = 0;
 pub const F_GETFD: u32 = 1;

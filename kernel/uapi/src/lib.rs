@@ -39,6 +39,7 @@ pub mod syscalls;
 pub mod syslog;
 pub mod termios;
 pub mod time;
+pub mod tracefs;
 pub mod uio;
 pub mod utsname;
 pub mod wait;

@@ -9,6 +9,16 @@ pub const PROT_READ: u64 = 1;
 pub const PROT_WRITE: u64 = 2;
 /// Pages may be executed.
 pub const PROT_EXEC: u64 = 4;
+/// Pages may be used for atomic operations (no effect on arm64).
+pub const PROT_SEM: u64 = 8;
+/// arm64: the pages are BTI guarded.
+pub const PROT_BTI: u64 = 0x10;
+/// arm64: the pages hold MTE allocation tags.
+pub const PROT_MTE: u64 = 0x20;
+/// mprotect: extend the change down to the start of a grows-down mapping.
+pub const PROT_GROWSDOWN: u64 = 0x0100_0000;
+/// mprotect: extend the change up to the end of a grows-up mapping.
+pub const PROT_GROWSUP: u64 = 0x0200_0000;
 
 /// Share changes.
 pub const MAP_SHARED: u64 = 0x01;
@@ -22,8 +32,35 @@ pub const MAP_TYPE: u64 = 0x0f;
 pub const MAP_FIXED: u64 = 0x10;
 /// No file behind the mapping.
 pub const MAP_ANONYMOUS: u64 = 0x20;
+/// Stack-like mapping that grows down.
+pub const MAP_GROWSDOWN: u64 = 0x100;
+/// Ignored (was: `ETXTBSY` on writes to the file).
+pub const MAP_DENYWRITE: u64 = 0x800;
+/// Ignored (was: mark it as an executable).
+pub const MAP_EXECUTABLE: u64 = 0x1000;
+/// Lock the pages in memory.
+pub const MAP_LOCKED: u64 = 0x2000;
+/// Do not reserve swap space.
+pub const MAP_NORESERVE: u64 = 0x4000;
+/// Prefault the page tables.
+pub const MAP_POPULATE: u64 = 0x8000;
+/// With `MAP_POPULATE`: do not block on I/O.
+pub const MAP_NONBLOCK: u64 = 0x1_0000;
+/// The mapping is a thread stack.
+pub const MAP_STACK: u64 = 0x2_0000;
+/// Huge-page mapping.
+pub const MAP_HUGETLB: u64 = 0x4_0000;
+/// Synchronous page faults (DAX files, with `MAP_SHARED_VALIDATE`).
+pub const MAP_SYNC: u64 = 0x8_0000;
 /// `MAP_FIXED` that fails with `EEXIST` instead of replacing.
-pub const MAP_FIXED_NOREPLACE: u64 = 0x100000;
+pub const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+/// Anonymous memory may be left uninitialised (only with
+/// `CONFIG_MMAP_ALLOW_UNINITIALIZED`).
+pub const MAP_UNINITIALIZED: u64 = 0x400_0000;
+/// Shift of the huge-page size (log2) in the flags.
+pub const MAP_HUGE_SHIFT: u64 = 26;
+/// Mask of the huge-page size after [`MAP_HUGE_SHIFT`].
+pub const MAP_HUGE_MASK: u64 = 0x3f;
 
 /// `mremap`: the mapping may move.
 pub const MREMAP_MAYMOVE: u64 = 1;

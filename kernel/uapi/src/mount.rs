@@ -26,3 +26,17 @@ pub const MS_SILENT: u64 = 1 << 15;
 pub const MS_RELATIME: u64 = 1 << 21;
 /// Always update access times.
 pub const MS_STRICTATIME: u64 = 1 << 24;
+
+/// umount2(2) (include/linux/fs.h): unmount even if busy.
+pub const MNT_FORCE: u64 = 1;
+/// umount2(2): detach now, clean up when no longer busy.
+pub const MNT_DETACH: u64 = 2;
+/// umount2(2): mark for expiry.
+pub const MNT_EXPIRE: u64 = 4;
+/// umount2(2): do not follow a final symbolic link.
+pub const UMOUNT_NOFOLLOW: u64 = 8;
+
+/// statfs(2)'s `f_flags` (include/linux/statfs.h): the flags are valid.
+pub const ST_VALID: u64 = 0x0020;
+/// statfs(2)'s `f_flags`: relative access-time updates.
+pub const ST_RELATIME: u64 = 0x1000;

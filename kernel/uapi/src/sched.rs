@@ -36,6 +36,20 @@ pub const CLONE_DETACHED: u64 = 0x400000;
 pub const CLONE_UNTRACED: u64 = 0x800000;
 /// Store the child's tid in its memory.
 pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
+/// New cgroup namespace.
+pub const CLONE_NEWCGROUP: u64 = 0x2000000;
+/// New UTS (host name) namespace.
+pub const CLONE_NEWUTS: u64 = 0x4000000;
+/// New IPC namespace.
+pub const CLONE_NEWIPC: u64 = 0x8000000;
+/// New user namespace.
+pub const CLONE_NEWUSER: u64 = 0x10000000;
+/// New pid namespace.
+pub const CLONE_NEWPID: u64 = 0x20000000;
+/// New network namespace.
+pub const CLONE_NEWNET: u64 = 0x40000000;
+/// Share the I/O context.
+pub const CLONE_IO: u64 = 0x80000000;
 
 /// `SCHED_NORMAL` (Linux's `SCHED_OTHER`).
 pub const SCHED_NORMAL: u32 = 0;

@@ -164,6 +164,13 @@ pub fn write_dirent64(buf: &mut [u8], ino: u64, off: i64, d_type: u8, name: &[u8
     Some(reclen)
 }
 
+/// statx(2)'s mask: the fields of `struct stat` (include/uapi/linux/stat.h).
+pub const STATX_BASIC_STATS: u32 = 0x7ff;
+/// statx(2)'s mask: `stx_mnt_id`.
+pub const STATX_MNT_ID: u32 = 0x1000;
+/// statx(2)'s mask: reserved for a future `struct statx` extension.
+pub const STATX__RESERVED: u32 = 0x8000_0000;
+
 #[cfg(test)]
 mod tests {
     use super::*;

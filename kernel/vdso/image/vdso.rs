@@ -15,6 +15,12 @@
 #[path = "../../uapi/src/time/clockid.rs"]
 #[allow(dead_code)]
 mod clockid;
+// The system call table is a plain file too: its `nr` constants are what
+// the fallbacks and the trampoline put in x8 (unused tables cost nothing,
+// being `const`s).
+#[path = "../../uapi/src/syscalls.rs"]
+#[allow(dead_code)]
+mod syscalls;
 #[path = "../src/datapage.rs"]
 #[allow(dead_code)]
 mod datapage;
@@ -22,10 +28,10 @@ mod datapage;
 use core::arch::{asm, global_asm};
 use datapage::{VdsoClock, VdsoData, CLOCK_REALTIME, NSEC_PER_SEC};
 
-/// Linux's system call numbers for the fallbacks and the trampoline.
-const NR_GETTIMEOFDAY: u64 = 169;
-const NR_CLOCK_GETTIME: u64 = 113;
-const NR_CLOCK_GETRES: u64 = 114;
+/// Linux's system call numbers for the fallbacks.
+const NR_GETTIMEOFDAY: u64 = syscalls::nr::GETTIMEOFDAY as u64;
+const NR_CLOCK_GETTIME: u64 = syscalls::nr::CLOCK_GETTIME as u64;
+const NR_CLOCK_GETRES: u64 = syscalls::nr::CLOCK_GETRES as u64;
 
 /// `struct __kernel_timespec`.
 #[repr(C)]
@@ -59,7 +65,7 @@ global_asm!(
     "nop",
     ".globl __kernel_rt_sigreturn",
     "__kernel_rt_sigreturn:",
-    "    mov x8, #139", // __NR_rt_sigreturn
+    "    mov x8, #{rt_sigreturn}",
     "    svc #0",
     ".size __kernel_rt_sigreturn, . - __kernel_rt_sigreturn",
     ".pushsection .note.Linux, \"a\", %note",
@@ -69,6 +75,7 @@ global_asm!(
     ".balign 4",
     ".long 0x060c00",
     ".popsection",
+    rt_sigreturn = const syscalls::nr::RT_SIGRETURN,
 );
 
 /// The data page, one page below the text (vdso.lds defines `_vdso_data`),

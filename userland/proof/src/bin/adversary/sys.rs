@@ -9,60 +9,8 @@ use rt::syscall::syscall6;
 
 pub const PAGE: usize = 4096;
 
-pub mod nr {
-    pub const GETCWD: usize = 17;
-    pub const MKDIRAT: usize = 34;
-    pub const UNLINKAT: usize = 35;
-    pub const UMOUNT2: usize = 39;
-    pub const MOUNT: usize = 40;
-    pub const CHDIR: usize = 49;
-    pub const OPENAT: usize = 56;
-    pub const CLOSE: usize = 57;
-    pub const PIPE2: usize = 59;
-    pub const GETDENTS64: usize = 61;
-    pub const LSEEK: usize = 62;
-    pub const READ: usize = 63;
-    pub const WRITE: usize = 64;
-    pub const READV: usize = 65;
-    pub const WRITEV: usize = 66;
-    pub const PREAD64: usize = 67;
-    pub const PWRITE64: usize = 68;
-    pub const PPOLL: usize = 73;
-    pub const READLINKAT: usize = 78;
-    pub const NEWFSTATAT: usize = 79;
-    pub const FSTAT: usize = 80;
-    pub const EXIT_GROUP: usize = 94;
-    pub const FUTEX: usize = 98;
-    pub const NANOSLEEP: usize = 101;
-    pub const SETITIMER: usize = 103;
-    pub const CLOCK_GETTIME: usize = 113;
-    pub const SCHED_GETAFFINITY: usize = 123;
-    pub const SCHED_YIELD: usize = 124;
-    pub const KILL: usize = 129;
-    pub const TGKILL: usize = 131;
-    pub const SIGALTSTACK: usize = 132;
-    pub const RT_SIGACTION: usize = 134;
-    pub const RT_SIGPROCMASK: usize = 135;
-    pub const RT_SIGQUEUEINFO: usize = 138;
-    pub const SETPGID: usize = 154;
-    pub const UNAME: usize = 160;
-    pub const GETRLIMIT: usize = 163;
-    pub const GETTIMEOFDAY: usize = 169;
-    pub const GETPID: usize = 172;
-    pub const GETTID: usize = 178;
-    pub const SYSINFO: usize = 179;
-    pub const MUNMAP: usize = 215;
-    pub const MREMAP: usize = 216;
-    pub const CLONE: usize = 220;
-    pub const EXECVE: usize = 221;
-    pub const MMAP: usize = 222;
-    pub const MPROTECT: usize = 226;
-    pub const MINCORE: usize = 232;
-    pub const MADVISE: usize = 233;
-    pub const WAIT4: usize = 260;
-    pub const PRLIMIT64: usize = 261;
-    pub const GETRANDOM: usize = 278;
-}
+// Linux arm64's numbers, from the one table in uapi.
+pub use uapi::syscalls::nr;
 
 pub const PROT_NONE: usize = 0;
 pub const PROT_READ: usize = 1;
