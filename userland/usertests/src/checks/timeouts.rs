@@ -237,11 +237,21 @@ fn pending_timeouts_do_not_slow_getpid() -> Outcome {
         }];
         ensure!(ppoll(&mut pfd, Some(&LONG)) == Ok(1), "ppoll on a ready pipe");
     }
-    let loaded = (0..5).map(|_| time_getpid(20_000)).min().unwrap_or(i64::MAX);
+    // A busy host stalls this CPU for a while now and then; a pending
+    // timeout stays for the hour. So a slow sample is taken again, up to
+    // ten rounds of five: the cost a scan would add shows in every one.
+    let bound = base * 5 + 5_000_000;
+    let mut loaded = i64::MAX;
+    for _ in 0..10 {
+        loaded = loaded.min((0..5).map(|_| time_getpid(20_000)).min().unwrap_or(i64::MAX));
+        if loaded <= bound {
+            break;
+        }
+    }
     close(rd);
     close(wr);
     ensure!(
-        loaded <= base * 5 + 5_000_000,
+        loaded <= bound,
         "20000 getpid took {base} ns, {loaded} ns after 40000 ppoll with a long timeout"
     );
     Ok(())
