@@ -402,7 +402,7 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     sys(nr::PRLIMIT64, &[0, 11, 0, lim.as_mut_ptr() as usize]); // RLIMIT_SIGPENDING
     let cap = lim[0].min(40_000 * cfg.scale) + 100;
     let mask: u64 = (0xf << (SIGRTMIN + 2 - 1)) | (1 << (SIGUSR1 - 1));
-    sigmask(0, mask);
+    sigmask(SIG_BLOCK, mask);
     let pid = getpid();
     let mut queued = 0u64;
     let mut refused = false;
