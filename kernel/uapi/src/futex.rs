@@ -14,6 +14,8 @@ pub const FUTEX_WAKE_OP: u32 = 5;
 pub const FUTEX_WAIT_BITSET: u32 = 9;
 /// Wake the waiters whose bitset meets the given one.
 pub const FUTEX_WAKE_BITSET: u32 = 10;
+/// FUTEX_CMP_REQUEUE onto a priority-inheritance futex.
+pub const FUTEX_CMP_REQUEUE_PI: u32 = 12;
 /// The op is private to the process.
 pub const FUTEX_PRIVATE_FLAG: u32 = 128;
 /// The absolute timeout of FUTEX_WAIT_BITSET is on CLOCK_REALTIME.
