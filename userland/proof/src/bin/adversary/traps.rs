@@ -257,7 +257,7 @@ fn segv_now() -> i32 {
 }
 
 fn altstack_at(sp: usize) {
-    let ss = [sp as u64, 0, 65536];
+    let ss = uapi::signal::StackT { ss_sp: sp as u64, ss_flags: 0, ss_size: 65536 }.to_bytes();
     sys(nr::SIGALTSTACK, &[ss.as_ptr() as usize, 0]);
 }
 
