@@ -47,6 +47,13 @@ pub mod rlimit {
 }
 pub use rlimit::*;
 
+/// `getpriority`/`setpriority` `which`: a process.
+pub const PRIO_PROCESS: i32 = 0;
+/// `getpriority`/`setpriority` `which`: a process group.
+pub const PRIO_PGRP: i32 = 1;
+/// `getpriority`/`setpriority` `which`: a user's processes.
+pub const PRIO_USER: i32 = 2;
+
 /// No limit.
 pub const RLIM_INFINITY: u64 = u64::MAX;
 
@@ -92,7 +99,10 @@ mod tests {
     fn rlimit_resources_are_linuxs() {
         // include/uapi/asm-generic/resource.h of Linux 6.12.
         assert_eq!((RLIMIT_CPU, RLIMIT_STACK, RLIMIT_NPROC, RLIMIT_NOFILE), (0, 3, 6, 7));
-        assert_eq!((RLIMIT_AS, RLIMIT_SIGPENDING, RLIMIT_RTTIME, RLIM_NLIMITS), (9, 11, 15, 16));
+        assert_eq!(
+            (RLIMIT_AS, RLIMIT_SIGPENDING, RLIMIT_RTTIME, RLIM_NLIMITS),
+            (9, 11, 15, 16)
+        );
     }
 
     #[test]

@@ -201,7 +201,10 @@ mod tests {
         assert_eq!(SC_RESERVED, 592);
         assert_eq!(RT_SIGFRAME_SIZE, 4688);
         // The record magics of arch/arm64/include/uapi/asm/sigcontext.h.
-        assert_eq!((FPSIMD_MAGIC, EXTRA_MAGIC, SVE_MAGIC), (0x4650_8001, 0x4558_5401, 0x5356_4501));
+        assert_eq!(
+            (FPSIMD_MAGIC, EXTRA_MAGIC, SVE_MAGIC),
+            (0x4650_8001, 0x4558_5401, 0x5356_4501)
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@ use alloc::vec::Vec;
 use crate::sys::*;
 use crate::Cfg;
 
-use uapi::fcntl::{AT_REMOVEDIR, O_CREAT, O_DIRECTORY, O_TRUNC, O_WRONLY, SEEK_CUR, SEEK_DATA, SEEK_END, SEEK_HOLE, SEEK_SET};
+use uapi::fcntl::{
+    AT_REMOVEDIR, O_CREAT, O_DIRECTORY, O_TRUNC, O_WRONLY, SEEK_CUR, SEEK_DATA, SEEK_END, SEEK_HOLE, SEEK_SET,
+};
 use uapi::mount::MNT_DETACH;
 use uapi::stat::{DT_CHR, DT_DIR, DT_REG, DT_UNKNOWN};
 
@@ -103,9 +105,15 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
     for i in 0..50 {
         let target = format!("l{}\0", i + 1);
         let name = format!("l{i}\0");
-        sys(nr::SYMLINKAT, &[target.as_ptr() as usize, AT_FDCWD, name.as_ptr() as usize]);
+        sys(
+            nr::SYMLINKAT,
+            &[target.as_ptr() as usize, AT_FDCWD, name.as_ptr() as usize],
+        );
     }
-    let linked = sys(nr::SYMLINKAT, &[c"l0".as_ptr() as usize, AT_FDCWD, c"l50".as_ptr() as usize]);
+    let linked = sys(
+        nr::SYMLINKAT,
+        &[c"l0".as_ptr() as usize, AT_FDCWD, c"l50".as_ptr() as usize],
+    );
     let r = sys(nr::OPENAT, &[AT_FDCWD, c"l0".as_ptr() as usize, 0, 0]);
     if linked < 0 {
         rt::println!("adversary: deep-tree: note: symlinkat: {linked}; no symlink chain");
@@ -138,7 +146,10 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
     if ms > 10_000 {
         wrong.push_str(&format!(" umount took {ms} ms;"));
     }
-    sys(nr::UNLINKAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, AT_REMOVEDIR as usize]);
+    sys(
+        nr::UNLINKAT,
+        &[AT_FDCWD, cstr(&dir).as_ptr() as usize, AT_REMOVEDIR as usize],
+    );
     if wrong.is_empty() {
         Ok(())
     } else {
@@ -247,7 +258,10 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         wrong.push_str(&format!(" umount: {r};"));
         umount(&dir, MNT_DETACH as usize);
     }
-    sys(nr::UNLINKAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, AT_REMOVEDIR as usize]);
+    sys(
+        nr::UNLINKAT,
+        &[AT_FDCWD, cstr(&dir).as_ptr() as usize, AT_REMOVEDIR as usize],
+    );
     let after = settle_memfree();
     // Under pressure the hog's reclaim moves MemFree; main's check after
     // the hog is gone covers this attack then.
@@ -333,7 +347,10 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
         while qi < queue.len() && n < max {
             let d = queue[qi].clone();
             qi += 1;
-            let fd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&d).as_ptr() as usize, O_DIR | O_NONBLOCK, 0]);
+            let fd = sys(
+                nr::OPENAT,
+                &[AT_FDCWD, cstr(&d).as_ptr() as usize, O_DIR | O_NONBLOCK, 0],
+            );
             if fd < 0 {
                 continue;
             }
@@ -434,7 +451,15 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
         sys(nr::CLOSE, &[fd]);
     }
     if writable(p) {
-        let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, O_WRONLY as usize | O_NONBLOCK | O_CLOEXEC, 0]);
+        let fd = sys(
+            nr::OPENAT,
+            &[
+                AT_FDCWD,
+                c.as_ptr() as usize,
+                O_WRONLY as usize | O_NONBLOCK | O_CLOEXEC,
+                0,
+            ],
+        );
         if fd >= 0 {
             let fd = fd as usize;
             let junk: &[u8] = b"\xff\xfe{zz} -99999999999999999999999 :%$#!\n\x00\x01p:q adv\n";

@@ -34,7 +34,10 @@ fn close(fd: i32) {
 fn poll1(fd: i32, events: u16, ms: u64) -> u16 {
     let mut pfd = PollFd { fd, events, revents: 0 }.to_bytes();
     let ts = [(ms / 1000) as i64, ((ms % 1000) * 1_000_000) as i64];
-    let r = sys(nr::PPOLL, &[pfd.as_mut_ptr() as usize, 1, ts.as_ptr() as usize, 0, SIGSET_SIZE]);
+    let r = sys(
+        nr::PPOLL,
+        &[pfd.as_mut_ptr() as usize, 1, ts.as_ptr() as usize, 0, SIGSET_SIZE],
+    );
     if r <= 0 {
         0
     } else {
@@ -422,7 +425,10 @@ fn queue_info(sig: i32, pid: i32, value: u64) -> [u8; uapi::signal::SIGINFO_SIZE
 
 pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     let mut lim = [0u64; 2];
-    sys(nr::PRLIMIT64, &[0, RLIMIT_SIGPENDING as usize, 0, lim.as_mut_ptr() as usize]);
+    sys(
+        nr::PRLIMIT64,
+        &[0, RLIMIT_SIGPENDING as usize, 0, lim.as_mut_ptr() as usize],
+    );
     let cap = lim[0].min(40_000 * cfg.scale) + 100;
     let mask: u64 = (0xf << (SIGRTMIN + 2 - 1)) | (1 << (SIGUSR1 - 1));
     sigmask(SIG_BLOCK, mask);

@@ -63,10 +63,7 @@ extern "C" fn race_worker(seed: usize) -> usize {
             4 => sys(nr::UNAME, &[p]),
             5 => sys(nr::FSTAT, &[zero, a8]),
             6 => sys(nr::GETCWD, &[p, len]),
-            7 => sys(
-                nr::READLINKAT,
-                &[AT_FDCWD, c"/proc/self/exe".as_ptr() as usize, p, len],
-            ),
+            7 => sys(nr::READLINKAT, &[AT_FDCWD, c"/proc/self/exe".as_ptr() as usize, p, len]),
             8 => sys(nr::PREAD64, &[maps, p, len, 0]),
             9 => sys(nr::FUTEX, &[p & !3, FUTEX_WAKE | FUTEX_PRIVATE, 1]),
             10 => sys(nr::MINCORE, &[RACE_BASE, RACE_PAGES * PAGE, p]),
@@ -238,10 +235,30 @@ fn calls() -> Vec<Call> {
         call!("prlimit64 new", nr::PRLIMIT64, [0, NOFILE, P, 0], Efault),
         call!("prlimit64 old", nr::PRLIMIT64, [0, NOFILE, 0, P], Efault),
         call!("getrandom", nr::GETRANDOM, [P, 64, 0], Efault),
-        call!("rt_sigaction act", nr::RT_SIGACTION, [SIGUSR1, P, 0, SIGSET_SIZE], Efault),
-        call!("rt_sigaction old", nr::RT_SIGACTION, [SIGUSR1, 0, P, SIGSET_SIZE], Efault),
-        call!("rt_sigprocmask set", nr::RT_SIGPROCMASK, [SIG_BLOCK, P, 0, SIGSET_SIZE], Efault),
-        call!("rt_sigprocmask old", nr::RT_SIGPROCMASK, [SIG_BLOCK, 0, P, SIGSET_SIZE], Efault),
+        call!(
+            "rt_sigaction act",
+            nr::RT_SIGACTION,
+            [SIGUSR1, P, 0, SIGSET_SIZE],
+            Efault
+        ),
+        call!(
+            "rt_sigaction old",
+            nr::RT_SIGACTION,
+            [SIGUSR1, 0, P, SIGSET_SIZE],
+            Efault
+        ),
+        call!(
+            "rt_sigprocmask set",
+            nr::RT_SIGPROCMASK,
+            [SIG_BLOCK, P, 0, SIGSET_SIZE],
+            Efault
+        ),
+        call!(
+            "rt_sigprocmask old",
+            nr::RT_SIGPROCMASK,
+            [SIG_BLOCK, 0, P, SIGSET_SIZE],
+            Efault
+        ),
         call!("rt_sigpending", nr::RT_SIGPENDING, [P, SIGSET_SIZE], Efault),
         call!("sigaltstack new", nr::SIGALTSTACK, [P, 0], Efault),
         call!("sigaltstack old", nr::SIGALTSTACK, [0, P], Efault),
@@ -282,11 +299,7 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         let link = alloc::format!("/tmp/adv-link-{}\0", getpid());
         let linked = sys(
             nr::SYMLINKAT,
-            &[
-                c"target".as_ptr() as usize,
-                AT_FDCWD,
-                link.as_ptr() as usize,
-            ],
+            &[c"target".as_ptr() as usize, AT_FDCWD, link.as_ptr() as usize],
         );
         let mut missing = String::new();
         if linked < 0 {
@@ -472,7 +485,10 @@ pub fn addr_edges(_cfg: &Cfg) -> Result<(), String> {
         sys(nr::MPROTECT, &[TOP - PAGE, usize::MAX & !(PAGE - 1), rw]),
     );
     let page = anon(PAGE);
-    must_fail("mremap to 2^48", sys(nr::MREMAP, &[page, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, TOP]));
+    must_fail(
+        "mremap to 2^48",
+        sys(nr::MREMAP, &[page, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, TOP]),
+    );
     // Hints at and past the top: a mapping, if any, lies wholly below 2^48.
     for hint in [TOP - PAGE, TOP, TOP + PAGE, usize::MAX & !(PAGE - 1)] {
         let r = mmap(hint, 2 * PAGE, rw, anonf);

@@ -6,9 +6,9 @@ use core::arch::{asm, global_asm};
 use core::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 
 use rt::syscall::syscall6;
+use uapi::sigframe;
 use uapi::signal::KernelSigaction;
 pub use uapi::Errno;
-use uapi::sigframe;
 
 pub const PAGE: usize = 4096;
 
@@ -204,7 +204,10 @@ pub fn sleep_ms(ms: u64) {
 /// default action the process dies: the watchdog of every attack child.
 pub fn alarm_ms(ms: u64) {
     let it = [0i64, 0, (ms / 1000) as i64, ((ms % 1000) * 1000) as i64];
-    sys(nr::SETITIMER, &[uapi::time::ITIMER_REAL as usize, it.as_ptr() as usize, 0]);
+    sys(
+        nr::SETITIMER,
+        &[uapi::time::ITIMER_REAL as usize, it.as_ptr() as usize, 0],
+    );
 }
 
 pub fn kill(pid: i32, sig: i32) -> isize {
@@ -428,14 +431,21 @@ pub fn handle(sig: i32, handler: Handler, flags: u64) -> isize {
 
 /// Sets `sig` to `SIG_DFL` or `SIG_IGN`.
 pub fn disposition(sig: i32, what: u64) -> isize {
-    let act = KernelSigaction { handler: what, ..KernelSigaction::default() }.to_bytes();
+    let act = KernelSigaction {
+        handler: what,
+        ..KernelSigaction::default()
+    }
+    .to_bytes();
     sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, SIGSET_SIZE])
 }
 
 /// `rt_sigprocmask(how, &set, NULL)`, `how` being `SIG_BLOCK` or
 /// `SIG_UNBLOCK`.
 pub fn sigmask(how: u64, set: u64) -> isize {
-    sys(nr::RT_SIGPROCMASK, &[how as usize, &set as *const u64 as usize, 0, SIGSET_SIZE])
+    sys(
+        nr::RT_SIGPROCMASK,
+        &[how as usize, &set as *const u64 as usize, 0, SIGSET_SIZE],
+    )
 }
 
 /// The `sigsetsize` Linux accepts: `sizeof(sigset_t)`, 64 signals.

@@ -227,7 +227,10 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
             }
             if seed & 1 == 1 {
                 // SAFETY: inside the mapping.
-                unsafe { ((b + RESERVED) as *mut u64).write_volatile(u64::from(FPSIMD_MAGIC) | (u64::from(FPSIMD_SIZE) << 32)) };
+                unsafe {
+                    ((b + RESERVED) as *mut u64)
+                        .write_volatile(u64::from(FPSIMD_MAGIC) | (u64::from(FPSIMD_SIZE) << 32))
+                };
             }
             // SAFETY: ends the process.
             unsafe { adversary_sigreturn_at(b + 1024) }
@@ -257,7 +260,12 @@ fn segv_now() -> i32 {
 }
 
 fn altstack_at(sp: usize) {
-    let ss = uapi::signal::StackT { ss_sp: sp as u64, ss_flags: 0, ss_size: 65536 }.to_bytes();
+    let ss = uapi::signal::StackT {
+        ss_sp: sp as u64,
+        ss_flags: 0,
+        ss_size: 65536,
+    }
+    .to_bytes();
     sys(nr::SIGALTSTACK, &[ss.as_ptr() as usize, 0]);
 }
 
