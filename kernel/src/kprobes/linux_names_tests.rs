@@ -56,7 +56,11 @@ fn program() -> Vec<u32> {
     use uapi::syscalls::nr;
     let mut c = Vec::new();
     // fd = openat(AT_FDCWD, PATH, O_RDWR, 0), kept in x19.
-    syscall(&mut c, nr::OPENAT, &[(0, AT_FDCWD as u64), (1, DATA), (2, O_RDWR), (3, 0)]);
+    syscall(
+        &mut c,
+        nr::OPENAT,
+        &[(0, AT_FDCWD as u64), (1, DATA), (2, O_RDWR), (3, 0)],
+    );
     c.push(mov_reg(19, 0).unwrap());
     syscall(&mut c, nr::READ, &[(1, DATA + BUF), (2, READ_COUNT)]);
     c.push(mov_reg(0, 19).unwrap());
