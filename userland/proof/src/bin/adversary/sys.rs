@@ -449,7 +449,7 @@ pub fn sigmask(how: u64, set: u64) -> isize {
 }
 
 /// The `sigsetsize` Linux accepts: `sizeof(sigset_t)`, 64 signals.
-pub const SIGSET_SIZE: usize = uapi::signal::NSIG / 8;
+pub const SIGSET_SIZE: usize = uapi::signal::SIGSET_SIZE as usize;
 
 /// Offset of `uc_mcontext.pc` in the arm64 `ucontext` a handler gets.
 pub const UC_PC: usize = sigframe::SC_PC - sigframe::UC;
