@@ -23,8 +23,9 @@ const TIMESPEC: u64 = 0x40;
 const BUF: u64 = 0x100;
 const READ_COUNT: u64 = 37;
 const WRITE_COUNT: u64 = 11;
-const AT_FDCWD: i64 = -100;
-const SIGCHLD: u64 = 17;
+const AT_FDCWD: i64 = uapi::fcntl::AT_FDCWD as i64;
+const SIGCHLD: u64 = uapi::signal::SIGCHLD as u64;
+const O_RDWR: u64 = uapi::fcntl::O_RDWR as u64;
 const PARENT_EXIT: u64 = 7;
 const CHILD_EXIT: u64 = 9;
 
@@ -55,7 +56,11 @@ fn program() -> Vec<u32> {
     use uapi::syscalls::nr;
     let mut c = Vec::new();
     // fd = openat(AT_FDCWD, PATH, O_RDWR, 0), kept in x19.
-    syscall(&mut c, nr::OPENAT, &[(0, AT_FDCWD as u64), (1, DATA), (2, 2), (3, 0)]);
+    syscall(
+        &mut c,
+        nr::OPENAT,
+        &[(0, AT_FDCWD as u64), (1, DATA), (2, O_RDWR), (3, 0)],
+    );
     c.push(mov_reg(19, 0).unwrap());
     syscall(&mut c, nr::READ, &[(1, DATA + BUF), (2, READ_COUNT)]);
     c.push(mov_reg(0, 19).unwrap());

@@ -8,9 +8,7 @@ use crate::process::regs;
 use crate::syscalls::SysResult;
 use crate::uaccess::{self, UserPtr};
 use arch::addr::UserVirtAddr;
-use uapi::signal::SIGINFO_SIZE;
-
-const SIGSET_SIZE: u64 = 8;
+use uapi::signal::{SIGINFO_SIZE, SIGSET_SIZE};
 
 /// `ptrace(request, pid, addr, data)`.
 pub fn sys_ptrace(request: i64, pid: i64, addr: u64, data: u64) -> SysResult {

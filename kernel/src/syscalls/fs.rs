@@ -706,7 +706,7 @@ syscall!(__arm64_sys_ppoll, r, {
         None
     };
     let mask = if !sigmask.is_null() {
-        if sigsetsize != 8 {
+        if sigsetsize != uapi::signal::SIGSET_SIZE {
             return Err(Errno::EINVAL);
         }
         Some(crate::uaccess::get_user_u64(sigmask)?)
@@ -781,7 +781,7 @@ syscall!(__arm64_sys_pselect6, r, {
         );
         if ss.is_null() {
             None
-        } else if len != 8 {
+        } else if len != uapi::signal::SIGSET_SIZE {
             return Err(Errno::EINVAL);
         } else {
             Some(crate::uaccess::get_user_u64(ss)?)

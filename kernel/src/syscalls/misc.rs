@@ -106,19 +106,21 @@ syscall!(
 
 /// RLIMIT_* defaults, as (soft, hard).
 fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
+    use uapi::resource::{RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_SIGPENDING, RLIMIT_STACK, RLIM_NLIMITS};
     const INF: u64 = u64::MAX;
+    let res = u32::try_from(res).map_err(|_| Errno::EINVAL)?;
     Ok(match res {
-        3 => (8 << 20, INF), // RLIMIT_STACK
-        7 => (1024, 4096),   // RLIMIT_NOFILE
+        RLIMIT_STACK => (8 << 20, INF),
+        RLIMIT_NOFILE => (1024, 4096),
         // RLIMIT_NPROC and RLIMIT_SIGPENDING: Linux sets both to half its
         // max_threads, from the RAM size. Every task here runs as root,
         // which Linux exempts from RLIMIT_NPROC at fork, so it is reported
         // but never refuses a fork.
-        6 | 11 => {
+        RLIMIT_NPROC | RLIMIT_SIGPENDING => {
             let n = crate::signal::sigpending_limit();
             (n, n)
         }
-        0..=15 => (INF, INF),
+        r if r < RLIM_NLIMITS => (INF, INF),
         _ => return Err(Errno::EINVAL),
     })
 }

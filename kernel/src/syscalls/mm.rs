@@ -100,19 +100,22 @@ fn page_align(len: u64) -> Option<u64> {
 }
 
 syscall!(__arm64_sys_madvise, r, {
+    use uapi::mman::madv::*;
     let (start, len_in, advice) = (r.regs[0], r.regs[1], r.regs[2] as i32);
     // Linux's madvise_behavior_valid: the advice values a 6.12 kernel with
     // KSM and transparent huge pages knows.
     let zap = match advice {
-        // MADV_DONTNEED, MADV_DONTNEED_LOCKED
-        4 | 24 => Some(false),
-        // MADV_FREE: anonymous private memory only
-        8 => Some(true),
+        MADV_DONTNEED | MADV_DONTNEED_LOCKED => Some(false),
+        // anonymous private memory only
+        MADV_FREE => Some(true),
         // NORMAL, RANDOM, SEQUENTIAL, WILLNEED, MERGEABLE, UNMERGEABLE,
         // HUGEPAGE, NOHUGEPAGE, DONTDUMP, DODUMP, COLD, PAGEOUT,
         // POPULATE_READ, POPULATE_WRITE, COLLAPSE: advice about memory this
         // kernel keeps resident and in small pages anyway.
-        0..=3 | 12..=17 | 20..=23 | 25 => None,
+        MADV_NORMAL..=MADV_WILLNEED
+        | MADV_MERGEABLE..=MADV_DODUMP
+        | MADV_COLD..=MADV_POPULATE_WRITE
+        | MADV_COLLAPSE => None,
         // REMOVE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK, HWPOISON,
         // SOFT_OFFLINE and unknown values: not supported here.
         _ => return Err(Errno::EINVAL),
@@ -130,20 +133,21 @@ syscall!(__arm64_sys_madvise, r, {
     }
     let m = mm()?;
     match advice {
-        // MADV_POPULATE_READ/WRITE: fault the pages in now, as an access
-        // would; Linux's madvise_populate errors: EINVAL where the
-        // protection forbids the access, EFAULT where it would be SIGBUS.
-        22 | 23 => {
+        // Fault the pages in now, as an access would; Linux's
+        // madvise_populate errors: EINVAL where the protection forbids the
+        // access, EFAULT where it would be SIGBUS.
+        MADV_POPULATE_READ | MADV_POPULATE_WRITE => {
             m.check_mapped(start, end)?;
             let mut va = start;
             while va < end {
                 // Inside a region (checked above), so a user address.
                 let addr = UserVirtAddr::new(va).ok_or(Errno::ENOMEM)?;
-                m.handle_fault(addr, advice == 23, false).map_err(|e| match e {
-                    crate::mm::vm::SegvCode::Oom | crate::mm::vm::SegvCode::MapErr => Errno::ENOMEM,
-                    crate::mm::vm::SegvCode::AccErr => Errno::EINVAL,
-                    crate::mm::vm::SegvCode::Bus => Errno::EFAULT,
-                })?;
+                m.handle_fault(addr, advice == MADV_POPULATE_WRITE, false)
+                    .map_err(|e| match e {
+                        crate::mm::vm::SegvCode::Oom | crate::mm::vm::SegvCode::MapErr => Errno::ENOMEM,
+                        crate::mm::vm::SegvCode::AccErr => Errno::EINVAL,
+                        crate::mm::vm::SegvCode::Bus => Errno::EFAULT,
+                    })?;
                 va += 4096;
             }
             Ok(0)

@@ -6,7 +6,7 @@ use crate::signal::{self as sig, frame, SigAction, SigInfo};
 use crate::uaccess::{copy_from_user, copy_to_user, put_user_u64, UserPtr};
 use crate::{process, sched};
 use core::sync::atomic::Ordering;
-use uapi::signal::{KernelSigaction, StackT};
+use uapi::signal::{KernelSigaction, StackT, SIGSET_SIZE};
 
 fn read_sigaction(p: UserPtr) -> Result<SigAction, Errno> {
     let mut b = [0u8; KernelSigaction::SIZE];
@@ -32,7 +32,7 @@ fn write_sigaction(p: UserPtr, a: &SigAction) -> Result<(), Errno> {
 
 syscall!(__arm64_sys_rt_sigaction, r, {
     let (signum, act, oact, size) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]), r.regs[3]);
-    if size != 8 || !sig::valid_signal(signum) {
+    if size != SIGSET_SIZE || !sig::valid_signal(signum) {
         return Err(Errno::EINVAL);
     }
     let signum = signum as u32;
@@ -68,7 +68,7 @@ use uapi::signal::{SIG_BLOCK, SIG_SETMASK, SIG_UNBLOCK};
 
 syscall!(__arm64_sys_rt_sigprocmask, r, {
     let (how, set, oset, size) = (r.regs[0], UserPtr::new(r.regs[1]), UserPtr::new(r.regs[2]), r.regs[3]);
-    if size != 8 {
+    if size != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
     let me = sched::current();
@@ -90,7 +90,7 @@ syscall!(__arm64_sys_rt_sigprocmask, r, {
 });
 
 syscall!(__arm64_sys_rt_sigpending, r, {
-    if r.regs[1] != 8 {
+    if r.regs[1] != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
     put_user_u64(UserPtr::new(r.regs[0]), sig::pending_set(&sched::current()))?;
@@ -98,7 +98,7 @@ syscall!(__arm64_sys_rt_sigpending, r, {
 });
 
 syscall!(__arm64_sys_rt_sigsuspend, r, {
-    if r.regs[1] != 8 {
+    if r.regs[1] != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
     let mask = crate::uaccess::get_user_u64(UserPtr::new(r.regs[0]))? & !sig::unblockable();
@@ -263,7 +263,7 @@ syscall!(__arm64_sys_rt_sigtimedwait, r, {
         UserPtr::new(r.regs[2]),
         r.regs[3],
     );
-    if sigsetsize != 8 {
+    if sigsetsize != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
     let set = crate::uaccess::get_user_u64(uthese)?;

@@ -98,6 +98,13 @@ pub const F_GETPIPE_SZ: u32 = F_LINUX_SPECIFIC_BASE + 8;
 pub const F_ADD_SEALS: u32 = F_LINUX_SPECIFIC_BASE + 9;
 pub const F_GET_SEALS: u32 = F_LINUX_SPECIFIC_BASE + 10;
 
+/// flock(2) operations (include/uapi/asm-generic/fcntl.h).
+pub const LOCK_SH: u32 = 1;
+pub const LOCK_EX: u32 = 2;
+/// Or'ed with LOCK_SH or LOCK_EX: fail with EWOULDBLOCK instead of waiting.
+pub const LOCK_NB: u32 = 4;
+pub const LOCK_UN: u32 = 8;
+
 /// The only file-descriptor flag: close on execve.
 pub const FD_CLOEXEC: u32 = 1;
 

@@ -22,6 +22,7 @@ pub mod error;
 pub mod fcntl;
 pub mod futex;
 pub mod hw_breakpoint;
+pub mod ipc;
 pub mod mman;
 pub mod mount;
 pub mod poll;

@@ -68,3 +68,58 @@ pub const MREMAP_MAYMOVE: u64 = 1;
 pub const MREMAP_FIXED: u64 = 2;
 /// `mremap`: leave the old range mapped, empty.
 pub const MREMAP_DONTUNMAP: u64 = 4;
+
+/// `madvise` advice values (include/uapi/asm-generic/mman-common.h).
+pub mod madv {
+    /// No special treatment.
+    pub const MADV_NORMAL: i32 = 0;
+    /// Expect random page references.
+    pub const MADV_RANDOM: i32 = 1;
+    /// Expect sequential page references.
+    pub const MADV_SEQUENTIAL: i32 = 2;
+    /// Will need these pages.
+    pub const MADV_WILLNEED: i32 = 3;
+    /// Drop the pages: anonymous memory reads back zero.
+    pub const MADV_DONTNEED: i32 = 4;
+    /// The pages may be freed lazily (anonymous private memory).
+    pub const MADV_FREE: i32 = 8;
+    /// Remove the pages and their backing store.
+    pub const MADV_REMOVE: i32 = 9;
+    /// Do not inherit across fork.
+    pub const MADV_DONTFORK: i32 = 10;
+    /// Inherit across fork again.
+    pub const MADV_DOFORK: i32 = 11;
+    /// KSM may merge identical pages.
+    pub const MADV_MERGEABLE: i32 = 12;
+    /// KSM may not merge identical pages.
+    pub const MADV_UNMERGEABLE: i32 = 13;
+    /// Worth backing with transparent huge pages.
+    pub const MADV_HUGEPAGE: i32 = 14;
+    /// Not worth backing with transparent huge pages.
+    pub const MADV_NOHUGEPAGE: i32 = 15;
+    /// Leave out of core dumps.
+    pub const MADV_DONTDUMP: i32 = 16;
+    /// Include in core dumps again.
+    pub const MADV_DODUMP: i32 = 17;
+    /// Zero-filled in the child after fork.
+    pub const MADV_WIPEONFORK: i32 = 18;
+    /// Undo MADV_WIPEONFORK.
+    pub const MADV_KEEPONFORK: i32 = 19;
+    /// Deactivate the pages.
+    pub const MADV_COLD: i32 = 20;
+    /// Reclaim the pages.
+    pub const MADV_PAGEOUT: i32 = 21;
+    /// Fault the pages in readable.
+    pub const MADV_POPULATE_READ: i32 = 22;
+    /// Fault the pages in writable.
+    pub const MADV_POPULATE_WRITE: i32 = 23;
+    /// MADV_DONTNEED that also drops locked pages.
+    pub const MADV_DONTNEED_LOCKED: i32 = 24;
+    /// Collapse into transparent huge pages now.
+    pub const MADV_COLLAPSE: i32 = 25;
+    /// Poison the pages (memory-failure testing).
+    pub const MADV_HWPOISON: i32 = 100;
+    /// Soft-offline the pages (memory-failure testing).
+    pub const MADV_SOFT_OFFLINE: i32 = 101;
+}
+pub use madv::*;

@@ -4,3 +4,9 @@
 pub const PR_SET_NAME: u64 = 15;
 /// Get the calling thread's name.
 pub const PR_GET_NAME: u64 = 16;
+/// Enter a seccomp mode.
+pub const PR_SET_SECCOMP: u64 = 22;
+/// Change the memory map's bounds (`mm->start_code` and the like).
+pub const PR_SET_MM: u64 = 35;
+/// Set `no_new_privs`: execve grants no privileges from then on.
+pub const PR_SET_NO_NEW_PRIVS: u64 = 38;

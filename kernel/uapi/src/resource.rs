@@ -7,6 +7,53 @@ pub const RUSAGE_CHILDREN: i32 = -1;
 /// `getrusage`: the calling thread.
 pub const RUSAGE_THREAD: i32 = 1;
 
+/// The resources of `getrlimit`/`setrlimit`/`prlimit64`
+/// (include/uapi/asm-generic/resource.h; arm64 overrides none).
+pub mod rlimit {
+    /// CPU time in seconds.
+    pub const RLIMIT_CPU: u32 = 0;
+    /// Largest file size.
+    pub const RLIMIT_FSIZE: u32 = 1;
+    /// Largest data segment.
+    pub const RLIMIT_DATA: u32 = 2;
+    /// Largest stack.
+    pub const RLIMIT_STACK: u32 = 3;
+    /// Largest core file.
+    pub const RLIMIT_CORE: u32 = 4;
+    /// Largest resident set.
+    pub const RLIMIT_RSS: u32 = 5;
+    /// Most processes of the user.
+    pub const RLIMIT_NPROC: u32 = 6;
+    /// Most open files.
+    pub const RLIMIT_NOFILE: u32 = 7;
+    /// Most locked-in memory.
+    pub const RLIMIT_MEMLOCK: u32 = 8;
+    /// Largest address space.
+    pub const RLIMIT_AS: u32 = 9;
+    /// Most file locks.
+    pub const RLIMIT_LOCKS: u32 = 10;
+    /// Most pending signals of the user.
+    pub const RLIMIT_SIGPENDING: u32 = 11;
+    /// Most bytes in POSIX message queues.
+    pub const RLIMIT_MSGQUEUE: u32 = 12;
+    /// Ceiling of the nice value.
+    pub const RLIMIT_NICE: u32 = 13;
+    /// Ceiling of the real-time priority.
+    pub const RLIMIT_RTPRIO: u32 = 14;
+    /// Real-time CPU time without a blocking call, in microseconds.
+    pub const RLIMIT_RTTIME: u32 = 15;
+    /// How many resources there are.
+    pub const RLIM_NLIMITS: u32 = 16;
+}
+pub use rlimit::*;
+
+/// `getpriority`/`setpriority` `which`: a process.
+pub const PRIO_PROCESS: i32 = 0;
+/// `getpriority`/`setpriority` `which`: a process group.
+pub const PRIO_PGRP: i32 = 1;
+/// `getpriority`/`setpriority` `which`: a user's processes.
+pub const PRIO_USER: i32 = 2;
+
 /// No limit.
 pub const RLIM_INFINITY: u64 = u64::MAX;
 
@@ -47,6 +94,16 @@ impl Rlimit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rlimit_resources_are_linuxs() {
+        // include/uapi/asm-generic/resource.h of Linux 6.12.
+        assert_eq!((RLIMIT_CPU, RLIMIT_STACK, RLIMIT_NPROC, RLIMIT_NOFILE), (0, 3, 6, 7));
+        assert_eq!(
+            (RLIMIT_AS, RLIMIT_SIGPENDING, RLIMIT_RTTIME, RLIM_NLIMITS),
+            (9, 11, 15, 16)
+        );
+    }
 
     #[test]
     fn rlimit_image_round_trips() {

@@ -18,6 +18,15 @@ pub const UC_SIGMASK: usize = UC_STACK + StackT::SIZE;
 /// Offset of `uc_mcontext` in the frame: after the 1024-bit sigset area
 /// that `uc_sigmask` starts, aligned to 16.
 pub const UC_MCONTEXT: usize = UC + 176;
+/// Offset of `uc_mcontext.regs[0]` (x0; x30 ends it) in the frame, after
+/// `fault_address`.
+pub const SC_REGS: usize = UC_MCONTEXT + 8;
+/// Offset of `uc_mcontext.sp` in the frame.
+pub const SC_SP: usize = SC_REGS + 31 * 8;
+/// Offset of `uc_mcontext.pc` in the frame.
+pub const SC_PC: usize = SC_SP + 8;
+/// Offset of `uc_mcontext.pstate` in the frame.
+pub const SC_PSTATE: usize = SC_PC + 8;
 /// Offset of `sigcontext.__reserved` in the frame.
 pub const SC_RESERVED: usize = UC_MCONTEXT + 288;
 /// Size of `sigcontext.__reserved`.
@@ -35,11 +44,14 @@ pub const ESR_MAGIC: u32 = 0x4553_5201;
 pub const EXTRA_MAGIC: u32 = 0x4558_5401;
 /// `sizeof(struct extra_context)`: header, datap (u64), size (u32), pad.
 pub const EXTRA_SIZE: u32 = 32;
+/// `sve_context`'s record magic.
+pub const SVE_MAGIC: u32 = 0x5356_4501;
+
 /// Records of CPU features this kernel does not give to user space (SVE,
 /// SME's TPIDR2, ZA and ZT, FPMR, POE): Linux refuses them when the system
 /// lacks the feature.
 pub const UNSUPPORTED_MAGICS: [u32; 6] = [
-    0x5356_4501,
+    SVE_MAGIC,
     0x5450_4902,
     0x5436_6345,
     0x5a54_4e01,
@@ -97,11 +109,11 @@ impl RtSigframe {
         let sc = &self.mcontext;
         put(frame, UC_MCONTEXT, sc.fault_address);
         for (i, r) in sc.regs.iter().enumerate() {
-            put(frame, UC_MCONTEXT + 8 + i * 8, *r);
+            put(frame, SC_REGS + i * 8, *r);
         }
-        put(frame, UC_MCONTEXT + 256, sc.sp);
-        put(frame, UC_MCONTEXT + 264, sc.pc);
-        put(frame, UC_MCONTEXT + 272, sc.pstate);
+        put(frame, SC_SP, sc.sp);
+        put(frame, SC_PC, sc.pc);
+        put(frame, SC_PSTATE, sc.pstate);
     }
 
     /// Reads the fixed part of a frame a user program may have changed.
@@ -112,7 +124,7 @@ impl RtSigframe {
         st.copy_from_slice(&frame[UC_STACK..UC_STACK + StackT::SIZE]);
         let mut regs = [0u64; 31];
         for (i, r) in regs.iter_mut().enumerate() {
-            *r = get(frame, UC_MCONTEXT + 8 + i * 8);
+            *r = get(frame, SC_REGS + i * 8);
         }
         RtSigframe {
             info: SigInfo::from_bytes(&info),
@@ -121,9 +133,9 @@ impl RtSigframe {
             mcontext: SigContext {
                 fault_address: get(frame, UC_MCONTEXT),
                 regs,
-                sp: get(frame, UC_MCONTEXT + 256),
-                pc: get(frame, UC_MCONTEXT + 264),
-                pstate: get(frame, UC_MCONTEXT + 272),
+                sp: get(frame, SC_SP),
+                pc: get(frame, SC_PC),
+                pstate: get(frame, SC_PSTATE),
             },
         }
     }
@@ -185,8 +197,14 @@ mod tests {
         // offsetof values of Linux 6.12 arm64 (struct rt_sigframe, ucontext,
         // sigcontext); sizeof(struct rt_sigframe) is 4688.
         assert_eq!((UC, UC_STACK, UC_SIGMASK, UC_MCONTEXT), (128, 144, 168, 304));
+        assert_eq!((SC_REGS, SC_SP, SC_PC, SC_PSTATE), (312, 560, 568, 576));
         assert_eq!(SC_RESERVED, 592);
         assert_eq!(RT_SIGFRAME_SIZE, 4688);
+        // The record magics of arch/arm64/include/uapi/asm/sigcontext.h.
+        assert_eq!(
+            (FPSIMD_MAGIC, EXTRA_MAGIC, SVE_MAGIC),
+            (0x4650_8001, 0x4558_5401, 0x5356_4501)
+        );
     }
 
     #[test]

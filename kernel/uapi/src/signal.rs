@@ -6,6 +6,9 @@ pub const NSIG: usize = 64;
 pub const SIGRTMIN: u32 = 32;
 /// The last real-time signal number.
 pub const SIGRTMAX: u32 = 64;
+/// `sizeof(sigset_t)` in the kernel's ABI: the only `sigsetsize` the
+/// rt_sig* calls, ppoll, pselect6, epoll_pwait and PTRACE_GETSIGMASK take.
+pub const SIGSET_SIZE: u64 = (NSIG / 8) as u64;
 
 /// The standard signal numbers.
 pub mod nr {
@@ -209,6 +212,7 @@ mod tests {
     #[test]
     fn numbers_and_names_match_linux() {
         assert_eq!((SIGKILL, SIGSEGV, SIGCHLD, SIGSTOP, SIGSYS), (9, 11, 17, 19, 31));
+        assert_eq!(SIGSET_SIZE, 8);
         assert_eq!(name(SIGSEGV), Some("SIGSEGV"));
         assert_eq!(name(SIGIO), Some("SIGIO"));
         assert_eq!(name(SIGSYS), Some("SIGSYS"));

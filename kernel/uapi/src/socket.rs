@@ -16,3 +16,9 @@ pub const SOCK_NONBLOCK: i32 = 0o4000;
 pub const MSG_CMSG_COMPAT: u32 = 0x8000_0000;
 /// `sizeof(struct sockaddr_storage)`.
 pub const SOCKADDR_STORAGE_SIZE: i32 = 128;
+
+/// `ioctl`: set the process (group) that gets SIGIO/SIGURG for a socket
+/// (include/uapi/asm-generic/sockios.h).
+pub const FIOSETOWN: u32 = 0x8901;
+/// `ioctl`: set the process group of a socket, as FIOSETOWN.
+pub const SIOCSPGRP: u32 = 0x8902;

@@ -47,7 +47,7 @@ rt::main!(main);
 
 /// `brk #0`.
 const BRK0: u32 = 0xd420_0000;
-const SIGTRAP: i32 = 5;
+const SIGTRAP: i32 = uapi::signal::SIGTRAP as i32;
 
 /// What a breakpoint number stands for.
 enum Kind {

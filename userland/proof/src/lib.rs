@@ -7,17 +7,16 @@ extern crate alloc;
 use alloc::vec::Vec;
 
 use rt::fs;
-use rt::syscall::{check, syscall2};
+use rt::syscall::{check, nr, syscall2};
 use rt::Errno;
 
-pub const CLOCK_MONOTONIC: usize = 1;
-const NR_CLOCK_GETTIME: usize = 113;
+pub const CLOCK_MONOTONIC: usize = uapi::time::CLOCK_MONOTONIC as usize;
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
 pub fn now_ns() -> u64 {
     let mut ts = [0i64; 2];
     // SAFETY: ts is a writable struct timespec.
-    unsafe { syscall2(NR_CLOCK_GETTIME, CLOCK_MONOTONIC, ts.as_mut_ptr() as usize) };
+    unsafe { syscall2(nr::CLOCK_GETTIME, CLOCK_MONOTONIC, ts.as_mut_ptr() as usize) };
     ts[0] as u64 * 1_000_000_000 + ts[1] as u64
 }
 

@@ -19,7 +19,7 @@
 #![no_std]
 #![no_main]
 
-use proof::{exec_true, now_ns};
+use proof::{exec_true, now_ns, CLOCK_MONOTONIC};
 use rt::fs;
 use rt::println;
 use rt::process::{exit, fork, waitpid, Fork, WaitStatus};
@@ -33,8 +33,7 @@ const FORK_EXIT: u64 = 200;
 const FORK_EXEC: u64 = 100;
 const PIPE: u64 = 2_000;
 const CLOCK: u64 = 100_000;
-const CLOCK_MONOTONIC: usize = 1;
-const AT_SYSINFO_EHDR: usize = 33;
+const AT_SYSINFO_EHDR: usize = uapi::auxvec::AT_SYSINFO_EHDR as usize;
 
 type GettimeFn = unsafe extern "C" fn(i32, *mut [i64; 2]) -> i32;
 

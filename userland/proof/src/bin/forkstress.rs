@@ -100,8 +100,8 @@ fn main(args: rt::Args) -> i32 {
         // A reaped child may still be leaving its CPU (its kernel stack is
         // freed once it is switched out): let the machine settle first.
         let ts: [i64; 2] = [0, 100_000_000];
-        // SAFETY: nanosleep(101) reads the timespec; no remaining-time pointer.
-        unsafe { rt::syscall::syscall2(101, ts.as_ptr() as usize, 0) };
+        // SAFETY: nanosleep reads the timespec; no remaining-time pointer.
+        unsafe { rt::syscall::syscall2(rt::syscall::nr::NANOSLEEP, ts.as_ptr() as usize, 0) };
         memfree("after");
     }
     0

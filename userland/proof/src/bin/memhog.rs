@@ -4,7 +4,9 @@
 #![no_std]
 #![no_main]
 
+use rt::mm::{MAP_ANONYMOUS, MAP_PRIVATE, PROT_READ, PROT_WRITE};
 use rt::println;
+use rt::syscall::nr;
 
 rt::main!(main);
 
@@ -13,8 +15,18 @@ const CHUNK: usize = 16 << 20;
 fn main(_args: rt::Args) -> i32 {
     let mut total = 0usize;
     loop {
-        // SAFETY: mmap(NULL, CHUNK, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0).
-        let p = unsafe { rt::syscall::syscall6(222, 0, CHUNK, 3, 0x22, usize::MAX, 0) };
+        // SAFETY: a fresh private anonymous mapping, not MAP_FIXED.
+        let p = unsafe {
+            rt::syscall::syscall6(
+                nr::MMAP,
+                0,
+                CHUNK,
+                PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS,
+                usize::MAX,
+                0,
+            )
+        };
         if p < 0 {
             println!("memhog: mmap refused after {} MiB", total >> 20);
             return 1;

@@ -36,6 +36,28 @@ use proof::parse_u64;
 use rt::println;
 use rt::process::{self, fork, Fork, WaitStatus};
 use rt::syscall::{syscall0, syscall1, syscall3, syscall4, syscall6};
+use uapi::fcntl::{
+    AT_FDCWD, F_OFD_SETLK, F_OFD_SETLKW, F_SETFL, F_SETLEASE, F_SETLK, F_SETLKW, F_SETOWN, F_SETOWN_EX, F_SETSIG,
+    LOCK_NB, SPLICE_F_NONBLOCK,
+};
+use uapi::futex::{
+    FUTEX_CLOCK_REALTIME, FUTEX_LOCK_PI, FUTEX_LOCK_PI2, FUTEX_PRIVATE_FLAG, FUTEX_WAIT, FUTEX_WAIT_BITSET,
+    FUTEX_WAIT_REQUEUE_PI,
+};
+use uapi::ipc::{IPC_NOWAIT, SHM_REMAP};
+use uapi::mman::{
+    MAP_ANONYMOUS, MAP_FIXED, MAP_HUGETLB, MAP_LOCKED, MAP_POPULATE, MAP_PRIVATE, MREMAP_DONTUNMAP, MREMAP_FIXED,
+    PROT_NONE, PROT_READ, PROT_WRITE,
+};
+use uapi::poll::{PollFd, POLLIN};
+use uapi::prctl::{PR_SET_MM, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP};
+use uapi::resource::{PRIO_PROCESS, RLIMIT_CPU};
+use uapi::signal::{NSIG, SIGALRM, SIGCHLD, SIGIO, SIGPIPE, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SIGXFSZ};
+use uapi::socket::{FIOSETOWN, SIOCSPGRP};
+use uapi::stat::{S_IALLUGO, S_IFREG};
+use uapi::syscalls::nr;
+use uapi::termios::{FIONBIO, TIOCCONS, TIOCNOTTY, TIOCSCTTY, TIOCSPGRP, TIOCSTI};
+use uapi::Errno;
 
 rt::main!(main);
 
@@ -48,7 +70,8 @@ const VICTIM_LEN: usize = 65536;
 const SCRATCH_HINT: usize = 0x10_0000_0000;
 const VICTIM_HINT: usize = 0x20_0000_0000;
 const CLAMP: usize = 1 << 20;
-const O_NONBLOCK: usize = 0o4000;
+const O_NONBLOCK: usize = uapi::fcntl::O_NONBLOCK as usize;
+const RW: usize = (PROT_READ | PROT_WRITE) as usize;
 
 /// Paths the fuzzer may name: files under /tmp only.
 static PATHS: [&[u8; 12]; 8] = [
@@ -143,81 +166,87 @@ fn arg(rng: &mut Rng, scratch: usize) -> usize {
 /// change global state (time, mounts, modules, hostname, swap, accounting),
 /// block without a timeout that can be forced, or deliver asynchronous
 /// signals.
-const EXCLUDED: &[u64] = &[
-    4,   // (io_getevents: allowed, timeout forced; listed below)
-    39,  // umount2
-    40,  // mount
-    41,  // pivot_root
-    58,  // vhangup
-    60,  // quotactl
-    89,  // acct
-    93,  // exit
-    94,  // exit_group
-    103, // setitimer (asynchronous SIGALRM/SIGPROF)
-    104, // kexec_load
-    105, // init_module
-    106, // delete_module
-    107, // timer_create (asynchronous signals)
-    112, // clock_settime
-    116, // syslog (blocking read, console level)
-    117, // ptrace
-    118, // sched_setparam
-    119, // sched_setscheduler
-    133, // rt_sigsuspend
-    139, // rt_sigreturn
-    142, // reboot
-    161, // sethostname
-    162, // setdomainname
-    170, // settimeofday
-    171, // adjtimex
-    182, // mq_timedsend
-    183, // mq_timedreceive
-    184, // mq_notify
-    192, // semtimedop
-    193, // semop
-    202, // accept (the new socket would block)
-    218, // request_key (user-mode helper)
-    220, // clone
-    221, // execve
-    224, // swapon
-    225, // swapoff
-    230, // mlockall
-    234, // remap_file_pages
-    241, // perf_event_open
-    262, // fanotify_init
-    263, // fanotify_mark
-    264, // name_to_handle_at
-    265, // open_by_handle_at (any file of the file system)
-    266, // clock_adjtime
-    273, // finit_module
-    274, // sched_setattr
-    277, // seccomp
-    280, // bpf
-    281, // execveat
-    282, // userfaultfd
-    293, // rseq
-    294, // kexec_file_load
-    424, // pidfd_send_signal
-    425, // io_uring_setup
-    426, // io_uring_enter
-    427, // io_uring_register
-    428, // open_tree
-    429, // move_mount
-    430, // fsopen
-    431, // fsconfig
-    432, // fsmount
-    433, // fspick
-    435, // clone3
-    442, // mount_setattr
-    443, // quotactl_fd
-    449, // futex_waitv
+const EXCLUDED: &[usize] = &[
+    nr::IO_GETEVENTS, // (io_getevents: allowed, timeout forced; listed below)
+    nr::UMOUNT2,
+    nr::MOUNT,
+    nr::PIVOT_ROOT,
+    nr::VHANGUP,
+    nr::QUOTACTL,
+    nr::ACCT,
+    nr::EXIT,
+    nr::EXIT_GROUP,
+    nr::SETITIMER, // (asynchronous SIGALRM/SIGPROF)
+    nr::KEXEC_LOAD,
+    nr::INIT_MODULE,
+    nr::DELETE_MODULE,
+    nr::TIMER_CREATE, // (asynchronous signals)
+    nr::CLOCK_SETTIME,
+    nr::SYSLOG, // (blocking read, console level)
+    nr::PTRACE,
+    nr::SCHED_SETPARAM,
+    nr::SCHED_SETSCHEDULER,
+    nr::RT_SIGSUSPEND,
+    nr::RT_SIGRETURN,
+    nr::REBOOT,
+    nr::SETHOSTNAME,
+    nr::SETDOMAINNAME,
+    nr::SETTIMEOFDAY,
+    nr::ADJTIMEX,
+    nr::MQ_TIMEDSEND,
+    nr::MQ_TIMEDRECEIVE,
+    nr::MQ_NOTIFY,
+    nr::SEMTIMEDOP,
+    nr::SEMOP,
+    nr::ACCEPT,      // (the new socket would block)
+    nr::REQUEST_KEY, // (user-mode helper)
+    nr::CLONE,
+    nr::EXECVE,
+    nr::SWAPON,
+    nr::SWAPOFF,
+    nr::MLOCKALL,
+    nr::REMAP_FILE_PAGES,
+    nr::PERF_EVENT_OPEN,
+    nr::FANOTIFY_INIT,
+    nr::FANOTIFY_MARK,
+    nr::NAME_TO_HANDLE_AT,
+    nr::OPEN_BY_HANDLE_AT, // (any file of the file system)
+    nr::CLOCK_ADJTIME,
+    nr::FINIT_MODULE,
+    nr::SCHED_SETATTR,
+    nr::SECCOMP,
+    nr::BPF,
+    nr::EXECVEAT,
+    nr::USERFAULTFD,
+    nr::RSEQ,
+    nr::KEXEC_FILE_LOAD,
+    nr::PIDFD_SEND_SIGNAL,
+    nr::IO_URING_SETUP,
+    nr::IO_URING_ENTER,
+    nr::IO_URING_REGISTER,
+    nr::OPEN_TREE,
+    nr::MOVE_MOUNT,
+    nr::FSOPEN,
+    nr::FSCONFIG,
+    nr::FSMOUNT,
+    nr::FSPICK,
+    nr::CLONE3,
+    nr::MOUNT_SETATTR,
+    nr::QUOTACTL_FD,
+    nr::FUTEX_WAITV,
 ];
 
 /// Calls that send a signal; the target is forced to the worker itself.
-const KILLS: &[u64] = &[129, 130, 131, 138, 240];
+const KILLS: &[usize] = &[
+    nr::KILL,
+    nr::TKILL,
+    nr::TGKILL,
+    nr::RT_SIGQUEUEINFO,
+    nr::RT_TGSIGQUEUEINFO,
+];
 
-fn excluded(nr: u64) -> bool {
-    nr != 4 && EXCLUDED.contains(&nr)
+fn excluded(n: u64) -> bool {
+    n != nr::IO_GETEVENTS as u64 && EXCLUDED.contains(&(n as usize))
 }
 
 /// Call `i`: its number and arguments before the per-call fix-ups, and the
@@ -236,25 +265,28 @@ fn pick(seed: u64, i: u64, scratch: usize) -> (u64, [usize; 6], Rng) {
         // Not-excluded calls whose arguments would make them unsafe are
         // redrawn too, so that the parent can tell which call ran from
         // (seed, i).
-        let reject = match nr {
-            // read/readv/pread64/preadv/preadv2 on stdin
-            63 | 65 | 67 | 69 | 286 => a[0] as u32 == 0,
-            // futex WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2
-            98 => matches!(a[1] as u32 & !(128 | 256), 0 | 6 | 9 | 11 | 13),
-            // prctl: options above 50, PR_SET_SECCOMP, PR_SET_MM,
-            // PR_SET_NO_NEW_PRIVS
-            167 => a[0] > 50 || matches!(a[0], 22 | 35 | 38),
-            // fcntl F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE
-            25 => matches!(a[1] as u32, 8 | 10 | 15 | 1024),
-            // ioctl TIOCSTI, TIOCSCTTY, TIOCSPGRP, TIOCCONS, FIONBIO,
-            // TIOCNOTTY, FIOSETOWN, SIOCSPGRP
-            29 => matches!(
+        let reject = match nr as usize {
+            // on stdin
+            nr::READ | nr::READV | nr::PREAD64 | nr::PREADV | nr::PREADV2 => a[0] as u32 == 0,
+            // the futex operations that block
+            nr::FUTEX => matches!(
+                a[1] as u32 & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME),
+                FUTEX_WAIT | FUTEX_LOCK_PI | FUTEX_WAIT_BITSET | FUTEX_WAIT_REQUEUE_PI | FUTEX_LOCK_PI2
+            ),
+            // prctl: options above 50 (none yet), and those that confine
+            // or remap the worker for good
+            nr::PRCTL => a[0] > 50 || matches!(a[0] as u64, PR_SET_SECCOMP | PR_SET_MM | PR_SET_NO_NEW_PRIVS),
+            // fcntl: signal delivery and leases
+            nr::FCNTL => matches!(a[1] as u32, F_SETOWN | F_SETSIG | F_SETOWN_EX | F_SETLEASE),
+            // ioctl: terminal input, controlling terminal, process groups,
+            // console redirection, non-blocking mode, SIGIO owners
+            nr::IOCTL => matches!(
                 a[1] as u32,
-                0x5412 | 0x540e | 0x5410 | 0x541d | 0x5421 | 0x5422 | 0x8901 | 0x8902
+                TIOCSTI | TIOCSCTTY | TIOCSPGRP | TIOCCONS | FIONBIO | TIOCNOTTY | FIOSETOWN | SIOCSPGRP
             ),
             // close / dup3 onto the progress pipe
-            57 => a[0] as u32 as i32 == PROGRESS_FD,
-            24 => a[1] as u32 as i32 == PROGRESS_FD,
+            nr::CLOSE => a[0] as u32 as i32 == PROGRESS_FD,
+            nr::DUP3 => a[1] as u32 as i32 == PROGRESS_FD,
             _ => false,
         };
         if !reject {
@@ -263,10 +295,11 @@ fn pick(seed: u64, i: u64, scratch: usize) -> (u64, [usize; 6], Rng) {
     }
 }
 
-/// A signal to send oneself: anything but the stop signals.
+/// A signal to send oneself: anything but the stop signals (0, the probe,
+/// included).
 fn own_signal(s: usize) -> usize {
-    let s = s % 65;
-    if matches!(s, 19 | 20) {
+    let s = s % (NSIG + 1);
+    if matches!(s as u32, SIGSTOP | SIGTSTP) {
         0
     } else {
         s
@@ -285,99 +318,100 @@ fn clamp(x: usize) -> usize {
 /// worker and /tmp.
 fn fix(nr: u64, a: &mut [usize; 6], rng: &mut Rng, me: usize, brk_now: usize, victim: usize) {
     let zero_ts = ZERO_TS.as_ptr() as usize;
-    match nr {
-        129 | 130 | 138 => {
+    match nr as usize {
+        nr::KILL | nr::TKILL | nr::RT_SIGQUEUEINFO => {
             a[0] = me;
             a[1] = own_signal(a[1]);
         }
-        131 | 240 => {
+        nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
             a[0] = me;
             a[1] = me;
             a[2] = own_signal(a[2]);
         }
-        101 => a[0] = zero_ts,             // nanosleep
-        115 => a[2] = zero_ts,             // clock_nanosleep
-        72 => a[4] = zero_ts,              // pselect6
-        73 => a[2] = zero_ts,              // ppoll
-        22 => a[3] = 0,                    // epoll_pwait: timeout 0 ms
-        441 => a[3] = zero_ts,             // epoll_pwait2
-        137 => a[2] = zero_ts,             // rt_sigtimedwait
-        4 | 292 => a[4] = zero_ts,         // io_getevents, io_pgetevents
-        243 => a[4] = zero_ts,             // recvmmsg
-        134 | 135 => a[1] = 0,             // rt_sigaction/rt_sigprocmask: query only
-        214 if a[0] < brk_now => a[0] = 0, // brk: never shrink
-        59 => a[1] |= O_NONBLOCK,          // pipe2
-        198 | 199 => a[1] |= O_NONBLOCK,   // socket, socketpair
-        242 => a[3] |= O_NONBLOCK,         // accept4
-        19 => a[1] |= O_NONBLOCK,          // eventfd2
-        74 => a[3] |= O_NONBLOCK,          // signalfd4
-        85 => a[1] |= O_NONBLOCK,          // timerfd_create
-        26 => a[0] |= O_NONBLOCK,          // inotify_init1
-        32 => a[1] |= 4,                   // flock: LOCK_NB
-        188 => a[4] |= 0o4000,             // msgrcv: IPC_NOWAIT
-        189 => a[3] |= 0o4000,             // msgsnd: IPC_NOWAIT
-        25 => match a[1] as u32 {
-            4 => a[2] |= O_NONBLOCK, // F_SETFL
-            7 => a[1] = 6,           // F_SETLKW -> F_SETLK
-            38 => a[1] = 37,         // F_OFD_SETLKW -> F_OFD_SETLK
+        nr::NANOSLEEP => a[0] = zero_ts,
+        nr::CLOCK_NANOSLEEP => a[2] = zero_ts,
+        nr::PSELECT6 => a[4] = zero_ts,
+        nr::PPOLL => a[2] = zero_ts,
+        nr::EPOLL_PWAIT => a[3] = 0, // timeout 0 ms
+        nr::EPOLL_PWAIT2 => a[3] = zero_ts,
+        nr::RT_SIGTIMEDWAIT => a[2] = zero_ts,
+        nr::IO_GETEVENTS | nr::IO_PGETEVENTS => a[4] = zero_ts,
+        nr::RECVMMSG => a[4] = zero_ts,
+        nr::RT_SIGACTION | nr::RT_SIGPROCMASK => a[1] = 0, // query only
+        nr::BRK if a[0] < brk_now => a[0] = 0,             // never shrink
+        nr::PIPE2 => a[1] |= O_NONBLOCK,
+        nr::SOCKET | nr::SOCKETPAIR => a[1] |= O_NONBLOCK,
+        nr::ACCEPT4 => a[3] |= O_NONBLOCK,
+        nr::EVENTFD2 => a[1] |= O_NONBLOCK,
+        nr::SIGNALFD4 => a[3] |= O_NONBLOCK,
+        nr::TIMERFD_CREATE => a[1] |= O_NONBLOCK,
+        nr::INOTIFY_INIT1 => a[0] |= O_NONBLOCK,
+        nr::FLOCK => a[1] |= LOCK_NB as usize,
+        nr::MSGRCV => a[4] |= IPC_NOWAIT as usize,
+        nr::MSGSND => a[3] |= IPC_NOWAIT as usize,
+        nr::FCNTL => match a[1] as u32 {
+            F_SETFL => a[2] |= O_NONBLOCK,
+            F_SETLKW => a[1] = F_SETLK as usize,
+            F_OFD_SETLKW => a[1] = F_OFD_SETLK as usize,
             _ => {}
         },
         // mknodat: regular files only (no FIFOs, no device nodes)
-        33 => {
-            a[2] = (a[2] & 0o7777) | 0o100000;
+        nr::MKNODAT => {
+            a[2] = (a[2] & S_IALLUGO as usize) | S_IFREG as usize;
             a[3] = 0;
         }
-        45 | 46 => a[1] = clamp(a[1]), // truncate, ftruncate
-        47 => {
+        nr::TRUNCATE | nr::FTRUNCATE => a[1] = clamp(a[1]),
+        nr::FALLOCATE => {
             a[2] = clamp(a[2]);
             a[3] = clamp(a[3]);
         }
-        71 => a[3] = clamp(a[3]),  // sendfile
-        285 => a[4] = clamp(a[4]), // copy_file_range
-        76 => {
-            a[4] = clamp(a[4]); // splice
-            a[5] |= 2; // SPLICE_F_NONBLOCK
+        nr::SENDFILE => a[3] = clamp(a[3]),
+        nr::COPY_FILE_RANGE => a[4] = clamp(a[4]),
+        nr::SPLICE => {
+            a[4] = clamp(a[4]);
+            a[5] |= SPLICE_F_NONBLOCK as usize;
         }
-        77 => {
-            a[2] = clamp(a[2]); // tee
-            a[3] |= 2;
+        nr::TEE => {
+            a[2] = clamp(a[2]);
+            a[3] |= SPLICE_F_NONBLOCK as usize;
         }
-        75 => a[3] |= 2,                 // vmsplice
-        228 | 284 => a[1] = clamp(a[1]), // mlock, mlock2
-        // mmap: no MAP_FIXED, MAP_LOCKED, MAP_POPULATE, MAP_HUGETLB
-        222 => a[3] &= !(0x10 | 0x2000 | 0x8000 | 0x40000),
+        nr::VMSPLICE => a[3] |= SPLICE_F_NONBLOCK as usize,
+        nr::MLOCK | nr::MLOCK2 => a[1] = clamp(a[1]),
+        nr::MMAP => a[3] &= !(MAP_FIXED | MAP_LOCKED | MAP_POPULATE | MAP_HUGETLB) as usize,
         // munmap, mprotect, madvise, pkey_mprotect, mremap: inside the
         // victim mapping only
-        215 | 226 | 233 | 288 | 216 => {
+        nr::MUNMAP | nr::MPROTECT | nr::MADVISE | nr::PKEY_MPROTECT | nr::MREMAP => {
             let page = rng.below((VICTIM_LEN / 4096) as u64) as usize;
             a[0] = victim + page * 4096;
             a[1] %= VICTIM_LEN - page * 4096 + 1;
-            if nr == 233 {
-                a[2] %= 32; // no MADV_HWPOISON / MADV_SOFT_OFFLINE
+            if nr == nr::MADVISE as u64 {
+                // Not MADV_HWPOISON / MADV_SOFT_OFFLINE (100, 101): 32 is
+                // a round bound above the ordinary advice values.
+                a[2] %= 32;
             }
-            if nr == 216 {
+            if nr == nr::MREMAP as u64 {
                 a[2] = clamp(a[2]);
-                a[3] &= !(2 | 4); // no MREMAP_FIXED, MREMAP_DONTUNMAP
+                a[3] &= !(MREMAP_FIXED | MREMAP_DONTUNMAP) as usize;
             }
         }
-        196 => {
-            a[1] = 0; // shmat: kernel's choice of address
-            a[2] &= !0o40000; // no SHM_REMAP
+        nr::SHMAT => {
+            a[1] = 0; // the kernel's choice of address
+            a[2] &= !(SHM_REMAP as usize);
         }
-        164 if a[0] as u32 == 0 => a[1] = 0, // setrlimit(RLIMIT_CPU): no
-        261 => {
-            a[0] = 0; // prlimit64: self only
-            if a[1] as u32 == 0 {
+        nr::SETRLIMIT if a[0] as u32 == RLIMIT_CPU => a[1] = 0,
+        nr::PRLIMIT64 => {
+            a[0] = 0; // self only
+            if a[1] as u32 == RLIMIT_CPU {
                 a[2] = 0;
             }
         }
-        140 => {
-            a[0] = 0; // setpriority(PRIO_PROCESS, self)
-            a[1] = 0;
+        nr::SETPRIORITY => {
+            a[0] = PRIO_PROCESS as usize;
+            a[1] = 0; // self
         }
-        122 | 238 | 239 => a[0] = 0,  // sched_setaffinity, migrate_pages, move_pages
-        270 | 271 | 434 => a[0] = me, // process_vm_readv/writev, pidfd_open
-        436 => a[1] = a[1].min(511),  // close_range: not the progress pipe
+        nr::SCHED_SETAFFINITY | nr::MIGRATE_PAGES | nr::MOVE_PAGES => a[0] = 0,
+        nr::PROCESS_VM_READV | nr::PROCESS_VM_WRITEV | nr::PIDFD_OPEN => a[0] = me,
+        nr::CLOSE_RANGE => a[1] = a[1].min(511), // not the progress pipe
         _ => {}
     }
 }
@@ -385,7 +419,17 @@ fn fix(nr: u64, a: &mut [usize; 6], rng: &mut Rng, me: usize, brk_now: usize, vi
 fn raw_mmap(hint: usize, len: usize, prot: usize) -> usize {
     // SAFETY: a private anonymous mapping, not MAP_FIXED: touches nothing
     // that exists.
-    let r = unsafe { syscall6(222, hint, len, prot, 0x22, usize::MAX, 0) };
+    let r = unsafe {
+        syscall6(
+            nr::MMAP,
+            hint,
+            len,
+            prot,
+            (MAP_PRIVATE | MAP_ANONYMOUS) as usize,
+            usize::MAX,
+            0,
+        )
+    };
     if (-4095..0).contains(&r) {
         process::exit(3);
     }
@@ -404,27 +448,32 @@ fn touch_stack() {
 fn worker(seed: u64, start: u64, count: u64, pipe_w: i32) -> ! {
     // SAFETY: plain calls on the worker's own descriptors and signals.
     unsafe {
-        syscall0(157); // setsid: no controlling terminal
+        syscall0(nr::SETSID); // no controlling terminal
         if pipe_w != PROGRESS_FD {
-            syscall3(24, pipe_w as usize, PROGRESS_FD as usize, 0);
+            syscall3(nr::DUP3, pipe_w as usize, PROGRESS_FD as usize, 0);
         }
         for fd in 0..512 {
-            syscall1(57, fd);
+            syscall1(nr::CLOSE, fd);
         }
         let tmp = b"/tmp\0";
-        syscall3(34, (-100isize) as usize, tmp.as_ptr() as usize, 0o1777);
-        syscall1(49, tmp.as_ptr() as usize);
+        syscall3(nr::MKDIRAT, AT_FDCWD as isize as usize, tmp.as_ptr() as usize, 0o1777);
+        syscall1(nr::CHDIR, tmp.as_ptr() as usize);
     }
-    for sig in [13, 14, 17, 21, 22, 29, 25] {
+    for sig in [SIGPIPE, SIGALRM, SIGCHLD, SIGTTIN, SIGTTOU, SIGIO, SIGXFSZ] {
+        let sig = sig as i32;
         let _ = process::signal_disposition(sig, process::SIG_IGN);
     }
     touch_stack();
-    let region = raw_mmap(SCRATCH_HINT - GUARD_LEN, GUARD_LEN + SCRATCH_LEN + GUARD_LEN, 0);
+    let region = raw_mmap(
+        SCRATCH_HINT - GUARD_LEN,
+        GUARD_LEN + SCRATCH_LEN + GUARD_LEN,
+        PROT_NONE as usize,
+    );
     let scratch = region + GUARD_LEN;
     // SAFETY: the middle of the worker's own fresh mapping.
-    unsafe { syscall3(226, scratch, SCRATCH_LEN, 3) };
-    let victim = raw_mmap(VICTIM_HINT, VICTIM_LEN, 3);
-    let template = raw_mmap(0, SCRATCH_LEN, 3);
+    unsafe { syscall3(nr::MPROTECT, scratch, SCRATCH_LEN, RW) };
+    let victim = raw_mmap(VICTIM_HINT, VICTIM_LEN, RW);
+    let template = raw_mmap(0, SCRATCH_LEN, RW);
     // The template: zeros, small numbers, pointers into the scratch buffer,
     // bad pointers, random words, none with a '/' or '.' byte.
     let mut rng = Rng::for_call(seed, u64::MAX);
@@ -448,13 +497,13 @@ fn worker(seed: u64, start: u64, count: u64, pipe_w: i32) -> ! {
         unsafe { (template as *mut u64).add(w).write(v) };
     }
     // SAFETY: getpid / brk(0) have no side effects.
-    let me = unsafe { syscall0(172) } as usize;
+    let me = unsafe { syscall0(nr::GETPID) } as usize;
     // SAFETY: as above.
-    let mut brk_now = unsafe { syscall1(214, 0) } as usize;
+    let mut brk_now = unsafe { syscall1(nr::BRK, 0) } as usize;
     for i in start..=count {
         let idx = i as u32;
         // SAFETY: writes 4 bytes from a local.
-        let w = unsafe { syscall3(64, PROGRESS_FD as usize, &idx as *const u32 as usize, 4) };
+        let w = unsafe { syscall3(nr::WRITE, PROGRESS_FD as usize, &idx as *const u32 as usize, 4) };
         if w != 4 {
             process::exit(4);
         }
@@ -471,7 +520,7 @@ fn worker(seed: u64, start: u64, count: u64, pipe_w: i32) -> ! {
         // descriptors it depends on; what they do to the rest of the
         // worker is what the parent recovers from.
         let r = unsafe { syscall6(nr as usize, a[0], a[1], a[2], a[3], a[4], a[5]) };
-        if nr == 214 && r > 0 {
+        if nr == nr::BRK as u64 && r > 0 {
             brk_now = r as usize;
         }
     }
@@ -524,12 +573,17 @@ fn main(args: rt::Args) -> i32 {
         let mut have = 0usize;
         let mut hung = false;
         loop {
-            let mut pfd = [r as u32 as u64 | (1u64 << 32)]; // fd, events = POLLIN
+            let mut pfd = PollFd {
+                fd: r,
+                events: POLLIN,
+                revents: 0,
+            }
+            .to_bytes();
             let ts = [HANG_SECS, 0];
             // SAFETY: pfd is one struct pollfd, ts a timespec; no mask.
-            let n = unsafe { syscall4(73, pfd.as_mut_ptr() as usize, 1, ts.as_ptr() as usize, 0) };
-            if n == -4 {
-                continue; // EINTR
+            let n = unsafe { syscall4(nr::PPOLL, pfd.as_mut_ptr() as usize, 1, ts.as_ptr() as usize, 0) };
+            if n == Errno::EINTR.as_neg() as isize {
+                continue;
             }
             if n == 0 {
                 hung = true;
@@ -587,7 +641,7 @@ fn main(args: rt::Args) -> i32 {
             hangs += 1;
         } else {
             match st {
-                WaitStatus::Signaled(_) if KILLS.contains(&nr) => self_deaths += 1,
+                WaitStatus::Signaled(_) if KILLS.contains(&(nr as usize)) => self_deaths += 1,
                 WaitStatus::Signaled(s) => {
                     println!("sysfuzz: call {i} nr {nr}: worker killed by signal {s}");
                     other_deaths += 1;

@@ -43,7 +43,14 @@ fn tracee() -> ! {
     // SAFETY: getpid takes no memory; the loop never returns (the tracer
     // kills this process).
     unsafe {
-        core::arch::asm!("1:", "mov x8, #172", "svc #0", "b 1b", options(noreturn, nostack));
+        core::arch::asm!(
+            "1:",
+            "mov x8, #{getpid}",
+            "svc #0",
+            "b 1b",
+            getpid = const uapi::syscalls::nr::GETPID,
+            options(noreturn, nostack)
+        );
     }
 }
 

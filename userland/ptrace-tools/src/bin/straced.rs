@@ -27,7 +27,7 @@ use rt::syscall::{nr, syscall0, syscall1, syscall2, syscall3, syscall4, syscall6
 
 rt::main!(main);
 
-const SIGCHLD_MASK: u64 = 1 << (17 - 1);
+const SIGCHLD_MASK: u64 = 1 << (uapi::signal::SIGCHLD - 1);
 
 fn sigprocmask(how: usize, mask: &u64) {
     // SAFETY: mask is a readable sigset_t of 8 bytes; no old set.
@@ -104,12 +104,14 @@ fn thread() -> ! {
             "mov x0, #1",
             "mov x1, {line}",
             "mov x2, #7",
-            "mov x8, #64",
+            "mov x8, #{write}",
             "svc #0",
             "mov x0, #0",
-            "mov x8, #93",
+            "mov x8, #{exit}",
             "svc #0",
             "1:",
+            write = const uapi::syscalls::nr::WRITE,
+            exit = const uapi::syscalls::nr::EXIT,
             line = in(reg) b"thread\n".as_ptr(),
             in("x8") nr::CLONE,
             inlateout("x0") FLAGS => _,

@@ -5,13 +5,11 @@
 
 use super::*;
 use core::sync::atomic::AtomicI32;
+use uapi::wait::WCONTINUED;
 
 /// The write end of the pipe the tracee's thread writes to (set before
 /// the fork, read by the child).
 static WRITER_FD: AtomicI32 = AtomicI32::new(-1);
-
-/// wait4's WCONTINUED.
-const WCONTINUED: u32 = 8;
 
 /// The group stop status of a seized tracee (PTRACE_EVENT_STOP, SIGSTOP).
 const SEIZED_GROUP_STOP: i32 = ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f;
@@ -548,7 +546,7 @@ pub(super) fn proc_stat_of_a_process_whose_leader_exited_shows_the_zombie_leader
 /// Where the stopped grandchild of the orphaning check reports.
 static ORPHAN_FD: AtomicI32 = AtomicI32::new(-1);
 
-const SIGHUP: i32 = 1;
+const SIGHUP: i32 = uapi::signal::SIGHUP as i32;
 
 /// The mask bit of `sig`.
 fn sigbit(sig: i32) -> u64 {

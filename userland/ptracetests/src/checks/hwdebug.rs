@@ -20,7 +20,7 @@ core::arch::global_asm!(
     ".p2align 3",
     // getpid(), its result copied to x1.
     "ptt_getpid_step:",
-    "mov x8, #172",
+    "mov x8, #{getpid}",
     "svc #0",
     "mov x1, x0",
     "ret",
@@ -28,7 +28,7 @@ core::arch::global_asm!(
     ".p2align 3",
     // read(x0, x1, x2), its result copied to x1.
     "ptt_read_step:",
-    "mov x8, #63",
+    "mov x8, #{read}",
     "svc #0",
     "mov x1, x0",
     "ret",
@@ -48,8 +48,11 @@ core::arch::global_asm!(
     ".global ptt_sig_restorer",
     ".p2align 3",
     "ptt_sig_restorer:",
-    "mov x8, #139",
+    "mov x8, #{rt_sigreturn}",
     "svc #0",
+    getpid = const uapi::syscalls::nr::GETPID,
+    read = const uapi::syscalls::nr::READ,
+    rt_sigreturn = const uapi::syscalls::nr::RT_SIGRETURN,
 );
 
 unsafe extern "C" {
@@ -376,7 +379,7 @@ pub(super) fn hw_watchpoint_reports_the_data_address_and_hits_again_until_disabl
 
 /// Installs `ptt_sig_handler` for `sig` (SA_RESTORER with its restorer).
 pub(super) fn install_handler(sig: i32) -> Result<(), Errno> {
-    const SA_RESTORER: usize = 0x0400_0000;
+    const SA_RESTORER: usize = uapi::signal::sa::SA_RESTORER as usize;
     let act: [usize; 4] = [
         ptt_sig_handler as *const () as usize,
         SA_RESTORER,

@@ -4,7 +4,7 @@
 use super::*;
 use uapi::syscalls::nr;
 
-const SIGRTMIN: i32 = 32;
+const SIGRTMIN: i32 = uapi::signal::SIGRTMIN as i32;
 
 /// rt_tgsigqueueinfo(pid, pid, sig, info): a queued real-time signal
 /// carrying `value`.

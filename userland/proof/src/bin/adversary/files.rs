@@ -8,10 +8,19 @@ use alloc::vec::Vec;
 use crate::sys::*;
 use crate::Cfg;
 
-const AT_FDCWD: usize = (-100isize) as usize;
-const ENOSPC: isize = -28;
-const ENOMEM: isize = -12;
-const EFBIG: isize = -27;
+use uapi::fcntl::{
+    AT_REMOVEDIR, O_CREAT, O_DIRECTORY, O_TRUNC, O_WRONLY, SEEK_CUR, SEEK_DATA, SEEK_END, SEEK_HOLE, SEEK_SET,
+};
+use uapi::mount::MNT_DETACH;
+use uapi::stat::{DT_CHR, DT_DIR, DT_REG, DT_UNKNOWN};
+
+const AT_FDCWD: usize = uapi::fcntl::AT_FDCWD as isize as usize;
+const ENOSPC: isize = neg(Errno::ENOSPC);
+const ENOMEM: isize = neg(Errno::ENOMEM);
+const EFBIG: isize = neg(Errno::EFBIG);
+/// `O_WRONLY | O_CREAT | O_TRUNC`: what `creat()` opens with.
+const CREAT: usize = (O_WRONLY | O_CREAT | O_TRUNC) as usize;
+const O_DIR: usize = O_DIRECTORY as usize;
 
 fn cstr(s: &[u8]) -> Vec<u8> {
     let mut v = s.to_vec();
@@ -96,13 +105,19 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
     for i in 0..50 {
         let target = format!("l{}\0", i + 1);
         let name = format!("l{i}\0");
-        sys(36, &[target.as_ptr() as usize, AT_FDCWD, name.as_ptr() as usize]);
+        sys(
+            nr::SYMLINKAT,
+            &[target.as_ptr() as usize, AT_FDCWD, name.as_ptr() as usize],
+        );
     }
-    let linked = sys(36, &[c"l0".as_ptr() as usize, AT_FDCWD, c"l50".as_ptr() as usize]);
+    let linked = sys(
+        nr::SYMLINKAT,
+        &[c"l0".as_ptr() as usize, AT_FDCWD, c"l50".as_ptr() as usize],
+    );
     let r = sys(nr::OPENAT, &[AT_FDCWD, c"l0".as_ptr() as usize, 0, 0]);
     if linked < 0 {
         rt::println!("adversary: deep-tree: note: symlinkat: {linked}; no symlink chain");
-    } else if r != -40 {
+    } else if r != neg(Errno::ELOOP) {
         wrong.push_str(&format!(" open of a 50-link symlink chain: {r}, Linux ELOOP;"));
     }
     for i in 0..=50 {
@@ -112,7 +127,7 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
     // Removed from the bottom up.
     for i in 0..depth {
         chdir(b"..");
-        let r = sys(nr::UNLINKAT, &[AT_FDCWD, c"d".as_ptr() as usize, 0x200]);
+        let r = sys(nr::UNLINKAT, &[AT_FDCWD, c"d".as_ptr() as usize, AT_REMOVEDIR as usize]);
         if r != 0 && wrong.len() < 200 {
             wrong.push_str(&format!(" rmdir at height {i}: {r};"));
             break;
@@ -126,12 +141,15 @@ pub fn deep_tree(cfg: &Cfg) -> Result<(), String> {
     let ms = (now_ns() - t) / 1_000_000;
     if r != 0 {
         wrong.push_str(&format!(" umount of a {depth}-deep tmpfs: {r};"));
-        umount(&dir, 2);
+        umount(&dir, MNT_DETACH as usize);
     }
     if ms > 10_000 {
         wrong.push_str(&format!(" umount took {ms} ms;"));
     }
-    sys(nr::UNLINKAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, 0x200]);
+    sys(
+        nr::UNLINKAT,
+        &[AT_FDCWD, cstr(&dir).as_ptr() as usize, AT_REMOVEDIR as usize],
+    );
     if wrong.is_empty() {
         Ok(())
     } else {
@@ -155,7 +173,7 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
     // The writer may be killed for want of memory; the cleanup is here.
     let cap: u64 = if sized { 64 << 20 } else { 1 << 40 };
     let pid = spawn(move || {
-        let fd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&file).as_ptr() as usize, 0o1101, 0o644]);
+        let fd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&file).as_ptr() as usize, CREAT, 0o644]);
         if fd < 0 {
             return 2;
         }
@@ -176,7 +194,7 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         // Small files too, until refused.
         for i in 0..200 {
             let name = format!("{}/s{i}\0", rt::io::Bytes(&wdir));
-            let fd = sys(nr::OPENAT, &[AT_FDCWD, name.as_ptr() as usize, 0o1101, 0o644]);
+            let fd = sys(nr::OPENAT, &[AT_FDCWD, name.as_ptr() as usize, CREAT, 0o644]);
             if fd < 0 {
                 break;
             }
@@ -217,7 +235,7 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
         wrong.push_str(&format!(" {written} bytes written, then {err}, writer {st:?};"));
     }
     // Unlink everything, unmount, and the memory comes back.
-    let dfd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, 0o40000, 0]);
+    let dfd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, O_DIR, 0]);
     let mut names: Vec<Vec<u8>> = Vec::new();
     let mut buf = alloc::vec![0u8; 8192];
     loop {
@@ -238,9 +256,12 @@ pub fn tmpfs_fill(cfg: &Cfg) -> Result<(), String> {
     let r = umount(&dir, 0);
     if r != 0 {
         wrong.push_str(&format!(" umount: {r};"));
-        umount(&dir, 2);
+        umount(&dir, MNT_DETACH as usize);
     }
-    sys(nr::UNLINKAT, &[AT_FDCWD, cstr(&dir).as_ptr() as usize, 0x200]);
+    sys(
+        nr::UNLINKAT,
+        &[AT_FDCWD, cstr(&dir).as_ptr() as usize, AT_REMOVEDIR as usize],
+    );
     let after = settle_memfree();
     // Under pressure the hog's reclaim moves MemFree; main's check after
     // the hog is gone covers this attack then.
@@ -326,7 +347,10 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
         while qi < queue.len() && n < max {
             let d = queue[qi].clone();
             qi += 1;
-            let fd = sys(nr::OPENAT, &[AT_FDCWD, cstr(&d).as_ptr() as usize, 0o40000 | 0o4000, 0]);
+            let fd = sys(
+                nr::OPENAT,
+                &[AT_FDCWD, cstr(&d).as_ptr() as usize, O_DIR | O_NONBLOCK, 0],
+            );
             if fd < 0 {
                 continue;
             }
@@ -352,8 +376,8 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
                         continue;
                     }
                     match e.d_type {
-                        4 if p.iter().filter(|&&c| c == b'/').count() < 7 => queue.push(p),
-                        8 | 2 | 0 => {
+                        DT_DIR if p.iter().filter(|&&c| c == b'/').count() < 7 => queue.push(p),
+                        DT_REG | DT_CHR | DT_UNKNOWN => {
                             out.push(p);
                             n += 1;
                         }
@@ -370,7 +394,7 @@ fn collect(max: usize) -> Vec<Vec<u8>> {
 /// The odd operations on one file; Err if one returned what Linux never does.
 fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
     let c = cstr(p);
-    let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 0o4000 | 0o2000000, 0]);
+    let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, O_NONBLOCK | O_CLOEXEC, 0]);
     let mut bad = String::new();
     if fd >= 0 {
         let fd = fd as usize;
@@ -385,7 +409,7 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
             (ro, 16, "read-only buffer"),
         ];
         for (b, n, what) in reads {
-            sys(nr::LSEEK, &[fd, 0, 0]);
+            sys(nr::LSEEK, &[fd, 0, SEEK_SET as usize]);
             let r = sys(nr::READ, &[fd, b, n]);
             let invalid = b == 0 || b >= 1 << 48 || b == ro;
             if invalid && r > 0 {
@@ -396,16 +420,16 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
             }
         }
         for (off, whence) in [
-            (-1i64, 0usize),
-            (i64::MAX, 0),
-            (i64::MIN, 0),
-            (-4096, 2),
-            (0, 3),
-            (0, 4),
+            (-1i64, SEEK_SET),
+            (i64::MAX, SEEK_SET),
+            (i64::MIN, SEEK_SET),
+            (-4096, SEEK_END),
+            (0, SEEK_DATA),
+            (0, SEEK_HOLE),
             (1, 99),
-            (i64::MAX, 1),
+            (i64::MAX, SEEK_CUR),
         ] {
-            sys(nr::LSEEK, &[fd, off as usize, whence]);
+            sys(nr::LSEEK, &[fd, off as usize, whence as usize]);
             sys(nr::READ, &[fd, buf, 64]);
         }
         for off in [i64::MAX, i64::MAX - 1, 1 << 62, 1 << 32, -1, 4095] {
@@ -427,7 +451,15 @@ fn poke(p: &[u8], buf: usize, guard: usize, ro: usize) -> Result<(), String> {
         sys(nr::CLOSE, &[fd]);
     }
     if writable(p) {
-        let fd = sys(nr::OPENAT, &[AT_FDCWD, c.as_ptr() as usize, 1 | 0o4000 | 0o2000000, 0]);
+        let fd = sys(
+            nr::OPENAT,
+            &[
+                AT_FDCWD,
+                c.as_ptr() as usize,
+                O_WRONLY as usize | O_NONBLOCK | O_CLOEXEC,
+                0,
+            ],
+        );
         if fd >= 0 {
             let fd = fd as usize;
             let junk: &[u8] = b"\xff\xfe{zz} -99999999999999999999999 :%$#!\n\x00\x01p:q adv\n";

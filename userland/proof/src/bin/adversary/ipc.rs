@@ -7,10 +7,17 @@ use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::SeqCst};
 use crate::sys::*;
 use crate::Cfg;
 
-const EPIPE: isize = -32;
-const EAGAIN: isize = -11;
-const EINTR: isize = -4;
-const ENOSYS: isize = -38;
+use uapi::futex::{FUTEX_CLOCK_REALTIME, FUTEX_CMP_REQUEUE, FUTEX_CMP_REQUEUE_PI, FUTEX_REQUEUE};
+use uapi::poll::{PollFd, POLLIN};
+use uapi::resource::RLIMIT_SIGPENDING;
+use uapi::signal::code::SI_QUEUE;
+use uapi::signal::SigInfo;
+use uapi::time::{ITIMER_PROF, ITIMER_VIRTUAL};
+
+const EPIPE: isize = neg(Errno::EPIPE);
+const EAGAIN: isize = neg(Errno::EAGAIN);
+const EINTR: isize = neg(Errno::EINTR);
+const ENOSYS: isize = neg(Errno::ENOSYS);
 
 fn pipe(flags: usize) -> [i32; 2] {
     let mut p = [-1i32; 2];
@@ -24,14 +31,17 @@ fn close(fd: i32) {
 }
 
 /// ppoll on one descriptor for `ms`; the revents (0 on timeout).
-fn poll1(fd: i32, events: i16, ms: u64) -> i16 {
-    let mut pfd = [fd as i64 | ((events as i64) << 32)];
+fn poll1(fd: i32, events: u16, ms: u64) -> u16 {
+    let mut pfd = PollFd { fd, events, revents: 0 }.to_bytes();
     let ts = [(ms / 1000) as i64, ((ms % 1000) * 1_000_000) as i64];
-    let r = sys(nr::PPOLL, &[pfd.as_mut_ptr() as usize, 1, ts.as_ptr() as usize, 0, 8]);
+    let r = sys(
+        nr::PPOLL,
+        &[pfd.as_mut_ptr() as usize, 1, ts.as_ptr() as usize, 0, SIGSET_SIZE],
+    );
     if r <= 0 {
         0
     } else {
-        (pfd[0] >> 48) as i16
+        PollFd::from_bytes(pfd).revents
     }
 }
 
@@ -61,7 +71,7 @@ pub fn pipe_death(cfg: &Cfg) -> Result<(), String> {
         kill(w, SIGKILL);
         let mut eof = false;
         for _ in 0..10_000 {
-            if poll1(p[0], 1, 5000) == 0 {
+            if poll1(p[0], POLLIN, 5000) == 0 {
                 break;
             }
             let r = sys(nr::READ, &[p[0] as usize, buf.as_mut_ptr() as usize, buf.len()]);
@@ -132,7 +142,7 @@ pub fn pipe_death(cfg: &Cfg) -> Result<(), String> {
         sleep_ms(10);
         kill(v, SIGKILL);
         wait_timeout(v, 5000);
-        let hup = poll1(b[0], 1, 5000);
+        let hup = poll1(b[0], POLLIN, 5000);
         let mut drained = 0;
         while sys(nr::READ, &[b[0] as usize, buf.as_mut_ptr() as usize, buf.len()]) > 0 {
             drained += 1;
@@ -192,8 +202,10 @@ pub fn futex_bad(cfg: &Cfg) -> Result<(), String> {
             0x0000_7fff_ffff_f000,
             good + PAGE - 2,
         ];
+        const CLOCK_RT: usize = FUTEX_CLOCK_REALTIME as usize;
+        // Every op number up to FUTEX_LOCK_PI2 (13), known or not.
         for op in 0..=13usize {
-            for flags in [0, FUTEX_PRIVATE, 256, FUTEX_PRIVATE | 256] {
+            for flags in [0, FUTEX_PRIVATE, CLOCK_RT, FUTEX_PRIVATE | CLOCK_RT] {
                 for &a in &addrs {
                     for &b in &[addrs[3], a, addrs[6]] {
                         // Timeouts are zero (relative or absolute): nothing blocks.
@@ -222,9 +234,10 @@ pub fn futex_bad(cfg: &Cfg) -> Result<(), String> {
     sleep_ms(20);
     let w = WORD.as_ptr() as usize;
     for _ in 0..200 * cfg.scale {
-        sys(nr::FUTEX, &[w, 4 | FUTEX_PRIVATE, 0, i32::MAX as usize, w, 0]); // CMP_REQUEUE
-        sys(nr::FUTEX, &[w, 3 | FUTEX_PRIVATE, 0, i32::MAX as usize, w]); // REQUEUE
-        sys(nr::FUTEX, &[w, 12 | FUTEX_PRIVATE, 1, i32::MAX as usize, w, 0]); // CMP_REQUEUE_PI
+        let op = |op: u32| op as usize | FUTEX_PRIVATE;
+        sys(nr::FUTEX, &[w, op(FUTEX_CMP_REQUEUE), 0, i32::MAX as usize, w, 0]);
+        sys(nr::FUTEX, &[w, op(FUTEX_REQUEUE), 0, i32::MAX as usize, w]);
+        sys(nr::FUTEX, &[w, op(FUTEX_CMP_REQUEUE_PI), 1, i32::MAX as usize, w, 0]);
     }
     WORD.store(1, SeqCst);
     sys(nr::FUTEX, &[w, FUTEX_WAKE | FUTEX_PRIVATE, i32::MAX as usize]);
@@ -281,7 +294,7 @@ fn ppoll_batch() -> u64 {
     let ts = [0i64, 1000];
     let t = now_ns();
     for _ in 0..100 {
-        sys(nr::PPOLL, &[0, 0, ts.as_ptr() as usize, 0, 8]);
+        sys(nr::PPOLL, &[0, 0, ts.as_ptr() as usize, 0, SIGSET_SIZE]);
     }
     now_ns() - t
 }
@@ -326,7 +339,7 @@ pub fn timeouts(cfg: &Cfg) -> Result<(), String> {
     let threads: [Thread; 4] = core::array::from_fn(|_| thread(futex_timeouts, 200 * cfg.scale as usize));
     let ts = [0i64, 1000];
     for _ in 0..1000 * cfg.scale {
-        sys(nr::PPOLL, &[0, 0, ts.as_ptr() as usize, 0, 8]);
+        sys(nr::PPOLL, &[0, 0, ts.as_ptr() as usize, 0, SIGSET_SIZE]);
     }
     if threads.iter().any(|t| !t.join(30_000 * cfg.scale)) {
         return Err(String::from("futex waits with 100 µs timeouts did not all end"));
@@ -367,11 +380,12 @@ pub fn timeouts(cfg: &Cfg) -> Result<(), String> {
     // Interval timers re-armed many times (not ITIMER_REAL: the watchdog).
     for i in 0..500 * cfg.scale {
         let it = [0i64, 0, 10 + (i % 7) as i64, 0];
-        sys(nr::SETITIMER, &[1 + (i % 2) as usize, it.as_ptr() as usize, 0]);
+        let which = if i % 2 == 0 { ITIMER_VIRTUAL } else { ITIMER_PROF };
+        sys(nr::SETITIMER, &[which as usize, it.as_ptr() as usize, 0]);
     }
     let off = [0i64; 4];
-    sys(nr::SETITIMER, &[1, off.as_ptr() as usize, 0]);
-    sys(nr::SETITIMER, &[2, off.as_ptr() as usize, 0]);
+    sys(nr::SETITIMER, &[ITIMER_VIRTUAL as usize, off.as_ptr() as usize, 0]);
+    sys(nr::SETITIMER, &[ITIMER_PROF as usize, off.as_ptr() as usize, 0]);
     // A short sleep still takes its time, and no more.
     let t = now_ns();
     sleep_ms(20);
@@ -397,12 +411,27 @@ pub fn timeouts(cfg: &Cfg) -> Result<(), String> {
     Ok(())
 }
 
+/// The `siginfo_t` sigqueue() sends: SI_QUEUE from `pid`, carrying `value`.
+fn queue_info(sig: i32, pid: i32, value: u64) -> [u8; uapi::signal::SIGINFO_SIZE] {
+    SigInfo {
+        signo: sig as u32,
+        code: SI_QUEUE,
+        pid: pid as u32,
+        value,
+        ..SigInfo::default()
+    }
+    .to_bytes()
+}
+
 pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     let mut lim = [0u64; 2];
-    sys(nr::PRLIMIT64, &[0, 11, 0, lim.as_mut_ptr() as usize]); // RLIMIT_SIGPENDING
+    sys(
+        nr::PRLIMIT64,
+        &[0, RLIMIT_SIGPENDING as usize, 0, lim.as_mut_ptr() as usize],
+    );
     let cap = lim[0].min(40_000 * cfg.scale) + 100;
     let mask: u64 = (0xf << (SIGRTMIN + 2 - 1)) | (1 << (SIGUSR1 - 1));
-    sigmask(0, mask);
+    sigmask(SIG_BLOCK, mask);
     let pid = getpid();
     let mut queued = 0u64;
     let mut refused = false;
@@ -412,11 +441,7 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     let mut last_by_kill = false;
     for i in 0..cap {
         let sig = SIGRTMIN + 2 + (i % 4) as i32;
-        let mut info = [0u64; 16];
-        info[0] = sig as u64; // si_signo, si_errno 0
-        info[1] = (-1i32) as u32 as u64; // si_code SI_QUEUE
-        info[2] = pid as u64;
-        info[3] = i;
+        let info = queue_info(sig, pid, i);
         // kill queues a real-time signal each time, as sigqueue does;
         // every other one goes through rt_sigqueueinfo where it exists.
         let mut r = if i % 2 == 1 {
@@ -459,7 +484,10 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     let ts = [0i64, 0];
     let mut drained = 0;
     loop {
-        let r = sys(137, &[&mask as *const u64 as usize, 0, ts.as_ptr() as usize, 8]);
+        let r = sys(
+            nr::RT_SIGTIMEDWAIT,
+            &[&mask as *const u64 as usize, 0, ts.as_ptr() as usize, SIGSET_SIZE],
+        );
         if r == ENOSYS {
             rt::println!("adversary: sigqueue-flood: note: rt_sigtimedwait is ENOSYS; not drained");
             return Ok(());
@@ -475,24 +503,7 @@ pub fn sigqueue_flood(cfg: &Cfg) -> Result<(), String> {
     // Once more, and leave them pending at exit.
     for i in 0..queued {
         let sig = SIGRTMIN + 2 + (i % 4) as i32;
-        let info = [
-            sig as u64,
-            (-1i32) as u32 as u64,
-            pid as u64,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-        ];
+        let info = queue_info(sig, pid, 0);
         sys(
             nr::RT_SIGQUEUEINFO,
             &[pid as usize, sig as usize, info.as_ptr() as usize],

@@ -389,7 +389,7 @@ fn run_one(a: &Attack, cfg: &Cfg) -> Verdict {
     if pid == 0 {
         count_progress_at(PROGRESS_PAGE.load(SeqCst));
         sys(nr::SETPGID, &[0, 0]);
-        disposition(SIGPIPE, 1);
+        disposition(SIGPIPE, SIG_IGN);
         // The last resort, should the supervisor be starved: past the cap.
         alarm_ms(cap_ms + 2000);
         let code = match (a.run)(cfg) {
@@ -600,7 +600,7 @@ fn main(args: rt::Args) -> i32 {
             return 2;
         }
     }
-    disposition(SIGPIPE, 1);
+    disposition(SIGPIPE, SIG_IGN);
     expand_trace_buffers();
     let before = settled_memfree();
     cfg.pressure = pressure;

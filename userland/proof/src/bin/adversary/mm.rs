@@ -9,10 +9,23 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::SeqCst};
 use crate::sys::*;
 use crate::Cfg;
 
+use uapi::fcntl::{O_DIRECTORY, SEEK_SET};
+use uapi::resource::RLIMIT_NOFILE;
+use uapi::time::CLOCK_MONOTONIC;
+
+const AT_FDCWD: usize = uapi::fcntl::AT_FDCWD as isize as usize;
+const O_DIR: usize = O_DIRECTORY as usize;
+const MADV_DONTNEED: usize = uapi::mman::MADV_DONTNEED as usize;
+const MREMAP_MAYMOVE: usize = uapi::mman::MREMAP_MAYMOVE as usize;
+const MREMAP_FIXED: usize = uapi::mman::MREMAP_FIXED as usize;
+const RW: usize = PROT_READ | PROT_WRITE;
+const MONO: usize = CLOCK_MONOTONIC as usize;
+const NOFILE: usize = RLIMIT_NOFILE as usize;
+
 const TOP: usize = 1 << 48;
 const RACE_BASE: usize = 0x30_0000_0000;
 const RACE_PAGES: usize = 16;
-const EFAULT: isize = -14;
+const EFAULT: isize = neg(Errno::EFAULT);
 const KERNEL_HALF: usize = 0xffff_0000_0000_0000;
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -26,7 +39,7 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 static ZERO_TS: [i64; 2] = [0, 0];
 
 fn open(path: &[u8], flags: usize) -> i32 {
-    sys(nr::OPENAT, &[(-100isize) as usize, path.as_ptr() as usize, flags, 0]) as i32
+    sys(nr::OPENAT, &[AT_FDCWD, path.as_ptr() as usize, flags, 0]) as i32
 }
 
 /// A worker: ITERS calls whose buffers lie in (or just past) the race
@@ -46,32 +59,29 @@ extern "C" fn race_worker(seed: usize) -> usize {
             0 => sys(nr::READ, &[zero, p, len]),
             1 => sys(nr::WRITE, &[pw, p, len]),
             2 => sys(nr::GETRANDOM, &[p, len, 0]),
-            3 => sys(nr::CLOCK_GETTIME, &[1, a8]),
+            3 => sys(nr::CLOCK_GETTIME, &[MONO, a8]),
             4 => sys(nr::UNAME, &[p]),
             5 => sys(nr::FSTAT, &[zero, a8]),
             6 => sys(nr::GETCWD, &[p, len]),
-            7 => sys(
-                nr::READLINKAT,
-                &[(-100isize) as usize, c"/proc/self/exe".as_ptr() as usize, p, len],
-            ),
+            7 => sys(nr::READLINKAT, &[AT_FDCWD, c"/proc/self/exe".as_ptr() as usize, p, len]),
             8 => sys(nr::PREAD64, &[maps, p, len, 0]),
             9 => sys(nr::FUTEX, &[p & !3, FUTEX_WAKE | FUTEX_PRIVATE, 1]),
             10 => sys(nr::MINCORE, &[RACE_BASE, RACE_PAGES * PAGE, p]),
             11 => sys(nr::SCHED_GETAFFINITY, &[0, 64, a8]),
-            12 => sys(nr::PPOLL, &[a8, 1, ZERO_TS.as_ptr() as usize, 0, 8]),
+            12 => sys(nr::PPOLL, &[a8, 1, ZERO_TS.as_ptr() as usize, 0, SIGSET_SIZE]),
             13 => sys(nr::WRITEV, &[pw, a8, 1 + rng.below(4) as usize]),
-            14 => sys(nr::NEWFSTATAT, &[(-100isize) as usize, p, a8, 0]),
-            15 => sys(nr::MADVISE, &[p & !(PAGE - 1), PAGE, 4]),
+            14 => sys(nr::NEWFSTATAT, &[AT_FDCWD, p, a8, 0]),
+            15 => sys(nr::MADVISE, &[p & !(PAGE - 1), PAGE, MADV_DONTNEED]),
             16 => {
-                let fd = sys(nr::OPENAT, &[(-100isize) as usize, p, 0o4000, 0]);
+                let fd = sys(nr::OPENAT, &[AT_FDCWD, p, O_NONBLOCK, 0]);
                 if fd >= 0 {
                     sys(nr::CLOSE, &[fd as usize]);
                 }
                 fd
             }
-            17 => sys(nr::RT_SIGPROCMASK, &[0, 0, a8, 8]),
+            17 => sys(nr::RT_SIGPROCMASK, &[SIG_BLOCK as usize, 0, a8, SIGSET_SIZE]),
             18 => {
-                sys(nr::LSEEK, &[dir, 0, 0]);
+                sys(nr::LSEEK, &[dir, 0, SEEK_SET as usize]);
                 sys(nr::GETDENTS64, &[dir, p, len])
             }
             _ => {
@@ -104,9 +114,9 @@ extern "C" fn race_mutator(seed: usize) -> usize {
             2 => sys(nr::MPROTECT, &[a, len, rng.below(4) as usize]),
             3 => {
                 let to = RACE_BASE + rng.below((RACE_PAGES - n + 1) as u64) as usize * PAGE;
-                sys(nr::MREMAP, &[a, len, len, 3, to])
+                sys(nr::MREMAP, &[a, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to])
             }
-            4 => sys(nr::MADVISE, &[a, len, 4]),
+            4 => sys(nr::MADVISE, &[a, len, MADV_DONTNEED]),
             _ => sys(nr::READ, &[pr, buf.as_mut_ptr() as usize, buf.len()]),
         };
     }
@@ -117,11 +127,11 @@ pub fn mm_race(cfg: &Cfg) -> Result<(), String> {
     let zero = open(b"/dev/zero\0", 0);
     ZERO_FD.store(if zero >= 0 { zero } else { open(b"/proc/self/maps\0", 0) }, SeqCst);
     let mut p = [0i32; 2];
-    sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000]);
+    sys(nr::PIPE2, &[p.as_mut_ptr() as usize, O_NONBLOCK]);
     PIPE_R.store(p[0], SeqCst);
     PIPE_W.store(p[1], SeqCst);
     MAPS_FD.store(open(b"/proc/self/maps\0", 0), SeqCst);
-    DIR_FD.store(open(b"/\0", 0o40000), SeqCst);
+    DIR_FD.store(open(b"/\0", O_DIR), SeqCst);
     ITERS.store(1500 * cfg.scale, SeqCst);
     mmap(
         RACE_BASE,
@@ -172,7 +182,7 @@ const BUF: usize = 0xdead_0000_0000_0005;
 const PATH: usize = 0xdead_0000_0000_0006;
 const ZTS: usize = 0xdead_0000_0000_0007;
 const LINK: usize = 0xdead_0000_0000_0008;
-const ENOSYS: isize = -38;
+const ENOSYS: isize = neg(Errno::ENOSYS);
 
 /// What a call with a pointer at or above 2^48 must return.
 #[derive(Clone, Copy, PartialEq)]
@@ -198,7 +208,7 @@ macro_rules! call {
 }
 
 fn calls() -> Vec<Call> {
-    let cwd = (-100isize) as usize;
+    let cwd = AT_FDCWD;
     alloc::vec![
         call!("read", nr::READ, [ZF, P, 64], Efault),
         call!("write", nr::WRITE, [WF, P, 64], Efault),
@@ -215,42 +225,62 @@ fn calls() -> Vec<Call> {
         call!("readlinkat path", nr::READLINKAT, [cwd, P, BUF, 64], Efault),
         call!("readlinkat buf", nr::READLINKAT, [cwd, LINK, P, 64], Efault),
         call!("pipe2", nr::PIPE2, [P, 0], Efault),
-        call!("clock_gettime", nr::CLOCK_GETTIME, [1, P], Efault),
-        call!("clock_getres", 114, [1, P], Efault),
+        call!("clock_gettime", nr::CLOCK_GETTIME, [MONO, P], Efault),
+        call!("clock_getres", nr::CLOCK_GETRES, [MONO, P], Efault),
         call!("gettimeofday", nr::GETTIMEOFDAY, [P, 0], Efault),
         call!("nanosleep", nr::NANOSLEEP, [P, 0], Efault),
         call!("uname", nr::UNAME, [P], Efault),
         call!("sysinfo", nr::SYSINFO, [P], Efault),
-        call!("getrlimit", nr::GETRLIMIT, [7, P], Efault),
-        call!("prlimit64 new", nr::PRLIMIT64, [0, 7, P, 0], Efault),
-        call!("prlimit64 old", nr::PRLIMIT64, [0, 7, 0, P], Efault),
+        call!("getrlimit", nr::GETRLIMIT, [NOFILE, P], Efault),
+        call!("prlimit64 new", nr::PRLIMIT64, [0, NOFILE, P, 0], Efault),
+        call!("prlimit64 old", nr::PRLIMIT64, [0, NOFILE, 0, P], Efault),
         call!("getrandom", nr::GETRANDOM, [P, 64, 0], Efault),
-        call!("rt_sigaction act", nr::RT_SIGACTION, [10, P, 0, 8], Efault),
-        call!("rt_sigaction old", nr::RT_SIGACTION, [10, 0, P, 8], Efault),
-        call!("rt_sigprocmask set", nr::RT_SIGPROCMASK, [0, P, 0, 8], Efault),
-        call!("rt_sigprocmask old", nr::RT_SIGPROCMASK, [0, 0, P, 8], Efault),
-        call!("rt_sigpending", 136, [P, 8], Efault),
+        call!(
+            "rt_sigaction act",
+            nr::RT_SIGACTION,
+            [SIGUSR1, P, 0, SIGSET_SIZE],
+            Efault
+        ),
+        call!(
+            "rt_sigaction old",
+            nr::RT_SIGACTION,
+            [SIGUSR1, 0, P, SIGSET_SIZE],
+            Efault
+        ),
+        call!(
+            "rt_sigprocmask set",
+            nr::RT_SIGPROCMASK,
+            [SIG_BLOCK, P, 0, SIGSET_SIZE],
+            Efault
+        ),
+        call!(
+            "rt_sigprocmask old",
+            nr::RT_SIGPROCMASK,
+            [SIG_BLOCK, 0, P, SIGSET_SIZE],
+            Efault
+        ),
+        call!("rt_sigpending", nr::RT_SIGPENDING, [P, SIGSET_SIZE], Efault),
         call!("sigaltstack new", nr::SIGALTSTACK, [P, 0], Efault),
         call!("sigaltstack old", nr::SIGALTSTACK, [0, P], Efault),
         call!("sched_getaffinity", nr::SCHED_GETAFFINITY, [0, 64, P], Efault),
-        call!("ppoll", nr::PPOLL, [P, 1, ZTS, 0, 8], Efault),
-        call!("ppoll timeout", nr::PPOLL, [0, 0, P, 0, 8], Efault),
+        call!("ppoll", nr::PPOLL, [P, 1, ZTS, 0, SIGSET_SIZE], Efault),
+        call!("ppoll timeout", nr::PPOLL, [0, 0, P, 0, SIGSET_SIZE], Efault),
         call!("getdents64", nr::GETDENTS64, [DF, P, 4096], Efault),
         call!("futex wake", nr::FUTEX, [P, FUTEX_WAKE | FUTEX_PRIVATE, 1], Efault),
         call!("futex wait", nr::FUTEX, [P, FUTEX_WAIT, 0, ZTS], Efault),
         call!("execve", nr::EXECVE, [P, 0, 0], Efault),
-        call!("clock_nanosleep", 115, [1, 0, P, 0], Efault),
-        call!("getresuid", 148, [P, BUF, BUF], Efault),
+        call!("clock_nanosleep", nr::CLOCK_NANOSLEEP, [MONO, 0, P, 0], Efault),
+        call!("getresuid", nr::GETRESUID, [P, BUF, BUF], Efault),
         call!("mincore vec", nr::MINCORE, [BUF, PAGE, P], Efault),
         call!("mincore addr", nr::MINCORE, [P, PAGE, BUF], AnyError),
-        call!("madvise", nr::MADVISE, [P, PAGE, 4], AnyError),
-        call!("mprotect", nr::MPROTECT, [P, PAGE, 3], AnyError),
-        call!("mremap", nr::MREMAP, [P, PAGE, 2 * PAGE, 1], AnyError),
+        call!("madvise", nr::MADVISE, [P, PAGE, MADV_DONTNEED], AnyError),
+        call!("mprotect", nr::MPROTECT, [P, PAGE, RW], AnyError),
+        call!("mremap", nr::MREMAP, [P, PAGE, 2 * PAGE, MREMAP_MAYMOVE], AnyError),
         call!("munmap", nr::MUNMAP, [P, PAGE], AnyError),
         call!(
             "mmap fixed",
             nr::MMAP,
-            [P, PAGE, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, usize::MAX, 0],
+            [P, PAGE, RW, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, usize::MAX, 0],
             AnyError
         ),
     ]
@@ -262,18 +292,14 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         let zero = open(b"/dev/zero\0", 0);
         let zf = if zero >= 0 { zero } else { open(b"/proc/self/maps\0", 0) };
         let mut p = [0i32; 2];
-        sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000]);
-        let df = open(b"/\0", 0o40000);
+        sys(nr::PIPE2, &[p.as_mut_ptr() as usize, O_NONBLOCK]);
+        let df = open(b"/\0", O_DIR);
         // A symbolic link for readlinkat to read into bad buffers.
-        sys(nr::MKDIRAT, &[(-100isize) as usize, c"/tmp".as_ptr() as usize, 0o755]);
+        sys(nr::MKDIRAT, &[AT_FDCWD, c"/tmp".as_ptr() as usize, 0o755]);
         let link = alloc::format!("/tmp/adv-link-{}\0", getpid());
         let linked = sys(
-            36,
-            &[
-                c"target".as_ptr() as usize,
-                (-100isize) as usize,
-                link.as_ptr() as usize,
-            ],
+            nr::SYMLINKAT,
+            &[c"target".as_ptr() as usize, AT_FDCWD, link.as_ptr() as usize],
         );
         let mut missing = String::new();
         if linked < 0 {
@@ -316,7 +342,7 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
                 if a == 0 && c.name == "ppoll timeout" || linked < 0 && c.name == "readlinkat buf" {
                     continue;
                 }
-                sys(nr::LSEEK, &[df as usize, 0, 0]);
+                sys(nr::LSEEK, &[df as usize, 0, SEEK_SET as usize]);
                 progress.send((ai * 1000 + ci) as u64);
                 // What an earlier call wrote to the last user page must not
                 // become a sleep's timeout.
@@ -380,12 +406,12 @@ pub fn bad_pointers(_cfg: &Cfg) -> Result<(), String> {
         // of 0 there at exit must fail quietly.
         for &a in &addrs {
             let pid = spawn(move || {
-                sys(96, &[a]);
+                sys(nr::SET_TID_ADDRESS, &[a]);
                 0
             });
             wait_timeout(pid, 5000);
         }
-        sys(nr::UNLINKAT, &[(-100isize) as usize, link.as_ptr() as usize, 0]);
+        sys(nr::UNLINKAT, &[AT_FDCWD, link.as_ptr() as usize, 0]);
         if !missing.is_empty() {
             rt::println!("adversary: bad-pointers: note: ENOSYS (not attacked):{missing}");
         }
@@ -459,7 +485,10 @@ pub fn addr_edges(_cfg: &Cfg) -> Result<(), String> {
         sys(nr::MPROTECT, &[TOP - PAGE, usize::MAX & !(PAGE - 1), rw]),
     );
     let page = anon(PAGE);
-    must_fail("mremap to 2^48", sys(nr::MREMAP, &[page, PAGE, PAGE, 3, TOP]));
+    must_fail(
+        "mremap to 2^48",
+        sys(nr::MREMAP, &[page, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, TOP]),
+    );
     // Hints at and past the top: a mapping, if any, lies wholly below 2^48.
     for hint in [TOP - PAGE, TOP, TOP + PAGE, usize::MAX & !(PAGE - 1)] {
         let r = mmap(hint, 2 * PAGE, rw, anonf);
@@ -483,7 +512,7 @@ pub fn addr_edges(_cfg: &Cfg) -> Result<(), String> {
         sys(nr::MUNMAP, &[TOP - PAGE, PAGE]);
     }
     sys(nr::MUNMAP, &[TOP - PAGE, 2 * PAGE]);
-    sys(nr::MREMAP, &[page, PAGE, 1 << 47, 1]);
+    sys(nr::MREMAP, &[page, PAGE, 1 << 47, MREMAP_MAYMOVE]);
     // brk to absurd places leaves the break usable.
     let b0 = rt::mm::brk(0);
     for to in [TOP, usize::MAX, 1, TOP - PAGE, b0 + (1 << 40)] {
@@ -509,7 +538,7 @@ pub fn addr_edges(_cfg: &Cfg) -> Result<(), String> {
     }
     // Everything made inaccessible, or unmapped, by the process itself.
     for (what, n, args) in [
-        ("mprotect(0, 2^48, NONE)", nr::MPROTECT, [0, TOP, 0]),
+        ("mprotect(0, 2^48, NONE)", nr::MPROTECT, [0, TOP, PROT_NONE]),
         ("munmap(0, 2^48)", nr::MUNMAP, [0, TOP, 0]),
         ("munmap(4K, 2^48-8K)", nr::MUNMAP, [PAGE, TOP - 2 * PAGE, 0]),
     ] {

@@ -6,51 +6,65 @@ use core::arch::{asm, global_asm};
 use core::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 
 use rt::syscall::syscall6;
+use uapi::sigframe;
+use uapi::signal::KernelSigaction;
+pub use uapi::Errno;
 
 pub const PAGE: usize = 4096;
 
 // Linux arm64's numbers, from the one table in uapi.
 pub use uapi::syscalls::nr;
 
-pub const PROT_NONE: usize = 0;
-pub const PROT_READ: usize = 1;
-pub const PROT_WRITE: usize = 2;
-pub const PROT_EXEC: usize = 4;
-pub const MAP_SHARED: usize = 0x01;
-pub const MAP_PRIVATE: usize = 0x02;
-pub const MAP_FIXED: usize = 0x10;
-pub const MAP_ANONYMOUS: usize = 0x20;
-pub const MAP_NORESERVE: usize = 0x4000;
+// Linux's flag and signal numbers, from uapi, in the types the raw calls
+// here take: system call arguments are usize, signal numbers i32 (the
+// `int` of a handler's first argument and of wait statuses).
+pub const PROT_NONE: usize = uapi::mman::PROT_NONE as usize;
+pub const PROT_READ: usize = uapi::mman::PROT_READ as usize;
+pub const PROT_WRITE: usize = uapi::mman::PROT_WRITE as usize;
+pub const PROT_EXEC: usize = uapi::mman::PROT_EXEC as usize;
+pub const MAP_SHARED: usize = uapi::mman::MAP_SHARED as usize;
+pub const MAP_PRIVATE: usize = uapi::mman::MAP_PRIVATE as usize;
+pub const MAP_FIXED: usize = uapi::mman::MAP_FIXED as usize;
+pub const MAP_ANONYMOUS: usize = uapi::mman::MAP_ANONYMOUS as usize;
+pub const MAP_NORESERVE: usize = uapi::mman::MAP_NORESERVE as usize;
 
-pub const SIGTRAP: i32 = 5;
-pub const SIGILL: i32 = 4;
-pub const SIGKILL: i32 = 9;
-pub const SIGUSR1: i32 = 10;
-pub const SIGSEGV: i32 = 11;
-pub const SIGPIPE: i32 = 13;
-pub const SIGALRM: i32 = 14;
-pub const SIGCHLD: i32 = 17;
-pub const SIGSTOP: i32 = 19;
-pub const SIGRTMIN: i32 = 32;
+pub const SIGTRAP: i32 = uapi::signal::SIGTRAP as i32;
+pub const SIGILL: i32 = uapi::signal::SIGILL as i32;
+pub const SIGKILL: i32 = uapi::signal::SIGKILL as i32;
+pub const SIGUSR1: i32 = uapi::signal::SIGUSR1 as i32;
+pub const SIGSEGV: i32 = uapi::signal::SIGSEGV as i32;
+pub const SIGPIPE: i32 = uapi::signal::SIGPIPE as i32;
+pub const SIGALRM: i32 = uapi::signal::SIGALRM as i32;
+pub const SIGCHLD: i32 = uapi::signal::SIGCHLD as i32;
+pub const SIGSTOP: i32 = uapi::signal::SIGSTOP as i32;
+pub const SIGXFSZ: i32 = uapi::signal::SIGXFSZ as i32;
+pub const SIGRTMIN: i32 = uapi::signal::SIGRTMIN as i32;
 
-pub const SA_SIGINFO: u64 = 0x4;
-pub const SA_RESTORER: u64 = 0x0400_0000;
-pub const SA_ONSTACK: u64 = 0x0800_0000;
-pub const SA_NODEFER: u64 = 0x4000_0000;
+pub use uapi::signal::sa::{SA_NODEFER, SA_ONSTACK, SA_RESTORER, SA_SIGINFO};
+pub use uapi::signal::{SIG_BLOCK, SIG_IGN};
 
-pub const CLONE_VM: usize = 0x100;
-pub const CLONE_FS: usize = 0x200;
-pub const CLONE_FILES: usize = 0x400;
-pub const CLONE_SIGHAND: usize = 0x800;
-pub const CLONE_THREAD: usize = 0x10000;
-pub const CLONE_CHILD_CLEARTID: usize = 0x20_0000;
-pub const CLONE_CHILD_SETTID: usize = 0x100_0000;
+pub const CLONE_VM: usize = uapi::sched::CLONE_VM as usize;
+pub const CLONE_FS: usize = uapi::sched::CLONE_FS as usize;
+pub const CLONE_FILES: usize = uapi::sched::CLONE_FILES as usize;
+pub const CLONE_SIGHAND: usize = uapi::sched::CLONE_SIGHAND as usize;
+pub const CLONE_THREAD: usize = uapi::sched::CLONE_THREAD as usize;
+pub const CLONE_CHILD_CLEARTID: usize = uapi::sched::CLONE_CHILD_CLEARTID as usize;
+pub const CLONE_CHILD_SETTID: usize = uapi::sched::CLONE_CHILD_SETTID as usize;
 
-pub const FUTEX_WAIT: usize = 0;
-pub const FUTEX_WAKE: usize = 1;
-pub const FUTEX_PRIVATE: usize = 128;
+pub const FUTEX_WAIT: usize = uapi::futex::FUTEX_WAIT as usize;
+pub const FUTEX_WAKE: usize = uapi::futex::FUTEX_WAKE as usize;
+pub const FUTEX_PRIVATE: usize = uapi::futex::FUTEX_PRIVATE_FLAG as usize;
 
-pub const WNOHANG: usize = 1;
+pub const WNOHANG: usize = uapi::wait::WNOHANG as usize;
+pub const WALL: usize = uapi::wait::WALL as usize;
+
+pub const O_NONBLOCK: usize = uapi::fcntl::O_NONBLOCK as usize;
+pub const O_CLOEXEC: usize = uapi::fcntl::O_CLOEXEC as usize;
+
+/// `-errno` as the raw calls here return it.
+pub const fn neg(e: uapi::Errno) -> isize {
+    e.as_neg() as isize
+}
 
 /// Where this process counts its progress: the address of a word in a
 /// shared anonymous page the supervisor watches, 0 when none (the
@@ -125,7 +139,7 @@ pub struct Channel {
 impl Channel {
     pub fn new() -> Channel {
         let mut p = [-1i32; 2];
-        let r = sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000 | 0o2000000]);
+        let r = sys(nr::PIPE2, &[p.as_mut_ptr() as usize, O_NONBLOCK | O_CLOEXEC]);
         assert!(r == 0, "pipe2: {r}");
         Channel { r: p[0], w: p[1] }
     }
@@ -190,7 +204,10 @@ pub fn sleep_ms(ms: u64) {
 /// default action the process dies: the watchdog of every attack child.
 pub fn alarm_ms(ms: u64) {
     let it = [0i64, 0, (ms / 1000) as i64, ((ms % 1000) * 1000) as i64];
-    sys(nr::SETITIMER, &[0, it.as_ptr() as usize, 0]);
+    sys(
+        nr::SETITIMER,
+        &[uapi::time::ITIMER_REAL as usize, it.as_ptr() as usize, 0],
+    );
 }
 
 pub fn kill(pid: i32, sig: i32) -> isize {
@@ -221,7 +238,7 @@ pub fn wait4(pid: i32, options: usize) -> (isize, i32) {
     let mut st = 0i32;
     loop {
         let r = sys_idle(nr::WAIT4, &[pid as usize, &mut st as *mut i32 as usize, options, 0]);
-        if r != -4 {
+        if r != neg(Errno::EINTR) {
             return (r, st);
         }
     }
@@ -259,8 +276,8 @@ pub fn reap_all(ms: u64) -> usize {
     let end = now_ns() + ms * 1_000_000;
     loop {
         let (r, _) = wait4(-1, WNOHANG);
-        if r == -10 {
-            return 0; // ECHILD
+        if r == neg(Errno::ECHILD) {
+            return 0;
         }
         if r == 0 {
             if now_ns() > end {
@@ -298,12 +315,12 @@ global_asm!(
     "adversary_clone:",
     "    mov x10, x5",
     "    mov x11, x6",
-    "    mov x8, #220",
+    "    mov x8, #{clone}",
     "    svc #0",
     "    cbnz x0, 1f",
     "    mov x0, x11",
     "    blr x10",
-    "    mov x8, #93",
+    "    mov x8, #{exit}",
     "    svc #0",
     "1:  ret",
     ".size adversary_clone, . - adversary_clone",
@@ -311,9 +328,12 @@ global_asm!(
     ".global adversary_restorer",
     ".type adversary_restorer,@function",
     "adversary_restorer:",
-    "    mov x8, #139",
+    "    mov x8, #{rt_sigreturn}",
     "    svc #0",
     ".size adversary_restorer, . - adversary_restorer",
+    clone = const nr::CLONE,
+    exit = const nr::EXIT,
+    rt_sigreturn = const nr::RT_SIGRETURN,
 );
 
 unsafe extern "C" {
@@ -399,28 +419,40 @@ pub type Handler = extern "C" fn(i32, usize, usize);
 
 /// Installs `handler` with `SA_SIGINFO | SA_RESTORER | flags`.
 pub fn handle(sig: i32, handler: Handler, flags: u64) -> isize {
-    let act: [u64; 4] = [
-        handler as usize as u64,
-        SA_SIGINFO | SA_RESTORER | flags,
-        adversary_restorer as *const () as usize as u64,
-        0,
-    ];
-    sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, 8])
+    let act = KernelSigaction {
+        handler: handler as usize as u64,
+        flags: SA_SIGINFO | SA_RESTORER | flags,
+        restorer: adversary_restorer as *const () as usize as u64,
+        mask: 0,
+    }
+    .to_bytes();
+    sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, SIGSET_SIZE])
 }
 
-/// Sets `sig` to SIG_DFL (0) or SIG_IGN (1).
-pub fn disposition(sig: i32, what: usize) -> isize {
-    let act: [u64; 4] = [what as u64, 0, 0, 0];
-    sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, 8])
+/// Sets `sig` to `SIG_DFL` or `SIG_IGN`.
+pub fn disposition(sig: i32, what: u64) -> isize {
+    let act = KernelSigaction {
+        handler: what,
+        ..KernelSigaction::default()
+    }
+    .to_bytes();
+    sys(nr::RT_SIGACTION, &[sig as usize, act.as_ptr() as usize, 0, SIGSET_SIZE])
 }
 
-/// `rt_sigprocmask(how, &set, NULL)`: 0 block, 1 unblock.
-pub fn sigmask(how: usize, set: u64) -> isize {
-    sys(nr::RT_SIGPROCMASK, &[how, &set as *const u64 as usize, 0, 8])
+/// `rt_sigprocmask(how, &set, NULL)`, `how` being `SIG_BLOCK` or
+/// `SIG_UNBLOCK`.
+pub fn sigmask(how: u64, set: u64) -> isize {
+    sys(
+        nr::RT_SIGPROCMASK,
+        &[how as usize, &set as *const u64 as usize, 0, SIGSET_SIZE],
+    )
 }
 
-/// Offsets in the arm64 `ucontext` a handler gets: `uc_mcontext.pc`.
-pub const UC_PC: usize = 176 + 8 + 31 * 8 + 8;
+/// The `sigsetsize` Linux accepts: `sizeof(sigset_t)`, 64 signals.
+pub const SIGSET_SIZE: usize = uapi::signal::SIGSET_SIZE as usize;
+
+/// Offset of `uc_mcontext.pc` in the arm64 `ucontext` a handler gets.
+pub const UC_PC: usize = sigframe::SC_PC - sigframe::UC;
 
 /// Makes `words` (followed by nothing) into an executable page; returns
 /// its address. The page is mapped read-write, written, then made

@@ -20,21 +20,21 @@ global_asm!(
     "    mov x9, x0",
     "    mov x10, x1",
     "    mov x11, x2",
-    "    mov x0, #0x4111",
+    "    mov x0, #{vfork_flags}",
     "    mov x1, xzr",
     "    mov x2, xzr",
     "    mov x3, xzr",
     "    mov x4, xzr",
-    "    mov x8, #220",
+    "    mov x8, #{clone}",
     "    svc #0",
     "    cbnz x0, 1f",
     "    mov x0, x9",
     "    mov x1, x10",
     "    mov x2, x11",
-    "    mov x8, #221",
+    "    mov x8, #{execve}",
     "    svc #0",
     "    mov x0, #127",
-    "    mov x8, #93",
+    "    mov x8, #{exit}",
     "    svc #0",
     "1:  ret",
     ".size adversary_vfork_exec, . - adversary_vfork_exec",
@@ -43,24 +43,32 @@ global_asm!(
     // vfork; the child nanosleep(x0) and exits 0.
     "adversary_vfork_sleep:",
     "    mov x9, x0",
-    "    mov x0, #0x4111",
+    "    mov x0, #{vfork_flags}",
     "    mov x1, xzr",
     "    mov x2, xzr",
     "    mov x3, xzr",
     "    mov x4, xzr",
-    "    mov x8, #220",
+    "    mov x8, #{clone}",
     "    svc #0",
     "    cbnz x0, 1f",
     "    mov x0, x9",
     "    mov x1, xzr",
-    "    mov x8, #101",
+    "    mov x8, #{nanosleep}",
     "    svc #0",
     "    mov x0, #0",
-    "    mov x8, #93",
+    "    mov x8, #{exit}",
     "    svc #0",
     "1:  ret",
     ".size adversary_vfork_sleep, . - adversary_vfork_sleep",
+    clone = const nr::CLONE,
+    execve = const nr::EXECVE,
+    exit = const nr::EXIT,
+    nanosleep = const nr::NANOSLEEP,
+    vfork_flags = const VFORK_FLAGS,
 );
+
+/// vfork()'s `clone` flags: CLONE_VM | CLONE_VFORK, SIGCHLD at exit.
+const VFORK_FLAGS: usize = (uapi::sched::CLONE_VM | uapi::sched::CLONE_VFORK) as usize | SIGCHLD as usize;
 
 unsafe extern "C" {
     fn adversary_vfork_exec(path: *const u8, argv: *const usize, envp: *const usize) -> isize;
@@ -206,7 +214,7 @@ extern "C" fn waiter(_: usize) -> usize {
             if st != 3 << 8 {
                 BAD_STATUS.fetch_add(1, SeqCst);
             }
-        } else if r == -10 {
+        } else if r == neg(Errno::ECHILD) {
             if DONE_FORKING.load(SeqCst) {
                 return 0;
             }
@@ -299,7 +307,7 @@ extern "C" fn exec_thread(_: usize) -> usize {
 /// children inherit: (read end, write end).
 fn survivor_pipe() -> (usize, usize) {
     let mut p = [-1i32; 2];
-    sys(nr::PIPE2, &[p.as_mut_ptr() as usize, 0o4000]);
+    sys(nr::PIPE2, &[p.as_mut_ptr() as usize, O_NONBLOCK]);
     COUNTER.store(p[1] as usize, SeqCst);
     (p[0] as usize, p[1] as usize)
 }
@@ -402,7 +410,7 @@ pub fn clone_settid(_cfg: &Cfg) -> Result<(), String> {
     }
     // Bad tid pointers: Linux ignores the faults, the child runs.
     for bad in [0xffff_0000_0000_0000usize, 0, 8, 1 << 48] {
-        let flags = SIGCHLD as usize | CLONE_CHILD_SETTID | 0x10_0000; // | CLONE_PARENT_SETTID
+        let flags = SIGCHLD as usize | CLONE_CHILD_SETTID | uapi::sched::CLONE_PARENT_SETTID as usize;
         let pid = sys(nr::CLONE, &[flags, 0, bad, 0, bad]);
         if pid == 0 {
             exit_group(0);
@@ -454,7 +462,7 @@ pub fn vfork_kill(cfg: &Cfg) -> Result<(), String> {
 fn gone_within(pid: i32, ms: u64) -> bool {
     let end = now_ns() + ms * 1_000_000;
     while now_ns() < end {
-        if kill(pid, 0) == -3 {
+        if kill(pid, 0) == neg(Errno::ESRCH) {
             return true;
         }
         sleep_ms(10);
@@ -466,11 +474,9 @@ fn gone_within(pid: i32, ms: u64) -> bool {
 /// with or without PTRACE_O_EXITKILL) and tracees die while stopped: no
 /// tracee is left stuck, each stays killable, and init reaps them.
 pub fn ptrace_death(cfg: &Cfg) -> Result<(), String> {
-    const PTRACE_TRACEME: usize = 0;
-    const PTRACE_SETOPTIONS: usize = 0x4200;
-    const PTRACE_SYSCALL: usize = 24;
-    const O_TRACESYSGOOD: usize = 1;
-    const O_EXITKILL: usize = 1 << 20;
+    use uapi::ptrace::{PTRACE_O_EXITKILL, PTRACE_O_TRACESYSGOOD, PTRACE_SETOPTIONS, PTRACE_SYSCALL, PTRACE_TRACEME};
+    const O_TRACESYSGOOD: usize = PTRACE_O_TRACESYSGOOD as usize;
+    const O_EXITKILL: usize = PTRACE_O_EXITKILL as usize;
     let mut rng = Rng(cfg.seed ^ 0x7072_6163);
     for round in 0..6 * cfg.scale {
         let exitkill = round % 2 == 1;
@@ -479,28 +485,28 @@ pub fn ptrace_death(cfg: &Cfg) -> Result<(), String> {
         let ch = Channel::new();
         let tracer = spawn(move || {
             let tracee = spawn(|| {
-                sys(rt::syscall::nr::PTRACE, &[PTRACE_TRACEME, 0, 0, 0]);
+                sys(nr::PTRACE, &[PTRACE_TRACEME as usize, 0, 0, 0]);
                 kill(getpid(), SIGSTOP);
                 loop {
                     getpid();
                 }
             });
             ch.send(tracee as u64);
-            if wait4(tracee, 0x4000_0000).0 != tracee as isize {
+            if wait4(tracee, WALL).0 != tracee as isize {
                 return 2;
             }
             let opts = O_TRACESYSGOOD | if exitkill { O_EXITKILL } else { 0 };
-            sys(rt::syscall::nr::PTRACE, &[PTRACE_SETOPTIONS, tracee as usize, 0, opts]);
+            sys(nr::PTRACE, &[PTRACE_SETOPTIONS as usize, tracee as usize, 0, opts]);
             for _ in 0..stops {
-                if sys(rt::syscall::nr::PTRACE, &[PTRACE_SYSCALL, tracee as usize, 0, 0]) != 0 {
+                if sys(nr::PTRACE, &[PTRACE_SYSCALL as usize, tracee as usize, 0, 0]) != 0 {
                     return 3;
                 }
-                if wait4(tracee, 0x4000_0000).0 != tracee as isize {
+                if wait4(tracee, WALL).0 != tracee as isize {
                     return 4;
                 }
             }
             // Leave it in a syscall stop (or running) and wait to be killed.
-            sys(rt::syscall::nr::PTRACE, &[PTRACE_SYSCALL, tracee as usize, 0, 0]);
+            sys(nr::PTRACE, &[PTRACE_SYSCALL as usize, tracee as usize, 0, 0]);
             loop {
                 sleep_ms(1000);
             }

@@ -18,7 +18,7 @@ global_asm!(
     // restores the frame or kills the process.
     "adversary_sigreturn_at:",
     "    mov sp, x0",
-    "    mov x8, #139",
+    "    mov x8, #{rt_sigreturn}",
     "    svc #0",
     "    brk #0x3ea",
     ".size adversary_sigreturn_at, . - adversary_sigreturn_at",
@@ -29,19 +29,22 @@ global_asm!(
     "    mov sp, x0",
     "    mov x0, x1",
     "    mov x1, x2",
-    "    mov x8, #129",
+    "    mov x8, #{kill}",
     "    svc #0",
     "    mov x0, #99",
-    "    mov x8, #94",
+    "    mov x8, #{exit_group}",
     "    svc #0",
     ".size adversary_kill_on_sp, . - adversary_kill_on_sp",
     ".global adversary_exit42",
     ".type adversary_exit42,@function",
     "adversary_exit42:",
     "    mov x0, #42",
-    "    mov x8, #94",
+    "    mov x8, #{exit_group}",
     "    svc #0",
     ".size adversary_exit42, . - adversary_exit42",
+    rt_sigreturn = const nr::RT_SIGRETURN,
+    kill = const nr::KILL,
+    exit_group = const nr::EXIT_GROUP,
 );
 
 unsafe extern "C" {
@@ -50,16 +53,13 @@ unsafe extern "C" {
     fn adversary_exit42() -> !;
 }
 
-const FPSIMD_MAGIC: u32 = 0x4650_8001;
-const EXTRA_MAGIC: u32 = 0x4558_5401;
-const SVE_MAGIC: u32 = 0x5356_4501;
-/// Offsets in `struct rt_sigframe`: siginfo (128 bytes), then ucontext.
-const UC: usize = 128;
-const MC_REGS: usize = UC + 184;
-const MC_SP: usize = MC_REGS + 31 * 8;
-const MC_PC: usize = MC_SP + 8;
-const MC_PSTATE: usize = MC_PC + 8;
-const RESERVED: usize = UC + 176 + 288;
+// Offsets in `struct rt_sigframe` and its record magics and sizes.
+use uapi::sigframe::{
+    EXTRA_MAGIC, EXTRA_SIZE, FPSIMD_MAGIC, FPSIMD_SIZE, SC_PC as MC_PC, SC_PSTATE as MC_PSTATE,
+    SC_RESERVED as RESERVED, SC_SP as MC_SP, SVE_MAGIC,
+};
+use uapi::signal::code::TRAP_BRKPT;
+use uapi::signal::{SigInfo, SIGINFO_SIZE};
 
 /// Runs `f` in a child with a watchdog; how it ended.
 fn child(ms: u64, f: impl FnOnce() -> i32) -> Option<(bool, i32)> {
@@ -86,7 +86,7 @@ fn frame(buf: usize, pc: u64, pstate: u64, sp: u64) {
     put(MC_PC, pc);
     put(MC_PSTATE, pstate);
     put(MC_SP, sp);
-    put(RESERVED, u64::from(FPSIMD_MAGIC) | (528 << 32));
+    put(RESERVED, u64::from(FPSIMD_MAGIC) | (u64::from(FPSIMD_SIZE) << 32));
 }
 
 pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
@@ -141,10 +141,10 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
             "extra_context to the kernel",
             |b, pc| {
                 frame(b, pc, 0, 0);
-                let e = b + RESERVED + 528;
+                let e = b + RESERVED + FPSIMD_SIZE as usize;
                 // SAFETY: inside the buffer.
                 unsafe {
-                    (e as *mut u64).write_volatile(u64::from(EXTRA_MAGIC) | (32 << 32));
+                    (e as *mut u64).write_volatile(u64::from(EXTRA_MAGIC) | (u64::from(EXTRA_SIZE) << 32));
                     ((e + 8) as *mut u64).write_volatile(0xffff_0000_0000_0000);
                     ((e + 16) as *mut u64).write_volatile(0x10_0000);
                 }
@@ -155,7 +155,7 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
             "sve record of garbage",
             |b, pc| {
                 frame(b, pc, 0, 0);
-                let e = b + RESERVED + 528;
+                let e = b + RESERVED + FPSIMD_SIZE as usize;
                 // SAFETY: inside the buffer.
                 unsafe {
                     (e as *mut u64).write_volatile(u64::from(SVE_MAGIC) | (0x1_0000 << 32));
@@ -168,7 +168,7 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
             "records running off the frame",
             |b, pc| {
                 frame(b, pc, 0, 0);
-                for off in (RESERVED + 528..65536 - 8).step_by(16) {
+                for off in (RESERVED + FPSIMD_SIZE as usize..65536 - 8).step_by(16) {
                     // SAFETY: inside the buffer.
                     unsafe { ((b + off) as *mut u64).write_volatile(0x1234_5678 | (16 << 32)) };
                 }
@@ -227,7 +227,10 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
             }
             if seed & 1 == 1 {
                 // SAFETY: inside the mapping.
-                unsafe { ((b + RESERVED) as *mut u64).write_volatile(u64::from(FPSIMD_MAGIC) | (528 << 32)) };
+                unsafe {
+                    ((b + RESERVED) as *mut u64)
+                        .write_volatile(u64::from(FPSIMD_MAGIC) | (u64::from(FPSIMD_SIZE) << 32))
+                };
             }
             // SAFETY: ends the process.
             unsafe { adversary_sigreturn_at(b + 1024) }
@@ -257,7 +260,12 @@ fn segv_now() -> i32 {
 }
 
 fn altstack_at(sp: usize) {
-    let ss = [sp as u64, 0, 65536];
+    let ss = uapi::signal::StackT {
+        ss_sp: sp as u64,
+        ss_flags: 0,
+        ss_size: 65536,
+    }
+    .to_bytes();
     sys(nr::SIGALTSTACK, &[ss.as_ptr() as usize, 0]);
 }
 
@@ -294,7 +302,7 @@ pub fn altstack(_cfg: &Cfg) -> Result<(), String> {
         ("SIGSEGV blocked, altstack unusable", || {
             altstack_at(0xffff_0000_0000_0000);
             handle(SIGSEGV, return_as_is, SA_ONSTACK);
-            sigmask(0, 1 << (SIGSEGV - 1));
+            sigmask(SIG_BLOCK, 1 << (SIGSEGV - 1));
             segv_now()
         }),
         ("SIGUSR1 with sp in the kernel", || {
@@ -355,15 +363,15 @@ static CODE: AtomicU64 = AtomicU64::new(0);
 extern "C" fn on_trap(sig: i32, info: usize, uc: usize) {
     let n = HITS.fetch_add(1, SeqCst);
     // SAFETY: the kernel passes a siginfo_t and a ucontext, both live.
-    let (code, addr, pc) = unsafe {
+    let (si, pc) = unsafe {
         (
-            ((info + 8) as *const i32).read(),
-            ((info + 16) as *const u64).read(),
+            SigInfo::from_bytes(&*(info as *const [u8; SIGINFO_SIZE])),
             ((uc + UC_PC) as *const u64).read(),
         )
     };
+    let (code, addr) = (si.code, si.addr);
     let want = CODE.load(SeqCst) + 4 * n;
-    if sig != SIGTRAP || code != 1 || addr != want || pc != want {
+    if sig != SIGTRAP || code != TRAP_BRKPT || addr != want || pc != want {
         BAD_HITS.fetch_add(1, SeqCst);
     }
     // SAFETY: as above; resume after the BRK.
@@ -418,7 +426,7 @@ pub fn brk_imm(cfg: &Cfg) -> Result<(), String> {
         for ignore in [false, true] {
             let got = child(5000, move || {
                 if ignore {
-                    disposition(SIGTRAP, 1);
+                    disposition(SIGTRAP, SIG_IGN);
                 }
                 call_code(code_page(&[BRK | (imm << 5), RET]));
                 0

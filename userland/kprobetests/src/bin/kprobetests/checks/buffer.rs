@@ -114,7 +114,7 @@ fn trace_pipe_blocks_until_a_hit() -> Outcome {
 
 /// `ppoll` of one descriptor for `POLLIN` with a timeout: its revents.
 fn poll_in(fd: i32, timeout_ms: u64) -> Result<i16, Errno> {
-    const POLLIN: i16 = 1;
+    const POLLIN: i16 = uapi::poll::POLLIN as i16;
     // struct pollfd { int fd; short events; short revents; }
     let mut pfd = [0u8; 8];
     pfd[..4].copy_from_slice(&fd.to_ne_bytes());
