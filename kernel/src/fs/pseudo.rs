@@ -772,6 +772,12 @@ impl FileOps for Counted {
     fn positional(&self) -> bool {
         self.inner.positional()
     }
+    fn has_read_iter(&self) -> bool {
+        self.inner.has_read_iter()
+    }
+    fn has_write_iter(&self) -> bool {
+        self.inner.has_write_iter()
+    }
     fn poll(&self, f: &OpenFile) -> u16 {
         if self.file.check_live().is_err() {
             return uapi::poll::POLLERR;

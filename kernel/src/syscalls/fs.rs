@@ -236,13 +236,23 @@ struct RwFlags {
     append: Option<bool>,
 }
 
-/// Checks preadv2/pwritev2 flags as Linux's `kiocb_set_rw_flags`:
-/// EOPNOTSUPP for a bit Linux does not know, for RWF_NOWAIT on a file
-/// that cannot honour it, and for RWF_ATOMIC (a read, or a write to a file
-/// without untorn writes: every file here; Linux has them only for direct
-/// I/O to some block devices and filesystems); EINVAL for RWF_APPEND with
-/// RWF_NOAPPEND.
-fn rw_flags(f: &OpenFile, flags: u32) -> Result<RwFlags, Errno> {
+/// Which way a vectored call moves data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Read,
+    Write,
+}
+
+/// Checks preadv2/pwritev2 flags as Linux does for `f`. A file whose
+/// Linux counterpart has no `read_iter`/`write_iter` for `dir` takes
+/// `do_loop_readv_writev`, which refuses every flag but RWF_HIPRI with
+/// EOPNOTSUPP (so RWF_APPEND with RWF_NOAPPEND too). Any other takes
+/// `kiocb_set_rw_flags`: EOPNOTSUPP for a bit Linux does not know, for
+/// RWF_NOWAIT on a file that cannot honour it, and for RWF_ATOMIC (a
+/// read, or a write to a file without untorn writes: every file here;
+/// Linux has them only for direct I/O to some block devices and
+/// filesystems); EINVAL for RWF_APPEND with RWF_NOAPPEND.
+fn rw_flags(f: &OpenFile, flags: u32, dir: Dir) -> Result<RwFlags, Errno> {
     use uapi::uio::rwf::*;
     let none = RwFlags {
         nowait: false,
@@ -250,6 +260,17 @@ fn rw_flags(f: &OpenFile, flags: u32) -> Result<RwFlags, Errno> {
     };
     if flags == 0 {
         return Ok(none);
+    }
+    let iter = match dir {
+        Dir::Read => f.has_read_iter(),
+        Dir::Write => f.has_write_iter(),
+    };
+    if !iter {
+        return if flags & !RWF_HIPRI != 0 {
+            Err(Errno::EOPNOTSUPP)
+        } else {
+            Ok(none)
+        };
     }
     if flags & !RWF_SUPPORTED != 0 {
         return Err(Errno::EOPNOTSUPP);
@@ -284,10 +305,39 @@ fn is_pipe(f: &OpenFile) -> bool {
     vfs::pipe::is_pipe(f)
 }
 
+/// What `vfs_readv` and `vfs_writev` check before moving a byte, in
+/// Linux's order: EBADF if `f` is not open for `dir`, then the iovec
+/// array, then (only when it holds bytes to move) the range at `pos` and
+/// the flags. `None` for an array of no bytes: the call moves nothing and
+/// succeeds, whatever its flags.
+fn vectored_prologue(
+    f: &OpenFile,
+    vec: UserPtr,
+    vlen: u64,
+    pos: Option<i64>,
+    flags: u32,
+    dir: Dir,
+) -> Result<Option<(Vec<uapi::uio::IoVec>, RwFlags)>, Errno> {
+    let open_for = match dir {
+        Dir::Read => f.readable(),
+        Dir::Write => f.writable(),
+    };
+    if !open_for {
+        return Err(Errno::EBADF);
+    }
+    let iov = crate::uaccess::import_iovec(vec, vlen)?;
+    let total_len: u64 = iov.iter().map(|v| v.len).sum();
+    if total_len == 0 {
+        return Ok(None);
+    }
+    verify_area(pos, total_len)?;
+    let fl = rw_flags(f, flags, dir)?;
+    Ok(Some((iov, fl)))
+}
+
 /// readv(2), preadv(2) and preadv2(2) once the descriptor is resolved
 /// (Linux's `vfs_readv`): at `pos`, or at the file's offset (advanced)
-/// for `None`. EBADF if not open for reading, then the iovec checks; an
-/// empty array reads nothing and checks no flags.
+/// for `None`, after [`vectored_prologue`].
 ///
 /// A pipe is read as Linux's `pipe_read` reads it, over the whole array a
 /// pipe buffer at a time (a buffer whose copy faults stays unread). Any
@@ -296,16 +346,9 @@ fn is_pipe(f: &OpenFile) -> bool {
 /// bytes moved ends the call with those bytes, and once data has arrived
 /// the call waits no more.
 fn vfs_readv(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32) -> Result<u64, Errno> {
-    if !f.readable() {
-        return Err(Errno::EBADF);
-    }
-    let iov = crate::uaccess::import_iovec(vec, vlen)?;
-    let total_len: u64 = iov.iter().map(|v| v.len).sum();
-    if total_len == 0 {
+    let Some((iov, fl)) = vectored_prologue(f, vec, vlen, pos, flags, Dir::Read)? else {
         return Ok(0);
-    }
-    verify_area(pos, total_len)?;
-    let fl = rw_flags(f, flags)?;
+    };
     if is_pipe(f) {
         let mut to = crate::uaccess::UserIovIter::new(iov);
         let n = if fl.nowait {
@@ -338,16 +381,9 @@ fn vfs_readv(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32
 /// cannot all be read is not written; a blocking pipe waits for room until
 /// all is written.
 fn vfs_writev(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32) -> Result<u64, Errno> {
-    if !f.writable() {
-        return Err(Errno::EBADF);
-    }
-    let iov = crate::uaccess::import_iovec(vec, vlen)?;
-    let total_len: u64 = iov.iter().map(|v| v.len).sum();
-    if total_len == 0 {
+    let Some((iov, fl)) = vectored_prologue(f, vec, vlen, pos, flags, Dir::Write)? else {
         return Ok(0);
-    }
-    verify_area(pos, total_len)?;
-    let fl = rw_flags(f, flags)?;
+    };
     if is_pipe(f) {
         return pipe_write(f, &mut crate::uaccess::UserIovSource::new(iov), fl.nowait);
     }

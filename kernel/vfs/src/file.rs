@@ -82,6 +82,22 @@ pub trait FileOps: Send + Sync {
         false
     }
 
+    /// Whether Linux's file has a `read_iter` (not only a `read`). Every
+    /// file here reads through [`read_iter`](Self::read_iter); this says
+    /// which path Linux's preadv2 takes, which decides the RWF_* flags it
+    /// accepts: without `read_iter`, `do_loop_readv_writev` refuses all
+    /// but RWF_HIPRI with EOPNOTSUPP. No (the default) for most tracefs
+    /// and per-process /proc files, which have only `read`.
+    fn has_read_iter(&self) -> bool {
+        false
+    }
+
+    /// [`has_read_iter`](Self::has_read_iter) for writes: whether Linux's
+    /// file has a `write_iter` (`/dev/full`, tracefs files do not).
+    fn has_write_iter(&self) -> bool {
+        false
+    }
+
     /// For a pipe: the bytes a write is sure to find room for now (its
     /// free buffers' pages), what splice into it may take. `None` for
     /// other files.
@@ -454,6 +470,27 @@ impl OpenFile {
         match &self.backend {
             Backend::Ops(ops) => ops.nowait(),
             Backend::Inode | Backend::PathOnly => false,
+        }
+    }
+
+    /// Whether preadv2 takes Linux's `read_iter` path on this file, and
+    /// so the RWF_* flags other than RWF_HIPRI (see
+    /// [`FileOps::has_read_iter`]): a file of the in-memory filesystems
+    /// does (Linux's ramfs and tmpfs have `read_iter`).
+    pub fn has_read_iter(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.has_read_iter(),
+            Backend::Inode => true,
+            Backend::PathOnly => false,
+        }
+    }
+
+    /// As [`has_read_iter`](Self::has_read_iter), for pwritev2.
+    pub fn has_write_iter(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.has_write_iter(),
+            Backend::Inode => true,
+            Backend::PathOnly => false,
         }
     }
 

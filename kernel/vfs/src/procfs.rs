@@ -508,6 +508,28 @@ impl FileOps for Snapshot {
         self.core.provider.write(self.scope, &self.rel, buf)
     }
 
+    /// As Linux 6.12: the files made with `proc_create_single` or
+    /// `proc_create_seq`, `mounts` and the /proc/sys files have
+    /// `read_iter`; `kallsyms`, `slabinfo` and the per-process files
+    /// (`stat`, `status`, `maps`, `comm`, ...) only `read`.
+    fn has_read_iter(&self) -> bool {
+        match self.scope {
+            ProcScope::Root => {
+                self.rel.starts_with(b"sys/")
+                    || matches!(
+                        &self.rel[..],
+                        b"cpuinfo" | b"interrupts" | b"loadavg" | b"meminfo" | b"mounts" | b"uptime" | b"version"
+                    )
+            }
+            ProcScope::Pid(_) => self.rel == b"mounts",
+        }
+    }
+
+    /// Only /proc/sys files write with `write_iter` (`proc_sys_write`).
+    fn has_write_iter(&self) -> bool {
+        self.scope == ProcScope::Root && self.rel.starts_with(b"sys/")
+    }
+
     /// As Linux: `cmdline` (and the other non-seq_file files) seek with
     /// `generic_llseek` against their inode size, 0; the seq_file ones
     /// (`status`, `meminfo`, ...) take only SEEK_SET and SEEK_CUR, as
