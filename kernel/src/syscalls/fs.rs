@@ -226,70 +226,11 @@ syscall!(__arm64_sys_pwrite64, r, {
     ))
 });
 
-/// What preadv2/pwritev2's flags ask of one call (the kiocb flags this
-/// kernel acts on): not to wait, and to append or not whatever O_APPEND
-/// says. RWF_HIPRI, RWF_DSYNC and RWF_SYNC change nothing here: there is
-/// no polled I/O, and a write is in memory when it returns.
-#[derive(Clone, Copy)]
-struct RwFlags {
-    nowait: bool,
-    append: Option<bool>,
-}
-
 /// Which way a vectored call moves data.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Dir {
     Read,
     Write,
-}
-
-/// Checks preadv2/pwritev2 flags as Linux does for `f`. A file whose
-/// Linux counterpart has no `read_iter`/`write_iter` for `dir` takes
-/// `do_loop_readv_writev`, which refuses every flag but RWF_HIPRI with
-/// EOPNOTSUPP (so RWF_APPEND with RWF_NOAPPEND too). Any other takes
-/// `kiocb_set_rw_flags`: EOPNOTSUPP for a bit Linux does not know, for
-/// RWF_NOWAIT on a file that cannot honour it, and for RWF_ATOMIC (a
-/// read, or a write to a file without untorn writes: every file here;
-/// Linux has them only for direct I/O to some block devices and
-/// filesystems); EINVAL for RWF_APPEND with RWF_NOAPPEND.
-fn rw_flags(f: &OpenFile, flags: u32, dir: Dir) -> Result<RwFlags, Errno> {
-    use uapi::uio::rwf::*;
-    let none = RwFlags {
-        nowait: false,
-        append: None,
-    };
-    if flags == 0 {
-        return Ok(none);
-    }
-    let iter = match dir {
-        Dir::Read => f.has_read_iter(),
-        Dir::Write => f.has_write_iter(),
-    };
-    if !iter {
-        return if flags & !RWF_HIPRI != 0 {
-            Err(Errno::EOPNOTSUPP)
-        } else {
-            Ok(none)
-        };
-    }
-    if flags & !RWF_SUPPORTED != 0 {
-        return Err(Errno::EOPNOTSUPP);
-    }
-    if flags & RWF_APPEND != 0 && flags & RWF_NOAPPEND != 0 {
-        return Err(Errno::EINVAL);
-    }
-    let nowait = flags & RWF_NOWAIT != 0;
-    if (nowait && !f.can_nowait()) || flags & RWF_ATOMIC != 0 {
-        return Err(Errno::EOPNOTSUPP);
-    }
-    let append = if flags & RWF_APPEND != 0 {
-        Some(true)
-    } else if flags & RWF_NOAPPEND != 0 {
-        Some(false)
-    } else {
-        None
-    };
-    Ok(RwFlags { nowait, append })
 }
 
 /// Linux's `rw_verify_area` for a vectored call's total: EINVAL when the
@@ -317,7 +258,7 @@ fn vectored_prologue(
     pos: Option<i64>,
     flags: u32,
     dir: Dir,
-) -> Result<Option<(Vec<uapi::uio::IoVec>, RwFlags)>, Errno> {
+) -> Result<Option<(Vec<uapi::uio::IoVec>, vfs::file::RwFlags)>, Errno> {
     let open_for = match dir {
         Dir::Read => f.readable(),
         Dir::Write => f.writable(),
@@ -331,7 +272,7 @@ fn vectored_prologue(
         return Ok(None);
     }
     verify_area(pos, total_len)?;
-    let fl = rw_flags(f, flags, dir)?;
+    let fl = f.rw_flags(flags, dir == Dir::Write)?;
     Ok(Some((iov, fl)))
 }
 

@@ -153,6 +153,59 @@ pub fn generic_llseek(pos: u64, offset: i64, whence: u32, size: u64) -> Result<u
     }
 }
 
+/// What preadv2/pwritev2's RWF_* flags ask of one call (the kiocb flags
+/// this kernel acts on): not to wait, and to append or not whatever
+/// O_APPEND says. RWF_HIPRI, RWF_DSYNC and RWF_SYNC change nothing here:
+/// there is no polled I/O, and a write is in memory when it returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RwFlags {
+    pub nowait: bool,
+    pub append: Option<bool>,
+}
+
+/// Checks preadv2/pwritev2's `flags` as Linux 6.12 does for one side of a
+/// file. Without `iter` (Linux's file has no `read_iter`/`write_iter` for
+/// that side) the call takes `do_loop_readv_writev`, which refuses every
+/// flag but RWF_HIPRI with EOPNOTSUPP, RWF_APPEND with RWF_NOAPPEND too.
+/// Otherwise `kiocb_set_rw_flags`: EOPNOTSUPP for a bit Linux does not
+/// know, for RWF_NOWAIT without `nowait` (FMODE_NOWAIT), and for
+/// RWF_ATOMIC (a read, or a write to a file without untorn writes: every
+/// file here; Linux has them only for direct I/O to some block devices
+/// and filesystems); EINVAL for RWF_APPEND with RWF_NOAPPEND.
+pub fn check_rw_flags(flags: u32, iter: bool, nowait: bool) -> Result<RwFlags> {
+    use uapi::uio::rwf::*;
+    if flags == 0 {
+        return Ok(RwFlags::default());
+    }
+    if !iter {
+        return if flags & !RWF_HIPRI != 0 {
+            Err(Errno::EOPNOTSUPP)
+        } else {
+            Ok(RwFlags::default())
+        };
+    }
+    if flags & !RWF_SUPPORTED != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    if flags & RWF_APPEND != 0 && flags & RWF_NOAPPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if (flags & RWF_NOWAIT != 0 && !nowait) || flags & RWF_ATOMIC != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let append = if flags & RWF_APPEND != 0 {
+        Some(true)
+    } else if flags & RWF_NOAPPEND != 0 {
+        Some(false)
+    } else {
+        None
+    };
+    Ok(RwFlags {
+        nowait: flags & RWF_NOWAIT != 0,
+        append,
+    })
+}
+
 /// Status flags F_SETFL may change.
 const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK;
 /// Flags an open file does not keep: `do_dentry_open` drops the open-time
@@ -492,6 +545,17 @@ impl OpenFile {
             Backend::Inode => true,
             Backend::PathOnly => false,
         }
+    }
+
+    /// preadv2's (`write` false) or pwritev2's `flags` on this file, as
+    /// [`check_rw_flags`] with what the file supports.
+    pub fn rw_flags(&self, flags: u32, write: bool) -> Result<RwFlags> {
+        let iter = if write {
+            self.has_write_iter()
+        } else {
+            self.has_read_iter()
+        };
+        check_rw_flags(flags, iter, self.can_nowait())
     }
 
     /// pwrite64(2) from `from`: as [`pwrite`](Self::pwrite).
