@@ -36,6 +36,7 @@ fn do_read(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<
 /// [`do_read`], sleeping while the file has nothing to give only if
 /// `wait` (else EAGAIN).
 fn do_read_wait(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>, wait: bool) -> Result<u64, Errno> {
+    f.check_rw(false)?;
     let len = len.min(MAX_RW);
     // Linux checks only that the range is user space, then faults on the
     // first byte it copies: a read with nothing to give (end of file)
@@ -72,6 +73,7 @@ fn do_write_flags(
     append: Option<bool>,
     wait: bool,
 ) -> Result<u64, Errno> {
+    f.check_rw(true)?;
     let len = len.min(MAX_RW);
     // As Linux: the range must be user space; its bytes are read only by a
     // file that uses them (a write to /dev/null reads nothing), at most
@@ -247,7 +249,8 @@ fn is_pipe(f: &OpenFile) -> bool {
 }
 
 /// What `vfs_readv` and `vfs_writev` check before moving a byte, in
-/// Linux's order: EBADF if `f` is not open for `dir`, then the iovec
+/// Linux's order: EBADF if `f` is not open for `dir` and EINVAL if it
+/// cannot move data that way ([`OpenFile::check_rw`]), then the iovec
 /// array, then (only when it holds bytes to move) the range at `pos` and
 /// the flags. `None` for an array of no bytes: the call moves nothing and
 /// succeeds, whatever its flags.
@@ -259,13 +262,7 @@ fn vectored_prologue(
     flags: u32,
     dir: Dir,
 ) -> Result<Option<(Vec<uapi::uio::IoVec>, vfs::file::RwFlags)>, Errno> {
-    let open_for = match dir {
-        Dir::Read => f.readable(),
-        Dir::Write => f.writable(),
-    };
-    if !open_for {
-        return Err(Errno::EBADF);
-    }
+    f.check_rw(dir == Dir::Write)?;
     let iov = crate::uaccess::import_iovec(vec, vlen)?;
     let total_len: u64 = iov.iter().map(|v| v.len).sum();
     if total_len == 0 {

@@ -82,6 +82,19 @@ pub trait FileOps: Send + Sync {
         false
     }
 
+    /// Whether Linux's file can be read at all (FMODE_CAN_READ: its ops
+    /// have `read` or `read_iter`): read(2) and readv(2) on a file without
+    /// are EINVAL even when it is open for reading (`trace_marker`).
+    fn can_read(&self) -> bool {
+        true
+    }
+
+    /// As [`can_read`](Self::can_read) for writes (FMODE_CAN_WRITE): a
+    /// read-only tracefs or /proc file opened O_RDWR is EINVAL to write.
+    fn can_write(&self) -> bool {
+        true
+    }
+
     /// Whether Linux's file has a `read_iter` (not only a `read`). Every
     /// file here reads through [`read_iter`](Self::read_iter); this says
     /// which path Linux's preadv2 takes, which decides the RWF_* flags it
@@ -544,6 +557,26 @@ impl OpenFile {
             Backend::Ops(ops) => ops.has_write_iter(),
             Backend::Inode => true,
             Backend::PathOnly => false,
+        }
+    }
+
+    /// Linux's checks at the top of `vfs_read`/`vfs_readv` (`write`
+    /// false) or `vfs_write`/`vfs_writev`: EBADF if the file is not open
+    /// for it, EINVAL if the file cannot do it (FMODE_CAN_READ/WRITE, see
+    /// [`FileOps::can_read`]).
+    pub fn check_rw(&self, write: bool) -> Result<()> {
+        let (open_for, can) = match (&self.backend, write) {
+            (Backend::Ops(ops), false) => (self.readable(), ops.can_read()),
+            (Backend::Ops(ops), true) => (self.writable(), ops.can_write()),
+            (_, false) => (self.readable(), true),
+            (_, true) => (self.writable(), true),
+        };
+        if !open_for {
+            Err(Errno::EBADF)
+        } else if !can {
+            Err(Errno::EINVAL)
+        } else {
+            Ok(())
         }
     }
 

@@ -17,6 +17,7 @@ pub static CHECKS: &[Check] = checks![
     preadv2_pwritev2_at_minus_one_use_and_move_the_file_offset,
     preadv2_pwritev2_take_the_rwf_flags_linux_takes,
     files_without_iter_io_take_only_rwf_hipri,
+    reads_and_writes_a_file_has_no_operation_for_are_einval,
     pipe_readv_moves_a_pipe_buffer_whole_or_not_at_all,
     pipe_writev_moves_a_pipe_buffer_whole_or_not_at_all,
 ];
@@ -517,6 +518,75 @@ fn files_without_iter_io_take_only_rwf_hipri() -> Outcome {
                 "pwritev2 to {what} with flags {flags:#x} ({path:?})"
             );
         }
+        close(fd);
+    }
+    Ok(())
+}
+
+/// A file open for reading whose operations cannot read (Linux's
+/// FMODE_CAN_READ: `trace_marker`), or open for writing whose operations
+/// cannot write (FMODE_CAN_WRITE: `trace_pipe`, `available_tracers`, a
+/// per-process /proc file), is EINVAL to read(2)/readv(2) or
+/// write(2)/writev(2): before the buffer or the iovecs are looked at, and
+/// for nothing to move too.
+fn reads_and_writes_a_file_has_no_operation_for_are_einval() -> Outcome {
+    let raw_rw = |n: usize, fd: i32, buf: usize, len: usize| {
+        // SAFETY: the kernel refuses this file before touching `buf`, and
+        // a mapped `buf` is a live buffer of at least `len` bytes.
+        unsafe { raw(n, &[fd as usize, buf, len]) }
+    };
+    let marker = open(b"/sys/kernel/tracing/trace_marker", O_RDWR | O_CLOEXEC, 0).ctx("open trace_marker")?;
+    let mut a = [0u8; 4];
+    check_eq!(
+        raw_rw(nr::READ, marker, UNMAPPED, 4),
+        Err(Errno::EINVAL),
+        "read trace_marker into unmapped"
+    );
+    check_eq!(
+        raw_rw(nr::READ, marker, a.as_mut_ptr() as usize, 0),
+        Err(Errno::EINVAL),
+        "read 0 of trace_marker"
+    );
+    check_eq!(
+        vec_call(nr::READV, marker, &[(UNMAPPED, 4)], &[]),
+        Err(Errno::EINVAL),
+        "readv trace_marker into unmapped"
+    );
+    check_eq!(
+        vec_call(nr::READV, marker, &[], &[]),
+        Err(Errno::EINVAL),
+        "readv of no iovecs"
+    );
+    check_eq!(pwritev2(marker, &[], -1, 0), Ok(0), "trace_marker writes");
+    close(marker);
+    for name in [
+        &b"/sys/kernel/tracing/trace_pipe"[..],
+        b"/sys/kernel/tracing/available_tracers",
+        b"/proc/self/status",
+    ] {
+        let what = core::str::from_utf8(name).unwrap_or("?");
+        let fd = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0).ctx(what)?;
+        check_eq!(
+            raw_rw(nr::WRITE, fd, UNMAPPED, 4),
+            Err(Errno::EINVAL),
+            "write {what} from unmapped"
+        );
+        check_eq!(
+            raw_rw(nr::WRITE, fd, a.as_ptr() as usize, 0),
+            Err(Errno::EINVAL),
+            "write 0 to {what}"
+        );
+        check_eq!(
+            vec_call(nr::WRITEV, fd, &[(UNMAPPED, 4)], &[]),
+            Err(Errno::EINVAL),
+            "writev {what} from unmapped"
+        );
+        check_eq!(
+            vec_call(nr::WRITEV, fd, &[], &[]),
+            Err(Errno::EINVAL),
+            "writev of no iovecs to {what}"
+        );
+        check_eq!(preadv2(fd, &[mut_iov(&mut [])], -1, 0), Ok(0), "{what} reads");
         close(fd);
     }
     Ok(())
