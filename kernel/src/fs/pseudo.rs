@@ -717,6 +717,15 @@ impl Snapshot {
 }
 
 impl FileOps for Snapshot {
+    /// Linux's tracefs files have a read (write) operation exactly when
+    /// their mode lets someone read (write) them: `trace_marker` (0220)
+    /// cannot be read, `trace_pipe` or `format` (0444) written.
+    fn can_read(&self) -> bool {
+        self.file.mode & 0o444 != 0
+    }
+    fn can_write(&self) -> bool {
+        self.file.mode & 0o222 != 0
+    }
     fn read(&self, _: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
         self.file.check_live()?;
         let data = self.data();
@@ -771,6 +780,21 @@ impl FileOps for Counted {
     }
     fn positional(&self) -> bool {
         self.inner.positional()
+    }
+    /// As for [`Snapshot`]: Linux's tracefs files have a read (write) operation exactly when
+    /// their mode lets someone read (write) them: `trace_marker` (0220)
+    /// cannot be read, `trace_pipe` or `format` (0444) written.
+    fn can_read(&self) -> bool {
+        self.file.mode & 0o444 != 0
+    }
+    fn can_write(&self) -> bool {
+        self.file.mode & 0o222 != 0
+    }
+    fn has_read_iter(&self) -> bool {
+        self.inner.has_read_iter()
+    }
+    fn has_write_iter(&self) -> bool {
+        self.inner.has_write_iter()
     }
     fn poll(&self, f: &OpenFile) -> u16 {
         if self.file.check_live().is_err() {

@@ -274,6 +274,14 @@ impl CharDevice for CurrentTty {
 }
 
 impl FileOps for CurrentTty {
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
+    fn has_write_iter(&self) -> bool {
+        true
+    }
+
     fn read(&self, file: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
         self.0.read(file, buf, pos)
     }
@@ -304,6 +312,16 @@ impl FileOps for CurrentTty {
 }
 
 impl FileOps for Console {
+    /// Linux's `tty_fops` read and write with `tty_read`/`tty_write`,
+    /// both iter-style.
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
+    fn has_write_iter(&self) -> bool {
+        true
+    }
+
     fn read(&self, _file: &OpenFile, buf: &mut [u8], _pos: &mut u64) -> vfs::Result<usize> {
         let mut l = self.ldisc.lock();
         if l.ready.is_empty() {

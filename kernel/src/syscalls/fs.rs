@@ -36,6 +36,7 @@ fn do_read(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>) -> Result<
 /// [`do_read`], sleeping while the file has nothing to give only if
 /// `wait` (else EAGAIN).
 fn do_read_wait(f: &OpenFile, ubuf: UserPtr, len: usize, pos: Option<i64>, wait: bool) -> Result<u64, Errno> {
+    f.check_rw(false)?;
     let len = len.min(MAX_RW);
     // Linux checks only that the range is user space, then faults on the
     // first byte it copies: a read with nothing to give (end of file)
@@ -72,6 +73,7 @@ fn do_write_flags(
     append: Option<bool>,
     wait: bool,
 ) -> Result<u64, Errno> {
+    f.check_rw(true)?;
     let len = len.min(MAX_RW);
     // As Linux: the range must be user space; its bytes are read only by a
     // file that uses them (a write to /dev/null reads nothing), at most
@@ -226,49 +228,11 @@ syscall!(__arm64_sys_pwrite64, r, {
     ))
 });
 
-/// What preadv2/pwritev2's flags ask of one call (the kiocb flags this
-/// kernel acts on): not to wait, and to append or not whatever O_APPEND
-/// says. RWF_HIPRI, RWF_DSYNC and RWF_SYNC change nothing here: there is
-/// no polled I/O, and a write is in memory when it returns.
-#[derive(Clone, Copy)]
-struct RwFlags {
-    nowait: bool,
-    append: Option<bool>,
-}
-
-/// Checks preadv2/pwritev2 flags as Linux's `kiocb_set_rw_flags`:
-/// EOPNOTSUPP for a bit Linux does not know, for RWF_NOWAIT on a file
-/// that cannot honour it, and for RWF_ATOMIC (a read, or a write to a file
-/// without untorn writes: every file here; Linux has them only for direct
-/// I/O to some block devices and filesystems); EINVAL for RWF_APPEND with
-/// RWF_NOAPPEND.
-fn rw_flags(f: &OpenFile, flags: u32) -> Result<RwFlags, Errno> {
-    use uapi::uio::rwf::*;
-    let none = RwFlags {
-        nowait: false,
-        append: None,
-    };
-    if flags == 0 {
-        return Ok(none);
-    }
-    if flags & !RWF_SUPPORTED != 0 {
-        return Err(Errno::EOPNOTSUPP);
-    }
-    if flags & RWF_APPEND != 0 && flags & RWF_NOAPPEND != 0 {
-        return Err(Errno::EINVAL);
-    }
-    let nowait = flags & RWF_NOWAIT != 0;
-    if (nowait && !f.can_nowait()) || flags & RWF_ATOMIC != 0 {
-        return Err(Errno::EOPNOTSUPP);
-    }
-    let append = if flags & RWF_APPEND != 0 {
-        Some(true)
-    } else if flags & RWF_NOAPPEND != 0 {
-        Some(false)
-    } else {
-        None
-    };
-    Ok(RwFlags { nowait, append })
+/// Which way a vectored call moves data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Read,
+    Write,
 }
 
 /// Linux's `rw_verify_area` for a vectored call's total: EINVAL when the
@@ -284,10 +248,34 @@ fn is_pipe(f: &OpenFile) -> bool {
     vfs::pipe::is_pipe(f)
 }
 
+/// What `vfs_readv` and `vfs_writev` check before moving a byte, in
+/// Linux's order: EBADF if `f` is not open for `dir` and EINVAL if it
+/// cannot move data that way ([`OpenFile::check_rw`]), then the iovec
+/// array, then (only when it holds bytes to move) the range at `pos` and
+/// the flags. `None` for an array of no bytes: the call moves nothing and
+/// succeeds, whatever its flags.
+fn vectored_prologue(
+    f: &OpenFile,
+    vec: UserPtr,
+    vlen: u64,
+    pos: Option<i64>,
+    flags: u32,
+    dir: Dir,
+) -> Result<Option<(Vec<uapi::uio::IoVec>, vfs::file::RwFlags)>, Errno> {
+    f.check_rw(dir == Dir::Write)?;
+    let iov = crate::uaccess::import_iovec(vec, vlen)?;
+    let total_len: u64 = iov.iter().map(|v| v.len).sum();
+    if total_len == 0 {
+        return Ok(None);
+    }
+    verify_area(pos, total_len)?;
+    let fl = f.rw_flags(flags, dir == Dir::Write)?;
+    Ok(Some((iov, fl)))
+}
+
 /// readv(2), preadv(2) and preadv2(2) once the descriptor is resolved
 /// (Linux's `vfs_readv`): at `pos`, or at the file's offset (advanced)
-/// for `None`. EBADF if not open for reading, then the iovec checks; an
-/// empty array reads nothing and checks no flags.
+/// for `None`, after [`vectored_prologue`].
 ///
 /// A pipe is read as Linux's `pipe_read` reads it, over the whole array a
 /// pipe buffer at a time (a buffer whose copy faults stays unread). Any
@@ -296,16 +284,9 @@ fn is_pipe(f: &OpenFile) -> bool {
 /// bytes moved ends the call with those bytes, and once data has arrived
 /// the call waits no more.
 fn vfs_readv(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32) -> Result<u64, Errno> {
-    if !f.readable() {
-        return Err(Errno::EBADF);
-    }
-    let iov = crate::uaccess::import_iovec(vec, vlen)?;
-    let total_len: u64 = iov.iter().map(|v| v.len).sum();
-    if total_len == 0 {
+    let Some((iov, fl)) = vectored_prologue(f, vec, vlen, pos, flags, Dir::Read)? else {
         return Ok(0);
-    }
-    verify_area(pos, total_len)?;
-    let fl = rw_flags(f, flags)?;
+    };
     if is_pipe(f) {
         let mut to = crate::uaccess::UserIovIter::new(iov);
         let n = if fl.nowait {
@@ -338,16 +319,9 @@ fn vfs_readv(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32
 /// cannot all be read is not written; a blocking pipe waits for room until
 /// all is written.
 fn vfs_writev(f: &OpenFile, vec: UserPtr, vlen: u64, pos: Option<i64>, flags: u32) -> Result<u64, Errno> {
-    if !f.writable() {
-        return Err(Errno::EBADF);
-    }
-    let iov = crate::uaccess::import_iovec(vec, vlen)?;
-    let total_len: u64 = iov.iter().map(|v| v.len).sum();
-    if total_len == 0 {
+    let Some((iov, fl)) = vectored_prologue(f, vec, vlen, pos, flags, Dir::Write)? else {
         return Ok(0);
-    }
-    verify_area(pos, total_len)?;
-    let fl = rw_flags(f, flags)?;
+    };
     if is_pipe(f) {
         return pipe_write(f, &mut crate::uaccess::UserIovSource::new(iov), fl.nowait);
     }

@@ -109,9 +109,11 @@ syscall!(__arm64_sys_mknodat, r, {
     let umask = crate::process::current_process()
         .umask
         .load(core::sync::atomic::Ordering::Relaxed);
-    // The 32-bit dev_t of the system call, decoded as Linux's new_decode_dev.
-    let (major, minor) = ((dev & 0xfff00) >> 8, (dev & 0xff) | ((dev >> 12) & 0xfff00));
-    vfs().mknodat(&cred(), &start, &path, mode, uapi::stat::makedev(major, minor), umask)?;
+    // The system call's 32-bit dev_t is Linux's new_encode_dev layout,
+    // the one `uapi::stat::makedev` makes and inodes keep: decoding it
+    // (new_decode_dev) and encoding it again gives the same number (the
+    // uapi test `a_32_bit_dev_t_decodes_and_encodes_to_itself`).
+    vfs().mknodat(&cred(), &start, &path, mode, u64::from(dev), umask)?;
     Ok(0)
 });
 

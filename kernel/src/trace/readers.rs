@@ -245,6 +245,12 @@ impl TraceFile {
 }
 
 impl FileOps for TraceFile {
+    /// Linux's `trace` (and `per_cpu/cpuN/trace`) is a seq_file read
+    /// through `read_iter`, written (to clear it) through a plain `write`.
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
     fn read(&self, _: &OpenFile, buf: &mut [u8], pos: &mut u64) -> vfs::Result<usize> {
         let mut g = self.walk.lock();
         // A read before what was made (lseek back) starts over.

@@ -236,6 +236,25 @@ mod tests {
         }
     }
 
+    /// mknod's 32-bit dev_t: Linux's new_decode_dev then new_encode_dev
+    /// is the identity, so it is kept as given.
+    #[test]
+    fn a_32_bit_dev_t_decodes_and_encodes_to_itself() {
+        for d in [
+            0u32,
+            0x103,
+            0x501,
+            0x120_0434,
+            0xffff_ffff,
+            0x8000_0001,
+            0x000f_ff00,
+            0xfff0_00ff,
+        ] {
+            let d = u64::from(d);
+            assert_eq!(makedev(major(d), minor(d)), d, "{d:#x}");
+        }
+    }
+
     #[test]
     fn dirent64_records() {
         assert_eq!(dirent64_reclen(1), 24);

@@ -86,6 +86,14 @@ impl FileOps for NullDevice {
         true
     }
 
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
+    fn has_write_iter(&self) -> bool {
+        true
+    }
+
     fn read(&self, _: &OpenFile, _: &mut [u8], _: &mut u64) -> Result<usize> {
         Ok(0)
     }
@@ -117,6 +125,14 @@ pub struct ZeroDevice;
 
 impl FileOps for ZeroDevice {
     fn nowait(&self) -> bool {
+        true
+    }
+
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
+    fn has_write_iter(&self) -> bool {
         true
     }
 
@@ -152,6 +168,12 @@ impl CharDevice for ZeroDevice {}
 pub struct FullDevice;
 
 impl FileOps for FullDevice {
+    /// Linux's `full_fops` read with `read_iter_zero` but write with a
+    /// plain `write_full`.
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
     fn read(&self, _: &OpenFile, buf: &mut [u8], _: &mut u64) -> Result<usize> {
         buf.fill(0);
         Ok(buf.len())

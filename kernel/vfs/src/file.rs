@@ -82,6 +82,35 @@ pub trait FileOps: Send + Sync {
         false
     }
 
+    /// Whether Linux's file can be read at all (FMODE_CAN_READ: its ops
+    /// have `read` or `read_iter`): read(2) and readv(2) on a file without
+    /// are EINVAL even when it is open for reading (`trace_marker`).
+    fn can_read(&self) -> bool {
+        true
+    }
+
+    /// As [`can_read`](Self::can_read) for writes (FMODE_CAN_WRITE): a
+    /// read-only tracefs or /proc file opened O_RDWR is EINVAL to write.
+    fn can_write(&self) -> bool {
+        true
+    }
+
+    /// Whether Linux's file has a `read_iter` (not only a `read`). Every
+    /// file here reads through [`read_iter`](Self::read_iter); this says
+    /// which path Linux's preadv2 takes, which decides the RWF_* flags it
+    /// accepts: without `read_iter`, `do_loop_readv_writev` refuses all
+    /// but RWF_HIPRI with EOPNOTSUPP. No (the default) for most tracefs
+    /// and per-process /proc files, which have only `read`.
+    fn has_read_iter(&self) -> bool {
+        false
+    }
+
+    /// [`has_read_iter`](Self::has_read_iter) for writes: whether Linux's
+    /// file has a `write_iter` (`/dev/full`, tracefs files do not).
+    fn has_write_iter(&self) -> bool {
+        false
+    }
+
     /// For a pipe: the bytes a write is sure to find room for now (its
     /// free buffers' pages), what splice into it may take. `None` for
     /// other files.
@@ -135,6 +164,59 @@ pub fn generic_llseek(pos: u64, offset: i64, whence: u32, size: u64) -> Result<u
         Some(n) if n >= 0 => Ok(n as u64),
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// What preadv2/pwritev2's RWF_* flags ask of one call (the kiocb flags
+/// this kernel acts on): not to wait, and to append or not whatever
+/// O_APPEND says. RWF_HIPRI, RWF_DSYNC and RWF_SYNC change nothing here:
+/// there is no polled I/O, and a write is in memory when it returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RwFlags {
+    pub nowait: bool,
+    pub append: Option<bool>,
+}
+
+/// Checks preadv2/pwritev2's `flags` as Linux 6.12 does for one side of a
+/// file. Without `iter` (Linux's file has no `read_iter`/`write_iter` for
+/// that side) the call takes `do_loop_readv_writev`, which refuses every
+/// flag but RWF_HIPRI with EOPNOTSUPP, RWF_APPEND with RWF_NOAPPEND too.
+/// Otherwise `kiocb_set_rw_flags`: EOPNOTSUPP for a bit Linux does not
+/// know, for RWF_NOWAIT without `nowait` (FMODE_NOWAIT), and for
+/// RWF_ATOMIC (a read, or a write to a file without untorn writes: every
+/// file here; Linux has them only for direct I/O to some block devices
+/// and filesystems); EINVAL for RWF_APPEND with RWF_NOAPPEND.
+pub fn check_rw_flags(flags: u32, iter: bool, nowait: bool) -> Result<RwFlags> {
+    use uapi::uio::rwf::*;
+    if flags == 0 {
+        return Ok(RwFlags::default());
+    }
+    if !iter {
+        return if flags & !RWF_HIPRI != 0 {
+            Err(Errno::EOPNOTSUPP)
+        } else {
+            Ok(RwFlags::default())
+        };
+    }
+    if flags & !RWF_SUPPORTED != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    if flags & RWF_APPEND != 0 && flags & RWF_NOAPPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if (flags & RWF_NOWAIT != 0 && !nowait) || flags & RWF_ATOMIC != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let append = if flags & RWF_APPEND != 0 {
+        Some(true)
+    } else if flags & RWF_NOAPPEND != 0 {
+        Some(false)
+    } else {
+        None
+    };
+    Ok(RwFlags {
+        nowait: flags & RWF_NOWAIT != 0,
+        append,
+    })
 }
 
 /// Status flags F_SETFL may change.
@@ -455,6 +537,58 @@ impl OpenFile {
             Backend::Ops(ops) => ops.nowait(),
             Backend::Inode | Backend::PathOnly => false,
         }
+    }
+
+    /// Whether preadv2 takes Linux's `read_iter` path on this file, and
+    /// so the RWF_* flags other than RWF_HIPRI (see
+    /// [`FileOps::has_read_iter`]): a file of the in-memory filesystems
+    /// does (Linux's ramfs and tmpfs have `read_iter`).
+    pub fn has_read_iter(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.has_read_iter(),
+            Backend::Inode => true,
+            Backend::PathOnly => false,
+        }
+    }
+
+    /// As [`has_read_iter`](Self::has_read_iter), for pwritev2.
+    pub fn has_write_iter(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.has_write_iter(),
+            Backend::Inode => true,
+            Backend::PathOnly => false,
+        }
+    }
+
+    /// Linux's checks at the top of `vfs_read`/`vfs_readv` (`write`
+    /// false) or `vfs_write`/`vfs_writev`: EBADF if the file is not open
+    /// for it, EINVAL if the file cannot do it (FMODE_CAN_READ/WRITE, see
+    /// [`FileOps::can_read`]).
+    pub fn check_rw(&self, write: bool) -> Result<()> {
+        let (open_for, can) = match (&self.backend, write) {
+            (Backend::Ops(ops), false) => (self.readable(), ops.can_read()),
+            (Backend::Ops(ops), true) => (self.writable(), ops.can_write()),
+            (_, false) => (self.readable(), true),
+            (_, true) => (self.writable(), true),
+        };
+        if !open_for {
+            Err(Errno::EBADF)
+        } else if !can {
+            Err(Errno::EINVAL)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// preadv2's (`write` false) or pwritev2's `flags` on this file, as
+    /// [`check_rw_flags`] with what the file supports.
+    pub fn rw_flags(&self, flags: u32, write: bool) -> Result<RwFlags> {
+        let iter = if write {
+            self.has_write_iter()
+        } else {
+            self.has_read_iter()
+        };
+        check_rw_flags(flags, iter, self.can_nowait())
     }
 
     /// pwrite64(2) from `from`: as [`pwrite`](Self::pwrite).

@@ -238,6 +238,14 @@ impl FileOps for ReadEnd {
         true
     }
 
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
+    fn has_write_iter(&self) -> bool {
+        true
+    }
+
     fn pipe_room(&self) -> Option<usize> {
         Some(self.0.state.lock().room())
     }
@@ -336,6 +344,14 @@ impl FileOps for WriteEnd {
     }
 
     fn nowait(&self) -> bool {
+        true
+    }
+
+    fn has_read_iter(&self) -> bool {
+        true
+    }
+
+    fn has_write_iter(&self) -> bool {
         true
     }
 

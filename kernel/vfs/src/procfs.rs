@@ -460,7 +460,7 @@ impl Inode for ProcInode {
                 scope,
                 rel,
                 kind: ProcKind::File,
-                ..
+                perm,
             } => {
                 if let Some(ops) = self.provider().open_file(*scope, rel, flags)? {
                     return Ok(Some(ops));
@@ -471,6 +471,7 @@ impl Inode for ProcInode {
                     core: self.core.clone(),
                     scope: *scope,
                     rel: rel.clone(),
+                    writable: *scope == ProcScope::Root || *perm & 0o222 != 0,
                 })))
             }
             _ => Ok(None),
@@ -495,9 +496,18 @@ struct Snapshot {
     core: Arc<Core>,
     scope: ProcScope,
     rel: Vec<u8>,
+    /// Whether Linux's file has a write operation (FMODE_CAN_WRITE): the
+    /// files directly under /proc and /proc/sys always do (`proc_reg_write`,
+    /// `proc_sys_write`, which refuse the bytes themselves); a per-process
+    /// file does when its mode lets it be written (`comm`, not `stat`).
+    writable: bool,
 }
 
 impl FileOps for Snapshot {
+    fn can_write(&self) -> bool {
+        self.writable
+    }
+
     fn read(&self, _: &OpenFile, buf: &mut [u8], pos: &mut u64) -> Result<usize> {
         let n = copy_at(&self.data, *pos, buf);
         *pos += n as u64;
@@ -506,6 +516,28 @@ impl FileOps for Snapshot {
 
     fn write(&self, _: &OpenFile, buf: &[u8], _: &mut u64) -> Result<usize> {
         self.core.provider.write(self.scope, &self.rel, buf)
+    }
+
+    /// As Linux 6.12: the files made with `proc_create_single` or
+    /// `proc_create_seq`, `mounts` and the /proc/sys files have
+    /// `read_iter`; `kallsyms`, `slabinfo` and the per-process files
+    /// (`stat`, `status`, `maps`, `comm`, ...) only `read`.
+    fn has_read_iter(&self) -> bool {
+        match self.scope {
+            ProcScope::Root => {
+                self.rel.starts_with(b"sys/")
+                    || matches!(
+                        &self.rel[..],
+                        b"cpuinfo" | b"interrupts" | b"loadavg" | b"meminfo" | b"mounts" | b"uptime" | b"version"
+                    )
+            }
+            ProcScope::Pid(_) => self.rel == b"mounts",
+        }
+    }
+
+    /// Only /proc/sys files write with `write_iter` (`proc_sys_write`).
+    fn has_write_iter(&self) -> bool {
+        self.scope == ProcScope::Root && self.rel.starts_with(b"sys/")
     }
 
     /// As Linux: `cmdline` (and the other non-seq_file files) seek with

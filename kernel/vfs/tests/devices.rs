@@ -143,3 +143,63 @@ fn kernel_drivers_answer_their_nodes() {
         Some(Errno::EBUSY)
     );
 }
+
+/// preadv2/pwritev2's RWF_* flags as Linux 6.12 takes them on each file
+/// (what reflinux shows): /dev/null and /dev/zero have `read_iter`,
+/// `write_iter` and FMODE_NOWAIT; /dev/full reads through `read_iter`
+/// without FMODE_NOWAIT and writes through a plain `write`, which takes
+/// only RWF_HIPRI; a ramfs file has both iter operations but not
+/// FMODE_NOWAIT.
+#[test]
+fn rwf_flags_follow_each_files_iter_operations() {
+    use uapi::uio::rwf::*;
+    use vfs::file::RwFlags;
+    let w = world();
+    with_dev(&w);
+    w.write("/f", b"data");
+    let none = Ok(RwFlags::default());
+    let nowait = Ok(RwFlags {
+        nowait: true,
+        append: None,
+    });
+    let append = Ok(RwFlags {
+        nowait: false,
+        append: Some(true),
+    });
+    let noappend = Ok(RwFlags {
+        nowait: false,
+        append: Some(false),
+    });
+    let unsupp = Err(Errno::EOPNOTSUPP);
+    let inval = Err(Errno::EINVAL);
+    // (file, write, [0, HIPRI, DSYNC, NOWAIT, APPEND, NOAPPEND, ATOMIC, 0x80, APPEND|NOAPPEND])
+    let flags = [
+        0,
+        RWF_HIPRI,
+        RWF_DSYNC,
+        RWF_NOWAIT,
+        RWF_APPEND,
+        RWF_NOAPPEND,
+        RWF_ATOMIC,
+        0x80,
+        RWF_APPEND | RWF_NOAPPEND,
+    ];
+    let iter_nowait = [none, none, none, nowait, append, noappend, unsupp, unsupp, inval];
+    let iter = [none, none, none, unsupp, append, noappend, unsupp, unsupp, inval];
+    let looped = [none, none, unsupp, unsupp, unsupp, unsupp, unsupp, unsupp, unsupp];
+    for (path, write, want) in [
+        ("/dev/null", false, iter_nowait),
+        ("/dev/null", true, iter_nowait),
+        ("/dev/zero", false, iter_nowait),
+        ("/dev/zero", true, iter_nowait),
+        ("/dev/full", false, iter),
+        ("/dev/full", true, looped),
+        ("/f", false, iter),
+        ("/f", true, iter),
+    ] {
+        let f = w.open(path, O_RDWR).unwrap();
+        for (fl, want) in flags.iter().zip(want) {
+            assert_eq!(f.rw_flags(*fl, write), want, "{path} write={write} flags={fl:#x}");
+        }
+    }
+}

@@ -142,3 +142,27 @@ fn writes_go_to_the_provider_and_permissions_hold() {
     );
     assert_eq!(w.open("/proc/new", O_CREAT | O_WRONLY).err(), Some(Errno::EPERM));
 }
+
+/// What Linux's ops give each kind of /proc file (FMODE_CAN_WRITE and
+/// `read_iter`): files directly under /proc and /proc/sys always have a
+/// write operation, a per-process file only when its mode allows writing;
+/// `kallsyms` and per-process files read through a plain `read`, /proc/sys
+/// files through `read_iter` and `write_iter`.
+#[test]
+fn proc_files_say_which_operations_linux_gives_them() {
+    let w = with_proc();
+    let check = |path: &str| {
+        let f = w.open(path, O_RDWR).unwrap();
+        (
+            f.check_rw(false),
+            f.check_rw(true),
+            f.has_read_iter(),
+            f.has_write_iter(),
+        )
+    };
+    assert_eq!(check("/proc/kallsyms"), (Ok(()), Ok(()), false, false));
+    assert_eq!(check("/proc/sys/knob"), (Ok(()), Ok(()), true, true));
+    assert_eq!(check("/proc/self/stat"), (Ok(()), Err(Errno::EINVAL), false, false));
+    let ro = w.open("/proc/self/stat", O_RDONLY).unwrap();
+    assert_eq!(ro.check_rw(true), Err(Errno::EBADF), "not open for writing comes first");
+}

@@ -16,6 +16,8 @@ pub static CHECKS: &[Check] = checks![
     vectored_lengths_past_max_rw_count_are_cut_not_refused,
     preadv2_pwritev2_at_minus_one_use_and_move_the_file_offset,
     preadv2_pwritev2_take_the_rwf_flags_linux_takes,
+    files_without_iter_io_take_only_rwf_hipri,
+    reads_and_writes_a_file_has_no_operation_for_are_einval,
     pipe_readv_moves_a_pipe_buffer_whole_or_not_at_all,
     pipe_writev_moves_a_pipe_buffer_whole_or_not_at_all,
 ];
@@ -421,6 +423,172 @@ fn preadv2_pwritev2_take_the_rwf_flags_linux_takes() -> Outcome {
     );
     close(r);
     close(w);
+    Ok(())
+}
+
+/// How Linux 6.12 moves a vectored call on one side of a file: through
+/// `do_loop_readv_writev` (the file has only `read`/`write`), or through
+/// its `read_iter`/`write_iter`, with or without FMODE_NOWAIT.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    Loop,
+    Iter { nowait: bool },
+}
+
+/// What a preadv2/pwritev2 with `flags` gives, from what the call gives
+/// without flags (`plain`) and the file's path: the loop refuses every
+/// flag but RWF_HIPRI, `kiocb_set_rw_flags` unknown bits, RWF_ATOMIC and
+/// (without FMODE_NOWAIT) RWF_NOWAIT, and RWF_APPEND|RWF_NOAPPEND with
+/// EINVAL. A flag taken changes nothing here.
+fn rwf_expect(path: Path, flags: usize, plain: Result<(), Errno>) -> Result<(), Errno> {
+    match path {
+        Path::Loop if flags & !RWF_HIPRI != 0 => Err(Errno::ENOTSUP),
+        Path::Loop => plain,
+        Path::Iter { .. } if flags & (RWF_ATOMIC | 0x80) != 0 => Err(Errno::ENOTSUP),
+        Path::Iter { .. } if flags & RWF_APPEND != 0 && flags & RWF_NOAPPEND != 0 => Err(Errno::EINVAL),
+        Path::Iter { nowait: false } if flags & RWF_NOWAIT != 0 => Err(Errno::ENOTSUP),
+        Path::Iter { .. } => plain,
+    }
+}
+
+/// The RWF_* flags a file takes depend on its operations, as Linux's
+/// `vfs_readv`/`vfs_writev` choose between `do_iter_readv_writev` and
+/// `do_loop_readv_writev` (what reflinux shows): tracefs files (but a read
+/// of `trace`), per-process /proc files and a write to /dev/full take only
+/// RWF_HIPRI, even RWF_APPEND|RWF_NOAPPEND is EOPNOTSUPP there; /proc
+/// files made by `proc_create_single` and /dev/full's read take the
+/// others but not RWF_NOWAIT, which /dev/null and /dev/zero honour.
+fn files_without_iter_io_take_only_rwf_hipri() -> Outcome {
+    let all = [
+        0,
+        RWF_HIPRI,
+        RWF_DSYNC,
+        RWF_SYNC,
+        RWF_NOWAIT,
+        RWF_APPEND,
+        RWF_NOAPPEND,
+        RWF_ATOMIC,
+        0x80,
+        RWF_APPEND | RWF_NOAPPEND,
+        RWF_HIPRI | RWF_APPEND,
+    ];
+    let iter = Path::Iter { nowait: false };
+    let nowait = Path::Iter { nowait: true };
+    // Reads never block here: every file has data or is at its end.
+    for (name, path) in [
+        (&b"/dev/zero"[..], nowait),
+        (b"/dev/null", nowait),
+        (b"/dev/full", iter),
+        (b"/proc/version", iter),
+        (b"/proc/meminfo", iter),
+        (b"/proc/self/stat", Path::Loop),
+        (b"/proc/self/status", Path::Loop),
+        (b"/sys/kernel/tracing/trace", iter),
+        (b"/sys/kernel/tracing/tracing_on", Path::Loop),
+        (b"/sys/kernel/tracing/kprobe_events", Path::Loop),
+    ] {
+        let what = core::str::from_utf8(name).unwrap_or("?");
+        let fd = open(name, O_RDONLY | O_CLOEXEC, 0).ctx(what)?;
+        let mut a = [0u8; 1];
+        let plain = preadv2(fd, &[mut_iov(&mut a)], -1, 0).map(|_| ());
+        for flags in all {
+            check_eq!(
+                preadv2(fd, &[mut_iov(&mut a)], -1, flags).map(|_| ()),
+                rwf_expect(path, flags, plain),
+                "preadv2 of {what} with flags {flags:#x} ({path:?})"
+            );
+        }
+        close(fd);
+    }
+    // Writes whose effect is nothing or a marker in the trace buffer; a
+    // refused one has none.
+    for (name, path) in [
+        (&b"/dev/null"[..], nowait),
+        (b"/dev/zero", nowait),
+        (b"/dev/full", Path::Loop),
+        (b"/sys/kernel/tracing/trace_marker", Path::Loop),
+    ] {
+        let what = core::str::from_utf8(name).unwrap_or("?");
+        let fd = open(name, O_WRONLY | O_CLOEXEC, 0).ctx(what)?;
+        let plain = pwritev2(fd, &[iov(b"m")], -1, 0).map(|_| ());
+        for flags in all {
+            check_eq!(
+                pwritev2(fd, &[iov(b"m")], -1, flags).map(|_| ()),
+                rwf_expect(path, flags, plain),
+                "pwritev2 to {what} with flags {flags:#x} ({path:?})"
+            );
+        }
+        close(fd);
+    }
+    Ok(())
+}
+
+/// A file open for reading whose operations cannot read (Linux's
+/// FMODE_CAN_READ: `trace_marker`), or open for writing whose operations
+/// cannot write (FMODE_CAN_WRITE: `trace_pipe`, `available_tracers`, a
+/// per-process /proc file), is EINVAL to read(2)/readv(2) or
+/// write(2)/writev(2): before the buffer or the iovecs are looked at, and
+/// for nothing to move too.
+fn reads_and_writes_a_file_has_no_operation_for_are_einval() -> Outcome {
+    let raw_rw = |n: usize, fd: i32, buf: usize, len: usize| {
+        // SAFETY: the kernel refuses this file before touching `buf`, and
+        // a mapped `buf` is a live buffer of at least `len` bytes.
+        unsafe { raw(n, &[fd as usize, buf, len]) }
+    };
+    let marker = open(b"/sys/kernel/tracing/trace_marker", O_RDWR | O_CLOEXEC, 0).ctx("open trace_marker")?;
+    let mut a = [0u8; 4];
+    check_eq!(
+        raw_rw(nr::READ, marker, UNMAPPED, 4),
+        Err(Errno::EINVAL),
+        "read trace_marker into unmapped"
+    );
+    check_eq!(
+        raw_rw(nr::READ, marker, a.as_mut_ptr() as usize, 0),
+        Err(Errno::EINVAL),
+        "read 0 of trace_marker"
+    );
+    check_eq!(
+        vec_call(nr::READV, marker, &[(UNMAPPED, 4)], &[]),
+        Err(Errno::EINVAL),
+        "readv trace_marker into unmapped"
+    );
+    check_eq!(
+        vec_call(nr::READV, marker, &[], &[]),
+        Err(Errno::EINVAL),
+        "readv of no iovecs"
+    );
+    check_eq!(pwritev2(marker, &[], -1, 0), Ok(0), "trace_marker writes");
+    close(marker);
+    for name in [
+        &b"/sys/kernel/tracing/trace_pipe"[..],
+        b"/sys/kernel/tracing/available_tracers",
+        b"/proc/self/status",
+    ] {
+        let what = core::str::from_utf8(name).unwrap_or("?");
+        let fd = open(name, O_RDWR | O_NONBLOCK | O_CLOEXEC, 0).ctx(what)?;
+        check_eq!(
+            raw_rw(nr::WRITE, fd, UNMAPPED, 4),
+            Err(Errno::EINVAL),
+            "write {what} from unmapped"
+        );
+        check_eq!(
+            raw_rw(nr::WRITE, fd, a.as_ptr() as usize, 0),
+            Err(Errno::EINVAL),
+            "write 0 to {what}"
+        );
+        check_eq!(
+            vec_call(nr::WRITEV, fd, &[(UNMAPPED, 4)], &[]),
+            Err(Errno::EINVAL),
+            "writev {what} from unmapped"
+        );
+        check_eq!(
+            vec_call(nr::WRITEV, fd, &[], &[]),
+            Err(Errno::EINVAL),
+            "writev of no iovecs to {what}"
+        );
+        check_eq!(preadv2(fd, &[mut_iov(&mut [])], -1, 0), Ok(0), "{what} reads");
+        close(fd);
+    }
     Ok(())
 }
 
