@@ -257,12 +257,20 @@ fn wakeup_rt_times_a_real_time_task_from_wake_up_to_switch() {
 /// `tests/latency.rs` to compare with its golden file.
 pub fn golden() {
     for (tracer, preempt) in [("irqsoff", false), ("preemptoff", true)] {
-        reset();
-        write("options/function-trace", "0").expect("function-trace");
-        write("current_tracer", tracer).expect("tracer");
-        write("tracing_max_latency", &alloc::format!("{}", SECTION_NS * 4 / 5000)).expect("max latency");
-        lat_test_section_caller(preempt, SECTION_NS);
-        let text = read_all("trace");
+        // Run again, at most three times, when a stalled vCPU made another
+        // CPU's section the maximum (as check_section does).
+        let mut text = alloc::string::String::new();
+        for _ in 0..3 {
+            reset();
+            write("options/function-trace", "0").expect("function-trace");
+            write("current_tracer", tracer).expect("tracer");
+            write("tracing_max_latency", &alloc::format!("{}", SECTION_NS * 4 / 5000)).expect("max latency");
+            lat_test_section_caller(preempt, SECTION_NS);
+            text = read_all("trace");
+            if text.contains("#  => started at: lat_test_section_caller\n") {
+                break;
+            }
+        }
         crate::pr_info!("latency-golden: == {tracer}");
         for l in text.lines() {
             crate::pr_info!("latency-golden: {l}");
