@@ -703,33 +703,65 @@ fn exit_process(p: &Arc<Process>, status: i32) {
     // Closed with interrupts on, outside the process's `fs` lock.
     let files = p.fs.lock().release();
     drop(files);
-    // Orphans go to init, which reaps them.
-    let orphans: Vec<Arc<Process>> = core::mem::take(&mut *p.children.lock());
-    if !orphans.is_empty() {
-        if let Some(init) = find_process(1).filter(|i| !Arc::ptr_eq(i, p)) {
-            let any_zombie = orphans.iter().any(|c| c.is_zombie());
-            for c in &orphans {
-                c.ppid.store(1, Ordering::Release);
-            }
-            init.children.lock().extend(orphans.iter().cloned());
-            if any_zombie {
-                init.child_wait.wake_up_all();
-            }
-            for c in &orphans {
-                signal::kill_orphaned_pgrp(c, p, false);
+    // Orphans go to init, which reaps them. The move is made under this
+    // process's `children` lock, which an exiting child holds while it
+    // notifies its parent (Linux holds tasklist_lock for both): a child
+    // either notifies this process before the move (and is moved as a
+    // zombie, init hearing of it here, as Linux's reparent_leader tells
+    // the new parent) or finds its ppid already init's and notifies init.
+    let mut orphans: Vec<Arc<Process>> = Vec::new();
+    if let Some(init) = find_process(1).filter(|i| !Arc::ptr_eq(i, p)) {
+        let mut any_zombie = false;
+        {
+            let mut children = p.children.lock();
+            if !children.is_empty() {
+                let mut init_children = init.children.lock();
+                for c in children.iter() {
+                    c.ppid.store(1, Ordering::Release);
+                    if c.is_zombie() {
+                        any_zombie = true;
+                        let status = *c.exit_status.lock();
+                        if let Some(status) = status {
+                            if c.exit_signal != 0 && c.ptrace_hold.load(Ordering::Acquire) == 0 {
+                                signal::send_child_signal(&init, c, status);
+                            }
+                        }
+                    }
+                }
+                init_children.extend(children.iter().cloned());
+                orphans = core::mem::take(&mut *children);
             }
         }
+        if any_zombie {
+            init.child_wait.wake_up_all();
+        }
+        for c in &orphans {
+            signal::kill_orphaned_pgrp(c, p, false);
+        }
     }
-    let parent = find_process(p.ppid.load(Ordering::Acquire));
-    if let Some(pp) = &parent {
-        signal::kill_orphaned_pgrp(p, pp, true);
-    }
-    let autoreap = parent.as_ref().is_some_and(|pp| signal::ignores_children(pp));
-    if let Some(pp) = parent {
+    drop(orphans);
+    // The parent is read again under its `children` lock: one that exits
+    // meanwhile may have handed this process to init.
+    let mut first = true;
+    loop {
+        let ppid = p.ppid.load(Ordering::Acquire);
+        let Some(pp) = find_process(ppid) else {
+            *p.exit_status.lock() = Some(status);
+            p.zombie.store(true, Ordering::Release);
+            PROCESSES.lock().remove(&p.pid);
+            break;
+        };
+        if core::mem::take(&mut first) {
+            signal::kill_orphaned_pgrp(p, &pp, true);
+        }
+        let autoreap = signal::ignores_children(&pp);
         {
             // Under the parent's `children` lock, as release_traced_zombie:
             // exactly one of the two sends SIGCHLD.
             let mut children = pp.children.lock();
+            if p.ppid.load(Ordering::Acquire) != ppid {
+                continue;
+            }
             *p.exit_status.lock() = Some(status);
             p.zombie.store(true, Ordering::Release);
             // A tracer hears first; the parent's SIGCHLD waits for its wait.
@@ -744,10 +776,7 @@ fn exit_process(p: &Arc<Process>, status: i32) {
             PROCESSES.lock().remove(&p.pid);
         }
         pp.child_wait.wake_up_all();
-    } else {
-        *p.exit_status.lock() = Some(status);
-        p.zombie.store(true, Ordering::Release);
-        PROCESSES.lock().remove(&p.pid);
+        break;
     }
     if p.pid == 1 {
         crate::pr_err!(
@@ -767,12 +796,18 @@ fn exit_process(p: &Arc<Process>, status: i32) {
 /// child, and the hold dropped first let the parent reap the child and
 /// exit before the signal came.
 pub fn release_traced_zombie(p: &Process) {
-    let Some(pp) = find_process(p.ppid.load(Ordering::Acquire)) else {
-        p.ptrace_hold.fetch_sub(1, Ordering::AcqRel);
-        return;
-    };
-    {
+    // The parent is read again under its `children` lock, as exit_process
+    // does: an exiting parent may hand the process to init meanwhile.
+    let pp = loop {
+        let ppid = p.ppid.load(Ordering::Acquire);
+        let Some(pp) = find_process(ppid) else {
+            p.ptrace_hold.fetch_sub(1, Ordering::AcqRel);
+            return;
+        };
         let children = pp.children.lock();
+        if p.ppid.load(Ordering::Acquire) != ppid {
+            continue;
+        }
         if p.ptrace_hold.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
@@ -781,7 +816,9 @@ pub fn release_traced_zombie(p: &Process) {
         if p.exit_signal != 0 && children.iter().any(|c| c.pid == p.pid) {
             signal::send_child_signal(&pp, p, status);
         }
-    }
+        drop(children);
+        break pp;
+    };
     pp.child_wait.wake_up_all();
 }
 
