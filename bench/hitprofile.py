@@ -21,6 +21,15 @@ to another 4 KiB page than the block's start both go through QEMU's
 lookup of the next block; a direct branch within the page is chained),
 exclusive loads/stores (LDXR/STXR... and LSE atomics), barriers
 (DMB/DSB/ISB), acquire/release loads/stores, and MRS/MSR by register.
+
+Where QEMU's own time goes is another question: run QEMU under
+`perf record` (a shim as above) for `ftracebench --only getpid` and for
+`--only getpid_kprobe_entry` with the same --calls, and compare samples
+per DSO and symbol. On 2026-11-26 (-smp 1) the difference was 58% in
+translated code ([JIT]: the hit's instruction count), 7%
+helper_lookup_tb_ptr (block exits through the lookup), and ~13% the one
+CNTVCT_EL0 read (helper_access_check_cp_reg's hash lookup, the BQL the
+I/O register takes, the host's clock_gettime).
 """
 import re, sys, bisect, collections
 log, smap, fname = sys.argv[1], sys.argv[2], sys.argv[3]
