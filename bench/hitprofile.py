@@ -13,6 +13,23 @@ Every hit is the run of translated blocks from `ftrace_caller` to FUNC+8
 count, the instructions per function of a late hit, and with `x` that
 hit's instructions one by one. Counts are exact (nochain logs every block
 executed); a block's instructions come from its in_asm listing.
+
+It also counts, in that hit, what QEMU's TCG makes expensive (price them
+with the ktest build's `ktest=tcg-cost`): how each translated block is
+left (an indirect branch, RET/BLR/BR, and a direct branch or fall-through
+to another 4 KiB page than the block's start both go through QEMU's
+lookup of the next block; a direct branch within the page is chained),
+exclusive loads/stores (LDXR/STXR... and LSE atomics), barriers
+(DMB/DSB/ISB), acquire/release loads/stores, and MRS/MSR by register.
+
+Where QEMU's own time goes is another question: run QEMU under
+`perf record` (a shim as above) for `ftracebench --only getpid` and for
+`--only getpid_kprobe_entry` with the same --calls, and compare samples
+per DSO and symbol. On 2026-11-26 (-smp 1) the difference was 58% in
+translated code ([JIT]: the hit's instruction count), 7%
+helper_lookup_tb_ptr (block exits through the lookup), and ~13% the one
+CNTVCT_EL0 read (helper_access_check_cp_reg's hash lookup, the BQL the
+I/O register takes, the host's clock_gettime).
 """
 import re, sys, bisect, collections
 log, smap, fname = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -57,3 +74,39 @@ for s, n in per.most_common(): print(f'{n:5} {s}')
 if len(sys.argv) > 4:
     for t in h:
         for pc, txt in t: print(hex(pc), sym(pc)[-40:], txt)
+
+PAGE = 4096
+def target(txt):
+    m = re.search(r'#(0x[0-9a-f]+)$', txt)
+    return int(m.group(1), 16) if m else None
+exits = collections.Counter(); ops = collections.Counter()
+for i, t in enumerate(h):
+    start = t[0][0]
+    nxt = h[i + 1][0][0] if i + 1 < len(h) else ret
+    pc, txt = t[-1]
+    mn = txt.split()[0]
+    if mn in ('ret', 'blr', 'br', 'braa', 'blraa', 'retaa', 'eret'):
+        exits['indirect ' + mn] += 1
+    elif nxt // PAGE != start // PAGE:
+        exits['direct/fall-through to another page (lookup)'] += 1
+    else:
+        exits['chained within the page'] += 1
+    for pc, txt in t:
+        f = txt.replace(',', ' ').split()
+        mn = f[0]
+        if re.match(r'(ld|st)(a?)xr|(ld|st)(a?)xp|cas|swp|ld(add|clr|eor|set|smax|smin|umax|umin)', mn):
+            ops['exclusive/atomic ' + mn] += 1
+        elif mn in ('dmb', 'dsb', 'isb'):
+            ops['barrier ' + ' '.join(f)] += 1
+        elif re.match(r'ldar|stlr|ldapr', mn):
+            ops['acquire/release ' + mn] += 1
+        elif mn == 'mrs':
+            ops['mrs ' + f[2]] += 1
+        elif mn == 'msr':
+            ops['msr ' + f[1]] += 1
+pages = sorted({pc // PAGE for t in h for pc, _ in t})
+print('block exits (TBs %d):' % ntb)
+for k, n in exits.most_common(): print(f'{n:5} {k}')
+print('expensive operations:')
+for k, n in sorted(ops.items()): print(f'{n:5} {k}')
+print('code pages', len(pages), ' '.join(hex(p * PAGE) for p in pages))

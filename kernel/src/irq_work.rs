@@ -116,8 +116,9 @@ impl IrqWaker {
     }
 
     /// Whether a wake-up is queued and has not run yet.
+    /// Relaxed: a hint (queueing swaps the flag), read after every event.
     pub fn is_pending(&self) -> bool {
-        self.pending.load(Ordering::Acquire)
+        self.pending.load(Ordering::Relaxed)
     }
 }
 

@@ -39,6 +39,10 @@ pub fn run_all() -> ! {
             crate::pr_err!("ktest: the NULL dereference did not fault (read {v:#x})");
             arch::semihosting::exit(2);
         }
+        Some("tcg-cost") => {
+            crate::kprobes::tcg_cost::run();
+            arch::semihosting::exit(0);
+        }
         Some("kprobe-oops") => kprobe_handler_oops(),
         Some("stack-overflow") => stack_overflow(),
         Some("kprobe-bench") => {

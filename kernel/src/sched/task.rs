@@ -320,8 +320,10 @@ impl Task {
     }
 
     /// Thread ID.
+    /// Relaxed: a value on its own (Linux's plain `task->pid`), read by
+    /// every event.
     pub fn tid(&self) -> u32 {
-        self.tid.load(Ordering::Acquire)
+        self.tid.load(Ordering::Relaxed)
     }
 
     /// Gives this thread its leader's ID when it survives an exec as the

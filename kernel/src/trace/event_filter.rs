@@ -106,13 +106,17 @@ impl TraceEventFile {
         }
     }
 
+    /// Relaxed, as Linux's plain read of `file->flags`: what a flag gates
+    /// (the filter, the triggers) is reached through its own lock or
+    /// acquire load; read on every event, where an LDAR costs as much as a
+    /// dozen plain loads under QEMU's TCG.
     pub(super) fn flags(&self) -> u32 {
-        self.flags.load(Ordering::Acquire)
+        self.flags.load(Ordering::Relaxed)
     }
 
-    /// `EVENT_FILE_FL_ENABLED`.
+    /// `EVENT_FILE_FL_ENABLED` (relaxed, as [`Self::flags`]).
     pub fn is_enabled(&self) -> bool {
-        self.enabled.load(Ordering::Acquire)
+        self.enabled.load(Ordering::Relaxed)
     }
 
     pub(super) fn set_enabled_flag(&self, on: bool) {

@@ -263,13 +263,16 @@ impl TraceArray {
     }
 
     /// Whether events are recorded (`tracing_on` and not paused).
+    /// Relaxed, as Linux's `tracer_tracing_is_on`: flags on their own,
+    /// read on every event, where an LDAR costs as much as a dozen plain
+    /// loads under QEMU's TCG.
     pub fn is_on(&self) -> bool {
-        self.tracing_on.load(Ordering::Acquire) && self.stopped.load(Ordering::Acquire) == 0
+        self.tracing_on.load(Ordering::Relaxed) && self.stopped.load(Ordering::Relaxed) == 0
     }
 
-    /// Its trace options word.
+    /// Its trace options word (relaxed, as Linux's plain `tr->trace_flags`).
     pub fn trace_flags(&self) -> u32 {
-        self.trace_flags.load(Ordering::Acquire)
+        self.trace_flags.load(Ordering::Relaxed)
     }
 
     /// Whether its option `bit` is set.
