@@ -523,3 +523,68 @@ mod peeksiginfo_tests {
         assert_eq!(PtracePeeksiginfoArgs::from_bytes(&b), a);
     }
 }
+
+/// `pstate` bits of `user_pt_regs` (arch/arm64/include/uapi/asm/ptrace.h).
+pub mod psr {
+    /// Mode field: EL0 with SP_EL0 (the only mode user pstate may hold).
+    pub const PSR_MODE_EL0t: u64 = 0x0;
+    /// Mode field: EL1 with SP_EL0.
+    pub const PSR_MODE_EL1t: u64 = 0x4;
+    /// Mode field: EL1 with SP_EL1.
+    pub const PSR_MODE_EL1h: u64 = 0x5;
+    /// Mode field: EL2 with SP_EL0.
+    pub const PSR_MODE_EL2t: u64 = 0x8;
+    /// Mode field: EL2 with SP_EL2.
+    pub const PSR_MODE_EL2h: u64 = 0x9;
+    /// Mode field: EL3 with SP_EL0.
+    pub const PSR_MODE_EL3t: u64 = 0xc;
+    /// Mode field: EL3 with SP_EL3.
+    pub const PSR_MODE_EL3h: u64 = 0xd;
+    /// The mode field.
+    pub const PSR_MODE_MASK: u64 = 0xf;
+    /// AArch32 execution state.
+    pub const PSR_MODE32_BIT: u64 = 0x10;
+    /// FIQ masked.
+    pub const PSR_F_BIT: u64 = 0x40;
+    /// IRQ masked.
+    pub const PSR_I_BIT: u64 = 0x80;
+    /// SError masked.
+    pub const PSR_A_BIT: u64 = 0x100;
+    /// Debug exceptions masked.
+    pub const PSR_D_BIT: u64 = 0x200;
+    /// Branch-target-identification type field.
+    pub const PSR_BTYPE_MASK: u64 = 0xc00;
+    /// Speculative store bypass safe.
+    pub const PSR_SSBS_BIT: u64 = 0x1000;
+    /// Privileged access never.
+    pub const PSR_PAN_BIT: u64 = 0x40_0000;
+    /// User access override.
+    pub const PSR_UAO_BIT: u64 = 0x80_0000;
+    /// Data-independent timing.
+    pub const PSR_DIT_BIT: u64 = 0x100_0000;
+    /// Tag check override (MTE).
+    pub const PSR_TCO_BIT: u64 = 0x200_0000;
+    /// Overflow flag.
+    pub const PSR_V_BIT: u64 = 0x1000_0000;
+    /// Carry flag.
+    pub const PSR_C_BIT: u64 = 0x2000_0000;
+    /// Zero flag.
+    pub const PSR_Z_BIT: u64 = 0x4000_0000;
+    /// Negative flag.
+    pub const PSR_N_BIT: u64 = 0x8000_0000;
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        // The pstate a fresh arm64 process and a SIGTRAP handler see on
+        // Linux: EL0t with nothing masked; the DAIF bits are 0x3c0.
+        #[test]
+        fn daif_bits_and_modes_have_linux_values() {
+            assert_eq!(PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT, 0x3c0);
+            assert_eq!(PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT | PSR_MODE_EL1h, 0x3c5);
+            assert_eq!(PSR_MODE_EL1h & PSR_MODE_MASK, PSR_MODE_EL1h);
+            assert_eq!(PSR_N_BIT | PSR_Z_BIT | PSR_C_BIT | PSR_V_BIT, 0xf000_0000);
+        }
+    }
+}
