@@ -5,6 +5,7 @@ use rt::Errno;
 use uapi::ptrace::nt::*;
 use uapi::ptrace::req::*;
 use uapi::ptrace::UserPtRegs;
+use uapi::wait::{WEXITSTATUS, WIFEXITED, WIFSTOPPED, WSTOPSIG, WTERMSIG};
 
 /// `__WALL`: wait for the inferior whatever kind of child it is.
 const WALL: usize = uapi::wait::WALL as usize;
@@ -43,10 +44,12 @@ pub fn wait(pid: i32) -> Result<Event, Errno> {
             Ok(_) => break,
         }
     }
-    Ok(match status & 0x7f {
-        0 => Event::Exited((status >> 8) & 0xff),
-        0x7f => Event::Stopped((status >> 8) & 0xff),
-        sig => Event::Signaled(sig),
+    Ok(if WIFEXITED(status) {
+        Event::Exited(WEXITSTATUS(status))
+    } else if WIFSTOPPED(status) {
+        Event::Stopped(WSTOPSIG(status))
+    } else {
+        Event::Signaled(WTERMSIG(status))
     })
 }
 

@@ -1664,7 +1664,7 @@ fn process_vm_readv_races_the_targets_munmap_of_the_page_read() -> Outcome {
     }
     let _ = rt::process::kill(pid, SIGKILL);
     check_eq!(
-        wait(pid, 0).map(|(p, st)| (p, st & 0x7f)),
+        wait(pid, 0).map(|(p, st)| (p, uapi::wait::WTERMSIG(st))),
         Ok((pid, SIGKILL)),
         "the child's end"
     );

@@ -163,11 +163,16 @@ pub enum WaitStatus {
 
 impl WaitStatus {
     pub fn from_raw(s: i32) -> WaitStatus {
-        match s & 0x7f {
-            0 => WaitStatus::Exited((s >> 8) & 0xff),
-            0x7f => WaitStatus::Stopped((s >> 8) & 0xff),
-            _ if s == 0xffff => WaitStatus::Continued,
-            sig => WaitStatus::Signaled(sig),
+        use uapi::wait::{WEXITSTATUS, WIFCONTINUED, WIFEXITED, WIFSTOPPED, WSTOPSIG, WTERMSIG};
+        // Continued first: 0xffff's low seven bits read as a stop.
+        if WIFCONTINUED(s) {
+            WaitStatus::Continued
+        } else if WIFEXITED(s) {
+            WaitStatus::Exited(WEXITSTATUS(s))
+        } else if WIFSTOPPED(s) {
+            WaitStatus::Stopped(WSTOPSIG(s))
+        } else {
+            WaitStatus::Signaled(WTERMSIG(s))
         }
     }
 

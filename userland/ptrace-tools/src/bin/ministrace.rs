@@ -29,6 +29,7 @@ use rt::process::{fork, Fork};
 use rt::{eprintln, Errno};
 use uapi::ptrace::*;
 use uapi::signal::{SIGSTOP, SIGTRAP, SIGTSTP, SIGTTIN, SIGTTOU};
+use uapi::wait::{WCOREDUMP, WEXITSTATUS, WIFEXITED, WIFSTOPPED, WSTOPSIG, WTERMSIG};
 
 rt::main!(main);
 
@@ -313,11 +314,11 @@ impl Tracer {
             self.out.write(") ");
             self.out.result("?");
         }
-        let sig = status & 0x7f;
-        let text = if sig == 0 {
-            format!("+++ exited with {} +++", (status >> 8) & 0xff)
+        let sig = WTERMSIG(status);
+        let text = if WIFEXITED(status) {
+            format!("+++ exited with {} +++", WEXITSTATUS(status))
         } else {
-            let core = if status & 0x80 != 0 { " (core dumped)" } else { "" };
+            let core = if WCOREDUMP(status) { " (core dumped)" } else { "" };
             format!("+++ killed by {}{core} +++", fmt::signal(i64::from(sig)))
         };
         self.line(pid, &text);
@@ -325,12 +326,16 @@ impl Tracer {
             self.ended.insert(pid);
         }
         if pid == self.root {
-            self.root_status = if sig == 0 { (status >> 8) & 0xff } else { 128 + sig };
+            self.root_status = if WIFEXITED(status) {
+                WEXITSTATUS(status)
+            } else {
+                128 + sig
+            };
         }
     }
 
     fn stopped(&mut self, pid: i32, status: i32, stime: u64) {
-        let sig = ((status >> 8) & 0xff) as u32;
+        let sig = WSTOPSIG(status) as u32;
         let event = (status >> 16) as u32;
         // A stop of a pid that ended earlier is a new task with a reused
         // pid.
@@ -400,7 +405,7 @@ impl Tracer {
                     break;
                 }
             };
-            if w.status & 0xff == 0x7f {
+            if WIFSTOPPED(w.status) {
                 self.stopped(w.pid, w.status, w.stime_us);
             } else {
                 self.died(w.pid, w.status);

@@ -56,10 +56,10 @@ fn tracee() -> ! {
 
 fn stop_sig(pid: i32) -> Result<u32, &'static str> {
     let w = sys::wait(pid, 0).map_err(|_| "wait4 failed")?;
-    if w.status & 0xff != 0x7f {
+    if !uapi::wait::WIFSTOPPED(w.status) {
         return Err("the tracee ended");
     }
-    Ok(((w.status >> 8) & 0xff) as u32)
+    Ok(uapi::wait::WSTOPSIG(w.status) as u32)
 }
 
 fn median(mut v: Vec<u64>) -> u64 {

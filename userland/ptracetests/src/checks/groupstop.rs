@@ -112,7 +112,7 @@ pub(super) fn group_stop_stops_every_thread_before_the_parent_hears_and_sigcont_
     );
     check_eq!(thread_runs(rd), false, "the thread runs in the reported group stop");
     rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
-    check_eq!(wait(pid, WCONTINUED), Ok((pid, 0xffff)), "WCONTINUED");
+    check_eq!(wait(pid, WCONTINUED), Ok((pid, uapi::wait::W_CONTINUED)), "WCONTINUED");
     check_eq!(thread_runs_soon(rd), true, "the thread runs after SIGCONT");
     kill_and_reap(pid);
     Ok(())

@@ -289,7 +289,7 @@ fn kill_and_reap(pid: i32, ms: u64) -> bool {
         // A SIGKILLed tracee still stops at PTRACE_EVENT_EXIT when the
         // fuzzing set PTRACE_O_TRACEEXIT, as on Linux: its tracer lets it
         // go on to die.
-        if r > 0 && st & 0xff == 0x7f {
+        if r > 0 && uapi::wait::WIFSTOPPED(st) {
             sys(PTRACE, &[PTRACE_CONT, r as usize, 0, 0]);
         }
         if r <= 0 {
@@ -424,7 +424,7 @@ fn attach_while_exiting(rounds: u64) -> Result<(), String> {
                 ));
             }
             let (r, st) = wait4(pid, WNOHANG | WALL);
-            if r == pid as isize && st & 0x7f != 0x7f {
+            if r == pid as isize && !uapi::wait::WIFSTOPPED(st) {
                 break;
             }
         }
@@ -496,7 +496,7 @@ pub fn ptrace_fuzz(cfg: &Cfg) -> Result<(), String> {
                 0..=2 => {
                     let (r, st) = wait4(pid, WNOHANG | WALL);
                     log.push([usize::MAX, pid as usize, r as usize, st as usize, 0]);
-                    if r == pid as isize && st & 0x7f != 0x7f {
+                    if r == pid as isize && !uapi::wait::WIFSTOPPED(st) {
                         break;
                     }
                 }

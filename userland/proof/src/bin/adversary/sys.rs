@@ -264,10 +264,11 @@ pub fn wait_timeout(pid: i32, ms: u64) -> Option<i32> {
 
 /// How a raw wait status reads: `exit N` or `signal S`.
 pub fn describe(st: i32) -> (bool, i32) {
-    if st & 0x7f == 0 {
-        (true, (st >> 8) & 0xff)
+    use uapi::wait::{WEXITSTATUS, WIFEXITED, WTERMSIG};
+    if WIFEXITED(st) {
+        (true, WEXITSTATUS(st))
     } else {
-        (false, st & 0x7f)
+        (false, WTERMSIG(st))
     }
 }
 

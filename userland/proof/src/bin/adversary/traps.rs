@@ -53,6 +53,10 @@ unsafe extern "C" {
     fn adversary_exit42() -> !;
 }
 
+use uapi::ptrace::psr;
+
+/// EL1h with D, A, I and F masked: a kernel's pstate (0x3c5).
+const EL1H_MASKED: u64 = psr::PSR_D_BIT | psr::PSR_A_BIT | psr::PSR_I_BIT | psr::PSR_F_BIT | psr::PSR_MODE_EL1h;
 // Offsets in `struct rt_sigframe` and its record magics and sizes.
 use uapi::sigframe::{
     EXTRA_MAGIC, EXTRA_SIZE, FPSIMD_MAGIC, FPSIMD_SIZE, SC_PC as MC_PC, SC_PSTATE as MC_PSTATE,
@@ -101,17 +105,24 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
         ),
         (
             "pstate EL1h",
-            |b, pc| frame(b, pc, 0x3c5, (b + 60000) as u64),
+            |b, pc| {
+                frame(
+                    b,
+                    pc,
+                    psr::PSR_D_BIT | psr::PSR_A_BIT | psr::PSR_I_BIT | psr::PSR_F_BIT | psr::PSR_MODE_EL1h,
+                    (b + 60000) as u64,
+                )
+            },
             Some((false, SIGSEGV)),
         ),
         (
             "pstate EL1h, DAIF clear",
-            |b, pc| frame(b, pc, 0x5, (b + 60000) as u64),
+            |b, pc| frame(b, pc, psr::PSR_MODE_EL1h, (b + 60000) as u64),
             Some((false, SIGSEGV)),
         ),
         (
             "pstate AArch32",
-            |b, pc| frame(b, pc, 0x10, (b + 60000) as u64),
+            |b, pc| frame(b, pc, psr::PSR_MODE32_BIT, (b + 60000) as u64),
             Some((false, SIGSEGV)),
         ),
         (
