@@ -105,14 +105,7 @@ pub fn sigframe(cfg: &Cfg) -> Result<(), String> {
         ),
         (
             "pstate EL1h",
-            |b, pc| {
-                frame(
-                    b,
-                    pc,
-                    psr::PSR_D_BIT | psr::PSR_A_BIT | psr::PSR_I_BIT | psr::PSR_F_BIT | psr::PSR_MODE_EL1h,
-                    (b + 60000) as u64,
-                )
-            },
+            |b, pc| frame(b, pc, EL1H_MASKED, (b + 60000) as u64),
             Some((false, SIGSEGV)),
         ),
         (
