@@ -16,42 +16,44 @@ use uapi::Errno;
 pub use uapi::wait::{WALL, WCLONE, WCONTINUED, WEXITED, WNOHANG, WNOTHREAD, WNOWAIT, WSTOPPED, WUNTRACED};
 
 use uapi::signal::SIGCHLD;
+use uapi::wait;
 
 /// The status word of a child that exited with `code` (`exit(code)`).
 pub const fn exited(code: i32) -> i32 {
-    (code & 0xff) << 8
+    wait::w_exitcode(code, 0)
 }
 
 /// The status word of a child killed by `sig`, with `core` if it dumped.
 pub const fn signaled(sig: u32, core: bool) -> i32 {
-    (sig & 0x7f) as i32 | if core { 0x80 } else { 0 }
+    wait::w_exitcode(0, (sig & 0x7f) as i32) | if core { wait::WCOREFLAG } else { 0 }
 }
 
 /// The status word of a child stopped by `sig`.
 pub const fn stopped(sig: u32) -> i32 {
-    ((sig as i32 & 0xff) << 8) | 0x7f
+    wait::w_stopcode(sig as i32 & 0xff)
 }
 
 /// The status word of a tracee in a ptrace stop with `code` (Linux's
 /// `exit_code`: the signal, plus 0x80 for a TRACESYSGOOD system call stop
 /// or `PTRACE_EVENT_*` << 8 for an event stop).
 pub const fn ptrace_stopped(code: u32) -> i32 {
-    ((code as i32 & 0xffff) << 8) | 0x7f
+    wait::w_stopcode(code as i32 & 0xffff)
 }
 
 /// The status word of a continued child.
-pub const CONTINUED: i32 = 0xffff;
+pub const CONTINUED: i32 = wait::W_CONTINUED;
 
 /// waitid's `si_code` and `si_status` for a dead child's status word:
-/// CLD_EXITED with the exit code, or CLD_KILLED/CLD_DUMPED with the signal.
+/// CLD_EXITED with the exit code, or CLD_KILLED/CLD_DUMPED with the signal
+/// (as Linux's do_notify_parent and wait_task_zombie).
 pub const fn cld_of_exit(status: i32) -> (i32, i32) {
     use uapi::signal::code::{CLD_DUMPED, CLD_EXITED, CLD_KILLED};
-    if status & 0x7f == 0 {
-        (CLD_EXITED, (status >> 8) & 0xff)
-    } else if status & 0x80 != 0 {
-        (CLD_DUMPED, status & 0x7f)
+    if wait::WIFEXITED(status) {
+        (CLD_EXITED, wait::WEXITSTATUS(status))
+    } else if wait::WCOREDUMP(status) {
+        (CLD_DUMPED, wait::WTERMSIG(status))
     } else {
-        (CLD_KILLED, status & 0x7f)
+        (CLD_KILLED, wait::WTERMSIG(status))
     }
 }
 

@@ -717,11 +717,7 @@ fn end_group_stop(p: &Arc<Process>, sig: u32) {
 
 /// SIGCHLD to `parent` for `child`'s exit with wait status `status`.
 pub fn send_child_signal(parent: &Arc<Process>, child: &Process, status: i32) {
-    let (code, st) = if status & 0x7f == 0 {
-        (code::CLD_EXITED, (status >> 8) & 0xff)
-    } else {
-        (code::CLD_KILLED, status & 0x7f)
-    };
+    let (code, st) = process_core::cld_of_exit(status);
     send_to_process(
         parent,
         SigInfo {
