@@ -285,12 +285,18 @@ fn filter_swapped_while_three_cpus_record_never_lets_a_rejected_entry_through() 
     let me = arch::cpu::cpu_id();
     let writers: Vec<usize> = tracing_cpus().filter(|&c| c != me).take(3).collect();
     let done = Arc::new(AtomicUsize::new(0));
-    let (d, e) = (done.clone(), ev.clone());
+    // The writers record until they have made N entries and seen at least
+    // four swaps: a busy host may stall this CPU for as long as N entries
+    // take elsewhere, and a run without swaps under it proves nothing.
+    let swapped = Arc::new(AtomicUsize::new(0));
+    let (d, e, sw) = (done.clone(), ev.clone(), swapped.clone());
     crate::smp::smp_call_function_many(
         writers.iter().copied(),
         Arc::new(move || {
-            for i in 0..N {
+            let mut i = 0;
+            while i < N || sw.load(Ordering::Acquire) < 4 {
                 hit(&e, i, "w");
+                i += 1;
             }
             d.fetch_add(1, Ordering::AcqRel);
         }),
@@ -302,6 +308,7 @@ fn filter_swapped_while_three_cpus_record_never_lets_a_rejected_entry_through() 
         let f = if swaps % 2 == 0 { "value & 2" } else { "value & 1" };
         write("events/ktestf/swap/filter", f).unwrap();
         swaps += 1;
+        swapped.store(swaps, Ordering::Release);
     }
     // On one CPU: record and swap in turn.
     if writers.is_empty() {
