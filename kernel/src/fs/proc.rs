@@ -637,6 +637,10 @@ impl ProcProvider for Provider {
                 s.push_str(&line("Slab", heap_pages));
                 s.push_str(&line("SReclaimable", 0));
                 s.push_str(&line("SUnreclaim", heap_pages));
+                // Task stacks alive, as Linux's NR_KERNEL_STACK_KB counts them (in pages here).
+                let stack_pages = crate::sched::task::live_kernel_stacks() as usize * crate::sched::task::THREAD_SIZE
+                    / arch::memory::PAGE_SIZE;
+                s.push_str(&line("KernelStack", stack_pages));
                 Ok(s.into_bytes())
             }
             (ProcScope::Root, b"loadavg") => {

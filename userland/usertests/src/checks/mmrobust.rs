@@ -58,20 +58,6 @@ fn huge_untouched_mapping_munmap_mprotect_fast() -> Outcome {
     huge_round(1 << 47, 1000)
 }
 
-/// MemFree from /proc/meminfo, in KiB.
-fn mem_free_kib() -> Result<usize, crate::Fail> {
-    let fd = open(b"/proc/meminfo", O_RDONLY, 0).ctx("open /proc/meminfo")?;
-    let mut buf = [0u8; 2048];
-    let n = read(fd, &mut buf);
-    close(fd);
-    let n = n.ctx("read /proc/meminfo")?;
-    let text = core::str::from_utf8(&buf[..n]).map_err(|_| crate::Fail("meminfo is not UTF-8".into()))?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("MemFree:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| crate::Fail("no MemFree line".into()))
-}
-
 fn futex_raw(addr: usize, op: usize, val: usize) -> Result<usize, Errno> {
     // SAFETY: futex only reads the word at addr (or fails with EFAULT).
     unsafe { raw(nr::FUTEX, &[addr, op, val, 0, 0, 0]) }
@@ -88,7 +74,7 @@ fn futex_wait_on_distinct_addresses_leaks_nothing() -> Outcome {
         // SAFETY: inside the mapping.
         unsafe { store(a + off, 0) };
     }
-    let before = mem_free_kib()?;
+    let before = super::meminfo_kib("MemFree")?;
     for i in 0..WORDS {
         // The word is 0: expecting 1 returns EAGAIN without sleeping.
         let r = futex_raw(a + 4 * i, FUTEX_WAIT, 1);
@@ -102,7 +88,7 @@ fn futex_wait_on_distinct_addresses_leaks_nothing() -> Outcome {
             return Err(crate::Fail(format!("FUTEX_WAIT on PROT_NONE #{i}: {r:?}, want EFAULT")));
         }
     }
-    let after = mem_free_kib()?;
+    let after = super::meminfo_kib("MemFree")?;
     munmap(a, len).ctx("munmap")?;
     munmap(none, FAULTING * 4).ctx("munmap PROT_NONE")?;
     // 170 bytes per address would be about 18 MiB here.

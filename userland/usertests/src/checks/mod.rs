@@ -66,3 +66,24 @@ pub static ALL: &[&[Check]] = &[
 pub fn scratch(name: &str) -> Vec<u8> {
     format!("/tmp/ut{}-{name}", crate::sys::getpid()).into_bytes()
 }
+
+/// A field of /proc/meminfo, in KiB.
+pub fn meminfo_kib(field: &str) -> Result<u64, crate::Fail> {
+    use crate::sys::{close, open, read, O_CLOEXEC, O_RDONLY};
+    use crate::Context;
+    let fd = open(b"/proc/meminfo", O_RDONLY | O_CLOEXEC, 0).ctx("open /proc/meminfo")?;
+    let mut text = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        match read(fd, &mut buf).ctx("read /proc/meminfo")? {
+            0 => break,
+            n => text.extend_from_slice(&buf[..n]),
+        }
+    }
+    close(fd);
+    let text = core::str::from_utf8(&text).map_err(|_| crate::Fail("/proc/meminfo is not text".into()))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| crate::Fail(format!("no {field} in /proc/meminfo")))
+}
