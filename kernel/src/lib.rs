@@ -7,6 +7,8 @@
 #![no_std]
 // `#[notrace]` builds its function without an ftrace patch site.
 #![feature(patchable_function_entry)]
+// `#[inline(always)]` on the record path's closures.
+#![feature(stmt_expr_attributes)]
 #![deny(unsafe_code)]
 
 extern crate alloc;

@@ -187,18 +187,65 @@ impl TraceEvent {
     }
 
     #[inline(always)]
-    fn record_entry_zeroed(&self, len: usize, zero: bool, mut fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+    fn record_entry_zeroed(&self, len: usize, zero: bool, fill: impl FnMut(&mut [u8]) -> bool) -> bool {
+        self.record_in_files(
+            len,
+            fill,
+            #[inline(always)]
+            |tr, fill| {
+                if zero {
+                    super::trace_event_write_entry(tr, self.id, len, fill)
+                } else {
+                    super::trace_event_write_full(tr, self.id, len, fill)
+                }
+            },
+        )
+    }
+
+    /// [`TraceEvent::record_entry_full`] of an entry whose fields after the
+    /// common ones are the words `rest` (a probe's addresses), written in
+    /// one step where nothing needs the slow path
+    /// ([`super::trace_event_write_words`]). `W == N + 1`.
+    #[inline(always)]
+    pub fn record_words<const N: usize, const W: usize>(&self, rest: [u64; N]) -> bool {
+        let fill = |e: &mut [u8]| {
+            let Some(w) = e.get_mut(super::TRACE_ENTRY_SIZE..) else {
+                return false;
+            };
+            for (c, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(rest) {
+                arch::ftrace::put_unaligned_le64(c, v);
+            }
+            true
+        };
+        self.record_in_files(
+            super::TRACE_ENTRY_SIZE + 8 * N,
+            fill,
+            #[inline(always)]
+            |tr, _| super::trace_event_write_words::<N, W>(tr, self.id, rest),
+        )
+    }
+
+    /// Records the entry in every trace array that has the event enabled:
+    /// `fast` writes it in one where nothing needs the slow path (given
+    /// `fill`, which writes the fields after the common ones).
+    #[inline(always)]
+    fn record_in_files<F: FnMut(&mut [u8]) -> bool>(
+        &self,
+        len: usize,
+        mut fill: F,
+        mut fast: impl FnMut(&TraceArray, &mut F) -> bool,
+    ) -> bool {
         if len < super::TRACE_ENTRY_SIZE {
             return false;
         }
         let mut done = false;
         if self.def.ignore_enable || self.file.is_enabled() {
-            done |= self.file_record(&self.file, len, zero, &mut fill);
+            done |= self.file_record(&self.file, len, &mut fill, &mut fast);
         }
         if self.instances_enabled.load(Ordering::Relaxed) != 0 {
             if let Some(files) = self.instance_files.try_read() {
                 for f in files.iter().filter(|f| f.is_enabled()) {
-                    done |= self.file_record(f, len, zero, &mut fill);
+                    done |= self.file_record(f, len, &mut fill, &mut fast);
                 }
             }
         }
@@ -215,12 +262,12 @@ impl TraceEvent {
     /// the event's record function: a call and a return fewer per event,
     /// and one frame.
     #[inline(always)]
-    fn file_record(
+    fn file_record<F: FnMut(&mut [u8]) -> bool>(
         &self,
         f: &TraceEventFile,
         len: usize,
-        zero: bool,
-        fill: &mut impl FnMut(&mut [u8]) -> bool,
+        fill: &mut F,
+        fast: &mut impl FnMut(&TraceArray, &mut F) -> bool,
     ) -> bool {
         if ignore_this_task(f.tr) {
             return false;
@@ -228,11 +275,7 @@ impl TraceEvent {
         if f.needs_slow_path() || f.tr.is_set(super::options::STACKTRACE) {
             return super::event_filter::record_slow_entry(self, f, len, fill);
         }
-        if zero {
-            super::trace_event_write_entry(f.tr, self.id, len, fill)
-        } else {
-            super::trace_event_write_full(f.tr, self.id, len, fill)
-        }
+        fast(f.tr, fill)
     }
 
     /// Prints an entry of this event.

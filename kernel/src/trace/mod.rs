@@ -774,6 +774,84 @@ fn trace_event_write_raw(
     zero: bool,
     fill: impl FnOnce(&mut [u8]) -> bool,
 ) -> bool {
+    trace_event_write_with(
+        tr,
+        ty,
+        len,
+        fill,
+        #[inline(always)]
+        |buf, ts, header, fill| {
+            let Ok(mut r) = buf.reserve_uninit_with(ts, len, arch::ftrace::put_unaligned_le32) else {
+                return false;
+            };
+            let e = r.entry_mut();
+            let Some((h, rest)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() else {
+                return false;
+            };
+            arch::ftrace::put_unaligned_le64(h, header);
+            if zero {
+                rest.fill(0);
+            }
+            if !fill(e) {
+                return false;
+            }
+            r.commit_with(arch::ftrace::put_unaligned_le64);
+            true
+        },
+    )
+}
+
+/// Writes an event of type `ty` whose fields after the common ones are the
+/// words `rest` (a probe's addresses): the record path of
+/// [`trace_event_write_full`], the entry written and committed in one step
+/// ([`CpuBuffer::write_words_with`]). `W` is the entry's words, the
+/// common fields' one included (`W == N + 1`).
+#[inline(always)]
+pub fn trace_event_write_words<const N: usize, const W: usize>(tr: &TraceArray, ty: u16, rest: [u64; N]) -> bool {
+    const { assert!(W == N + 1) };
+    let fill = |e: &mut [u8]| {
+        let Some(w) = e.get_mut(TRACE_ENTRY_SIZE..) else {
+            return false;
+        };
+        for (c, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(rest) {
+            arch::ftrace::put_unaligned_le64(c, v);
+        }
+        true
+    };
+    trace_event_write_with(
+        tr,
+        ty,
+        8 * W,
+        fill,
+        #[inline(always)]
+        |buf, ts, header, _| {
+            let mut words = [header; W];
+            if let Some(tail) = words.get_mut(1..) {
+                tail.copy_from_slice(&rest);
+            }
+            buf.write_words_with(
+                ts,
+                &words,
+                arch::ftrace::put_unaligned_le32,
+                arch::ftrace::put_unaligned_le64,
+            )
+            .is_ok()
+        },
+    )
+}
+
+/// The body of [`trace_event_write_raw`]: `emit` writes the entry (its
+/// common fields' word given) into this CPU's buffer at the time given and
+/// says whether it was committed; `fill`, given the entry with its common
+/// fields written, is what a nested writer's deferred copy is filled with.
+#[inline(always)]
+fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool>(
+    tr: &TraceArray,
+    ty: u16,
+    len: usize,
+    fill: F,
+    emit: impl FnOnce(&mut CpuBuffer, u64, u64, F) -> bool,
+) -> bool {
     if !tr.is_on() || len < TRACE_ENTRY_SIZE {
         return false;
     }
@@ -808,20 +886,7 @@ fn trace_event_write_raw(
             if deferred.pending() {
                 flush_deferred(deferred, buf);
             }
-            let ts = tr.clock_now();
-            if let Ok(mut r) = buf.reserve_uninit_with(ts, len, arch::ftrace::put_unaligned_le32) {
-                let e = r.entry_mut();
-                if let Some((h, rest)) = e.split_first_chunk_mut::<TRACE_ENTRY_SIZE>() {
-                    arch::ftrace::put_unaligned_le64(h, header);
-                    if zero {
-                        rest.fill(0);
-                    }
-                    if fill(e) {
-                        r.commit_with(arch::ftrace::put_unaligned_le64);
-                        committed = true;
-                    }
-                }
-            }
+            committed = emit(buf, tr.clock_now(), header, fill);
         }
     }
     core::sync::atomic::compiler_fence(Ordering::SeqCst);

@@ -269,27 +269,26 @@ pub(super) struct Hit {
     /// The probed address (`__probe_func` of return records), known once
     /// the probe is registered.
     pub(super) func: AtomicU64,
-    /// For a definition without arguments, its record's size and how many
-    /// words its probe header has (1 at an entry, 2 at a return), so that
-    /// a hit writes them in place without the fetch machinery; 0 words for
-    /// the others.
-    plain: (usize, usize),
+    /// A definition without arguments: its record is the common fields and
+    /// its probe header (`__probe_ip`, or `__probe_func` and
+    /// `__probe_ret_ip`), written as words without the fetch machinery.
+    plain: bool,
 }
 
 impl Hit {
     pub(super) fn new(def: &Arc<ProbeDef>, ev: &Arc<TraceEvent>, tracing: &Arc<AtomicBool>) -> Hit {
-        let words = if def.args.is_empty() && def.entry_args.is_empty() {
-            def.probe_header_size() / 8
-        } else {
-            0
-        };
+        let plain = def.args.is_empty() && def.entry_args.is_empty();
+        // What record_words writes: the common fields, then the header's
+        // one (entry) or two (return) words.
+        debug_assert!(!plain || def.fixed_size() == super::TRACE_ENTRY_SIZE + def.probe_header_size());
+        debug_assert!(def.probe_header_size() == if def.is_return { 16 } else { 8 });
         Hit {
             def: def.clone(),
             ev: ev.clone(),
             tracing: tracing.clone(),
             nhit: PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]),
             func: AtomicU64::new(0),
-            plain: (def.fixed_size(), words),
+            plain,
         }
     }
 
@@ -351,24 +350,13 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     if !hit.tracing.load(Ordering::Relaxed) {
         return;
     }
-    let (plain_len, words) = hit.plain;
-    let recorded = if words != 0 {
+    let recorded = if hit.plain {
         // Nothing to fetch: the record is the probe's own fields, written
-        // in place.
-        let head = match site {
-            ProbeSite::Entry { ip } => [ip, 0],
-            ProbeSite::Return { func, ret_ip } => [func, ret_ip],
-        };
-        const AT: usize = trace_probe::COMMON_HEADER_SIZE;
-        hit.ev.record_entry_full(plain_len, |e| {
-            let Some(w) = e.get_mut(AT..AT + 8 * words) else {
-                return false;
-            };
-            for (w, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(head) {
-                arch::ftrace::put_unaligned_le64(w, v);
-            }
-            true
-        })
+        // in one step.
+        match site {
+            ProbeSite::Entry { ip } => hit.ev.record_words::<1, 2>([ip]),
+            ProbeSite::Return { func, ret_ip } => hit.ev.record_words::<2, 3>([func, ret_ip]),
+        }
     } else {
         record_fetched(hit, env, site, edata)
     };
@@ -522,7 +510,7 @@ fn register_probe(def: &Arc<ProbeDef>, hit: &Arc<Hit>, armed: bool) -> Result<Op
             kprobe_dispatcher(&h, kp.addr(), regs);
             0
         });
-        if hit.plain.1 != 0 {
+        if hit.plain {
             // Nothing to fetch: the record is the probed address.
             kp = kp.reads_only_pc();
         }
