@@ -105,6 +105,9 @@ pub(super) fn site_changed(addr: usize) {
     // One probe at the entry and none on the `bl` (a `p:` event on a
     // function): its own handler, with no loops.
     let handler = match (&entry, &bl) {
+        (Some(s), None) if s.probes.len() == 1 && !s.has_post && s.probes.iter().all(|p| p.event.is_some()) => {
+            kprobe_ftrace_callsite_event
+        }
         (Some(s), None) if s.probes.len() == 1 && !s.has_post => kprobe_ftrace_callsite_one,
         _ => kprobe_ftrace_callsite,
     };
@@ -361,6 +364,37 @@ extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsi
     let ctx = crate::trace::probe_ctx_irqs_off(n);
     if let Some(site) = &cs.data.entry {
         hit::<true>(site, fregs, CTL.on(n));
+    }
+    drop(ctx);
+    ftrace::ftrace_recursion_exit_on(n, rec);
+}
+
+/// [`kprobe_ftrace_callsite_one`] for a function whose one probe records a
+/// `p:` event without arguments ([`Kprobe::records_event`]): the same
+/// steps, the record written from here. Its pre-handler would read no
+/// register and move no PC, so the `pt_regs` it would see is not built.
+#[allow(improper_ctypes_definitions)] // as kprobe_ftrace_callsite
+extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Callsite, _fregs: &mut FtraceRegs) {
+    let n = crate::percpu::this_cpu();
+    let rec = ftrace::ftrace_recursion_enter_on(n);
+    let ctx = crate::trace::probe_ctx_irqs_off(n);
+    if let Some(site) = &cs.data.entry {
+        let cpu = CTL.on(n);
+        if cpu.cur().is_some() {
+            count_missed(site);
+        } else if site.armed.load(Ordering::Relaxed) {
+            cpu.set_cur(Some(Active {
+                addr: site.addr,
+                status: Status::HitActive,
+                saved_daif: 0,
+            }));
+            if let Some(p) = site.probes.first().filter(|p| !p.is_disabled()) {
+                if let Some(event) = &p.event {
+                    crate::trace::trace_kprobe::record_entry_hit(event, site.addr);
+                }
+            }
+            cpu.set_cur(None);
+        }
     }
     drop(ctx);
     ftrace::ftrace_recursion_exit_on(n, rec);

@@ -67,6 +67,9 @@ pub struct Kprobe {
     /// Its handlers read no register but `pc` and change none (see
     /// [`Kprobe::reads_only_pc`]).
     only_pc: bool,
+    /// The `p:` event without arguments its pre-handler records (see
+    /// [`Kprobe::records_event`]).
+    event: Option<Arc<crate::trace::trace_kprobe::Hit>>,
 }
 
 impl Kprobe {
@@ -92,7 +95,20 @@ impl Kprobe {
             registered: AtomicBool::new(false),
             is_return: false,
             only_pc: false,
+            event: None,
         }
+    }
+
+    /// Declares that its pre-handler records `event`'s entry (a `p:` event
+    /// without arguments, see [`Kprobe::reads_only_pc`]) and does nothing
+    /// else: an ftrace-based hit of a function with no other probe writes
+    /// that record straight from the trampoline's callsite, with no call
+    /// through the handler and no register frame built for it. The
+    /// pre-handler stays for every other way of hitting the probe.
+    pub(crate) fn records_event(mut self, event: Arc<crate::trace::trace_kprobe::Hit>) -> Kprobe {
+        self.only_pc = true;
+        self.event = Some(event);
+        self
     }
 
     /// Declares that its handlers read no register but `pc`, change none

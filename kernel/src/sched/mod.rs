@@ -96,7 +96,10 @@ pub fn with_current<R, F: FnOnce(&Task) -> R>(f: F) -> Option<R> {
 /// [`crate::percpu::this_cpu`]).
 #[inline(always)]
 pub fn with_current_on<R, F: FnOnce(&Task) -> R>(cpu: usize, f: F) -> Option<R> {
-    let p = CURRENT.on(cpu).load(Ordering::Acquire);
+    // Relaxed: only this CPU's `schedule` stores its slot (so this load
+    // sees its last store), and it took the task from a run queue under
+    // that queue's lock, which ordered the task's creation before.
+    let p = CURRENT.on(cpu).load(Ordering::Relaxed);
     if p.is_null() {
         return None;
     }

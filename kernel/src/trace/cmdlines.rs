@@ -79,6 +79,13 @@ pub fn sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
     if !flag.load(Ordering::Relaxed) {
         return;
     }
+    // Linux's probe on sched_switch is there only while events are enabled
+    // with options/record-cmd set (the commit that set the flag does not
+    // look).
+    if !super::events::cmdline_recording() {
+        flag.store(false, Ordering::Relaxed);
+        return;
+    }
     // Interrupts are masked here (in `schedule`): the table's lock is
     // tried once for both tasks, without masking them again.
     let Some(mut t) = TABLE.try_lock_irqs_off() else {

@@ -257,7 +257,7 @@ impl Probe {
 }
 
 /// What a hit needs (of a kprobe, or of an fprobe event).
-pub(super) struct Hit {
+pub(crate) struct Hit {
     pub(super) def: Arc<ProbeDef>,
     pub(super) ev: Arc<TraceEvent>,
     /// Its event's [`ProbeEvent::tracing`].
@@ -335,6 +335,28 @@ fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
     record(hit, &env, site, &[]);
 }
 
+/// What the pre-handler of a `p:` event without arguments does for a hit
+/// at `addr` ([`crate::kprobes::Kprobe::records_event`]).
+#[inline(always)]
+pub(crate) fn record_entry_hit(hit: &Hit, addr: usize) {
+    record_plain(hit, ProbeSite::Entry { ip: addr as u64 });
+}
+
+/// [`record`] of a definition without arguments.
+#[inline(always)]
+fn record_plain(hit: &Hit, site: ProbeSite) {
+    if !hit.tracing.load(Ordering::Relaxed) {
+        return;
+    }
+    let recorded = match site {
+        ProbeSite::Entry { ip } => hit.ev.record_words::<1, 2>([ip]),
+        ProbeSite::Return { func, ret_ip } => hit.ev.record_words::<2, 3>([func, ret_ip]),
+    };
+    if recorded || hit.ev.is_traced() {
+        hit.count();
+    }
+}
+
 /// Counts a hit and writes its record: its size is the fixed part and
 /// what the strings need now (Linux's `__get_data_size`).
 ///
@@ -350,16 +372,12 @@ pub(super) fn record(hit: &Hit, env: &RegsEnv<'_>, site: ProbeSite, edata: &[u64
     if !hit.tracing.load(Ordering::Relaxed) {
         return;
     }
-    let recorded = if hit.plain {
+    if hit.plain {
         // Nothing to fetch: the record is the probe's own fields, written
         // in one step.
-        match site {
-            ProbeSite::Entry { ip } => hit.ev.record_words::<1, 2>([ip]),
-            ProbeSite::Return { func, ret_ip } => hit.ev.record_words::<2, 3>([func, ret_ip]),
-        }
-    } else {
-        record_fetched(hit, env, site, edata)
-    };
+        return record_plain(hit, site);
+    }
+    let recorded = record_fetched(hit, env, site, edata);
     // Counted once it reached a buffer (recorded, or lost there): a hit
     // that raced the event's disabling past `tracing` and found no trace
     // array recording it is not.
@@ -511,8 +529,9 @@ fn register_probe(def: &Arc<ProbeDef>, hit: &Arc<Hit>, armed: bool) -> Result<Op
             0
         });
         if hit.plain {
-            // Nothing to fetch: the record is the probed address.
-            kp = kp.reads_only_pc();
+            // Nothing to fetch: the record is the probed address, which an
+            // ftrace-based hit writes without calling the handler.
+            kp = kp.records_event(hit.clone());
         }
         if !armed {
             kp = kp.disabled();
