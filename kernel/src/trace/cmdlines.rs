@@ -79,10 +79,10 @@ pub fn sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
     if !flag.load(Ordering::Relaxed) {
         return;
     }
-    // Linux's probe on sched_switch is there only while events are enabled
-    // with options/record-cmd set (the commit that set the flag does not
-    // look).
-    if !super::events::cmdline_recording() {
+    // Linux's probe on sched_switch is there only while options/record-cmd
+    // is set (and events or a tracer record): the commit that set the flag
+    // does not look.
+    if !super::options::is_set(super::options::RECORD_CMD) {
         flag.store(false, Ordering::Relaxed);
         return;
     }

@@ -479,13 +479,6 @@ static EVENT_MUTEX: spin::Mutex<()> = spin::Mutex::new(());
 /// Linux's fixed ftrace types, as `TRACE_PRINT`).
 pub const FIRST_DYNAMIC_ID: u16 = 32;
 
-/// Whether events should save command lines now (`record-cmd` and an
-/// enabled event, as Linux records them from sched_switch then).
-#[inline(always)]
-pub fn cmdline_recording() -> bool {
-    ENABLED_EVENTS.load(Ordering::Relaxed) > 0 && super::options::is_set(super::options::RECORD_CMD)
-}
-
 /// The event with type `id`.
 pub fn find_event_by_id(id: u16) -> Option<Arc<TraceEvent>> {
     EVENTS.read().get(&id).cloned()
