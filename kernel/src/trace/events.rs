@@ -208,18 +208,9 @@ impl TraceEvent {
     /// ([`super::trace_event_write_words`]). `W == N + 1`.
     #[inline(always)]
     pub fn record_words<const N: usize, const W: usize>(&self, rest: [u64; N]) -> bool {
-        let fill = |e: &mut [u8]| {
-            let Some(w) = e.get_mut(super::TRACE_ENTRY_SIZE..) else {
-                return false;
-            };
-            for (c, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(rest) {
-                arch::ftrace::put_unaligned_le64(c, v);
-            }
-            true
-        };
         self.record_in_files(
             super::TRACE_ENTRY_SIZE + 8 * N,
-            fill,
+            super::fill_words(rest),
             #[inline(always)]
             |tr, _| super::trace_event_write_words::<N, W>(tr, self.id, rest),
         )

@@ -809,15 +809,7 @@ fn trace_event_write_raw(
 #[inline(always)]
 pub fn trace_event_write_words<const N: usize, const W: usize>(tr: &TraceArray, ty: u16, rest: [u64; N]) -> bool {
     const { assert!(W == N + 1) };
-    let fill = |e: &mut [u8]| {
-        let Some(w) = e.get_mut(TRACE_ENTRY_SIZE..) else {
-            return false;
-        };
-        for (c, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(rest) {
-            arch::ftrace::put_unaligned_le64(c, v);
-        }
-        true
-    };
+    let fill = fill_words(rest);
     trace_event_write_with(
         tr,
         ty,
@@ -838,6 +830,21 @@ pub fn trace_event_write_words<const N: usize, const W: usize>(tr: &TraceArray, 
             .is_ok()
         },
     )
+}
+
+/// A `fill` for the record paths that writes `rest` after an entry's
+/// common fields.
+#[inline(always)]
+pub(super) fn fill_words<const N: usize>(rest: [u64; N]) -> impl FnMut(&mut [u8]) -> bool + Copy {
+    move |e: &mut [u8]| {
+        let Some(w) = e.get_mut(TRACE_ENTRY_SIZE..) else {
+            return false;
+        };
+        for (c, v) in w.as_chunks_mut::<8>().0.iter_mut().zip(rest) {
+            arch::ftrace::put_unaligned_le64(c, v);
+        }
+        true
+    }
 }
 
 /// The body of [`trace_event_write_raw`]: `emit` writes the entry (its
