@@ -71,6 +71,25 @@ core::arch::global_asm!(
     "subs x0, x0, #1",
     "b.ne 1b",
     "ret",
+    ".global ktest_tcg_cntpct",
+    "ktest_tcg_cntpct:",
+    "1: .rept 8",
+    "mrs x2, cntpct_el0",
+    ".endr",
+    "subs x0, x0, #1",
+    "b.ne 1b",
+    "ret",
+    // A conditional branch ends its translated block: eight chained block
+    // changes (not taken, falling through to the next block).
+    ".global ktest_tcg_cond",
+    "ktest_tcg_cond:",
+    "mov x3, #1",
+    "1: .rept 8",
+    "cbz x3, 5f",
+    ".endr",
+    "5: subs x0, x0, #1",
+    "b.ne 1b",
+    "ret",
     ".global ktest_tcg_isb_cntvct",
     "ktest_tcg_isb_cntvct:",
     "1: .rept 8",
@@ -182,6 +201,8 @@ extern "C" {
     fn ktest_tcg_xpage(n: u64, word: *mut u64) -> u64;
     fn ktest_tcg_cntvct(n: u64, word: *mut u64) -> u64;
     fn ktest_tcg_isb_cntvct(n: u64, word: *mut u64) -> u64;
+    fn ktest_tcg_cntpct(n: u64, word: *mut u64) -> u64;
+    fn ktest_tcg_cond(n: u64, word: *mut u64) -> u64;
     fn ktest_tcg_tpidr(n: u64, word: *mut u64) -> u64;
     fn ktest_tcg_daif_read(n: u64, word: *mut u64) -> u64;
     fn ktest_tcg_daif_write(n: u64, word: *mut u64) -> u64;
@@ -209,12 +230,14 @@ fn run_ns(f: Loop, word: &mut u64) -> u64 {
 
 /// Runs the calibration and prints the figures.
 pub fn run() {
-    let classes: [(&str, Loop, u64); 15] = [
+    let classes: [(&str, Loop, u64); 17] = [
         ("bl_ret", ktest_tcg_call, REPS),
         ("blr_ret", ktest_tcg_blr, REPS),
         ("b_cross_page_and_back", ktest_tcg_xpage, 1),
         ("mrs_cntvct", ktest_tcg_cntvct, REPS),
         ("isb_mrs_cntvct", ktest_tcg_isb_cntvct, REPS),
+        ("mrs_cntpct", ktest_tcg_cntpct, REPS),
+        ("cbz_not_taken", ktest_tcg_cond, REPS),
         ("mrs_tpidr_el1", ktest_tcg_tpidr, REPS),
         ("mrs_daif", ktest_tcg_daif_read, REPS),
         ("msr_daif", ktest_tcg_daif_write, REPS),
