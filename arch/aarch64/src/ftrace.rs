@@ -111,6 +111,11 @@ pub const FTRACE_OPS_FL_SAVE_REGS: u64 = 1 << 0;
 /// function had them, instead of masked. Its handler must cope with
 /// interrupts (and their traced functions) arriving while it runs.
 pub const FTRACE_OPS_FL_UNMASKED: u64 = 1 << 1;
+/// Ops flag, with [`FTRACE_OPS_FL_UNMASKED`] only: the handler reads no
+/// [`FtraceRegs::daif`], so the trampoline does not read DAIF for it (an
+/// MRS that QEMU's TCG runs through a helper, about 8 ns); the slot holds
+/// a stale word.
+pub const FTRACE_OPS_FL_NO_DAIF: u64 = 1 << 2;
 
 /// Most CPUs counted by [`ftrace_depth`] (`TPIDR_EL1` holds a CPU number
 /// below this).
@@ -193,10 +198,12 @@ core::arch::global_asm!(
     "ldr x12, [x14]",
     "add x12, x12, #1",
     "str x12, [x14]",
-    "mrs x10, daif",
     // x30 = func + 8 (8-aligned), the literal is at func - 8.
     "ldr x11, [x30, #-16]",
     "ldr x13, [x11, #{flags}]",
+    "tbnz x13, #{no_daif_bit}, 5f",
+    "mrs x10, daif",
+    "5:",
     "tbnz x13, #{unmasked_bit}, 3f",
     "msr daifset, #3",
     "3:",
@@ -277,6 +284,7 @@ core::arch::global_asm!(
     depth_slot = const FRAME_DEPTH,
     depth_shift = const FTRACE_DEPTH_SHIFT,
     unmasked_bit = const FTRACE_OPS_FL_UNMASKED.trailing_zeros(),
+    no_daif_bit = const FTRACE_OPS_FL_NO_DAIF.trailing_zeros(),
     fregs = const FREGS_SIZE,
     frame = const FRAME_SIZE,
     ops = const FRAME_OPS,

@@ -104,15 +104,18 @@ pub(super) fn site_changed(addr: usize) {
         .any(|s| s.has_post || s.probes.iter().any(|p| !p.only_pc));
     // One probe at the entry and none on the `bl` (a `p:` event on a
     // function): its own handler, with no loops.
-    let handler = match (&entry, &bl) {
+    // The event callsite builds no pt_regs: it needs no DAIF either.
+    let (handler, daif): (extern "C" fn(usize, usize, &Callsite, &mut FtraceRegs), bool) = match (&entry, &bl) {
         (Some(s), None) if s.probes.len() == 1 && !s.has_post && s.probes.iter().all(|p| p.event.is_some()) => {
-            kprobe_ftrace_callsite_event
+            (kprobe_ftrace_callsite_event, false)
         }
-        (Some(s), None) if s.probes.len() == 1 && !s.has_post => kprobe_ftrace_callsite_one,
-        _ => kprobe_ftrace_callsite,
+        (Some(s), None) if s.probes.len() == 1 && !s.has_post => (kprobe_ftrace_callsite_one, true),
+        _ => (kprobe_ftrace_callsite, true),
     };
-    let new = (entry.is_some() || bl.is_some())
-        .then(|| Box::new(Callsite::new(handler, save_regs, ProbedFunction { entry, bl }).unmasked()));
+    let new = (entry.is_some() || bl.is_some()).then(|| {
+        let cs = Callsite::new(handler, save_regs, ProbedFunction { entry, bl }).unmasked();
+        Box::new(if daif { cs } else { cs.without_daif() })
+    });
     let old = {
         let mut map = CALLSITES.lock();
         match new {

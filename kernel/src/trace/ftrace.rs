@@ -248,6 +248,14 @@ impl<T> FtraceCallsite<T> {
         self.arch_flags |= arch::ftrace::FTRACE_OPS_FL_UNMASKED;
         self
     }
+
+    /// The same [`FtraceCallsite::unmasked`] callsite, whose handler reads
+    /// no [`FtraceRegs::daif`]: the trampoline does not read DAIF for it.
+    pub const fn without_daif(mut self) -> FtraceCallsite<T> {
+        assert!(self.arch_flags & arch::ftrace::FTRACE_OPS_FL_UNMASKED != 0);
+        self.arch_flags |= arch::ftrace::FTRACE_OPS_FL_NO_DAIF;
+        self
+    }
 }
 
 /// The literal of a site nobody uses (Linux's `ftrace_nop_ops`): a CPU
