@@ -2,7 +2,7 @@
 //! fcntl and `*at` flags, `struct stat`, `struct linux_dirent64`, poll bits,
 //! terminal ioctls with `struct termios` and `struct winsize`, the path
 //! limits, the system call table (numbers, names, argument kinds), signal
-//! numbers, ptrace's numbers and regset layouts, and an error type that
+//! numbers, ptrace's numbers and regset layouts, ELF64 numbers and headers, and an error type that
 //! carries a message and position for tracefs `error_log`. Every value is
 //! Linux's (include/uapi/asm-generic, with arm64's overrides), so a static
 //! Linux arm64 binary sees what it expects.
@@ -17,6 +17,7 @@
 
 pub mod auxvec;
 pub mod capability;
+pub mod elf;
 pub mod errno;
 pub mod error;
 pub mod fcntl;
