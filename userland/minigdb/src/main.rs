@@ -99,22 +99,26 @@ struct Session {
 }
 
 fn signal_description(sig: i32) -> &'static str {
+    use uapi::signal::*;
+    let Ok(sig) = u32::try_from(sig) else {
+        return "Unknown signal";
+    };
     match sig {
-        1 => "Hangup",
-        2 => "Interrupt",
-        3 => "Quit",
-        4 => "Illegal instruction",
-        5 => "Trace/breakpoint trap",
-        6 => "Aborted",
-        7 => "Bus error",
-        8 => "Arithmetic exception",
-        9 => "Killed",
-        10 => "User defined signal 1",
-        11 => "Segmentation fault",
-        12 => "User defined signal 2",
-        13 => "Broken pipe",
-        14 => "Alarm clock",
-        15 => "Terminated",
+        SIGHUP => "Hangup",
+        SIGINT => "Interrupt",
+        SIGQUIT => "Quit",
+        SIGILL => "Illegal instruction",
+        SIGTRAP => "Trace/breakpoint trap",
+        SIGABRT => "Aborted",
+        SIGBUS => "Bus error",
+        SIGFPE => "Arithmetic exception",
+        SIGKILL => "Killed",
+        SIGUSR1 => "User defined signal 1",
+        SIGSEGV => "Segmentation fault",
+        SIGUSR2 => "User defined signal 2",
+        SIGPIPE => "Broken pipe",
+        SIGALRM => "Alarm clock",
+        SIGTERM => "Terminated",
         _ => "Unknown signal",
     }
 }
@@ -429,7 +433,7 @@ impl Session {
         // The trap comes before the store: step it with the watchpoint off.
         let _ = inferior::set_watchpoint(pid, addr, 0);
         let stepped = self.step_one(pid, true);
-        let _ = inferior::set_watchpoint(pid, addr, inferior::WCR_STORE_8);
+        let _ = inferior::set_watchpoint(pid, addr, inferior::wcr_store_8());
         if !matches!(stepped, Ok(Event::Stopped(SIGTRAP))) {
             return false;
         }
@@ -682,7 +686,7 @@ impl Session {
             Ok(_) => {}
             Err(e) => return Err(refused(e)),
         }
-        inferior::set_watchpoint(pid, addr, inferior::WCR_STORE_8).map_err(refused)?;
+        inferior::set_watchpoint(pid, addr, inferior::wcr_store_8()).map_err(refused)?;
         let old = inferior::peek(pid, addr).map_err(|_| format!("Cannot access memory at address 0x{addr:x}"))?;
         let num = self.next_num;
         self.next_num += 1;
