@@ -101,7 +101,11 @@ syscall!(__arm64_sys_sched_yield, _r, {
 syscall!(
     __arm64_sys_set_robust_list,
     r,
-    if r.regs[1] != 24 { Err(Errno::EINVAL) } else { Ok(0) }
+    if r.regs[1] != uapi::futex::ROBUST_LIST_HEAD_SIZE {
+        Err(Errno::EINVAL)
+    } else {
+        Ok(0)
+    }
 );
 
 /// RLIMIT_* defaults, as (soft, hard).
@@ -111,7 +115,7 @@ fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
     let res = u32::try_from(res).map_err(|_| Errno::EINVAL)?;
     Ok(match res {
         RLIMIT_STACK => (8 << 20, INF),
-        RLIMIT_NOFILE => (1024, 4096),
+        RLIMIT_NOFILE => (uapi::INR_OPEN_CUR as u64, uapi::INR_OPEN_MAX as u64),
         // RLIMIT_NPROC and RLIMIT_SIGPENDING: Linux sets both to half its
         // max_threads, from the RAM size. Every task here runs as root,
         // which Linux exempts from RLIMIT_NPROC at fork, so it is reported

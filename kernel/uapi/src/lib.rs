@@ -24,6 +24,7 @@ pub mod fcntl;
 pub mod futex;
 pub mod hw_breakpoint;
 pub mod ipc;
+pub mod magic;
 pub mod mman;
 pub mod mount;
 pub mod poll;
@@ -57,7 +58,12 @@ pub const NAME_MAX: usize = 255;
 pub const PIPE_BUF: usize = 4096;
 /// Symbolic links followed in one lookup before ELOOP (include/linux/namei.h).
 pub const MAXSYMLINKS: u32 = 40;
-/// The default open-file limit (RLIMIT_NOFILE).
-pub const NR_OPEN_DEFAULT: usize = 1024;
+/// Initial soft RLIMIT_NOFILE (include/uapi/linux/fs.h).
+pub const INR_OPEN_CUR: usize = 1024;
+/// Initial hard RLIMIT_NOFILE.
+pub const INR_OPEN_MAX: usize = 4096;
+/// The default open-file limit (RLIMIT_NOFILE): a descriptor table's
+/// bound until setrlimit changes it.
+pub const NR_OPEN_DEFAULT: usize = INR_OPEN_CUR;
 /// The highest RLIMIT_NOFILE Linux allows by default (`fs.nr_open`).
 pub const NR_OPEN_MAX: usize = 1 << 20;
