@@ -182,7 +182,7 @@ syscall!(__arm64_sys_fadvise64, r, {
     }
     // POSIX_FADV_NORMAL..POSIX_FADV_NOREUSE; the page cache here is the
     // files' own memory, so each is advice with nothing to do.
-    if advice > 5 || len < 0 {
+    if advice > uapi::fcntl::fadv::POSIX_FADV_NOREUSE || len < 0 {
         return Err(Errno::EINVAL);
     }
     Ok(0)

@@ -30,6 +30,7 @@ pub mod mount;
 pub mod poll;
 pub mod prctl;
 pub mod ptrace;
+pub mod random;
 pub mod reboot;
 pub mod resource;
 pub mod rseq;
