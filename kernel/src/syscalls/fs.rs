@@ -961,18 +961,23 @@ syscall!(__arm64_sys_umount2, r, {
     Ok(0)
 });
 
-/// `struct statfs` of arm64 (the generic 64-bit layout, 120 bytes).
+/// Writes `struct statfs` for `st`.
 fn put_statfs(ubuf: UserPtr, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
-    /// The flags of a default mount (no per-mount flags are kept here).
-    const F_FLAGS: u64 = uapi::mount::ST_VALID | uapi::mount::ST_RELATIME;
-    let mut out = [0u8; 120];
-    let words = [
-        st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree, 0, st.namelen, st.bsize, F_FLAGS,
-    ];
-    for (i, w) in words.iter().enumerate() {
-        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
-    }
-    copy_to_user(ubuf, &out)?;
+    let out = uapi::stat::Statfs {
+        f_type: st.fs_type,
+        f_bsize: st.bsize,
+        f_blocks: st.blocks,
+        f_bfree: st.bfree,
+        f_bavail: st.bavail,
+        f_files: st.files,
+        f_ffree: st.ffree,
+        f_fsid: [0; 2],
+        f_namelen: st.namelen,
+        f_frsize: st.bsize,
+        // The flags of a default mount (no per-mount flags are kept here).
+        f_flags: uapi::mount::ST_VALID | uapi::mount::ST_RELATIME,
+    };
+    copy_to_user(ubuf, &out.to_bytes())?;
     Ok(0)
 }
 

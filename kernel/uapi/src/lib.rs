@@ -40,6 +40,7 @@ pub mod signal;
 pub mod socket;
 pub mod stat;
 pub mod syscalls;
+pub mod sysinfo;
 pub mod syslog;
 pub mod termios;
 pub mod time;
