@@ -7,8 +7,6 @@ use uapi::hw_breakpoint::{
     ArchHwBreakpointCtrl, AARCH64_BREAKPOINT_EL0, ARM_BREAKPOINT_EXECUTE, ARM_BREAKPOINT_STORE, DBG_REGS_OFFSET,
     USER_HWDEBUG_STATE_SIZE,
 };
-/// Signals are 1..=NSIG; NSIG + 1 is the first invalid one.
-const NSIG: usize = uapi::signal::NSIG as usize;
 use uapi::signal::code::{TRAP_HWBKPT, TRAP_TRACE};
 
 core::arch::global_asm!(
@@ -524,7 +522,7 @@ pub(super) fn sysemu_stops_at_entry_and_skips_the_call() -> Outcome {
 pub(super) fn resume_requests_check_the_signal() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     for req in [PTRACE_SINGLESTEP, PTRACE_SYSEMU, PTRACE_SYSEMU_SINGLESTEP] {
-        expect_err(ptrace(req, pid, 0, NSIG + 1), Errno::EIO, "signal 65")?;
+        expect_err(ptrace(req, pid, 0, uapi::signal::NSIG + 1), Errno::EIO, "signal 65")?;
     }
     // Still stopped: the failed requests resumed nothing.
     check_eq!(regs(pid).is_ok(), true, "still in its stop");
