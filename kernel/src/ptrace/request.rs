@@ -553,7 +553,7 @@ fn get_syscall_info(child: &Arc<Task>, size: u64, data: UserPtr) -> SysResult {
                 let rval = frame.regs[0] as i64;
                 SyscallInfoKind::Exit {
                     rval,
-                    is_error: (-4095..0).contains(&rval),
+                    is_error: (-uapi::errno::MAX_ERRNO..0).contains(&rval),
                 }
             }
             _ => SyscallInfoKind::None,
