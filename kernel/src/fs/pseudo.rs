@@ -865,8 +865,8 @@ impl FileSystem for PseudoFs {
     }
     fn magic(&self) -> u64 {
         match self.fs_type {
-            "debugfs" => 0x6462_6720,
-            "tracefs" => 0x7472_6163,
+            "debugfs" => uapi::magic::DEBUGFS_MAGIC,
+            "tracefs" => uapi::magic::TRACEFS_MAGIC,
             _ => 0,
         }
     }

@@ -40,11 +40,6 @@ use uapi::ptrace::*;
 /// `si_code` of a traced child's SIGCHLD and waitid report.
 pub use uapi::signal::code::CLD_TRAPPED;
 
-/// `ptrace_message` values of a system call stop (Linux's
-/// PTRACE_EVENTMSG_SYSCALL_ENTRY/EXIT), which GET_SYSCALL_INFO reads.
-const EVENTMSG_SYSCALL_ENTRY: u64 = 1;
-const EVENTMSG_SYSCALL_EXIT: u64 = 2;
-
 /// What a tracee's tracer can see and change; guarded by `TaskPtrace::state`.
 #[derive(Default)]
 pub(super) struct PtraceState {
@@ -556,9 +551,9 @@ fn report_syscall(regs: &mut PtRegs, exit: bool) -> bool {
     let saved = regs.regs[7];
     regs.regs[7] = exit as u64;
     let msg = if exit {
-        EVENTMSG_SYSCALL_EXIT
+        PTRACE_EVENTMSG_SYSCALL_EXIT
     } else {
-        EVENTMSG_SYSCALL_ENTRY
+        PTRACE_EVENTMSG_SYSCALL_ENTRY
     };
     let code = SIGTRAP | if sysgood { 0x80 } else { 0 };
     drop(me);

@@ -538,7 +538,7 @@ fn get_syscall_info(child: &Arc<Task>, size: u64, data: UserPtr) -> SysResult {
     let frame = with_frame(child, |f| regs::clone_regs(f))?;
     let kind = if si_code == (SIGTRAP | 0x80) as i32 {
         match message {
-            EVENTMSG_SYSCALL_ENTRY => SyscallInfoKind::Entry {
+            PTRACE_EVENTMSG_SYSCALL_ENTRY => SyscallInfoKind::Entry {
                 nr: frame.syscallno as u64,
                 args: [
                     frame.orig_x0,
@@ -549,11 +549,11 @@ fn get_syscall_info(child: &Arc<Task>, size: u64, data: UserPtr) -> SysResult {
                     frame.regs[5],
                 ],
             },
-            EVENTMSG_SYSCALL_EXIT => {
+            PTRACE_EVENTMSG_SYSCALL_EXIT => {
                 let rval = frame.regs[0] as i64;
                 SyscallInfoKind::Exit {
                     rval,
-                    is_error: (-4095..0).contains(&rval),
+                    is_error: (-uapi::errno::MAX_ERRNO..0).contains(&rval),
                 }
             }
             _ => SyscallInfoKind::None,

@@ -12,8 +12,8 @@ use uapi::poll::{self, PollFd};
 use vfs::file::OpenFile;
 use vfs::mount::Path;
 
-/// Largest single read or write (Linux's MAX_RW_COUNT, rounded).
-const MAX_RW: usize = 0x7fff_f000;
+/// Largest single read or write (Linux's MAX_RW_COUNT).
+const MAX_RW: usize = uapi::uio::MAX_RW_COUNT as usize;
 
 fn path_arg(p: UserPtr) -> Result<Filename, Errno> {
     crate::uaccess::getname(p)
@@ -544,7 +544,7 @@ syscall!(__arm64_sys_newfstatat, r, {
     // glibc's fstat: the descriptor itself, which may be a pipe or a
     // device without a path.
     if flags & AT_EMPTY_PATH != 0 && path.is_empty() && dirfd as i32 != uapi::fcntl::AT_FDCWD {
-        if flags & !(AT_EMPTY_PATH | uapi::fcntl::AT_SYMLINK_NOFOLLOW | 0x800) != 0 {
+        if flags & !(AT_EMPTY_PATH | uapi::fcntl::AT_SYMLINK_NOFOLLOW | uapi::fcntl::AT_NO_AUTOMOUNT) != 0 {
             return Err(Errno::EINVAL);
         }
         put_stat(statbuf, &file(dirfd)?.metadata())?;
@@ -671,7 +671,9 @@ syscall!(__arm64_sys_ppoll, r, {
         UserPtr::new(r.regs[3]),
         r.regs[4],
     );
-    if nfds > 1024 {
+    // Linux refuses more entries than RLIMIT_NOFILE, which here is always
+    // its default.
+    if nfds > uapi::NR_OPEN_DEFAULT {
         return Err(Errno::EINVAL);
     }
     let timeout_ns = if !tmo.is_null() {
@@ -726,8 +728,9 @@ syscall!(__arm64_sys_pselect6, r, {
     if n < 0 {
         return Err(Errno::EINVAL);
     }
-    // Linux clips n to the size of the descriptor table.
-    let n = (n as usize).min(1024);
+    // Linux clips n to the size of the descriptor table, which here is
+    // bounded by the default RLIMIT_NOFILE.
+    let n = (n as usize).min(uapi::NR_OPEN_DEFAULT);
     let words = n.div_ceil(64);
     let sets = [r.regs[1], r.regs[2], r.regs[3]].map(UserPtr::new);
     let mut bits = [Vec::new(), Vec::new(), Vec::new()];
@@ -846,9 +849,9 @@ fn do_poll(raw: &mut [u8], timeout_ns: Option<u64>) -> Result<u64, Errno> {
                             queues.push((q.clone(), q.generation()));
                         }
                         // POLLERR | POLLHUP | POLLNVAL are always reported.
-                        f.poll() & (events | 0x38)
+                        f.poll() & (events | poll::POLLERR | poll::POLLHUP | poll::POLLNVAL)
                     }
-                    Err(_) => 0x20, // POLLNVAL
+                    Err(_) => poll::POLLNVAL,
                 }
             };
             pfd.revents = revents;
@@ -890,8 +893,8 @@ impl vfs::WaitHook for PollWaker {
 }
 
 use uapi::mount::{
-    MS_BIND, MS_NOATIME, MS_NODEV, MS_NODIRATIME, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REC, MS_RELATIME, MS_REMOUNT,
-    MS_SILENT, MS_STRICTATIME, MS_SYNCHRONOUS,
+    MS_BIND, MS_MGC_VAL, MS_NOATIME, MS_NODEV, MS_NODIRATIME, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REC, MS_RELATIME,
+    MS_REMOUNT, MS_SILENT, MS_STRICTATIME, MS_SYNCHRONOUS,
 };
 /// Flags accepted and not acted on (no read-only or no-exec mounts here;
 /// MS_SILENT, which busybox always passes, only quiets kernel messages).
@@ -915,7 +918,7 @@ syscall!(__arm64_sys_mount, r, {
         UserPtr::new(r.regs[2]),
         r.regs[3],
     );
-    if flags & !(MS_BIND | MS_REMOUNT | MS_IGNORED | 0xc0ed_0000) != 0 {
+    if flags & !(MS_BIND | MS_REMOUNT | MS_IGNORED | MS_MGC_VAL) != 0 {
         return Err(Errno::EINVAL);
     }
     let at = vfs().lookup(&cred(), &current_cwd(), &target, true)?;
@@ -958,18 +961,23 @@ syscall!(__arm64_sys_umount2, r, {
     Ok(0)
 });
 
-/// `struct statfs` of arm64 (the generic 64-bit layout, 120 bytes).
+/// Writes `struct statfs` for `st`.
 fn put_statfs(ubuf: UserPtr, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
-    /// The flags of a default mount (no per-mount flags are kept here).
-    const F_FLAGS: u64 = uapi::mount::ST_VALID | uapi::mount::ST_RELATIME;
-    let mut out = [0u8; 120];
-    let words = [
-        st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree, 0, st.namelen, st.bsize, F_FLAGS,
-    ];
-    for (i, w) in words.iter().enumerate() {
-        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
-    }
-    copy_to_user(ubuf, &out)?;
+    let out = uapi::stat::Statfs {
+        f_type: st.fs_type,
+        f_bsize: st.bsize,
+        f_blocks: st.blocks,
+        f_bfree: st.bfree,
+        f_bavail: st.bavail,
+        f_files: st.files,
+        f_ffree: st.ffree,
+        f_fsid: [0; 2],
+        f_namelen: st.namelen,
+        f_frsize: st.bsize,
+        // The flags of a default mount (no per-mount flags are kept here).
+        f_flags: uapi::mount::ST_VALID | uapi::mount::ST_RELATIME,
+    };
+    copy_to_user(ubuf, &out.to_bytes())?;
     Ok(0)
 }
 
@@ -978,8 +986,7 @@ fn put_statfs(ubuf: UserPtr, st: &vfs::inode::StatFs) -> Result<u64, Errno> {
 fn statfs_of(f: &OpenFile) -> vfs::inode::StatFs {
     match f.path() {
         Some(p) => p.mnt.fs().statfs(),
-        // PIPEFS_MAGIC
-        None => vfs::inode::StatFs::simple(0x5049_5045),
+        None => vfs::inode::StatFs::simple(uapi::magic::PIPEFS_MAGIC),
     }
 }
 

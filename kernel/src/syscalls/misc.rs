@@ -21,17 +21,17 @@ syscall!(__arm64_sys_newuname, r, {
     Ok(0)
 });
 
-use uapi::prctl::{PR_GET_NAME, PR_SET_NAME};
+use uapi::prctl::{PR_GET_NAME, PR_SET_NAME, TASK_COMM_LEN};
 
 syscall!(__arm64_sys_prctl, r, {
     let me = crate::sched::current();
     match r.regs[0] {
         PR_SET_NAME => {
             let uname = UserPtr::new(r.regs[1]);
-            let name = crate::uaccess::strndup_user(uname, 16, Errno::EINVAL).or_else(|e| {
+            let name = crate::uaccess::strndup_user(uname, TASK_COMM_LEN, Errno::EINVAL).or_else(|e| {
                 if e == Errno::EINVAL {
                     // Longer names are truncated, as Linux does.
-                    let mut b = [0u8; 15];
+                    let mut b = [0u8; TASK_COMM_LEN - 1];
                     copy_from_user(&mut b, uname)?;
                     Ok(b.to_vec())
                 } else {
@@ -101,7 +101,11 @@ syscall!(__arm64_sys_sched_yield, _r, {
 syscall!(
     __arm64_sys_set_robust_list,
     r,
-    if r.regs[1] != 24 { Err(Errno::EINVAL) } else { Ok(0) }
+    if r.regs[1] != uapi::futex::ROBUST_LIST_HEAD_SIZE {
+        Err(Errno::EINVAL)
+    } else {
+        Ok(0)
+    }
 );
 
 /// RLIMIT_* defaults, as (soft, hard).
@@ -111,7 +115,7 @@ fn rlimit(res: u64) -> Result<(u64, u64), Errno> {
     let res = u32::try_from(res).map_err(|_| Errno::EINVAL)?;
     Ok(match res {
         RLIMIT_STACK => (8 << 20, INF),
-        RLIMIT_NOFILE => (1024, 4096),
+        RLIMIT_NOFILE => (uapi::INR_OPEN_CUR as u64, uapi::INR_OPEN_MAX as u64),
         // RLIMIT_NPROC and RLIMIT_SIGPENDING: Linux sets both to half its
         // max_threads, from the RAM size. Every task here runs as root,
         // which Linux exempts from RLIMIT_NPROC at fork, so it is reported
@@ -178,8 +182,11 @@ syscall!(__arm64_sys_getrusage, r, {
 
 syscall!(__arm64_sys_getrandom, r, {
     let (buf, len, flags) = (UserPtr::new(r.regs[0]), r.regs[1] as usize, r.regs[2]);
-    // GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE, the last two exclusive.
-    if flags & !7 != 0 || flags & 6 == 6 {
+    use uapi::random::{GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM};
+    // GRND_RANDOM and GRND_INSECURE are exclusive.
+    if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0
+        || flags & (GRND_RANDOM | GRND_INSECURE) == GRND_RANDOM | GRND_INSECURE
+    {
         return Err(Errno::EINVAL);
     }
     // Linux caps one call at 32 MiB; fill through a small buffer so the

@@ -33,7 +33,7 @@ pub fn ret(r: SysResult) -> i64 {
 /// value.
 pub fn from_ret(v: i64) -> SysResult {
     match Errno::from_kernel_i32(v.wrapping_neg() as i32) {
-        Some(e) if (-4095..0).contains(&v) => Err(e),
+        Some(e) if (-uapi::errno::MAX_ERRNO..0).contains(&v) => Err(e),
         _ => Ok(v as u64),
     }
 }

@@ -218,31 +218,35 @@ syscall!(__arm64_sys_utimensat, r, {
     Ok(0)
 });
 
-/// `struct statx` (256 bytes) for `meta`, reporting the basic fields and
-/// the mount id (Linux's `cp_statx`).
-fn statx_bytes(meta: &vfs::Metadata, mnt_id: u64) -> [u8; 256] {
-    const MASK: u32 = uapi::stat::STATX_BASIC_STATS | uapi::stat::STATX_MNT_ID;
-    let mut b = [0u8; 256];
-    let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
-    put(0, &MASK.to_le_bytes());
-    put(4, &meta.blksize.to_le_bytes());
-    put(16, &meta.nlink.to_le_bytes());
-    put(20, &meta.uid.to_le_bytes());
-    put(24, &meta.gid.to_le_bytes());
-    put(28, &(meta.mode as u16).to_le_bytes());
-    put(32, &meta.ino.to_le_bytes());
-    put(40, &meta.size.to_le_bytes());
-    put(48, &meta.blocks.to_le_bytes());
-    for (off, t) in [(64, meta.atime), (96, meta.ctime), (112, meta.mtime)] {
-        put(off, &t.sec.to_le_bytes());
-        put(off + 8, &t.nsec.to_le_bytes());
+/// `struct statx` for `meta`, reporting the basic fields and the mount
+/// id (Linux's `cp_statx`).
+fn statx_bytes(meta: &vfs::Metadata, mnt_id: u64) -> [u8; uapi::stat::Statx::SIZE] {
+    use uapi::stat::{major, minor, Statx, StatxTimestamp, STATX_BASIC_STATS, STATX_MNT_ID};
+    let ts = |t: vfs::Timespec| StatxTimestamp {
+        tv_sec: t.sec,
+        tv_nsec: t.nsec,
+    };
+    Statx {
+        stx_mask: STATX_BASIC_STATS | STATX_MNT_ID,
+        stx_blksize: meta.blksize,
+        stx_nlink: meta.nlink,
+        stx_uid: meta.uid,
+        stx_gid: meta.gid,
+        stx_mode: meta.mode as u16,
+        stx_ino: meta.ino,
+        stx_size: meta.size,
+        stx_blocks: meta.blocks,
+        stx_atime: ts(meta.atime),
+        stx_ctime: ts(meta.ctime),
+        stx_mtime: ts(meta.mtime),
+        stx_rdev_major: major(meta.rdev),
+        stx_rdev_minor: minor(meta.rdev),
+        stx_dev_major: major(meta.dev),
+        stx_dev_minor: minor(meta.dev),
+        stx_mnt_id: mnt_id,
+        ..Statx::default()
     }
-    put(128, &uapi::stat::major(meta.rdev).to_le_bytes());
-    put(132, &uapi::stat::minor(meta.rdev).to_le_bytes());
-    put(136, &uapi::stat::major(meta.dev).to_le_bytes());
-    put(140, &uapi::stat::minor(meta.dev).to_le_bytes());
-    put(144, &mnt_id.to_le_bytes());
-    b
+    .to_bytes()
 }
 
 syscall!(__arm64_sys_statx, r, {

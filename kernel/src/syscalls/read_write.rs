@@ -9,8 +9,8 @@ use vfs::file::OpenFile;
 
 /// Bytes moved per round.
 const CHUNK: usize = 64 * 1024;
-/// Largest single transfer (Linux's MAX_RW_COUNT, rounded).
-const MAX_RW: u64 = 0x7fff_f000;
+/// Largest single transfer (Linux's MAX_RW_COUNT).
+const MAX_RW: u64 = uapi::uio::MAX_RW_COUNT;
 
 /// Copies up to `count` bytes from `src` (at `*src_pos`, or its offset) to
 /// `dst` (at `*dst_pos`, or its offset); stops at the end of `src` or at a

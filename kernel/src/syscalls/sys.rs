@@ -153,20 +153,19 @@ syscall!(__arm64_sys_sysinfo, r, {
         .iter()
         .map(|p| p.threads.lock().len())
         .sum();
-    let mut b = [0u8; 112];
-    let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
-    put(0, &uptime.to_le_bytes());
-    // loads[3] at 8..32: the load averages with SI_LOAD_SHIFT (16) bits
-    // of fraction.
-    let shift = 16 - crate::sched::loadavg::FSHIFT;
-    for (i, avg) in crate::sched::loadavg::avenrun().into_iter().enumerate() {
-        put(8 + 8 * i, &(avg << shift).to_le_bytes());
-    }
-    put(32, &(frames.total as u64 * 4096).to_le_bytes());
-    put(40, &(frames.free as u64 * 4096).to_le_bytes());
-    put(80, &(procs.min(u16::MAX as usize) as u16).to_le_bytes());
-    put(104, &1u32.to_le_bytes()); // mem_unit: the sizes are in bytes
-    copy_to_user(UserPtr::new(r.regs[0]), &b)?;
+    // The load averages, from FSHIFT bits of fraction to SI_LOAD_SHIFT.
+    let shift = uapi::sysinfo::SI_LOAD_SHIFT - crate::sched::loadavg::FSHIFT;
+    let info = uapi::sysinfo::Sysinfo {
+        uptime: uptime as i64,
+        loads: crate::sched::loadavg::avenrun().map(|avg| avg << shift),
+        totalram: frames.total as u64 * 4096,
+        freeram: frames.free as u64 * 4096,
+        procs: procs.min(u16::MAX as usize) as u16,
+        // The sizes are in bytes.
+        mem_unit: 1,
+        ..Default::default()
+    };
+    copy_to_user(UserPtr::new(r.regs[0]), &info.to_bytes())?;
     Ok(0)
 });
 
@@ -182,7 +181,7 @@ syscall!(__arm64_sys_fadvise64, r, {
     }
     // POSIX_FADV_NORMAL..POSIX_FADV_NOREUSE; the page cache here is the
     // files' own memory, so each is advice with nothing to do.
-    if advice > 5 || len < 0 {
+    if advice > uapi::fcntl::fadv::POSIX_FADV_NOREUSE || len < 0 {
         return Err(Errno::EINVAL);
     }
     Ok(0)

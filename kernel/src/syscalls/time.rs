@@ -9,22 +9,13 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use uapi::time::{Itimerval, Timespec, Timeval};
 
 use uapi::time::{
+    CLOCKFD, CLOCKFD_MASK, CPUCLOCK_CLOCK_MASK, CPUCLOCK_PERTHREAD_MASK, CPUCLOCK_PID_SHIFT, CPUCLOCK_PROF,
+    CPUCLOCK_SCHED, CPUCLOCK_VIRT,
+};
+use uapi::time::{
     CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID,
     CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI, CLOCK_THREAD_CPUTIME_ID, ITIMER_PROF, TIMER_ABSTIME,
 };
-
-/// A CPU-time clock's reading (`CPUCLOCK_WHICH`): user + system time.
-const CPUCLOCK_PROF: i32 = 0;
-/// User time.
-const CPUCLOCK_VIRT: i32 = 1;
-/// Exact run time.
-const CPUCLOCK_SCHED: i32 = 2;
-/// A thread's clock rather than its thread group's.
-const CPUCLOCK_PERTHREAD_MASK: i32 = 4;
-/// Negative IDs with these low bits name a clock by file descriptor
-/// (`FD_TO_CLOCKID`), which this kernel has no devices for.
-const CLOCKFD: i32 = 3;
-const CLOCKFD_MASK: i32 = 7;
 
 /// A clock ID, decoded (Linux's `clockid_to_kclock`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -55,10 +46,11 @@ impl Clock {
                 thread: true,
                 which: CPUCLOCK_SCHED,
             },
+            // A CLOCKFD ID names a clock device, which this kernel has none of.
             id if id < 0 && id & CLOCKFD_MASK != CLOCKFD => Clock::Cpu {
-                pid: !(id >> 3),
+                pid: !(id >> CPUCLOCK_PID_SHIFT),
                 thread: id & CPUCLOCK_PERTHREAD_MASK != 0,
-                which: id & 3,
+                which: id & CPUCLOCK_CLOCK_MASK,
             },
             _ => return Err(Errno::EINVAL),
         })

@@ -792,7 +792,7 @@ fn print_graph_retval(s: &mut String, retval: u64, leaf: bool, func: usize, hex:
             retval as i64
         };
         // Linux's IS_ERR_VALUE: -MAX_ERRNO..=-1.
-        (-4095..0).contains(&v).then_some(v)
+        (-uapi::errno::MAX_ERRNO..0).contains(&v).then_some(v)
     };
     if !leaf {
         s.push_str("} /* ");

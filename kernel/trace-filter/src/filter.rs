@@ -38,8 +38,8 @@ pub const DEFAULT_SYS_FILTER_MESSAGE: &str = "### global filter ###\n\
 /// Longest string operand (Linux's `MAX_FILTER_STR_VAL` less the NUL).
 pub const MAX_FILTER_STR_VAL: usize = 256;
 
-/// Bytes of a task's `comm` (`TASK_COMM_LEN`).
-pub const TASK_COMM_LEN: usize = 16;
+/// Bytes of a task's `comm`.
+pub use uapi::prctl::TASK_COMM_LEN;
 
 /// Longest string a `char *` field is compared on (Linux's
 /// `USTRING_BUF_SIZE`, with its NUL).

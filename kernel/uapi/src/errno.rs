@@ -204,6 +204,11 @@ errnos! {
     ERESTART_RESTARTBLOCK = 516 => "Restart through restart_syscall, else EINTR",
 }
 
+/// The highest errno a system call or an `ERR_PTR` carries (Linux's
+/// `MAX_ERRNO`, include/linux/err.h): return values -4095..=-1 are errors,
+/// which is what C libraries test for.
+pub const MAX_ERRNO: i64 = 4095;
+
 impl Errno {
     /// `EWOULDBLOCK` is another name for `EAGAIN` in Linux.
     pub const EWOULDBLOCK: Errno = Errno::EAGAIN;
@@ -225,7 +230,7 @@ impl Errno {
     /// Reads a system call return value: `Some(errno)` when it lies in
     /// Linux's error range -4095..=-1 and names a defined errno.
     pub const fn from_ret(ret: i64) -> Option<Errno> {
-        if ret < 0 && ret >= -4095 {
+        if ret < 0 && ret >= -MAX_ERRNO {
             Errno::from_i32(-ret as i32)
         } else {
             None

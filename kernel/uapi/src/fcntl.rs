@@ -155,6 +155,23 @@ impl PipeFds {
     }
 }
 
+/// fadvise64 advice (include/uapi/linux/fadvise.h; arm64 takes the
+/// generic 4 and 5 for DONTNEED and NOREUSE, not s390's 6 and 7).
+pub mod fadv {
+    /// No special treatment.
+    pub const POSIX_FADV_NORMAL: u32 = 0;
+    /// Expect random access.
+    pub const POSIX_FADV_RANDOM: u32 = 1;
+    /// Expect sequential access.
+    pub const POSIX_FADV_SEQUENTIAL: u32 = 2;
+    /// Will need these pages.
+    pub const POSIX_FADV_WILLNEED: u32 = 3;
+    /// Will not need these pages.
+    pub const POSIX_FADV_DONTNEED: u32 = 4;
+    /// The data will be read once.
+    pub const POSIX_FADV_NOREUSE: u32 = 5;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

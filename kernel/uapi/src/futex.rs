@@ -32,3 +32,8 @@ pub const FUTEX_PRIVATE_FLAG: u32 = 128;
 pub const FUTEX_CLOCK_REALTIME: u32 = 256;
 /// Matches every waiter.
 pub const FUTEX_BITSET_MATCH_ANY: u32 = u32::MAX;
+
+/// `sizeof(struct robust_list_head)`: `list.next`, `futex_offset`,
+/// `list_op_pending`, three 8-byte words; the only length
+/// set_robust_list accepts.
+pub const ROBUST_LIST_HEAD_SIZE: u64 = 24;

@@ -26,6 +26,9 @@ pub const MS_SILENT: u64 = 1 << 15;
 pub const MS_RELATIME: u64 = 1 << 21;
 /// Always update access times.
 pub const MS_STRICTATIME: u64 = 1 << 24;
+/// Magic in the high 16 bits that old mount(2) callers pass
+/// (`MS_MGC_VAL`, under `MS_MGC_MSK`); Linux ignores it.
+pub const MS_MGC_VAL: u64 = 0xc0ed_0000;
 
 /// umount2(2) (include/linux/fs.h): unmount even if busy.
 pub const MNT_FORCE: u64 = 1;

@@ -1,5 +1,10 @@
 //! `prctl` options (include/uapi/linux/prctl.h).
 
+/// Bytes of a task's name (`comm`, include/linux/sched.h) with its NUL:
+/// PR_SET_NAME keeps at most `TASK_COMM_LEN - 1`, PR_GET_NAME writes
+/// `TASK_COMM_LEN`.
+pub const TASK_COMM_LEN: usize = 16;
+
 /// Set the calling thread's name (`comm`, at most 15 bytes).
 pub const PR_SET_NAME: u64 = 15;
 /// Get the calling thread's name.

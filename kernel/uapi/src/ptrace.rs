@@ -130,6 +130,16 @@ pub mod event {
 }
 pub use event::*;
 
+/// `PTRACE_GETEVENTMSG` at a system call stop: which side of the call the
+/// tracee stopped at (what `PTRACE_GET_SYSCALL_INFO` reports as its `op`).
+pub mod eventmsg {
+    /// Stopped at system call entry.
+    pub const PTRACE_EVENTMSG_SYSCALL_ENTRY: u64 = 1;
+    /// Stopped at system call exit.
+    pub const PTRACE_EVENTMSG_SYSCALL_EXIT: u64 = 2;
+}
+pub use eventmsg::*;
+
 /// `PTRACE_SYSCALL_INFO_*`: what `ptrace_syscall_info.op` says.
 pub mod info_op {
     /// Not a system call stop.
@@ -386,6 +396,7 @@ mod tests {
         );
         assert_eq!(PTRACE_O_MASK, 0x3000ff);
         assert_eq!((PTRACE_EVENT_EXIT, PTRACE_EVENT_STOP), (6, 128));
+        assert_eq!((PTRACE_EVENTMSG_SYSCALL_ENTRY, PTRACE_EVENTMSG_SYSCALL_EXIT), (1, 2));
         assert_eq!((NT_PRSTATUS, NT_PRFPREG, NT_ARM_SYSTEM_CALL), (1, 2, 0x404));
         assert_eq!(AUDIT_ARCH_AARCH64, 0xc000_00b7);
     }

@@ -171,6 +171,172 @@ pub const STATX_MNT_ID: u32 = 0x1000;
 /// statx(2)'s mask: reserved for a future `struct statx` extension.
 pub const STATX__RESERVED: u32 = 0x8000_0000;
 
+/// `struct statx_timestamp`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatxTimestamp {
+    /// Seconds since the epoch.
+    pub tv_sec: i64,
+    /// Nanoseconds.
+    pub tv_nsec: u32,
+}
+
+/// `struct statx` (include/uapi/linux/stat.h): what statx(2) writes, 256
+/// bytes, the spare words zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Statx {
+    /// `STATX_*`: which fields hold results.
+    pub stx_mask: u32,
+    /// Preferred I/O size.
+    pub stx_blksize: u32,
+    /// `STATX_ATTR_*` flags.
+    pub stx_attributes: u64,
+    /// Hard links.
+    pub stx_nlink: u32,
+    /// Owner.
+    pub stx_uid: u32,
+    /// Group.
+    pub stx_gid: u32,
+    /// Type and permissions.
+    pub stx_mode: u16,
+    /// Inode number.
+    pub stx_ino: u64,
+    /// Size in bytes.
+    pub stx_size: u64,
+    /// 512-byte blocks allocated.
+    pub stx_blocks: u64,
+    /// Which `stx_attributes` bits are supported.
+    pub stx_attributes_mask: u64,
+    /// Last access.
+    pub stx_atime: StatxTimestamp,
+    /// Creation.
+    pub stx_btime: StatxTimestamp,
+    /// Last status change.
+    pub stx_ctime: StatxTimestamp,
+    /// Last modification.
+    pub stx_mtime: StatxTimestamp,
+    /// Device of a special file.
+    pub stx_rdev_major: u32,
+    /// Device of a special file.
+    pub stx_rdev_minor: u32,
+    /// Device the file lives on.
+    pub stx_dev_major: u32,
+    /// Device the file lives on.
+    pub stx_dev_minor: u32,
+    /// Mount ID (`STATX_MNT_ID`).
+    pub stx_mnt_id: u64,
+    /// Direct I/O memory alignment.
+    pub stx_dio_mem_align: u32,
+    /// Direct I/O file offset alignment.
+    pub stx_dio_offset_align: u32,
+    /// Subvolume.
+    pub stx_subvol: u64,
+    /// Smallest atomic write.
+    pub stx_atomic_write_unit_min: u32,
+    /// Largest atomic write.
+    pub stx_atomic_write_unit_max: u32,
+    /// Most segments of an atomic write.
+    pub stx_atomic_write_segments_max: u32,
+}
+
+impl Statx {
+    /// Its size in user memory.
+    pub const SIZE: usize = 256;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
+        put(0, &self.stx_mask.to_le_bytes());
+        put(4, &self.stx_blksize.to_le_bytes());
+        put(8, &self.stx_attributes.to_le_bytes());
+        put(16, &self.stx_nlink.to_le_bytes());
+        put(20, &self.stx_uid.to_le_bytes());
+        put(24, &self.stx_gid.to_le_bytes());
+        put(28, &self.stx_mode.to_le_bytes());
+        put(32, &self.stx_ino.to_le_bytes());
+        put(40, &self.stx_size.to_le_bytes());
+        put(48, &self.stx_blocks.to_le_bytes());
+        put(56, &self.stx_attributes_mask.to_le_bytes());
+        for (off, t) in [
+            (64, self.stx_atime),
+            (80, self.stx_btime),
+            (96, self.stx_ctime),
+            (112, self.stx_mtime),
+        ] {
+            put(off, &t.tv_sec.to_le_bytes());
+            put(off + 8, &t.tv_nsec.to_le_bytes());
+        }
+        put(128, &self.stx_rdev_major.to_le_bytes());
+        put(132, &self.stx_rdev_minor.to_le_bytes());
+        put(136, &self.stx_dev_major.to_le_bytes());
+        put(140, &self.stx_dev_minor.to_le_bytes());
+        put(144, &self.stx_mnt_id.to_le_bytes());
+        put(152, &self.stx_dio_mem_align.to_le_bytes());
+        put(156, &self.stx_dio_offset_align.to_le_bytes());
+        put(160, &self.stx_subvol.to_le_bytes());
+        put(168, &self.stx_atomic_write_unit_min.to_le_bytes());
+        put(172, &self.stx_atomic_write_unit_max.to_le_bytes());
+        put(176, &self.stx_atomic_write_segments_max.to_le_bytes());
+        b
+    }
+}
+
+/// arm64's `struct statfs` (include/uapi/asm-generic/statfs.h, 64-bit
+/// words): what statfs(2) and fstatfs(2) write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Statfs {
+    /// Filesystem magic (`uapi::magic`).
+    pub f_type: u64,
+    /// Block size.
+    pub f_bsize: u64,
+    /// Blocks in all.
+    pub f_blocks: u64,
+    /// Free blocks.
+    pub f_bfree: u64,
+    /// Free blocks for unprivileged users.
+    pub f_bavail: u64,
+    /// Inodes in all.
+    pub f_files: u64,
+    /// Free inodes.
+    pub f_ffree: u64,
+    /// Filesystem ID (`__kernel_fsid_t`, two ints).
+    pub f_fsid: [i32; 2],
+    /// Longest file name.
+    pub f_namelen: u64,
+    /// Fragment size.
+    pub f_frsize: u64,
+    /// `ST_*` mount flags.
+    pub f_flags: u64,
+}
+
+impl Statfs {
+    /// Its size in user memory (with `f_spare[4]`).
+    pub const SIZE: usize = 120;
+
+    /// The bytes a user program sees.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        let words = [
+            self.f_type,
+            self.f_bsize,
+            self.f_blocks,
+            self.f_bfree,
+            self.f_bavail,
+            self.f_files,
+            self.f_ffree,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        b[56..60].copy_from_slice(&self.f_fsid[0].to_le_bytes());
+        b[60..64].copy_from_slice(&self.f_fsid[1].to_le_bytes());
+        b[64..72].copy_from_slice(&self.f_namelen.to_le_bytes());
+        b[72..80].copy_from_slice(&self.f_frsize.to_le_bytes());
+        b[80..88].copy_from_slice(&self.f_flags.to_le_bytes());
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +389,110 @@ mod tests {
         assert_eq!(i64::from_le_bytes(b[88..96].try_into().unwrap()), 1_700_000_000);
         assert_eq!(u64::from_le_bytes(b[96..104].try_into().unwrap()), 5);
         assert_eq!(u64::from_le_bytes(b[112..120].try_into().unwrap()), 9);
+    }
+
+    #[test]
+    fn statx_fields_sit_at_linux_offsets() {
+        let t = |sec: i64, nsec: u32| StatxTimestamp {
+            tv_sec: sec,
+            tv_nsec: nsec,
+        };
+        let x = Statx {
+            stx_mask: 0x11,
+            stx_blksize: 0x12,
+            stx_attributes: 0x13,
+            stx_nlink: 0x14,
+            stx_uid: 0x15,
+            stx_gid: 0x16,
+            stx_mode: 0x17,
+            stx_ino: 0x18,
+            stx_size: 0x19,
+            stx_blocks: 0x1a,
+            stx_attributes_mask: 0x1b,
+            stx_atime: t(0x21, 0x22),
+            stx_btime: t(0x23, 0x24),
+            stx_ctime: t(0x25, 0x26),
+            stx_mtime: t(0x27, 0x28),
+            stx_rdev_major: 0x31,
+            stx_rdev_minor: 0x32,
+            stx_dev_major: 0x33,
+            stx_dev_minor: 0x34,
+            stx_mnt_id: 0x35,
+            stx_dio_mem_align: 0x36,
+            stx_dio_offset_align: 0x37,
+            stx_subvol: 0x38,
+            stx_atomic_write_unit_min: 0x39,
+            stx_atomic_write_unit_max: 0x3a,
+            stx_atomic_write_segments_max: 0x3b,
+        };
+        let b = x.to_bytes();
+        // (offset, value) of each field, from include/uapi/linux/stat.h.
+        let at = [
+            (0, 0x11),
+            (4, 0x12),
+            (8, 0x13),
+            (16, 0x14),
+            (20, 0x15),
+            (24, 0x16),
+            (28, 0x17),
+            (32, 0x18),
+            (40, 0x19),
+            (48, 0x1a),
+            (56, 0x1b),
+            (64, 0x21),
+            (72, 0x22),
+            (80, 0x23),
+            (88, 0x24),
+            (96, 0x25),
+            (104, 0x26),
+            (112, 0x27),
+            (120, 0x28),
+            (128, 0x31),
+            (132, 0x32),
+            (136, 0x33),
+            (140, 0x34),
+            (144, 0x35),
+            (152, 0x36),
+            (156, 0x37),
+            (160, 0x38),
+            (168, 0x39),
+            (172, 0x3a),
+            (176, 0x3b),
+        ];
+        let mut seen = [false; Statx::SIZE];
+        for (off, v) in at {
+            assert_eq!(b[off], v, "byte at {off}");
+            seen[off] = true;
+        }
+        for (off, &byte) in b.iter().enumerate() {
+            assert!(seen[off] || byte == 0, "stray byte {byte:#x} at {off}");
+        }
+    }
+
+    #[test]
+    fn statfs_words_sit_at_linux_offsets() {
+        let s = Statfs {
+            f_type: 1,
+            f_bsize: 2,
+            f_blocks: 3,
+            f_bfree: 4,
+            f_bavail: 5,
+            f_files: 6,
+            f_ffree: 7,
+            f_fsid: [8, 9],
+            f_namelen: 10,
+            f_frsize: 11,
+            f_flags: 12,
+        };
+        let b = s.to_bytes();
+        for (i, w) in [1u64, 2, 3, 4, 5, 6, 7].into_iter().enumerate() {
+            assert_eq!(b[i * 8..i * 8 + 8], w.to_le_bytes());
+        }
+        assert_eq!(b[56..64], [8, 0, 0, 0, 9, 0, 0, 0]);
+        assert_eq!(b[64..72], 10u64.to_le_bytes());
+        assert_eq!(b[72..80], 11u64.to_le_bytes());
+        assert_eq!(b[80..88], 12u64.to_le_bytes());
+        assert_eq!(b[88..], [0; 32], "f_spare");
     }
 
     #[test]

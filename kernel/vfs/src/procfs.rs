@@ -146,8 +146,7 @@ impl FileSystem for ProcFs {
     }
 
     fn magic(&self) -> u64 {
-        // PROC_SUPER_MAGIC
-        0x9fa0
+        uapi::magic::PROC_SUPER_MAGIC
     }
 
     fn dev(&self) -> u64 {

@@ -304,10 +304,7 @@ impl FileSystem for RamFs {
     }
 }
 
-/// `f_type` of tmpfs (and rootfs, devtmpfs), from `<linux/magic.h>`.
-pub const TMPFS_MAGIC: u64 = 0x0102_1994;
-/// `f_type` of ramfs.
-pub const RAMFS_MAGIC: u64 = 0x8584_58f6;
+pub use uapi::magic::{RAMFS_MAGIC, TMPFS_MAGIC};
 
 struct Meta {
     mode: u32,

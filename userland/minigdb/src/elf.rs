@@ -4,6 +4,10 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use uapi::elf::{
+    Elf64Ehdr, Elf64Shdr, Elf64Sym, EI_CLASS, EI_DATA, ELFCLASS64, ELFDATA2LSB, ELFMAG, SELFMAG, SHN_UNDEF, SHT_SYMTAB,
+    STT_FUNC, STT_NOTYPE, STT_OBJECT,
+};
 
 /// One function or object symbol.
 #[derive(Clone, Debug)]
@@ -30,80 +34,56 @@ pub struct Symbols {
     syms: Vec<Symbol>,
 }
 
-const SHT_SYMTAB: u32 = 2;
-const STT_OBJECT: u8 = 1;
-const STT_FUNC: u8 = 2;
-const STT_NOTYPE: u8 = 0;
-
-fn u16_at(b: &[u8], o: usize) -> Result<u16, ElfError> {
-    let s = b.get(o..o + 2).ok_or(ElfError::Truncated)?;
-    Ok(u16::from_le_bytes([s[0], s[1]]))
+fn section_header(file: &[u8], at: Option<usize>) -> Result<Elf64Shdr, ElfError> {
+    at.and_then(|at| file.get(at..))
+        .and_then(Elf64Shdr::from_prefix)
+        .ok_or(ElfError::Truncated)
 }
 
-fn u32_at(b: &[u8], o: usize) -> Result<u32, ElfError> {
-    let s = b.get(o..o + 4).ok_or(ElfError::Truncated)?;
-    Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn u64_at(b: &[u8], o: usize) -> Result<u64, ElfError> {
-    let s = b.get(o..o + 8).ok_or(ElfError::Truncated)?;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(s);
-    Ok(u64::from_le_bytes(w))
-}
-
-fn usize_at(b: &[u8], o: usize) -> Result<usize, ElfError> {
-    usize::try_from(u64_at(b, o)?).map_err(|_| ElfError::Truncated)
+fn slice(file: &[u8], off: u64, size: u64) -> Result<&[u8], ElfError> {
+    let off = usize::try_from(off).map_err(|_| ElfError::Truncated)?;
+    let size = usize::try_from(size).map_err(|_| ElfError::Truncated)?;
+    file.get(off..off.checked_add(size).ok_or(ElfError::Truncated)?)
+        .ok_or(ElfError::Truncated)
 }
 
 impl Symbols {
     /// Parses the section headers of `file` and its `.symtab`.
     pub fn parse(file: &[u8]) -> Result<Symbols, ElfError> {
-        if file.get(..6) != Some(b"\x7fELF\x02\x01") {
+        let ident = file.get(..EI_DATA + 1).ok_or(ElfError::NotElf)?;
+        if ident[..SELFMAG] != ELFMAG || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB {
             return Err(ElfError::NotElf);
         }
-        let shoff = usize_at(file, 0x28)?;
-        let shentsize = usize::from(u16_at(file, 0x3a)?);
-        let shnum = usize::from(u16_at(file, 0x3c)?);
-        if shentsize < 64 {
+        let ehdr = Elf64Ehdr::from_prefix(file).ok_or(ElfError::Truncated)?;
+        let shoff = usize::try_from(ehdr.e_shoff).map_err(|_| ElfError::Truncated)?;
+        let shentsize = usize::from(ehdr.e_shentsize);
+        if shentsize < Elf64Shdr::SIZE {
             return Err(ElfError::Truncated);
         }
         let section = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
         let mut syms = Vec::new();
         let mut found = false;
-        for i in 0..shnum {
-            let sh = section(i).ok_or(ElfError::Truncated)?;
-            if u32_at(file, sh + 4)? != SHT_SYMTAB {
+        for i in 0..usize::from(ehdr.e_shnum) {
+            let sh = section_header(file, section(i))?;
+            if sh.sh_type != SHT_SYMTAB {
                 continue;
             }
             found = true;
-            let off = usize_at(file, sh + 0x18)?;
-            let size = usize_at(file, sh + 0x20)?;
-            let link = u32_at(file, sh + 0x28)? as usize;
-            let strsh = section(link).ok_or(ElfError::Truncated)?;
-            let stroff = usize_at(file, strsh + 0x18)?;
-            let strsize = usize_at(file, strsh + 0x20)?;
-            let strtab = file
-                .get(stroff..stroff.checked_add(strsize).ok_or(ElfError::Truncated)?)
-                .ok_or(ElfError::Truncated)?;
-            let table = file
-                .get(off..off.checked_add(size).ok_or(ElfError::Truncated)?)
-                .ok_or(ElfError::Truncated)?;
-            for ent in table.chunks_exact(24) {
-                let kind = ent[4] & 0xf;
+            let strsh = section_header(file, section(sh.sh_link as usize))?;
+            let strtab = slice(file, strsh.sh_offset, strsh.sh_size)?;
+            let table = slice(file, sh.sh_offset, sh.sh_size)?;
+            for ent in table.chunks_exact(Elf64Sym::SIZE) {
+                let sym = Elf64Sym::from_prefix(ent).ok_or(ElfError::Truncated)?;
+                let kind = sym.st_type();
                 if !matches!(kind, STT_FUNC | STT_OBJECT | STT_NOTYPE) {
                     continue;
                 }
-                let name_off = u32_at(ent, 0)? as usize;
-                let value = u64_at(ent, 8)?;
-                let size = u64_at(ent, 16)?;
-                let shndx = u16_at(ent, 6)?;
-                let name = strtab.get(name_off..).unwrap_or(&[]);
+                let name = strtab.get(sym.st_name as usize..).unwrap_or(&[]);
                 let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
                 let name = &name[..end];
                 // Undefined symbols, local labels and mapping symbols ($x, $d)
                 // name no place a user asks for.
-                if shndx == 0 || value == 0 || name.is_empty() || name[0] == b'$' {
+                if sym.st_shndx == SHN_UNDEF || sym.st_value == 0 || name.is_empty() || name[0] == b'$' {
                     continue;
                 }
                 if kind == STT_NOTYPE && name.starts_with(b".L") {
@@ -111,8 +91,8 @@ impl Symbols {
                 }
                 syms.push(Symbol {
                     name: String::from_utf8_lossy(name).into_owned(),
-                    addr: value,
-                    size,
+                    addr: sym.st_value,
+                    size: sym.st_size,
                 });
             }
         }

@@ -2,9 +2,11 @@
 
 use rt::syscall::{check, nr, syscall4};
 use rt::Errno;
+use uapi::hw_breakpoint::{ArchHwBreakpointCtrl, AARCH64_BREAKPOINT_EL0, ARM_BREAKPOINT_STORE, DBG_REGS_OFFSET};
 use uapi::ptrace::nt::*;
 use uapi::ptrace::req::*;
 use uapi::ptrace::UserPtRegs;
+use uapi::signal::{SIGINFO_SIZE, SIGKILL};
 use uapi::wait::{WEXITSTATUS, WIFEXITED, WIFSTOPPED, WSTOPSIG, WTERMSIG};
 
 /// `__WALL`: wait for the inferior whatever kind of child it is.
@@ -99,9 +101,9 @@ pub fn set_regs(pid: i32, regs: &UserPtRegs) -> Result<(), Errno> {
     regset(PTRACE_SETREGSET, pid, NT_PRSTATUS, &mut b).map(drop)
 }
 
-/// `struct user_hwdebug_state` with one slot: 8 bytes of header, then
+/// `struct user_hwdebug_state` with one slot: the header, then
 /// (addr, ctrl, pad).
-const HWDEBUG_ONE: usize = 8 + 16;
+const HWDEBUG_ONE: usize = DBG_REGS_OFFSET + 16;
 
 /// How many watchpoints the CPU has (`dbg_info` of `NT_ARM_HW_WATCH`).
 pub fn watchpoint_slots(pid: i32) -> Result<u32, Errno> {
@@ -112,7 +114,15 @@ pub fn watchpoint_slots(pid: i32) -> Result<u32, Errno> {
 
 /// `DBGWCR` for an enabled EL0 store watchpoint of the 8 bytes at an
 /// 8-aligned address: E, PAC = EL0, LSC = store, BAS = 0xff.
-pub const WCR_STORE_8: u32 = 1 | (2 << 1) | (2 << 3) | (0xff << 5);
+pub fn wcr_store_8() -> u32 {
+    ArchHwBreakpointCtrl {
+        len: 0xff,
+        ty: ARM_BREAKPOINT_STORE,
+        privilege: AARCH64_BREAKPOINT_EL0,
+        enabled: true,
+    }
+    .encode()
+}
 
 /// Programs watchpoint slot 0 (`ctrl` 0 disables it).
 pub fn set_watchpoint(pid: i32, addr: u64, ctrl: u32) -> Result<(), Errno> {
@@ -124,7 +134,7 @@ pub fn set_watchpoint(pid: i32, addr: u64, ctrl: u32) -> Result<(), Errno> {
 
 /// (si_signo, si_code, si_addr) of the signal that stopped `pid`.
 pub fn siginfo(pid: i32) -> Result<(i32, i32, u64), Errno> {
-    let mut b = [0u8; 128];
+    let mut b = [0u8; SIGINFO_SIZE];
     ptrace(PTRACE_GETSIGINFO, pid, 0, b.as_mut_ptr() as usize)?;
     let i32_at = |o: usize| i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
     let mut a = [0u8; 8];
@@ -150,6 +160,6 @@ pub fn detach(pid: i32) -> Result<(), Errno> {
 /// SIGKILLs the inferior and reaps it.
 pub fn kill(pid: i32) {
     // SAFETY: kill takes no memory.
-    unsafe { rt::syscall::syscall2(nr::KILL, pid as usize, 9) };
+    unsafe { rt::syscall::syscall2(nr::KILL, pid as usize, SIGKILL as usize) };
     while let Ok(Event::Stopped(_)) = wait(pid) {}
 }

@@ -41,6 +41,7 @@ use alloc::vec::Vec;
 use elf::Symbols;
 use inferior::Event;
 use rt::{fs, println, Errno};
+use uapi::elf::{Elf64Ehdr, Elf64Phdr, PT_LOAD};
 use uapi::ptrace::UserPtRegs;
 
 rt::main!(main);
@@ -98,22 +99,26 @@ struct Session {
 }
 
 fn signal_description(sig: i32) -> &'static str {
+    use uapi::signal::*;
+    let Ok(sig) = u32::try_from(sig) else {
+        return "Unknown signal";
+    };
     match sig {
-        1 => "Hangup",
-        2 => "Interrupt",
-        3 => "Quit",
-        4 => "Illegal instruction",
-        5 => "Trace/breakpoint trap",
-        6 => "Aborted",
-        7 => "Bus error",
-        8 => "Arithmetic exception",
-        9 => "Killed",
-        10 => "User defined signal 1",
-        11 => "Segmentation fault",
-        12 => "User defined signal 2",
-        13 => "Broken pipe",
-        14 => "Alarm clock",
-        15 => "Terminated",
+        SIGHUP => "Hangup",
+        SIGINT => "Interrupt",
+        SIGQUIT => "Quit",
+        SIGILL => "Illegal instruction",
+        SIGTRAP => "Trace/breakpoint trap",
+        SIGABRT => "Aborted",
+        SIGBUS => "Bus error",
+        SIGFPE => "Arithmetic exception",
+        SIGKILL => "Killed",
+        SIGUSR1 => "User defined signal 1",
+        SIGSEGV => "Segmentation fault",
+        SIGUSR2 => "User defined signal 2",
+        SIGPIPE => "Broken pipe",
+        SIGALRM => "Alarm clock",
+        SIGTERM => "Terminated",
         _ => "Unknown signal",
     }
 }
@@ -428,7 +433,7 @@ impl Session {
         // The trap comes before the store: step it with the watchpoint off.
         let _ = inferior::set_watchpoint(pid, addr, 0);
         let stepped = self.step_one(pid, true);
-        let _ = inferior::set_watchpoint(pid, addr, inferior::WCR_STORE_8);
+        let _ = inferior::set_watchpoint(pid, addr, inferior::wcr_store_8());
         if !matches!(stepped, Ok(Event::Stopped(SIGTRAP))) {
             return false;
         }
@@ -681,7 +686,7 @@ impl Session {
             Ok(_) => {}
             Err(e) => return Err(refused(e)),
         }
-        inferior::set_watchpoint(pid, addr, inferior::WCR_STORE_8).map_err(refused)?;
+        inferior::set_watchpoint(pid, addr, inferior::wcr_store_8()).map_err(refused)?;
         let old = inferior::peek(pid, addr).map_err(|_| format!("Cannot access memory at address 0x{addr:x}"))?;
         let num = self.next_num;
         self.next_num += 1;
@@ -930,29 +935,19 @@ fn read_fd(fd: i32) -> Vec<u8> {
 
 /// The PT_LOAD segments of an ELF64 file: (vaddr, file offset, file size).
 fn load_segments(image: &[u8]) -> Vec<(u64, u64, u64)> {
-    let word = |o: usize| -> Option<u64> {
-        let b = image.get(o..o + 8)?;
-        let mut w = [0u8; 8];
-        w.copy_from_slice(b);
-        Some(u64::from_le_bytes(w))
-    };
-    let half = |o: usize| -> Option<u16> { image.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]])) };
     let mut out = Vec::new();
-    let (Some(phoff), Some(phentsize), Some(phnum)) = (word(0x20), half(0x36), half(0x38)) else {
+    let Some(ehdr) = Elf64Ehdr::from_prefix(image) else {
         return out;
     };
-    for i in 0..u64::from(phnum) {
-        let Some(ph) = usize::try_from(phoff + i * u64::from(phentsize)).ok() else {
+    for i in 0..u64::from(ehdr.e_phnum) {
+        let Some(ph) = usize::try_from(ehdr.e_phoff + i * u64::from(ehdr.e_phentsize)).ok() else {
             break;
         };
-        let ptype = image
-            .get(ph..ph + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        if ptype != Some(1) {
+        let Some(ph) = image.get(ph..).and_then(Elf64Phdr::from_prefix) else {
             continue;
-        }
-        if let (Some(off), Some(vaddr), Some(filesz)) = (word(ph + 8), word(ph + 16), word(ph + 32)) {
-            out.push((vaddr, off, filesz));
+        };
+        if ph.p_type == PT_LOAD {
+            out.push((ph.p_vaddr, ph.p_offset, ph.p_filesz));
         }
     }
     out

@@ -19,7 +19,12 @@ const SIGTERM: i32 = uapi::signal::SIGTERM as i32;
 const SIGCHLD: i32 = uapi::signal::SIGCHLD as i32;
 const SIGCONT: i32 = uapi::signal::SIGCONT as i32;
 const SIGSTOP: i32 = uapi::signal::SIGSTOP as i32;
+/// `sizeof(sigset_t)`, the only size PTRACE_GETSIGMASK/SETSIGMASK take.
+const SIGSET_SIZE: usize = uapi::signal::SIGSET_SIZE as usize;
 use uapi::signal::code::{CLD_TRAPPED, SI_KERNEL, SI_USER};
+use uapi::syscalls::nr;
+use uapi::uio::UIO_MAXIOV;
+use uapi::wait::{w_exitcode, w_stopcode};
 
 mod cred;
 mod groupstop;
@@ -128,11 +133,18 @@ pub static ALL: &[Check] = checks![
 // ------------------------------------------------------------- helpers
 
 fn stopped(sig: i32) -> i32 {
-    (sig << 8) | 0x7f
+    w_stopcode(sig)
+}
+
+/// The `si_code` (and wait status signal part) of a ptrace event stop:
+/// SIGTRAP, or the stopping signal for PTRACE_EVENT_STOP, with the event
+/// in bits 8..
+fn event_code(sig: i32, event: u32) -> i32 {
+    sig | ((event as i32) << 8)
 }
 
 fn event_stop(event: u32) -> i32 {
-    ((SIGTRAP | ((event as i32) << 8)) << 8) | 0x7f
+    w_stopcode(event_code(SIGTRAP, event))
 }
 
 /// Forks a child that runs `body` and exits with its result.
@@ -168,7 +180,7 @@ fn expect_wait(pid: i32, status: i32, what: &str) -> Outcome {
 }
 
 fn expect_exit(pid: i32, code: i32) -> Outcome {
-    expect_wait(pid, code << 8, "exit")
+    expect_wait(pid, w_exitcode(code, 0), "exit")
 }
 
 fn cont(pid: i32, sig: i32) -> Outcome {
@@ -402,7 +414,7 @@ fn setregset_prstatus_changes_the_syscall_result() -> Outcome {
     set_regs(pid, &r)?;
     check_eq!(regs(pid)?.regs[0], 1234, "x0 read back");
     let mut bad = r;
-    bad.pstate = 0x5; // EL1h
+    bad.pstate = psr::PSR_MODE_EL1h;
     expect_err(
         setregset(pid, NT_PRSTATUS, &bad.to_bytes()),
         Errno::EINVAL,
@@ -417,7 +429,7 @@ fn regset_iovec_length_is_checked_and_cut() -> Outcome {
     let mut big = [0xaau8; 400];
     check_eq!(
         getregset(pid, NT_PRSTATUS, &mut big, 400),
-        Ok(272),
+        Ok(UserPtRegs::SIZE),
         "a long iovec is cut to the regset"
     );
     let mut small = [0xaau8; 16];
@@ -539,11 +551,11 @@ fn syscall_stops_mark_x7_and_report_tracesysgood() -> Outcome {
         check_eq!(r.regs[7], 0, "x7 at entry");
         let si = siginfo(pid)?;
         check_eq!((si.signo, si.code), (SIGTRAP as u32, SIGTRAP | 0x80), "entry siginfo");
-        check_eq!(eventmsg(pid)?, 1, "entry event message");
+        check_eq!(eventmsg(pid)?, PTRACE_EVENTMSG_SYSCALL_ENTRY, "entry event message");
         syscall(pid, 0)?;
         expect_wait(pid, stopped(SIGTRAP | 0x80), "exit stop")?;
         check_eq!(regs(pid)?.regs[7], 1, "x7 at exit");
-        check_eq!(eventmsg(pid)?, 2, "exit event message");
+        check_eq!(eventmsg(pid)?, PTRACE_EVENTMSG_SYSCALL_EXIT, "exit event message");
     }
     cont(pid, 0)?;
     expect_exit(pid, 0)
@@ -618,7 +630,7 @@ fn syscall_skipped_by_number_minus_one_keeps_tracer_result() -> Outcome {
     for _ in 0..2 {
         syscall(pid, 0)?;
         expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
-        if syscall_nr(pid)? == 129 {
+        if syscall_nr(pid)? == nr::KILL as i32 {
             set_syscall_nr(pid, -1)?;
             check_eq!(syscall_nr(pid)?, -1, "the number read back");
             syscall(pid, 0)?;
@@ -657,7 +669,7 @@ fn syscall_argument_changed_at_entry_is_used() -> Outcome {
     // The body's exit_group(5): change its argument.
     syscall(pid, 0)?;
     expect_wait(pid, stopped(SIGTRAP | 0x80), "entry stop")?;
-    check_eq!(syscall_nr(pid)?, 94, "exit_group");
+    check_eq!(syscall_nr(pid)?, nr::EXIT_GROUP as i32, "exit_group");
     let mut r = regs(pid)?;
     check_eq!(r.regs[0], 5, "its argument");
     r.regs[0] = 9;
@@ -684,14 +696,14 @@ fn tracefork_reports_event_and_attaches_the_child() -> Outcome {
     let si = siginfo(pid)?;
     check_eq!(
         (si.signo, si.code),
-        (SIGTRAP as u32, SIGTRAP | (1 << 8)),
+        (SIGTRAP as u32, event_code(SIGTRAP, PTRACE_EVENT_FORK)),
         "event siginfo"
     );
     expect_wait(child, stopped(SIGSTOP), "the auto-attached child's SIGSTOP")?;
     check_eq!(sys_tracer_pid(child)?, sys::getpid(), "the child's TracerPid");
     cont(child, 0)?;
     cont(pid, 0)?;
-    expect_wait(child, 4 << 8, "the child's exit, to its tracer")?;
+    expect_wait(child, w_exitcode(4, 0), "the child's exit, to its tracer")?;
     expect_wait(
         pid,
         stopped(SIGCHLD),
@@ -722,7 +734,7 @@ fn tracevfork_and_vforkdone_report_events() -> Outcome {
     expect_wait(child, stopped(SIGSTOP), "the vfork child's SIGSTOP")?;
     cont(pid, 0)?;
     cont(child, 0)?;
-    expect_wait(child, 6 << 8, "the vfork child's exit")?;
+    expect_wait(child, w_exitcode(6, 0), "the vfork child's exit")?;
     expect_wait(pid, event_stop(PTRACE_EVENT_VFORK_DONE), "vfork-done event")?;
     check_eq!(eventmsg(pid)? as i32, child, "vfork-done message");
     cont(pid, 0)?;
@@ -749,7 +761,7 @@ fn traceclone_attaches_a_thread_whose_exit_the_tracer_reaps() -> Outcome {
     expect_wait(tid, stopped(SIGSTOP), "the thread's first stop")?;
     check_eq!(sys_tracer_pid(pid)?, sys::getpid(), "TracerPid");
     cont(tid, 0)?;
-    expect_wait(tid, 7 << 8, "the thread's exit, reported to its tracer")?;
+    expect_wait(tid, w_exitcode(7, 0), "the thread's exit, reported to its tracer")?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -773,7 +785,7 @@ fn group_exit_reports_a_stopped_traced_thread_before_its_leader() -> Outcome {
     expect_wait(tid, stopped(SIGSTOP), "the thread's first stop")?;
     // The thread stays stopped; the leader goes on to exit_group(3).
     cont(pid, 0)?;
-    expect_wait(tid, 3 << 8, "the stopped thread's death by the group exit")?;
+    expect_wait(tid, w_exitcode(3, 0), "the stopped thread's death by the group exit")?;
     expect_exit(pid, 3)
 }
 
@@ -808,7 +820,7 @@ fn traceexit_reports_exit_status_as_message() -> Outcome {
     ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXIT as usize).ctx("SETOPTIONS")?;
     cont(pid, 0)?;
     expect_wait(pid, event_stop(PTRACE_EVENT_EXIT), "exit event")?;
-    check_eq!(eventmsg(pid)?, 0x500, "the wait status");
+    check_eq!(eventmsg(pid)?, w_exitcode(5, 0) as u64, "the wait status");
     cont(pid, 0)?;
     expect_exit(pid, 5)
 }
@@ -832,7 +844,7 @@ fn seize_does_not_stop_and_interrupt_reports_event_stop() -> Outcome {
     let si = siginfo(pid)?;
     check_eq!(
         (si.signo, si.code),
-        (SIGTRAP as u32, SIGTRAP | (0x80 << 8)),
+        (SIGTRAP as u32, event_code(SIGTRAP, PTRACE_EVENT_STOP)),
         "its siginfo"
     );
     check_eq!(si.pid, pid as u32, "si_pid");
@@ -843,11 +855,16 @@ fn seize_does_not_stop_and_interrupt_reports_event_stop() -> Outcome {
     Ok(())
 }
 
+/// The option bit after PTRACE_O_TRACESECCOMP, which Linux does not define.
+const UNKNOWN_OPTION: usize = (PTRACE_O_TRACESECCOMP << 1) as usize;
+/// A request number in the 0x42xx range that Linux does not define.
+const UNKNOWN_REQUEST: i64 = 0x4299;
+
 fn seize_checks_addr_and_options() -> Outcome {
     let pid = spawn(sleeper)?;
     expect_err(ptrace(PTRACE_SEIZE, pid, 1, 0), Errno::EIO, "SEIZE with addr")?;
     expect_err(
-        ptrace(PTRACE_SEIZE, pid, 0, 0x100),
+        ptrace(PTRACE_SEIZE, pid, 0, UNKNOWN_OPTION),
         Errno::EIO,
         "SEIZE with an unknown option",
     )?;
@@ -860,11 +877,11 @@ fn seize_checks_addr_and_options() -> Outcome {
 fn setoptions_rejects_unknown_bits() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     expect_err(
-        ptrace(PTRACE_SETOPTIONS, pid, 0, 0x100),
+        ptrace(PTRACE_SETOPTIONS, pid, 0, UNKNOWN_OPTION),
         Errno::EINVAL,
         "an unknown option",
     )?;
-    expect_err(ptrace(0x4299, pid, 0, 0), Errno::EIO, "an unknown request")?;
+    expect_err(ptrace(UNKNOWN_REQUEST, pid, 0, 0), Errno::EIO, "an unknown request")?;
     cont(pid, 0)?;
     expect_exit(pid, 0)
 }
@@ -889,13 +906,13 @@ fn group_stop_of_seized_tracee_is_event_stop_and_listen_waits() -> Outcome {
     cont(pid, SIGSTOP)?;
     expect_wait(
         pid,
-        ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f,
+        w_stopcode(event_code(SIGSTOP, PTRACE_EVENT_STOP)),
         "group stop as PTRACE_EVENT_STOP",
     )?;
     let si = siginfo(pid)?;
     check_eq!(
         (si.signo, si.code),
-        (SIGSTOP as u32, SIGSTOP | (0x80 << 8)),
+        (SIGSTOP as u32, event_code(SIGSTOP, PTRACE_EVENT_STOP)),
         "its siginfo"
     );
     ptrace(PTRACE_LISTEN, pid, 0, 0).ctx("LISTEN")?;
@@ -1006,18 +1023,18 @@ fn getsigmask_and_setsigmask() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     let mut m: u64 = 0xffff;
     expect_err(
-        ptrace(PTRACE_GETSIGMASK, pid, 4, &mut m as *mut u64 as usize),
+        ptrace(PTRACE_GETSIGMASK, pid, SIGSET_SIZE / 2, &mut m as *mut u64 as usize),
         Errno::EINVAL,
         "size 4",
     )?;
-    ptrace(PTRACE_GETSIGMASK, pid, 8, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
+    ptrace(PTRACE_GETSIGMASK, pid, SIGSET_SIZE, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
     check_eq!(m, 0, "the initial mask");
     let set: u64 = (1 << (SIGUSR1 - 1)) | (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
-    ptrace(PTRACE_SETSIGMASK, pid, 8, &set as *const u64 as usize).ctx("SETSIGMASK")?;
-    ptrace(PTRACE_GETSIGMASK, pid, 8, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
+    ptrace(PTRACE_SETSIGMASK, pid, SIGSET_SIZE, &set as *const u64 as usize).ctx("SETSIGMASK")?;
+    ptrace(PTRACE_GETSIGMASK, pid, SIGSET_SIZE, &mut m as *mut u64 as usize).ctx("GETSIGMASK")?;
     check_eq!(m, 1 << (SIGUSR1 - 1), "SIGKILL and SIGSTOP cannot be blocked");
     expect_err(
-        ptrace(PTRACE_SETSIGMASK, pid, 8, 8),
+        ptrace(PTRACE_SETSIGMASK, pid, SIGSET_SIZE, 8),
         Errno::EFAULT,
         "a bad mask address",
     )?;
@@ -1123,7 +1140,7 @@ fn real_parent_reaps_after_tracer_collects_exit() -> Outcome {
                 sys::exit_now(2);
             }
             let r = wait(t, 0);
-            sys::exit_now(i32::from(r != Ok((t, 6 << 8))))
+            sys::exit_now(i32::from(r != Ok((t, w_exitcode(6, 0)))))
         }
         Fork::Parent(t) => t,
     };
@@ -1236,7 +1253,7 @@ fn process_vm_readv_and_writev_copy_and_honour_protections() -> Outcome {
     };
     check_eq!(bad(16, 1), Err(Errno::EFAULT), "an unmapped local iovec array");
     check_eq!(
-        bad(local.as_ptr() as usize, 1025),
+        bad(local.as_ptr() as usize, UIO_MAXIOV + 1),
         Err(Errno::EINVAL),
         "1025 local iovecs"
     );
@@ -1481,12 +1498,12 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
             "flags before either array ({write})"
         );
         check_eq!(
-            call(write, pid, l, 1025, r, 1, 0),
+            call(write, pid, l, UIO_MAXIOV + 1, r, 1, 0),
             Err(Errno::EINVAL),
             "1025 local ({write})"
         );
         check_eq!(
-            call(write, pid, l, 1, r, 1025, 0),
+            call(write, pid, l, 1, r, UIO_MAXIOV + 1, 0),
             Err(Errno::EINVAL),
             "1025 remote ({write})"
         );
@@ -1496,7 +1513,7 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
             "empty local iovecs, an unmapped remote array ({write})"
         );
         check_eq!(
-            call(write, pid, l, 0, r, 1025, 0),
+            call(write, pid, l, 0, r, UIO_MAXIOV + 1, 0),
             Ok(0),
             "no local iovecs, 1025 remote ({write})"
         );
@@ -1531,7 +1548,7 @@ fn process_vm_calls_check_flags_counts_and_pid_in_linux_order() -> Outcome {
 /// process_vm_readv is checked for negative lengths only.
 fn iovec_lengths_are_checked_each_and_their_total_cut_as_import_iovec() -> Outcome {
     static LOCAL: AtomicU64 = AtomicU64::new(0);
-    const MAX_RW_COUNT: usize = 0x7fff_f000;
+    const MAX_RW_COUNT: usize = uapi::uio::MAX_RW_COUNT as usize;
     const HUGE: usize = 1 << 62;
     const NEGATIVE: usize = 1 << 63;
     const KERNEL: usize = 0xffff_8000_0000_0000;
@@ -1696,7 +1713,7 @@ fn seize_of_self_stopped_child_then_sigcont_retraps_at_listen() -> Outcome {
     rt::process::kill(pid, SIGCONT).ctx("kill SIGCONT")?;
     expect_wait(
         pid,
-        ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f,
+        w_stopcode(event_code(SIGSTOP, PTRACE_EVENT_STOP)),
         "the group stop as PTRACE_EVENT_STOP",
     )?;
     ptrace(PTRACE_LISTEN, pid, 0, 0).ctx("LISTEN")?;

@@ -39,20 +39,20 @@ pub fn wait(pid: i32, options: u32) -> Result<(i32, i32), Errno> {
 /// `waitid(P_PID, pid, &info, options)`: the siginfo's (si_pid, si_code,
 /// si_status).
 pub fn waitid(pid: i32, options: u32) -> Result<(i32, i32, i32), Errno> {
-    let mut info = [0u8; 128];
+    let mut info = [0u8; uapi::signal::SIGINFO_SIZE];
     // SAFETY: info is a writable siginfo_t; no rusage.
     check(unsafe {
         syscall5(
             nr::WAITID,
-            1,
+            uapi::wait::P_PID as usize,
             pid as usize,
             info.as_mut_ptr() as usize,
             options as usize,
             0,
         )
     })?;
-    let at = |o: usize| i32::from_le_bytes([info[o], info[o + 1], info[o + 2], info[o + 3]]);
-    Ok((at(16), at(8), at(24)))
+    let si = uapi::signal::SigInfo::from_bytes(&info);
+    Ok((si.pid as i32, si.code, si.status))
 }
 
 pub fn getpid() -> i32 {

@@ -99,9 +99,9 @@ pub unsafe fn syscall6(n: usize, a0: usize, a1: usize, a2: usize, a3: usize, a4:
 }
 
 /// Turns a raw result into `Ok(value)` or `Err(errno)`: results in
-/// `-4095..=-1` are errors, as in Linux's `IS_ERR_VALUE`.
+/// `-MAX_ERRNO..=-1` are errors, as in Linux's `IS_ERR_VALUE`.
 pub fn check(ret: isize) -> Result<usize, Errno> {
-    if (-4095..0).contains(&ret) {
+    if (-(uapi::errno::MAX_ERRNO as isize)..0).contains(&ret) {
         Err(Errno(-ret as i32))
     } else {
         Ok(ret as usize)

@@ -27,6 +27,29 @@ pub const CLOCK_BOOTTIME_ALARM: i32 = 9;
 /// `CLOCK_TAI`.
 pub const CLOCK_TAI: i32 = 11;
 
+// CPU-time clock IDs (include/linux/posix-timers_types.h, which C
+// libraries restate): a negative ID holds `~pid << 3`, a per-thread bit
+// and which time it reads (`MAKE_PROCESS_CPUCLOCK`,
+// `MAKE_THREAD_CPUCLOCK`).
+
+/// Reads user + system time.
+pub const CPUCLOCK_PROF: i32 = 0;
+/// Reads user time.
+pub const CPUCLOCK_VIRT: i32 = 1;
+/// Reads the exact run time.
+pub const CPUCLOCK_SCHED: i32 = 2;
+/// The bits that say which time (`CPUCLOCK_WHICH`).
+pub const CPUCLOCK_CLOCK_MASK: i32 = 3;
+/// Set for a thread's clock rather than its thread group's.
+pub const CPUCLOCK_PERTHREAD_MASK: i32 = 4;
+/// Where the complemented PID starts (`CPUCLOCK_PID`).
+pub const CPUCLOCK_PID_SHIFT: i32 = 3;
+/// Low bits of a clock ID that names a clock by file descriptor
+/// (`FD_TO_CLOCKID`), under `CLOCKFD_MASK`.
+pub const CLOCKFD: i32 = 3;
+/// The bits `CLOCKFD` is tested under.
+pub const CLOCKFD_MASK: i32 = CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_CLOCK_MASK;
+
 /// `clock_nanosleep`/`timer_settime` flag: the time is absolute.
 pub const TIMER_ABSTIME: u64 = 1;
 

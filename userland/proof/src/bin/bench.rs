@@ -24,6 +24,7 @@ use rt::fs;
 use rt::println;
 use rt::process::{exit, fork, waitpid, Fork, WaitStatus};
 use rt::syscall::{nr, syscall0};
+use uapi::elf::{hash, Elf64Dyn, Elf64Ehdr, Elf64Phdr, Elf64Sym, DT_HASH, DT_NULL, DT_STRTAB, DT_SYMTAB, PT_DYNAMIC};
 
 rt::main!(main);
 
@@ -123,29 +124,36 @@ fn vdso_clock_gettime() -> Option<GettimeFn> {
     // every offset read comes from its own headers.
     unsafe {
         let at = |off: u64| base + off as usize;
-        let u16_at = |off: u64| (at(off) as *const u16).read_unaligned();
         let u32_at = |off: u64| (at(off) as *const u32).read_unaligned();
-        let u64_at = |off: u64| (at(off) as *const u64).read_unaligned();
-        let (phoff, phentsize, phnum) = (u64_at(32), u64::from(u16_at(54)), u64::from(u16_at(56)));
-        let dynamic = (0..phnum).map(|i| phoff + i * phentsize).find(|&ph| u32_at(ph) == 2)?;
-        let dynamic = u64_at(dynamic + 16);
+        let ehdr = Elf64Ehdr::from_bytes(&(at(0) as *const [u8; Elf64Ehdr::SIZE]).read_unaligned());
+        let phdr = |i: u64| {
+            let off = ehdr.e_phoff + i * u64::from(ehdr.e_phentsize);
+            Elf64Phdr::from_bytes(&(at(off) as *const [u8; Elf64Phdr::SIZE]).read_unaligned())
+        };
+        let dynamic = (0..u64::from(ehdr.e_phnum))
+            .map(phdr)
+            .find(|ph| ph.p_type == PT_DYNAMIC)?;
         let (mut hash, mut strtab, mut symtab) = (None, None, None);
         for i in 0..64 {
-            match u64_at(dynamic + i * 16) {
-                0 => break,
-                4 => hash = Some(u64_at(dynamic + i * 16 + 8)),
-                5 => strtab = Some(u64_at(dynamic + i * 16 + 8)),
-                6 => symtab = Some(u64_at(dynamic + i * 16 + 8)),
+            let off = dynamic.p_vaddr + i * Elf64Dyn::SIZE as u64;
+            let d = Elf64Dyn::from_bytes(&(at(off) as *const [u8; Elf64Dyn::SIZE]).read_unaligned());
+            match d.d_tag {
+                DT_NULL => break,
+                DT_HASH => hash = Some(d.d_val),
+                DT_STRTAB => strtab = Some(d.d_val),
+                DT_SYMTAB => symtab = Some(d.d_val),
                 _ => {}
             }
         }
         let (strtab, symtab) = (strtab?, symtab?);
         let want = b"__kernel_clock_gettime\0";
-        for i in 1..u64::from(u32_at(hash? + 4)) {
-            let sym = symtab + i * 24;
-            let name = core::slice::from_raw_parts(at(strtab + u64::from(u32_at(sym))) as *const u8, want.len());
+        // The hash table's nchain is the number of symbols; 0 is the null one.
+        for i in 1..u64::from(u32_at(hash? + hash::NCHAIN as u64)) {
+            let off = symtab + i * Elf64Sym::SIZE as u64;
+            let sym = Elf64Sym::from_bytes(&(at(off) as *const [u8; Elf64Sym::SIZE]).read_unaligned());
+            let name = core::slice::from_raw_parts(at(strtab + u64::from(sym.st_name)) as *const u8, want.len());
             if name == want {
-                return Some(core::mem::transmute::<usize, GettimeFn>(at(u64_at(sym + 8))));
+                return Some(core::mem::transmute::<usize, GettimeFn>(at(sym.st_value)));
             }
         }
         None

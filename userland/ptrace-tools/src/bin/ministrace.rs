@@ -336,6 +336,8 @@ impl Tracer {
 
     fn stopped(&mut self, pid: i32, status: i32, stime: u64) {
         let sig = WSTOPSIG(status) as u32;
+        // A ptrace event stop's status is SIGTRAP | event << 8 above the
+        // stop bits (see uapi::wait::w_stopcode).
         let event = (status >> 16) as u32;
         // A stop of a pid that ended earlier is a new task with a reused
         // pid.
@@ -459,7 +461,7 @@ fn start(opts: &Opts) -> Result<i32, String> {
         }
         Ok(Fork::Parent(pid)) => {
             let w = sys::wait(pid, 0).map_err(|e| format!("wait4: {e:?}"))?;
-            if w.status & 0xff != 0x7f {
+            if !WIFSTOPPED(w.status) {
                 return Err(format!("child ended before exec (status {:#x})", w.status));
             }
             sys::ptrace_ctl(PTRACE_SETOPTIONS, pid, 0, options(opts) as usize)

@@ -163,7 +163,7 @@ fn main(args: rt::Args) -> i32 {
         }
     };
     let r = bench(pid, n);
-    let _ = rt::process::kill(pid, 9);
+    let _ = rt::process::kill(pid, uapi::signal::SIGKILL as i32);
     let _ = sys::wait(pid, 0);
     match r {
         Ok(()) => 0,

@@ -24,14 +24,26 @@ extern crate alloc;
 
 use rt::process::{fork, Fork};
 use rt::syscall::{nr, syscall0, syscall1, syscall2, syscall3, syscall4, syscall6};
+use uapi::fcntl::{AT_FDCWD, O_CLOEXEC, O_RDONLY};
+use uapi::mman::{MAP_ANONYMOUS, MAP_PRIVATE, PROT_READ, PROT_WRITE};
+use uapi::sched::{CLONE_CHILD_CLEARTID, CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_SYSVSEM, CLONE_THREAD, CLONE_VM};
+use uapi::signal::{SIGKILL, SIGSET_SIZE, SIGUSR1, SIG_BLOCK, SIG_UNBLOCK};
 
 rt::main!(main);
 
 const SIGCHLD_MASK: u64 = 1 << (uapi::signal::SIGCHLD - 1);
 
-fn sigprocmask(how: usize, mask: &u64) {
+fn sigprocmask(how: u64, mask: &u64) {
     // SAFETY: mask is a readable sigset_t of 8 bytes; no old set.
-    unsafe { syscall4(nr::RT_SIGPROCMASK, how, mask as *const u64 as usize, 0, 8) };
+    unsafe {
+        syscall4(
+            nr::RT_SIGPROCMASK,
+            how as usize,
+            mask as *const u64 as usize,
+            0,
+            SIGSET_SIZE as usize,
+        )
+    };
 }
 
 fn write(fd: i32, b: &[u8]) {
@@ -92,7 +104,9 @@ static THREAD_TID: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32
 /// a system call, for the kernel to clear its tid (the thread is then
 /// past its exit), then exits 0.
 fn thread() -> ! {
-    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000 | 0x20_0000;
+    const FLAGS: usize =
+        (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_CHILD_CLEARTID)
+            as usize;
     let top = core::ptr::addr_of_mut!(THREAD_STACK) as usize + 256 * 16;
     let tid = THREAD_TID.as_ptr() as usize;
     // SAFETY: the thread runs only the asm below on a stack of its own:
@@ -176,18 +190,26 @@ fn main(args: rt::Args) -> i32 {
             .unwrap_or(100);
         return attach_loop(n);
     }
-    sigprocmask(0, &SIGCHLD_MASK);
+    sigprocmask(SIG_BLOCK, &SIGCHLD_MASK);
     child(|| {
         write(1, b"child\n");
         exit(0)
     });
-    child(|| kill_self(10));
-    child(|| kill_self(9));
+    child(|| kill_self(SIGUSR1 as usize));
+    child(|| kill_self(SIGKILL as usize));
     write(1, b"parent: a line longer than thirty-two bytes\n");
     write(1, b"\ttab, quote \" and \x01\x02 bytes\n");
     // SAFETY: an anonymous private page, unmapped at once.
     unsafe {
-        let p = syscall6(nr::MMAP, 0, 4096, 3, 0x22, usize::MAX, 0);
+        let p = syscall6(
+            nr::MMAP,
+            0,
+            4096,
+            (PROT_READ | PROT_WRITE) as usize,
+            (MAP_PRIVATE | MAP_ANONYMOUS) as usize,
+            usize::MAX,
+            0,
+        );
         syscall2(nr::MUNMAP, p as usize, 4096);
     }
     let mut fds = [0i32; 2];
@@ -195,7 +217,7 @@ fn main(args: rt::Args) -> i32 {
     // SAFETY: fds is a writable int[2], buf a writable 16 bytes; "ping"
     // is readable.
     unsafe {
-        syscall2(nr::PIPE2, fds.as_mut_ptr() as usize, 0o2000000);
+        syscall2(nr::PIPE2, fds.as_mut_ptr() as usize, O_CLOEXEC as usize);
         syscall3(nr::WRITE, fds[1] as usize, b"ping".as_ptr() as usize, 4);
         syscall3(nr::READ, fds[0] as usize, buf.as_mut_ptr() as usize, buf.len());
         syscall1(nr::CLOSE, fds[0] as usize);
@@ -205,12 +227,12 @@ fn main(args: rt::Args) -> i32 {
     unsafe {
         syscall4(
             nr::OPENAT,
-            -100isize as usize,
+            AT_FDCWD as usize,
             c"/nonexistent/file".as_ptr() as usize,
-            0,
+            O_RDONLY as usize,
             0,
         )
     };
-    sigprocmask(1, &SIGCHLD_MASK);
+    sigprocmask(SIG_UNBLOCK, &SIGCHLD_MASK);
     exit(3)
 }

@@ -385,7 +385,8 @@ static mut SETEUID_THREAD_STACK: [u128; 64] = [0; 64];
 /// setresuid(-1, 1000, -1) and then waits in ppoll until the process
 /// ends; its tid.
 fn thread_seteuid_user() -> isize {
-    const FLAGS: usize = 0x100 | 0x200 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    use uapi::sched::{CLONE_FILES, CLONE_FS, CLONE_SIGHAND, CLONE_SYSVSEM, CLONE_THREAD, CLONE_VM};
+    const FLAGS: usize = (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM) as usize;
     let top = core::ptr::addr_of_mut!(SETEUID_THREAD_STACK) as usize + 64 * 16;
     let ret: isize;
     // SAFETY: the thread only makes system calls that take no memory, on a

@@ -5,6 +5,7 @@
 
 use super::*;
 use core::sync::atomic::AtomicI32;
+use uapi::rseq::ORIG_RSEQ_SIZE;
 use uapi::wait::WCONTINUED;
 
 /// The write end of the pipe the tracee's thread writes to (set before
@@ -12,7 +13,7 @@ use uapi::wait::WCONTINUED;
 static WRITER_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// The group stop status of a seized tracee (PTRACE_EVENT_STOP, SIGSTOP).
-const SEIZED_GROUP_STOP: i32 = ((SIGSTOP | (0x80 << 8)) << 8) | 0x7f;
+const SEIZED_GROUP_STOP: i32 = w_stopcode(SIGSTOP | ((PTRACE_EVENT_STOP as i32) << 8));
 
 /// A process whose second thread writes to the pipe while its first one
 /// sleeps; `delay_ms` passes before the thread starts.
@@ -168,7 +169,7 @@ pub(super) fn group_stop_of_seized_threads_traps_each_and_interrupt_and_sigcont_
         let si = siginfo(t)?;
         check_eq!(
             (si.signo, si.code, si.pid),
-            (SIGSTOP as u32, SIGSTOP | (0x80 << 8), t as u32),
+            (SIGSTOP as u32, event_code(SIGSTOP, PTRACE_EVENT_STOP), t as u32),
             "a group stop's siginfo"
         );
     }
@@ -224,7 +225,10 @@ pub(super) fn threads_detached_in_a_group_stop_stay_stopped_until_sigcont() -> O
 #[repr(C, align(32))]
 struct RseqArea([u8; 32]);
 static mut RSEQ_AREA: RseqArea = RseqArea([0; 32]);
+/// The abort signature glibc uses on arm64 (user space picks it).
 const RSEQ_SIG: u32 = 0xd428_bc00;
+/// `struct ptrace_rseq_configuration`'s size, what the request returns.
+const CONFIG_SIZE: usize = PtraceRseqConfiguration::SIZE;
 
 fn get_rseq(pid: i32, size: usize) -> Result<(usize, [u8; 32]), Fail> {
     let mut b = [0xaau8; 32];
@@ -236,29 +240,42 @@ fn get_rseq(pid: i32, size: usize) -> Result<(usize, [u8; 32]), Fail> {
 pub(super) fn get_rseq_configuration_reports_the_registered_area() -> Outcome {
     let area = core::ptr::addr_of!(RSEQ_AREA) as u64;
     let pid = spawn_traced(|| {
-        if sys::rseq_register(core::ptr::addr_of_mut!(RSEQ_AREA) as usize, 32, RSEQ_SIG) != 0 {
+        if sys::rseq_register(
+            core::ptr::addr_of_mut!(RSEQ_AREA) as usize,
+            ORIG_RSEQ_SIZE as usize,
+            RSEQ_SIG,
+        ) != 0
+        {
             return 60;
         }
         sys::raise(SIGSTOP);
         0
     })?;
     let (n, b) = get_rseq(pid, 32)?;
-    check_eq!((n, &b[..24]), (24, &[0u8; 24][..]), "no area registered yet");
-    check_eq!(&b[24..], &[0xaa; 8][..], "nothing past the structure");
+    check_eq!(
+        (n, &b[..CONFIG_SIZE]),
+        (CONFIG_SIZE, &[0u8; CONFIG_SIZE][..]),
+        "no area registered yet"
+    );
+    check_eq!(
+        &b[CONFIG_SIZE..],
+        &[0xaa; 32 - CONFIG_SIZE][..],
+        "nothing past the structure"
+    );
     cont(pid, 0)?;
     expect_wait(pid, stopped(SIGSTOP), "the stop after rseq(2)")?;
     let (n, b) = get_rseq(pid, 32)?;
-    check_eq!(n, 24, "the size returned");
+    check_eq!(n, CONFIG_SIZE, "the size returned");
     check_eq!(le64(&b, 0), area, "rseq_abi_pointer");
     let mut want = [0u8; 16];
-    want[0] = 32;
+    want[0] = ORIG_RSEQ_SIZE as u8;
     want[4..8].copy_from_slice(&RSEQ_SIG.to_le_bytes());
     check_eq!(&b[8..24], &want[..], "size, signature, flags, pad");
     let (n, b) = get_rseq(pid, 12)?;
-    check_eq!(n, 24, "the size returned for a 12-byte read");
+    check_eq!(n, CONFIG_SIZE, "the size returned for a 12-byte read");
     check_eq!(
         (le64(&b, 0), b[8], &b[12..16]),
-        (area, 32, &[0xaa; 4][..]),
+        (area, ORIG_RSEQ_SIZE as u8, &[0xaa; 4][..]),
         "a 12-byte read"
     );
     cont(pid, 0)?;
@@ -268,7 +285,11 @@ pub(super) fn get_rseq_configuration_reports_the_registered_area() -> Outcome {
 // ------------------------------------------------------------- job control
 
 /// SIGTSTP, SIGTTIN and SIGTTOU.
-const JOB_CONTROL_STOPS: [i32; 3] = [20, 21, 22];
+const JOB_CONTROL_STOPS: [i32; 3] = [
+    uapi::signal::SIGTSTP as i32,
+    uapi::signal::SIGTTIN as i32,
+    uapi::signal::SIGTTOU as i32,
+];
 
 /// The child of the orphaned-group check: in a session of its own, its
 /// group is orphaned (its parent is in another session), so the job
@@ -347,7 +368,7 @@ pub(super) fn thread_cloned_while_its_group_stops_joins_the_stop_until_sigcont()
     expect_wait(pid, stopped(SIGUSR2), "the stop before the clone")?;
     syscall(pid, 0)?;
     expect_wait(pid, stopped(SIGTRAP), "the clone's entry stop")?;
-    check_eq!(syscall_nr(pid)?, 220, "the system call at the entry stop");
+    check_eq!(syscall_nr(pid)?, nr::CLONE as i32, "the system call at the entry stop");
     check_eq!(thread_runs_soon(rd), true, "the first thread runs");
     // The first thread (untraced, the only one that may take it) starts
     // the group stop and stops; the traced thread has still to stop.
@@ -566,7 +587,13 @@ fn orphaning_parent_body() -> i32 {
             // SAFETY: `mask` is a readable sigset_t for the call; no old
             // mask is asked for.
             let r = unsafe {
-                rt::syscall::syscall4(rt::syscall::nr::RT_SIGPROCMASK, 0, &mask as *const u64 as usize, 0, 8)
+                rt::syscall::syscall4(
+                    rt::syscall::nr::RT_SIGPROCMASK,
+                    0,
+                    &mask as *const u64 as usize,
+                    0,
+                    SIGSET_SIZE,
+                )
             };
             if r != 0 {
                 sys::exit_now(80);
@@ -574,7 +601,13 @@ fn orphaning_parent_body() -> i32 {
             sys::raise(SIGSTOP);
             let mut pending = 0u64;
             // SAFETY: `pending` is a writable sigset_t for the call.
-            unsafe { rt::syscall::syscall2(rt::syscall::nr::RT_SIGPENDING, &mut pending as *mut u64 as usize, 8) };
+            unsafe {
+                rt::syscall::syscall2(
+                    rt::syscall::nr::RT_SIGPENDING,
+                    &mut pending as *mut u64 as usize,
+                    SIGSET_SIZE,
+                )
+            };
             let _ = rt::io::write_all(fd, &pending.to_le_bytes());
             sys::exit_now(0)
         }
@@ -664,7 +697,11 @@ pub(super) fn fork_held_while_a_signal_comes_restarts_after_the_handler_and_fork
     rt::process::kill(pid, SIGUSR1).ctx("kill SIGUSR1")?;
     syscall(pid, 0)?;
     expect_wait(pid, sysstop, "the clone's exit stop")?;
-    check_eq!(regs(pid)?.regs[0] as i64, -513, "the clone's result (-ERESTARTNOINTR)");
+    check_eq!(
+        regs(pid)?.regs[0] as i64,
+        -(uapi::Errno::ERESTARTNOINTR as i64),
+        "the clone's result (-ERESTARTNOINTR)"
+    );
     syscall(pid, 0)?;
     expect_wait(pid, stopped(SIGUSR1), "SIGUSR1's delivery stop")?;
     syscall(pid, SIGUSR1)?;

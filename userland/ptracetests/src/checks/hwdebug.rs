@@ -3,7 +3,10 @@
 
 use super::*;
 use crate::ensure;
-use uapi::hw_breakpoint::{DBG_REGS_OFFSET, USER_HWDEBUG_STATE_SIZE};
+use uapi::hw_breakpoint::{
+    ArchHwBreakpointCtrl, AARCH64_BREAKPOINT_EL0, ARM_BREAKPOINT_EXECUTE, ARM_BREAKPOINT_STORE, DBG_REGS_OFFSET,
+    USER_HWDEBUG_STATE_SIZE,
+};
 use uapi::signal::code::{TRAP_HWBKPT, TRAP_TRACE};
 
 core::arch::global_asm!(
@@ -209,14 +212,26 @@ fn hwdebug_image(slots: &[(u64, u32)]) -> alloc::vec::Vec<u8> {
     b
 }
 
-/// Control word: byte mask, type (0 execute, 1 load, 2 store, 3 both),
-/// enabled.
-fn hw_ctrl(mask: u32, ty: u32) -> u32 {
-    (mask << 5) | (ty << 3) | 1
+/// Control word as a debugger writes it: byte mask, type
+/// (`ARM_BREAKPOINT_*`), enabled, privilege left for the kernel to fill.
+fn hw_ctrl(mask: u8, ty: u8) -> u32 {
+    ArchHwBreakpointCtrl {
+        len: mask,
+        ty,
+        privilege: 0,
+        enabled: true,
+    }
+    .encode()
 }
 
-/// EL0 privilege as the kernel fills it in.
-const PRIV_EL0: u32 = 2 << 1;
+/// `ctrl` with the EL0 privilege the kernel fills in.
+fn at_el0(ctrl: u32) -> u32 {
+    ArchHwBreakpointCtrl {
+        privilege: AARCH64_BREAKPOINT_EL0,
+        ..ArchHwBreakpointCtrl::decode(ctrl)
+    }
+    .encode()
+}
 
 static WATCHED: AtomicU64 = AtomicU64::new(0);
 
@@ -241,37 +256,37 @@ pub(super) fn hw_regsets_report_slots_and_check_controls() -> Outcome {
     let bad = [
         (
             NT_ARM_HW_WATCH,
-            hwdebug_image(&[(var, hw_ctrl(0xf, 0))]),
+            hwdebug_image(&[(var, hw_ctrl(0xf, ARM_BREAKPOINT_EXECUTE))]),
             Errno::EINVAL,
             "execute type in the watch regset",
         ),
         (
             NT_ARM_HW_BREAK,
-            hwdebug_image(&[(count3_addr(), hw_ctrl(0xf, 2))]),
+            hwdebug_image(&[(count3_addr(), hw_ctrl(0xf, ARM_BREAKPOINT_STORE))]),
             Errno::EINVAL,
             "store type in the break regset",
         ),
         (
             NT_ARM_HW_BREAK,
-            hwdebug_image(&[(0xffff_0000_0000_1000, hw_ctrl(0xf, 0))]),
+            hwdebug_image(&[(0xffff_0000_0000_1000, hw_ctrl(0xf, ARM_BREAKPOINT_EXECUTE))]),
             Errno::EINVAL,
             "a kernel address",
         ),
         (
             NT_ARM_HW_WATCH,
-            hwdebug_image(&[(var + 1, hw_ctrl(0xff, 2))]),
+            hwdebug_image(&[(var + 1, hw_ctrl(0xff, ARM_BREAKPOINT_STORE))]),
             Errno::EINVAL,
             "eight bytes past the doubleword",
         ),
         (
             NT_ARM_HW_WATCH,
-            hwdebug_image(&[(var, hw_ctrl(0b101, 2))]),
+            hwdebug_image(&[(var, hw_ctrl(0b101, ARM_BREAKPOINT_STORE))]),
             Errno::EINVAL,
             "a byte mask with a hole",
         ),
         (
             NT_ARM_HW_WATCH,
-            hwdebug_image(&[(var, hw_ctrl(0, 2))]),
+            hwdebug_image(&[(var, hw_ctrl(0, ARM_BREAKPOINT_STORE))]),
             Errno::EINVAL,
             "an empty byte mask",
         ),
@@ -298,7 +313,7 @@ pub(super) fn hw_regsets_report_slots_and_check_controls() -> Outcome {
         expect_err(setregset(pid, nt, &image), errno, what)?;
     }
     // Bytes 4..7 of the doubleword, for stores.
-    let ctrl = hw_ctrl(0xf0, 2);
+    let ctrl = hw_ctrl(0xf0, ARM_BREAKPOINT_STORE);
     check_eq!(
         setregset(pid, NT_ARM_HW_WATCH, &hwdebug_image(&[(var, ctrl)])),
         Ok(DBG_REGS_OFFSET + 16),
@@ -306,7 +321,7 @@ pub(super) fn hw_regsets_report_slots_and_check_controls() -> Outcome {
     );
     getregset(pid, NT_ARM_HW_WATCH, &mut b, USER_HWDEBUG_STATE_SIZE).ctx("GETREGSET NT_ARM_HW_WATCH")?;
     let slot0 = (le64(&b, 8), u32::from_le_bytes([b[16], b[17], b[18], b[19]]));
-    check_eq!(slot0, (var, ctrl | PRIV_EL0), "watch slot 0 read back");
+    check_eq!(slot0, (var, at_el0(ctrl)), "watch slot 0 read back");
     kill_and_reap(pid);
     Ok(())
 }
@@ -314,7 +329,12 @@ pub(super) fn hw_regsets_report_slots_and_check_controls() -> Outcome {
 pub(super) fn hw_breakpoint_stops_with_trap_hwbkpt_and_hits_again_until_disabled() -> Outcome {
     let pid = spawn_traced(count3_tracee)?;
     let at = count3_addr() + 4;
-    setregset(pid, NT_ARM_HW_BREAK, &hwdebug_image(&[(at, hw_ctrl(0xf, 0))])).ctx("SETREGSET NT_ARM_HW_BREAK")?;
+    setregset(
+        pid,
+        NT_ARM_HW_BREAK,
+        &hwdebug_image(&[(at, hw_ctrl(0xf, ARM_BREAKPOINT_EXECUTE))]),
+    )
+    .ctx("SETREGSET NT_ARM_HW_BREAK")?;
     cont(pid, 0)?;
     expect_wait(pid, stopped(SIGTRAP), "breakpoint stop")?;
     let si = siginfo(pid)?;
@@ -351,7 +371,12 @@ fn store_watched_tracee() -> i32 {
 pub(super) fn hw_watchpoint_reports_the_data_address_and_hits_again_until_disabled() -> Outcome {
     let pid = spawn_traced(store_watched_tracee)?;
     let var = &WATCHED as *const AtomicU64 as u64;
-    setregset(pid, NT_ARM_HW_WATCH, &hwdebug_image(&[(var, hw_ctrl(0xff, 2))])).ctx("SETREGSET NT_ARM_HW_WATCH")?;
+    setregset(
+        pid,
+        NT_ARM_HW_WATCH,
+        &hwdebug_image(&[(var, hw_ctrl(0xff, ARM_BREAKPOINT_STORE))]),
+    )
+    .ctx("SETREGSET NT_ARM_HW_WATCH")?;
     cont(pid, 0)?;
     expect_wait(pid, stopped(SIGTRAP), "watchpoint stop")?;
     let si = siginfo(pid)?;
@@ -497,7 +522,7 @@ pub(super) fn sysemu_stops_at_entry_and_skips_the_call() -> Outcome {
 pub(super) fn resume_requests_check_the_signal() -> Outcome {
     let pid = spawn_traced(|| 0)?;
     for req in [PTRACE_SINGLESTEP, PTRACE_SYSEMU, PTRACE_SYSEMU_SINGLESTEP] {
-        expect_err(ptrace(req, pid, 0, 65), Errno::EIO, "signal 65")?;
+        expect_err(ptrace(req, pid, 0, uapi::signal::NSIG + 1), Errno::EIO, "signal 65")?;
     }
     // Still stopped: the failed requests resumed nothing.
     check_eq!(regs(pid).is_ok(), true, "still in its stop");
@@ -508,7 +533,12 @@ pub(super) fn resume_requests_check_the_signal() -> Outcome {
 pub(super) fn hw_breakpoint_disabled_at_its_hit_lets_a_step_run_the_instruction() -> Outcome {
     let pid = spawn_traced(count3_tracee)?;
     let at = count3_addr() + 4;
-    setregset(pid, NT_ARM_HW_BREAK, &hwdebug_image(&[(at, hw_ctrl(0xf, 0))])).ctx("SETREGSET NT_ARM_HW_BREAK")?;
+    setregset(
+        pid,
+        NT_ARM_HW_BREAK,
+        &hwdebug_image(&[(at, hw_ctrl(0xf, ARM_BREAKPOINT_EXECUTE))]),
+    )
+    .ctx("SETREGSET NT_ARM_HW_BREAK")?;
     cont(pid, 0)?;
     expect_wait(pid, stopped(SIGTRAP), "breakpoint stop")?;
     // What a debugger does to move on: disable, then step.

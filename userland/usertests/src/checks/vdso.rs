@@ -55,6 +55,8 @@ const CLOCKS: [usize; 9] = [
 
 // ------------------------------------------------------------ ELF parsing
 
+// Linux's elf.h numbers, restated here rather than taken from `uapi::elf`
+// on purpose (see `sys`): a wrong value there must fail these checks.
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const DT_NULL: u64 = 0;
