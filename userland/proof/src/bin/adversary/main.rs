@@ -166,6 +166,12 @@ static ATTACKS: &[Attack] = &[
         "SIGKILL ends a parent waiting for its vfork child"
     ),
     attack!(
+        "clone-parent-death",
+        20,
+        tasks::clone_parent_death,
+        "CLONE_PARENT children made while the caller's parent is SIGKILLed: init reaps every one"
+    ),
+    attack!(
         "ptrace-death",
         30,
         tasks::ptrace_death,

@@ -458,6 +458,60 @@ pub fn vfork_kill(cfg: &Cfg) -> Result<(), String> {
     Ok(())
 }
 
+/// Children made with CLONE_PARENT while the caller's parent is SIGKILLed:
+/// each joins the dying parent (and is handed to init with its other
+/// children) or init, never a parent that has handed its children over
+/// already; init reaps every one.
+pub fn clone_parent_death(cfg: &Cfg) -> Result<(), String> {
+    let mut rng = Rng(cfg.seed ^ 0x636c_6f6e);
+    for _ in 0..6 * cfg.scale {
+        let ch = Channel::new();
+        let parent = spawn(move || {
+            sys(nr::SETPGID, &[0, 0]);
+            spawn(move || loop {
+                let r = sys(
+                    nr::CLONE,
+                    &[uapi::sched::CLONE_PARENT as usize | SIGCHLD as usize, 0, 0, 0, 0],
+                );
+                if r == 0 {
+                    ch.send(getpid() as u64);
+                    exit_group(0);
+                }
+                if r < 0 {
+                    sleep_ms(1);
+                }
+            });
+            // Never reaps: its children wait for init.
+            loop {
+                sleep_ms(1000);
+            }
+        });
+        sleep_ms(5 + rng.below(25));
+        kill(parent, SIGKILL);
+        // The cloner goes on with init as its parent for a moment.
+        sleep_ms(rng.below(10));
+        kill(-parent, SIGKILL);
+        if wait_timeout(parent, 3000).is_none() {
+            return Err(format!("parent {parent} did not die of SIGKILL (3 s)"));
+        }
+        let mut b = [0u8; 8];
+        let mut n = 0;
+        while ch.drain_one(&mut b) {
+            let pid = u64::from_le_bytes(b) as i32;
+            n += 1;
+            if !gone_within(pid, 5000) {
+                ch.close();
+                return Err(format!(
+                    "CLONE_PARENT child {pid} of {parent}'s child still exists 5 s after both died ({n} read)"
+                ));
+            }
+        }
+        ch.close();
+        progress();
+    }
+    Ok(())
+}
+
 /// Whether `pid` is gone (reaped by init) within `ms`.
 fn gone_within(pid: i32, ms: u64) -> bool {
     let end = now_ns() + ms * 1_000_000;
