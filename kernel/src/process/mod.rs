@@ -414,11 +414,6 @@ fn do_clone(
     }
     let me = sched::current();
     let parent = current_process();
-    // init makes no siblings: they would have no parent to reap them
-    // (Linux refuses CLONE_PARENT from an unkillable init).
-    if flags & CLONE_PARENT != 0 && parent.pid == 1 {
-        return Err(Errno::EINVAL);
-    }
     // A dying group makes no children (Linux: fatal_signal_pending, the
     // clone is restarted and the caller dies first). Checked again under
     // `threads` below, where it is atomic with do_group_exit's kill loop.
@@ -487,6 +482,11 @@ fn do_clone(
             Arc::new(parent.sighand.duplicate())
         };
         let fs = parent.fs.lock().fork(flags & CLONE_FILES != 0, flags & CLONE_FS != 0);
+        let real_parent = if flags & CLONE_PARENT != 0 {
+            find_process(parent.ppid.load(Ordering::Relaxed)).unwrap_or(parent.clone())
+        } else {
+            parent.clone()
+        };
         let umask = if flags & CLONE_FS != 0 {
             parent.umask.clone()
         } else {
@@ -494,19 +494,14 @@ fn do_clone(
         };
         let p = Process::new(
             tid,
-            parent.pid,
+            real_parent.pid,
             parent.pgid.load(Ordering::Relaxed),
             parent.sid.load(Ordering::Relaxed),
             sighand,
             (fs, umask),
             exit_signal,
         );
-        if flags & CLONE_PARENT != 0 {
-            link_to_parents_parent(&parent, &p);
-        } else {
-            // The caller's own process is not exiting (this thread lives).
-            parent.children.lock().push(p.clone());
-        }
+        real_parent.children.lock().push(p.clone());
         p
     };
     // The child exists by now; as in Linux, a bad address for either TID
@@ -701,31 +696,6 @@ pub fn do_group_exit(status: i32) -> ! {
         p.group_exit.load(Ordering::Acquire)
     };
     do_exit(i64::from(code))
-}
-
-/// Makes `child` a child of `caller`'s parent (CLONE_PARENT). That parent
-/// is read under its own `children` lock, under which an exiting process
-/// hands its children to init and sets their ppid ([`exit_process`]):
-/// the child joins a parent that will hand it over too, or the one that
-/// took `caller`, never one that has already handed its children over
-/// (Linux reads `current->real_parent` under `tasklist_lock`).
-fn link_to_parents_parent(caller: &Process, child: &Arc<Process>) {
-    loop {
-        let ppid = caller.ppid.load(Ordering::Acquire);
-        // A parent gone from the table handed `caller` over before it
-        // went: its ppid is init's by now. Init as the last resort keeps
-        // this from spinning on a ppid nobody holds.
-        let Some(pp) = find_process(ppid).or_else(|| find_process(1)) else {
-            return;
-        };
-        let mut children = pp.children.lock();
-        if caller.ppid.load(Ordering::Acquire) == ppid {
-            child.ppid.store(pp.pid, Ordering::Release);
-            children.push(child.clone());
-            return;
-        }
-        // Handed over meanwhile: the new parent is read again.
-    }
 }
 
 fn exit_process(p: &Arc<Process>, status: i32) {

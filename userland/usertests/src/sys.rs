@@ -286,7 +286,6 @@ pub const P_PID: usize = 1;
 
 pub const CLONE_VM: usize = 0x100;
 pub const CLONE_SIGHAND: usize = 0x800;
-pub const CLONE_PARENT: usize = 0x8000;
 pub const CLONE_THREAD: usize = 0x10000;
 pub const CLONE_SETTLS: usize = 0x80000;
 pub const CLONE_PARENT_SETTID: usize = 0x10_0000;

@@ -33,7 +33,6 @@ pub static CHECKS: &[Check] = checks![
     setpgid_and_group_kill,
     kill_probe_and_errors,
     orphan_reparented_to_init,
-    clone_parent_child_is_its_grandparents,
     uname_linux_aarch64,
     prctl_set_get_name,
     sched_yield_returns_0,
@@ -682,64 +681,6 @@ fn kill_probe_and_errors() -> Outcome {
         "tgkill with the wrong tgid"
     );
     check_eq!(tgkill(getpid(), gettid(), 0), Ok(0), "tgkill(self, 0)");
-    Ok(())
-}
-
-/// CLONE_PARENT: the child is the caller's sibling. Its parent is the
-/// caller's parent, which reaps it; the caller has no such child.
-fn clone_parent_child_is_its_grandparents() -> Outcome {
-    let me = getpid();
-    let [r, w] = pipe().ctx("pipe")?;
-    let middle = spawn(|| {
-        // SAFETY: a fork-like clone (no new stack): both sides return here.
-        match unsafe { raw(nr::CLONE, &[CLONE_PARENT | SIGCHLD as usize, 0, 0, 0, 0]) } {
-            Ok(0) => {
-                let _ = write(w, &getppid().to_ne_bytes());
-                exit_group(7)
-            }
-            Ok(sibling) => {
-                let _ = write(w, &(sibling as i32).to_ne_bytes());
-                // Not this process's child.
-                match wait4(sibling as i32, 0) {
-                    Err(Errno::ECHILD) => 0,
-                    _ => 2,
-                }
-            }
-            Err(_) => 1,
-        }
-    })
-    .ctx("fork")?;
-    close(w);
-    let mut b = [0u8; 8];
-    let mut got = 0;
-    while got < 8 {
-        match read(r, &mut b[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(Errno::EINTR) => {}
-            Err(e) => return Err(Fail(format!("read: {e:?}"))),
-        }
-    }
-    close(r);
-    check_eq!(
-        wait_status(middle),
-        Ok(0),
-        "the caller (1: clone failed, 2: it could wait for its sibling)"
-    );
-    check_eq!(got, 8, "reports of the caller and its sibling");
-    let (x, y) = (
-        i32::from_ne_bytes([b[0], b[1], b[2], b[3]]),
-        i32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
-    );
-    // One of the two is the sibling's pid, the other its parent's, in
-    // either order.
-    let (sibling, its_parent) = if x == me { (y, x) } else { (x, y) };
-    check_eq!(its_parent, me, "the sibling's getppid");
-    check_eq!(
-        wait_status(sibling),
-        Ok(7 << 8),
-        "the sibling, reaped by its grandparent"
-    );
     Ok(())
 }
 
