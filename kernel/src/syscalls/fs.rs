@@ -214,8 +214,13 @@ syscall!(__arm64_sys_pread64, r, {
     if pos < 0 {
         return Err(Errno::EINVAL);
     }
+    let f = file(r.regs[0])?;
+    // ksys_pread64: a file without offsets before vfs_read checks the mode.
+    if !f.is_positional() {
+        return Err(Errno::ESPIPE);
+    }
     from_ret(vfs_read(
-        &*file(r.regs[0])?,
+        &f,
         UserPtr::new(r.regs[1]),
         r.regs[2] as usize,
         Some(&mut pos),
@@ -226,8 +231,13 @@ syscall!(__arm64_sys_pwrite64, r, {
     if pos < 0 {
         return Err(Errno::EINVAL);
     }
+    let f = file(r.regs[0])?;
+    // ksys_pwrite64: a file without offsets before vfs_write checks the mode.
+    if !f.is_positional() {
+        return Err(Errno::ESPIPE);
+    }
     from_ret(vfs_write(
-        &*file(r.regs[0])?,
+        &f,
         UserPtr::new(r.regs[1]),
         r.regs[2] as usize,
         Some(&mut pos),
