@@ -822,6 +822,10 @@ fn clone_parent_child_is_a_sibling_of_the_caller() -> Outcome {
     close(r);
     let sibling = i32::from_le_bytes(b);
     check_eq!(wait_status(middle), Ok(0), "the caller: clone worked, wait gave ECHILD");
-    check_eq!(wait_status(sibling), Ok(7 << 8), "the sibling is ours and saw us as its parent");
+    check_eq!(
+        wait_status(sibling),
+        Ok(7 << 8),
+        "the sibling is ours and saw us as its parent"
+    );
     Ok(())
 }
