@@ -131,13 +131,12 @@ fn sendfile_errors_in_linux_order() -> Outcome {
         Err(Errno::ESPIPE),
         "offset on a pipe input, before the output"
     );
-    off = -1;
+    let mut neg = -1i64;
     check_eq!(
-        sendfile(999, file, offp, 1),
+        sendfile(999, file, &mut neg as *mut i64 as usize, 1),
         Err(Errno::EINVAL),
         "negative offset, before the output"
     );
-    off = 0;
     check_eq!(
         sendfile(999, file, offp, usize::MAX),
         Err(Errno::EINVAL),
