@@ -733,6 +733,12 @@ impl ProcProvider for Provider {
                 KPTR_RESTRICT.store(v, Ordering::Relaxed);
                 Ok(data.len())
             }
+            // A read-only file root opened for writing: a per-process file
+            // has no write method (vfs_write's EINVAL), a /proc entry has
+            // proc_reg_write, which fails without a proc_write (EIO); a
+            // read-only sysctl refuses the open itself (EACCES).
+            (ProcScope::Pid(_), _) => Err(uapi::Errno::EINVAL),
+            (ProcScope::Root, rel) if !rel.starts_with(b"sys/") => Err(uapi::Errno::EIO),
             _ => Err(uapi::Errno::EACCES),
         }
     }

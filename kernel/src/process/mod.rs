@@ -63,6 +63,10 @@ pub struct Process {
     pub group_exit: AtomicI32,
     /// Whether a group exit was started.
     pub exiting: AtomicBool,
+    /// Its children have been handed to init (set under `children` by
+    /// [`exit_process`]): no child may be added after, as Linux's
+    /// forget_original_parent and copy_process both hold tasklist_lock.
+    children_released: AtomicBool,
     /// A group stop is complete (Linux's SIGNAL_STOP_STOPPED).
     pub stopped: AtomicBool,
     /// Threads yet to stop in the group stop in progress (Linux's
@@ -212,6 +216,7 @@ impl Process {
             wait_event: IrqSpinLock::new(None),
             group_exit: AtomicI32::new(0),
             exiting: AtomicBool::new(false),
+            children_released: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             group_stop_count: AtomicU32::new(0),
             sighand,
@@ -414,6 +419,11 @@ fn do_clone(
     }
     let me = sched::current();
     let parent = current_process();
+    // init makes no siblings: they would have no parent to reap them
+    // (Linux: EINVAL for CLONE_PARENT from a SIGNAL_UNKILLABLE init).
+    if flags & CLONE_PARENT != 0 && parent.pid == 1 {
+        return Err(Errno::EINVAL);
+    }
     // A dying group makes no children (Linux: fatal_signal_pending, the
     // clone is restarted and the caller dies first). Checked again under
     // `threads` below, where it is atomic with do_group_exit's kill loop.
@@ -482,26 +492,22 @@ fn do_clone(
             Arc::new(parent.sighand.duplicate())
         };
         let fs = parent.fs.lock().fork(flags & CLONE_FILES != 0, flags & CLONE_FS != 0);
-        let real_parent = if flags & CLONE_PARENT != 0 {
-            find_process(parent.ppid.load(Ordering::Relaxed)).unwrap_or(parent.clone())
-        } else {
-            parent.clone()
-        };
         let umask = if flags & CLONE_FS != 0 {
             parent.umask.clone()
         } else {
             Arc::new(AtomicU32::new(parent.umask.load(Ordering::Relaxed)))
         };
+        // The parent is set under its `children` lock below.
         let p = Process::new(
             tid,
-            real_parent.pid,
+            0,
             parent.pgid.load(Ordering::Relaxed),
             parent.sid.load(Ordering::Relaxed),
             sighand,
             (fs, umask),
             exit_signal,
         );
-        real_parent.children.lock().push(p.clone());
+        attach_to_parent(&parent, &p, flags & CLONE_PARENT != 0)?;
         p
     };
     // The child exists by now; as in Linux, a bad address for either TID
@@ -676,6 +682,45 @@ fn exit_thread(status: i32) {
     }
 }
 
+/// Adds the new process `p` to its parent's children: the caller's process
+/// or, for CLONE_PARENT, the caller's parent. Done under the parent's
+/// `children` lock, which an exiting parent holds while it hands its
+/// children to init, so `p` is either added before (and handed over with
+/// the rest) or finds the parent released; then CLONE_PARENT follows the
+/// caller's new parent (init), as Linux reads `current->real_parent` under
+/// tasklist_lock. A caller whose group is dying makes no child (Linux's
+/// copy_process: EINTR under fatal_signal_pending; the caller dies first).
+fn attach_to_parent(caller: &Arc<Process>, p: &Arc<Process>, clone_parent: bool) -> Result<(), Errno> {
+    loop {
+        let real_parent = if clone_parent {
+            // The caller's parent leaves PROCESSES only after it released
+            // its children, having set the caller's ppid to 1 first: the
+            // next read finds init.
+            match find_process(caller.ppid.load(Ordering::Acquire)) {
+                Some(rp) => rp,
+                None => {
+                    core::hint::spin_loop();
+                    continue;
+                }
+            }
+        } else {
+            caller.clone()
+        };
+        let mut children = real_parent.children.lock();
+        if caller.exiting.load(Ordering::Acquire) {
+            return Err(Errno::EINTR);
+        }
+        if real_parent.children_released.load(Ordering::Acquire) {
+            // Only a CLONE_PARENT target can be released: the caller itself
+            // is alive (its thread is here) and not exiting.
+            continue;
+        }
+        p.ppid.store(real_parent.pid, Ordering::Release);
+        children.push(p.clone());
+        return Ok(());
+    }
+}
+
 /// Ends the whole thread group with `status` (`exit_group`, fatal signals).
 pub fn do_group_exit(status: i32) -> ! {
     let code = {
@@ -714,6 +759,7 @@ fn exit_process(p: &Arc<Process>, status: i32) {
         let mut any_zombie = false;
         {
             let mut children = p.children.lock();
+            p.children_released.store(true, Ordering::Release);
             if !children.is_empty() {
                 let mut init_children = init.children.lock();
                 for c in children.iter() {

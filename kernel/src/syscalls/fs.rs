@@ -84,6 +84,12 @@ fn do_write_flags(
         return pipe_write(f, &mut crate::uaccess::UserSource::new(start, len), !wait);
     }
     let append = append.unwrap_or(f.flags() & uapi::fcntl::O_APPEND != 0);
+    // Linux's vfs_write calls a device's driver whatever the count, so
+    // /dev/full fails even an empty write. Other files are not asked.
+    if len == 0 && f.metadata().file_type() == vfs::FileType::CharDevice {
+        let op = || f.write_iter_append(&mut crate::uaccess::UserSource::new(start, 0), pos, append);
+        return Ok((if wait { blocking(f, op) } else { op() })? as u64);
+    }
     let mut done = 0usize;
     while done < len {
         let chunk = (len - done).min(vfs::inode::BOUNCE_MAX);
@@ -208,8 +214,13 @@ syscall!(__arm64_sys_pread64, r, {
     if pos < 0 {
         return Err(Errno::EINVAL);
     }
+    let f = file(r.regs[0])?;
+    // ksys_pread64: a file without offsets before vfs_read checks the mode.
+    if !f.is_positional() {
+        return Err(Errno::ESPIPE);
+    }
     from_ret(vfs_read(
-        &*file(r.regs[0])?,
+        &f,
         UserPtr::new(r.regs[1]),
         r.regs[2] as usize,
         Some(&mut pos),
@@ -220,8 +231,13 @@ syscall!(__arm64_sys_pwrite64, r, {
     if pos < 0 {
         return Err(Errno::EINVAL);
     }
+    let f = file(r.regs[0])?;
+    // ksys_pwrite64: a file without offsets before vfs_write checks the mode.
+    if !f.is_positional() {
+        return Err(Errno::ESPIPE);
+    }
     from_ret(vfs_write(
-        &*file(r.regs[0])?,
+        &f,
         UserPtr::new(r.regs[1]),
         r.regs[2] as usize,
         Some(&mut pos),

@@ -65,29 +65,43 @@ fn copy_between(
     Ok(done as u64)
 }
 
+// In Linux's order (sendfile64, do_sendfile): the offset is read first,
+// then the input is checked (descriptor and mode, offsets, the range),
+// then the output (descriptor and mode, and O_APPEND, which
+// do_splice_direct refuses for a file but a pipe ignores).
 syscall!(__arm64_sys_sendfile, r, {
     let (out_fd, in_fd, offp, count) = (r.regs[0] as i32, r.regs[1] as i32, UserPtr::new(r.regs[2]), r.regs[3]);
+    let mut pos = if offp.is_null() {
+        None
+    } else {
+        Some(get_user_u64(offp)? as i64)
+    };
     let files = current_files();
     let src = files.get(in_fd)?;
-    let dst = files.get(out_fd)?;
-    if !src.readable() || !dst.writable() {
+    if !src.readable() {
         return Err(Errno::EBADF);
     }
-    if dst.flags() & uapi::fcntl::O_APPEND != 0 {
-        return Err(Errno::EINVAL);
-    }
-    if offp.is_null() {
-        return copy_between(&src, None, &dst, None, count);
-    }
-    if !src.is_positional() {
+    if pos.is_some() && !src.is_positional() {
         return Err(Errno::ESPIPE);
     }
-    let mut pos = get_user_u64(offp)? as i64;
-    if pos < 0 {
+    // rw_verify_area: a negative offset, a count over SSIZE_MAX, or a range
+    // past the largest offset.
+    let start = pos.unwrap_or(0);
+    if start < 0 || (count as i64) < 0 || start.checked_add(count as i64).is_none() {
         return Err(Errno::EINVAL);
     }
-    let n = copy_between(&src, Some(&mut pos), &dst, None, count)?;
-    put_user_u64(offp, pos as u64)?;
+    let dst = files.get(out_fd)?;
+    if !dst.writable() {
+        return Err(Errno::EBADF);
+    }
+    if !is_pipe(&dst) && dst.flags() & uapi::fcntl::O_APPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let Some(pos) = pos.as_mut() else {
+        return copy_between(&src, None, &dst, None, count);
+    };
+    let n = copy_between(&src, Some(pos), &dst, None, count)?;
+    put_user_u64(offp, *pos as u64)?;
     Ok(n)
 });
 

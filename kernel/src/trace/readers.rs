@@ -389,6 +389,11 @@ impl TracePipe {
 
 impl FileOps for TracePipe {
     fn read(&self, _: &OpenFile, buf: &mut [u8], _: &mut u64) -> vfs::Result<usize> {
+        // Linux's tracing_read_pipe first copies what is left over, and
+        // copying nothing returns 0 before any wait for data (no EAGAIN).
+        if buf.is_empty() {
+            return Ok(0);
+        }
         let mut pending = self.pending.lock();
         if pending.is_empty() {
             let mut s = String::new();

@@ -20,6 +20,7 @@ pub mod probes;
 pub mod process;
 pub mod procfd;
 pub mod rseq;
+pub mod rwerrno;
 pub mod signal;
 pub mod sigrobust;
 pub mod sigtarget;
@@ -58,6 +59,7 @@ pub static ALL: &[&[Check]] = &[
     procfd::CHECKS,
     rseq::CHECKS,
     splice::CHECKS,
+    rwerrno::CHECKS,
     vecio::CHECKS,
     probes::CHECKS,
 ];

@@ -12,6 +12,7 @@ use crate::{check_eq, checks, ensure, Check, Context, Fail, Outcome};
 
 pub static CHECKS: &[Check] = checks![
     fork_child_sees_parent,
+    clone_parent_child_is_a_sibling_of_the_caller,
     wait_exit_status_encoding,
     wait_signal_status_encoding,
     wait4_wnohang,
@@ -793,4 +794,38 @@ fn spawn_held(code: i32) -> Result<(i32, i32), crate::Fail> {
     .ctx("fork")?;
     close(r);
     Ok((pid, w))
+}
+
+/// clone(CLONE_PARENT) makes the new process a child of the caller's
+/// parent: the caller cannot wait for it, its parent can.
+fn clone_parent_child_is_a_sibling_of_the_caller() -> Outcome {
+    const CLONE_PARENT: usize = 0x8000;
+    let me = getpid();
+    let [r, w] = pipe().ctx("pipe")?;
+    let middle = spawn(|| {
+        let pid = match call(nr::CLONE, &[CLONE_PARENT | SIGCHLD as usize, 0, 0, 0, 0]) {
+            Ok(0) => exit_group(if getppid() == me { 7 } else { 8 }),
+            Ok(pid) => pid as i32,
+            Err(_) => return 2,
+        };
+        let _ = write(w, &pid.to_le_bytes());
+        // Not this process's child.
+        if wait4(pid, 0) != Err(Errno::ECHILD) {
+            return 3;
+        }
+        0
+    })
+    .ctx("fork")?;
+    close(w);
+    let mut b = [0u8; 4];
+    check_eq!(read(r, &mut b), Ok(4), "the sibling's pid");
+    close(r);
+    let sibling = i32::from_le_bytes(b);
+    check_eq!(wait_status(middle), Ok(0), "the caller: clone worked, wait gave ECHILD");
+    check_eq!(
+        wait_status(sibling),
+        Ok(7 << 8),
+        "the sibling is ours and saw us as its parent"
+    );
+    Ok(())
 }
