@@ -80,8 +80,8 @@ pub fn sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
         return;
     }
     // Linux's probe on sched_switch is there only while options/record-cmd
-    // is set (and events or a tracer record): the commit that set the flag
-    // does not look.
+    // is set (and events are enabled or a tracer records, which their
+    // commits checked when they set the flag).
     if !super::options::is_set(super::options::RECORD_CMD) {
         flag.store(false, Ordering::Relaxed);
         return;

@@ -466,6 +466,15 @@ static ORDER: spin::Mutex<Vec<u16>> = spin::Mutex::new(Vec::new());
 /// Serialises registrations, removals and enables.
 static EVENT_MUTEX: spin::Mutex<()> = spin::Mutex::new(());
 
+/// Whether an event is enabled: command lines are saved for the entries
+/// recorded then (Linux's `tracing_start_cmdline_record` from event
+/// enabling; the tracers that save them ask for themselves). A relaxed
+/// load of one word: the record path asks on every entry.
+#[inline(always)]
+pub fn events_enabled() -> bool {
+    ENABLED_EVENTS.load(Ordering::Relaxed) > 0
+}
+
 /// The first id handed to events registered at run time (ids below are
 /// Linux's fixed ftrace types, as `TRACE_PRINT`).
 pub const FIRST_DYNAMIC_ID: u16 = 32;

@@ -908,10 +908,12 @@ fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool>(
     if committed {
         tr.wake_readers();
         if pid != 0 {
-            // Whether names are recorded (options/record-cmd) is asked at
-            // the switch that saves them, as Linux's commit sets its flag
-            // and only its sched_switch probe looks at the option.
-            cmdlines::record_cmdline();
+            // Saved while events are enabled, as Linux saves them from its
+            // sched_switch probe then; options/record-cmd is asked at that
+            // switch (no load of the top-level array's flags here).
+            if events::events_enabled() {
+                cmdlines::record_cmdline();
+            }
             if tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0 {
                 crate::sched::with_current(cmdlines::save_tgid);
             }
