@@ -65,6 +65,8 @@ cat events/ftrace/print/id events/enable
 cat events/header_page
 echo ftrace:print > set_event || echo "set_event refused"
 cat error_log
+echo "== timestamp_mode"
+cat timestamp_mode
 echo "== modes of the files and directories"
 mkdir instances/modes
 for f in . README kprobe_events dynamic_events kprobe_profile error_log available_events \
@@ -72,7 +74,7 @@ for f in . README kprobe_events dynamic_events kprobe_profile error_log availabl
     events/ftrace events/ftrace/print events/ftrace/print/format events/ftrace/print/id \
     trace trace_pipe trace_marker tracing_on buffer_size_kb buffer_total_size_kb \
     per_cpu per_cpu/cpu0 per_cpu/cpu0/trace per_cpu/cpu0/trace_pipe per_cpu/cpu0/stats \
-    per_cpu/cpu0/buffer_size_kb per_cpu/cpu0/trace_pipe_raw trace_clock trace_options \
+    per_cpu/cpu0/buffer_size_kb per_cpu/cpu0/trace_pipe_raw trace_clock timestamp_mode trace_options \
     options options/overwrite saved_cmdlines saved_cmdlines_size current_tracer \
     available_tracers printk_formats instances instances/modes instances/modes/events \
     instances/modes/per_cpu instances/modes/options instances/modes/trace; do

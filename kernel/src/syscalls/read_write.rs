@@ -168,16 +168,13 @@ fn is_pipe(f: &OpenFile) -> bool {
     f.metadata().mode & uapi::stat::S_IFMT == uapi::stat::S_IFIFO
 }
 
-/// An `loff_t *` argument of splice: None for NULL, EINVAL if negative.
+/// An `loff_t *` argument of splice: None for NULL (the range is checked
+/// where Linux checks it, after the modes).
 fn splice_offset(p: UserPtr) -> Result<Option<i64>, Errno> {
     if p.is_null() {
         return Ok(None);
     }
-    let off = get_user_u64(p)? as i64;
-    if off < 0 {
-        return Err(Errno::EINVAL);
-    }
-    Ok(Some(off))
+    Ok(Some(get_user_u64(p)? as i64))
 }
 
 /// Runs `op` once when `nonblock`, else waits on `file` while it says
@@ -240,6 +237,9 @@ syscall!(__arm64_sys_splice, r, {
     if (src_pipe && !off_in.is_null()) || (dst_pipe && !off_out.is_null()) {
         return Err(Errno::ESPIPE);
     }
+    // __do_splice reads the offsets before do_splice checks the modes.
+    let mut pout = splice_offset(off_out)?;
+    let mut pin = splice_offset(off_in)?;
     if !src.readable() || !dst.writable() {
         return Err(Errno::EBADF);
     }
@@ -252,12 +252,21 @@ syscall!(__arm64_sys_splice, r, {
             return Err(Errno::EINVAL);
         }
     }
-    if !dst_pipe && dst.flags() & uapi::fcntl::O_APPEND != 0 {
-        return Err(Errno::EINVAL);
+    // The file side: an offset only where it has offsets (FMODE_PREAD or
+    // PWRITE), no O_APPEND output, and rw_verify_area's range.
+    let (file, pos) = if dst_pipe { (&src, pin) } else { (&dst, pout) };
+    if !(src_pipe && dst_pipe) {
+        if pos.is_some() && !file.is_positional() {
+            return Err(Errno::EINVAL);
+        }
+        if !dst_pipe && dst.flags() & uapi::fcntl::O_APPEND != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if pos.is_some_and(|p| p < 0 || p.checked_add(len as i64).is_none()) || (len as i64) < 0 {
+            return Err(Errno::EINVAL);
+        }
     }
     let flag_nonblock = flags & SPLICE_F_NONBLOCK != 0;
-    let mut pin = splice_offset(off_in)?;
-    let mut pout = splice_offset(off_out)?;
     let mut want = len.min(MAX_RW) as usize;
     if dst_pipe {
         // Wait for room in the pipe, then take no more than fits.

@@ -114,6 +114,9 @@ fn readme() -> Vec<u8> {
          counter:   Not a clock, but just an increment\n      \
          uptime:   Jiffy counter from time of boot\n        \
          perf:   Same clock that perf events use\n\
+         \n  timestamp_mode\t- view the mode used to timestamp events\n       \
+         delta:   Delta difference against a buffer-wide timestamp\n    \
+         absolute:   Absolute (standalone) timestamp\n\
          \n  trace_marker\t\t- Writes into this file writes into the kernel buffer\n  \
          instances\t\t- Make sub-buffers with: mkdir instances/foo\n\
          \t\t\t  Remove sub-buffer with rmdir\n  \
@@ -356,6 +359,16 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
                 format!("{total} (expanded: {})\n", (tr.expand_size() >> 10) * n).into_bytes()
             }
         }),
+        None,
+    );
+    // Linux 6.12's tracing_time_stamp_mode_show: nothing there sets a
+    // buffer to absolute timestamps any more (hist triggers with
+    // common_timestamp use filter buffering), so every buffer is in delta
+    // mode (reflinux: "[delta] absolute" before and after such a trigger).
+    dir.file(
+        "timestamp_mode",
+        0o440,
+        Box::new(|| b"[delta] absolute\n".to_vec()),
         None,
     );
     dir.file(

@@ -10,6 +10,7 @@ use crate::{check_eq, checks, Check, Context, Outcome};
 pub static CHECKS: &[Check] = checks![
     splice_moves_file_to_pipe_to_file,
     splice_errors_in_linux_order,
+    splice_offsets_read_before_modes_and_checked_on_the_file_side,
     f_getpipe_sz_on_pipes_only,
     pselect6_readiness_and_errors,
 ];
@@ -125,6 +126,65 @@ fn splice_errors_in_linux_order() -> Outcome {
         "empty pipe, SPLICE_F_NONBLOCK"
     );
     for f in [fd, r, w] {
+        close(f);
+    }
+    remove(&path);
+    Ok(())
+}
+
+/// __do_splice copies the offsets in (EFAULT) before do_splice checks the
+/// modes (EBADF); the file side's range is rw_verify_area's (EINVAL for a
+/// negative offset or a length over SSIZE_MAX), after O_APPEND (EINVAL).
+fn splice_offsets_read_before_modes_and_checked_on_the_file_side() -> Outcome {
+    let (path, fd) = temp("splice-off", b"data")?;
+    let ro = open(&path, O_RDONLY | O_CLOEXEC, 0).ctx("open read-only")?;
+    let app = open(&path, O_WRONLY | O_APPEND | O_CLOEXEC, 0).ctx("open O_APPEND")?;
+    let [r, w] = pipe().ctx("pipe")?;
+    let bad = 8usize;
+    // SAFETY: the kernel must refuse the bad offset pointer.
+    let raw_splice = |fd_in: i32, off_in: usize, fd_out: i32, off_out: usize, len: usize| unsafe {
+        raw(SPLICE, &[fd_in as usize, off_in, fd_out as usize, off_out, len, 0])
+    };
+    check_eq!(
+        raw_splice(r, 0, ro, bad, 4),
+        Err(Errno::EFAULT),
+        "bad off_out before the output's mode"
+    );
+    check_eq!(
+        raw_splice(app, bad, w, 0, 4),
+        Err(Errno::EFAULT),
+        "bad off_in before the input's mode"
+    );
+    let mut neg = -1i64;
+    check_eq!(
+        splice(fd, Some(&mut neg), w, None, 4, 0),
+        Err(Errno::EINVAL),
+        "negative input offset"
+    );
+    let mut neg = -1i64;
+    check_eq!(
+        splice(r, None, fd, Some(&mut neg), 4, 0),
+        Err(Errno::EINVAL),
+        "negative output offset"
+    );
+    let mut off = 0i64;
+    check_eq!(
+        splice(fd, Some(&mut off), w, None, usize::MAX, 0),
+        Err(Errno::EINVAL),
+        "length over SSIZE_MAX"
+    );
+    check_eq!(
+        splice(r, None, app, Some(&mut off), 4, 0),
+        Err(Errno::EINVAL),
+        "O_APPEND output"
+    );
+    check_eq!(
+        splice(fd, Some(&mut off), w, None, 4, 0),
+        Ok(4),
+        "a good offset still works"
+    );
+    check_eq!(off, 4, "and moves on");
+    for f in [fd, ro, app, r, w] {
         close(f);
     }
     remove(&path);
