@@ -694,14 +694,11 @@ fn attach_to_parent(caller: &Arc<Process>, p: &Arc<Process>, clone_parent: bool)
     loop {
         let real_parent = if clone_parent {
             // The caller's parent leaves PROCESSES only after it released
-            // its children, having set the caller's ppid to 1 first: the
-            // next read finds init.
-            match find_process(caller.ppid.load(Ordering::Acquire)) {
+            // its children, having set the caller's ppid to 1 first. Init
+            // as the fallback keeps a ppid nobody holds from spinning here.
+            match find_process(caller.ppid.load(Ordering::Acquire)).or_else(|| find_process(1)) {
                 Some(rp) => rp,
-                None => {
-                    core::hint::spin_loop();
-                    continue;
-                }
+                None => return Err(Errno::EAGAIN),
             }
         } else {
             caller.clone()
@@ -711,8 +708,12 @@ fn attach_to_parent(caller: &Arc<Process>, p: &Arc<Process>, clone_parent: bool)
             return Err(Errno::EINTR);
         }
         if real_parent.children_released.load(Ordering::Acquire) {
-            // Only a CLONE_PARENT target can be released: the caller itself
-            // is alive (its thread is here) and not exiting.
+            // Only a CLONE_PARENT target should be released: the caller
+            // itself is alive (its thread is here) and not exiting. Were
+            // it released, it is dying: refused, never a spin.
+            if !clone_parent {
+                return Err(Errno::EINTR);
+            }
             continue;
         }
         p.ppid.store(real_parent.pid, Ordering::Release);
