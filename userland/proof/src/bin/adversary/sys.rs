@@ -522,3 +522,20 @@ pub fn free_kb() -> u64 {
         .unwrap_or(0);
     free + pcp_pages * 4
 }
+
+/// `/proc/<pid>/status`'s State, PPid and TracerPid lines on one line, for
+/// an error that names a process that should be gone.
+pub fn proc_state(pid: i32) -> alloc::string::String {
+    let path = alloc::format!("/proc/{pid}/status");
+    let Ok(text) = proof::read_file(path.as_bytes()) else {
+        return alloc::string::String::from("no /proc entry");
+    };
+    let mut out = alloc::string::String::new();
+    for l in text.split(|&c| c == b'\n') {
+        if l.starts_with(b"State:") || l.starts_with(b"PPid:") || l.starts_with(b"TracerPid:") {
+            out.push_str(&alloc::string::String::from_utf8_lossy(l).replace('\t', " "));
+            out.push_str("; ");
+        }
+    }
+    out
+}
