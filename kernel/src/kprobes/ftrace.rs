@@ -376,7 +376,15 @@ extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsi
 /// `p:` event without arguments ([`Kprobe::records_event`]): the same
 /// steps, the record written from here. Its pre-handler would read no
 /// register and move no PC, so the `pt_regs` it would see is not built.
+///
+/// The trampoline's direct callee ([`arch::ftrace::FTRACE_HOT_FUNC`]),
+/// under that name and in its page; notrace by its mark, since the name
+/// no longer says its module.
 #[allow(improper_ctypes_definitions)] // as kprobe_ftrace_callsite
+#[allow(unsafe_code)] // export_name and link_section: the symbol and page ftrace_caller's direct BL names
+#[unsafe(export_name = "ftrace_hot_func")]
+#[unsafe(link_section = ".text.ftrace_hot")]
+#[ktest_macros::notrace]
 extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Callsite, _fregs: &mut FtraceRegs) {
     let n = crate::percpu::this_cpu();
     let rec = ftrace::ftrace_recursion_enter_on(n);

@@ -13,6 +13,31 @@ pub fn symbol_address(elf: &[u8], name: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("no symbol {name}"))
 }
 
+/// Checks that function `b` lies, whole, in the 4 KiB page where `a`
+/// starts: `ftrace_caller` calls `ftrace_hot_func` with a direct branch
+/// that QEMU's TCG chains only within a page (arch/aarch64/src/ftrace.rs).
+/// A kernel whose function outgrew the page still works, only slower, so
+/// the build says so rather than letting a benchmark find out.
+pub fn same_page(elf: &[u8], a: &str, b: &str) -> Result<(), String> {
+    let file = object::File::parse(elf).map_err(|e| e.to_string())?;
+    let find = |name: &str| {
+        file.symbols()
+            .find(|s| s.name() == Ok(name))
+            .map(|s| (s.address(), s.size()))
+            .ok_or_else(|| format!("no symbol {name}"))
+    };
+    let (a_addr, _) = find(a)?;
+    let (b_addr, b_size) = find(b)?;
+    let page = |x: u64| x >> 12;
+    if page(b_addr) != page(a_addr) || page(b_addr + b_size.max(1) - 1) != page(a_addr) {
+        return Err(format!(
+            "{b} ({b_addr:#x}, {b_size} bytes) is not inside the 4 KiB page of {a} ({a_addr:#x}): \
+             shrink it or move code out of it (see arch/aarch64/src/ftrace.rs)"
+        ));
+    }
+    Ok(())
+}
+
 /// The bytes of every PT_LOAD segment with file contents, placed at its
 /// virtual address relative to the first one; gaps are zero. BSS (beyond a
 /// segment's file size) is not included: the Image header's `image_size`

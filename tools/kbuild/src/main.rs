@@ -237,6 +237,7 @@ fn build(o: &Options) -> Result<PathBuf, String> {
         .map_err(|e| format!("the second link moved code: {e}"))?;
     symbols::same_function_addresses(&objs2, &symbols::object_symbols(&elf2)?)
         .map_err(|e| format!("the last link moved data: {e}"))?;
+    image::same_page(&elf2, "ftrace_caller", "ftrace_hot_func")?;
 
     let img = image::flat_binary(&elf2)?;
     let img_path = out.join("kernel8.img");
