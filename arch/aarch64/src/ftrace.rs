@@ -105,6 +105,9 @@ const _: () = {
     assert!(off!(FtraceRegs, orig_x0) == off!(PtRegs, orig_x0));
     assert!(off!(FtraceRegs, syscallno) == off!(PtRegs, syscallno));
     assert!(off!(FtraceRegs, stackframe) == off!(PtRegs, stackframe));
+    // Stored in pairs by ftrace_caller's path for FTRACE_HOT_FUNC.
+    assert!(off!(FtraceRegs, lr) == off!(FtraceRegs, fp) + 8);
+    assert!(off!(FtraceRegs, pc) == off!(FtraceRegs, sp) + 8);
 };
 
 /// Offset in an ops of the word whose flags the trampoline reads (the
@@ -129,7 +132,11 @@ pub const FTRACE_OPS_FL_NO_DAIF: u64 = 1 << 2;
 /// The symbol of the one ops handler that `ftrace_caller` calls directly
 /// (see the module comment). The kernel defines a function of this name
 /// in the section [`FTRACE_HOT_SECTION`], with the handler's signature
-/// (`extern "C" fn(ip, parent_ip, ops, regs)`).
+/// (`extern "C" fn(ip, parent_ip, ops, regs)`), and names it only from an
+/// ops with [`FTRACE_OPS_FL_UNMASKED`] and [`FTRACE_OPS_FL_NO_DAIF`] and
+/// without [`FTRACE_OPS_FL_SAVE_REGS`]: the trampoline calls it on a short
+/// path that does not read the flags, builds the frame as for those (x0..x8,
+/// fp, lr, sp, pc) and reads nothing back from it but x0..x8.
 pub const FTRACE_HOT_FUNC: &str = "ftrace_hot_func";
 /// The section that holds `ftrace_caller` and [`FTRACE_HOT_FUNC`].
 pub const FTRACE_HOT_SECTION: &str = ".text.ftrace_hot";
@@ -217,6 +224,11 @@ core::arch::global_asm!(
     "str x12, [x14]",
     // x30 = func + 8 (8-aligned), the literal is at func - 8.
     "ldr x11, [x30, #-16]",
+    // The ops' first field is its handler: (ip, parent_ip, ops, regs).
+    "ldr x15, [x11]",
+    "adr x16, ftrace_hot_func",
+    "cmp x15, x16",
+    "b.eq 8f",
     "ldr x13, [x11, #{flags}]",
     "tbnz x13, #{no_daif_bit}, 5f",
     "mrs x10, daif",
@@ -261,16 +273,7 @@ core::arch::global_asm!(
     "mov x1, x9",
     "mov x2, x11",
     "mov x3, sp",
-    // The ops' first field is its handler: (ip, parent_ip, ops, regs).
-    "ldr x4, [x11]",
-    "adr x5, ftrace_hot_func",
-    "cmp x4, x5",
-    "b.ne 6f",
-    "bl ftrace_hot_func",
-    "b 7f",
-    "6:",
-    "blr x4",
-    "7:",
+    "blr x15",
     // Every saved register comes from the frame, which a tracer may have
     // changed.
     "ldr x11, [sp, #{ops}]",
@@ -298,10 +301,55 @@ core::arch::global_asm!(
     // CPU is the one counted in: kernel code is not moved off it.)
     "ldr x11, [x12]",
     "sub x11, x11, #1",
-    "stlr x11, [x12]",
+    // A release (as arch::spinlock's): every load and store of the call
+    // ordered before the count's drop, without STLR's store-to-load
+    // order, which QEMU's TCG pays with a locked host instruction.
+    "dmb ishld",
+    "dmb ishst",
+    "str x11, [x12]",
     "tbnz x13, #{unmasked_bit}, 4f",
     "msr daif, x10",
     "4:",
+    "ret x9",
+    // FTRACE_HOT_FUNC's path: its flags are known (see there), so the
+    // frame holds what an unmasked, DAIF-less, x19..x28-less ops gets, and
+    // the way back reads only the argument registers from it; fp, the
+    // parent and the return address come from the frame records, which
+    // no handler changes.
+    "8:",
+    "mov x12, sp",
+    "sub sp, sp, #{frame}",
+    "stp x0, x1, [sp, #{x0} + 0]",
+    "stp x2, x3, [sp, #{x0} + 16]",
+    "stp x4, x5, [sp, #{x0} + 32]",
+    "stp x6, x7, [sp, #{x0} + 48]",
+    "str x8, [sp, #{x0} + 64]",
+    "stp x29, x9, [sp, #{fp}]",
+    "stp x12, x30, [sp, #{sp}]",
+    "str x14, [sp, #{depth_slot}]",
+    "stp x29, x9, [sp, #{fregs} + 16]",
+    "add x29, sp, #{fregs} + 16",
+    "stp x29, x30, [sp, #{fregs}]",
+    "add x29, sp, #{fregs}",
+    "sub x0, x30, #4",
+    "mov x1, x9",
+    "mov x2, x11",
+    "mov x3, sp",
+    "bl ftrace_hot_func",
+    "ldp x0, x1, [sp, #{x0} + 0]",
+    "ldp x2, x3, [sp, #{x0} + 16]",
+    "ldp x4, x5, [sp, #{x0} + 32]",
+    "ldp x6, x7, [sp, #{x0} + 48]",
+    "ldr x8, [sp, #{x0} + 64]",
+    "ldp x29, x30, [sp, #{fregs} + 16]",
+    "ldr x9, [sp, #{fregs} + 8]",
+    "ldr x12, [sp, #{depth_slot}]",
+    "add sp, sp, #{frame}",
+    "ldr x11, [x12]",
+    "sub x11, x11, #1",
+    "dmb ishld",
+    "dmb ishst",
+    "str x11, [x12]",
     "ret x9",
     ".size ftrace_caller, . - ftrace_caller",
     depth = sym FTRACE_DEPTH,

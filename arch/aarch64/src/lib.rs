@@ -30,6 +30,7 @@ pub mod psci;
 pub mod ptrace;
 pub mod sections;
 pub mod semihosting;
+pub mod spinlock;
 pub mod timer;
 pub mod tlb;
 pub mod uaccess;

@@ -113,6 +113,10 @@ pub(super) fn site_changed(addr: usize) {
         _ => (kprobe_ftrace_callsite, true),
     };
     let new = (entry.is_some() || bl.is_some()).then(|| {
+        // The event handler is ftrace_caller's direct callee, whose frame
+        // holds neither x19..x28 nor DAIF (arch::ftrace::FTRACE_HOT_FUNC):
+        // it reads neither.
+        let save_regs = save_regs && daif;
         let cs = Callsite::new(handler, save_regs, ProbedFunction { entry, bl }).unmasked();
         Box::new(if daif { cs } else { cs.without_daif() })
     });
@@ -388,7 +392,6 @@ extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsi
 extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Callsite, _fregs: &mut FtraceRegs) {
     let n = crate::percpu::this_cpu();
     let rec = ftrace::ftrace_recursion_enter_on(n);
-    let ctx = crate::trace::probe_ctx_irqs_off(n);
     if let Some(site) = &cs.data.entry {
         let cpu = CTL.on(n);
         if cpu.cur().is_some() {
@@ -401,13 +404,14 @@ extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Call
             }));
             if let Some(p) = site.probes.first().filter(|p| !p.is_disabled()) {
                 if let Some(event) = &p.event {
+                    // The record takes the probe's context itself (no
+                    // probe_ctx_irqs_off saved and restored around it).
                     crate::trace::trace_kprobe::record_entry_hit(event, site.addr);
                 }
             }
             cpu.set_cur(None);
         }
     }
-    drop(ctx);
     ftrace::ftrace_recursion_exit_on(n, rec);
 }
 

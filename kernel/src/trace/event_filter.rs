@@ -242,7 +242,7 @@ pub struct CpuOwnedGuard<'a, T> {
 /// neither a second mask nor a preemption count.
 enum Held<'a, T> {
     Irq(crate::sync::IrqSpinLockGuard<'a, T>),
-    IrqsOff(spin::MutexGuard<'a, T>),
+    IrqsOff(arch::spinlock::SpinMutexGuard<'a, T>),
 }
 
 impl<T> CpuOwnedLock<T> {

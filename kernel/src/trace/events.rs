@@ -188,7 +188,7 @@ impl TraceEvent {
 
     #[inline(always)]
     fn record_entry_zeroed(&self, len: usize, zero: bool, fill: impl FnMut(&mut [u8]) -> bool) -> bool {
-        self.record_in_files(
+        self.record_in_files::<_, _, false>(
             len,
             fill,
             #[inline(always)]
@@ -208,11 +208,24 @@ impl TraceEvent {
     /// ([`super::trace_event_write_words`]). `W == N + 1`.
     #[inline(always)]
     pub fn record_words<const N: usize, const W: usize>(&self, rest: [u64; N]) -> bool {
-        self.record_in_files(
+        self.record_in_files::<_, _, false>(
             super::TRACE_ENTRY_SIZE + 8 * N,
             super::fill_words(rest),
             #[inline(always)]
-            |tr, _| super::trace_event_write_words::<N, W>(tr, self.id, rest),
+            |tr, _| super::trace_event_write_words::<N, W, false>(tr, self.id, rest),
+        )
+    }
+
+    /// [`TraceEvent::record_words`] from a probe's handler that saved no
+    /// context ([`super::probe_ctx_irqs_off`]): the one-step write takes
+    /// the probe's context itself, and the slow path saves it first.
+    #[inline(always)]
+    pub fn record_words_probe<const N: usize, const W: usize>(&self, rest: [u64; N]) -> bool {
+        self.record_in_files::<_, _, true>(
+            super::TRACE_ENTRY_SIZE + 8 * N,
+            super::fill_words(rest),
+            #[inline(always)]
+            |tr, _| super::trace_event_write_words::<N, W, true>(tr, self.id, rest),
         )
     }
 
@@ -220,23 +233,23 @@ impl TraceEvent {
     /// `fast` writes it in one where nothing needs the slow path (given
     /// `fill`, which writes the fields after the common ones).
     #[inline(always)]
-    fn record_in_files<F: FnMut(&mut [u8]) -> bool>(
+    fn record_in_files<F: FnMut(&mut [u8]) -> bool, W: FnMut(&TraceArray, &mut F) -> bool, const PROBE_CTX: bool>(
         &self,
         len: usize,
         mut fill: F,
-        mut fast: impl FnMut(&TraceArray, &mut F) -> bool,
+        mut fast: W,
     ) -> bool {
         if len < super::TRACE_ENTRY_SIZE {
             return false;
         }
         let mut done = false;
         if self.def.ignore_enable || self.file.is_enabled() {
-            done |= self.file_record(&self.file, len, &mut fill, &mut fast);
+            done |= self.file_record::<F, W, PROBE_CTX>(&self.file, len, &mut fill, &mut fast);
         }
         if self.instances_enabled.load(Ordering::Relaxed) != 0 {
             if let Some(files) = self.instance_files.try_read() {
                 for f in files.iter().filter(|f| f.is_enabled()) {
-                    done |= self.file_record(f, len, &mut fill, &mut fast);
+                    done |= self.file_record::<F, W, PROBE_CTX>(f, len, &mut fill, &mut fast);
                 }
             }
         }
@@ -253,17 +266,18 @@ impl TraceEvent {
     /// the event's record function: a call and a return fewer per event,
     /// and one frame.
     #[inline(always)]
-    fn file_record<F: FnMut(&mut [u8]) -> bool>(
+    fn file_record<F: FnMut(&mut [u8]) -> bool, W: FnMut(&TraceArray, &mut F) -> bool, const PROBE_CTX: bool>(
         &self,
         f: &TraceEventFile,
         len: usize,
         fill: &mut F,
-        fast: &mut impl FnMut(&TraceArray, &mut F) -> bool,
+        fast: &mut W,
     ) -> bool {
         if ignore_this_task(f.tr) {
             return false;
         }
         if f.needs_slow_path() || f.tr.is_set(super::options::STACKTRACE) {
+            let _ctx = PROBE_CTX.then(|| super::probe_ctx_irqs_off(crate::percpu::this_cpu()));
             return super::event_filter::record_slow_entry(self, f, len, fill);
         }
         fast(f.tr, fill)

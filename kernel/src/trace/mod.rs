@@ -624,6 +624,22 @@ fn tracing_gen_ctx_on(cpu: usize) -> (u8, u8) {
     (flags, crate::preempt::preempt_count_on(cpu).min(0xf) as u8)
 }
 
+/// The context [`tracing_gen_ctx_on`] gives while a [`probe_ctx_irqs_off`]
+/// of this interrupt level is in force, computed without it: for a probe
+/// whose only event is written in one step, which so saves and restores
+/// nothing (its slow path saves it, [`super::trace::events`]).
+#[inline(always)]
+pub(super) fn probe_hit_ctx_on(cpu: usize) -> (u8, u8) {
+    let mut flags = TRACE_FLAG_IRQS_OFF;
+    if crate::sched::need_resched_on(cpu) {
+        flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
+    }
+    if crate::irq::in_hardirq_on(cpu) {
+        flags |= TRACE_FLAG_HARDIRQ;
+    }
+    (flags, crate::preempt::preempt_count_on(cpu).min(0xf) as u8)
+}
+
 /// Set in [`SAVED_CTX`] while it holds a context.
 const CTX_SAVED: u32 = 1 << 31;
 /// Set in [`SAVED_CTX`] when it was saved in an interrupt handler.
@@ -774,7 +790,7 @@ fn trace_event_write_raw(
     zero: bool,
     fill: impl FnOnce(&mut [u8]) -> bool,
 ) -> bool {
-    trace_event_write_with(
+    trace_event_write_with::<_, false>(
         tr,
         ty,
         len,
@@ -805,12 +821,17 @@ fn trace_event_write_raw(
 /// words `rest` (a probe's addresses): the record path of
 /// [`trace_event_write_full`], the entry written and committed in one step
 /// ([`CpuBuffer::write_words_with`]). `W` is the entry's words, the
-/// common fields' one included (`W == N + 1`).
+/// common fields' one included (`W == N + 1`). With `PROBE_CTX`, the
+/// entry's context is a probe handler's ([`probe_hit_ctx_on`]).
 #[inline(always)]
-pub fn trace_event_write_words<const N: usize, const W: usize>(tr: &TraceArray, ty: u16, rest: [u64; N]) -> bool {
+pub fn trace_event_write_words<const N: usize, const W: usize, const PROBE_CTX: bool>(
+    tr: &TraceArray,
+    ty: u16,
+    rest: [u64; N],
+) -> bool {
     const { assert!(W == N + 1) };
     let fill = fill_words(rest);
-    trace_event_write_with(
+    trace_event_write_with::<_, PROBE_CTX>(
         tr,
         ty,
         8 * W,
@@ -852,7 +873,7 @@ pub(super) fn fill_words<const N: usize>(rest: [u64; N]) -> impl FnMut(&mut [u8]
 /// says whether it was committed; `fill`, given the entry with its common
 /// fields written, is what a nested writer's deferred copy is filled with.
 #[inline(always)]
-fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool>(
+fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool, const PROBE_CTX: bool>(
     tr: &TraceArray,
     ty: u16,
     len: usize,
@@ -864,7 +885,11 @@ fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool>(
     }
     // Read once for the whole write (kernel code stays on its CPU).
     let cpu = crate::percpu::this_cpu();
-    let (flags, preempt) = tracing_gen_ctx_on(cpu);
+    let (flags, preempt) = if PROBE_CTX {
+        probe_hit_ctx_on(cpu)
+    } else {
+        tracing_gen_ctx_on(cpu)
+    };
     let pid = current_pid_on(cpu);
     let header = u64::from(ty) | u64::from(flags) << 16 | u64::from(preempt) << 24 | u64::from(pid as u32) << 32;
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {

@@ -336,10 +336,17 @@ fn kprobe_dispatcher(hit: &Hit, addr: usize, regs: &PtRegs) {
 }
 
 /// What the pre-handler of a `p:` event without arguments does for a hit
-/// at `addr` ([`crate::kprobes::Kprobe::records_event`]).
+/// at `addr` ([`crate::kprobes::Kprobe::records_event`]), from a handler
+/// that saved no probe context: the record takes it itself (see
+/// [`super::events::TraceEvent::record_words_probe`]).
 #[inline(always)]
 pub(crate) fn record_entry_hit(hit: &Hit, addr: usize) {
-    record_plain(hit, ProbeSite::Entry { ip: addr as u64 });
+    if !hit.tracing.load(Ordering::Relaxed) {
+        return;
+    }
+    if hit.ev.record_words_probe::<1, 2>([addr as u64]) || hit.ev.is_traced() {
+        hit.count();
+    }
 }
 
 /// [`record`] of a definition without arguments.
