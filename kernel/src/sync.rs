@@ -8,21 +8,21 @@ use core::ops::{Deref, DerefMut};
 
 /// A spin lock that masks interrupts on this CPU while held (Linux's
 /// `spin_lock_irqsave`), so that an interrupt handler taking the same lock
-/// cannot deadlock against the code it interrupted. The lock itself is
-/// `arch::spinlock::SpinMutex`, whose barriers cost QEMU's TCG nothing
-/// where `LDAXR`/`STLR` cost a locked host instruction each.
-pub struct IrqSpinLock<T> {
-    inner: SpinMutex<T>,
+/// cannot deadlock against the code it interrupted. `RCSC` chooses the
+/// lock's ordering (`arch::spinlock`): `false` only for the ring buffers'
+/// locks, whose users need nothing from them but the buffer.
+pub struct IrqSpinLock<T, const RCSC: bool = true> {
+    inner: SpinMutex<T, RCSC>,
 }
 
 /// Holds an `IrqSpinLock`; unlocks, enables preemption, then restores the
 /// interrupt mask.
-pub struct IrqSpinLockGuard<'a, T> {
-    guard: Option<SpinMutexGuard<'a, T>>,
+pub struct IrqSpinLockGuard<'a, T, const RCSC: bool = true> {
+    guard: Option<SpinMutexGuard<'a, T, RCSC>>,
     flags: IrqFlags,
 }
 
-impl<T> IrqSpinLock<T> {
+impl<T, const RCSC: bool> IrqSpinLock<T, RCSC> {
     /// A new unlocked lock.
     pub const fn new(value: T) -> Self {
         IrqSpinLock {
@@ -33,7 +33,7 @@ impl<T> IrqSpinLock<T> {
     /// Masks interrupts, disables preemption and takes the lock. The
     /// tracer hooks of both run before the lock is taken (and, at unlock,
     /// after it is released), so a tracer may take this lock itself.
-    pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
+    pub fn lock(&self) -> IrqSpinLockGuard<'_, T, RCSC> {
         let flags = local_irq_save();
         crate::preempt::preempt_disable();
         IrqSpinLockGuard {
@@ -47,7 +47,7 @@ impl<T> IrqSpinLock<T> {
     /// count, no tracer hook (the trace event write path, as Linux's ring
     /// buffer uses the `_notrace` forms).
     #[inline]
-    pub fn lock_irqs_off(&self) -> SpinMutexGuard<'_, T> {
+    pub fn lock_irqs_off(&self) -> SpinMutexGuard<'_, T, RCSC> {
         debug_assert!(arch::cpu::irqs_disabled());
         self.inner.lock()
     }
@@ -59,7 +59,7 @@ impl<T> IrqSpinLock<T> {
     /// between, and the lock's other users mask interrupts). Kernel code
     /// is not preempted, so the holder stays on this CPU until it unlocks.
     #[inline]
-    pub fn lock_guarded(&self) -> SpinMutexGuard<'_, T> {
+    pub fn lock_guarded(&self) -> SpinMutexGuard<'_, T, RCSC> {
         self.inner.lock()
     }
 
@@ -68,7 +68,7 @@ impl<T> IrqSpinLock<T> {
     /// `stop_machine` (its stopper runs in an interrupt) that waits for
     /// every CPU, this one too. So this one waits with its cross-calls
     /// served between attempts, never spinning masked on the lock.
-    pub fn lock_serving_calls(&self) -> IrqSpinLockGuard<'_, T> {
+    pub fn lock_serving_calls(&self) -> IrqSpinLockGuard<'_, T, RCSC> {
         loop {
             if let Some(g) = self.try_lock() {
                 return g;
@@ -80,13 +80,13 @@ impl<T> IrqSpinLock<T> {
 
     /// [`IrqSpinLock::lock_irqs_off`] if the lock is free.
     #[inline]
-    pub fn try_lock_irqs_off(&self) -> Option<SpinMutexGuard<'_, T>> {
+    pub fn try_lock_irqs_off(&self) -> Option<SpinMutexGuard<'_, T, RCSC>> {
         debug_assert!(arch::cpu::irqs_disabled());
         self.inner.try_lock()
     }
 
     /// Takes the lock if it is free.
-    pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T>> {
+    pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T, RCSC>> {
         let flags = local_irq_save();
         crate::preempt::preempt_disable();
         match self.inner.try_lock() {
@@ -100,14 +100,14 @@ impl<T> IrqSpinLock<T> {
     }
 }
 
-impl<T> Deref for IrqSpinLockGuard<'_, T> {
+impl<T, const RCSC: bool> Deref for IrqSpinLockGuard<'_, T, RCSC> {
     type Target = T;
     fn deref(&self) -> &T {
         self.guard.as_ref().expect("guard present until drop")
     }
 }
 
-impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
+impl<T, const RCSC: bool> DerefMut for IrqSpinLockGuard<'_, T, RCSC> {
     fn deref_mut(&mut self) -> &mut T {
         self.guard.as_mut().expect("guard present until drop")
     }
@@ -139,7 +139,7 @@ impl Drop for IrqsMasked {
     }
 }
 
-impl<T> Drop for IrqSpinLockGuard<'_, T> {
+impl<T, const RCSC: bool> Drop for IrqSpinLockGuard<'_, T, RCSC> {
     fn drop(&mut self) {
         self.guard.take();
         crate::preempt::preempt_enable();
@@ -175,6 +175,46 @@ mod tests {
         assert_eq!(arch::cpu::irqs_disabled(), was, "the scope's end did not restore");
         let n = *L.lock();
         assert!(n >= 2);
+    }
+
+    static COUNTED: IrqSpinLock<(u64, bool), false> = IrqSpinLock::new((0, false));
+    static WORKERS_DONE: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+    const ROUNDS: u64 = 20_000;
+
+    extern "C" fn count_under_the_lock(_: usize) {
+        for _ in 0..ROUNDS {
+            let mut g = COUNTED.lock();
+            // Another holder inside now would see the flag set.
+            assert!(!g.1, "two holders inside the lock at once");
+            g.1 = true;
+            let v = g.0;
+            core::hint::spin_loop();
+            g.0 = v + 1;
+            g.1 = false;
+        }
+        WORKERS_DONE.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The ring buffers' lock ordering (arch::spinlock's `RCSC = false`:
+    /// DMB ISHLD after taking it, DMB ISHLD + ISHST before freeing it) is
+    /// enough for a lock: threads on every
+    /// CPU incrementing a plain counter under it lose no increment and
+    /// never meet inside.
+    #[kernel_test]
+    fn increments_under_the_lock_from_every_cpu_are_never_lost() {
+        let n = crate::smp::num_online_cpus().max(2);
+        *COUNTED.lock() = (0, false);
+        WORKERS_DONE.store(0, core::sync::atomic::Ordering::SeqCst);
+        for _ in 0..n {
+            let t = crate::sched::Task::new_kthread(count_under_the_lock, 0, "ktest/lock").expect("kthread");
+            crate::sched::wake_up(&t);
+        }
+        let deadline = crate::time::ktime_get_ns() + 60_000_000_000;
+        while WORKERS_DONE.load(core::sync::atomic::Ordering::SeqCst) < n {
+            assert!(crate::time::ktime_get_ns() < deadline, "the workers did not finish");
+            crate::sched::wait::sleep_ns(1_000_000).expect("sleep");
+        }
+        assert_eq!(COUNTED.lock().0, n as u64 * ROUNDS);
     }
 
     /// The preemption count, now a plain load and store, counts a lock's

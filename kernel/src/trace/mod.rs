@@ -131,7 +131,7 @@ pub fn pages_for_subbuf(bytes: usize, subbuf: usize) -> usize {
 /// One trace array (Linux's `trace_array`): the global one, and later one
 /// per instance.
 pub struct TraceArray {
-    buffers: [IrqSpinLock<Option<CpuBuffer>>; NR_CPUS],
+    buffers: [IrqSpinLock<Option<CpuBuffer>, false>; NR_CPUS],
     /// Pages of each CPU's buffer, readable without its lock.
     nr_pages: [AtomicUsize; NR_CPUS],
     /// Bytes of each page (`buffer_subbuf_size_kb`).
