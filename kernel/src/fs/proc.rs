@@ -715,6 +715,10 @@ impl ProcProvider for Provider {
     /// Linux's proc_dointvec_minmax, EINVAL outside.
     fn write(&self, scope: ProcScope, rel: &[u8], data: &[u8]) -> vfs::Result<usize> {
         match (scope, rel) {
+            // A sysctl reads the bytes as a list of numbers: none is no
+            // change (proc_sys_call_handler passes an empty buffer to the
+            // handler, which parses nothing).
+            (ProcScope::Root, rel) if data.is_empty() && rel.starts_with(b"sys/") => Ok(0),
             (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
                 crate::trace::trace_stack::stack_trace_sysctl(data)
             }
