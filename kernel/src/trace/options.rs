@@ -64,10 +64,13 @@ pub const LATENCY_FMT: u32 = 1 << 15;
 /// `function-trace`: the latency tracers record the functions called
 /// inside the sections they time.
 pub const FUNCTION_TRACE: u32 = 1 << 16;
+/// `disable_on_free`: closing `free_buffer` also turns tracing off
+/// (Linux's `TRACE_ITER_STOP_ON_FREE`).
+pub const DISABLE_ON_FREE: u32 = 1 << 17;
 
 /// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
 /// last.
-pub static TRACE_OPTIONS: [TraceOption; 17] = [
+pub static TRACE_OPTIONS: [TraceOption; 18] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -112,6 +115,11 @@ pub static TRACE_OPTIONS: [TraceOption; 17] = [
         name: "overwrite",
         bit: OVERWRITE,
         default: true,
+    },
+    TraceOption {
+        name: "disable_on_free",
+        bit: DISABLE_ON_FREE,
+        default: false,
     },
     TraceOption {
         name: "irq-info",
