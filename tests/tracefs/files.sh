@@ -50,6 +50,13 @@ $bb printf '\x08\x00\x00\x00x' > trace_marker_raw
 cat events/ftrace/raw_data/format
 echo "== in an instance"
 mkdir instances/raw
+echo "== core options: Linux's defaults"
+for o in verbose raw hex bin block fields trace_printk userstacktrace sym-userobj printk-msg-only \
+    trace_printk_dest hash-ptr display-graph disable_on_free; do
+    echo "$o $(cat options/$o) $(cat instances/raw/options/$o 2>/dev/null || echo none)"
+done
+echo 0 > options/raw && echo 1 > options/hash-ptr && echo "the same value is taken"
+$bb grep -x -e noverbose -e noraw -e nohex -e nobin -e trace_printk -e hash-ptr -e nodisplay-graph trace_options
 $bb printf '\x04\x00\x00\x00z' > instances/raw/trace_marker_raw
 $bb tail -1 instances/raw/trace | mask
 $bb tail -1 trace | mask

@@ -291,8 +291,8 @@ fn create_options_dir(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
             }),
             Some(Box::new(move |buf| {
                 match parse_ulong(buf)? {
-                    0 => options::set_tracer_flag(tr, bit, false),
-                    1 => options::set_tracer_flag(tr, bit, true),
+                    0 => options::change_flag(tr, bit, false)?,
+                    1 => options::change_flag(tr, bit, true)?,
                     _ => return Err(Errno::EINVAL),
                 }
                 Ok(buf.len())
