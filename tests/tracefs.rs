@@ -31,6 +31,24 @@ fn trace_files_print_linux_text_and_account_for_every_event() {
     assert_eq!(linux, GOLDEN, "real Linux differs");
 }
 
+const FILES_GOLDEN: &str = include_str!("tracefs/files.golden");
+
+/// `tracefs/files.sh`: `free_buffer` shrinks the buffer on close (and with
+/// `disable_on_free` turns tracing off), `trace_marker_raw` records an id
+/// and bytes that `trace` and `trace_pipe` print in hex, with Linux's
+/// errors, in the top level and in an instance; real Linux prints the same.
+#[test]
+fn free_buffer_and_trace_marker_raw_behave_as_linux() {
+    let files = [busybox(), root().join("tests/tracefs/files.sh")];
+    let (out, code) = run_commands(&["--smp", "1"], &files, "busybox sh /bin/files.sh", 120);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, FILES_GOLDEN);
+    let Some(linux) = reflinux_stdout("1", 120, &files, "busybox sh /bin/files.sh") else {
+        return;
+    };
+    assert_eq!(linux, FILES_GOLDEN, "real Linux differs");
+}
+
 #[test]
 fn tracefs_is_one_tree_at_three_paths_with_a_buffer_per_cpu() {
     let cmds = "busybox grep tracefs /proc/mounts; busybox ls -1 /tracing/per_cpu; \

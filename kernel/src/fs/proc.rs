@@ -493,6 +493,24 @@ fn task_path(pid: u32, rel: &[u8]) -> Option<(Option<Arc<crate::sched::Task>>, &
     Some((Some(t?), tail))
 }
 
+/// Linux's `comm_write`: the first 15 bytes, as they are (a newline
+/// included; a 0-byte write empties the name), become the name of a
+/// thread of the writer's own thread group; any other task's is EINVAL,
+/// one that is gone ESRCH. Every byte counts as written.
+fn comm_write(pid: u32, task: Option<Arc<crate::sched::Task>>, data: &[u8]) -> vfs::Result<usize> {
+    let task = task.ok_or(uapi::Errno::ESRCH)?;
+    let me = crate::sched::try_current().and_then(|t| t.process.get().map(|p| p.pid));
+    if me != Some(pid) {
+        return Err(uapi::Errno::EINVAL);
+    }
+    let n = data.len().min(uapi::prctl::TASK_COMM_LEN - 1);
+    // set_task_comm copies up to the first NUL (strscpy).
+    let name = data[..n].split(|&b| b == 0).next().unwrap_or_default();
+    crate::trace::tracepoint::task::trace_task_rename(&task, name);
+    task.set_comm(name);
+    Ok(data.len())
+}
+
 impl ProcProvider for Provider {
     fn pids(&self) -> Vec<u32> {
         process::all_processes().iter().map(|p| p.pid).collect()
@@ -715,6 +733,10 @@ impl ProcProvider for Provider {
     /// Linux's proc_dointvec_minmax, EINVAL outside.
     fn write(&self, scope: ProcScope, rel: &[u8], data: &[u8]) -> vfs::Result<usize> {
         match (scope, rel) {
+            // A sysctl reads the bytes as a list of numbers: none is no
+            // change (proc_sys_call_handler passes an empty buffer to the
+            // handler, which parses nothing).
+            (ProcScope::Root, rel) if data.is_empty() && rel.starts_with(b"sys/") => Ok(0),
             (ProcScope::Root, b"sys/kernel/stack_tracer_enabled") => {
                 crate::trace::trace_stack::stack_trace_sysctl(data)
             }
@@ -732,6 +754,15 @@ impl ProcProvider for Provider {
                     .ok_or(uapi::Errno::EINVAL)?;
                 KPTR_RESTRICT.store(v, Ordering::Relaxed);
                 Ok(data.len())
+            }
+            (ProcScope::Pid(pid), b"comm") => {
+                comm_write(pid, process::find_process(pid).and_then(|p| p.main_thread()), data)
+            }
+            (ProcScope::Pid(pid), rel) if rel.starts_with(b"task/") && rel.ends_with(b"/comm") => {
+                match task_path(pid, rel) {
+                    Some((t, b"comm")) => comm_write(pid, t, data),
+                    _ => Err(uapi::Errno::ESRCH),
+                }
             }
             // A read-only file root opened for writing: a per-process file
             // has no write method (vfs_write's EINVAL), a /proc entry has

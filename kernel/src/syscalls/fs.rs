@@ -85,8 +85,9 @@ fn do_write_flags(
     }
     let append = append.unwrap_or(f.flags() & uapi::fcntl::O_APPEND != 0);
     // Linux's vfs_write calls a device's driver whatever the count, so
-    // /dev/full fails even an empty write. Other files are not asked.
-    if len == 0 && f.metadata().file_type() == vfs::FileType::CharDevice {
+    // /dev/full fails even an empty write, and so do /proc files without
+    // a write of their own. Other files are not asked.
+    if len == 0 && (f.metadata().file_type() == vfs::FileType::CharDevice || f.writes_empty()) {
         let op = || f.write_iter_append(&mut crate::uaccess::UserSource::new(start, 0), pos, append);
         return Ok((if wait { blocking(f, op) } else { op() })? as u64);
     }

@@ -684,7 +684,8 @@ pub(super) fn event_trace_del_tracer(tr: &'static TraceArray) {
     }
 }
 
-/// Registers the internal events this kernel has (`ftrace/print`).
+/// Registers the internal events this kernel has (`ftrace/print`,
+/// `ftrace/raw_data`, `ftrace/kernel_stack`).
 pub(super) fn register_internal_events() {
     let def = TraceEventDef {
         system: "ftrace".to_string(),
@@ -700,6 +701,9 @@ pub(super) fn register_internal_events() {
     };
     if let Err(e) = register_with_id(def, Some(super::TRACE_PRINT)) {
         crate::pr_err!("trace: cannot register ftrace/print: {}", e);
+    }
+    if let Err(e) = super::raw_data::register_raw_data_event() {
+        crate::pr_err!("trace: cannot register ftrace/raw_data: {}", e);
     }
     if let Err(e) = register_with_id(super::trigger::kernel_stack_def(), Some(super::trigger::TRACE_STACK)) {
         crate::pr_err!("trace: cannot register ftrace/kernel_stack: {}", e);

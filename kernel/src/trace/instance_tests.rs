@@ -367,3 +367,33 @@ fn a_bad_filter_in_an_instance_logs_in_that_instance_error_log_only() {
     assert_eq!(read_all("instances/el/error_log"), "");
     instances.rmdir(b"el").unwrap();
 }
+
+/// The options whose mechanism this kernel lacks read as Linux's defaults
+/// (`trace_printk_dest` off in an instance), take their own value again,
+/// and refuse a change with EINVAL rather than taking it and doing nothing.
+#[kernel_test]
+fn options_without_a_mechanism_keep_linux_defaults_and_refuse_a_change() {
+    let instances = lookup("instances").unwrap();
+    instances.create(b"kfix", NodeKind::Directory, 0o755, 0, 0).unwrap();
+    for (name, top) in [
+        ("raw", "0\n"),
+        ("hex", "0\n"),
+        ("hash-ptr", "1\n"),
+        ("trace_printk_dest", "1\n"),
+    ] {
+        let path = alloc::format!("options/{name}");
+        assert_eq!(read_all(&path), top, "{name}");
+        let same = top.trim();
+        let other = if same == "1" { "0" } else { "1" };
+        write(&path, same).unwrap();
+        assert_eq!(write(&path, other), Err(Errno::EINVAL), "{name}");
+        assert_eq!(read_all(&path), top, "{name}");
+    }
+    assert_eq!(read_all("instances/kfix/options/trace_printk_dest"), "0\n");
+    assert_eq!(lookup("instances/kfix/options/trace_printk").err(), Some(Errno::ENOENT));
+    assert_eq!(write("trace_options", "hex"), Err(Errno::EINVAL));
+    write("trace_options", "nohex").unwrap();
+    // In Linux's order, between sym-addr and annotate.
+    assert!(read_all("trace_options").contains("\nnoverbose\nnoraw\nnohex\nnobin\nnoblock\nnofields\ntrace_printk\n"));
+    instances.rmdir(b"kfix").unwrap();
+}

@@ -27,6 +27,7 @@ pub mod function_graph;
 pub mod hist;
 pub mod options;
 pub mod output;
+pub mod raw_data;
 pub mod readers;
 pub mod rethook;
 pub mod snapshot;

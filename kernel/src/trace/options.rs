@@ -1,7 +1,12 @@
-//! `trace_options` and `options/`: the trace flags this kernel honours,
-//! under Linux's names, in Linux's order. Options Linux has that do not
-//! work here are not listed (writing them is EINVAL, as for any unknown
-//! option).
+//! `trace_options` and `options/`: Linux 6.12's core trace flags, under
+//! Linux's names, in Linux's order. Those whose mechanism this kernel does
+//! not have ([`FIXED_FLAGS`]: `verbose`, `raw`, `hex`, `bin`, `block`,
+//! `fields`, `trace_printk`, `userstacktrace`, `sym-userobj`,
+//! `printk-msg-only`, `trace_printk_dest`, `hash-ptr`, `display-graph`)
+//! keep Linux's default: reading them gives it, writing it again is
+//! accepted, and a write that would change it is EINVAL (as Linux's
+//! set_tracer_flag refuses what a tracer cannot do). No option takes a
+//! value and ignores it.
 
 use super::TraceArray;
 
@@ -53,10 +58,10 @@ pub const STACKTRACE: u32 = 1 << 14;
 
 /// Options only the top-level trace array has a file for in `options/`
 /// (Linux's `TOP_LEVEL_TRACE_FLAGS`, of those this kernel has).
-pub const TOP_LEVEL_TRACE_FLAGS: u32 = RECORD_CMD;
+pub const TOP_LEVEL_TRACE_FLAGS: u32 = RECORD_CMD | PRINTK | PRINTK_MSGONLY;
 /// Options an instance starts with off whatever the top level has (Linux's
 /// `ZEROED_TRACE_FLAGS`).
-pub const ZEROED_TRACE_FLAGS: u32 = EVENT_FORK | FUNCTION_FORK;
+pub const ZEROED_TRACE_FLAGS: u32 = EVENT_FORK | FUNCTION_FORK | TRACE_PRINTK_DEST;
 
 /// `latency-format`: `trace` shows the latency header and columns (the
 /// latency tracers set it while they run).
@@ -64,10 +69,56 @@ pub const LATENCY_FMT: u32 = 1 << 15;
 /// `function-trace`: the latency tracers record the functions called
 /// inside the sections they time.
 pub const FUNCTION_TRACE: u32 = 1 << 16;
+/// `disable_on_free`: closing `free_buffer` also turns tracing off
+/// (Linux's `TRACE_ITER_STOP_ON_FREE`).
+pub const DISABLE_ON_FREE: u32 = 1 << 17;
+
+/// `verbose` (fixed off).
+pub const VERBOSE: u32 = 1 << 18;
+/// `raw` (fixed off).
+pub const RAW: u32 = 1 << 19;
+/// `hex` (fixed off).
+pub const HEX: u32 = 1 << 20;
+/// `bin` (fixed off).
+pub const BIN: u32 = 1 << 21;
+/// `block` (fixed off).
+pub const BLOCK: u32 = 1 << 22;
+/// `fields` (fixed off).
+pub const FIELDS: u32 = 1 << 23;
+/// `trace_printk` (fixed on: there is no trace_printk to turn off).
+pub const PRINTK: u32 = 1 << 24;
+/// `userstacktrace` (fixed off).
+pub const USERSTACKTRACE: u32 = 1 << 25;
+/// `sym-userobj` (fixed off).
+pub const SYM_USEROBJ: u32 = 1 << 26;
+/// `printk-msg-only` (fixed off).
+pub const PRINTK_MSGONLY: u32 = 1 << 27;
+/// `trace_printk_dest` (fixed: on at the top level, off in instances).
+pub const TRACE_PRINTK_DEST: u32 = 1 << 28;
+/// `hash-ptr` (fixed on).
+pub const HASH_PTR: u32 = 1 << 29;
+/// `display-graph` (fixed off).
+pub const DISPLAY_GRAPH: u32 = 1 << 30;
+
+/// The options whose mechanism this kernel does not have: they keep the
+/// value they start with, and a write that would change it is EINVAL.
+pub const FIXED_FLAGS: u32 = VERBOSE
+    | RAW
+    | HEX
+    | BIN
+    | BLOCK
+    | FIELDS
+    | PRINTK
+    | USERSTACKTRACE
+    | SYM_USEROBJ
+    | PRINTK_MSGONLY
+    | TRACE_PRINTK_DEST
+    | HASH_PTR
+    | DISPLAY_GRAPH;
 
 /// The options, in Linux's order; tracer options ([`FUNC_STACK_TRACE`])
 /// last.
-pub static TRACE_OPTIONS: [TraceOption; 17] = [
+pub static TRACE_OPTIONS: [TraceOption; 31] = [
     TraceOption {
         name: "print-parent",
         bit: PRINT_PARENT,
@@ -84,9 +135,59 @@ pub static TRACE_OPTIONS: [TraceOption; 17] = [
         default: false,
     },
     TraceOption {
+        name: "verbose",
+        bit: VERBOSE,
+        default: false,
+    },
+    TraceOption {
+        name: "raw",
+        bit: RAW,
+        default: false,
+    },
+    TraceOption {
+        name: "hex",
+        bit: HEX,
+        default: false,
+    },
+    TraceOption {
+        name: "bin",
+        bit: BIN,
+        default: false,
+    },
+    TraceOption {
+        name: "block",
+        bit: BLOCK,
+        default: false,
+    },
+    TraceOption {
+        name: "fields",
+        bit: FIELDS,
+        default: false,
+    },
+    TraceOption {
+        name: "trace_printk",
+        bit: PRINTK,
+        default: true,
+    },
+    TraceOption {
         name: "annotate",
         bit: ANNOTATE,
         default: true,
+    },
+    TraceOption {
+        name: "userstacktrace",
+        bit: USERSTACKTRACE,
+        default: false,
+    },
+    TraceOption {
+        name: "sym-userobj",
+        bit: SYM_USEROBJ,
+        default: false,
+    },
+    TraceOption {
+        name: "printk-msg-only",
+        bit: PRINTK_MSGONLY,
+        default: false,
     },
     TraceOption {
         name: "context-info",
@@ -114,6 +215,11 @@ pub static TRACE_OPTIONS: [TraceOption; 17] = [
         default: true,
     },
     TraceOption {
+        name: "disable_on_free",
+        bit: DISABLE_ON_FREE,
+        default: false,
+    },
+    TraceOption {
         name: "irq-info",
         bit: IRQ_INFO,
         default: true,
@@ -129,9 +235,19 @@ pub static TRACE_OPTIONS: [TraceOption; 17] = [
         default: false,
     },
     TraceOption {
+        name: "trace_printk_dest",
+        bit: TRACE_PRINTK_DEST,
+        default: true,
+    },
+    TraceOption {
         name: "pause-on-trace",
         bit: PAUSE_ON_TRACE,
         default: false,
+    },
+    TraceOption {
+        name: "hash-ptr",
+        bit: HASH_PTR,
+        default: true,
     },
     TraceOption {
         name: "function-trace",
@@ -141,6 +257,11 @@ pub static TRACE_OPTIONS: [TraceOption; 17] = [
     TraceOption {
         name: "function-fork",
         bit: FUNCTION_FORK,
+        default: false,
+    },
+    TraceOption {
+        name: "display-graph",
+        bit: DISPLAY_GRAPH,
         default: false,
     },
     TraceOption {
@@ -164,8 +285,17 @@ fn listed(tr: &TraceArray, bit: u32) -> bool {
 
 /// The flags a trace array starts with: Linux's defaults for the top
 /// level; an instance copies the top level's, less [`ZEROED_TRACE_FLAGS`].
-pub const DEFAULT_FLAGS: u32 =
-    PRINT_PARENT | ANNOTATE | CONTEXT_INFO | RECORD_CMD | OVERWRITE | IRQ_INFO | MARKERS | FUNCTION_TRACE;
+pub const DEFAULT_FLAGS: u32 = PRINT_PARENT
+    | ANNOTATE
+    | CONTEXT_INFO
+    | RECORD_CMD
+    | OVERWRITE
+    | IRQ_INFO
+    | MARKERS
+    | FUNCTION_TRACE
+    | PRINTK
+    | TRACE_PRINTK_DEST
+    | HASH_PTR;
 
 /// The top-level trace array's flags word (the options of everything that
 /// is not per instance: the function tracers, command-line recording).
@@ -199,6 +329,21 @@ pub fn set_tracer_flag(tr: &TraceArray, bit: u32, on: bool) {
     }
 }
 
+/// A write of option `bit` of `tr` (`trace_options` or `options/`):
+/// applied as [`set_tracer_flag`], or EINVAL for one of [`FIXED_FLAGS`]
+/// that it would change.
+pub fn change_flag(tr: &TraceArray, bit: u32, on: bool) -> Result<(), uapi::Errno> {
+    if bit & FIXED_FLAGS != 0 {
+        return if tr.is_set(bit) == on {
+            Ok(())
+        } else {
+            Err(uapi::Errno::EINVAL)
+        };
+    }
+    set_tracer_flag(tr, bit, on);
+    Ok(())
+}
+
 /// `trace_options`' text of `tr`: one option a line, `no` before those
 /// off (an instance lists the top-level-only ones too, as Linux does).
 pub fn show(tr: &TraceArray) -> alloc::string::String {
@@ -229,6 +374,5 @@ pub fn apply(tr: &TraceArray, cmd: &str) -> Result<(), uapi::Errno> {
         .iter()
         .find(|o| o.name == name && listed(tr, o.bit))
         .ok_or(uapi::Errno::EINVAL)?;
-    set_tracer_flag(tr, o.bit, on);
-    Ok(())
+    change_flag(tr, o.bit, on)
 }

@@ -117,7 +117,8 @@ fn readme() -> Vec<u8> {
          \n  timestamp_mode\t- view the mode used to timestamp events\n       \
          delta:   Delta difference against a buffer-wide timestamp\n    \
          absolute:   Absolute (standalone) timestamp\n\
-         \n  trace_marker\t\t- Writes into this file writes into the kernel buffer\n  \
+         \n  trace_marker\t\t- Writes into this file writes into the kernel buffer\n\
+         \n  trace_marker_raw\t\t- Writes into this file writes binary data into the kernel buffer\n  \
          instances\t\t- Make sub-buffers with: mkdir instances/foo\n\
          \t\t\t  Remove sub-buffer with rmdir\n  \
          trace_options\t\t- Set format or modify how tracing happens\n\
@@ -176,6 +177,34 @@ fn buffer_size_write(tr: &TraceArray, cpu: Option<usize>, buf: &[u8]) -> Result<
         .ok_or(Errno::ENOMEM)?;
     tr.resize(cpu, bytes)?;
     Ok(buf.len())
+}
+
+/// One open of `free_buffer` (Linux's `tracing_free_buffer_fops`): writes
+/// are taken and do nothing; the last close of the open file shrinks
+/// every CPU's buffer to the smallest size (Linux resizes to 0, which the
+/// ring buffer rounds up to its two pages) and, with
+/// `options/disable_on_free`, turns tracing off first, as
+/// `tracing_free_buffer_release`. Tracing resumes once `buffer_size_kb`
+/// is written again.
+struct FreeBuffer {
+    tr: &'static TraceArray,
+}
+
+impl FileOps for FreeBuffer {
+    fn write(&self, _: &vfs::OpenFile, buf: &[u8], _: &mut u64) -> Result<usize, Errno> {
+        Ok(buf.len())
+    }
+}
+
+impl Drop for FreeBuffer {
+    fn drop(&mut self) {
+        if self.tr.is_set(options::DISABLE_ON_FREE) {
+            self.tr.set_tracing_on(false);
+        }
+        // Nothing to report to: a close does not fail, and a buffer that
+        // cannot shrink keeps its size.
+        let _ = self.tr.resize(None, 0);
+    }
 }
 
 fn ops(f: impl Fn(u32) -> Arc<dyn FileOps> + Send + Sync + 'static) -> crate::fs::pseudo::OpenFn {
@@ -262,8 +291,8 @@ fn create_options_dir(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
             }),
             Some(Box::new(move |buf| {
                 match parse_ulong(buf)? {
-                    0 => options::set_tracer_flag(tr, bit, false),
-                    1 => options::set_tracer_flag(tr, bit, true),
+                    0 => options::change_flag(tr, bit, false)?,
+                    1 => options::change_flag(tr, bit, true)?,
                     _ => return Err(Errno::EINVAL),
                 }
                 Ok(buf.len())
@@ -418,7 +447,14 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
             super::tracing_mark_write(tr, buf)
         })),
     );
+    dir.file(
+        "trace_marker_raw",
+        0o220,
+        Box::new(Vec::new),
+        Some(Box::new(move |buf| super::raw_data::tracing_mark_raw_write(tr, buf))),
+    );
     let _ = dir.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, None)));
+    let _ = dir.file_ops("free_buffer", 0o200, ops(move |_| Arc::new(FreeBuffer { tr })));
     dir.file(
         "tracing_on",
         0o640,

@@ -111,6 +111,15 @@ pub trait FileOps: Send + Sync {
         false
     }
 
+    /// Whether a 0-byte write must reach [`write`](Self::write): Linux's
+    /// vfs_write calls the file's method whatever the count, and some
+    /// answer an empty write with something other than 0 (`/proc/uptime`'s
+    /// proc_reg_write is EIO, `/proc/<pid>/comm` empties the name). No (the
+    /// default) where an empty write does nothing.
+    fn writes_empty(&self) -> bool {
+        false
+    }
+
     /// For a pipe: the bytes a write is sure to find room for now (its
     /// free buffers' pages), what splice into it may take. `None` for
     /// other files.
@@ -548,6 +557,14 @@ impl OpenFile {
             Backend::Ops(ops) => ops.has_read_iter(),
             Backend::Inode => true,
             Backend::PathOnly => false,
+        }
+    }
+
+    /// See [`FileOps::writes_empty`].
+    pub fn writes_empty(&self) -> bool {
+        match &self.backend {
+            Backend::Ops(ops) => ops.writes_empty(),
+            Backend::Inode | Backend::PathOnly => false,
         }
     }
 

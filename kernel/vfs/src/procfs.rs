@@ -534,6 +534,11 @@ impl FileOps for Snapshot {
         }
     }
 
+    /// Every /proc file with a write method is handed empty writes too.
+    fn writes_empty(&self) -> bool {
+        true
+    }
+
     /// Only /proc/sys files write with `write_iter` (`proc_sys_write`).
     fn has_write_iter(&self) -> bool {
         self.scope == ProcScope::Root && self.rel.starts_with(b"sys/")

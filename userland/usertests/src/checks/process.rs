@@ -36,6 +36,7 @@ pub static CHECKS: &[Check] = checks![
     orphan_reparented_to_init,
     uname_linux_aarch64,
     prctl_set_get_name,
+    proc_comm_write_renames_threads_of_the_writer_only,
     sched_yield_returns_0,
     unknown_syscall_enosys,
 ];
@@ -764,6 +765,49 @@ fn prctl_set_get_name() -> Outcome {
         Err(Errno::EFAULT),
         "name at 0x1"
     );
+    Ok(())
+}
+
+fn get_name() -> Result<[u8; 16], Errno> {
+    let mut n = [0xffu8; 16];
+    // SAFETY: PR_GET_NAME writes 16 bytes into n.
+    unsafe { raw(nr::PRCTL, &[PR_GET_NAME, n.as_mut_ptr() as usize]) }.map(|_| n)
+}
+
+fn write_path(path: &[u8], data: &[u8]) -> Result<usize, Errno> {
+    let fd = open(path, O_WRONLY | O_CLOEXEC, 0)?;
+    let r = write(fd, data);
+    close(fd);
+    r
+}
+
+/// Linux's comm_write: the first 15 bytes written, a newline included,
+/// name a thread of the writer's own thread group (PR_GET_NAME sees it);
+/// an empty write empties the name; another process's comm is EINVAL
+/// (root may open it); every byte counts as written.
+fn proc_comm_write_renames_threads_of_the_writer_only() -> Outcome {
+    check_eq!(write_path(b"/proc/self/comm", b"ut-comm\n"), Ok(8), "write comm");
+    check_eq!(get_name(), Ok(*b"ut-comm\n\0\0\0\0\0\0\0\0"), "the newline is kept");
+    check_eq!(
+        write_path(b"/proc/self/comm", b"0123456789abcdefXYZ"),
+        Ok(19),
+        "a long name"
+    );
+    check_eq!(get_name(), Ok(*b"0123456789abcde\0"), "cut to 15 bytes");
+    let task = format!("/proc/self/task/{}/comm", gettid());
+    check_eq!(write_path(task.as_bytes(), b"t-name"), Ok(6), "write task/TID/comm");
+    check_eq!(get_name(), Ok(*b"t-name\0\0\0\0\0\0\0\0\0\0"), "task comm");
+    check_eq!(write_path(b"/proc/self/comm", b"ab\0cd"), Ok(5), "a NUL inside");
+    check_eq!(get_name(), Ok(*b"ab\0\0\0\0\0\0\0\0\0\0\0\0\0\0"), "cut at the NUL");
+    check_eq!(write_path(b"/proc/self/comm", b""), Ok(0), "an empty write");
+    check_eq!(get_name(), Ok([0u8; 16]), "an empty write empties the name");
+    if call(nr::GETEUID, &[]) == Ok(0) {
+        check_eq!(
+            write_path(b"/proc/1/comm", b"x"),
+            Err(Errno::EINVAL),
+            "another process's comm"
+        );
+    }
     Ok(())
 }
 

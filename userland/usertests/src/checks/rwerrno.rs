@@ -73,19 +73,29 @@ fn pread_pwrite_on_a_pipe_are_espipe_before_the_access_mode() -> Outcome {
 
 /// A read-only /proc file opened for writing by root (CAP_DAC_OVERRIDE):
 /// vfs_write refuses a file with no write method with EINVAL (no
-/// FMODE_CAN_WRITE), whatever the count.
+/// FMODE_CAN_WRITE), whatever the count; a /proc file made with
+/// proc_create_single (proc_reg_write, no proc_write) is EIO, also for 0
+/// bytes; a writable sysctl takes 0 bytes as no change.
 fn write_to_a_read_only_proc_file_is_einval_or_eio() -> Outcome {
     if call(nr::GETEUID, &[]) != Ok(0) {
         return Ok(());
     }
     // A per-process file has no write method at all; a proc_create_single
     // file has proc_reg_write, which fails without a proc_write (EIO).
-    for (path, want) in [(&b"/proc/self/stat"[..], Errno::EINVAL), (b"/proc/version", Errno::EIO)] {
+    for (path, want) in [
+        (&b"/proc/self/stat"[..], Errno::EINVAL),
+        (b"/proc/version", Errno::EIO),
+        (b"/proc/uptime", Errno::EIO),
+    ] {
         let fd = open(path, O_WRONLY | O_CLOEXEC, 0).ctx("open for writing as root")?;
         let p = core::str::from_utf8(path).unwrap_or("?");
         check_eq!(write(fd, b"x"), Err(want), "{p}: write");
+        check_eq!(write(fd, &[]), Err(want), "{p}: 0-byte write");
         close(fd);
     }
+    let fd = open(b"/proc/sys/kernel/kptr_restrict", O_WRONLY | O_CLOEXEC, 0).ctx("open a sysctl")?;
+    check_eq!(write(fd, &[]), Ok(0), "sysctl: 0-byte write");
+    close(fd);
     Ok(())
 }
 
