@@ -228,6 +228,17 @@ core::arch::global_asm!(
     // Frame records: the call site's (its caller is in x9), then ours, so
     // that backtraces from a tracer show the traced function and its
     // parent; then the handler's arguments (ip, parent_ip, ops, regs).
+    // This CPU's depth count (its address in x12) down by one, as a
+    // release (as arch::spinlock's): every load and store of the call
+    // ordered before the count's drop, without STLR's store-to-load
+    // order, which QEMU's TCG pays with a locked host instruction.
+    ".macro ftrace_count_out",
+    "ldr x11, [x12]",
+    "sub x11, x11, #1",
+    "dmb ishld",
+    "dmb ishst",
+    "str x11, [x12]",
+    ".endm",
     ".macro ftrace_frame_and_call_args",
     "stp x29, x9, [sp, #{fregs} + 16]",
     "add x29, sp, #{fregs} + 16",
@@ -309,14 +320,7 @@ core::arch::global_asm!(
     // Counted out, done with the ops: released, so that an update that
     // reads the count at zero frees nothing this call still reads. (The
     // CPU is the one counted in: kernel code is not moved off it.)
-    "ldr x11, [x12]",
-    "sub x11, x11, #1",
-    // A release (as arch::spinlock's): every load and store of the call
-    // ordered before the count's drop, without STLR's store-to-load
-    // order, which QEMU's TCG pays with a locked host instruction.
-    "dmb ishld",
-    "dmb ishst",
-    "str x11, [x12]",
+    "ftrace_count_out",
     "tbnz x13, #{unmasked_bit}, 4f",
     "msr daif, x10",
     "4:",
@@ -340,11 +344,7 @@ core::arch::global_asm!(
     "ldr x9, [sp, #{fregs} + 8]",
     "ldr x12, [sp, #{depth_slot}]",
     "add sp, sp, #{frame}",
-    "ldr x11, [x12]",
-    "sub x11, x11, #1",
-    "dmb ishld",
-    "dmb ishst",
-    "str x11, [x12]",
+    "ftrace_count_out",
     "ret x9",
     ".size ftrace_caller, . - ftrace_caller",
     depth = sym FTRACE_DEPTH,
