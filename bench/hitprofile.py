@@ -63,8 +63,8 @@ with open(log, errors='replace') as f:
             if pc == ret:
                 hits.append(active); active = None; continue
             active.append(tbs.get(pc, [(pc, '?')]))
-print('hits', len(hits), [sum(len(t) for t in h) for h in hits][-8:])
-h = hits[-3]
+print("hits", len(hits), [sum(len(t) for t in h) for h in hits][-8:]); print("all", __import__("collections").Counter(sum(len(t) for t in h) for h in hits))
+h = hits[int(__import__("os").environ.get("HIT", "-3"))]
 per = collections.Counter(); ntb = 0
 for t in h:
     ntb += 1

@@ -20,18 +20,21 @@ static OOPS_IN_PROGRESS: AtomicBool = AtomicBool::new(false);
 pub fn set_boot_counter(c: u64) {
     BOOT_COUNTER.store(c, Ordering::Relaxed);
     let freq = arch::timer::frequency().max(1);
-    let per_tick = 1_000_000_000 / freq;
-    NS_PER_TICK.store(
-        if per_tick * freq == 1_000_000_000 { per_tick } else { 0 },
-        Ordering::Relaxed,
-    );
+    NS_PER_TICK.store(1_000_000_000 / freq, Ordering::Relaxed);
+    // The rest of a tick's nanoseconds as a 64-bit binary fraction, rounded
+    // up: a time is then its exact value or 1 ns more (for any count of
+    // ticks), never less, so a timer armed by `ns_to_counter` never reads
+    // as early; 0 for QEMU virt's 62.5 MHz (16 ns a tick).
+    let rest = u128::from(1_000_000_000 % freq);
+    NS_PER_TICK_FRAC.store(((rest << 64).div_ceil(u128::from(freq))) as u64, Ordering::Relaxed);
 }
 
-/// Nanoseconds per counter tick, if a whole number (else 0), computed once
-/// at boot: the frequency does not change, and reading `CNTFRQ_EL0` (and
-/// dividing by it) on every trace event costs more than the rest of the
-/// clock read under emulation.
+/// Nanoseconds per counter tick, whole and fraction ([`set_boot_counter`]),
+/// computed once at boot: the frequency does not change, and every trace
+/// event reads this clock, where a 128-bit division (a call) or a read of
+/// `CNTFRQ_EL0` costs more than the rest of the read under emulation.
 static NS_PER_TICK: AtomicU64 = AtomicU64::new(0);
+static NS_PER_TICK_FRAC: AtomicU64 = AtomicU64::new(0);
 
 /// The virtual counter's value at `ns` since boot, rounded up, so that a
 /// timer armed for it never fires before that time.
@@ -57,17 +60,11 @@ pub fn console_uart() -> Option<Pl011> {
 #[inline(always)]
 pub fn uptime_ns() -> u64 {
     let ticks = arch::timer::counter().wrapping_sub(BOOT_COUNTER.load(Ordering::Relaxed));
-    // A counter whose tick is a whole number of nanoseconds (QEMU virt's
-    // 62.5 MHz: 16 ns) needs one multiply, not a 128-bit division (every
-    // trace event reads this clock); the result is the same.
-    let per_tick = NS_PER_TICK.load(Ordering::Relaxed);
-    if per_tick != 0 {
-        if let Some(ns) = ticks.checked_mul(per_tick) {
-            return ns;
-        }
-    }
-    let freq = arch::timer::frequency().max(1);
-    (ticks as u128 * 1_000_000_000 / freq as u128) as u64
+    // Two multiplies, no branch and no call: ticks times the whole
+    // nanoseconds, plus the high half of ticks times the fraction.
+    let whole = ticks.wrapping_mul(NS_PER_TICK.load(Ordering::Relaxed));
+    let part = (u128::from(ticks) * u128::from(NS_PER_TICK_FRAC.load(Ordering::Relaxed))) >> 64;
+    whole.wrapping_add(part as u64)
 }
 
 /// From now on, console output never waits for the console lock.

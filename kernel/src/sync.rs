@@ -63,6 +63,13 @@ impl<T, const RCSC: bool> IrqSpinLock<T, RCSC> {
         self.inner.lock()
     }
 
+    /// [`IrqSpinLock::lock_guarded`] if the lock is free (a path that must
+    /// not spin, or call out of line).
+    #[inline(always)]
+    pub fn try_lock_guarded(&self) -> Option<SpinMutexGuard<'_, T, RCSC>> {
+        self.inner.try_lock()
+    }
+
     /// [`IrqSpinLock::lock`] for a lock that [`IrqSpinLock::lock_guarded`]
     /// takers hold with interrupts on: such a holder may be stopped by a
     /// `stop_machine` (its stopper runs in an interrupt) that waits for

@@ -787,9 +787,8 @@ impl CpuBuffer {
     /// stored with `put64`, its header with `put32`: see
     /// [`CpuBuffer::reserve_uninit_with`] and [`Reservation::commit_with`]).
     /// The same event, counted the same way, as a reservation filled with
-    /// the words and committed; an event that fits on the tail page with a
-    /// delta its header holds is written in one step, its size known when
-    /// this is compiled (a probe's record has no other work to do).
+    /// the words and committed: [`CpuBuffer::try_write_words_with`], or
+    /// the reservation's own path where that declines.
     #[inline(always)]
     pub fn write_words_with<const N: usize>(
         &mut self,
@@ -798,49 +797,70 @@ impl CpuBuffer {
         put32: impl FnOnce(&mut [u8; 4], u32),
         put64: impl Fn(&mut [u8; 8], u64),
     ) -> Result<(), WriteError> {
-        let len = 8 * N;
-        let length = event_length(len);
-        let write = self.write;
-        let delta = ts.saturating_sub(self.write_stamp);
-        let data_size = self.data_size();
-        if N != 0 && len <= RB_MAX_SMALL_DATA && write != 0 && delta <= TS_MASK && write + length <= data_size {
-            let start = BUF_PAGE_HDR_SIZE + write;
-            if let Some(slot) = self.slots.get_mut(self.tail) {
-                if let Some(ev) = slot.page.get_mut(start..start + length) {
-                    let Some((hdr, rest)) = ev.split_first_chunk_mut::<RB_EVNT_HDR_SIZE>() else {
-                        return Err(WriteError::Full);
-                    };
-                    put32(
-                        hdr,
-                        header(((length - RB_EVNT_HDR_SIZE) / RB_ALIGNMENT) as u32, delta as u32),
-                    );
-                    for (c, w) in rest.as_chunks_mut::<8>().0.iter_mut().zip(words) {
-                        put64(c, *w);
-                    }
-                    // Known when this is compiled: only a 12-byte event is
-                    // padded (to 16, as Linux's length calculation does).
-                    if len + RB_EVNT_HDR_SIZE != length {
-                        zero_pad(rest, len);
-                    }
-                    let end = write + length;
-                    slot.entries += 1;
-                    if let Some(c) = slot.page.get_mut(8..16).and_then(|w| w.as_mut_array::<8>()) {
-                        put64(c, end as u64);
-                    }
-                    self.write = end;
-                    self.write_stamp = ts;
-                    self.committed += 1;
-                    self.bytes += length as u64;
-                    return Ok(());
-                }
-            }
+        if self.try_write_words_with(ts, words, put32, &put64) {
+            return Ok(());
         }
-        let mut r = self.reserve_slow(ts, len)?;
+        let mut r = self.reserve_slow(ts, words.len() * 8)?;
         for (c, w) in r.entry_mut().as_chunks_mut::<8>().0.iter_mut().zip(words) {
             put64(c, *w);
         }
         r.commit_with(put64);
         Ok(())
+    }
+
+    /// [`CpuBuffer::write_words_with`] of an event that fits on the tail
+    /// page with a delta its header holds, in one step, its size known
+    /// when this is compiled (a probe's record has no other work to do):
+    /// false, with nothing written, for any other. It calls nothing, so a
+    /// hit path using it needs no frame of its own.
+    #[inline(always)]
+    pub fn try_write_words_with<const N: usize>(
+        &mut self,
+        ts: u64,
+        words: &[u64; N],
+        put32: impl FnOnce(&mut [u8; 4], u32),
+        put64: impl Fn(&mut [u8; 8], u64),
+    ) -> bool {
+        let len = 8 * N;
+        let length = event_length(len);
+        let write = self.write;
+        let delta = ts.saturating_sub(self.write_stamp);
+        let data_size = self.data_size();
+        if N == 0 || len > RB_MAX_SMALL_DATA || write == 0 || delta > TS_MASK || write + length > data_size {
+            return false;
+        }
+        let start = BUF_PAGE_HDR_SIZE + write;
+        let Some(slot) = self.slots.get_mut(self.tail) else {
+            return false;
+        };
+        let Some(ev) = slot.page.get_mut(start..start + length) else {
+            return false;
+        };
+        let Some((hdr, rest)) = ev.split_first_chunk_mut::<RB_EVNT_HDR_SIZE>() else {
+            return false;
+        };
+        put32(
+            hdr,
+            header(((length - RB_EVNT_HDR_SIZE) / RB_ALIGNMENT) as u32, delta as u32),
+        );
+        for (c, w) in rest.as_chunks_mut::<8>().0.iter_mut().zip(words) {
+            put64(c, *w);
+        }
+        // Known when this is compiled: only a 12-byte event is padded (to
+        // 16, as Linux's length calculation does).
+        if len + RB_EVNT_HDR_SIZE != length {
+            zero_pad(rest, len);
+        }
+        let end = write + length;
+        slot.entries += 1;
+        if let Some(c) = slot.page.get_mut(8..16).and_then(|w| w.as_mut_array::<8>()) {
+            put64(c, end as u64);
+        }
+        self.write = end;
+        self.write_stamp = ts;
+        self.committed += 1;
+        self.bytes += length as u64;
+        true
     }
 
     /// The rest of [`CpuBuffer::reserve_uninit`]: checks the size, moves

@@ -44,6 +44,7 @@ use super::{
 };
 use crate::errno::Errno;
 use crate::trace::ftrace::{self, FtraceCallsite, FtraceHash, FtraceOps};
+use crate::trace::{trace_kprobe, TryWrite};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
@@ -381,6 +382,12 @@ extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsi
 /// steps, the record written from here. Its pre-handler would read no
 /// register and move no PC, so the `pt_regs` it would see is not built.
 ///
+/// Its common case calls nothing and so needs no frame of its own: the
+/// checks read, then the record is written in one step
+/// ([`trace_kprobe::try_record_entry_hit`]); anything else (a nested hit,
+/// a disabled probe, a filter, a page to change...) goes to
+/// [`callsite_event_full`], with nothing done, which does it all.
+///
 /// The trampoline's direct callee ([`arch::ftrace::FTRACE_HOT_FUNC`]),
 /// under that name and in its page; notrace by its mark, since the name
 /// no longer says its module.
@@ -391,26 +398,71 @@ extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsi
 #[ktest_macros::notrace]
 extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Callsite, _fregs: &mut FtraceRegs) {
     let n = crate::percpu::this_cpu();
-    let rec = ftrace::ftrace_recursion_enter_on(n);
-    if let Some(site) = &cs.data.entry {
-        let cpu = CTL.on(n);
-        if cpu.cur().is_some() {
-            count_missed(site);
-        } else if site.armed.load(Ordering::Relaxed) {
-            cpu.set_cur(Some(Active {
-                addr: site.addr,
-                status: Status::HitActive,
-                saved_daif: 0,
-            }));
-            if let Some(p) = site.probes.first().filter(|p| !p.is_disabled()) {
-                if let Some(event) = &p.event {
-                    // The record takes the probe's context itself (no
-                    // probe_ctx_irqs_off saved and restored around it).
-                    crate::trace::trace_kprobe::record_entry_hit(event, site.addr);
-                }
-            }
+    let Some(site) = &cs.data.entry else {
+        return;
+    };
+    let cpu = CTL.on(n);
+    let hit = match site.probes.first() {
+        Some(p) if !p.is_disabled() => p.event.as_ref(),
+        _ => None,
+    };
+    let Some(hit) = hit.filter(|_| !cpu.busy() && site.armed.load(Ordering::Relaxed)) else {
+        return callsite_event_full(n, site);
+    };
+    if ftrace::ftrace_recursion_enter_on(n) {
+        // Inside another callback: nothing changed.
+        return callsite_event_full(n, site);
+    }
+    cpu.set_cur(Some(Active {
+        addr: site.addr,
+        status: Status::HitActive,
+        saved_daif: 0,
+    }));
+    match trace_kprobe::try_record_entry_hit(hit, site.addr, n) {
+        TryWrite::Committed => {}
+        TryWrite::CommittedPost => return callsite_event_after_commit(n, hit),
+        TryWrite::Declined => {
             cpu.set_cur(None);
+            ftrace::ftrace_recursion_exit_on(n, false);
+            return callsite_event_full(n, site);
         }
+    }
+    cpu.set_cur(None);
+    ftrace::ftrace_recursion_exit_on(n, false);
+}
+
+/// The rest of a [`kprobe_ftrace_callsite_event`] hit that committed, on
+/// CPU `n`: what the record left, still as the probe's handler, then the
+/// CPU's probe and recursion marks cleared.
+#[inline(never)]
+fn callsite_event_after_commit(n: usize, hit: &trace_kprobe::Hit) {
+    trace_kprobe::entry_hit_after_commit(hit, n);
+    CTL.on(n).set_cur(None);
+    ftrace::ftrace_recursion_exit_on(n, false);
+}
+
+/// A [`kprobe_ftrace_callsite_event`] hit, every case, on CPU `n`.
+#[cold]
+#[inline(never)]
+fn callsite_event_full(n: usize, site: &Site) {
+    let rec = ftrace::ftrace_recursion_enter_on(n);
+    let cpu = CTL.on(n);
+    if cpu.cur().is_some() {
+        count_missed(site);
+    } else if site.armed.load(Ordering::Relaxed) {
+        cpu.set_cur(Some(Active {
+            addr: site.addr,
+            status: Status::HitActive,
+            saved_daif: 0,
+        }));
+        if let Some(p) = site.probes.first().filter(|p| !p.is_disabled()) {
+            if let Some(event) = &p.event {
+                // The record takes the probe's context itself (no
+                // probe_ctx_irqs_off saved and restored around it).
+                trace_kprobe::record_entry_hit(event, site.addr);
+            }
+        }
+        cpu.set_cur(None);
     }
     ftrace::ftrace_recursion_exit_on(n, rec);
 }

@@ -277,6 +277,12 @@ impl CpuState {
             self.cur_info.load(Ordering::Relaxed),
         )
     }
+    /// Whether a probe is being handled (`cur` is some): its status word
+    /// alone says it.
+    #[inline(always)]
+    fn busy(&self) -> bool {
+        self.cur_info.load(Ordering::Relaxed) != 0
+    }
     /// The status first: an interrupt between the two stores then sees
     /// either no probe, or a probe being handled (a nested hit), never a
     /// fresh status under a stale address.

@@ -63,7 +63,13 @@ static TASKINFO_SAVE: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(
 /// store to this CPU's flag, no lock.
 #[inline]
 pub fn record_cmdline() {
-    let flag = TASKINFO_SAVE.this();
+    record_cmdline_on(crate::percpu::this_cpu());
+}
+
+/// [`record_cmdline`] on `cpu`, which must be this CPU.
+#[inline(always)]
+pub fn record_cmdline_on(cpu: usize) {
+    let flag = TASKINFO_SAVE.on(cpu);
     if !flag.load(Ordering::Relaxed) {
         flag.store(true, Ordering::Relaxed);
     }

@@ -229,6 +229,28 @@ impl TraceEvent {
         )
     }
 
+    /// [`TraceEvent::record_words_probe`] on `cpu` (this CPU) where it
+    /// calls nothing ([`super::trace_event_try_write_words`]): the event
+    /// traced by the top-level array only, with nothing there that needs
+    /// the slow path. Declined, with nothing done, otherwise.
+    #[inline(always)]
+    pub fn try_record_words_probe<const N: usize, const W: usize>(
+        &self,
+        cpu: usize,
+        rest: [u64; N],
+    ) -> super::TryWrite {
+        let f = &self.file;
+        if !(self.def.ignore_enable || f.is_enabled())
+            || self.instances_enabled.load(Ordering::Relaxed) != 0
+            || pid_lists_on(f.tr)
+            || f.needs_slow_path()
+            || f.tr.is_set(super::options::STACKTRACE)
+        {
+            return super::TryWrite::Declined;
+        }
+        super::trace_event_try_write_words::<N, W>(f.tr, cpu, self.id, rest)
+    }
+
     /// Records the entry in every trace array that has the event enabled:
     /// `fast` writes it in one where nothing needs the slow path (given
     /// `fill`, which writes the fields after the common ones).
@@ -1150,14 +1172,16 @@ impl EventPidList {
 /// through.
 #[inline]
 pub fn ignore_this_task(tr: &TraceArray) -> bool {
-    let (pids, no_pids) = (&tr.event_pids, &tr.event_notrace_pids);
-    // Relaxed: the lists themselves are read under their locks (the slow
-    // path); two LDARs per event cost as much as two dozen plain loads
-    // under QEMU's TCG.
-    if !pids.on.load(Ordering::Relaxed) && !no_pids.on.load(Ordering::Relaxed) {
-        return false;
-    }
-    ignore_this_task_slow(tr)
+    pid_lists_on(tr) && ignore_this_task_slow(tr)
+}
+
+/// Whether `set_event_pid` or `set_event_notrace_pid` of `tr` lists
+/// tasks. Relaxed: the lists themselves are read under their locks (the
+/// slow path); two LDARs per event cost as much as two dozen plain loads
+/// under QEMU's TCG.
+#[inline(always)]
+fn pid_lists_on(tr: &TraceArray) -> bool {
+    tr.event_pids.on.load(Ordering::Relaxed) || tr.event_notrace_pids.on.load(Ordering::Relaxed)
 }
 
 /// [`ignore_this_task`] with a pid list on, out of line: the common case

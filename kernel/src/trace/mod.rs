@@ -854,6 +854,111 @@ pub fn trace_event_write_words<const N: usize, const W: usize, const PROBE_CTX: 
     )
 }
 
+/// What [`trace_event_try_write_words`] did with an entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TryWrite {
+    /// Written and committed; nothing is left to do.
+    Committed,
+    /// Written and committed; [`trace_event_after_commit`] has work left.
+    CommittedPost,
+    /// Nothing written, nothing changed: the full path writes it.
+    Declined,
+}
+
+/// [`trace_event_write_words`] with a probe handler's context, on the
+/// path where it calls nothing, so that its caller needs no frame of its
+/// own (no callee-saved register is spilled): the entry written in one
+/// step on this CPU's tail page. Declines, having changed nothing, where
+/// the full path has work: the array off or `cpu` (this CPU) out of its
+/// mask, a writer it interrupted, the buffer's lock held, deferred entries
+/// to move first, a page to change or a time extend to write. After a
+/// commit, [`TryWrite::CommittedPost`] says that entries deferred during
+/// the write, a reader to wake or a tgid to save are left for
+/// [`trace_event_after_commit`].
+#[inline(always)]
+pub fn trace_event_try_write_words<const N: usize, const W: usize>(
+    tr: &TraceArray,
+    cpu: usize,
+    ty: u16,
+    rest: [u64; N],
+) -> TryWrite {
+    const { assert!(W == N + 1) };
+    if !tr.is_on() || tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
+        return TryWrite::Declined;
+    }
+    let Some(lock) = tr.buffers.get(cpu) else {
+        return TryWrite::Declined;
+    };
+    let guard = tr.writing.on(cpu);
+    if guard.load(Ordering::Relaxed) {
+        return TryWrite::Declined;
+    }
+    let (flags, preempt) = probe_hit_ctx_on(cpu);
+    let pid = current_pid_on(cpu);
+    let header = entry_header(ty, flags, preempt, pid);
+    let deferred = &**tr.deferred.on(cpu % NR_CPUS);
+    // The guard protocol of trace_event_write_with.
+    guard.store(true, Ordering::Relaxed);
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let committed = match lock.try_lock_guarded() {
+        Some(mut b) => match b.as_mut() {
+            Some(buf) if !deferred.pending() => {
+                let mut words = [header; W];
+                if let Some(tail) = words.get_mut(1..) {
+                    tail.copy_from_slice(&rest);
+                }
+                clock::clock_now_local(tr.clock_id.load(Ordering::Relaxed)).is_some_and(|ts| {
+                    buf.try_write_words_with(
+                        ts,
+                        &words,
+                        arch::ftrace::put_unaligned_le32,
+                        arch::ftrace::put_unaligned_le64,
+                    )
+                })
+            }
+            _ => false,
+        },
+        None => false,
+    };
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    guard.store(false, Ordering::Relaxed);
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    if !committed {
+        return TryWrite::Declined;
+    }
+    if pid != 0 && events::events_enabled() {
+        cmdlines::record_cmdline_on(cpu);
+    }
+    if deferred.pending()
+        || tr.waker.as_ref().is_some_and(|w| !w.is_pending())
+        || (pid != 0 && tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0)
+    {
+        return TryWrite::CommittedPost;
+    }
+    TryWrite::Committed
+}
+
+/// What [`trace_event_try_write_words`] left after a commit on `cpu` (this
+/// CPU): the entries interrupts deferred during it, the readers' wake-up,
+/// the writer's tgid. Out of line: the write's path calls nothing else.
+#[inline(never)]
+pub fn trace_event_after_commit(tr: &TraceArray, cpu: usize) {
+    if tr.deferred.on(cpu % NR_CPUS).pending() {
+        flush_deferred_late(tr, cpu);
+    }
+    tr.wake_readers();
+    if current_pid_on(cpu) != 0 && tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0 {
+        crate::sched::with_current(cmdlines::save_tgid);
+    }
+}
+
+/// An entry's common fields as one little-endian word: type, flags,
+/// preemption count, pid.
+#[inline(always)]
+fn entry_header(ty: u16, flags: u8, preempt: u8, pid: i32) -> u64 {
+    u64::from(ty) | u64::from(flags) << 16 | u64::from(preempt) << 24 | u64::from(pid as u32) << 32
+}
+
 /// A `fill` for the record paths that writes `rest` after an entry's
 /// common fields.
 #[inline(always)]
@@ -892,7 +997,7 @@ fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool, const PROBE_CTX: bool>(
         tracing_gen_ctx_on(cpu)
     };
     let pid = current_pid_on(cpu);
-    let header = u64::from(ty) | u64::from(flags) << 16 | u64::from(preempt) << 24 | u64::from(pid as u32) << 32;
+    let header = entry_header(ty, flags, preempt, pid);
     if tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
         return false;
     }

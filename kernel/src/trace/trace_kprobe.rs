@@ -301,7 +301,13 @@ impl Hit {
     /// CPU reads a whole value.
     #[inline(always)]
     fn count(&self) {
-        let n = self.nhit.this();
+        self.count_on(crate::percpu::this_cpu());
+    }
+
+    /// [`Hit::count`] on `cpu`, which must be this CPU.
+    #[inline(always)]
+    fn count_on(&self, cpu: usize) {
+        let n = self.nhit.on(cpu);
         n.store(n.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
     }
 
@@ -347,6 +353,27 @@ pub(crate) fn record_entry_hit(hit: &Hit, addr: usize) {
     if hit.ev.record_words_probe::<1, 2>([addr as u64]) || hit.ev.is_traced() {
         hit.count();
     }
+}
+
+/// [`record_entry_hit`] on the path that calls nothing
+/// ([`super::trace_event_try_write_words`]), on `cpu` (this CPU): the hit
+/// counted once committed. Declined, with nothing done, where
+/// [`record_entry_hit`] has more to do.
+#[inline(always)]
+pub(crate) fn try_record_entry_hit(hit: &Hit, addr: usize, cpu: usize) -> super::TryWrite {
+    if !hit.tracing.load(Ordering::Relaxed) {
+        return super::TryWrite::Declined;
+    }
+    let r = hit.ev.try_record_words_probe::<1, 2>(cpu, [addr as u64]);
+    if r != super::TryWrite::Declined {
+        hit.count_on(cpu);
+    }
+    r
+}
+
+/// What [`try_record_entry_hit`] left after its commit on `cpu`.
+pub(crate) fn entry_hit_after_commit(hit: &Hit, cpu: usize) {
+    super::trace_event_after_commit(hit.ev.file.tr, cpu);
 }
 
 /// [`record`] of a definition without arguments.
