@@ -11,6 +11,7 @@
 //! the process (Linux's `run_posix_cpu_timers` / `check_cpu_itimer`), so
 //! a process that does not run does not advance them.
 
+use crate::percpu::{PerCpu, NR_CPUS};
 use crate::process::Process;
 use crate::sync::IrqSpinLock;
 use crate::trace::tracepoint::timer::{
@@ -18,6 +19,7 @@ use crate::trace::tracepoint::timer::{
 };
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// A process's ITIMER_REAL: (deadline ns, interval ns) while armed.
 pub struct RealTimer(IrqSpinLock<Option<(u64, u64)>>);
@@ -40,6 +42,12 @@ impl Default for RealTimer {
 /// disarmed is dropped at the next tick. Lock order: ARMED, then a
 /// process's [`RealTimer`].
 static ARMED: IrqSpinLock<Vec<Weak<Process>>> = IrqSpinLock::new(Vec::new());
+
+/// Each CPU's count of [`run`]s begun and ended: odd while its tick holds
+/// references to the processes it looked at, so that [`exit`] can wait
+/// for them (the last reference to a process must not be one a tick
+/// drops in interrupt context).
+static RUNS: PerCpu<AtomicU64> = PerCpu::new([const { AtomicU64::new(0) }; NR_CPUS]);
 
 /// (time left, interval) of `t` at `now`.
 fn left(t: Option<(u64, u64)>, now: u64) -> (u64, u64) {
@@ -163,11 +171,36 @@ pub fn set(which: u64, value: u64, interval: u64) -> (u64, u64) {
 /// The process's last thread exits: its timer is cancelled (Linux's
 /// `hrtimer_cancel(&sig->real_timer)` in `do_exit`), so that no expiry
 /// reaches a zombie.
+///
+/// Its entry in [`ARMED`] goes too, and a tick that took a reference to
+/// it before is waited for: from here on no tick holds one or can take
+/// one, so its last reference goes in task context (Linux frees its
+/// `signal_struct` after an RCU grace period for the same reason).
 pub fn exit(p: &Process) {
     let was_armed = p.real_timer.0.lock().take().is_some();
     if was_armed {
         trace_timer_cancel(timer_of(p));
     }
+    // `p` is held, so the weak reference dropped here frees nothing under
+    // the lock.
+    ARMED.lock().retain(|w| !core::ptr::eq(w.as_ptr(), p));
+    // A tick that upgraded the entry began its run before it took the
+    // lock released above: its count is odd until it dropped them all.
+    // (This CPU's tick is never in a run here: it runs to its end.)
+    for cpu in 0..NR_CPUS {
+        let runs = RUNS.on(cpu).load(Ordering::Acquire);
+        if runs % 2 == 1 {
+            while RUNS.on(cpu).load(Ordering::Acquire) == runs {
+                core::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Whether `p` has an entry in [`ARMED`] (for tests).
+#[cfg(feature = "ktest")]
+pub fn is_listed(p: &Process) -> bool {
+    ARMED.lock().iter().any(|w| core::ptr::eq(w.as_ptr(), p))
 }
 
 /// The timer's function: SIGALRM for the process (Linux's `it_real_fn`;
@@ -188,6 +221,17 @@ pub fn it_real_fn(p: &alloc::sync::Arc<crate::process::Process>) {
 
 /// From the tick: sends SIGALRM for expired timers.
 pub fn run() {
+    let runs = RUNS.this();
+    // Odd from before ARMED is locked until every reference is dropped
+    // (see `exit`). Only this CPU writes its count.
+    runs.store(runs.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    core::sync::atomic::fence(Ordering::SeqCst);
+    run_armed();
+    runs.store(runs.load(Ordering::Relaxed) + 1, Ordering::Release);
+}
+
+/// [`run`]'s work: the references it takes are all dropped when it returns.
+fn run_armed() {
     let now = crate::time::ktime_get_ns();
     // The processes looked at are dropped after ARMED is unlocked.
     let mut seen: Vec<Arc<Process>> = Vec::new();
@@ -261,5 +305,30 @@ pub fn run_cpu_timers(p: &Arc<Process>) {
                 ..Default::default()
             },
         );
+    }
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use crate::sched::{Task, TaskState};
+    use ktest_macros::kernel_test;
+
+    extern "C" fn never_runs(_: usize) {}
+
+    #[kernel_test]
+    fn exit_unlists_the_process_so_no_tick_can_hold_its_last_reference() {
+        let leader = Task::new_kthread(never_runs, 0, "itimer_exit").expect("task");
+        leader.set_state(TaskState::Uninterruptible);
+        let p = Process::new_for_ktest(leader.tid());
+        // Armed far ahead, as setitimer arms it.
+        *p.real_timer.0.lock() = Some((crate::time::ktime_get_ns() + 3_600_000_000_000, 0));
+        ARMED.lock().push(Arc::downgrade(&p));
+        assert!(is_listed(&p));
+        exit(&p);
+        assert!(p.real_timer.0.lock().is_none(), "cancelled");
+        assert!(!is_listed(&p), "no tick can upgrade it any more");
+        assert_eq!(Arc::weak_count(&p), 0);
+        assert_eq!(Arc::strong_count(&p), 1, "the test's reference is the last");
     }
 }
