@@ -108,7 +108,11 @@ fn stat(p: &Arc<Process>, t: Option<Arc<crate::sched::Task>>) -> Vec<u8> {
         s.push_str(" 0");
     }
     let cpu = t.as_ref().map_or(0, |t| t.last_cpu.load(Ordering::Relaxed));
-    s.push_str(&format!(" {} {}", p.exit_signal, if cpu == u32::MAX { 0 } else { cpu }));
+    s.push_str(&format!(
+        " {} {}",
+        p.exit_signal(),
+        if cpu == u32::MAX { 0 } else { cpu }
+    ));
     // rt_priority .. exit_code (40-52).
     for _ in 40..=52 {
         s.push_str(" 0");

@@ -84,8 +84,10 @@ pub struct Process {
     pub umask: Arc<AtomicU32>,
     /// Per-process files and cwd.
     pub fs: IrqSpinLock<crate::fs::ProcessFs>,
-    /// Signal number sent to the parent at exit (SIGCHLD usually).
-    pub exit_signal: u32,
+    /// Signal number sent to the parent at exit (SIGCHLD usually; any
+    /// value of the clone flags' low byte, an invalid one sending none, as
+    /// on Linux). Set to SIGCHLD when init adopts it.
+    pub exit_signal: AtomicU32,
     /// CPU time of exited threads and of reaped children.
     pub cputime: crate::cputime::ProcessCputime,
     /// Dead traced threads whose tracer (not the real parent) has not yet
@@ -195,6 +197,11 @@ pub fn current_process() -> Arc<Process> {
 }
 
 impl Process {
+    /// [`Process::exit_signal`]'s value.
+    pub fn exit_signal(&self) -> u32 {
+        self.exit_signal.load(Ordering::Acquire)
+    }
+
     fn new(
         pid: u32,
         ppid: u32,
@@ -225,7 +232,7 @@ impl Process {
             child_wait: WaitQueue::new(),
             umask,
             fs: IrqSpinLock::new(fs),
-            exit_signal,
+            exit_signal: AtomicU32::new(exit_signal),
             cputime: crate::cputime::ProcessCputime::new(),
             ptrace_hold: AtomicU32::new(0),
             ptrace_delayed_leader: IrqSpinLock::new(None),
@@ -409,10 +416,9 @@ fn do_clone(
     if flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0 {
         return Err(Errno::EINVAL);
     }
+    // Linux's sys_clone takes any low byte (clone3 checks it); a thread
+    // has none, and a CLONE_PARENT child the caller's (its leader's).
     let exit_signal = (flags & CSIGNAL) as u32;
-    if exit_signal > signal::NSIG as u32 || (flags & CLONE_THREAD != 0 && exit_signal != 0) {
-        return Err(Errno::EINVAL);
-    }
     // A new task needs kernel memory: never from the kernel's reserve.
     if crate::mm::frame::stats().free <= crate::mm::frame::USER_RESERVE_FRAMES {
         return Err(Errno::ENOMEM);
@@ -505,7 +511,11 @@ fn do_clone(
             parent.sid.load(Ordering::Relaxed),
             sighand,
             (fs, umask),
-            exit_signal,
+            if flags & CLONE_PARENT != 0 {
+                parent.exit_signal()
+            } else {
+                exit_signal
+            },
         );
         attach_to_parent(&parent, &p, flags & CLONE_PARENT != 0)?;
         p
@@ -764,12 +774,15 @@ fn exit_process(p: &Arc<Process>, status: i32) {
             if !children.is_empty() {
                 let mut init_children = init.children.lock();
                 for c in children.iter() {
+                    // Init never gets another signal (Linux's
+                    // reparent_leader), nor needs __WCLONE to reap it.
+                    c.exit_signal.store(signal::SIGCHLD, Ordering::Release);
                     c.ppid.store(1, Ordering::Release);
                     if c.is_zombie() {
                         any_zombie = true;
                         let status = *c.exit_status.lock();
                         if let Some(status) = status {
-                            if c.exit_signal != 0 && c.ptrace_hold.load(Ordering::Acquire) == 0 {
+                            if c.ptrace_hold.load(Ordering::Acquire) == 0 {
                                 signal::send_child_signal(&init, c, status);
                             }
                         }
@@ -815,7 +828,7 @@ fn exit_process(p: &Arc<Process>, status: i32) {
             let held = p.ptrace_hold.load(Ordering::Acquire) != 0;
             if autoreap {
                 children.retain(|c| !Arc::ptr_eq(c, p));
-            } else if p.exit_signal != 0 && !held {
+            } else if p.exit_signal() != 0 && !held {
                 signal::send_child_signal(&pp, p, status);
             }
         }
@@ -860,7 +873,7 @@ pub fn release_traced_zombie(p: &Process) {
         }
         // Not yet a zombie: exit_process sends the signal itself.
         let Some(status) = *p.exit_status.lock() else { return };
-        if p.exit_signal != 0 && children.iter().any(|c| c.pid == p.pid) {
+        if p.exit_signal() != 0 && children.iter().any(|c| c.pid == p.pid) {
             signal::send_child_signal(&pp, p, status);
         }
         drop(children);

@@ -30,7 +30,8 @@ pub fn status_word(e: ChildEvent) -> i32 {
 }
 
 fn selected(who: WaitWho, options: u32, c: &Process) -> bool {
-    who.selects(c.pid, c.pgid.load(Ordering::Relaxed)) && process_core::eligible_by_exit_signal(options, c.exit_signal)
+    who.selects(c.pid, c.pgid.load(Ordering::Relaxed))
+        && process_core::eligible_by_exit_signal(options, c.exit_signal())
 }
 
 /// Waits for a child event. `options` are waitid's (wait4 adds WEXITED):

@@ -718,10 +718,15 @@ fn end_group_stop(p: &Arc<Process>, sig: u32) {
 /// SIGCHLD to `parent` for `child`'s exit with wait status `status`.
 pub fn send_child_signal(parent: &Arc<Process>, child: &Process, status: i32) {
     let (code, st) = process_core::cld_of_exit(status);
+    // As Linux's do_notify_parent: an invalid signal is not sent.
+    let signo = child.exit_signal();
+    if signo == 0 || signo > NSIG as u32 {
+        return;
+    }
     send_to_process(
         parent,
         SigInfo {
-            signo: child.exit_signal,
+            signo,
             code,
             pid: child.pid,
             status: st,

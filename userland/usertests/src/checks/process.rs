@@ -13,6 +13,8 @@ use crate::{check_eq, checks, ensure, Check, Context, Fail, Outcome};
 pub static CHECKS: &[Check] = checks![
     fork_child_sees_parent,
     clone_parent_child_is_a_sibling_of_the_caller,
+    clone_parent_child_takes_the_callers_exit_signal,
+    clone_takes_any_exit_signal_and_sends_only_a_valid_one,
     wait_exit_status_encoding,
     wait_signal_status_encoding,
     wait4_wnohang,
@@ -838,6 +840,50 @@ fn spawn_held(code: i32) -> Result<(i32, i32), crate::Fail> {
     .ctx("fork")?;
     close(r);
     Ok((pid, w))
+}
+
+/// A CLONE_PARENT child's exit signal is the caller's (its group
+/// leader's), whatever the flags say: a fork's child cloning with signal 0
+/// makes a sibling its parent waits for without __WCLONE.
+fn clone_parent_child_takes_the_callers_exit_signal() -> Outcome {
+    const CLONE_PARENT: usize = 0x8000;
+    let middle = spawn(|| match call(nr::CLONE, &[CLONE_PARENT, 0, 0, 0, 0]) {
+        Ok(0) => exit_group(7),
+        Ok(_) => 0,
+        Err(_) => 2,
+    })
+    .ctx("fork")?;
+    check_eq!(wait_status(middle), Ok(0), "the caller: clone worked");
+    // The sibling, with SIGCHLD as its exit signal: plain wait4 finds it.
+    let deadline = now_ns() + 5_000_000_000;
+    loop {
+        match wait4(-1, WNOHANG) {
+            Ok((0, _)) if now_ns() < deadline => sleep_ms(2),
+            Ok((pid, status)) => {
+                ensure!(pid > 0, "no sibling reaped after 5 s");
+                check_eq!(status, 7 << 8, "the sibling's status");
+                return Ok(());
+            }
+            Err(e) => return Err(Fail(format!("plain wait4 for the sibling: {e:?}"))),
+        }
+    }
+}
+
+/// sys_clone takes any exit signal in the flags' low byte (Linux checks it
+/// only in clone3): 100 and 65 are taken, and, being no signal, are never
+/// sent; the children are clone children (__WALL/__WCLONE to wait for).
+fn clone_takes_any_exit_signal_and_sends_only_a_valid_one() -> Outcome {
+    const WALL: usize = 0x4000_0000;
+    for sig in [100usize, 65] {
+        let pid = match call(nr::CLONE, &[sig, 0, 0, 0, 0]) {
+            Ok(0) => exit_group(5),
+            Ok(pid) => pid as i32,
+            Err(e) => return Err(Fail(format!("clone with exit signal {sig}: {e:?}"))),
+        };
+        check_eq!(wait4(pid, 0), Err(Errno::ECHILD), "plain wait4 of a clone child");
+        check_eq!(wait4(pid, WALL), Ok((pid, 5 << 8)), "__WALL wait4");
+    }
+    Ok(())
 }
 
 /// clone(CLONE_PARENT) makes the new process a child of the caller's

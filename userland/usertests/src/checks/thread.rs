@@ -13,6 +13,7 @@ use crate::{check_eq, checks, ensure, Check, Context, Outcome};
 pub static CHECKS: &[Check] = checks![
     clone_thread_tls_settid_cleartid,
     tgkill_reaches_the_thread,
+    a_thread_clone_ignores_the_exit_signal_in_its_flags,
     vfork_shares_memory_parent_waits,
     futex_wait_value_mismatch_eagain,
     futex_wait_timeout_etimedout,
@@ -141,6 +142,15 @@ pub(super) fn start_thread(
     f: extern "C" fn(usize) -> usize,
     arg: usize,
 ) -> Result<(isize, &'static AtomicI32, &'static AtomicI32, usize), crate::Fail> {
+    start_thread_with(THREAD_FLAGS, f, arg)
+}
+
+/// [`start_thread`] with clone flags `flags` (THREAD_FLAGS and more).
+fn start_thread_with(
+    flags: usize,
+    f: extern "C" fn(usize) -> usize,
+    arg: usize,
+) -> Result<(isize, &'static AtomicI32, &'static AtomicI32, usize), crate::Fail> {
     let stack = mmap_anon(STACK, PROT_READ | PROT_WRITE).ctx("mmap stack")?;
     // The tid words live in their own page so that they outlive this frame.
     let words = mmap_anon(PAGE, PROT_READ | PROT_WRITE).ctx("mmap tid words")?;
@@ -149,7 +159,7 @@ pub(super) fn start_thread(
     ctid.store(-1, SeqCst);
     // SAFETY: the new thread runs `f` on its own stack; it shares our memory
     // and touches only atomics.
-    let r = unsafe { usertests_clone(THREAD_FLAGS, stack + STACK, ptid.as_ptr(), TLS, ctid.as_ptr(), f, arg) };
+    let r = unsafe { usertests_clone(flags, stack + STACK, ptid.as_ptr(), TLS, ctid.as_ptr(), f, arg) };
     Ok((r, ptid, ctid, stack))
 }
 
@@ -199,6 +209,26 @@ fn clone_thread_tls_settid_cleartid() -> Outcome {
         "the thread's sp {sp:#x} is not on its stack"
     );
     check_eq!(T_VALUE.load(SeqCst), 0xfeed, "value the thread wrote");
+    check_eq!(
+        wait4(-1, WNOHANG | 0x4000_0000),
+        Err(Errno::ECHILD),
+        "a thread is not a child to wait for"
+    );
+    Ok(())
+}
+
+/// sys_clone takes any exit signal in the flags' low byte; a thread has
+/// none (Linux sets it to -1): the clone works, and the thread's end
+/// signals nobody and leaves nothing to wait for.
+fn a_thread_clone_ignores_the_exit_signal_in_its_flags() -> Outcome {
+    handle(SIGCHLD, record, 0, 0).ctx("install")?;
+    let (r, _, ctid, _) = start_thread_with(THREAD_FLAGS | SIGCHLD as usize, thread_records, 1)?;
+    ensure!(r > 0, "clone with CLONE_THREAD | SIGCHLD returned {r}");
+    join(ctid)?;
+    sleep_ms(20);
+    let got = hits();
+    disposition(SIGCHLD, SIG_DFL).ctx("SIGCHLD back to SIG_DFL")?;
+    check_eq!(got, 0, "SIGCHLD for a thread's end");
     check_eq!(
         wait4(-1, WNOHANG | 0x4000_0000),
         Err(Errno::ECHILD),
