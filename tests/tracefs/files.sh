@@ -34,7 +34,7 @@ $bb printf '\x0d\xf0\xad\xbaabcdefghijklmnopq' > trace_marker_raw
 $bb printf '\x03\x00\x00' | $bb dd of=trace_marker_raw 2>/dev/null || echo "3 bytes refused"
 $bb dd if=/dev/zero bs=4061 count=1 of=trace_marker_raw 2>/dev/null || echo "4061 bytes refused"
 $bb dd if=/dev/zero bs=4060 count=1 of=trace_marker_raw 2>/dev/null && echo "4060 bytes taken"
-$bb grep '^entries' per_cpu/cpu0/stats
+$bb grep -e '^entries' -e '^bytes' per_cpu/cpu0/stats
 $bb head -15 trace | $bb tail -3 | mask
 echo > trace
 echo 0 > tracing_on

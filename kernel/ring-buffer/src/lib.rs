@@ -478,6 +478,10 @@ struct Slot {
     /// Order in which the writer filled pages: non-consuming readers use
     /// it to walk on after a page of theirs was overwritten.
     seq: u64,
+    /// Bytes of the padding event that closed it, counted in the
+    /// buffer's `bytes` until the page is left (Linux's `rb_reset_tail`
+    /// accounts a discarded padding event in `entries_bytes`).
+    padding: u64,
 }
 
 impl Slot {
@@ -487,6 +491,7 @@ impl Slot {
             entries: 0,
             read: 0,
             seq: 0,
+            padding: 0,
         }
     }
 
@@ -512,6 +517,7 @@ impl Slot {
         self.entries = 0;
         self.read = 0;
         self.seq = seq;
+        self.padding = 0;
     }
 }
 
@@ -705,6 +711,7 @@ impl CpuBuffer {
         self.overrun += lost;
         self.lost_events += lost;
         self.bytes -= bytes;
+        self.leave_head_padding();
         self.head = next;
         self.read = 0;
         self.read_stamp = self.slots.get(next).map_or(0, Slot::ts);
@@ -883,6 +890,7 @@ impl CpuBuffer {
             if next == self.head && self.slots.get(next).is_some_and(|h| self.read >= h.commit()) {
                 // The reader finished the head page but has not moved on:
                 // the page is free.
+                self.leave_head_padding();
                 self.head = self.next_index(next);
                 self.read = 0;
             }
@@ -968,6 +976,16 @@ impl CpuBuffer {
         } else {
             wr32(data, write, header(RINGBUF_TYPE_PADDING, 1));
             wr32(data, write + 4, (rest - RB_EVNT_HDR_SIZE) as u32);
+            slot.padding = rest as u64;
+            self.bytes += rest as u64;
+        }
+    }
+
+    /// The head page is left (read to its end, or dropped): its padding
+    /// leaves `bytes`, as Linux's reader counts a padding event read.
+    fn leave_head_padding(&mut self) {
+        if let Some(h) = self.slots.get_mut(self.head) {
+            self.bytes -= core::mem::take(&mut h.padding);
         }
     }
 
@@ -997,6 +1015,7 @@ impl CpuBuffer {
             if self.head == self.tail {
                 return None;
             }
+            self.leave_head_padding();
             self.head = self.next_index(self.head);
             self.read = 0;
             self.read_stamp = self.slots.get(self.head).map_or(0, Slot::ts);
