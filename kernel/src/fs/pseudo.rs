@@ -775,6 +775,10 @@ impl FileOps for Counted {
         self.file.check_live()?;
         self.inner.write(f, buf, pos)
     }
+    fn write_iter(&self, f: &OpenFile, from: &mut dyn vfs::IovSource, pos: &mut u64) -> vfs::Result<usize> {
+        self.file.check_live()?;
+        self.inner.write_iter(f, from, pos)
+    }
     fn llseek(&self, f: &OpenFile, pos: u64, offset: i64, whence: u32, size: u64) -> vfs::Result<u64> {
         self.inner.llseek(f, pos, offset, whence, size)
     }

@@ -1139,13 +1139,21 @@ pub const TRACE_PRINT: u16 = 5;
 #[no_mangle]
 #[inline(never)]
 pub fn tracing_mark_write(tr: &TraceArray, text: &[u8]) -> Result<usize, Errno> {
-    trace_marker_record(tr, text, tracing_mark_write as *const () as u64)
+    trace_marker_record(tr, text, text.len(), tracing_mark_write as *const () as u64)
+}
+
+/// A `trace_marker` write of `cnt` bytes whose copy from the user
+/// faulted: `<faulted>` is recorded in the entry sized for them, and the
+/// write fails with EFAULT (EBADF when nothing can be recorded), as
+/// Linux's `tracing_mark_write`.
+pub fn tracing_mark_faulted(tr: &TraceArray, cnt: usize) -> Result<usize, Errno> {
+    trace_marker_record(tr, b"<faulted>", cnt, tracing_mark_write as *const () as u64).and(Err(Errno::EFAULT))
 }
 
 /// The body of [`tracing_mark_write`]: the marker event (with `ip` as its
 /// origin), its triggers, and Linux's errors.
 #[inline(never)]
-fn trace_marker_record(tr: &TraceArray, text: &[u8], ip: u64) -> Result<usize, Errno> {
+fn trace_marker_record(tr: &TraceArray, text: &[u8], sized: usize, ip: u64) -> Result<usize, Errno> {
     // ip, then the text with a newline (added when missing) and a NUL,
     // sized as Linux sizes it (room for "<faulted>" at least), within the
     // largest event.
@@ -1157,7 +1165,13 @@ fn trace_marker_record(tr: &TraceArray, text: &[u8], ip: u64) -> Result<usize, E
     let cnt = text.len().min(max_text).min(TRACE_MARKER_MAX_SIZE);
     let text = &text[..cnt];
     let nl = !text.ends_with(b"\n");
-    let len = 8 + cnt.max(FAULTED_SIZE) + 2;
+    let len = 8
+        + sized
+            .max(cnt)
+            .min(max_text)
+            .min(TRACE_MARKER_MAX_SIZE)
+            .max(FAULTED_SIZE)
+        + 2;
     let post = trigger::trace_marker_triggers_call(tr, ip, text);
     let recorded = trace_event_write(tr, TRACE_PRINT, len, |f| {
         f[..8].copy_from_slice(&ip.to_le_bytes());

@@ -33,12 +33,28 @@ const RB_ALIGNMENT: usize = 4;
 /// (tracing off, a full buffer without overwrite). Returns the bytes
 /// taken: all of them.
 pub fn tracing_mark_raw_write(tr: &TraceArray, data: &[u8]) -> Result<usize, Errno> {
-    if !tr.is_set(options::MARKERS) || data.len() < ID_SIZE {
+    record(tr, data, data.len()).map(|()| data.len())
+}
+
+/// A `trace_marker_raw` write of `cnt` bytes whose copy from the user
+/// faulted: checked as any write, then recorded with id -1 and
+/// `<faulted>`, and EFAULT (Linux's `tracing_mark_raw_write`).
+pub fn tracing_mark_raw_faulted(tr: &TraceArray, cnt: usize) -> Result<usize, Errno> {
+    let mut faulted = [0u8; FAULT_SIZE_ID];
+    faulted[..ID_SIZE].copy_from_slice(&u32::MAX.to_le_bytes());
+    faulted[ID_SIZE..].copy_from_slice(b"<faulted>");
+    record(tr, &faulted, cnt).and(Err(Errno::EFAULT))
+}
+
+/// Records `data` (an id and bytes) as a raw marker entry sized for a
+/// write of `cnt` bytes, with Linux's errors.
+fn record(tr: &TraceArray, data: &[u8], cnt: usize) -> Result<(), Errno> {
+    if !tr.is_set(options::MARKERS) || cnt < ID_SIZE {
         return Err(Errno::EINVAL);
     }
     // Sized as Linux sizes it: the entry's own id field and then all the
     // bytes written, the id again among them (so 4 spare bytes follow).
-    let size = TRACE_ENTRY_SIZE + ID_SIZE + data.len().max(FAULT_SIZE_ID);
+    let size = TRACE_ENTRY_SIZE + ID_SIZE + cnt.max(FAULT_SIZE_ID);
     if size > tr.max_data_size() {
         return Err(Errno::EINVAL);
     }
@@ -50,7 +66,7 @@ pub fn tracing_mark_raw_write(tr: &TraceArray, data: &[u8]) -> Result<usize, Err
         true
     });
     if recorded {
-        Ok(data.len())
+        Ok(())
     } else {
         Err(Errno::EBADF)
     }

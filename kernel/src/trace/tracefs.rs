@@ -207,6 +207,37 @@ impl Drop for FreeBuffer {
     }
 }
 
+/// `trace_marker` and `trace_marker_raw` of a trace array: write-only
+/// (a read is EINVAL, as Linux's files have no read). A write whose copy
+/// from the user faults is recorded as `<faulted>` and fails with EFAULT
+/// (Linux copies with page faults off, into the entry it reserved).
+struct Marker {
+    tr: &'static TraceArray,
+    raw: bool,
+}
+
+impl FileOps for Marker {
+    fn write(&self, _: &vfs::OpenFile, buf: &[u8], _: &mut u64) -> Result<usize, Errno> {
+        if self.raw {
+            super::raw_data::tracing_mark_raw_write(self.tr, buf)
+        } else if !self.tr.is_set(options::MARKERS) {
+            Err(Errno::EINVAL)
+        } else {
+            super::tracing_mark_write(self.tr, buf)
+        }
+    }
+
+    fn write_iter(&self, file: &vfs::OpenFile, from: &mut dyn vfs::IovSource, pos: &mut u64) -> Result<usize, Errno> {
+        let len = from.count().min(vfs::inode::BOUNCE_MAX);
+        match from.consume(len, &mut |data| self.write(file, data, pos)) {
+            Err(Errno::EFAULT) if self.raw => super::raw_data::tracing_mark_raw_faulted(self.tr, len),
+            Err(Errno::EFAULT) if !self.tr.is_set(options::MARKERS) => Err(Errno::EINVAL),
+            Err(Errno::EFAULT) => super::tracing_mark_faulted(self.tr, len),
+            r => r,
+        }
+    }
+}
+
 fn ops(f: impl Fn(u32) -> Arc<dyn FileOps> + Send + Sync + 'static) -> crate::fs::pseudo::OpenFn {
     Box::new(move |flags| Ok(f(flags)))
 }
@@ -436,22 +467,11 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
     }
     let _ = dir.file_ops("snapshot", 0o640, ops(move |_| TraceFile::open_snapshot(tr, None)));
     let _ = dir.file_ops("trace", 0o640, ops(move |flags| TraceFile::open(tr, None, flags)));
-    dir.file(
-        "trace_marker",
-        0o220,
-        Box::new(Vec::new),
-        Some(Box::new(move |buf| {
-            if !tr.is_set(options::MARKERS) {
-                return Err(Errno::EINVAL);
-            }
-            super::tracing_mark_write(tr, buf)
-        })),
-    );
-    dir.file(
+    let _ = dir.file_ops("trace_marker", 0o220, ops(move |_| Arc::new(Marker { tr, raw: false })));
+    let _ = dir.file_ops(
         "trace_marker_raw",
         0o220,
-        Box::new(Vec::new),
-        Some(Box::new(move |buf| super::raw_data::tracing_mark_raw_write(tr, buf))),
+        ops(move |_| Arc::new(Marker { tr, raw: true })),
     );
     let _ = dir.file_ops("trace_pipe", 0o440, ops(move |_| TracePipe::open(tr, None)));
     let _ = dir.file_ops("free_buffer", 0o200, ops(move |_| Arc::new(FreeBuffer { tr })));

@@ -22,6 +22,7 @@ pub static CHECKS: &[Check] = checks![
     trace_opened_with_o_trunc_is_emptied,
     overfilled_buffer_counts_overruns_and_entries_written,
     enabled_event_cannot_be_removed_or_truncated,
+    a_faulting_marker_write_records_faulted_and_is_efault,
 ];
 
 /// Reads `fd` (`O_NONBLOCK`) until `EAGAIN`.
@@ -282,6 +283,43 @@ fn enabled_event_cannot_be_removed_or_truncated() -> Outcome {
         fs::stat(&t.path("events/kprobes/kt_busy")).map(drop),
         Err(Errno::ENOENT),
         "the event directory after removal"
+    );
+    Ok(())
+}
+
+/// A marker write whose bytes cannot be read (an unmapped page) is
+/// recorded as `<faulted>` and fails with EFAULT, in `trace_marker` and
+/// (with id -1) in `trace_marker_raw`; reading either file is EINVAL.
+fn a_faulting_marker_write_records_faulted_and_is_efault() -> Outcome {
+    let t = tracefs()?;
+    t.clear_trace().ctx("clear trace")?;
+    let page = rt::mm::mmap_anon(4096).ctx("mmap")?;
+    // SAFETY: a page just mapped, which nothing uses.
+    unsafe { rt::mm::munmap(page, 4096) }.ctx("munmap")?;
+    for file in ["trace_marker", "trace_marker_raw"] {
+        let fd = t.open(file, uapi::fcntl::O_WRONLY).ctx(file)?;
+        // SAFETY: the kernel reads the unmapped page (and faults); nothing
+        // here touches it.
+        let r = rt::syscall::check(unsafe {
+            rt::syscall::syscall3(rt::syscall::nr::WRITE, fd as usize, page as usize, 16)
+        });
+        fs::close(fd).ctx("close")?;
+        check_eq!(r, Err(Errno::EFAULT), "{file}: a write from an unmapped page");
+        let fd = t.open(file, uapi::fcntl::O_RDONLY).ctx(file)?;
+        let mut b = [0u8; 8];
+        let r = fs::read(fd, &mut b);
+        fs::close(fd).ctx("close")?;
+        check_eq!(r, Err(Errno::EINVAL), "{file}: a read");
+    }
+    let text = t.read_text("trace").ctx("read trace")?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    ensure!(
+        lines.len() == 2 && lines[0].ends_with(": <faulted>"),
+        "trace_marker's entry: {lines:?}"
+    );
+    ensure!(
+        lines[1].contains(" # ffffffff buf: 3c 66 61 75 6c 74 65 64 3e "),
+        "trace_marker_raw's entry: {lines:?}"
     );
     Ok(())
 }
