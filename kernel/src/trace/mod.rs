@@ -1165,13 +1165,9 @@ fn trace_marker_record(tr: &TraceArray, text: &[u8], sized: usize, ip: u64) -> R
     let cnt = text.len().min(max_text).min(TRACE_MARKER_MAX_SIZE);
     let text = &text[..cnt];
     let nl = !text.ends_with(b"\n");
-    let len = 8
-        + sized
-            .max(cnt)
-            .min(max_text)
-            .min(TRACE_MARKER_MAX_SIZE)
-            .max(FAULTED_SIZE)
-        + 2;
+    // Sized for the write (a faulted one records less than it was).
+    let sized = sized.max(cnt).min(max_text).min(TRACE_MARKER_MAX_SIZE);
+    let len = 8 + sized.max(FAULTED_SIZE) + 2;
     let post = trigger::trace_marker_triggers_call(tr, ip, text);
     let recorded = trace_event_write(tr, TRACE_PRINT, len, |f| {
         f[..8].copy_from_slice(&ip.to_le_bytes());
