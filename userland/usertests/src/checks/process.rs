@@ -30,6 +30,7 @@ pub static CHECKS: &[Check] = checks![
     execve_args_env_pid,
     execve_close_on_exec,
     execve_signal_state,
+    interval_timers_survive_execve,
     execve_errors,
     execve_e2big,
     setsid_getsid_getpgid,
@@ -83,6 +84,25 @@ pub fn child_main(args: rt::Args) -> i32 {
             }
             if getpid() as i64 != num(3) {
                 bad |= 4;
+            }
+            bad
+        }
+        // itimers: ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF armed
+        // before the exec (for 300, 200 and 100 s) are still armed, for
+        // no more than that (a CPU timer may show one tick more).
+        b"itimers" => {
+            let mut bad = 0;
+            for (bit, (which, secs)) in [(ITIMER_REAL, 300), (ITIMER_VIRTUAL, 200), (ITIMER_PROF, 100)]
+                .into_iter()
+                .enumerate()
+            {
+                let mut v = Itimerval::default();
+                // SAFETY: v is a live itimerval.
+                let r = unsafe { raw(nr::GETITIMER, &[which, &mut v as *mut Itimerval as usize]) };
+                let us = v.value.sec * 1_000_000 + v.value.usec;
+                if r.is_err() || us <= 0 || us > secs * 1_000_000 + 20_000 {
+                    bad |= 1 << bit;
+                }
             }
             bad
         }
@@ -474,6 +494,29 @@ fn execve_close_on_exec() -> Outcome {
 }
 
 extern "C" fn noop_handler(_: i32, _: *mut SigInfo, _: *mut UContext) {}
+
+/// execve keeps the process's interval timers, real and CPU-time (Linux
+/// keeps `signal_struct`'s `real_timer` and `it[]` across exec).
+fn interval_timers_survive_execve() -> Outcome {
+    let exe = self_path()?;
+    let pid = spawn(|| {
+        for (which, secs) in [(ITIMER_REAL, 300), (ITIMER_VIRTUAL, 200), (ITIMER_PROF, 100)] {
+            let v = Itimerval {
+                interval: Timeval::default(),
+                value: Timeval { sec: secs, usec: 0 },
+            };
+            if setitimer(which, &v).is_err() {
+                return 100;
+            }
+        }
+        let e = execve(&exe, &[&exe, b"--child", b"itimers"], &[]);
+        200 + e.0
+    })
+    .ctx("fork")?;
+    let st = wait_status(pid).ctx("wait4")?;
+    check_eq!(st, 0, "exec'd child: REAL (1), VIRTUAL (2), PROF (4) still armed");
+    Ok(())
+}
 
 fn execve_signal_state() -> Outcome {
     handle(SIGUSR1, noop_handler, 0, 0).ctx("handle SIGUSR1")?;
