@@ -249,20 +249,25 @@ pub fn print_mode(flags: u32) -> PrintMode {
 /// Formats one entry of `tr` as `trace` and `trace_pipe` show it under
 /// `tr`'s options (Linux's `print_trace_line` past the tracer's own
 /// printer): `bin`, `hex` or `raw` if set, else the normal line, whose
-/// event part `fields` replaces. Bytes, since `bin` is binary.
-pub fn print_trace_entry(tr: &TraceArray, out: &mut Vec<u8>, cpu: usize, ts: u64, entry: &[u8]) {
+/// event part `fields` replaces. Bytes, since `bin` is binary; the text
+/// is made in `scratch` (left empty, its capacity kept for the next line:
+/// a new string per line cost half again the instructions of a `trace`
+/// read).
+pub fn print_trace_entry(tr: &TraceArray, out: &mut Vec<u8>, scratch: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
     let flags = tr.trace_flags();
     match print_mode(flags) {
         PrintMode::Normal => {
-            let mut s = String::new();
-            print_context(tr, &mut s, cpu, ts, entry);
+            let s = scratch;
+            s.clear();
+            print_context(tr, s, cpu, ts, entry);
             if flags & FIELDS != 0 {
                 out.extend_from_slice(s.as_bytes());
                 print_event_fields(out, entry);
             } else {
-                print_event(&mut s, entry, flags);
+                print_event(s, entry, flags);
                 out.extend_from_slice(s.as_bytes());
             }
+            s.clear();
         }
         mode => print_other_mode(out, mode, flags, cpu, ts, entry),
     }
@@ -399,7 +404,7 @@ pub fn print_lat_entry(out: &mut Vec<u8>, cpu: usize, ts: u64, next_ts: u64, tim
         print_other_mode(out, mode, flags, cpu, ts, entry);
         return;
     }
-    let mut s = String::new();
+    let mut s = String::with_capacity(128);
     if flags & CONTEXT_INFO != 0 {
         let eflags = entry.get(2).copied().unwrap_or(0);
         let preempt = entry.get(3).copied().unwrap_or(0);

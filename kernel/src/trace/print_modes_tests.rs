@@ -33,7 +33,7 @@ fn print(flags: u32, entry: &[u8]) -> Vec<u8> {
         tr.set_trace_flag(bit, flags & bit != 0);
     }
     let mut out = Vec::new();
-    print_trace_entry(tr, &mut out, 1, 1000, entry);
+    print_trace_entry(tr, &mut out, &mut alloc::string::String::new(), 1, 1000, entry);
     instance_array_free(tr);
     out
 }

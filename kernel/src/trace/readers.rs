@@ -182,7 +182,9 @@ impl TraceFile {
     /// Makes more text; false at the end. Bytes: under `bin` the lines
     /// are binary.
     fn fill(&self, w: &mut TraceWalk) -> bool {
-        let mut out = Vec::new();
+        // Made straight into the walk's text.
+        let mut out = core::mem::take(&mut w.text);
+        let start = out.len();
         let mut s = String::new();
         if !w.header_done {
             w.header_done = true;
@@ -190,7 +192,7 @@ impl TraceFile {
         }
         let opts = self.snapshot_of.unwrap_or(self.tr);
         let normal = output::print_mode(opts.trace_flags()) == PrintMode::Normal;
-        while out.len() < CHUNK {
+        while out.len() - start < CHUNK {
             let mut best: Option<(usize, u64)> = None;
             for (i, c) in w.cpus.iter_mut().enumerate() {
                 if let Some(ts) = c.peek_ts(self.tr) {
@@ -227,12 +229,12 @@ impl TraceFile {
             w.entries += 1;
             let Some(g) = w.graph.as_mut() else {
                 flush(&mut out, &mut s);
-                output::print_trace_entry(opts, &mut out, c.cpu, ev.ts, ev.data);
+                output::print_trace_entry(opts, &mut out, &mut s, c.cpu, ev.ts, ev.data);
                 continue;
             };
             if GraphIter::prints_as_itself(ev.data) {
                 flush(&mut out, &mut s);
-                output::print_trace_entry(opts, &mut out, c.cpu, ev.ts, ev.data);
+                output::print_trace_entry(opts, &mut out, &mut s, c.cpu, ev.ts, ev.data);
                 continue;
             }
             if !GraphIter::wants_next(ev.data) {
@@ -253,8 +255,8 @@ impl TraceFile {
             flush(&mut out, &mut s);
         }
         flush(&mut out, &mut s);
-        let more = !out.is_empty();
-        w.text.extend_from_slice(&out);
+        let more = out.len() > start;
+        w.text = out;
         more
     }
 }
@@ -356,7 +358,7 @@ impl TracePipe {
     /// entries are copied into them with the CPU's buffer locked, where
     /// nothing may allocate (an allocation is a traced call, whose event
     /// would wait for that lock on this CPU forever).
-    fn consume_one(&self, out: &mut Vec<u8>, scratch: &mut Vec<u8>, next: &mut Vec<u8>) -> bool {
+    fn consume_one(&self, out: &mut Vec<u8>, s: &mut String, scratch: &mut Vec<u8>, next: &mut Vec<u8>) -> bool {
         let mut best: Option<(usize, u64)> = None;
         for cpu in self.cpus() {
             if let Some(Some(ts)) = self.tr.with_buffer(cpu, |b| b.peek().map(|e| e.ts)) {
@@ -374,23 +376,22 @@ impl TracePipe {
             })
         });
         let Some(Some((ts, lost))) = taken else { return false };
-        let mut s = String::new();
         if lost > 0 {
-            output::lost_events(&mut s, cpu, lost);
+            output::lost_events(s, cpu, lost);
         }
-        flush(out, &mut s);
+        flush(out, s);
         let mut graph = self.graph.lock();
         let Some(g) = graph.as_mut() else {
-            output::print_trace_entry(self.tr, out, cpu, ts, scratch);
+            output::print_trace_entry(self.tr, out, s, cpu, ts, scratch);
             return true;
         };
         if GraphIter::prints_as_itself(scratch) {
-            output::print_trace_entry(self.tr, out, cpu, ts, scratch);
+            output::print_trace_entry(self.tr, out, s, cpu, ts, scratch);
             return true;
         }
         if !GraphIter::wants_next(scratch) {
-            g.print_line(&mut s, cpu, ts, scratch, None);
-            flush(out, &mut s);
+            g.print_line(s, cpu, ts, scratch, None);
+            flush(out, s);
             return true;
         }
         // A graph entry looks at the CPU's next entry, and takes it when
@@ -400,12 +401,12 @@ impl TracePipe {
             .tr
             .with_buffer(cpu, |b| b.peek().map(|e| next.extend_from_slice(e.data)).is_some())
             .unwrap_or(false);
-        if g.print_line(&mut s, cpu, ts, scratch, has_next.then_some(&next[..])) {
+        if g.print_line(s, cpu, ts, scratch, has_next.then_some(&next[..])) {
             self.tr.with_buffer(cpu, |b| {
                 b.consume();
             });
         }
-        flush(out, &mut s);
+        flush(out, s);
         true
     }
 
@@ -425,10 +426,11 @@ impl FileOps for TracePipe {
         }
         let mut pending = self.pending.lock();
         if pending.is_empty() {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(CHUNK);
+            let mut s = String::new();
             let mut scratch = Vec::with_capacity(PAGE_SIZE);
             let mut next = Vec::with_capacity(PAGE_SIZE);
-            while out.len() < buf.len().min(CHUNK) && self.consume_one(&mut out, &mut scratch, &mut next) {}
+            while out.len() < buf.len().min(CHUNK) && self.consume_one(&mut out, &mut s, &mut scratch, &mut next) {}
             pending.extend_from_slice(&out);
         }
         if pending.is_empty() {
