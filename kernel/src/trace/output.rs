@@ -1,7 +1,10 @@
 //! The text of `trace` and `trace_pipe`: the header block and one line per
 //! entry (`comm-pid [cpu] flags timestamp: event output`), as Linux's
 //! `trace_print_context`, `trace_print_lat_fmt` and
-//! `print_func_help_header_irq` print them.
+//! `print_func_help_header_irq` print them; under the `bin`, `hex`, `raw`
+//! and `fields` options, the entry as Linux's `print_bin_fmt`,
+//! `print_hex_fmt`, `print_raw_fmt` and `print_event_fields` print it
+//! (the bytes themselves are made by `trace_probe::print_modes`).
 
 use super::events::{self, EventRecord};
 use super::options::{
