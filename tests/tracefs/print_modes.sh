@@ -1,9 +1,9 @@
 # The output options raw, hex, bin and fields, run by Debian's busybox sh
 # on this kernel and on Linux (tests/tracefs.rs): trace and trace_pipe for
 # trace_marker, kprobe events with and without arguments, return probes,
-# sched_switch, the function tracer, a stack trace, trace_marker_raw and
-# function_graph, with the options' precedence, context-info off and an
-# instance. Pids, times, kernel addresses and event ids are masked (an id
+# sched_switch, a syscall event, the function tracer, a stack trace,
+# trace_marker_raw and function_graph, with the options' precedence,
+# context-info off and an instance. Pids, times, kernel addresses and event ids are masked (an id
 # shows as ID(name) when it is that event's).
 bb=busybox
 cd /sys/kernel/tracing
@@ -85,6 +85,14 @@ echo 1 > options/hex; body | $bb head -2 | rawctx | ids sched/sched_switch; echo
 echo 1 > options/fields
 body | $bb head -1 | ctx | $bb sed -e 's/=0x[0-9a-f]* (-\?[0-9]*)/=NUM/g' -e 's/_comm=[^ ]*/_comm=COMM/g' \
   -e 's/^[^ ]*-PID \[[0-9]*\] [^ ]* TS:/CTX:/'
+echo 0 > options/fields
+echo "== a syscall event: its const char * field is a user pointer, which Linux cannot read"
+echo > trace
+echo 1 > events/syscalls/sys_enter_openat/enable
+$bb cat /bin/print_modes.sh > /dev/null
+echo 0 > events/syscalls/sys_enter_openat/enable
+echo 1 > options/fields
+body | $bb grep 'flags=0x0 (0)' | $bb head -1 | ctx | $bb sed -e 's/filename=(0x[0-9a-f]\{16\})/filename=(0xUSERPTR)/'
 echo 0 > options/fields
 echo "== function tracer"
 echo __arm64_sys_getpid > set_ftrace_filter
