@@ -3,8 +3,8 @@
 # trace_marker, kprobe events with and without arguments, return probes,
 # sched_switch, a syscall event, the function tracer, a stack trace,
 # trace_marker_raw and function_graph, with the options' precedence,
-# context-info off and an instance. Pids, times, kernel addresses and event ids are masked (an id
-# shows as ID(name) when it is that event's).
+# context-info off and an instance. Pids, times, kernel addresses and
+# event ids are masked (an id shows as ID(name) when it is that event's).
 bb=busybox
 cd /sys/kernel/tracing
 # normal lines: comm-PID [cpu] flags (need-resched masked) TS:
