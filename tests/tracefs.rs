@@ -4,7 +4,8 @@
 //! without overwrite, `per_cpu/cpu0/stats`, a `trace_pipe_raw` page,
 //! Linux's errors for bad writes, the `ftrace/print` format) and must
 //! print `tracefs/tracefs.golden`, pids and times masked; when
-//! ../shared/reflinux is there, real Linux must print the same.
+//! ../shared/reflinux is there, real Linux must print the same. The output
+//! options raw, hex, bin and fields have `tracefs/print_modes.sh`.
 
 use e2e::{busybox, reflinux_stdout, root, run_commands};
 use std::path::PathBuf;
@@ -70,4 +71,24 @@ fn tracefs_is_one_tree_at_three_paths_with_a_buffer_per_cpu() {
          [local] global counter uptime perf mono mono_raw boot\n\
          refused\n"
     );
+}
+
+const PRINT_MODES_GOLDEN: &str = include_str!("tracefs/print_modes.golden");
+
+/// `tracefs/print_modes.sh`: the `raw`, `hex`, `bin` and `fields` options
+/// (set through `options/` and `trace_options`, per instance) print
+/// `trace` and `trace_pipe` entries of trace_marker, kprobe events,
+/// sched_switch, the function tracer, stack traces and trace_marker_raw
+/// as Linux does, in Linux's precedence, with function_graph unchanged;
+/// real Linux prints the same.
+#[test]
+fn raw_hex_bin_and_fields_options_print_entries_as_linux() {
+    let files = [busybox(), root().join("tests/tracefs/print_modes.sh")];
+    let (out, code) = run_commands(&["--smp", "1"], &files, "busybox sh /bin/print_modes.sh", 120);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, PRINT_MODES_GOLDEN);
+    let Some(linux) = reflinux_stdout("1", 120, &files, "busybox sh /bin/print_modes.sh") else {
+        return;
+    };
+    assert_eq!(linux, PRINT_MODES_GOLDEN, "real Linux differs");
 }

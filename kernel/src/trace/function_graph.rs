@@ -525,6 +525,17 @@ impl GraphIter {
         entry_type(entry) == TRACE_GRAPH_ENT
     }
 
+    /// Whether `entry` is one the graph tracer leaves to the normal printers
+    /// (function and stack entries: Linux's `print_graph_function_flags`
+    /// answers TRACE_TYPE_UNHANDLED for them), so that `bin`, `hex` and
+    /// `raw` apply to them as to any other tracer's.
+    pub fn prints_as_itself(entry: &[u8]) -> bool {
+        matches!(
+            entry_type(entry),
+            super::ftrace_function::TRACE_FN | super::trigger::TRACE_STACK
+        )
+    }
+
     /// Formats `entry`, recorded on `cpu` at `ts`; `next` is the next entry
     /// of that CPU when [`GraphIter::wants_next`] said so. True if the line
     /// used `next` too (the reader must skip it).

@@ -376,8 +376,8 @@ fn options_without_a_mechanism_keep_linux_defaults_and_refuse_a_change() {
     let instances = lookup("instances").unwrap();
     instances.create(b"kfix", NodeKind::Directory, 0o755, 0, 0).unwrap();
     for (name, top) in [
-        ("raw", "0\n"),
-        ("hex", "0\n"),
+        ("verbose", "0\n"),
+        ("block", "0\n"),
         ("hash-ptr", "1\n"),
         ("trace_printk_dest", "1\n"),
     ] {
@@ -391,8 +391,8 @@ fn options_without_a_mechanism_keep_linux_defaults_and_refuse_a_change() {
     }
     assert_eq!(read_all("instances/kfix/options/trace_printk_dest"), "0\n");
     assert_eq!(lookup("instances/kfix/options/trace_printk").err(), Some(Errno::ENOENT));
-    assert_eq!(write("trace_options", "hex"), Err(Errno::EINVAL));
-    write("trace_options", "nohex").unwrap();
+    assert_eq!(write("trace_options", "block"), Err(Errno::EINVAL));
+    write("trace_options", "noblock").unwrap();
     // In Linux's order, between sym-addr and annotate.
     assert!(read_all("trace_options").contains("\nnoverbose\nnoraw\nnohex\nnobin\nnoblock\nnofields\ntrace_printk\n"));
     instances.rmdir(b"kfix").unwrap();

@@ -70,6 +70,8 @@ mod nested_tests;
 #[cfg(feature = "ktest")]
 mod preemptirq_tests;
 #[cfg(feature = "ktest")]
+mod print_modes_tests;
+#[cfg(feature = "ktest")]
 mod synth_tests;
 #[cfg(feature = "ktest")]
 mod test_files;

@@ -1,7 +1,7 @@
 //! `trace_options` and `options/`: Linux 6.12's core trace flags, under
 //! Linux's names, in Linux's order. Those whose mechanism this kernel does
-//! not have ([`FIXED_FLAGS`]: `verbose`, `raw`, `hex`, `bin`, `block`,
-//! `fields`, `trace_printk`, `userstacktrace`, `sym-userobj`,
+//! not have ([`FIXED_FLAGS`]: `verbose`, `block`, `trace_printk`,
+//! `userstacktrace`, `sym-userobj`,
 //! `printk-msg-only`, `trace_printk_dest`, `hash-ptr`, `display-graph`)
 //! keep Linux's default: reading them gives it, writing it again is
 //! accepted, and a write that would change it is EINVAL (as Linux's
@@ -75,15 +75,16 @@ pub const DISABLE_ON_FREE: u32 = 1 << 17;
 
 /// `verbose` (fixed off).
 pub const VERBOSE: u32 = 1 << 18;
-/// `raw` (fixed off).
+/// `raw`: `trace` and `trace_pipe` print entries as plain numbers.
 pub const RAW: u32 = 1 << 19;
-/// `hex` (fixed off).
+/// `hex`: entries as hex words.
 pub const HEX: u32 = 1 << 20;
-/// `bin` (fixed off).
+/// `bin`: entries in binary.
 pub const BIN: u32 = 1 << 21;
 /// `block` (fixed off).
 pub const BLOCK: u32 = 1 << 22;
-/// `fields` (fixed off).
+/// `fields`: events print each field by its type instead of their
+/// `print fmt`.
 pub const FIELDS: u32 = 1 << 23;
 /// `trace_printk` (fixed on: there is no trace_printk to turn off).
 pub const PRINTK: u32 = 1 << 24;
@@ -103,11 +104,7 @@ pub const DISPLAY_GRAPH: u32 = 1 << 30;
 /// The options whose mechanism this kernel does not have: they keep the
 /// value they start with, and a write that would change it is EINVAL.
 pub const FIXED_FLAGS: u32 = VERBOSE
-    | RAW
-    | HEX
-    | BIN
     | BLOCK
-    | FIELDS
     | PRINTK
     | USERSTACKTRACE
     | SYM_USEROBJ

@@ -1,17 +1,24 @@
 //! The text of `trace` and `trace_pipe`: the header block and one line per
 //! entry (`comm-pid [cpu] flags timestamp: event output`), as Linux's
 //! `trace_print_context`, `trace_print_lat_fmt` and
-//! `print_func_help_header_irq` print them.
+//! `print_func_help_header_irq` print them; under the `bin`, `hex`, `raw`
+//! and `fields` options, the entry as Linux's `print_bin_fmt`,
+//! `print_hex_fmt`, `print_raw_fmt` and `print_event_fields` print it
+//! (the bytes themselves are made by `trace_probe::print_modes`).
 
 use super::events::{self, EventRecord};
-use super::options::{self, ANNOTATE, CONTEXT_INFO, IRQ_INFO, RECORD_TGID, SYM_ADDR, SYM_OFFSET};
+use super::options::{
+    self, ANNOTATE, BIN, CONTEXT_INFO, FIELDS, HEX, IRQ_INFO, RAW, RECORD_TGID, SYM_ADDR, SYM_OFFSET,
+};
 use super::{
     TraceArray, TRACE_FLAG_BH_OFF, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_NMI,
     TRACE_FLAG_PREEMPT_RESCHED, TRACE_FLAG_SOFTIRQ,
 };
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt::Write;
+use trace_probe::print_modes::{self, CtxSwitch, PrintField, PrintMode};
 
 /// The header of `trace`: `# tracer: nop`, the entry counts and the
 /// column lines (those of irq-info when it is set).
@@ -167,33 +174,45 @@ fn print_time(tr: &TraceArray, s: &mut String, ts: u64) {
 }
 
 /// Formats one entry of `tr` recorded on `cpu` at `ts` (all its bytes,
-/// common fields first) as a `trace` line, under `tr`'s options.
+/// common fields first) as a `trace` line in the normal print, under
+/// `tr`'s options other than `fields`.
 pub fn print_trace_line(tr: &TraceArray, s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
     let flags = tr.trace_flags();
-    let ty = entry.get(0..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    print_context(tr, s, cpu, ts, entry);
+    print_event(s, entry, flags);
+}
+
+/// The context columns of the normal print (Linux's `trace_print_context`),
+/// when `context-info` is set.
+fn print_context(tr: &TraceArray, s: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
+    let flags = tr.trace_flags();
+    if flags & CONTEXT_INFO == 0 {
+        return;
+    }
     let eflags = entry.get(2).copied().unwrap_or(0);
     let preempt = entry.get(3).copied().unwrap_or(0);
-    let pid = entry
-        .get(4..8)
-        .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    if flags & CONTEXT_INFO != 0 {
-        let comm = super::cmdlines::find(pid);
-        let _ = write!(s, "{comm:>16}-{pid:<7} ");
-        if flags & RECORD_TGID != 0 {
-            match super::cmdlines::find_tgid(pid) {
-                0 => s.push_str("(-------) "),
-                tgid => {
-                    let _ = write!(s, "({tgid:7}) ");
-                }
+    let pid = entry_pid(entry);
+    let comm = super::cmdlines::find(pid);
+    let _ = write!(s, "{comm:>16}-{pid:<7} ");
+    if flags & RECORD_TGID != 0 {
+        match super::cmdlines::find_tgid(pid) {
+            0 => s.push_str("(-------) "),
+            tgid => {
+                let _ = write!(s, "({tgid:7}) ");
             }
         }
-        let _ = write!(s, "[{cpu:03}] ");
-        if flags & IRQ_INFO != 0 {
-            lat_fmt(s, eflags, preempt);
-        }
-        print_time(tr, s, ts);
-        s.push_str(": ");
     }
+    let _ = write!(s, "[{cpu:03}] ");
+    if flags & IRQ_INFO != 0 {
+        lat_fmt(s, eflags, preempt);
+    }
+    print_time(tr, s, ts);
+    s.push_str(": ");
+}
+
+/// An entry's own text in the normal print (its event's `trace` output).
+fn print_event(s: &mut String, entry: &[u8], flags: u32) {
+    let ty = entry_type(entry);
     match events::find_event_by_id(ty) {
         Some(ev) => ev.print(
             s,
@@ -205,6 +224,161 @@ pub fn print_trace_line(tr: &TraceArray, s: &mut String, cpu: usize, ts: u64, en
         None => {
             let _ = writeln!(s, "Unknown type {ty}");
         }
+    }
+}
+
+fn entry_type(entry: &[u8]) -> u16 {
+    entry.get(0..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+}
+
+fn entry_pid(entry: &[u8]) -> i32 {
+    entry
+        .get(4..8)
+        .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn entry_word(entry: &[u8], off: usize) -> u64 {
+    entry
+        .get(off..off + 8)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+}
+
+/// The printer the options `flags` choose (Linux's `print_trace_line`
+/// checks `bin`, then `hex`, then `raw`).
+pub fn print_mode(flags: u32) -> PrintMode {
+    PrintMode::from_options(flags & BIN != 0, flags & HEX != 0, flags & RAW != 0)
+}
+
+/// Formats one entry of `tr` as `trace` and `trace_pipe` show it under
+/// `tr`'s options (Linux's `print_trace_line` past the tracer's own
+/// printer): `bin`, `hex` or `raw` if set, else the normal line, whose
+/// event part `fields` replaces. Bytes, since `bin` is binary; the text
+/// is made in `scratch` (left empty, its capacity kept for the next line:
+/// a new string per line cost half again the instructions of a `trace`
+/// read).
+pub fn print_trace_entry(tr: &TraceArray, out: &mut Vec<u8>, scratch: &mut String, cpu: usize, ts: u64, entry: &[u8]) {
+    let flags = tr.trace_flags();
+    match print_mode(flags) {
+        PrintMode::Normal => {
+            let s = scratch;
+            s.clear();
+            print_context(tr, s, cpu, ts, entry);
+            if flags & FIELDS != 0 {
+                out.extend_from_slice(s.as_bytes());
+                print_event_fields(out, entry);
+            } else {
+                print_event(s, entry, flags);
+                out.extend_from_slice(s.as_bytes());
+            }
+            s.clear();
+        }
+        mode => print_other_mode(out, mode, flags, cpu, ts, entry),
+    }
+}
+
+/// Linux's `print_event_fields`: the event's name and each of its own
+/// fields by its type.
+fn print_event_fields(out: &mut Vec<u8>, entry: &[u8]) {
+    let ty = entry_type(entry);
+    let Some(ev) = events::find_event_by_id(ty) else {
+        // Linux reaches print_event_fields only for a known type.
+        let _ = writeln!(Utf8Out(out), "Unknown type {ty}");
+        return;
+    };
+    let fields: Vec<PrintField<'_>> = ev
+        .fields()
+        .iter()
+        .map(|f| PrintField {
+            type_name: &f.type_name,
+            name: &f.name,
+            offset: f.offset,
+            size: f.size,
+        })
+        .collect();
+    print_modes::print_event_fields(out, ty, ev.name(), &fields, entry);
+}
+
+/// `core::fmt` into a byte vector.
+struct Utf8Out<'a>(&'a mut Vec<u8>);
+
+impl Write for Utf8Out<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// An entry under `bin`, `hex` or `raw` (Linux's `print_bin_fmt`,
+/// `print_hex_fmt`, `print_raw_fmt`): the context as numbers when
+/// `context-info` is set, then the type's printer for the mode. Only the
+/// fixed types have printers of their own (`function`, the wakeup
+/// tracers' `context_switch` and `wakeup`, and in `raw` `trace_marker`'s
+/// `print` and `raw_data`); every trace event (kprobes, tracepoints,
+/// `kernel_stack`, ...) prints `type: N`, as on Linux.
+fn print_other_mode(out: &mut Vec<u8>, mode: PrintMode, flags: u32, cpu: usize, ts: u64, entry: &[u8]) {
+    use super::ftrace_function::TRACE_FN;
+    use super::trace_sched_wakeup::{TRACE_CTX, TRACE_WAKE};
+    let ty = entry_type(entry);
+    let (pid, cpu) = (entry_pid(entry), cpu as u32);
+    let ctx = flags & CONTEXT_INFO != 0;
+    let ev = events::find_event_by_id(ty);
+    let ctxsw = || CtxSwitch::from_entry(entry).filter(|_| ty == TRACE_CTX || ty == TRACE_WAKE);
+    match mode {
+        PrintMode::Raw => {
+            if ctx {
+                print_modes::raw_context(out, pid, cpu, ts);
+            }
+            let Some(ev) = ev else {
+                print_modes::raw_unknown(out, ty);
+                return;
+            };
+            match ty {
+                TRACE_FN => print_modes::fn_raw(out, entry_word(entry, 8), entry_word(entry, 16)),
+                super::TRACE_PRINT => print_modes::print_raw(out, entry_word(entry, 8), entry.get(16..).unwrap_or(&[])),
+                // Linux's raw_data prints the same in both.
+                super::raw_data::TRACE_RAW_DATA => {
+                    let mut s = String::new();
+                    ev.print(
+                        &mut s,
+                        &EventRecord {
+                            entry,
+                            trace_flags: flags,
+                        },
+                    );
+                    out.extend_from_slice(s.as_bytes());
+                }
+                _ => match ctxsw() {
+                    Some(c) => c.raw(out, ty == TRACE_WAKE),
+                    None => print_modes::nop_print(out, ty),
+                },
+            }
+        }
+        PrintMode::Hex => {
+            if ctx {
+                print_modes::hex_context(out, pid, cpu, ts);
+            }
+            if ev.is_some() {
+                match (ty, ctxsw()) {
+                    (TRACE_FN, _) => print_modes::fn_hex(out, entry_word(entry, 8), entry_word(entry, 16)),
+                    (_, Some(c)) => c.hex(out, ty == TRACE_WAKE),
+                    _ => print_modes::nop_print(out, ty),
+                }
+            }
+            out.push(b'\n');
+        }
+        PrintMode::Bin => {
+            if ctx {
+                print_modes::bin_context(out, pid, cpu, ts);
+            }
+            if ev.is_some() {
+                match (ty, ctxsw()) {
+                    (TRACE_FN, _) => print_modes::fn_bin(out, entry_word(entry, 8), entry_word(entry, 16)),
+                    (_, Some(c)) => c.bin(out),
+                    _ => print_modes::nop_print(out, ty),
+                }
+            }
+        }
+        PrintMode::Normal => {}
     }
 }
 
@@ -224,20 +398,24 @@ fn trace_find_mark(ns: u64) -> char {
 /// Formats one entry as a `trace` line in the latency format (Linux's
 /// `trace_print_lat_context`): `comm-pid cpu flags time: event`, the time
 /// relative to `time_start` and marked by the gap to the next entry
-/// (`next_ts`).
-pub fn print_lat_line(s: &mut String, cpu: usize, ts: u64, next_ts: u64, time_start: u64, entry: &[u8]) {
+/// (`next_ts`); `bin`, `hex` and `raw` print as without it, and `fields`
+/// replaces the event part, as Linux's `print_trace_line` does.
+pub fn print_lat_entry(out: &mut Vec<u8>, cpu: usize, ts: u64, next_ts: u64, time_start: u64, entry: &[u8]) {
     let flags = options::trace_flags();
-    let ty = entry.get(0..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    let mode = print_mode(flags);
+    if mode != PrintMode::Normal {
+        print_other_mode(out, mode, flags, cpu, ts, entry);
+        return;
+    }
+    let mut s = String::with_capacity(128);
     if flags & CONTEXT_INFO != 0 {
         let eflags = entry.get(2).copied().unwrap_or(0);
         let preempt = entry.get(3).copied().unwrap_or(0);
-        let pid = entry
-            .get(4..8)
-            .map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let pid = entry_pid(entry);
         let comm = super::cmdlines::find(pid);
         let comm: String = comm.chars().take(8).collect();
         let _ = write!(s, "{comm:>8}-{pid:<7} {cpu:3}");
-        lat_fmt(s, eflags, preempt);
+        lat_fmt(&mut s, eflags, preempt);
         let abs = ts.saturating_sub(time_start);
         let rel = next_ts.saturating_sub(ts);
         if super::clock::current().in_ns {
@@ -246,17 +424,12 @@ pub fn print_lat_line(s: &mut String, cpu: usize, ts: u64, next_ts: u64, time_st
             let _ = write!(s, " {abs:4}: ");
         }
     }
-    match events::find_event_by_id(ty) {
-        Some(ev) => ev.print(
-            s,
-            &EventRecord {
-                entry,
-                trace_flags: flags,
-            },
-        ),
-        None => {
-            let _ = writeln!(s, "Unknown type {ty}");
-        }
+    if flags & FIELDS != 0 {
+        out.extend_from_slice(s.as_bytes());
+        print_event_fields(out, entry);
+    } else {
+        print_event(&mut s, entry, flags);
+        out.extend_from_slice(s.as_bytes());
     }
 }
 

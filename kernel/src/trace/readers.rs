@@ -12,6 +12,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use ring_buffer::{Page, PageCursor, PAGE_SIZE};
+use trace_probe::print_modes::PrintMode;
 use uapi::poll::{POLLIN, POLLRDNORM};
 use uapi::Errno;
 use vfs::file::{FileOps, OpenFile};
@@ -178,14 +179,20 @@ impl TraceFile {
         }
     }
 
-    /// Makes more text; false at the end.
+    /// Makes more text; false at the end. Bytes: under `bin` the lines
+    /// are binary.
     fn fill(&self, w: &mut TraceWalk) -> bool {
+        // Made straight into the walk's text.
+        let mut out = core::mem::take(&mut w.text);
+        let start = out.len();
         let mut s = String::new();
         if !w.header_done {
             w.header_done = true;
-            s.push_str(&self.header());
+            out.extend_from_slice(self.header().as_bytes());
         }
-        while s.len() < CHUNK {
+        let opts = self.snapshot_of.unwrap_or(self.tr);
+        let normal = output::print_mode(opts.trace_flags()) == PrintMode::Normal;
+        while out.len() - start < CHUNK {
             let mut best: Option<(usize, u64)> = None;
             for (i, c) in w.cpus.iter_mut().enumerate() {
                 if let Some(ts) = c.peek_ts(self.tr) {
@@ -208,23 +215,31 @@ impl TraceFile {
                 let start = start.unwrap_or(ts);
                 w.lat = Some(Some(start));
                 let next_ts = w.cpus.iter_mut().filter_map(|c| c.peek_ts(self.tr)).min().unwrap_or(ts);
-                output::print_lat_line(&mut s, cpu, ts, next_ts, start, &entry);
+                output::print_lat_entry(&mut out, cpu, ts, next_ts, start, &entry);
                 w.entries += 1;
                 continue;
             }
-            if w.annotate && w.started & (1 << c.cpu) == 0 {
+            // Linux marks a CPU's start in its normal print only.
+            if w.annotate && w.started & (1 << c.cpu) == 0 && (normal || w.graph.is_some()) {
                 w.started |= 1 << c.cpu;
                 if w.entries > 0 {
-                    output::cpu_buffer_started(self.snapshot_of.unwrap_or(self.tr), &mut s, c.cpu);
+                    output::cpu_buffer_started(opts, &mut s, c.cpu);
                 }
             }
             w.entries += 1;
             let Some(g) = w.graph.as_mut() else {
-                output::print_trace_line(self.snapshot_of.unwrap_or(self.tr), &mut s, c.cpu, ev.ts, ev.data);
+                flush(&mut out, &mut s);
+                output::print_trace_entry(opts, &mut out, &mut s, c.cpu, ev.ts, ev.data);
                 continue;
             };
+            if GraphIter::prints_as_itself(ev.data) {
+                flush(&mut out, &mut s);
+                output::print_trace_entry(opts, &mut out, &mut s, c.cpu, ev.ts, ev.data);
+                continue;
+            }
             if !GraphIter::wants_next(ev.data) {
                 g.print_line(&mut s, c.cpu, ev.ts, ev.data, None);
+                flush(&mut out, &mut s);
                 continue;
             }
             // A graph entry looks at the CPU's next entry, perhaps on its
@@ -237,11 +252,19 @@ impl TraceFile {
                     let _ = cur.next_event(&c.page);
                 }
             }
+            flush(&mut out, &mut s);
         }
-        let more = !s.is_empty();
-        w.text.extend_from_slice(s.as_bytes());
+        flush(&mut out, &mut s);
+        let more = out.len() > start;
+        w.text = out;
         more
     }
+}
+
+/// Moves the text made in `s` to the bytes `out`.
+fn flush(out: &mut Vec<u8>, s: &mut String) {
+    out.extend_from_slice(s.as_bytes());
+    s.clear();
 }
 
 impl FileOps for TraceFile {
@@ -335,7 +358,7 @@ impl TracePipe {
     /// entries are copied into them with the CPU's buffer locked, where
     /// nothing may allocate (an allocation is a traced call, whose event
     /// would wait for that lock on this CPU forever).
-    fn consume_one(&self, s: &mut String, scratch: &mut Vec<u8>, next: &mut Vec<u8>) -> bool {
+    fn consume_one(&self, out: &mut Vec<u8>, s: &mut String, scratch: &mut Vec<u8>, next: &mut Vec<u8>) -> bool {
         let mut best: Option<(usize, u64)> = None;
         for cpu in self.cpus() {
             if let Some(Some(ts)) = self.tr.with_buffer(cpu, |b| b.peek().map(|e| e.ts)) {
@@ -356,13 +379,19 @@ impl TracePipe {
         if lost > 0 {
             output::lost_events(s, cpu, lost);
         }
+        flush(out, s);
         let mut graph = self.graph.lock();
         let Some(g) = graph.as_mut() else {
-            output::print_trace_line(self.tr, s, cpu, ts, scratch);
+            output::print_trace_entry(self.tr, out, s, cpu, ts, scratch);
             return true;
         };
+        if GraphIter::prints_as_itself(scratch) {
+            output::print_trace_entry(self.tr, out, s, cpu, ts, scratch);
+            return true;
+        }
         if !GraphIter::wants_next(scratch) {
             g.print_line(s, cpu, ts, scratch, None);
+            flush(out, s);
             return true;
         }
         // A graph entry looks at the CPU's next entry, and takes it when
@@ -377,6 +406,7 @@ impl TracePipe {
                 b.consume();
             });
         }
+        flush(out, s);
         true
     }
 
@@ -396,11 +426,12 @@ impl FileOps for TracePipe {
         }
         let mut pending = self.pending.lock();
         if pending.is_empty() {
+            let mut out = Vec::with_capacity(CHUNK);
             let mut s = String::new();
             let mut scratch = Vec::with_capacity(PAGE_SIZE);
             let mut next = Vec::with_capacity(PAGE_SIZE);
-            while s.len() < buf.len().min(CHUNK) && self.consume_one(&mut s, &mut scratch, &mut next) {}
-            pending.extend_from_slice(s.as_bytes());
+            while out.len() < buf.len().min(CHUNK) && self.consume_one(&mut out, &mut s, &mut scratch, &mut next) {}
+            pending.extend_from_slice(&out);
         }
         if pending.is_empty() {
             return Err(Errno::EAGAIN);

@@ -33,6 +33,7 @@ mod insn;
 pub mod num;
 mod output;
 mod parse;
+pub mod print_modes;
 pub mod proto;
 pub mod synth;
 mod tevent;
