@@ -409,10 +409,10 @@ extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Call
     let Some(hit) = hit.filter(|_| !cpu.busy() && site.armed.load(Ordering::Relaxed)) else {
         return callsite_event_full(n, site);
     };
-    if ftrace::ftrace_recursion_enter_on(n) {
-        // Inside another callback: nothing changed.
-        return callsite_event_full(n, site);
-    }
+    // No ftrace recursion mark: this path calls nothing a callback could
+    // trace, and an interrupt's traced functions are traced meanwhile, as
+    // Linux's per-context recursion bits allow (the tail calls below,
+    // which call further, set it).
     cpu.set_cur(Some(Active {
         addr: site.addr,
         status: Status::HitActive,
@@ -423,22 +423,22 @@ extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Call
         TryWrite::CommittedPost => return callsite_event_after_commit(n, hit),
         TryWrite::Declined => {
             cpu.set_cur(None);
-            ftrace::ftrace_recursion_exit_on(n, false);
             return callsite_event_full(n, site);
         }
     }
     cpu.set_cur(None);
-    ftrace::ftrace_recursion_exit_on(n, false);
 }
 
 /// The rest of a [`kprobe_ftrace_callsite_event`] hit that committed, on
 /// CPU `n`: what the record left, still as the probe's handler, then the
-/// CPU's probe and recursion marks cleared.
+/// CPU's probe mark cleared.
 #[inline(never)]
 fn callsite_event_after_commit(n: usize, hit: &trace_kprobe::Hit) {
+    // What it calls is not traced (a reader's wake-up is traceable code).
+    let rec = ftrace::ftrace_recursion_enter_on(n);
     trace_kprobe::entry_hit_after_commit(hit, n);
+    ftrace::ftrace_recursion_exit_on(n, rec);
     CTL.on(n).set_cur(None);
-    ftrace::ftrace_recursion_exit_on(n, false);
 }
 
 /// A [`kprobe_ftrace_callsite_event`] hit, every case, on CPU `n`.
