@@ -134,9 +134,11 @@ pub const FTRACE_OPS_FL_NO_DAIF: u64 = 1 << 2;
 /// in the section [`FTRACE_HOT_SECTION`], with the handler's signature
 /// (`extern "C" fn(ip, parent_ip, ops, regs)`), and names it only from an
 /// ops with [`FTRACE_OPS_FL_UNMASKED`] and [`FTRACE_OPS_FL_NO_DAIF`] and
-/// without [`FTRACE_OPS_FL_SAVE_REGS`]: the trampoline calls it on a short
-/// path that does not read the flags, builds the frame as for those (x0..x8,
-/// fp, lr, sp, pc) and reads nothing back from it but x0..x8.
+/// without [`FTRACE_OPS_FL_SAVE_REGS`], and that reads no argument but
+/// the ops (its `ip` and `parent_ip` are not set; its regs frame holds
+/// x0..x8 only): the trampoline calls it on a short path that does not
+/// read the flags, saves x0..x8 and the frame records, and reads nothing
+/// back but those.
 pub const FTRACE_HOT_FUNC: &str = "ftrace_hot_func";
 /// The section that holds `ftrace_caller` and [`FTRACE_HOT_FUNC`].
 pub const FTRACE_HOT_SECTION: &str = ".text.ftrace_hot";
@@ -239,11 +241,14 @@ core::arch::global_asm!(
     "dmb ishst",
     "str x11, [x12]",
     ".endm",
-    ".macro ftrace_frame_and_call_args",
+    ".macro ftrace_frame_records",
     "stp x29, x9, [sp, #{fregs} + 16]",
     "add x29, sp, #{fregs} + 16",
     "stp x29, x30, [sp, #{fregs}]",
     "add x29, sp, #{fregs}",
+    ".endm",
+    ".macro ftrace_frame_and_call_args",
+    "ftrace_frame_records",
     "sub x0, x30, #4",
     "mov x1, x9",
     "mov x2, x11",
@@ -325,19 +330,19 @@ core::arch::global_asm!(
     "msr daif, x10",
     "4:",
     "ret x9",
-    // FTRACE_HOT_FUNC's path: its flags are known (see there), so the
-    // frame holds what an unmasked, DAIF-less, x19..x28-less ops gets, and
-    // the way back reads only the argument registers from it; fp, the
-    // parent and the return address come from the frame records, which
-    // no handler changes.
+    // FTRACE_HOT_FUNC's path: it reads only its callsite (x2), so the
+    // frame holds the argument registers, for the way back, and the frame
+    // records, for backtraces; fp, the parent and the return address come
+    // back from those records, which no handler changes. Its ip, parent
+    // and regs arguments are left as they are (x0, x1: integers it
+    // ignores; x3: the frame, as for any handler).
     "8:",
-    "mov x12, sp",
     "sub sp, sp, #{frame}",
     "ftrace_save_args",
-    "stp x29, x9, [sp, #{fp}]",
-    "stp x12, x30, [sp, #{sp}]",
     "str x14, [sp, #{depth_slot}]",
-    "ftrace_frame_and_call_args",
+    "ftrace_frame_records",
+    "mov x2, x11",
+    "mov x3, sp",
     "bl ftrace_hot_func",
     "ftrace_restore_args",
     "ldp x29, x30, [sp, #{fregs} + 16]",

@@ -390,7 +390,8 @@ extern "C" fn kprobe_ftrace_callsite_one(_ip: usize, _parent: usize, cs: &Callsi
 ///
 /// The trampoline's direct callee ([`arch::ftrace::FTRACE_HOT_FUNC`]),
 /// under that name and in its page; notrace by its mark, since the name
-/// no longer says its module.
+/// no longer says its module. It reads no argument but `cs`: the
+/// trampoline's short path sets no other.
 #[allow(improper_ctypes_definitions)] // as kprobe_ftrace_callsite
 #[allow(unsafe_code)] // export_name and link_section: the symbol and page ftrace_caller's direct BL names
 #[unsafe(export_name = "ftrace_hot_func")]
