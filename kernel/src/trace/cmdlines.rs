@@ -54,6 +54,19 @@ pub fn init() {
     }
 }
 
+/// Per CPU: the tasks a switch could not save because the table was busy
+/// (pid 0: a free slot), saved at this CPU's next switch that gets the
+/// table, or by a reader. Linux gives such tasks up until they record
+/// again; under emulation a vCPU holding the table may be descheduled by
+/// the host for milliseconds, which made that loss common enough to show
+/// `<...>` for a task that recorded once and exited.
+static UNSAVED: PerCpu<IrqSpinLock<Unsaved>> = PerCpu::new([const { IrqSpinLock::new([(0, [0; 16]); 4]) }; NR_CPUS]);
+/// (pid, comm) slots of tasks not saved yet.
+type Unsaved = [(u32, [u8; 16]); 4];
+
+/// Some CPU's [`UNSAVED`] may hold a task (readers look only then).
+static ANY_UNSAVED: AtomicBool = AtomicBool::new(false);
+
 /// Per CPU: an event was recorded here since the last save (Linux's
 /// `trace_taskinfo_save`).
 static TASKINFO_SAVE: PerCpu<AtomicBool> = PerCpu::new([const { AtomicBool::new(false) }; NR_CPUS]);
@@ -94,17 +107,58 @@ pub fn sched_switch(prev: &crate::sched::Task, next: &crate::sched::Task) {
     }
     // Interrupts are masked here (in `schedule`): the table's lock is
     // tried once for both tasks, without masking them again.
+    let unsaved = UNSAVED.this();
     let Some(mut t) = TABLE.try_lock_irqs_off() else {
+        // Kept for later (the flag stays set); a reader draining the
+        // slots meanwhile is the only other taker of their lock.
+        if let Some(mut u) = unsaved.try_lock_irqs_off() {
+            for task in [prev, next] {
+                keep_unsaved(&mut u, task);
+            }
+            ANY_UNSAVED.store(true, Ordering::Release);
+        }
         return;
     };
+    if let Some(mut u) = unsaved.try_lock_irqs_off() {
+        save_unsaved(&mut t, &mut u);
+    }
     save_locked(&mut t, prev);
     save_locked(&mut t, next);
     flag.store(false, Ordering::Relaxed);
 }
 
+/// Keeps `task` in a CPU's unsaved slots (the oldest replaced when full).
+fn keep_unsaved(u: &mut Unsaved, task: &crate::sched::Task) {
+    if task.is_idle() {
+        return;
+    }
+    let pid = task.tid();
+    let slot = u.iter().position(|e| e.0 == pid || e.0 == 0).unwrap_or(0);
+    if slot == 0 && u[0].0 != 0 && u[0].0 != pid {
+        u.rotate_left(1);
+        u[3] = (pid, task.comm.get());
+    } else {
+        u[slot] = (pid, task.comm.get());
+    }
+}
+
+/// Moves a CPU's unsaved slots into the table.
+fn save_unsaved(t: &mut Table, u: &mut Unsaved) {
+    for e in u.iter_mut().filter(|e| e.0 != 0) {
+        let (pid, comm) = core::mem::take(e);
+        save_entry(t, pid, comm);
+    }
+}
+
 /// Saves this CPU's current task if an event it recorded is not saved yet
 /// (for readers: the task reading may be the one that recorded).
 fn save_pending_current() {
+    if ANY_UNSAVED.swap(false, Ordering::Acquire) {
+        let mut t = TABLE.lock();
+        for u in UNSAVED.iter() {
+            save_unsaved(&mut t, &mut u.lock());
+        }
+    }
     let irq = arch::cpu::local_irq_save();
     let flag = TASKINFO_SAVE.this();
     if flag.load(Ordering::Relaxed) {
@@ -134,8 +188,11 @@ fn save_locked(t: &mut Table, task: &crate::sched::Task) {
     if task.is_idle() {
         return;
     }
-    let pid = task.tid();
-    let comm = task.comm.get();
+    save_entry(t, task.tid(), task.comm.get());
+}
+
+/// Saves `comm` as `pid`'s (the table locked).
+fn save_entry(t: &mut Table, pid: u32, comm: [u8; 16]) {
     if t.entries.is_empty() || t.map.len() != PID_MAX_DEFAULT {
         return;
     }
@@ -259,4 +316,31 @@ pub fn show_tgids() -> String {
         }
     }
     s
+}
+
+#[cfg(feature = "ktest")]
+mod tests {
+    use super::*;
+    use crate::sched::{Task, TaskState};
+    use ktest_macros::kernel_test;
+
+    extern "C" fn never_runs(_: usize) {}
+
+    #[kernel_test]
+    fn a_switch_that_finds_the_table_busy_keeps_its_tasks_for_later() {
+        init();
+        let t = Task::new_kthread(never_runs, 0, "kt_unsaved").expect("task");
+        t.set_state(TaskState::Uninterruptible);
+        let me = crate::sched::current();
+        let irq = arch::cpu::local_irq_save();
+        record_cmdline();
+        {
+            // The table busy (here, held by this CPU) at the switch.
+            let _busy = TABLE.lock();
+            sched_switch(&me, &t);
+        }
+        arch::cpu::local_irq_restore(irq);
+        assert!(super::super::options::is_set(super::super::options::RECORD_CMD));
+        assert_eq!(find(t.tid() as i32), "kt_unsaved", "kept, and saved for the reader");
+    }
 }
