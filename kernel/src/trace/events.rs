@@ -243,8 +243,7 @@ impl TraceEvent {
         if !(self.def.ignore_enable || f.is_enabled())
             || self.instances_enabled.load(Ordering::Relaxed) != 0
             || pid_lists_on(f.tr)
-            || f.needs_slow_path()
-            || f.tr.is_set(super::options::STACKTRACE)
+            || takes_slow_path(f)
         {
             return super::TryWrite::Declined;
         }
@@ -298,7 +297,7 @@ impl TraceEvent {
         if ignore_this_task(f.tr) {
             return false;
         }
-        if f.needs_slow_path() || f.tr.is_set(super::options::STACKTRACE) {
+        if takes_slow_path(f) {
             let _ctx = PROBE_CTX.then(|| super::probe_ctx_irqs_off(crate::percpu::this_cpu()));
             return super::event_filter::record_slow_entry(self, f, len, fill);
         }
@@ -1173,6 +1172,13 @@ impl EventPidList {
 #[inline]
 pub fn ignore_this_task(tr: &TraceArray) -> bool {
     pid_lists_on(tr) && ignore_this_task_slow(tr)
+}
+
+/// Whether a hit of file `f` is recorded by the slow path (a filter, a
+/// trigger, soft-disable, or stack traces asked of its array).
+#[inline(always)]
+fn takes_slow_path(f: &TraceEventFile) -> bool {
+    f.needs_slow_path() || f.tr.is_set(super::options::STACKTRACE)
 }
 
 /// Whether `set_event_pid` or `set_event_notrace_pid` of `tr` lists

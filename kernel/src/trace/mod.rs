@@ -899,32 +899,31 @@ pub fn trace_event_try_write_words<const N: usize, const W: usize>(
     let pid = current_pid_on(cpu);
     let header = entry_header(ty, flags, preempt, pid);
     let deferred = &**tr.deferred.on(cpu % NR_CPUS);
-    // The guard protocol of trace_event_write_with.
-    guard.store(true, Ordering::Relaxed);
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    let committed = match lock.try_lock_guarded() {
-        Some(mut b) => match b.as_mut() {
-            Some(buf) if !deferred.pending() => {
-                let mut words = [header; W];
-                if let Some(tail) = words.get_mut(1..) {
-                    tail.copy_from_slice(&rest);
+    // Inlined: this path makes no call (see above).
+    let committed = in_write_window(
+        guard,
+        #[inline(always)]
+        || match lock.try_lock_guarded() {
+            Some(mut b) => match b.as_mut() {
+                Some(buf) if !deferred.pending() => {
+                    let mut words = [header; W];
+                    if let Some(tail) = words.get_mut(1..) {
+                        tail.copy_from_slice(&rest);
+                    }
+                    clock::clock_now_local(tr.clock_id.load(Ordering::Relaxed)).is_some_and(|ts| {
+                        buf.try_write_words_with(
+                            ts,
+                            &words,
+                            arch::ftrace::put_unaligned_le32,
+                            arch::ftrace::put_unaligned_le64,
+                        )
+                    })
                 }
-                clock::clock_now_local(tr.clock_id.load(Ordering::Relaxed)).is_some_and(|ts| {
-                    buf.try_write_words_with(
-                        ts,
-                        &words,
-                        arch::ftrace::put_unaligned_le32,
-                        arch::ftrace::put_unaligned_le64,
-                    )
-                })
-            }
-            _ => false,
+                _ => false,
+            },
+            None => false,
         },
-        None => false,
-    };
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    guard.store(false, Ordering::Relaxed);
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    );
     if !committed {
         return TryWrite::Declined;
     }
@@ -1013,25 +1012,22 @@ fn trace_event_write_with<F: FnOnce(&mut [u8]) -> bool, const PROBE_CTX: bool>(
         return write_nested(tr, cpu, header, len, fill);
     }
     let deferred = &**tr.deferred.on(cpu % NR_CPUS);
-    guard.store(true, Ordering::Relaxed);
-    // The guard is set before the lock is taken and cleared after it is
-    // released; the compiler keeps the order, and only this CPU reads it.
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    let mut committed = false;
-    {
-        let mut b = lock.lock_guarded();
-        if let Some(buf) = b.as_mut() {
+    let committed = in_write_window(
+        guard,
+        #[inline(always)]
+        || {
+            let mut b = lock.lock_guarded();
+            let Some(buf) = b.as_mut() else {
+                return false;
+            };
             // Older events first: ones an interrupt deferred just after
             // another writer's last look.
             if deferred.pending() {
                 flush_deferred(deferred, buf);
             }
-            committed = emit(buf, tr.clock_now(), header, fill);
-        }
-    }
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    guard.store(false, Ordering::Relaxed);
-    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+            emit(buf, tr.clock_now(), header, fill)
+        },
+    );
     // The interrupts' events of this window, after this one: moved with
     // the guard taken again. An interrupt after the clear that records
     // writes directly, moving the deferred ones first.
@@ -1083,20 +1079,31 @@ fn flush_deferred_late(tr: &TraceArray, cpu: usize) {
         return;
     };
     while deferred.pending() {
-        guard.store(true, Ordering::Relaxed);
-        core::sync::atomic::compiler_fence(Ordering::SeqCst);
-        {
+        in_write_window(guard, || {
             let mut b = lock.lock_guarded();
             match b.as_mut() {
                 Some(buf) => flush_deferred(deferred, buf),
                 None => deferred.clear(),
             }
-        }
-        core::sync::atomic::compiler_fence(Ordering::SeqCst);
-        guard.store(false, Ordering::Relaxed);
-        core::sync::atomic::compiler_fence(Ordering::SeqCst);
+        });
     }
     tr.wake_readers();
+}
+
+/// Runs `f` (which takes and releases the CPU's buffer lock) with this
+/// CPU's writing guard set: an interrupt that records meanwhile defers
+/// its entry instead of waiting for the lock. The guard is set before the
+/// lock is taken and cleared after it is released; the compiler keeps the
+/// order, and only this CPU reads it.
+#[inline(always)]
+fn in_write_window<R>(guard: &AtomicBool, f: impl FnOnce() -> R) -> R {
+    guard.store(true, Ordering::Relaxed);
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let r = f();
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    guard.store(false, Ordering::Relaxed);
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    r
 }
 
 /// The write of an event that nests in another writer on this CPU (its
