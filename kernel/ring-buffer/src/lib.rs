@@ -832,18 +832,30 @@ impl CpuBuffer {
         let length = event_length(len);
         let write = self.write;
         let delta = ts.saturating_sub(self.write_stamp);
-        let data_size = self.data_size();
-        if N == 0 || len > RB_MAX_SMALL_DATA || write == 0 || delta > TS_MASK || write + length > data_size {
+        if N == 0 || len > RB_MAX_SMALL_DATA || write == 0 || delta > TS_MASK {
             return false;
         }
-        let start = BUF_PAGE_HDR_SIZE + write;
         let Some(slot) = self.slots.get_mut(self.tail) else {
             return false;
         };
-        let Some(ev) = slot.page.get_mut(start..start + length) else {
+        // Every page is `subbuf` bytes long, so the page's own length
+        // bounds the write as `data_size` would; taken with the commit
+        // field before any store, so that nothing is loaded again after
+        // `put32`/`put64` (which the compiler must assume write memory).
+        let end = write.wrapping_add(length);
+        let Some(page) = slot.page.get_mut(..BUF_PAGE_HDR_SIZE.wrapping_add(end)) else {
+            return false;
+        };
+        let Some((page_hdr, data)) = page.split_first_chunk_mut::<BUF_PAGE_HDR_SIZE>() else {
+            return false;
+        };
+        let Some(ev) = data.get_mut(write..) else {
             return false;
         };
         let Some((hdr, rest)) = ev.split_first_chunk_mut::<RB_EVNT_HDR_SIZE>() else {
+            return false;
+        };
+        let Some(commit) = page_hdr.last_chunk_mut::<8>() else {
             return false;
         };
         put32(
@@ -858,11 +870,8 @@ impl CpuBuffer {
         if len + RB_EVNT_HDR_SIZE != length {
             zero_pad(rest, len);
         }
-        let end = write + length;
+        put64(commit, end as u64);
         slot.entries += 1;
-        if let Some(c) = slot.page.get_mut(8..16).and_then(|w| w.as_mut_array::<8>()) {
-            put64(c, end as u64);
-        }
         self.write = end;
         self.write_stamp = ts;
         self.committed += 1;

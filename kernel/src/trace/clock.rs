@@ -92,11 +92,10 @@ pub fn clock_now(id: usize) -> u64 {
     (TRACE_CLOCKS.get(id).map_or(ns as fn() -> u64, |c| c.read))()
 }
 
-/// [`clock_now`] where it calls nothing: the default clock's value, None
-/// for the others (read through their function).
+/// The default (`local`) clock's value, read where nothing may be called.
 #[inline(always)]
-pub fn clock_now_local(id: usize) -> Option<u64> {
-    (id == 0).then(ns)
+pub fn local_ns() -> u64 {
+    ns()
 }
 
 /// Clock `id`, the last one for an id out of range.

@@ -38,7 +38,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use ring_buffer::BUF_MAX_DATA_SIZE;
 use trace_filter::filter::TASK_COMM_LEN;
 use trace_filter::filter::{filter_file_text, DEFAULT_SYS_FILTER_MESSAGE, FILTER_ERROR_LOC};
@@ -65,6 +65,13 @@ const FL_EPROBE: u32 = 1 << 5;
 /// `EVENT_FILE_FL_WAS_ENABLED`: it has recorded into `tr` since `tr` was
 /// last cleared for a removed event, so removing the event clears `tr`.
 const FL_WAS_ENABLED: u32 = 1 << 6;
+/// Linux's `EVENT_FILE_FL_ENABLED`: recorded into `tr` (or, in soft mode,
+/// its triggers run); changed under the event mutex. In the same word as
+/// the flags that send a hit to the slow path, so that the one-step
+/// write reads one word ([`TraceEventFile::takes_fast_path`]).
+const FL_ENABLED: u32 = 1 << 7;
+/// The flags that send a hit through [`record_slow_entry`].
+const FL_SLOW: u32 = FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED | FL_EPROBE;
 
 /// Writes to `filter` and `trigger` of this size or more are EINVAL (as
 /// Linux, which refuses `cnt >= PAGE_SIZE`).
@@ -75,9 +82,6 @@ pub const MAX_WRITE: usize = 4096;
 pub struct TraceEventFile {
     /// The trace array it records into.
     pub tr: &'static TraceArray,
-    /// Linux's `EVENT_FILE_FL_ENABLED`: recorded into `tr` (or, in soft
-    /// mode, its triggers run); changed under the event mutex.
-    enabled: AtomicBool,
     flags: AtomicU32,
     /// Soft-mode references (Linux's `sm_ref`); changed under the event
     /// mutex.
@@ -96,7 +100,6 @@ impl TraceEventFile {
     pub fn new(tr: &'static TraceArray) -> TraceEventFile {
         TraceEventFile {
             tr,
-            enabled: AtomicBool::new(false),
             flags: AtomicU32::new(0),
             sm_ref: AtomicU32::new(0),
             filter: IrqSpinLock::new(None),
@@ -116,14 +119,14 @@ impl TraceEventFile {
 
     /// `EVENT_FILE_FL_ENABLED` (relaxed, as [`Self::flags`]).
     pub fn is_enabled(&self) -> bool {
-        self.enabled.load(Ordering::Relaxed)
+        self.flags() & FL_ENABLED != 0
     }
 
     pub(super) fn set_enabled_flag(&self, on: bool) {
         if on {
             self.set_flag(FL_WAS_ENABLED, true);
         }
-        self.enabled.store(on, Ordering::Release);
+        self.set_flag(FL_ENABLED, on);
     }
 
     /// `EVENT_FILE_FL_WAS_ENABLED`.
@@ -148,7 +151,14 @@ impl TraceEventFile {
 
     /// Whether a hit must go through [`record_slow_entry`].
     pub fn needs_slow_path(&self) -> bool {
-        self.flags() & (FL_SOFT_DISABLED | FL_TRIGGER_MODE | FL_FILTERED | FL_EPROBE) != 0
+        self.flags() & FL_SLOW != 0
+    }
+
+    /// Whether a hit records here without the slow path: enabled, and
+    /// [`Self::needs_slow_path`] false (one load).
+    #[inline(always)]
+    pub fn takes_fast_path(&self) -> bool {
+        self.flags() & (FL_ENABLED | FL_SLOW) == FL_ENABLED
     }
 
     /// `EVENT_FILE_FL_SOFT_DISABLED`.

@@ -240,11 +240,10 @@ impl TraceEvent {
         rest: [u64; N],
     ) -> super::TryWrite {
         let f = &self.file;
-        if !(self.def.ignore_enable || f.is_enabled())
-            || self.instances_enabled.load(Ordering::Relaxed) != 0
-            || pid_lists_on(f.tr)
-            || takes_slow_path(f)
-        {
+        // The array's pid lists and stacktrace option are behind its gate,
+        // which the write reads. (An event that ignores its enable flag
+        // while disabled takes the full path.)
+        if !f.takes_fast_path() || self.instances_enabled.load(Ordering::Relaxed) != 0 {
             return super::TryWrite::Declined;
         }
         super::trace_event_try_write_words::<N, W>(f.tr, cpu, self.id, rest)
@@ -1153,6 +1152,11 @@ impl EventPidList {
             self.on.store(!l.is_empty(), Ordering::Release);
         });
         Ok(buf.len())
+    }
+
+    /// Whether it lists tasks (relaxed: see [`pid_lists_on`]).
+    pub(super) fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
     }
 
     /// Empties it (the file opened with O_TRUNC).

@@ -186,6 +186,33 @@ pub struct TraceArray {
     pub event_pids: events::EventPidList,
     /// `set_event_notrace_pid`.
     pub event_notrace_pids: events::EventPidList,
+    /// Why the one-step write ([`trace_event_try_write_words`]) must
+    /// decline here, as [`FastGate`] bits (low half), recomputed by
+    /// [`TraceArray::refresh_fast_gate`] after every change of what they
+    /// sum up; a count of refreshes (high half) keeps a stale refresh from
+    /// overwriting a newer one. One load on the hit path instead of one
+    /// per setting; the full path reads the settings themselves.
+    fast_gate: AtomicU64,
+}
+
+/// The bits of [`TraceArray`]'s `fast_gate`: each a setting under which
+/// the one-step write hands an event to the full path.
+struct FastGate;
+
+impl FastGate {
+    /// `tracing_on` is 0.
+    const OFF: u32 = 1 << 0;
+    /// Paused ([`TraceArray::tracing_stop`]).
+    const STOPPED: u32 = 1 << 1;
+    /// `set_event_pid` or `set_event_notrace_pid` lists tasks.
+    const PIDS: u32 = 1 << 2;
+    /// `options/stacktrace` (a stack entry after each event) or
+    /// `options/record-tgid` (the writer's tgid saved).
+    const OPTIONS: u32 = 1 << 3;
+    /// `tracing_cpumask` leaves out a tracing CPU.
+    const CPUMASK: u32 = 1 << 4;
+    /// `trace_clock` is not `local` (read through its function).
+    const CLOCK: u32 = 1 << 5;
 }
 
 /// Linux's default `buffer_percent`.
@@ -254,7 +281,9 @@ impl TraceArray {
             clock_id: AtomicUsize::new(0),
             event_pids: events::EventPidList::new(),
             event_notrace_pids: events::EventPidList::new(),
+            fast_gate: AtomicU64::new(0),
         };
+        tr.refresh_fast_gate();
         for cpu in tracing_cpus() {
             if let Ok(b) = CpuBuffer::with_pages(MIN_PAGES) {
                 *tr.buffers[cpu].lock_serving_calls() = Some(b);
@@ -271,6 +300,83 @@ impl TraceArray {
     /// loads under QEMU's TCG.
     pub fn is_on(&self) -> bool {
         self.tracing_on.load(Ordering::Relaxed) && self.stopped.load(Ordering::Relaxed) == 0
+    }
+
+    /// The settings under which the one-step write declines, as
+    /// [`FastGate`] bits, read now.
+    fn fast_gate_reasons(&self) -> u32 {
+        let mut r = 0;
+        if !self.tracing_on.load(Ordering::Acquire) {
+            r |= FastGate::OFF;
+        }
+        if self.stopped.load(Ordering::Acquire) != 0 {
+            r |= FastGate::STOPPED;
+        }
+        if self.event_pids.is_on() || self.event_notrace_pids.is_on() {
+            r |= FastGate::PIDS;
+        }
+        if self.trace_flags.load(Ordering::Acquire) & (options::STACKTRACE | options::RECORD_TGID) != 0 {
+            r |= FastGate::OPTIONS;
+        }
+        let mask = self.cpumask.load(Ordering::Acquire);
+        if tracing_cpus().any(|c| c >= 64 || mask & (1 << c) == 0) {
+            r |= FastGate::CPUMASK;
+        }
+        if self.clock_id.load(Ordering::Acquire) != 0 {
+            r |= FastGate::CLOCK;
+        }
+        r
+    }
+
+    /// Recomputes `fast_gate` after a change of a setting it sums up (the
+    /// change made first). Every change is followed by its own refresh,
+    /// and a refresh stores only if no other stored since it loaded the
+    /// word (the count in the high half changes with each store), having
+    /// read the settings after that load: so the last store read every
+    /// change before it.
+    fn refresh_fast_gate(&self) {
+        let mut old = self.fast_gate.load(Ordering::Acquire);
+        loop {
+            let new = ((old >> 32).wrapping_add(1) << 32) | u64::from(self.fast_gate_reasons());
+            match self
+                .fast_gate
+                .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
+    }
+
+    /// Whether the one-step write may run here: recording on, no pid list,
+    /// no option that adds to an entry, every CPU in the mask, the local
+    /// clock. Relaxed, as [`Self::is_on`]: a hit racing a change may see
+    /// either side of it.
+    #[inline(always)]
+    fn fast_gate_open(&self) -> bool {
+        self.fast_gate.load(Ordering::Relaxed) as u32 == 0
+    }
+
+    /// Adds the pids of a write to `set_event_pid` (`notrace`: to
+    /// `set_event_notrace_pid`).
+    pub fn write_event_pids(&self, notrace: bool, buf: &[u8]) -> Result<usize, Errno> {
+        let r = self.event_pid_list(notrace).write(buf);
+        self.refresh_fast_gate();
+        r
+    }
+
+    /// Empties `set_event_pid` (`notrace`: `set_event_notrace_pid`).
+    pub fn clear_event_pids(&self, notrace: bool) {
+        self.event_pid_list(notrace).clear();
+        self.refresh_fast_gate();
+    }
+
+    fn event_pid_list(&self, notrace: bool) -> &events::EventPidList {
+        if notrace {
+            &self.event_notrace_pids
+        } else {
+            &self.event_pids
+        }
     }
 
     /// Its trace options word (relaxed, as Linux's plain `tr->trace_flags`).
@@ -291,6 +397,7 @@ impl TraceArray {
         } else {
             self.trace_flags.fetch_and(!bit, Ordering::AcqRel);
         }
+        self.refresh_fast_gate();
     }
 
     /// Index of its clock in [`clock::TRACE_CLOCKS`].
@@ -300,7 +407,9 @@ impl TraceArray {
 
     /// Selects clock `id`, returning the previous one.
     pub(super) fn set_clock_id(&self, id: usize) -> usize {
-        self.clock_id.swap(id, Ordering::AcqRel)
+        let old = self.clock_id.swap(id, Ordering::AcqRel);
+        self.refresh_fast_gate();
+        old
     }
 
     /// Its clock.
@@ -323,6 +432,7 @@ impl TraceArray {
     /// of the mask records nothing from its next event on.
     pub fn set_cpumask(&self, mask: u64) {
         self.cpumask.store(mask, Ordering::Release);
+        self.refresh_fast_gate();
     }
 
     /// `tracing_on` as the file shows it.
@@ -336,12 +446,14 @@ impl TraceArray {
     /// Linux's `rb_simple_write` does.
     pub fn set_tracing_on(&self, on: bool) {
         self.tracing_on.store(on, Ordering::Release);
+        self.refresh_fast_gate();
         self.wake_readers();
     }
 
     /// Pauses recording (Linux's `tracing_stop`), nesting.
     pub fn tracing_stop(&self) {
         self.stopped.fetch_add(1, Ordering::AcqRel);
+        self.refresh_fast_gate();
     }
 
     /// Undoes one [`TraceArray::tracing_stop`].
@@ -349,6 +461,7 @@ impl TraceArray {
         let _ = self
             .stopped
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        self.refresh_fast_gate();
     }
 
     /// `buffer_percent`.
@@ -545,6 +658,7 @@ impl TraceArray {
         self.clock_id.store(0, Ordering::Release);
         self.event_pids.clear();
         self.event_notrace_pids.clear();
+        self.refresh_fast_gate();
     }
 
     /// Sets overwrite mode on every CPU (`options/overwrite`).
@@ -870,13 +984,14 @@ pub enum TryWrite {
 /// [`trace_event_write_words`] with a probe handler's context, on the
 /// path where it calls nothing, so that its caller needs no frame of its
 /// own (no callee-saved register is spilled): the entry written in one
-/// step on this CPU's tail page. Declines, having changed nothing, where
-/// the full path has work: the array off or `cpu` (this CPU) out of its
-/// mask, a writer it interrupted, the buffer's lock held, deferred entries
-/// to move first, a page to change or a time extend to write. After a
-/// commit, [`TryWrite::CommittedPost`] says that entries deferred during
-/// the write, a reader to wake or a tgid to save are left for
-/// [`trace_event_after_commit`].
+/// step on this CPU's tail page, for an event whose file in `tr` is
+/// enabled. Declines, having changed nothing, where the full path has
+/// work: a setting behind the array's gate
+/// ([`TraceArray::fast_gate_open`]), a writer it interrupted, the
+/// buffer's lock held, deferred entries to move first, a page to change
+/// or a time extend to write. After a commit, [`TryWrite::CommittedPost`]
+/// says that entries deferred during the write or a reader to wake are
+/// left for [`trace_event_after_commit`].
 #[inline(always)]
 pub fn trace_event_try_write_words<const N: usize, const W: usize>(
     tr: &TraceArray,
@@ -885,7 +1000,9 @@ pub fn trace_event_try_write_words<const N: usize, const W: usize>(
     rest: [u64; N],
 ) -> TryWrite {
     const { assert!(W == N + 1) };
-    if !tr.is_on() || tr.cpumask.load(Ordering::Relaxed) & (1u64 << (cpu % 64)) == 0 {
+    // Recording on, every CPU in the mask, the local clock, no pid list,
+    // no stack trace or tgid to add.
+    if !tr.fast_gate_open() {
         return TryWrite::Declined;
     }
     let Some(lock) = tr.buffers.get(cpu) else {
@@ -910,14 +1027,12 @@ pub fn trace_event_try_write_words<const N: usize, const W: usize>(
                     if let Some(tail) = words.get_mut(1..) {
                         tail.copy_from_slice(&rest);
                     }
-                    clock::clock_now_local(tr.clock_id.load(Ordering::Relaxed)).is_some_and(|ts| {
-                        buf.try_write_words_with(
-                            ts,
-                            &words,
-                            arch::ftrace::put_unaligned_le32,
-                            arch::ftrace::put_unaligned_le64,
-                        )
-                    })
+                    buf.try_write_words_with(
+                        clock::local_ns(),
+                        &words,
+                        arch::ftrace::put_unaligned_le32,
+                        arch::ftrace::put_unaligned_le64,
+                    )
                 }
                 _ => false,
             },
@@ -927,13 +1042,13 @@ pub fn trace_event_try_write_words<const N: usize, const W: usize>(
     if !committed {
         return TryWrite::Declined;
     }
-    if pid != 0 && events::events_enabled() {
+    // Its caller's event file is enabled, so events are
+    // ([`events::events_enabled`] is not asked).
+    if pid != 0 {
         cmdlines::record_cmdline_on(cpu);
     }
-    if deferred.pending()
-        || tr.waker.as_ref().is_some_and(|w| !w.is_pending())
-        || (pid != 0 && tr.trace_flags.load(Ordering::Relaxed) & options::RECORD_TGID != 0)
-    {
+    // (No tgid to save: the gate was open.)
+    if deferred.pending() || tr.waker.as_ref().is_some_and(|w| !w.is_pending()) {
         return TryWrite::CommittedPost;
     }
     TryWrite::Committed

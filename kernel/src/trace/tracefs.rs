@@ -353,15 +353,15 @@ fn create_array_files(dir: &Arc<PseudoDir>, tr: &'static TraceArray) {
         "set_event_pid",
         0o640,
         Box::new(move || tr.event_pids.show()),
-        Some(Box::new(move |buf| tr.event_pids.write(buf))),
-        Some(Box::new(move || tr.event_pids.clear())),
+        Some(Box::new(move |buf| tr.write_event_pids(false, buf))),
+        Some(Box::new(move || tr.clear_event_pids(false))),
     );
     let _ = dir.file_trunc(
         "set_event_notrace_pid",
         0o640,
         Box::new(move || tr.event_notrace_pids.show()),
-        Some(Box::new(move |buf| tr.event_notrace_pids.write(buf))),
-        Some(Box::new(move || tr.event_notrace_pids.clear())),
+        Some(Box::new(move |buf| tr.write_event_pids(true, buf))),
+        Some(Box::new(move || tr.clear_event_pids(true))),
     );
     dir.file(
         "trace_clock",
