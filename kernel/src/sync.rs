@@ -64,10 +64,12 @@ impl<T, const RCSC: bool> IrqSpinLock<T, RCSC> {
     }
 
     /// [`IrqSpinLock::lock_guarded`] if the lock is free (a path that must
-    /// not spin, or call out of line).
+    /// not spin, or call out of line), for a lock its taker expects free
+    /// (a CPU's own trace buffer): no plain look at it before the
+    /// exclusive pair.
     #[inline(always)]
     pub fn try_lock_guarded(&self) -> Option<SpinMutexGuard<'_, T, RCSC>> {
-        self.inner.try_lock()
+        self.inner.try_lock_expecting_free()
     }
 
     /// [`IrqSpinLock::lock`] for a lock that [`IrqSpinLock::lock_guarded`]

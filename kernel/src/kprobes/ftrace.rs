@@ -403,23 +403,26 @@ extern "C" fn kprobe_ftrace_callsite_event(_ip: usize, _parent: usize, cs: &Call
         return;
     };
     let cpu = CTL.on(n);
+    // The hit and the address as values, not read again after the marks
+    // stored below (which the compiler must assume may change them).
     let hit = match site.probes.first() {
-        Some(p) if !p.is_disabled() => p.event.as_ref(),
+        Some(p) if !p.is_disabled() => p.event.as_deref(),
         _ => None,
     };
     let Some(hit) = hit.filter(|_| !cpu.busy() && site.armed.load(Ordering::Relaxed)) else {
         return callsite_event_full(n, site);
     };
+    let addr = site.addr;
     // No ftrace recursion mark: this path calls nothing a callback could
     // trace, and an interrupt's traced functions are traced meanwhile, as
     // Linux's per-context recursion bits allow (the tail calls below,
     // which call further, set it).
     cpu.set_cur(Some(Active {
-        addr: site.addr,
+        addr,
         status: Status::HitActive,
         saved_daif: 0,
     }));
-    match trace_kprobe::try_record_entry_hit(hit, site.addr, n) {
+    match trace_kprobe::try_record_entry_hit(hit, addr, n) {
         TryWrite::Committed => {}
         TryWrite::CommittedPost => return callsite_event_after_commit(n, hit),
         TryWrite::Declined => {
