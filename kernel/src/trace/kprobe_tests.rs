@@ -305,3 +305,60 @@ fn a_plain_entry_event_records_every_hit_across_pages_and_past_its_declines() {
     put("kprobe_events", "").unwrap();
     put("trace", "").unwrap();
 }
+
+/// Each setting behind the trace array's gate closes it, and the hits of
+/// the one-step write's probe then go the full path, which honours the
+/// setting; undone, the gate opens again.
+#[kernel_test]
+fn each_setting_behind_the_arrays_gate_closes_it_and_its_hits_honour_it() {
+    let tr = super::global_trace();
+    put("kprobe_events", "").unwrap();
+    put("trace", "").unwrap();
+    append("kprobe_events", "p:hot ktest_trace_kprobe_hot\n").unwrap();
+    put("events/kprobes/hot/enable", "1").unwrap();
+    assert!(tr.fast_gate_open(), "open with Linux's defaults");
+    let me = match crate::sched::try_current() {
+        Some(t) if !t.is_idle() => t.tid(),
+        _ => 0,
+    };
+    let mask = read_all("tracing_cpumask");
+    let all = u64::from_str_radix(mask.trim(), 16).unwrap();
+    let without_me = all & !(1u64 << crate::percpu::this_cpu());
+    // (file, what closes the gate, what opens it again, lines of 3 hits)
+    let cases = [
+        ("tracing_on", String::from("0"), String::from("1"), 0),
+        (
+            "tracing_cpumask",
+            alloc::format!("{without_me:x}"),
+            alloc::format!("{all:x}"),
+            0,
+        ),
+        ("trace_clock", String::from("counter"), String::from("local"), 3),
+        ("options/stacktrace", String::from("1"), String::from("0"), 3),
+        ("options/record-tgid", String::from("1"), String::from("0"), 3),
+        ("set_event_notrace_pid", alloc::format!("{}", me + 1), String::new(), 3),
+        ("set_event_pid", alloc::format!("{}", me + 1), String::new(), 0),
+    ];
+    for (file, close, open_again, lines) in &cases {
+        put(file, close).unwrap();
+        assert!(!tr.fast_gate_open(), "{file} {close} closes the gate");
+        put("trace", "").unwrap();
+        for i in 0..3 {
+            ktest_trace_kprobe_hot(i);
+        }
+        let text = read_all("trace");
+        let hot = text.lines().filter(|l| l.contains(" hot: (")).count();
+        assert_eq!(hot, *lines, "{file} {close}:\n{text}");
+        if *file == "options/stacktrace" {
+            assert!(
+                text.contains("=> ktest_trace_kprobe_hot"),
+                "a stack after each entry:\n{text}"
+            );
+        }
+        put(file, open_again).unwrap();
+        assert!(tr.fast_gate_open(), "{file} {open_again} opens it again");
+    }
+    put("events/kprobes/hot/enable", "0").unwrap();
+    put("kprobe_events", "").unwrap();
+    put("trace", "").unwrap();
+}
