@@ -42,3 +42,11 @@ cat enabled_functions
 $bb sort touched_functions | $bb grep -e '^vfs_read ' -e '^do_sys_openat2 '
 echo > set_ftrace_filter
 echo > trace
+echo "== a system call's function is called from invoke_syscall"
+echo __arm64_sys_openat > set_ftrace_filter
+echo function > current_tracer
+/tmp/cat /proc/version > /dev/null
+$bb grep -v '^#' trace | $bb grep '^ *cat-' | $bb head -1 | mask
+echo nop > current_tracer
+echo > set_ftrace_filter
+echo > trace

@@ -4,15 +4,15 @@
 # arguments, multiprobe events, dynamic_events, Linux's errors and
 # error_log entries, EBUSY for enabled events, O_TRUNC clearing. Pids,
 # times, CPUs, the need-resched flag (a tick may set it at any moment),
-# kernel addresses and function sizes are masked, and so is
-# the caller of a system call (Linux's invoke_syscall).
+# kernel addresses and function sizes are masked, and so is the
+# offset in a return probe's caller (invoke_syscall on both kernels).
 bb=busybox
 mask() {
   $bb sed -e 's/^ *\([^ ]*\)-[0-9]* *\[[0-9]*\] \([^ ]\)[^ ]\([^ ]*\) *[0-9]*\.[0-9]*:/\1-PID [CPU] \2.\3 TS:/' \
     -e 's/^\[ *[0-9]*\.[0-9]*\]/[TS]/' \
     -e 's/0xffff[0-9a-f]*/KADDR/g' \
     -e 's/(\([A-Za-z0-9_]*\)+0x\([0-9a-f]*\)\/0x[0-9a-f]*/(\1+0x\2\/SIZE/' \
-    -e 's/([^ ]* <- /(CALLER <- /'
+    -e 's/(\([A-Za-z0-9_.]*\)+0x[0-9a-f]*\/SIZE <- /(\1+OFF\/SIZE <- /'
 }
 # hits and misses of probe $1 in kprobe_profile, and whether the hits are
 # the lines of event $2 in trace

@@ -119,8 +119,6 @@ fn el0_svc_common(regs: &mut PtRegs, work: bool) {
         crate::trace::tracepoint::syscalls::trace_sys_enter(regs, nr);
     }
     let r = invoke_syscall(nr, regs);
-    // rt_sigreturn restores x0 itself (its result is the restored x0).
-    regs.regs[0] = r as u64;
     // Tested again: events enabled during the call see its exit, as on
     // Linux (the write that enables them, first of all).
     if work || crate::trace::tracepoint::syscalls::syscall_work() {
@@ -155,8 +153,15 @@ fn syscall_exit_ptrace(regs: &mut PtRegs, traced: bool) {
     }
 }
 
-#[inline(always)]
-fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
+/// Calls system call `nr`'s handler with the saved registers and puts its
+/// result in x0, returning it too (Linux's `invoke_syscall`). Out of line and traceable under
+/// Linux's name, as there: it is the caller that traces show for a system
+/// call's function (`__arm64_sys_getpid <-invoke_syscall`, a return
+/// probe's `(invoke_syscall+0x.. <- __arm64_sys_openat)`).
+#[allow(unsafe_code)] // exported under Linux's name, for traces and probes
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use cred::*;
     use fs::*;
     use misc::*;
@@ -343,7 +348,12 @@ fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
         nr::SENDMMSG => __arm64_sys_sendmmsg,
         _ => __arm64_sys_ni_syscall,
     };
-    handler(regs)
+    let r = handler(regs);
+    // As Linux's: the result in x0 here, so the handler is called, not
+    // jumped to, and returns into this function.
+    // (rt_sigreturn restores x0 itself: its result is the restored x0.)
+    regs.regs[0] = r as u64;
+    r
 }
 
 syscall!(__arm64_sys_ni_syscall, _regs, Err(Errno::ENOSYS));
