@@ -24,6 +24,12 @@ static RUNQUEUE: IrqSpinLock<VecDeque<Arc<Task>>> = IrqSpinLock::new(VecDeque::n
 /// increment, with no lock and no interrupt masking (Linux reads SP_EL0).
 /// Only this CPU's `schedule` and `init_cpu` replace it.
 static CURRENT: PerCpu<AtomicPtr<Task>> = PerCpu::new([const { AtomicPtr::new(core::ptr::null_mut()) }; NR_CPUS]);
+/// The pid trace entries give what each CPU runs: its task's thread ID,
+/// 0 for an idle task (as Linux's swapper). Kept by [`set_current`] and
+/// [`Task::set_tid`], so that an event reads one per-CPU word instead of
+/// two fields through the task.
+static CURRENT_PID: PerCpu<core::sync::atomic::AtomicU32> =
+    PerCpu::new([const { core::sync::atomic::AtomicU32::new(0) }; NR_CPUS]);
 /// Each CPU's idle task.
 static IDLE: PerCpu<spin::Once<Arc<Task>>> = PerCpu::new([const { spin::Once::new() }; NR_CPUS]);
 /// The task a CPU switched away from, whose `on_cpu` the next task clears.
@@ -133,8 +139,29 @@ pub fn try_current() -> Option<Arc<Task>> {
     }
 }
 
+/// The pid of what `cpu` (this CPU) runs, as trace entries give it: the
+/// task's thread ID, 0 for an idle task or before the scheduler starts.
+#[inline(always)]
+pub fn current_trace_pid_on(cpu: usize) -> u32 {
+    CURRENT_PID.on(cpu).load(Ordering::Relaxed)
+}
+
+/// `task`'s thread ID changed (an exec by a thread other than its
+/// leader): this CPU's [`current_trace_pid_on`] follows if it runs it.
+pub(crate) fn current_tid_changed(task: &Task) {
+    let me = CURRENT.this().load(Ordering::Relaxed);
+    if core::ptr::eq(me, task) && !task.is_idle() {
+        CURRENT_PID.this().store(task.tid(), Ordering::Relaxed);
+    }
+}
+
 /// Makes `next` this CPU's current task; returns the previous one.
 fn set_current(next: Arc<Task>) -> Option<Arc<Task>> {
+    // Interrupts are masked (a switch, or a CPU's start): no event on
+    // this CPU sees the pid and the task disagree.
+    CURRENT_PID
+        .this()
+        .store(if next.is_idle() { 0 } else { next.tid() }, Ordering::Relaxed);
     let old = CURRENT.this().swap(Arc::into_raw(next).cast_mut(), Ordering::AcqRel);
     if old.is_null() {
         return None;

@@ -330,6 +330,7 @@ impl Task {
     /// only thread (Linux's de_thread exchanges the two pids).
     pub fn set_tid(&self, tid: u32) {
         self.tid.store(tid, Ordering::Release);
+        super::current_tid_changed(self);
     }
 
     /// A fresh thread ID.

@@ -86,10 +86,19 @@ extern "C" fn checks_current(i: usize) {
     for _ in 0..200 {
         let me = super::current();
         ok &= me.comm_string() == alloc::format!("cur/{i}");
-        // Moving between CPUs keeps `current` right.
+        // Moving between CPUs keeps `current` right, and the pid trace
+        // entries take (kernel code stays on its CPU between the reads).
+        ok &= super::current_trace_pid_on(crate::percpu::this_cpu()) == me.tid();
         super::yield_now();
         ok &= Arc::ptr_eq(&me, &super::current());
+        ok &= super::current_trace_pid_on(crate::percpu::this_cpu()) == me.tid();
     }
+    // A new thread ID (an exec's exchange with its leader) shows at once.
+    let tid = super::current().tid();
+    super::current().set_tid(tid + 1_000_000);
+    ok &= super::current_trace_pid_on(crate::percpu::this_cpu()) == tid + 1_000_000;
+    super::current().set_tid(tid);
+    ok &= super::current_trace_pid_on(crate::percpu::this_cpu()) == tid;
     SELF_SEEN[i].store(if ok { 1 } else { 2 }, Ordering::SeqCst);
 }
 

@@ -832,7 +832,7 @@ fn current_pid() -> i32 {
 /// [`current_pid`] for `cpu`, which must be this CPU.
 #[inline(always)]
 fn current_pid_on(cpu: usize) -> i32 {
-    crate::sched::with_current_on(cpu, |t| if t.is_idle() { 0 } else { t.tid() as i32 }).unwrap_or(0)
+    crate::sched::current_trace_pid_on(cpu) as i32
 }
 
 /// Writes the common fields of an entry of type `ty` recorded now into
