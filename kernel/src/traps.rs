@@ -44,6 +44,13 @@ fn el1h_64_sync(regs: &mut PtRegs) {
     }
 }
 
+/// The section of the system call's entry handler and of the function that
+/// calls the call's handler: the link script puts it alone in a 4 KiB page
+/// (and kbuild checks both fit), since QEMU's TCG chains a direct branch
+/// within a page only; to another page it costs a translation-block
+/// look-up on every system call.
+pub const SYSCALL_ENTRY_SECTION: &str = ".text.syscall_entry";
+
 /// Synchronous exception at EL0: system calls, and faults that become
 /// signals for the process (Linux's `el0t_64_sync_handler`). Does the work
 /// of the return to user mode itself, leaving every exception masked (the
@@ -51,8 +58,11 @@ fn el1h_64_sync(regs: &mut PtRegs) {
 ///
 /// Built without a patch site, as Linux's `noinstr` entry code: the module
 /// is notrace anyway, and the two NOPs would run on every system call.
-#[allow(unsafe_code)] // exported under Linux's name for the entry code
+/// In the page of [`crate::syscalls::invoke_syscall`], which it calls
+/// directly (see [`SYSCALL_ENTRY_SECTION`]).
+#[allow(unsafe_code)] // exported under Linux's name for the entry code; its section
 #[no_mangle]
+#[unsafe(link_section = ".text.syscall_entry")]
 #[notrace]
 pub extern "C" fn el0t_64_sync_handler(regs: &mut PtRegs) {
     use crate::signal::{code, force_sig_fault, SIGBUS};

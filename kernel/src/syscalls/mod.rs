@@ -158,8 +158,11 @@ fn syscall_exit_ptrace(regs: &mut PtRegs, traced: bool) {
 /// Linux's name, as there: it is the caller that traces show for a system
 /// call's function (`__arm64_sys_getpid <-invoke_syscall`, a return
 /// probe's `(invoke_syscall+0x.. <- __arm64_sys_openat)`).
-#[allow(unsafe_code)] // exported under Linux's name, for traces and probes
+/// In the page of its caller, `el0t_64_sync_handler`
+/// ([`crate::traps::SYSCALL_ENTRY_SECTION`]).
+#[allow(unsafe_code)] // exported under Linux's name, for traces and probes; its section
 #[no_mangle]
+#[unsafe(link_section = ".text.syscall_entry")]
 #[inline(never)]
 pub extern "C" fn invoke_syscall(nr: u32, regs: &mut PtRegs) -> i64 {
     use cred::*;

@@ -238,6 +238,7 @@ fn build(o: &Options) -> Result<PathBuf, String> {
     symbols::same_function_addresses(&objs2, &symbols::object_symbols(&elf2)?)
         .map_err(|e| format!("the last link moved data: {e}"))?;
     image::same_page(&elf2, "ftrace_caller", "ftrace_hot_func")?;
+    image::same_page(&elf2, "el0t_64_sync_handler", "invoke_syscall")?;
     image::makes_no_call(&elf2, "ftrace_hot_func")?;
 
     let img = image::flat_binary(&elf2)?;
