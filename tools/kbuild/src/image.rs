@@ -14,8 +14,10 @@ pub fn symbol_address(elf: &[u8], name: &str) -> Result<u64, String> {
 }
 
 /// Checks that function `b` lies, whole, in the 4 KiB page where `a`
-/// starts: `ftrace_caller` calls `ftrace_hot_func` with a direct branch
-/// that QEMU's TCG chains only within a page (arch/aarch64/src/ftrace.rs).
+/// starts: `a` calls `b` with a direct branch that QEMU's TCG chains only
+/// within a page (`ftrace_caller` and `ftrace_hot_func`, see
+/// arch/aarch64/src/ftrace.rs; `el0t_64_sync_handler` and
+/// `invoke_syscall`, see kernel/src/traps.rs).
 /// A kernel whose function outgrew the page still works, only slower, so
 /// the build says so rather than letting a benchmark find out.
 pub fn same_page(elf: &[u8], a: &str, b: &str) -> Result<(), String> {
@@ -32,7 +34,7 @@ pub fn same_page(elf: &[u8], a: &str, b: &str) -> Result<(), String> {
     if page(b_addr) != page(a_addr) || page(b_addr + b_size.max(1) - 1) != page(a_addr) {
         return Err(format!(
             "{b} ({b_addr:#x}, {b_size} bytes) is not inside the 4 KiB page of {a} ({a_addr:#x}): \
-             shrink it or move code out of it (see arch/aarch64/src/ftrace.rs)"
+             shrink them or move code out of their section (see its comment in linker.ld)"
         ));
     }
     Ok(())
