@@ -71,14 +71,7 @@ impl<T, const RCSC: bool> SpinMutex<T, RCSC> {
         if self.locked.load(Ordering::Relaxed) {
             return None;
         }
-        self.locked
-            .compare_exchange(false, true, Self::TAKE, Ordering::Relaxed)
-            .ok()?;
-        if !RCSC {
-            // DMB ISHLD: the acquire (see the module comment).
-            core::sync::atomic::fence(Ordering::Acquire);
-        }
-        Some(SpinMutexGuard { lock: self })
+        self.try_lock_expecting_free()
     }
 
     /// [`Self::try_lock`] without its plain look at the lock first, for a
@@ -91,6 +84,7 @@ impl<T, const RCSC: bool> SpinMutex<T, RCSC> {
             .compare_exchange(false, true, Self::TAKE, Ordering::Relaxed)
             .ok()?;
         if !RCSC {
+            // DMB ISHLD: the acquire (see the module comment).
             core::sync::atomic::fence(Ordering::Acquire);
         }
         Some(SpinMutexGuard { lock: self })
