@@ -154,12 +154,12 @@ fn syscall_exit_ptrace(regs: &mut PtRegs, traced: bool) {
 }
 
 /// Calls system call `nr`'s handler with the saved registers and puts its
-/// result in x0, returning it too (Linux's `invoke_syscall`). Out of line and traceable under
-/// Linux's name, as there: it is the caller that traces show for a system
-/// call's function (`__arm64_sys_getpid <-invoke_syscall`, a return
-/// probe's `(invoke_syscall+0x.. <- __arm64_sys_openat)`).
-/// In the page of its caller, `el0t_64_sync_handler`
-/// ([`crate::traps::SYSCALL_ENTRY_SECTION`]).
+/// result in x0, returning it too (Linux's `invoke_syscall`). Out of line
+/// and traceable under Linux's name, as there: it is the caller that
+/// traces show for a system call's function (`__arm64_sys_getpid
+/// <-invoke_syscall`, a return probe's `(invoke_syscall+0x.. <-
+/// __arm64_sys_openat)`). In the page of its caller,
+/// `el0t_64_sync_handler` ([`crate::traps::SYSCALL_ENTRY_SECTION`]).
 #[allow(unsafe_code)] // exported under Linux's name, for traces and probes; its section
 #[no_mangle]
 #[unsafe(link_section = ".text.syscall_entry")]

@@ -132,13 +132,17 @@ fn keep_unsaved(u: &mut Unsaved, task: &crate::sched::Task) {
     if task.is_idle() {
         return;
     }
-    let pid = task.tid();
-    let slot = u.iter().position(|e| e.0 == pid || e.0 == 0).unwrap_or(0);
-    if slot == 0 && u[0].0 != 0 && u[0].0 != pid {
-        u.rotate_left(1);
-        u[3] = (pid, task.comm.get());
-    } else {
-        u[slot] = (pid, task.comm.get());
+    let entry = (task.tid(), task.comm.get());
+    // Slots fill in order and are drained all at once: the first that is
+    // this task's or free is the one.
+    match u.iter_mut().find(|e| e.0 == entry.0 || e.0 == 0) {
+        Some(e) => *e = entry,
+        None => {
+            u.rotate_left(1);
+            if let Some(last) = u.last_mut() {
+                *last = entry;
+            }
+        }
     }
 }
 
@@ -342,5 +346,25 @@ mod tests {
         arch::cpu::local_irq_restore(irq);
         assert!(super::super::options::is_set(super::super::options::RECORD_CMD));
         assert_eq!(find(t.tid() as i32), "kt_unsaved", "kept, and saved for the reader");
+    }
+
+    #[kernel_test]
+    fn unsaved_slots_keep_the_four_latest_tasks_once_each() {
+        let tasks: alloc::vec::Vec<_> = (0..5)
+            .map(|i| Task::new_kthread(never_runs, 0, &alloc::format!("kt_slot{i}")).expect("task"))
+            .collect();
+        let mut u: Unsaved = Default::default();
+        for t in tasks.iter().take(3) {
+            keep_unsaved(&mut u, t);
+        }
+        // Again: the same slot, not a second one.
+        keep_unsaved(&mut u, &tasks[1]);
+        assert_eq!(u.map(|e| e.0), [tasks[0].tid(), tasks[1].tid(), tasks[2].tid(), 0]);
+        for t in tasks.iter().skip(3) {
+            keep_unsaved(&mut u, t);
+        }
+        // Full: the oldest gave way.
+        assert_eq!(u.map(|e| e.0), [1, 2, 3, 4].map(|i| tasks[i].tid()));
+        assert_eq!(&u[3].1[..8], b"kt_slot4");
     }
 }

@@ -1154,11 +1154,6 @@ impl EventPidList {
         Ok(buf.len())
     }
 
-    /// Whether it lists tasks (relaxed: see [`pid_lists_on`]).
-    pub(super) fn is_on(&self) -> bool {
-        self.on.load(Ordering::Relaxed)
-    }
-
     /// Empties it (the file opened with O_TRUNC).
     pub fn clear(&self) {
         self.locked(|l| {
@@ -1190,7 +1185,7 @@ fn takes_slow_path(f: &TraceEventFile) -> bool {
 /// slow path); two LDARs per event cost as much as two dozen plain loads
 /// under QEMU's TCG.
 #[inline(always)]
-fn pid_lists_on(tr: &TraceArray) -> bool {
+pub(super) fn pid_lists_on(tr: &TraceArray) -> bool {
     tr.event_pids.on.load(Ordering::Relaxed) || tr.event_notrace_pids.on.load(Ordering::Relaxed)
 }
 

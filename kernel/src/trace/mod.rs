@@ -312,7 +312,7 @@ impl TraceArray {
         if self.stopped.load(Ordering::Acquire) != 0 {
             r |= FastGate::STOPPED;
         }
-        if self.event_pids.is_on() || self.event_notrace_pids.is_on() {
+        if events::pid_lists_on(self) {
             r |= FastGate::PIDS;
         }
         if self.trace_flags.load(Ordering::Acquire) & (options::STACKTRACE | options::RECORD_TGID) != 0 {
